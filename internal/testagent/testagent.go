@@ -1,0 +1,215 @@
+// Package testagent is an agent whose behaviour is scripted by its task's
+// prompt, for hearth's own tests: the same agent runs in-process under
+// sdktest and as a real plugin subprocess (the test binary re-executing
+// itself), and can crash, hang, panic, spawn children or flood the host
+// with tool uses on request.
+//
+// A prompt is a list of steps separated by ";". Steps:
+//
+//	echo:TEXT         append TEXT to the output
+//	read:PATH         ask before reading PATH, then report a Read tool use
+//	tools:N           report N tool uses as fast as possible
+//	sleep:DURATION    wait, returning early with ctx's error when it is done
+//	hang              block forever, ignoring ctx
+//	crash             exit the plugin process with status 2
+//	panic             panic
+//	fail:MESSAGE      fail the task
+//	permanent:MESSAGE fail the task permanently
+//	progress:F        report progress F (0..1)
+//	cost:C            add C to the task's cost
+//	metric:NAME=V     set a result metric
+//	pid               append the plugin's PID to the output
+//	child             start a child process that sleeps, append its PID
+//	wait:FILE         block until FILE exists (or ctx is done)
+//	touch:FILE        create FILE
+package testagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// Agent is the scripted agent. The zero value is not ready; use New.
+type Agent struct {
+	name     string
+	capacity int
+
+	mu        sync.Mutex
+	seen      []string
+	artifacts map[string]sdk.ContextArtifact
+}
+
+// New returns a scripted agent with the given name and capacity.
+func New(name string, capacity int) *Agent {
+	return &Agent{name: name, capacity: capacity, artifacts: make(map[string]sdk.ContextArtifact)}
+}
+
+// Describe implements sdk.Agent.
+func (a *Agent) Describe(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: a.name, Version: "0.0.1-test", Technologies: []string{"go"}, Capacity: a.capacity}, nil
+}
+
+// Run implements sdk.Agent.
+func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+	var (
+		out []string
+		res = sdk.Result{Metrics: map[string]float64{}}
+		art sdk.ContextArtifact
+	)
+	for step := range strings.SplitSeq(t.Prompt, ";") {
+		verb, arg, _ := strings.Cut(strings.TrimSpace(step), ":")
+		switch verb {
+		case "":
+		case "echo":
+			out = append(out, arg)
+		case "read":
+			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Paths: []string{arg}, Input: map[string]any{"file_path": arg}}
+			v, err := h.CheckToolUse(ctx, call)
+			if err != nil {
+				return res, err
+			}
+			u := sdk.ToolUse{CallID: call.CallID, Tool: "Read", Paths: []string{arg}, Technologies: []string{"go"}}
+			if !v.Allow {
+				u.Outcome = sdk.OutcomeDenied
+				u.Error = v.Reason
+				out = append(out, "denied "+arg+": "+v.Reason)
+			} else {
+				a.mu.Lock()
+				a.seen = append(a.seen, arg)
+				a.mu.Unlock()
+				art.ModifiedFiles = append(art.ModifiedFiles, arg)
+			}
+			if err := h.ReportToolUse(ctx, u); err != nil {
+				return res, err
+			}
+		case "tools":
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				return res, sdk.Permanent(fmt.Errorf("tools:%s: %w", arg, err))
+			}
+			u := sdk.ToolUse{Tool: "Grep", Paths: []string{"src/flood.go"}, Technologies: []string{"go"}, At: time.Now()}
+			for range n {
+				if err := h.ReportToolUse(ctx, u); err != nil {
+					return res, err
+				}
+			}
+		case "sleep":
+			d, err := time.ParseDuration(arg)
+			if err != nil {
+				return res, sdk.Permanent(err)
+			}
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return res, ctx.Err()
+			}
+		case "hang":
+			select {}
+		case "crash":
+			os.Exit(2)
+		case "panic":
+			panic("scripted panic")
+		case "fail":
+			return res, errors.New(arg)
+		case "permanent":
+			return res, sdk.Permanent(errors.New(arg))
+		case "progress":
+			f, _ := strconv.ParseFloat(arg, 64)
+			if err := h.ReportProgress(ctx, sdk.Progress{Fraction: f, Message: step, Cost: res.Cost}); err != nil {
+				return res, err
+			}
+		case "cost":
+			c, _ := strconv.ParseFloat(arg, 64)
+			res.Cost += c
+		case "metric":
+			name, v, _ := strings.Cut(arg, "=")
+			res.Metrics[name], _ = strconv.ParseFloat(v, 64)
+		case "pid":
+			out = append(out, strconv.Itoa(os.Getpid()))
+		case "child":
+			// Deliberately not sdk.Command: tests use this to check that
+			// stopping a plugin takes its whole process group.
+			cmd := exec.Command("sleep", "300")
+			if err := cmd.Start(); err != nil {
+				return res, err
+			}
+			out = append(out, strconv.Itoa(cmd.Process.Pid))
+		case "wait":
+			for {
+				if _, err := os.Stat(arg); err == nil {
+					break
+				}
+				select {
+				case <-time.After(5 * time.Millisecond):
+				case <-ctx.Done():
+					return res, ctx.Err()
+				}
+			}
+		case "touch":
+			if err := os.WriteFile(arg, nil, 0o644); err != nil {
+				return res, err
+			}
+		default:
+			return res, sdk.Permanent(fmt.Errorf("testagent: unknown step %q", step))
+		}
+	}
+	art.KeyDecisions = []string{"ran " + strconv.Quote(t.Prompt)}
+	a.mu.Lock()
+	a.artifacts[t.ID] = art
+	a.mu.Unlock()
+	res.Output = strings.Join(out, " ")
+	return res, nil
+}
+
+// Summarize implements sdk.Agent.
+func (a *Agent) Summarize(_ context.Context, taskID string) (sdk.ContextArtifact, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	art, ok := a.artifacts[taskID]
+	if !ok {
+		return sdk.ContextArtifact{}, fmt.Errorf("testagent: no task %q ran on this session", taskID)
+	}
+	return art, nil
+}
+
+// ExportState implements sdk.StateExporter: the paths the session read.
+func (a *Agent) ExportState(context.Context) ([]byte, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return json.Marshal(a.seen)
+}
+
+// ImportState implements sdk.StateExporter.
+func (a *Agent) ImportState(_ context.Context, b []byte) error {
+	var seen []string
+	if err := json.Unmarshal(b, &seen); err != nil {
+		return fmt.Errorf("testagent: state is not a JSON list of paths: %w", err)
+	}
+	a.mu.Lock()
+	a.seen = seen
+	a.mu.Unlock()
+	return nil
+}
+
+// Seen returns the paths the session has read, imported ones included.
+func (a *Agent) Seen() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.seen)
+}
+
+var (
+	_ sdk.Agent         = (*Agent)(nil)
+	_ sdk.StateExporter = (*Agent)(nil)
+)

@@ -1,0 +1,250 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Agent is the contract every hearth agent implements. The same interface
+// is seen on both sides of the plugin boundary: an author implements it and
+// passes it to Serve; the host receives an Agent that forwards each call to
+// the plugin process.
+//
+// One value serves one session. Run may be called concurrently up to the
+// capacity the agent declares in Info; Describe and Summarize may be called
+// at any time.
+type Agent interface {
+	// Describe says who the agent is. The host calls it once per session,
+	// right after the plugin starts.
+	Describe(ctx context.Context) (Info, error)
+
+	// Run carries out one task. While it runs, the agent reports through h:
+	// each tool use it made, a question before each tool use that a guard
+	// may deny, and progress. Run must return promptly once ctx is done.
+	Run(ctx context.Context, t Task, h Host) (Result, error)
+
+	// Summarize returns what the task taskID taught the agent, for the
+	// prompts of the tasks that depend on it. The host calls it after Run
+	// returned successfully. An agent with nothing to pass on returns a
+	// zero ContextArtifact.
+	Summarize(ctx context.Context, taskID string) (ContextArtifact, error)
+}
+
+// StateExporter is implemented by agents whose session can be rehydrated:
+// the host exports the state before it retires a session and imports it
+// into a fresh process when the matcher picks the dormant session again.
+// The bytes are opaque to hearth.
+type StateExporter interface {
+	ExportState(ctx context.Context) ([]byte, error)
+	ImportState(ctx context.Context, state []byte) error
+}
+
+// Host is the host as an agent sees it during one task. Every method is
+// safe for concurrent use.
+type Host interface {
+	// ReportToolUse records a tool use the agent made: the on-tool-use hook
+	// that keeps the session's context current. Reports travel on one
+	// stream per task; ReportToolUse returns once the report is sent, and
+	// the task's result is not returned to the host until every report has
+	// been acknowledged as durable.
+	ReportToolUse(ctx context.Context, u ToolUse) error
+
+	// CheckToolUse is the pre-tool-use hook: the agent asks before it uses
+	// a tool, and must not make the call when the verdict denies it.
+	CheckToolUse(ctx context.Context, c ToolCall) (Verdict, error)
+
+	// ReportProgress tells the host how far the task has come and what it
+	// has cost so far.
+	ReportProgress(ctx context.Context, p Progress) error
+
+	// Logger returns a logger whose lines reach the host's log, named by
+	// agent and session.
+	Logger() hclog.Logger
+}
+
+// Syncer is an optional upgrade of a Host that the host side implements:
+// when a task's tool-use stream ends, the SDK calls Sync before it
+// acknowledges the stream, so an acknowledged report is durable.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
+// Info describes an agent.
+type Info struct {
+	Name        string
+	Version     string
+	Description string
+	// Technologies the agent handles ("go", "python"); informational.
+	Technologies []string
+	// Capacity is how many tasks one session runs at once. Zero means 1.
+	Capacity int
+	// ExportsState is set by the SDK when the agent implements
+	// StateExporter; authors leave it alone.
+	ExportsState bool
+}
+
+// Hints tell the host, and the matcher, what a task will touch. Paths are
+// relative to the session's workspace.
+type Hints struct {
+	Files        []string
+	Directories  []string
+	Technologies []string
+}
+
+// Task is one unit of work.
+type Task struct {
+	// ID is unique per task; the host sets it.
+	ID string
+	// Run is the ID of the run the task belongs to, empty for a task
+	// submitted on its own.
+	Run string
+	// Name is the task's name in its pipeline ("research", "script").
+	Name    string
+	Session string
+	Prompt  string
+	Hints   Hints
+	// IdempotencyKey is the same on every attempt of the task: delivery is
+	// at least once, so an agent with side effects outside hearth uses it
+	// to do them once.
+	IdempotencyKey string
+	// Attempt is 1 on the first try and grows with each retry.
+	Attempt  int
+	Metadata map[string]string
+}
+
+// Result is what a task produced.
+type Result struct {
+	Output string
+	// Metrics are numbers the host's quality gates can check, such as
+	// "quality" (0..1) or "word_count".
+	Metrics map[string]float64
+	// Cost of the task, in the unit the run's budget uses.
+	Cost float64
+	// ToolUses is the number of tool-use reports the host acknowledged.
+	// The SDK fills it in.
+	ToolUses uint64
+}
+
+// ContextArtifact is what a finished task learned, chained into the
+// prompts of the tasks that depend on it.
+type ContextArtifact struct {
+	KeyDecisions     []string
+	ModifiedFiles    []string
+	NewPatterns      []string
+	PotentialGotchas []string
+	// SourceSession and CreatedAt are filled in by the SDK when left zero.
+	SourceSession string
+	CreatedAt     time.Time
+}
+
+// Empty reports whether the artifact carries no knowledge.
+func (a ContextArtifact) Empty() bool {
+	return len(a.KeyDecisions) == 0 && len(a.ModifiedFiles) == 0 &&
+		len(a.NewPatterns) == 0 && len(a.PotentialGotchas) == 0
+}
+
+// Outcome is how a tool use ended.
+type Outcome int
+
+// Outcomes of a tool use.
+const (
+	OutcomeOK Outcome = iota
+	OutcomeError
+	OutcomeDenied
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeOK:
+		return "ok"
+	case OutcomeError:
+		return "error"
+	case OutcomeDenied:
+		return "denied"
+	}
+	return "unknown"
+}
+
+// ToolUse is one tool use an agent made. Reads, searches and listings
+// count as much as writes: they are what makes a session warm.
+type ToolUse struct {
+	// CallID ties the report to the CheckToolUse that preceded it, if any.
+	CallID string
+	// Tool is the tool's name: "Read", "Edit", "Grep", "LS", "parse".
+	Tool         string
+	Paths        []string
+	Technologies []string
+	Outcome      Outcome
+	Error        string
+	Duration     time.Duration
+	Cost         float64
+	// At is when the tool use happened; the SDK sets it when zero.
+	At time.Time
+}
+
+// ToolCall is a tool use the agent is about to make.
+type ToolCall struct {
+	CallID string
+	Tool   string
+	Paths  []string
+	// Input is the tool's input, as a JSON object.
+	Input map[string]any
+}
+
+// Verdict answers a ToolCall. When Allow is false, Reason says why and
+// Guard names the rule that denied it.
+type Verdict struct {
+	Allow  bool
+	Reason string
+	Guard  string
+}
+
+// Progress is a progress report: Fraction in [0, 1], a message, and the
+// task's cost so far.
+type Progress struct {
+	Fraction float64
+	Message  string
+	Cost     float64
+}
+
+// Errors callers can test for with errors.Is.
+var (
+	// ErrStateNotSupported is returned by ExportState and ImportState of a
+	// remote agent that does not implement StateExporter.
+	ErrStateNotSupported = errors.New("agent does not export session state")
+
+	// ErrPermanent marks a task failure that retrying will not fix (bad
+	// input, a refused request). Wrap an error with Permanent to return it.
+	ErrPermanent = errors.New("permanent failure")
+
+	// ErrConnectionLost is returned by a remote agent's methods when the
+	// plugin process went away in the middle of a call.
+	ErrConnectionLost = errors.New("lost the connection to the agent plugin")
+
+	// ErrAgentPanicked is returned by a remote agent's methods when the
+	// author's code panicked. The plugin survives, but the session's state
+	// may be broken, so hosts retire it.
+	ErrAgentPanicked = errors.New("agent panicked")
+
+	// ErrNotAttached is returned by Host methods of a plugin that no host
+	// has attached to. It indicates a host that does not follow the
+	// protocol.
+	ErrNotAttached = errors.New("no host attached to this agent")
+)
+
+// Permanent marks err as a failure that should not be retried.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string        { return e.err.Error() }
+func (e *permanentError) Unwrap() error        { return e.err }
+func (e *permanentError) Is(target error) bool { return target == ErrPermanent }

@@ -1,0 +1,220 @@
+package sdk
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
+)
+
+// agentClient is the host's view of a plugin: an Agent whose calls travel
+// to the plugin process. The host callbacks of all its tasks are served on
+// one broker connection, opened before the first Run, and routed to each
+// task's Host by task ID: a connection per task would add a dial to every
+// task's latency.
+type agentClient struct {
+	rpc    agentpb.AgentClient
+	broker *plugin.GRPCBroker
+
+	attachMu sync.Mutex
+	attached bool
+
+	tasksMu sync.RWMutex
+	tasks   map[string]Host
+}
+
+func newAgentClient(rpc agentpb.AgentClient, broker *plugin.GRPCBroker) *agentClient {
+	return &agentClient{rpc: rpc, broker: broker, tasks: make(map[string]Host)}
+}
+
+func (c *agentClient) Describe(ctx context.Context) (Info, error) {
+	m, err := c.rpc.Describe(ctx, &agentpb.DescribeRequest{})
+	if err != nil {
+		return Info{}, fromStatus(ctx, "describe", err)
+	}
+	return infoFromWire(m), nil
+}
+
+// attach starts serving host callbacks on a broker connection and tells
+// the plugin where to find them. It runs once per plugin.
+func (c *agentClient) attach(ctx context.Context, session string) error {
+	c.attachMu.Lock()
+	defer c.attachMu.Unlock()
+	if c.attached {
+		return nil
+	}
+	id := c.broker.NextId()
+	// AcceptAndServe returns when the broker closes, that is when the
+	// plugin client is closed or killed.
+	go c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
+		s := grpc.NewServer(opts...)
+		agentpb.RegisterHostServer(s, &hostServer{c: c})
+		return s
+	})
+	if _, err := c.rpc.Attach(ctx, &agentpb.AttachRequest{HostBrokerId: id, SessionId: session}); err != nil {
+		return fromStatus(ctx, "attach host callbacks", err)
+	}
+	c.attached = true
+	return nil
+}
+
+func (c *agentClient) Run(ctx context.Context, t Task, h Host) (Result, error) {
+	if h == nil {
+		return Result{}, errors.New("run: nil Host; pass the host callbacks the task reports to")
+	}
+	if t.ID == "" {
+		t.ID = NewID("task")
+	}
+	if t.Attempt == 0 {
+		t.Attempt = 1
+	}
+	if err := c.attach(ctx, t.Session); err != nil {
+		return Result{}, err
+	}
+	c.tasksMu.Lock()
+	if _, dup := c.tasks[t.ID]; dup {
+		c.tasksMu.Unlock()
+		return Result{}, fmt.Errorf("run: task %s is already running on this session; give each task its own ID", t.ID)
+	}
+	c.tasks[t.ID] = h
+	c.tasksMu.Unlock()
+	defer func() {
+		c.tasksMu.Lock()
+		delete(c.tasks, t.ID)
+		c.tasksMu.Unlock()
+	}()
+
+	m, err := c.rpc.Run(ctx, &agentpb.RunRequest{Task: taskToWire(t)})
+	if err != nil {
+		return Result{}, fromStatus(ctx, "run", err)
+	}
+	return resultFromWire(m), nil
+}
+
+func (c *agentClient) Summarize(ctx context.Context, taskID string) (ContextArtifact, error) {
+	m, err := c.rpc.Summarize(ctx, &agentpb.SummarizeRequest{TaskId: taskID})
+	if err != nil {
+		return ContextArtifact{}, fromStatus(ctx, "summarize", err)
+	}
+	return artifactFromWire(m), nil
+}
+
+func (c *agentClient) ExportState(ctx context.Context) ([]byte, error) {
+	m, err := c.rpc.ExportState(ctx, &agentpb.ExportStateRequest{})
+	if err != nil {
+		return nil, stateError(fromStatus(ctx, "export state", err))
+	}
+	return m.GetData(), nil
+}
+
+func (c *agentClient) ImportState(ctx context.Context, state []byte) error {
+	_, err := c.rpc.ImportState(ctx, &agentpb.SessionState{Data: state})
+	return stateError(fromStatus(ctx, "import state", err))
+}
+
+func stateError(err error) error {
+	if errors.Is(err, errors.ErrUnsupported) {
+		return ErrStateNotSupported
+	}
+	return err
+}
+
+func (c *agentClient) host(taskID string) (Host, error) {
+	c.tasksMu.RLock()
+	h := c.tasks[taskID]
+	c.tasksMu.RUnlock()
+	if h == nil {
+		return nil, status.Errorf(codes.NotFound, "no task %q is running on this session", taskID)
+	}
+	return h, nil
+}
+
+// hostServer serves the Host service in the host process and hands each
+// call to the Host of the task it names.
+type hostServer struct {
+	agentpb.UnimplementedHostServer
+	c *agentClient
+}
+
+func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
+	ctx := stream.Context()
+	var (
+		h Host
+		n uint64
+	)
+	for {
+		m, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if h == nil {
+			if h, err = s.c.host(m.GetTaskId()); err != nil {
+				return err
+			}
+		}
+		if err := h.ReportToolUse(ctx, toolUseFromWire(m)); err != nil {
+			return toStatus(err)
+		}
+		n++
+	}
+	if sy, ok := h.(Syncer); ok {
+		if err := sy.Sync(ctx); err != nil {
+			return toStatus(err)
+		}
+	}
+	return stream.SendAndClose(&agentpb.ToolUsesAck{Count: n})
+}
+
+func (s *hostServer) CheckToolUse(ctx context.Context, m *agentpb.ToolCall) (*agentpb.Verdict, error) {
+	h, err := s.c.host(m.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	call, err := toolCallFromWire(m)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	v, err := h.CheckToolUse(ctx, call)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &agentpb.Verdict{Allow: v.Allow, Reason: v.Reason, Guard: v.Guard}, nil
+}
+
+func (s *hostServer) Progress(ctx context.Context, m *agentpb.ProgressReport) (*agentpb.ProgressAck, error) {
+	h, err := s.c.host(m.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	p := Progress{Fraction: m.GetFraction(), Message: m.GetMessage(), Cost: m.GetCost()}
+	if err := h.ReportProgress(ctx, p); err != nil {
+		return nil, toStatus(err)
+	}
+	return &agentpb.ProgressAck{}, nil
+}
+
+// NewID returns a random identifier with the given prefix, such as
+// "task-3f9a0c1e2b7d4a58".
+func NewID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+var (
+	_ Agent         = (*agentClient)(nil)
+	_ StateExporter = (*agentClient)(nil)
+)

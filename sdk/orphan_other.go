@@ -1,0 +1,8 @@
+//go:build !unix
+
+package sdk
+
+import "os"
+
+// orphaned ends a plugin whose host died.
+func orphaned() { os.Exit(3) }

@@ -1,0 +1,277 @@
+package sdk_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hearth-dev/hearth/internal/testagent"
+	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/sdktest"
+)
+
+func TestRoundTrip(t *testing.T) {
+	h := sdktest.New(t, testagent.New("scripted", 2), sdktest.Options{})
+	ctx := context.Background()
+
+	info, err := h.Agent.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "scripted" || info.Capacity != 2 || !info.ExportsState {
+		t.Fatalf("Describe: got %+v, want name scripted, capacity 2, exports state", info)
+	}
+
+	task := sdk.Task{
+		ID:             "t1",
+		Run:            "run-1",
+		Name:           "research",
+		Prompt:         "echo:hello;read:src/a.go;read:src/b.go;progress:0.5;cost:0.25;metric:quality=0.9",
+		Hints:          sdk.Hints{Files: []string{"src/a.go"}, Directories: []string{"src"}, Technologies: []string{"go"}},
+		IdempotencyKey: "idem-1",
+		Attempt:        2,
+		Metadata:       map[string]string{"k": "v"},
+	}
+	res, err := h.Run(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Output != "hello" || res.Cost != 0.25 || res.Metrics["quality"] != 0.9 {
+		t.Errorf("Result: got %+v, want output hello, cost 0.25, quality 0.9", res)
+	}
+	uses := h.Host.ToolUses("t1")
+	if len(uses) != 2 || res.ToolUses != 2 {
+		t.Fatalf("tool uses: recorded %d, acknowledged %d, want 2 and 2", len(uses), res.ToolUses)
+	}
+	if got := uses[1]; got.Tool != "Read" || !slices.Equal(got.Paths, []string{"src/b.go"}) || got.At.IsZero() {
+		t.Errorf("tool use 2: got %+v, want Read src/b.go with a time", got)
+	}
+	if n := h.Host.Syncs("t1"); n != 1 {
+		t.Errorf("syncs: got %d, want 1 (the stream is made durable once, at its end)", n)
+	}
+	calls := h.Host.Calls("t1")
+	if len(calls) != 2 || calls[0].Call.Input["file_path"] != "src/a.go" || calls[0].Call.CallID != uses[0].CallID {
+		t.Errorf("calls: got %+v, want two Read calls with their input and call IDs matching the reports", calls)
+	}
+	if p := h.Host.Progress("t1"); len(p) != 1 || p[0].Fraction != 0.5 {
+		t.Errorf("progress: got %+v, want one report at 0.5", p)
+	}
+
+	art, err := h.Agent.Summarize(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(art.ModifiedFiles, []string{"src/a.go", "src/b.go"}) || art.SourceSession != h.Session || art.CreatedAt.IsZero() {
+		t.Errorf("artifact: got %+v, want both files, session %s and a time", art, h.Session)
+	}
+}
+
+func TestTaskFieldsReachTheAgent(t *testing.T) {
+	var got sdk.Task
+	a := &funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Host) (sdk.Result, error) {
+		got = tk
+		return sdk.Result{}, nil
+	}}
+	h := sdktest.New(t, a, sdktest.Options{})
+	want := sdk.Task{
+		ID: "t9", Run: "r", Name: "n", Session: "s", Prompt: "p",
+		Hints:          sdk.Hints{Files: []string{"f"}, Directories: []string{"d"}, Technologies: []string{"go"}},
+		IdempotencyKey: "k", Attempt: 3, Metadata: map[string]string{"a": "b"},
+	}
+	if _, err := h.Run(context.Background(), want); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("task: got %+v, want %+v", got, want)
+	}
+}
+
+func TestErrorsKeepTheirKind(t *testing.T) {
+	h := sdktest.New(t, testagent.New("scripted", 1), sdktest.Options{})
+	ctx := context.Background()
+	tests := []struct {
+		prompt string
+		is     error
+		text   string
+	}{
+		{"fail:disk full", nil, "disk full"},
+		{"permanent:bad input", sdk.ErrPermanent, "bad input"},
+		{"panic", sdk.ErrAgentPanicked, "scripted panic"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prompt, func(t *testing.T) {
+			_, err := h.Run(ctx, sdk.Task{Prompt: tt.prompt})
+			if err == nil || !strings.Contains(err.Error(), tt.text) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.text)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("got %v, want errors.Is %v", err, tt.is)
+			}
+			if tt.is == nil && (errors.Is(err, sdk.ErrPermanent) || errors.Is(err, sdk.ErrAgentPanicked)) {
+				t.Errorf("got %v, want a plain (retryable) failure", err)
+			}
+		})
+	}
+	// The session survives a recovered panic.
+	if _, err := h.Run(ctx, sdk.Task{Prompt: "echo:alive"}); err != nil {
+		t.Errorf("after a panic: %v", err)
+	}
+}
+
+func TestCancellationReachesTheAgent(t *testing.T) {
+	started := make(chan struct{})
+	a := &funcAgent{run: func(ctx context.Context, _ sdk.Task, _ sdk.Host) (sdk.Result, error) {
+		close(started)
+		<-ctx.Done()
+		return sdk.Result{}, ctx.Err()
+	}}
+	h := sdktest.New(t, a, sdktest.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Run(ctx, sdk.Task{Prompt: "wait"})
+		errc <- err
+	}()
+	<-started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestConcurrentTasksAreRoutedToTheirHost(t *testing.T) {
+	h := sdktest.New(t, testagent.New("scripted", 8), sdktest.Options{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			id := fmt.Sprintf("t%d", i)
+			prompt := strings.Repeat(fmt.Sprintf("read:f%d.go;", i), i+1)
+			if _, err := h.Run(context.Background(), sdk.Task{ID: id, Prompt: prompt}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range 8 {
+		uses := h.Host.ToolUses(fmt.Sprintf("t%d", i))
+		if len(uses) != i+1 {
+			t.Errorf("task t%d: got %d tool uses, want %d", i, len(uses), i+1)
+		}
+		for _, u := range uses {
+			if u.Paths[0] != fmt.Sprintf("f%d.go", i) {
+				t.Errorf("task t%d received %s, which another task reported", i, u.Paths[0])
+			}
+		}
+	}
+}
+
+func TestDuplicateTaskIDIsRefused(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	a := &funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Host) (sdk.Result, error) {
+		if tk.Prompt == "block" {
+			close(started)
+			<-release
+		}
+		return sdk.Result{}, nil
+	}}
+	h := sdktest.New(t, a, sdktest.Options{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Run(context.Background(), sdk.Task{ID: "same", Prompt: "block"})
+		errc <- err
+	}()
+	<-started
+	_, err := h.Run(context.Background(), sdk.Task{ID: "same", Prompt: "echo"})
+	if err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("got %v, want a refusal naming the running task", err)
+	}
+	close(release)
+	if err := <-errc; err != nil {
+		t.Error(err)
+	}
+}
+
+func TestState(t *testing.T) {
+	ctx := context.Background()
+	h := sdktest.New(t, testagent.New("scripted", 1), sdktest.Options{})
+	if _, err := h.Run(ctx, sdk.Task{Prompt: "read:a.go;read:b.go"}); err != nil {
+		t.Fatal(err)
+	}
+	state, err := h.Agent.(sdk.StateExporter).ExportState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := testagent.New("scripted", 1)
+	h2 := sdktest.New(t, fresh, sdktest.Options{})
+	if err := h2.Agent.(sdk.StateExporter).ImportState(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh.Seen(); !slices.Equal(got, []string{"a.go", "b.go"}) {
+		t.Errorf("rehydrated state: got %v, want [a.go b.go]", got)
+	}
+	if err := h2.Agent.(sdk.StateExporter).ImportState(ctx, []byte("garbage")); err == nil || errors.Is(err, sdk.ErrAgentPanicked) {
+		t.Errorf("malformed state: got %v, want the agent's error", err)
+	}
+
+	stateless := sdktest.New(t, &funcAgent{}, sdktest.Options{})
+	if _, err := stateless.Agent.(sdk.StateExporter).ExportState(ctx); !errors.Is(err, sdk.ErrStateNotSupported) {
+		t.Errorf("stateless ExportState: got %v, want ErrStateNotSupported", err)
+	}
+	if info, _ := stateless.Agent.Describe(ctx); info.ExportsState {
+		t.Error("stateless agent: Info.ExportsState is set")
+	}
+}
+
+func TestDeniedToolUse(t *testing.T) {
+	h := sdktest.New(t, testagent.New("scripted", 1), sdktest.Options{Policy: sdktest.DenyAll})
+	res, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "read:.env"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Output, "sdktest denies every tool use") {
+		t.Errorf("output: got %q, want the denial's reason", res.Output)
+	}
+	if uses := h.Host.ToolUses("t"); len(uses) != 1 || uses[0].Outcome != sdk.OutcomeDenied {
+		t.Errorf("tool uses: got %+v, want one denied Read", uses)
+	}
+}
+
+func TestHarnessCloseIsIdempotent(t *testing.T) {
+	h, err := sdktest.Start(testagent.New("scripted", 1), sdktest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Agent.Describe(context.Background()); err == nil {
+		t.Error("Describe after Close: got nil error, want a closed connection")
+	}
+}
+
+// funcAgent is an Agent built from a function; it exports no state.
+type funcAgent struct {
+	run func(context.Context, sdk.Task, sdk.Host) (sdk.Result, error)
+}
+
+func (a *funcAgent) Describe(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "func", Version: "1"}, nil
+}
+
+func (a *funcAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+	if a.run == nil {
+		return sdk.Result{}, nil
+	}
+	return a.run(ctx, t, h)
+}
+
+func (a *funcAgent) Summarize(context.Context, string) (sdk.ContextArtifact, error) {
+	return sdk.ContextArtifact{}, nil
+}

@@ -1,0 +1,172 @@
+// Package sdktest lets agent authors test an agent without building a
+// binary: Start serves the agent in-process through the real plugin
+// protocol (go-plugin's test mode: the same gRPC services, broker and SDK
+// adapters that carry a plugin subprocess) and plays the host with a
+// Recorder. TestAgent is a conformance check, in the spirit of
+// testing/fstest.TestFS, that any author can call from their own tests.
+package sdktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// Harness is an agent served in-process, seen through the same remote
+// Agent a hearth host uses, with a Recorder as its host.
+type Harness struct {
+	// Agent forwards every call over the plugin protocol to the served
+	// agent. It also implements sdk.StateExporter.
+	Agent sdk.Agent
+	// Host records what the agent reported and answers its questions.
+	Host *Recorder
+	// Session is the session ID the harness gives its tasks.
+	Session string
+
+	client    *plugin.Client
+	rpc       plugin.ClientProtocol
+	cancel    context.CancelFunc
+	served    chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// shutdownGrace is how long Close waits for the in-process server to stop
+// on request before stopping it by force.
+const shutdownGrace = 2 * time.Second
+
+// Options adjust a Harness.
+type Options struct {
+	// Logger receives the agent's log lines; nil discards them.
+	Logger hclog.Logger
+	// Policy answers the agent's CheckToolUse calls; nil allows all.
+	Policy Policy
+}
+
+// Start serves a in-process and connects to it. Close the harness when
+// done.
+func Start(a sdk.Agent, opts Options) (*Harness, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reattach := make(chan *plugin.ReattachConfig, 1)
+	served := make(chan struct{})
+	go plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(a, logger),
+		GRPCServer:       plugin.DefaultGRPCServer,
+		Logger:           logger,
+		Test: &plugin.ServeTestConfig{
+			Context:          ctx,
+			ReattachConfigCh: reattach,
+			CloseCh:          served,
+		},
+	})
+	var rc *plugin.ReattachConfig
+	select {
+	case rc = <-reattach:
+	case <-served:
+		cancel()
+		return nil, errors.New("sdktest: the in-process plugin server stopped before it was ready")
+	}
+	// go-plugin's default reattach runner polls the PID, which here is the
+	// test process itself, forever; this one ends when the server does.
+	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return inProcess{served}, nil }
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: sdk.Handshake,
+		// A reattaching client skips version negotiation and uses Plugins.
+		Plugins:          sdk.VersionedPlugins(nil, nil)[rc.ProtocolVersion],
+		Reattach:         rc,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           logger,
+	})
+	h := &Harness{client: client, cancel: cancel, served: served, Session: sdk.NewID("session")}
+	rpc, err := client.Client()
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("sdktest: connect to the in-process agent: %w", err)
+	}
+	h.rpc = rpc
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("sdktest: dispense the agent: %w", err)
+	}
+	h.Agent = raw.(sdk.Agent)
+	h.Host = NewRecorder(opts.Policy)
+	return h, nil
+}
+
+// New is Start for tests: it fails t on error and closes the harness when
+// the test ends.
+func New(t testing.TB, a sdk.Agent, opts Options) *Harness {
+	t.Helper()
+	h, err := Start(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return h
+}
+
+// Run runs t on the served agent with the harness's Recorder as its host.
+// An empty task ID or session is filled in.
+func (h *Harness) Run(ctx context.Context, t sdk.Task) (sdk.Result, error) {
+	if t.ID == "" {
+		t.ID = sdk.NewID("task")
+	}
+	if t.Session == "" {
+		t.Session = h.Session
+	}
+	return h.Agent.Run(ctx, t, h.Host.For(t.ID))
+}
+
+// Close disconnects from the agent and stops its in-process server.
+func (h *Harness) Close() error {
+	h.closeOnce.Do(func() {
+		// Closing the client asks the server to shut down; cancelling the
+		// serve context as well would race go-plugin's two Stop paths, so
+		// it is only the fallback for a server that did not hear us.
+		if h.rpc != nil {
+			h.closeErr = h.rpc.Close()
+		}
+		select {
+		case <-h.served:
+		case <-time.After(shutdownGrace):
+		}
+		h.cancel()
+		<-h.served
+		h.client.Kill()
+	})
+	return h.closeErr
+}
+
+// inProcess is the runner of a plugin served by this very process.
+type inProcess struct{ served <-chan struct{} }
+
+func (p inProcess) Wait(context.Context) error { <-p.served; return nil }
+func (inProcess) Kill(context.Context) error   { return nil }
+func (inProcess) ID() string                   { return "in-process" }
+func (inProcess) PluginToHost(n, a string) (string, string, error) {
+	return n, a, nil
+}
+func (inProcess) HostToPlugin(n, a string) (string, string, error) {
+	return n, a, nil
+}
+
+var _ runner.AttachedRunner = inProcess{}

@@ -1,0 +1,251 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
+)
+
+// agentServer serves an author's Agent in the plugin process.
+type agentServer struct {
+	agentpb.UnimplementedAgentServer
+	impl   Agent
+	broker *plugin.GRPCBroker
+	logger hclog.Logger
+
+	mu      sync.RWMutex
+	host    agentpb.HostClient
+	session string
+}
+
+func newAgentServer(impl Agent, broker *plugin.GRPCBroker, logger hclog.Logger) *agentServer {
+	return &agentServer{impl: impl, broker: broker, logger: logger}
+}
+
+// recoverPanic turns a panic in the author's code into an error the host
+// can act on (it retires the session, whose state may be broken), instead
+// of a plugin crash that loses every task running on it.
+func (s *agentServer) recoverPanic(method string, err *error) {
+	if r := recover(); r != nil {
+		s.logger.Error("agent panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		*err = status.Errorf(codes.Internal, "agent panicked in %s: %v", method, r)
+	}
+}
+
+func (s *agentServer) Describe(ctx context.Context, _ *agentpb.DescribeRequest) (_ *agentpb.Info, err error) {
+	defer s.recoverPanic("Describe", &err)
+	info, err := s.impl.Describe(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	_, info.ExportsState = s.impl.(StateExporter)
+	return infoToWire(info), nil
+}
+
+func (s *agentServer) Attach(_ context.Context, m *agentpb.AttachRequest) (*agentpb.AttachResponse, error) {
+	conn, err := s.broker.Dial(m.GetHostBrokerId())
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "dial host callbacks (broker id %d): %v", m.GetHostBrokerId(), err)
+	}
+	s.mu.Lock()
+	s.host = agentpb.NewHostClient(conn)
+	s.session = m.GetSessionId()
+	s.mu.Unlock()
+	return &agentpb.AttachResponse{}, nil
+}
+
+func (s *agentServer) Run(ctx context.Context, m *agentpb.RunRequest) (*agentpb.RunResponse, error) {
+	t := taskFromWire(m.GetTask())
+	s.mu.RLock()
+	hc, session := s.host, s.session
+	s.mu.RUnlock()
+	if t.Session == "" {
+		t.Session = session
+	}
+	h := &taskHost{
+		rpc:    hc,
+		taskID: t.ID,
+		logger: s.logger.With("session", t.Session, "task", t.ID),
+	}
+	res, runErr := s.run(ctx, t, h)
+	// The result goes back only after every tool-use report is durable on
+	// the host, whether or not the task succeeded: the reports describe
+	// what the session touched either way.
+	acked, closeErr := h.closeToolUses()
+	if runErr != nil {
+		return nil, toStatus(runErr)
+	}
+	if closeErr != nil {
+		return nil, status.Errorf(codes.Unavailable, "task %s: tool-use reports were not acknowledged: %v", t.ID, closeErr)
+	}
+	res.ToolUses = acked
+	return resultToWire(res), nil
+}
+
+func (s *agentServer) run(ctx context.Context, t Task, h Host) (_ Result, err error) {
+	defer s.recoverPanic("Run", &err)
+	return s.impl.Run(ctx, t, h)
+}
+
+func (s *agentServer) Summarize(ctx context.Context, m *agentpb.SummarizeRequest) (_ *agentpb.Artifact, err error) {
+	defer s.recoverPanic("Summarize", &err)
+	a, err := s.impl.Summarize(ctx, m.GetTaskId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if a.SourceSession == "" {
+		s.mu.RLock()
+		a.SourceSession = s.session
+		s.mu.RUnlock()
+	}
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = time.Now()
+	}
+	return artifactToWire(a), nil
+}
+
+func (s *agentServer) ExportState(ctx context.Context, _ *agentpb.ExportStateRequest) (_ *agentpb.SessionState, err error) {
+	defer s.recoverPanic("ExportState", &err)
+	se, ok := s.impl.(StateExporter)
+	if !ok {
+		return nil, toStatus(ErrStateNotSupported)
+	}
+	b, err := se.ExportState(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &agentpb.SessionState{Data: b}, nil
+}
+
+func (s *agentServer) ImportState(ctx context.Context, m *agentpb.SessionState) (_ *agentpb.ImportStateResponse, err error) {
+	defer s.recoverPanic("ImportState", &err)
+	se, ok := s.impl.(StateExporter)
+	if !ok {
+		return nil, toStatus(ErrStateNotSupported)
+	}
+	if err := se.ImportState(ctx, m.GetData()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &agentpb.ImportStateResponse{}, nil
+}
+
+// taskHost is the Host an agent sees during one task in a plugin process.
+// Tool-use reports share one client stream, opened on the first report
+// (most of a task's callbacks are reports, and a stream carries them far
+// faster than a unary call each) and closed when the task ends.
+type taskHost struct {
+	rpc    agentpb.HostClient
+	taskID string
+	logger hclog.Logger
+
+	mu     sync.Mutex
+	stream agentpb.Host_ToolUsesClient
+	cancel context.CancelFunc
+	err    error // sticky: the first failure of the stream
+	sent   uint64
+}
+
+func (h *taskHost) ReportToolUse(ctx context.Context, u ToolUse) error {
+	if h.rpc == nil {
+		return ErrNotAttached
+	}
+	if u.At.IsZero() {
+		u.At = time.Now()
+	}
+	m := toolUseToWire(h.taskID, u)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return h.err
+	}
+	if h.stream == nil {
+		// The stream outlives the ctx of any single report; it is bound
+		// to the task and ended by closeToolUses.
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		st, err := h.rpc.ToolUses(sctx)
+		if err != nil {
+			cancel()
+			h.err = fromStatus(ctx, "open tool-use stream", err)
+			return h.err
+		}
+		h.stream, h.cancel = st, cancel
+	}
+	if err := h.stream.Send(m); err != nil {
+		// Send reports io.EOF when the host ended the stream; the reason
+		// comes from CloseAndRecv.
+		_, rerr := h.stream.CloseAndRecv()
+		if rerr == nil {
+			rerr = err
+		}
+		h.err = fromStatus(ctx, "report tool use", rerr)
+		return h.err
+	}
+	h.sent++
+	return nil
+}
+
+// closeToolUses ends the task's stream and waits for the host's
+// acknowledgement, which comes once all reports are durable.
+func (h *taskHost) closeToolUses() (uint64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stream == nil {
+		return 0, h.err
+	}
+	defer h.cancel()
+	st := h.stream
+	h.stream = nil
+	if h.err != nil {
+		return 0, h.err
+	}
+	ack, err := st.CloseAndRecv()
+	if err != nil {
+		h.err = fromStatus(context.Background(), "close tool-use stream", err)
+		return 0, h.err
+	}
+	if ack.GetCount() != h.sent {
+		return ack.GetCount(), fmt.Errorf("host acknowledged %d tool uses, %d were sent", ack.GetCount(), h.sent)
+	}
+	return ack.GetCount(), nil
+}
+
+func (h *taskHost) CheckToolUse(ctx context.Context, c ToolCall) (Verdict, error) {
+	if h.rpc == nil {
+		return Verdict{}, ErrNotAttached
+	}
+	m, err := toolCallToWire(h.taskID, c)
+	if err != nil {
+		return Verdict{}, err
+	}
+	v, err := h.rpc.CheckToolUse(ctx, m)
+	if err != nil {
+		return Verdict{}, fromStatus(ctx, "check tool use", err)
+	}
+	return Verdict{Allow: v.GetAllow(), Reason: v.GetReason(), Guard: v.GetGuard()}, nil
+}
+
+func (h *taskHost) ReportProgress(ctx context.Context, p Progress) error {
+	if h.rpc == nil {
+		return ErrNotAttached
+	}
+	_, err := h.rpc.Progress(ctx, &agentpb.ProgressReport{
+		TaskId: h.taskID, Fraction: p.Fraction, Message: p.Message, Cost: p.Cost,
+	})
+	return fromStatus(ctx, "report progress", err)
+}
+
+func (h *taskHost) Logger() hclog.Logger { return h.logger }
+
+var (
+	_ agentpb.AgentServer = (*agentServer)(nil)
+	_ Host                = (*taskHost)(nil)
+)

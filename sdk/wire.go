@@ -1,0 +1,244 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
+)
+
+// This file translates between the SDK's Go types and the protobuf wire.
+// Nothing else in the SDK touches agentpb message fields.
+
+func infoToWire(i Info) *agentpb.Info {
+	return &agentpb.Info{
+		Name:         i.Name,
+		Version:      i.Version,
+		Description:  i.Description,
+		Technologies: i.Technologies,
+		Capacity:     int32(i.Capacity),
+		ExportsState: i.ExportsState,
+	}
+}
+
+func infoFromWire(m *agentpb.Info) Info {
+	return Info{
+		Name:         m.GetName(),
+		Version:      m.GetVersion(),
+		Description:  m.GetDescription(),
+		Technologies: m.GetTechnologies(),
+		Capacity:     int(m.GetCapacity()),
+		ExportsState: m.GetExportsState(),
+	}
+}
+
+func taskToWire(t Task) *agentpb.Task {
+	return &agentpb.Task{
+		Id:     t.ID,
+		RunId:  t.Run,
+		Name:   t.Name,
+		Prompt: t.Prompt,
+		Hints: &agentpb.Hints{
+			Files:        t.Hints.Files,
+			Directories:  t.Hints.Directories,
+			Technologies: t.Hints.Technologies,
+		},
+		IdempotencyKey: t.IdempotencyKey,
+		Attempt:        int32(t.Attempt),
+		Metadata:       t.Metadata,
+		SessionId:      t.Session,
+	}
+}
+
+func taskFromWire(m *agentpb.Task) Task {
+	h := m.GetHints()
+	return Task{
+		ID:     m.GetId(),
+		Run:    m.GetRunId(),
+		Name:   m.GetName(),
+		Prompt: m.GetPrompt(),
+		Hints: Hints{
+			Files:        h.GetFiles(),
+			Directories:  h.GetDirectories(),
+			Technologies: h.GetTechnologies(),
+		},
+		IdempotencyKey: m.GetIdempotencyKey(),
+		Attempt:        int(m.GetAttempt()),
+		Metadata:       m.GetMetadata(),
+		Session:        m.GetSessionId(),
+	}
+}
+
+func resultToWire(r Result) *agentpb.RunResponse {
+	return &agentpb.RunResponse{
+		Output:   r.Output,
+		Metrics:  r.Metrics,
+		Cost:     r.Cost,
+		ToolUses: r.ToolUses,
+	}
+}
+
+func resultFromWire(m *agentpb.RunResponse) Result {
+	return Result{
+		Output:   m.GetOutput(),
+		Metrics:  m.GetMetrics(),
+		Cost:     m.GetCost(),
+		ToolUses: m.GetToolUses(),
+	}
+}
+
+func artifactToWire(a ContextArtifact) *agentpb.Artifact {
+	var created int64
+	if !a.CreatedAt.IsZero() {
+		created = a.CreatedAt.UnixNano()
+	}
+	return &agentpb.Artifact{
+		KeyDecisions:     a.KeyDecisions,
+		ModifiedFiles:    a.ModifiedFiles,
+		NewPatterns:      a.NewPatterns,
+		PotentialGotchas: a.PotentialGotchas,
+		SourceSession:    a.SourceSession,
+		CreatedUnixNano:  created,
+	}
+}
+
+func artifactFromWire(m *agentpb.Artifact) ContextArtifact {
+	a := ContextArtifact{
+		KeyDecisions:     m.GetKeyDecisions(),
+		ModifiedFiles:    m.GetModifiedFiles(),
+		NewPatterns:      m.GetNewPatterns(),
+		PotentialGotchas: m.GetPotentialGotchas(),
+		SourceSession:    m.GetSourceSession(),
+	}
+	if n := m.GetCreatedUnixNano(); n != 0 {
+		a.CreatedAt = time.Unix(0, n).UTC()
+	}
+	return a
+}
+
+var outcomeToWire = map[Outcome]agentpb.Outcome{
+	OutcomeOK:     agentpb.Outcome_OUTCOME_OK,
+	OutcomeError:  agentpb.Outcome_OUTCOME_ERROR,
+	OutcomeDenied: agentpb.Outcome_OUTCOME_DENIED,
+}
+
+func toolUseToWire(taskID string, u ToolUse) *agentpb.ToolUse {
+	return &agentpb.ToolUse{
+		TaskId:        taskID,
+		CallId:        u.CallID,
+		Tool:          u.Tool,
+		Paths:         u.Paths,
+		Technologies:  u.Technologies,
+		Outcome:       outcomeToWire[u.Outcome],
+		Error:         u.Error,
+		DurationNanos: int64(u.Duration),
+		Cost:          u.Cost,
+		AtUnixNano:    u.At.UnixNano(),
+	}
+}
+
+func toolUseFromWire(m *agentpb.ToolUse) ToolUse {
+	var o Outcome
+	switch m.GetOutcome() {
+	case agentpb.Outcome_OUTCOME_ERROR:
+		o = OutcomeError
+	case agentpb.Outcome_OUTCOME_DENIED:
+		o = OutcomeDenied
+	}
+	u := ToolUse{
+		CallID:       m.GetCallId(),
+		Tool:         m.GetTool(),
+		Paths:        m.GetPaths(),
+		Technologies: m.GetTechnologies(),
+		Outcome:      o,
+		Error:        m.GetError(),
+		Duration:     time.Duration(m.GetDurationNanos()),
+		Cost:         m.GetCost(),
+	}
+	if n := m.GetAtUnixNano(); n != 0 {
+		u.At = time.Unix(0, n)
+	}
+	return u
+}
+
+func toolCallToWire(taskID string, c ToolCall) (*agentpb.ToolCall, error) {
+	m := &agentpb.ToolCall{TaskId: taskID, CallId: c.CallID, Tool: c.Tool, Paths: c.Paths}
+	if c.Input != nil {
+		b, err := json.Marshal(c.Input)
+		if err != nil {
+			return nil, fmt.Errorf("tool call %q: input is not JSON-encodable: %w", c.Tool, err)
+		}
+		m.InputJson = b
+	}
+	return m, nil
+}
+
+func toolCallFromWire(m *agentpb.ToolCall) (ToolCall, error) {
+	c := ToolCall{CallID: m.GetCallId(), Tool: m.GetTool(), Paths: m.GetPaths()}
+	if b := m.GetInputJson(); len(b) > 0 {
+		if err := json.Unmarshal(b, &c.Input); err != nil {
+			return c, fmt.Errorf("tool call %q: input is not a JSON object: %w", c.Tool, err)
+		}
+	}
+	return c, nil
+}
+
+// toStatus maps an error returned by an agent or host implementation to a
+// gRPC status, so that its kind survives the process boundary.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, ErrPermanent):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, ErrStateNotSupported):
+		return status.Error(codes.Unimplemented, err.Error())
+	}
+	return status.Error(codes.Unknown, err.Error())
+}
+
+// fromStatus is the inverse of toStatus: it turns a gRPC error back into an
+// error that errors.Is recognizes. ctx is the caller's context, consulted
+// so that a cancellation by the caller reads as the caller's own error.
+func fromStatus(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	msg := st.Message()
+	switch st.Code() {
+	case codes.Canceled:
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", op, context.Cause(ctx))
+		}
+		return fmt.Errorf("%s: %s: %w", op, msg, context.Canceled)
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("%s: %s: %w", op, msg, context.DeadlineExceeded)
+	case codes.FailedPrecondition:
+		return fmt.Errorf("%s: %w", op, &permanentError{errors.New(msg)})
+	case codes.Unimplemented:
+		return fmt.Errorf("%s: %s: %w", op, msg, errors.ErrUnsupported)
+	case codes.Internal:
+		return fmt.Errorf("%s: %s: %w", op, msg, ErrAgentPanicked)
+	case codes.Unavailable:
+		return fmt.Errorf("%s: %s: %w", op, msg, ErrConnectionLost)
+	}
+	return fmt.Errorf("%s: %s", op, msg)
+}
