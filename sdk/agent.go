@@ -74,70 +74,70 @@ type Syncer interface {
 
 // Info describes an agent.
 type Info struct {
-	Name        string
-	Version     string
-	Description string
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Description string `json:"description,omitempty"`
 	// Technologies the agent handles ("go", "python"); informational.
-	Technologies []string
+	Technologies []string `json:"technologies,omitempty"`
 	// Capacity is how many tasks one session runs at once. Zero means 1.
-	Capacity int
+	Capacity int `json:"capacity"`
 	// ExportsState is set by the SDK when the agent implements
 	// StateExporter; authors leave it alone.
-	ExportsState bool
+	ExportsState bool `json:"exports_state"`
 }
 
 // Hints tell the host, and the matcher, what a task will touch. Paths are
 // relative to the session's workspace.
 type Hints struct {
-	Files        []string
-	Directories  []string
-	Technologies []string
+	Files        []string `json:"files,omitempty"`
+	Directories  []string `json:"directories,omitempty"`
+	Technologies []string `json:"technologies,omitempty"`
 }
 
 // Task is one unit of work.
 type Task struct {
 	// ID is unique per task; the host sets it.
-	ID string
+	ID string `json:"id"`
 	// Run is the ID of the run the task belongs to, empty for a task
 	// submitted on its own.
-	Run string
+	Run string `json:"run,omitempty"`
 	// Name is the task's name in its pipeline ("research", "script").
-	Name    string
-	Session string
-	Prompt  string
-	Hints   Hints
+	Name    string `json:"name,omitempty"`
+	Session string `json:"session,omitempty"`
+	Prompt  string `json:"prompt"`
+	Hints   Hints  `json:"hints"`
 	// IdempotencyKey is the same on every attempt of the task: delivery is
 	// at least once, so an agent with side effects outside hearth uses it
 	// to do them once.
-	IdempotencyKey string
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Attempt is 1 on the first try and grows with each retry.
-	Attempt  int
-	Metadata map[string]string
+	Attempt  int               `json:"attempt"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // Result is what a task produced.
 type Result struct {
-	Output string
+	Output string `json:"output"`
 	// Metrics are numbers the host's quality gates can check, such as
 	// "quality" (0..1) or "word_count".
-	Metrics map[string]float64
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// Cost of the task, in the unit the run's budget uses.
-	Cost float64
+	Cost float64 `json:"cost"`
 	// ToolUses is the number of tool-use reports the host acknowledged.
 	// The SDK fills it in.
-	ToolUses uint64
+	ToolUses uint64 `json:"tool_uses"`
 }
 
 // ContextArtifact is what a finished task learned, chained into the
 // prompts of the tasks that depend on it.
 type ContextArtifact struct {
-	KeyDecisions     []string
-	ModifiedFiles    []string
-	NewPatterns      []string
-	PotentialGotchas []string
+	KeyDecisions     []string `json:"key_decisions,omitempty"`
+	ModifiedFiles    []string `json:"modified_files,omitempty"`
+	NewPatterns      []string `json:"new_patterns,omitempty"`
+	PotentialGotchas []string `json:"potential_gotchas,omitempty"`
 	// SourceSession and CreatedAt are filled in by the SDK when left zero.
-	SourceSession string
-	CreatedAt     time.Time
+	SourceSession string    `json:"source_session,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
 }
 
 // Empty reports whether the artifact carries no knowledge.
@@ -172,42 +172,42 @@ func (o Outcome) String() string {
 // count as much as writes: they are what makes a session warm.
 type ToolUse struct {
 	// CallID ties the report to the CheckToolUse that preceded it, if any.
-	CallID string
+	CallID string `json:"call_id,omitempty"`
 	// Tool is the tool's name: "Read", "Edit", "Grep", "LS", "parse".
-	Tool         string
-	Paths        []string
-	Technologies []string
-	Outcome      Outcome
-	Error        string
-	Duration     time.Duration
-	Cost         float64
+	Tool         string        `json:"tool"`
+	Paths        []string      `json:"paths,omitempty"`
+	Technologies []string      `json:"technologies,omitempty"`
+	Outcome      Outcome       `json:"outcome"`
+	Error        string        `json:"error,omitempty"`
+	Duration     time.Duration `json:"duration"`
+	Cost         float64       `json:"cost,omitempty"`
 	// At is when the tool use happened; the SDK sets it when zero.
-	At time.Time
+	At time.Time `json:"at"`
 }
 
 // ToolCall is a tool use the agent is about to make.
 type ToolCall struct {
-	CallID string
-	Tool   string
-	Paths  []string
+	CallID string   `json:"call_id,omitempty"`
+	Tool   string   `json:"tool"`
+	Paths  []string `json:"paths,omitempty"`
 	// Input is the tool's input, as a JSON object.
-	Input map[string]any
+	Input map[string]any `json:"input,omitempty"`
 }
 
 // Verdict answers a ToolCall. When Allow is false, Reason says why and
 // Guard names the rule that denied it.
 type Verdict struct {
-	Allow  bool
-	Reason string
-	Guard  string
+	Allow  bool   `json:"allow"`
+	Reason string `json:"reason,omitempty"`
+	Guard  string `json:"guard,omitempty"`
 }
 
 // Progress is a progress report: Fraction in [0, 1], a message, and the
 // task's cost so far.
 type Progress struct {
-	Fraction float64
-	Message  string
-	Cost     float64
+	Fraction float64 `json:"fraction"`
+	Message  string  `json:"message,omitempty"`
+	Cost     float64 `json:"cost,omitempty"`
 }
 
 // Errors callers can test for with errors.Is.

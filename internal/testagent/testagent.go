@@ -20,6 +20,7 @@
 //	metric:NAME=V     set a result metric
 //	pid               append the plugin's PID to the output
 //	child             start a child process that sleeps, append its PID
+//	sdkchild          the same, started with sdk.Command
 //	wait:FILE         block until FILE exists (or ctx is done)
 //	touch:FILE        create FILE
 package testagent
@@ -141,6 +142,12 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			// Deliberately not sdk.Command: tests use this to check that
 			// stopping a plugin takes its whole process group.
 			cmd := exec.Command("sleep", "300")
+			if err := cmd.Start(); err != nil {
+				return res, err
+			}
+			out = append(out, strconv.Itoa(cmd.Process.Pid))
+		case "sdkchild":
+			cmd := sdk.Command(context.WithoutCancel(ctx), "sleep", "300")
 			if err := cmd.Start(); err != nil {
 				return res, err
 			}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/plugins"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitWork  = 1 // the work failed
+	exitUsage = 2 // bad usage or bad config
+)
+
+// shutdownGrace is how long tasks in flight may finish after SIGINT or
+// SIGTERM before they are cancelled.
+const shutdownGrace = 10 * time.Second
+
+// Main is the hearth command line, with its input, output and environment
+// injected so that tests run it in-process.
+type Main struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// Signals returns the channel of signals that shut a running host
+	// down, and a function that stops delivery.
+	Signals func() (<-chan os.Signal, func())
+
+	// Global flags.
+	dataDir    string
+	configPath string
+	logLevel   string
+	logJSON    bool
+}
+
+// NewMain returns a Main wired to the process's own stdio, environment and
+// signals.
+func NewMain() *Main {
+	return &Main{
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Getenv: os.Getenv,
+		Signals: func() (<-chan os.Signal, func()) {
+			c := make(chan os.Signal, 2)
+			signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+			return c, func() { signal.Stop(c) }
+		},
+	}
+}
+
+// Run runs the command line args and returns the exit code.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	root := m.command()
+	root.SetArgs(args)
+	root.SetOut(m.Stdout)
+	root.SetErr(m.Stderr)
+	err := root.ExecuteContext(ctx)
+	return m.report(err)
+}
+
+// report prints err, if any, and returns the exit code it deserves.
+func (m *Main) report(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var (
+		ce *config.Error
+		ue usageError
+	)
+	switch {
+	case errors.As(err, &ce):
+		_ = ce.Write(m.Stderr, m.width(), m.color())
+		return exitUsage
+	case errors.As(err, &ue), errors.Is(err, host.ErrUnknownAgent),
+		// cobra reports an unknown subcommand as a plain error.
+		strings.HasPrefix(err.Error(), "unknown command"):
+		fmt.Fprintf(m.Stderr, "hearth: %v\n", err)
+		return exitUsage
+	case errors.Is(err, errSilent):
+		return exitWork
+	}
+	fmt.Fprintf(m.Stderr, "hearth: %v\n", err)
+	return exitWork
+}
+
+// usageError is a command used wrongly: exit code 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errSilent is a failure already explained on the output.
+var errSilent = errors.New("failed")
+
+func (m *Main) command() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hearth",
+		Short: "A plugin host for AI agent sessions",
+		Long: `hearth runs AI agents as plugins, tracks what each session touches,
+reuses a warm session when a task fits it, and keeps everything in a
+Badger data directory.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default "+config.DefaultDataDir+")")
+	pf.StringVar(&m.configPath, "config", "", "config file (env HEARTH_CONFIG; default: the bundled agents)")
+	pf.StringVar(&m.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
+	pf.BoolVar(&m.logJSON, "log-json", false, "log as JSON lines")
+
+	root.AddCommand(
+		m.versionCommand(),
+		m.agentsCommand(),
+		m.submitCommand(),
+		m.configCommand(),
+	)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage error naming the arguments.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return usagef("%s takes %d argument(s) (%v), got %d\nRun '%s --help' for usage.", c.CommandPath(), len(names), names, len(args), c.CommandPath())
+		}
+		return nil
+	}
+}
+
+// loadConfig loads the config file named by --config or HEARTH_CONFIG, or
+// the default (every bundled agent), and applies --data-dir.
+func (m *Main) loadConfig() (*config.Config, error) {
+	path := firstNonEmpty(m.configPath, m.Getenv("HEARTH_CONFIG"))
+	var cfg *config.Config
+	if path == "" {
+		cfg = config.Default(plugins.Names())
+	} else {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			path = filepath.Join(path, "hearth.hcl")
+		}
+		var err error
+		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names()}); err != nil {
+			return nil, err
+		}
+	}
+	if d := firstNonEmpty(m.dataDir, m.Getenv("HEARTH_DATA_DIR")); d != "" {
+		cfg.DataDir = d
+	}
+	return cfg, nil
+}
+
+func (m *Main) logger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "hearth",
+		Level:      hclog.LevelFromString(m.logLevel),
+		Output:     m.Stderr,
+		JSONFormat: m.logJSON,
+		Color:      m.hclogColor(),
+	})
+}
+
+// withHost starts a host for cfg, runs work on it and closes it. On SIGINT
+// or SIGTERM the host shuts down gracefully: tasks in flight get
+// shutdownGrace to finish; a second signal cancels them at once.
+func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(context.Context, *host.Host) error) error {
+	h, err := host.New(host.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command})
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- work(ctx, h) }()
+	sigs, stop := m.Signals()
+	defer stop()
+	select {
+	case err = <-done:
+		_ = h.Close(context.Background())
+		return err
+	case sig := <-sigs:
+		fmt.Fprintf(m.Stderr, "hearth: %v: shutting down; tasks in flight have %s to finish (signal again to stop now)\n", sig, shutdownGrace)
+		grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		go func() {
+			select {
+			case <-sigs:
+				cancel()
+			case <-grace.Done():
+			}
+		}()
+		_ = h.Close(grace)
+		return errors.Join(fmt.Errorf("interrupted by %v", sig), <-done)
+	}
+}
+
+// printJSON writes v as indented JSON.
+func (m *Main) printJSON(v any) error {
+	enc := json.NewEncoder(m.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (m *Main) isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (m *Main) color() bool { return m.isTerminal(m.Stderr) && m.Getenv("NO_COLOR") == "" }
+
+func (m *Main) hclogColor() hclog.ColorOption {
+	if m.color() {
+		return hclog.AutoColor
+	}
+	return hclog.ColorOff
+}
+
+// width is the terminal's width for wrapping diagnostics, or 0.
+func (m *Main) width() uint {
+	if f, ok := m.Stderr.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return uint(w)
+		}
+	}
+	return 0
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

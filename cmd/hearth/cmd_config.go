@@ -1,0 +1,37 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/plugins"
+)
+
+func (m *Main) configCommand() *cobra.Command {
+	cfg := &cobra.Command{Use: "config", Short: "Work with config files"}
+	validate := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a config file without running anything",
+		Long: `Check a config file without running anything. Every problem is
+reported with its file:line:col, the offending source line, and what to
+do about it. The exit status is 2 when the file is not valid.`,
+		Args: exactArgs("FILE"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, err := config.Load(args[0], config.Options{Bundled: plugins.Names()})
+			var ce *config.Error
+			if err != nil && !errors.As(err, &ce) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "%s is valid: %d agent(s)\n", args[0], len(c.Agents))
+			return nil
+		},
+	}
+	cfg.AddCommand(validate)
+	return cfg
+}

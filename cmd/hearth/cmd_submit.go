@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+func (m *Main) submitCommand() *cobra.Command {
+	var (
+		hints  sdk.Hints
+		name   string
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "submit AGENT PROMPT",
+		Short: "Run one task on an agent and print its result",
+		Long: `Run one task on an agent and print its result, where it ran, and
+what the agent learned. Hints tell hearth what the task will touch, so that
+it can be placed on a session that already knows those files.`,
+		Example: `  hearth submit gotour "summary net/http" --dir net/http --tech go
+  hearth submit gotour "symbol strings Builder" --json`,
+		Args: exactArgs("AGENT", "PROMPT"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := m.loadConfig()
+			if err != nil {
+				return err
+			}
+			return m.withHost(cmd.Context(), cfg, func(ctx context.Context, h *host.Host) error {
+				out, err := h.Submit(ctx, host.Task{Agent: args[0], Name: name, Prompt: args[1], Hints: hints})
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return m.printJSON(out)
+				}
+				m.printOutcome(out)
+				return nil
+			})
+		},
+	}
+	f := c.Flags()
+	f.StringSliceVar(&hints.Files, "file", nil, "a file the task will touch (repeatable)")
+	f.StringSliceVar(&hints.Directories, "dir", nil, "a directory the task will work in (repeatable)")
+	f.StringSliceVar(&hints.Technologies, "tech", nil, "a technology the task needs, such as go (repeatable)")
+	f.StringVar(&name, "name", "", "a name for the task")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (m *Main) printOutcome(o *host.Outcome) {
+	w := m.Stdout
+	fmt.Fprintf(w, "%s ran on %s in %s: %s\n\n", o.TaskID, o.Session, o.Duration.Round(100_000), o.Placement.Reason)
+	fmt.Fprintln(w, o.Result.Output)
+	a := o.Artifact
+	if a.Empty() {
+		return
+	}
+	fmt.Fprintln(w, "\nlearned:")
+	for _, group := range []struct {
+		label string
+		items []string
+	}{
+		{"decision", a.KeyDecisions}, {"modified", a.ModifiedFiles},
+		{"pattern", a.NewPatterns}, {"gotcha", a.PotentialGotchas},
+	} {
+		for _, it := range group.items {
+			fmt.Fprintf(w, "  %-9s %s\n", group.label+":", strings.TrimSpace(it))
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/hearth-dev/hearth/internal/testagent"
+	"github.com/hearth-dev/hearth/plugins"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// The test binary serves the bundled agents, as the hearth binary does,
+// and the scripted test agent when HEARTH_TEST_PLUGIN is set.
+func TestMain(m *testing.M) {
+	plugins.ServeIfRequested()
+	if os.Getenv("HEARTH_TEST_PLUGIN") != "" {
+		sdk.Serve(testagent.New("scripted", 1))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// run runs the CLI in-process and returns its exit code and output.
+func run(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	m := &Main{
+		Stdout: &stdout,
+		Stderr: &stderr,
+		Getenv: func(k string) string { return env[k] },
+		Signals: func() (<-chan os.Signal, func()) {
+			return make(chan os.Signal), func() {}
+		},
+	}
+	code := m.Run(context.Background(), args)
+	return code, stdout.String(), stderr.String()
+}
+
+var (
+	srcOnce sync.Once
+	srcRoot string
+)
+
+func goSrc(t *testing.T) string {
+	t.Helper()
+	srcOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err == nil {
+			srcRoot = filepath.Join(strings.TrimSpace(string(out)), "src")
+		}
+	})
+	if srcRoot == "" {
+		t.Fatal("go env GOROOT failed")
+	}
+	return srcRoot
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "hearth.hcl")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := run(t, nil, "version", "--json")
+	var v versionInfo
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.ProtocolVersion != sdk.ProtocolVersion || v.Go == "" {
+		t.Errorf("got %d %q, want JSON naming the protocol version", code, out)
+	}
+	code, out, _ = run(t, nil, "version")
+	if code != 0 || !strings.HasPrefix(out, "hearth ") || !strings.Contains(out, "agent protocol 1") {
+		t.Errorf("got %d %q", code, out)
+	}
+}
+
+func TestAgentsList(t *testing.T) {
+	code, out, _ := run(t, nil, "agents", "list")
+	if code != 0 || !strings.Contains(out, "gotour  bundled gotour") {
+		t.Errorf("default config: got %d %q, want the bundled gotour agent", code, out)
+	}
+	cfg := writeConfig(t, `
+agent "mine" {
+  command = ["/opt/my-agent"]
+  sha256  = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+  pool { max_sessions = 2 }
+}`)
+	code, out, _ = run(t, map[string]string{"HEARTH_CONFIG": cfg}, "agents", "list", "--json")
+	var views []agentView
+	if code != 0 || json.Unmarshal([]byte(out), &views) != nil {
+		t.Fatalf("got %d %q", code, out)
+	}
+	if len(views) != 2 || views[0].Name != "mine" || views[0].MaxSessions != 2 || !views[0].Configured || views[1].Name != "gotour" || views[1].Configured {
+		t.Errorf("got %+v, want the configured agent, then the unused bundled one", views)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := writeConfig(t, `agent "tour" { bundled = "gotour" }`)
+	code, out, _ := run(t, nil, "config", "validate", good)
+	if code != 0 || !strings.Contains(out, "is valid: 1 agent(s)") {
+		t.Errorf("valid file: got %d %q", code, out)
+	}
+	bad := writeConfig(t, "agent \"tour\" {\n  bundled = \"gotour\"\n  capasity = 2\n}\n")
+	code, _, errOut := run(t, nil, "config", "validate", bad)
+	for _, w := range []string{"Error: Unsupported argument", "line 3", `capasity = 2`, `Did you mean "capacity"?`} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("invalid file: stderr %q\ndoes not contain %q", errOut, w)
+		}
+	}
+	if code != exitUsage {
+		t.Errorf("invalid file: exit %d, want %d", code, exitUsage)
+	}
+	if code, _, errOut := run(t, nil, "config", "validate", filepath.Join(t.TempDir(), "none.hcl")); code != exitUsage || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing file: got %d %q", code, errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"submit", "gotour"},
+		{"version", "--nope"},
+		{"submit", "nobody", "hello"},
+	} {
+		code, _, errOut := run(t, nil, args...)
+		if code != exitUsage || !strings.HasPrefix(errOut, "hearth: ") {
+			t.Errorf("%v: got exit %d %q, want %d with a message", args, code, errOut, exitUsage)
+		}
+	}
+}
+
+func TestSubmit(t *testing.T) {
+	cfg := writeConfig(t, `agent "gotour" {
+  bundled   = "gotour"
+  workspace = "`+goSrc(t)+`"
+}`)
+	env := map[string]string{"HEARTH_CONFIG": cfg}
+	code, out, errOut := run(t, env, "submit", "gotour", "summary net/http", "--dir", "net/http", "--tech", "go")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, w := range []string{"ran on gotour-", "spawned", "package http (net/http)", "learned:", "decision: net/http is package http"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output %q\ndoes not contain %q", out, w)
+		}
+	}
+	code, out, _ = run(t, env, "submit", "gotour", "symbol strings Builder", "--json")
+	var o struct {
+		Session string `json:"session"`
+		Result  struct {
+			Output string `json:"output"`
+		} `json:"result"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &o) != nil || !strings.Contains(o.Result.Output, "Builder struct") || o.Session == "" {
+		t.Errorf("--json: got %d %q", code, out)
+	}
+	code, _, errOut = run(t, env, "submit", "gotour", "summary no/such/pkg")
+	if code != exitWork || !strings.Contains(errOut, "no package no/such/pkg") {
+		t.Errorf("failing task: got %d %q, want exit 1 naming the problem", code, errOut)
+	}
+}
+
+func TestSubmitInterrupted(t *testing.T) {
+	release := filepath.Join(t.TempDir(), "release")
+	cfg := writeConfig(t, `agent "scripted" {
+  command = ["`+os.Args[0]+`"]
+  env     = { HEARTH_TEST_PLUGIN = "agent" }
+}`)
+	sigs := make(chan os.Signal, 1)
+	var stdout bytes.Buffer
+	stderr := newWatchWriter("shutting down")
+	m := &Main{
+		Stdout: &stdout, Stderr: stderr,
+		Getenv:  func(k string) string { return map[string]string{"HEARTH_CONFIG": cfg}[k] },
+		Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
+	}
+	// The plugin opening the FIFO tells the test the task is running.
+	started := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int)
+	go func() {
+		done <- m.Run(context.Background(), []string{"submit", "scripted", "touch:" + started + ";wait:" + release + ";echo:finished"})
+	}()
+	if _, err := os.ReadFile(started); err != nil {
+		t.Fatal(err)
+	}
+	// SIGTERM arrives while the task waits for the release file; the task
+	// gets its grace period and finishes once released.
+	sigs <- syscall.SIGTERM
+	<-stderr.seen
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code := <-done
+	if code != exitWork || !strings.Contains(stderr.String(), "interrupted by terminated") || !strings.Contains(stdout.String(), "finished") {
+		t.Errorf("got exit %d, stdout %q, stderr %q; want the task finished within the grace period and exit 1", code, stdout.String(), stderr.String())
+	}
+}
+
+// watchWriter is a goroutine-safe buffer that closes seen once what was
+// written contains want.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func newWatchWriter(want string) *watchWriter {
+	return &watchWriter{want: want, seen: make(chan struct{})}
+}
+
+func (w *watchWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(b)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}

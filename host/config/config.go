@@ -1,0 +1,151 @@
+// Package config reads hearth's HCL configuration file: the agents a host
+// runs and how their sessions are pooled.
+//
+// Decoding is strict: an unknown block or attribute is an error, and every
+// error carries the file, line and column of the offending source, a quote
+// of it, and what to do about it (HCL's diagnostics, printed by
+// (*Error).Write). Values are checked once, at load; nothing about the file
+// can surprise a running host.
+//
+// # Defaults
+//
+// Every default lives in this package, in Default and the constants below,
+// and is listed here:
+//
+//	data_dir                  "./.hearth" (relative paths: to the config file)
+//	agent.capacity            the capacity the agent declares, else 1
+//	agent.start_timeout       "10s"  spawn + handshake + first call
+//	agent.task_timeout        "10m"  a task running longer is a hung plugin
+//	agent.health_interval     "10s"  how often live plugins are pinged
+//	agent.workspace           the config file's directory
+//	agent.pool.max_sessions   4
+//	agent.pool.idle_timeout   "30m"  idle sessions are retired (made dormant)
+//	agent.pool.when_full      "wait" ("retire_idle": retire the least
+//	                                  recently used idle session instead)
+//	agent.fingerprint.max_files         1000  (LRU)
+//	agent.fingerprint.max_directories   256   (LRU)
+//	agent.fingerprint.max_technologies  32    (LRU)
+package config
+
+import (
+	"time"
+)
+
+// Default values; see the package documentation.
+const (
+	DefaultDataDir         = "./.hearth"
+	DefaultStartTimeout    = 10 * time.Second
+	DefaultTaskTimeout     = 10 * time.Minute
+	DefaultHealthInterval  = 10 * time.Second
+	DefaultMaxSessions     = 4
+	DefaultIdleTimeout     = 30 * time.Minute
+	DefaultMaxFiles        = 1000
+	DefaultMaxDirectories  = 256
+	DefaultMaxTechnologies = 32
+)
+
+// Config is a loaded, validated configuration.
+type Config struct {
+	// Path is the file the configuration came from; empty for Default.
+	Path    string
+	DataDir string
+	// Agents in the order the file declares them.
+	Agents []*Agent
+}
+
+// Agent returns the agent named name, or nil.
+func (c *Config) Agent(name string) *Agent {
+	for _, a := range c.Agents {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// Agent is one `agent "name" { ... }` block.
+type Agent struct {
+	Name string
+	// Bundled names an agent served by the hearth binary itself. Exactly
+	// one of Bundled and Command is set.
+	Bundled string
+	// Command is the plugin's program and arguments; a relative program
+	// path is resolved against the config file's directory.
+	Command []string
+	// SHA256 pins the plugin program's checksum (hex), if set.
+	SHA256 string
+	// Capacity is the number of concurrent tasks per session; 0 means the
+	// capacity the agent declares.
+	Capacity       int
+	StartTimeout   time.Duration
+	TaskTimeout    time.Duration
+	HealthInterval time.Duration
+	// Env is added to the plugin's environment.
+	Env map[string]string
+	// Workspace is the root that tool-use paths are made relative to.
+	Workspace   string
+	Pool        Pool
+	Fingerprint Fingerprint
+}
+
+// WhenFull says what a pool does when a task needs a new session and the
+// pool is at its maximum.
+type WhenFull string
+
+// Full-pool policies.
+const (
+	// WhenFullWait makes the task wait for a session to free up, until its
+	// context's deadline.
+	WhenFullWait WhenFull = "wait"
+	// WhenFullRetireIdle retires the least recently used idle session to
+	// make room; with none idle, the task waits.
+	WhenFullRetireIdle WhenFull = "retire_idle"
+)
+
+// Pool is an agent's session pool policy.
+type Pool struct {
+	MaxSessions int
+	IdleTimeout time.Duration
+	WhenFull    WhenFull
+}
+
+// Fingerprint bounds what a session's context remembers; the least
+// recently used entries are evicted first.
+type Fingerprint struct {
+	MaxFiles        int
+	MaxDirectories  int
+	MaxTechnologies int
+}
+
+// DefaultAgent returns an agent with every default applied.
+func DefaultAgent(name string) *Agent {
+	return &Agent{
+		Name:           name,
+		StartTimeout:   DefaultStartTimeout,
+		TaskTimeout:    DefaultTaskTimeout,
+		HealthInterval: DefaultHealthInterval,
+		Workspace:      ".",
+		Pool: Pool{
+			MaxSessions: DefaultMaxSessions,
+			IdleTimeout: DefaultIdleTimeout,
+			WhenFull:    WhenFullWait,
+		},
+		Fingerprint: Fingerprint{
+			MaxFiles:        DefaultMaxFiles,
+			MaxDirectories:  DefaultMaxDirectories,
+			MaxTechnologies: DefaultMaxTechnologies,
+		},
+	}
+}
+
+// Default is the configuration used when no file is given: every bundled
+// agent, with defaults.
+func Default(bundled []string) *Config {
+	c := &Config{DataDir: DefaultDataDir}
+	for _, name := range bundled {
+		a := DefaultAgent(name)
+		a.Bundled = name
+		c.Agents = append(c.Agents, a)
+	}
+	return c
+}

@@ -1,0 +1,229 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+var opts = Options{Bundled: []string{"gotour", "echo"}}
+
+func TestParseValid(t *testing.T) {
+	src := `
+data_dir = "state"
+
+agent "tour" {
+  bundled  = "gotour"
+  capacity = 2
+  pool {
+    max_sessions = 8
+    idle_timeout = "10m"
+    when_full    = "retire_idle"
+  }
+  fingerprint {
+    max_files = 50
+  }
+}
+
+agent "mine" {
+  command       = ["./bin/my-agent", "--verbose"]
+  sha256        = "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"
+  start_timeout = "2s"
+  task_timeout  = "90s"
+  env           = { MODE = "fast" }
+  workspace     = "/srv/repo"
+}
+`
+	cfg, err := Parse([]byte(src), "/etc/hearth/hearth.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "/etc/hearth/state" {
+		t.Errorf("data_dir: got %q, want it resolved against the file's directory", cfg.DataDir)
+	}
+	tour := cfg.Agent("tour")
+	if tour == nil || tour.Bundled != "gotour" || tour.Capacity != 2 {
+		t.Fatalf("tour: got %+v", tour)
+	}
+	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: WhenFullRetireIdle}
+	if tour.Pool != wantPool {
+		t.Errorf("tour pool: got %+v, want %+v", tour.Pool, wantPool)
+	}
+	if tour.Fingerprint != (Fingerprint{MaxFiles: 50, MaxDirectories: DefaultMaxDirectories, MaxTechnologies: DefaultMaxTechnologies}) {
+		t.Errorf("tour fingerprint: got %+v", tour.Fingerprint)
+	}
+	if tour.StartTimeout != DefaultStartTimeout || tour.Workspace != "/etc/hearth" {
+		t.Errorf("tour defaults: got start_timeout %s, workspace %q", tour.StartTimeout, tour.Workspace)
+	}
+	mine := cfg.Agent("mine")
+	if mine.Command[0] != "/etc/hearth/bin/my-agent" || mine.Command[1] != "--verbose" {
+		t.Errorf("mine command: got %q, want the program resolved against the file's directory", mine.Command)
+	}
+	if mine.SHA256 != strings.ToLower("E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855") {
+		t.Errorf("mine sha256: got %q, want it lower-cased", mine.SHA256)
+	}
+	if mine.StartTimeout != 2*time.Second || mine.TaskTimeout != 90*time.Second || mine.Env["MODE"] != "fast" || mine.Workspace != "/srv/repo" {
+		t.Errorf("mine: got %+v", mine)
+	}
+	if mine.Pool.MaxSessions != DefaultMaxSessions || mine.Pool.WhenFull != WhenFullWait {
+		t.Errorf("mine pool defaults: got %+v", mine.Pool)
+	}
+}
+
+func TestParseEnvFunction(t *testing.T) {
+	t.Setenv("HEARTH_TEST_AGENT_BIN", "/opt/agent")
+	cfg, err := Parse([]byte(`agent "a" { command = [env("HEARTH_TEST_AGENT_BIN")] }`), "x.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Agent("a").Command[0]; got != "/opt/agent" {
+		t.Errorf("got %q, want /opt/agent", got)
+	}
+}
+
+// TestParseErrors pins each kind of error to the position it reports.
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		pos  string // file:line:col of the first error
+		want string
+	}{
+		{"syntax", "agent \"a\" {\n  bundled = \n}\n", "t.hcl:2:13", "Invalid expression"},
+		{"unknown attribute", "agent \"a\" {\n  bundled = \"gotour\"\n  capacty = 2\n}\n", "t.hcl:3:3", `An argument named "capacty" is not expected here. Did you mean "capacity"?`},
+		{"unknown block", "agnet \"a\" {\n}\n", "t.hcl:1:1", `Blocks of type "agnet" are not expected here. Did you mean "agent"?`},
+		{"unknown top-level attribute", "datadir = \"x\"\n", "t.hcl:1:1", `An argument named "datadir" is not expected here. Did you mean "data_dir"?`},
+		{"wrong type", "agent \"a\" {\n  bundled  = \"gotour\"\n  capacity = \"four\"\n}\n", "t.hcl:3:15", "a number is required"},
+		{"no program", "agent \"a\" {\n}\n", "t.hcl:1:1", `Agent "a" needs a program: set bundled = "<name>"`},
+		{"both programs", "agent \"a\" {\n  bundled = \"gotour\"\n  command = [\"x\"]\n}\n", "t.hcl:3:13", "sets both bundled and command"},
+		{"unknown bundled agent", "agent \"a\" {\n  bundled = \"gotuor\"\n}\n", "t.hcl:2:13", `There is no bundled agent named "gotuor" (did you mean "gotour"?). Bundled agents: gotour, echo.`},
+		{"empty command", "agent \"a\" {\n  command = []\n}\n", "t.hcl:2:13", "command must name a program"},
+		{"bad checksum", "agent \"a\" {\n  command = [\"./x\"]\n  sha256 = \"abc\"\n}\n", "t.hcl:3:12", "sha256 must be 64 hexadecimal digits"},
+		{"checksum on bundled", "agent \"a\" {\n  bundled = \"gotour\"\n  sha256 = \"abc\"\n}\n", "t.hcl:3:12", "a bundled agent is part of the hearth binary"},
+		{"bad duration", "agent \"a\" {\n  bundled = \"gotour\"\n  start_timeout = \"5 seconds\"\n}\n", "t.hcl:3:19", `start_timeout must be a duration such as "30s"`},
+		{"negative duration", "agent \"a\" {\n  bundled = \"gotour\"\n  task_timeout = \"-1m\"\n}\n", "t.hcl:3:18", "task_timeout must be positive"},
+		{"zero capacity", "agent \"a\" {\n  bundled = \"gotour\"\n  capacity = 0\n}\n", "t.hcl:3:14", "it must be at least 1 (got 0)"},
+		{"bad pool policy", "agent \"a\" {\n  bundled = \"gotour\"\n  pool {\n    when_full = \"drop\"\n  }\n}\n", "t.hcl:4:17", `when_full must be "wait"`},
+		{"bad pool size", "agent \"a\" {\n  bundled = \"gotour\"\n  pool {\n    max_sessions = 0\n  }\n}\n", "t.hcl:4:20", "max_sessions must be at least 1"},
+		{"bad limit", "agent \"a\" {\n  bundled = \"gotour\"\n  fingerprint {\n    max_files = -5\n  }\n}\n", "t.hcl:4:17", "max_files must be at least 1"},
+		{"duplicate agent", "agent \"a\" {\n  bundled = \"gotour\"\n}\nagent \"a\" {\n  bundled = \"echo\"\n}\n", "t.hcl:4:1", `An agent named "a" is already declared at t.hcl:1,1-10`},
+		{"bad name", "agent \"my agent\" {\n  bundled = \"gotour\"\n}\n", "t.hcl:1:1", `Agent name "my agent" must start with a letter`},
+		{"empty data dir", "data_dir = \"\"\n", "t.hcl:1:12", "data_dir is empty"},
+		{"missing label", "agent {\n  bundled = \"gotour\"\n}\n", "t.hcl:1:7", "Missing name for agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.src), "t.hcl", opts)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a *config.Error", err)
+			}
+			first := strings.SplitN(err.Error(), "\n", 2)[0]
+			if !strings.HasPrefix(first, tt.pos+": ") {
+				t.Errorf("got %q, want it at %s", first, tt.pos)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %q\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestAllErrorsAreReported(t *testing.T) {
+	src := "agent \"a\" {\n  bundled = \"nope\"\n  capacity = 0\n  task_timeout = \"soon\"\n}\n"
+	_, err := Parse([]byte(src), "t.hcl", opts)
+	var ce *Error
+	if !errors.As(err, &ce) || len(ce.Diagnostics) != 3 {
+		t.Fatalf("got %v, want three errors reported at once", err)
+	}
+}
+
+// TestDiagnosticsGolden pins the full text an operator sees, source quote
+// included. Run with -update to rewrite the golden files.
+func TestDiagnosticsGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/invalid/*.hcl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/invalid/*.hcl: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, err := Load(f, opts)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a *config.Error", err)
+			}
+			var buf bytes.Buffer
+			if err := ce.Write(&buf, 78, false); err != nil {
+				t.Fatal(err)
+			}
+			golden := strings.TrimSuffix(f, ".hcl") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if buf.String() != string(want) {
+				t.Errorf("diagnostics differ from %s:\ngot:\n%s\nwant:\n%s", golden, buf.String(), want)
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.hcl"), opts)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("got %v, want a not-exist error", err)
+	}
+}
+
+func TestDefault(t *testing.T) {
+	cfg := Default([]string{"gotour"})
+	a := cfg.Agent("gotour")
+	if cfg.DataDir != DefaultDataDir || a == nil || a.Bundled != "gotour" || a.Pool.IdleTimeout != 30*time.Minute {
+		t.Errorf("got %+v / %+v", cfg, a)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*/*.hcl")
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`agent "a" { bundled = "gotour" }`))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		cfg, err := Parse(src, "fuzz.hcl", opts)
+		if err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				// Every diagnostic must point into the file.
+				for _, d := range ce.Diagnostics {
+					if d.Subject == nil {
+						t.Fatalf("diagnostic without a position: %s: %s", d.Summary, d.Detail)
+					}
+				}
+				var buf bytes.Buffer
+				_ = ce.Write(&buf, 0, false)
+			}
+			return
+		}
+		for _, a := range cfg.Agents {
+			if a.Bundled == "" && len(a.Command) == 0 {
+				t.Fatalf("agent %q validated without a program", a.Name)
+			}
+		}
+	})
+}

@@ -1,0 +1,345 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agext/levenshtein"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// Options tell Load what the running hearth provides.
+type Options struct {
+	// Bundled lists the agents the hearth binary serves itself.
+	Bundled []string
+}
+
+// Load reads and validates the configuration file at path. A non-nil error
+// is an *Error when the file was read but is not valid.
+func Load(path string, opts Options) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(src, path, opts)
+}
+
+// Parse validates the configuration src, read from filename. Relative paths
+// in it are resolved against filename's directory.
+func Parse(src []byte, filename string, opts Options) (*Config, error) {
+	p := hclparse()
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	p.files[filename] = file
+	if diags.HasErrors() {
+		return nil, p.fail(diags)
+	}
+	// gohcl decodes what it can and reports the rest; validating the
+	// partial result too lets one run report every problem in the file.
+	var raw rawFile
+	diags = append(diags, gohcl.DecodeBody(file.Body, evalContext(), &raw)...)
+	dir, err := filepath.Abs(filepath.Dir(filename))
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", filename, err)
+	}
+	v := &validator{dir: dir, opts: opts, partial: diags.HasErrors(), diags: diags}
+	cfg := v.config(&raw, file.Body)
+	cfg.Path = filename
+	if v.diags.HasErrors() {
+		return nil, p.fail(v.diags)
+	}
+	return cfg, nil
+}
+
+type parser struct{ files map[string]*hcl.File }
+
+func hclparse() *parser { return &parser{files: make(map[string]*hcl.File)} }
+
+func (p *parser) fail(diags hcl.Diagnostics) error {
+	return &Error{Diagnostics: diags, files: p.files}
+}
+
+// The raw* types mirror the file's syntax; validator turns them into the
+// typed Config. Pointers tell "absent" from "zero".
+
+type rawFile struct {
+	DataDir *string    `hcl:"data_dir,optional"`
+	Agents  []rawAgent `hcl:"agent,block"`
+}
+
+type rawAgent struct {
+	Name           string            `hcl:"name,label"`
+	Bundled        *string           `hcl:"bundled,optional"`
+	Command        []string          `hcl:"command,optional"`
+	SHA256         *string           `hcl:"sha256,optional"`
+	Capacity       *int              `hcl:"capacity,optional"`
+	StartTimeout   *string           `hcl:"start_timeout,optional"`
+	TaskTimeout    *string           `hcl:"task_timeout,optional"`
+	HealthInterval *string           `hcl:"health_interval,optional"`
+	Env            map[string]string `hcl:"env,optional"`
+	Workspace      *string           `hcl:"workspace,optional"`
+	Pool           *rawPool          `hcl:"pool,block"`
+	Fingerprint    *rawFingerprint   `hcl:"fingerprint,block"`
+	Body           hcl.Body          `hcl:",body"`
+	DefRange       hcl.Range         `hcl:",def_range"`
+}
+
+type rawPool struct {
+	MaxSessions *int     `hcl:"max_sessions,optional"`
+	IdleTimeout *string  `hcl:"idle_timeout,optional"`
+	WhenFull    *string  `hcl:"when_full,optional"`
+	Body        hcl.Body `hcl:",body"`
+}
+
+type rawFingerprint struct {
+	MaxFiles        *int     `hcl:"max_files,optional"`
+	MaxDirectories  *int     `hcl:"max_directories,optional"`
+	MaxTechnologies *int     `hcl:"max_technologies,optional"`
+	Body            hcl.Body `hcl:",body"`
+}
+
+// evalContext is what expressions in the file may use: no variables, and
+// the env function for values that differ between machines.
+func evalContext() *hcl.EvalContext {
+	return &hcl.EvalContext{
+		Functions: map[string]function.Function{
+			"env": function.New(&function.Spec{
+				Description: "The value of an environment variable, or \"\" when it is not set.",
+				Params:      []function.Parameter{{Name: "name", Type: cty.String}},
+				Type:        function.StaticReturnType(cty.String),
+				Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+					return cty.StringVal(os.Getenv(args[0].AsString())), nil
+				},
+			}),
+		},
+	}
+}
+
+type validator struct {
+	dir  string
+	opts Options
+	// partial is set when decoding failed somewhere: an attribute that did
+	// not decode looks absent, so absence is not reported.
+	partial bool
+	diags   hcl.Diagnostics
+}
+
+func (v *validator) errorf(subject hcl.Range, summary, detail string, args ...any) {
+	v.diags = append(v.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(detail, args...),
+		Subject:  subject.Ptr(),
+	})
+}
+
+// attrRange is the source range of attribute name's value in body, or
+// fallback when the attribute is absent.
+func attrRange(body hcl.Body, name string, fallback hcl.Range) hcl.Range {
+	if sb, ok := body.(*hclsyntax.Body); ok {
+		if a, ok := sb.Attributes[name]; ok {
+			return a.Expr.Range()
+		}
+	}
+	return fallback
+}
+
+func blockRange(body hcl.Body, fallback hcl.Range) hcl.Range {
+	if sb, ok := body.(*hclsyntax.Body); ok {
+		return sb.SrcRange
+	}
+	return fallback
+}
+
+func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
+	cfg := &Config{DataDir: DefaultDataDir}
+	if raw.DataDir != nil {
+		r := attrRange(body, "data_dir", blockRange(body, hcl.Range{}))
+		if strings.TrimSpace(*raw.DataDir) == "" {
+			v.errorf(r, "Empty data directory", `data_dir is empty. Remove the line to use %q, or name a directory.`, DefaultDataDir)
+		}
+		cfg.DataDir = v.path(*raw.DataDir)
+	}
+	seen := make(map[string]hcl.Range)
+	for i := range raw.Agents {
+		ra := &raw.Agents[i]
+		if prev, dup := seen[ra.Name]; dup {
+			v.errorf(ra.DefRange, "Duplicate agent", "An agent named %q is already declared at %s. Give each agent block its own name.", ra.Name, prev)
+			continue
+		}
+		seen[ra.Name] = ra.DefRange
+		cfg.Agents = append(cfg.Agents, v.agent(ra))
+	}
+	return cfg
+}
+
+func (v *validator) path(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(v.dir, p)
+}
+
+func (v *validator) agent(ra *rawAgent) *Agent {
+	a := DefaultAgent(ra.Name)
+	a.Workspace = v.dir
+	at := func(name string) hcl.Range { return attrRange(ra.Body, name, ra.DefRange) }
+
+	if !validName(ra.Name) {
+		v.errorf(ra.DefRange, "Invalid agent name", "Agent name %q must start with a letter and hold only letters, digits, '-' and '_'; it is used in session IDs and log names.", ra.Name)
+	}
+	switch {
+	case ra.Bundled == nil && ra.Command == nil:
+		if v.partial {
+			break
+		}
+		v.errorf(ra.DefRange, "Agent without a program",
+			"Agent %q needs a program: set bundled = \"<name>\" for an agent that ships with hearth (%s), or command = [\"path/to/agent\"] for your own.",
+			ra.Name, listOrNone(v.opts.Bundled))
+	case ra.Bundled != nil && ra.Command != nil:
+		v.errorf(at("command"), "Conflicting program", "Agent %q sets both bundled and command; keep only one.", ra.Name)
+	case ra.Bundled != nil:
+		a.Bundled = *ra.Bundled
+		if !slices.Contains(v.opts.Bundled, a.Bundled) {
+			v.errorf(at("bundled"), "Unknown bundled agent", "There is no bundled agent named %q%s. Bundled agents: %s.",
+				a.Bundled, suggest(a.Bundled, v.opts.Bundled), listOrNone(v.opts.Bundled))
+		}
+		if ra.SHA256 != nil {
+			v.errorf(at("sha256"), "Checksum on a bundled agent", "sha256 pins the program of a command; a bundled agent is part of the hearth binary. Remove sha256, or use command.")
+		}
+	default:
+		if len(ra.Command) == 0 || strings.TrimSpace(ra.Command[0]) == "" {
+			v.errorf(at("command"), "Empty command", "command must name a program, as in command = [\"./bin/my-agent\", \"--flag\"].")
+		} else {
+			a.Command = slices.Clone(ra.Command)
+			if strings.ContainsRune(a.Command[0], filepath.Separator) {
+				a.Command[0] = v.path(a.Command[0])
+			}
+		}
+	}
+	if ra.SHA256 != nil && ra.Bundled == nil {
+		sum := strings.ToLower(strings.TrimSpace(*ra.SHA256))
+		if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
+			v.errorf(at("sha256"), "Invalid checksum", "sha256 must be 64 hexadecimal digits, as printed by `sha256sum %s`.", firstOr(ra.Command, "path/to/agent"))
+		}
+		a.SHA256 = sum
+	}
+	if ra.Capacity != nil {
+		a.Capacity = *ra.Capacity
+		if a.Capacity < 1 {
+			v.errorf(at("capacity"), "Invalid capacity", "capacity is the number of tasks one session runs at once; it must be at least 1 (got %d). Remove it to use the capacity the agent declares.", a.Capacity)
+		}
+	}
+	a.StartTimeout = v.duration(ra.StartTimeout, at("start_timeout"), "start_timeout", a.StartTimeout)
+	a.TaskTimeout = v.duration(ra.TaskTimeout, at("task_timeout"), "task_timeout", a.TaskTimeout)
+	a.HealthInterval = v.duration(ra.HealthInterval, at("health_interval"), "health_interval", a.HealthInterval)
+	if ra.Env != nil {
+		a.Env = ra.Env
+	}
+	if ra.Workspace != nil {
+		a.Workspace = v.path(*ra.Workspace)
+	}
+	if p := ra.Pool; p != nil {
+		pat := func(name string) hcl.Range { return attrRange(p.Body, name, blockRange(p.Body, ra.DefRange)) }
+		if p.MaxSessions != nil {
+			a.Pool.MaxSessions = *p.MaxSessions
+			if a.Pool.MaxSessions < 1 {
+				v.errorf(pat("max_sessions"), "Invalid pool size", "max_sessions must be at least 1 (got %d).", a.Pool.MaxSessions)
+			}
+		}
+		a.Pool.IdleTimeout = v.duration(p.IdleTimeout, pat("idle_timeout"), "idle_timeout", a.Pool.IdleTimeout)
+		if p.WhenFull != nil {
+			a.Pool.WhenFull = WhenFull(*p.WhenFull)
+			if a.Pool.WhenFull != WhenFullWait && a.Pool.WhenFull != WhenFullRetireIdle {
+				v.errorf(pat("when_full"), "Invalid full-pool policy", "when_full must be %q (the task waits for a free session) or %q (the least recently used idle session is retired); got %q.",
+					WhenFullWait, WhenFullRetireIdle, *p.WhenFull)
+			}
+		}
+	}
+	if f := ra.Fingerprint; f != nil {
+		fat := func(name string) hcl.Range { return attrRange(f.Body, name, blockRange(f.Body, ra.DefRange)) }
+		v.limit(f.MaxFiles, fat("max_files"), "max_files", &a.Fingerprint.MaxFiles)
+		v.limit(f.MaxDirectories, fat("max_directories"), "max_directories", &a.Fingerprint.MaxDirectories)
+		v.limit(f.MaxTechnologies, fat("max_technologies"), "max_technologies", &a.Fingerprint.MaxTechnologies)
+	}
+	return a
+}
+
+func (v *validator) duration(s *string, r hcl.Range, name string, def time.Duration) time.Duration {
+	if s == nil {
+		return def
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(*s))
+	if err != nil {
+		v.errorf(r, "Invalid duration", "%s must be a duration such as \"30s\", \"5m\" or \"1h30m\"; %q is not one.", name, *s)
+		return def
+	}
+	if d <= 0 {
+		v.errorf(r, "Invalid duration", "%s must be positive (got %s).", name, *s)
+		return def
+	}
+	return d
+}
+
+func (v *validator) limit(n *int, r hcl.Range, name string, dst *int) {
+	if n == nil {
+		return
+	}
+	if *n < 1 {
+		v.errorf(r, "Invalid limit", "%s must be at least 1 (got %d).", name, *n)
+		return
+	}
+	*dst = *n
+}
+
+func validName(s string) bool {
+	if s == "" || !isLetter(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isLetter(c) && !(c >= '0' && c <= '9') && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) > 0 && s[0] != "" {
+		return s[0]
+	}
+	return def
+}
+
+// suggest returns ` (did you mean "x"?)` for the closest of names to s, when
+// one is close enough to be a likely typo.
+func suggest(s string, names []string) string {
+	best, bestDist := "", 3
+	for _, n := range names {
+		if d := levenshtein.Distance(s, n, nil); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}

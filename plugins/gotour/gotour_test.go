@@ -1,0 +1,205 @@
+package gotour
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/sdktest"
+)
+
+var (
+	srcOnce sync.Once
+	srcRoot string
+)
+
+// goSrc is $(go env GOROOT)/src, the tree the agent reads in these tests.
+func goSrc(t testing.TB) string {
+	t.Helper()
+	srcOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err == nil {
+			srcRoot = filepath.Join(strings.TrimSpace(string(out)), "src")
+		}
+	})
+	if srcRoot == "" {
+		t.Fatal("go env GOROOT failed; the gotour tests read the Go source tree")
+	}
+	return srcRoot
+}
+
+func TestConformance(t *testing.T) {
+	root := goSrc(t)
+	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return New(root) },
+		sdk.Task{Name: "summary", Prompt: "summary strings"},
+		sdk.Task{Name: "symbol", Prompt: "symbol strings Builder.String"},
+		sdk.Task{Name: "callers", Prompt: "callers errors Is"},
+		sdk.Task{Name: "imports", Prompt: "imports encoding/json"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestQuestions(t *testing.T) {
+	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	tests := []struct {
+		prompt string
+		want   []string
+	}{
+		{"summary errors", []string{"package errors (errors):", "exported:", "largest:"}},
+		{"symbol strings Builder", []string{"strings/builder.go:", "Builder struct", "// A Builder is used to efficiently build a string"}},
+		{"symbol strings Builder.WriteString", []string{"func (b *Builder) WriteString(s string) (int, error)"}},
+		{"symbol strings Repeat", []string{"func Repeat(s string, count int) string"}},
+		{"callers errors Is", []string{"calls of Is", "errors/wrap.go"}},
+		{"imports errors", []string{"errors imports", "internal/reflectlite"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prompt, func(t *testing.T) {
+			res, err := h.Run(context.Background(), sdk.Task{Prompt: tt.prompt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(res.Output, w) {
+					t.Errorf("output %q\ndoes not contain %q", res.Output, w)
+				}
+			}
+		})
+	}
+}
+
+func TestWarmSessionAnswersFromMemory(t *testing.T) {
+	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	ctx := context.Background()
+	if _, err := h.Run(ctx, sdk.Task{ID: "cold", Prompt: "symbol bufio Reader"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Run(ctx, sdk.Task{ID: "warm", Prompt: "callers bufio NewReader"}); err != nil {
+		t.Fatal(err)
+	}
+	cold, warm := tools(h.Host.ToolUses("cold")), tools(h.Host.ToolUses("warm"))
+	if cold["Read"] == 0 || cold["Recall"] != 0 {
+		t.Errorf("cold session: got tool uses %v, want reads and no recall", cold)
+	}
+	if warm["Read"] != 0 || warm["Recall"] != 1 {
+		t.Errorf("warm session: got tool uses %v, want one recall and no reads", warm)
+	}
+	// Every read was asked for first.
+	if calls := h.Host.Calls("cold"); len(calls) != cold["Read"]+cold["LS"] {
+		t.Errorf("cold session asked %d times for %d reads and listings", len(calls), cold["Read"]+cold["LS"])
+	}
+}
+
+func TestStateRehydratesSummaries(t *testing.T) {
+	root := goSrc(t)
+	ctx := context.Background()
+	first := sdktest.New(t, New(root), sdktest.Options{})
+	want, err := first.Run(ctx, sdk.Task{Prompt: "summary bytes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := first.Agent.(sdk.StateExporter).ExportState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := New(root)
+	second := sdktest.New(t, fresh, sdktest.Options{})
+	if err := second.Agent.(sdk.StateExporter).ImportState(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	got, err := second.Run(ctx, sdk.Task{ID: "again", Prompt: "summary bytes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Output != want.Output {
+		t.Errorf("rehydrated answer:\n%s\nwant:\n%s", got.Output, want.Output)
+	}
+	if u := tools(second.Host.ToolUses("again")); u["Read"] != 0 || u["Recall"] != 1 {
+		t.Errorf("rehydrated session: got tool uses %v, want only a recall", u)
+	}
+	if err := second.Agent.(sdk.StateExporter).ImportState(ctx, []byte(`{"version": 7}`)); err == nil || !strings.Contains(err.Error(), "version 7") {
+		t.Errorf("future state version: got %v, want a refusal naming the version", err)
+	}
+}
+
+func TestBadQuestions(t *testing.T) {
+	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	tests := []struct{ prompt, want string }{
+		{"explain net/http", `unknown question "explain"`},
+		{"summary", "ask one of: summary PKG"},
+		{"symbol strings", `"symbol" takes a package and a name`},
+		{"summary net/htp", "no package net/htp under"},
+		{"summary ../etc", "must be a path inside the root"},
+		{"symbol strings NoSuchThing", "no declaration of NoSuchThing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.prompt, func(t *testing.T) {
+			_, err := h.Run(context.Background(), sdk.Task{Prompt: tt.prompt})
+			if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want a permanent error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDeniedListing(t *testing.T) {
+	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{Policy: sdktest.DenyAll})
+	_, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "summary strings"})
+	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "listing strings was denied") {
+		t.Errorf("got %v, want a permanent error saying the listing was denied", err)
+	}
+}
+
+func TestArtifact(t *testing.T) {
+	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	if _, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "summary os"}); err != nil {
+		t.Fatal(err)
+	}
+	art, err := h.Agent.Summarize(context.Background(), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(art.KeyDecisions) != 1 || !strings.HasPrefix(art.KeyDecisions[0], "os is package os:") || len(art.PotentialGotchas) == 0 {
+		t.Errorf("got %+v, want the package summary and its build-constraint gotcha", art)
+	}
+}
+
+func tools(uses []sdk.ToolUse) map[string]int {
+	m := make(map[string]int)
+	for _, u := range uses {
+		m[u.Tool]++
+	}
+	return m
+}
+
+// BenchmarkSummary measures what a warm session saves: the same question
+// answered by a fresh agent (parsing) and by one that has seen the package.
+func BenchmarkSummary(b *testing.B) {
+	root := goSrc(b)
+	host := sdktest.NewRecorder(nil)
+	ctx := context.Background()
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := New(root).Run(ctx, sdk.Task{ID: "t", Prompt: "summary net/http"}, host.For("t")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		a := New(root)
+		if _, err := a.Run(ctx, sdk.Task{ID: "t", Prompt: "symbol net/http Server"}, host.For("t")); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := a.Run(ctx, sdk.Task{ID: "t", Prompt: "callers net/http Error"}, host.For("t")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
