@@ -50,6 +50,7 @@ type Host struct {
 
 	pools  map[string]*pool
 	events bus
+	tls    *sdk.HostTLS
 
 	// closing is closed when Close begins: no new work is accepted.
 	closing   chan struct{}
@@ -84,6 +85,10 @@ func New(opts Options) (*Host, error) {
 		h.now = time.Now
 	}
 	h.hardStop, h.hardStopCancel = context.WithCancel(context.Background())
+	var err error
+	if h.tls, err = sdk.NewHostTLS(); err != nil {
+		return nil, fmt.Errorf("host: make the TLS keys plugins are reached with: %w", err)
+	}
 	for _, a := range h.cfg.Agents {
 		argv, env, err := h.command(a)
 		if err != nil {

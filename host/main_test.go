@@ -20,6 +20,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
+	"github.com/hearth-dev/hearth/internal/rawplugin"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -57,6 +58,12 @@ func servePlugin(mode string) {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "boom: cannot read settings.toml")
 		os.Exit(1)
+	case "raw":
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig: sdk.Handshake,
+			Plugins:         plugin.PluginSet{rawplugin.Name: rawplugin.Plugin{}},
+			GRPCServer:      plugin.DefaultGRPCServer,
+		})
 	case "wrong-version":
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig:  sdk.Handshake,

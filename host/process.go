@@ -36,6 +36,9 @@ type launch struct {
 	startTimeout time.Duration
 	// healthInterval is how often the process is pinged; 0 disables.
 	healthInterval time.Duration
+	// tls makes the mutual TLS keys; nil falls back to go-plugin's
+	// AutoMTLS (see sdk.HostTLS for why hearth makes its own).
+	tls *sdk.HostTLS
 	logger         hclog.Logger
 	logLevel       string
 	// onExit is called once if the process exits or stops answering
@@ -113,28 +116,43 @@ func startProcess(ctx context.Context, l launch) (*process, error) {
 		}
 	}
 
-	name := "plugin"
-	p.client = plugin.NewClient(&plugin.ClientConfig{
+	cc := &plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
+		AutoMTLS:         l.tls == nil,
 		StartTimeout:     l.startTimeout,
 		Logger:           l.logger,
 		Stderr:           p.stderr,
-		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
-			cmd := exec.Command(path, l.argv[1:]...)
-			cmd.Env = append(append(spec.Env, l.env...), sdk.EnvLogLevel+"="+l.logLevel)
-			cmd.Dir = l.dir
-			// The plugin gets no stdin: it must never compete with the
-			// host for a person's terminal or a hook's payload.
-			cmd.Stdin = nil
-			r, err := procgroup.New(cmd, name)
-			p.runner = r
-			return r, err
-		},
-	})
+	}
+	var keys *sdk.PluginTLS
+	if l.tls != nil {
+		if keys, err = l.tls.ForPlugin(); err != nil {
+			return fail(ErrPluginStart, "make TLS keys: "+err.Error(), "")
+		}
+		cc.TLSConfig = keys.Config
+	}
+	cc.RunnerFunc = func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+		cmd := exec.Command(path, l.argv[1:]...)
+		cmd.Env = append(append(spec.Env, l.env...), sdk.EnvLogLevel+"="+l.logLevel)
+		cmd.Dir = l.dir
+		// The plugin gets no stdin: it must never compete with the host
+		// for a person's terminal or a hook's payload.
+		cmd.Stdin = nil
+		if keys != nil {
+			keys.Attach(cmd)
+		}
+		// go-plugin names the plugin's logger after the runner; the
+		// logger already carries the agent and session.
+		r, err := procgroup.New(cmd, "plugin")
+		p.runner = r
+		return r, err
+	}
+	p.client = plugin.NewClient(cc)
 	rpc, err := p.client.Client()
+	if keys != nil {
+		keys.Close()
+	}
 	if err != nil {
 		return fail(classifyStart(err, l.startTimeout, p.exited()))
 	}

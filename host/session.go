@@ -150,6 +150,7 @@ func (p *pool) spawn(ctx context.Context) (*session, error) {
 		sha256:         p.cfg.SHA256,
 		startTimeout:   p.cfg.StartTimeout,
 		healthInterval: p.cfg.HealthInterval,
+		tls:            p.h.tls,
 		logger:         s.logger,
 		logLevel:       p.h.logger.GetLevel().String(),
 		onExit:         func(pe *PluginError) { p.lost(s, pe) },

@@ -1,6 +1,8 @@
 package sdk
 
 import (
+	"crypto/tls"
+	"fmt"
 	"os"
 	"time"
 
@@ -36,12 +38,23 @@ func Serve(a Agent) {
 		Level:      hclog.LevelFromString(os.Getenv(EnvLogLevel)),
 	})
 	go watchParent(os.Getppid(), parentPollInterval, orphaned)
-	plugin.Serve(&plugin.ServeConfig{
+	cfg := &plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(a, logger),
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           logger,
-	})
+	}
+	tlsConfig, err := pluginTLS()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hearth agent: cannot set up TLS with the host: %v\n", err)
+		os.Exit(1)
+	}
+	if tlsConfig != nil {
+		// A hearth host provided the keys; without them, go-plugin's own
+		// AutoMTLS applies.
+		cfg.TLSProvider = func() (*tls.Config, error) { return tlsConfig, nil }
+	}
+	plugin.Serve(cfg)
 }
 
 // watchParent calls gone once the process that started this one is no

@@ -8,7 +8,9 @@
 //
 //	echo:TEXT         append TEXT to the output
 //	read:PATH         ask before reading PATH, then report a Read tool use
-//	tools:N           report N tool uses as fast as possible
+//	tools:N           report N tool uses (FloodToolUse) as fast as possible
+//	checks:N          ask N pre-tool-use questions (BenchCall), one at a
+//	                  time; metrics p50_ns and p99_ns time them
 //	sleep:DURATION    wait, returning early with ctx's error when it is done
 //	hang              block forever, ignoring ctx
 //	crash             exit the plugin process with status 2
@@ -99,12 +101,29 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			if err != nil {
 				return res, sdk.Permanent(fmt.Errorf("tools:%s: %w", arg, err))
 			}
-			u := sdk.ToolUse{Tool: "Grep", Paths: []string{"src/flood.go"}, Technologies: []string{"go"}, At: time.Now()}
+			u := FloodToolUse()
 			for range n {
 				if err := h.ReportToolUse(ctx, u); err != nil {
 					return res, err
 				}
 			}
+		case "checks":
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 1 {
+				return res, sdk.Permanent(fmt.Errorf("checks:%s: want a positive count", arg))
+			}
+			call := BenchCall()
+			rtts := make([]time.Duration, n)
+			for i := range n {
+				start := time.Now()
+				if _, err := h.CheckToolUse(ctx, call); err != nil {
+					return res, err
+				}
+				rtts[i] = time.Since(start)
+			}
+			slices.Sort(rtts)
+			res.Metrics["p50_ns"] = float64(rtts[n/2])
+			res.Metrics["p99_ns"] = float64(rtts[n*99/100])
 		case "sleep":
 			d, err := time.ParseDuration(arg)
 			if err != nil {
@@ -177,6 +196,33 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 	a.mu.Unlock()
 	res.Output = strings.Join(out, " ")
 	return res, nil
+}
+
+// FloodToolUse is the tool use the tools step reports: about 512 bytes on
+// the wire, like a search that touched a few files.
+func FloodToolUse() sdk.ToolUse {
+	paths := make([]string, 8)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("services/billing/internal/ledger/reconcile/batch_%02d.go", i)
+	}
+	return sdk.ToolUse{
+		CallID:       "call-0123456789abcdef",
+		Tool:         "Grep",
+		Paths:        paths,
+		Technologies: []string{"go"},
+		Duration:     1500 * time.Microsecond,
+		At:           time.Unix(1_700_000_000, 0),
+	}
+}
+
+// BenchCall is the pre-tool-use question the checks step asks.
+func BenchCall() sdk.ToolCall {
+	return sdk.ToolCall{
+		CallID: "call-0123456789abcdef",
+		Tool:   "Read",
+		Paths:  []string{"services/billing/internal/ledger/reconcile/batch_00.go"},
+		Input:  map[string]any{"file_path": "services/billing/internal/ledger/reconcile/batch_00.go"},
+	}
 }
 
 // Summarize implements sdk.Agent.

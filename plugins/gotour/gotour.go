@@ -13,8 +13,9 @@
 //	callers PKG NAME     the call sites of NAME inside PKG
 //	imports PKG          the packages PKG imports
 //
-// The root is the plugin's working directory (the agent's workspace in the
-// host's config), or GOTOUR_ROOT when set.
+// The root is GOTOUR_ROOT when set, else $(go env GOROOT)/src, resolved on
+// the first task (not at spawn, which stays fast). Set GOTOUR_ROOT in the
+// agent's env in the config to tour another tree.
 package gotour
 
 import (
@@ -28,6 +29,7 @@ import (
 	"go/printer"
 	"go/token"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -43,7 +45,9 @@ const Version = "0.1.0"
 
 // Agent is the gotour agent. Use New.
 type Agent struct {
-	root string
+	rootOnce sync.Once
+	root     string
+	rootErr  error
 
 	mu        sync.Mutex
 	fset      *token.FileSet
@@ -56,13 +60,10 @@ type Agent struct {
 }
 
 // New returns an agent answering about the packages under root; an empty
-// root means GOTOUR_ROOT, else the working directory.
+// root means GOTOUR_ROOT, else $(go env GOROOT)/src.
 func New(root string) *Agent {
 	if root == "" {
 		root = os.Getenv("GOTOUR_ROOT")
-	}
-	if root == "" {
-		root, _ = os.Getwd()
 	}
 	return &Agent{
 		root:      root,
@@ -72,6 +73,23 @@ func New(root string) *Agent {
 		calls:     make(map[string]map[string][]string),
 		learned:   make(map[string]sdk.ContextArtifact),
 	}
+}
+
+// rootDir returns the tree the agent reads, finding the Go source tree on
+// first use when no root was given.
+func (a *Agent) rootDir(ctx context.Context) (string, error) {
+	a.rootOnce.Do(func() {
+		if a.root != "" {
+			return
+		}
+		out, err := exec.CommandContext(ctx, "go", "env", "GOROOT").Output()
+		if err != nil {
+			a.rootErr = sdk.Permanent(fmt.Errorf("gotour: cannot find the Go source tree: `go env GOROOT` failed (%v); set GOTOUR_ROOT to the tree to read", err))
+			return
+		}
+		a.root = filepath.Join(strings.TrimSpace(string(out)), "src")
+	})
+	return a.root, a.rootErr
 }
 
 // Describe implements sdk.Agent.
@@ -179,7 +197,11 @@ func (a *Agent) summary(ctx context.Context, h sdk.Host, pkg string) (*Summary, 
 // in memory. Each read is put to the host first (a guard may deny it) and
 // reported after.
 func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*ast.File, error) {
-	dir := filepath.Join(a.root, filepath.FromSlash(pkg))
+	root, err := a.rootDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, filepath.FromSlash(pkg))
 	if v, err := h.CheckToolUse(ctx, sdk.ToolCall{Tool: "LS", Paths: []string{pkg}, Input: map[string]any{"path": pkg}}); err != nil {
 		return nil, err
 	} else if !v.Allow {
@@ -190,7 +212,7 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, sdk.Permanent(fmt.Errorf("gotour: no package %s under %s; package paths are relative to the root, such as net/http", pkg, a.root))
+			return nil, sdk.Permanent(fmt.Errorf("gotour: no package %s under %s; package paths are relative to the root, such as net/http", pkg, root))
 		}
 		return nil, err
 	}
@@ -239,7 +261,7 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 			continue
 		}
 		start := time.Now()
-		src, err := os.ReadFile(filepath.Join(a.root, filepath.FromSlash(name)))
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err == nil {
 			// token.FileSet is safe for concurrent use: no lock needed.
 			f, err = parser.ParseFile(a.fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
