@@ -38,9 +38,9 @@ type launch struct {
 	healthInterval time.Duration
 	// tls makes the mutual TLS keys; nil falls back to go-plugin's
 	// AutoMTLS (see sdk.HostTLS for why hearth makes its own).
-	tls *sdk.HostTLS
-	logger         hclog.Logger
-	logLevel       string
+	tls      *sdk.HostTLS
+	logger   hclog.Logger
+	logLevel string
 	// onExit is called once if the process exits or stops answering
 	// without having been asked to stop.
 	onExit func(*PluginError)
