@@ -1,0 +1,417 @@
+package matcher
+
+import (
+	"math/bits"
+	"slices"
+	"time"
+)
+
+// reach is a session met while walking postings.
+type reach struct {
+	slot uint32
+	hits int32 // task files it holds, among walked postings
+}
+
+// skip is a directory posting not walked: sessions in it get closeness v.
+type skip struct {
+	p *posting
+	v float64
+}
+
+// Decide decides where the task described by h runs, at time now, ignoring
+// the sessions whose IDs are in exclude. It returns what [Scan] would return
+// on [Index.Candidates].
+func (ix *Index) Decide(h Hints, now time.Time, exclude ...string) Decision {
+	q := &ix.q
+	q.load(h)
+	nowNanos := wallNanos(now)
+	ix.nextEpoch()
+
+	d := Decision{Threshold: ix.cfg.Threshold}
+	excludedEligible := 0
+	for _, id := range exclude {
+		slot, ok := ix.slots[id]
+		if !ok {
+			continue
+		}
+		m := &ix.marks[slot]
+		if m.epoch == ix.epoch {
+			continue // listed twice
+		}
+		m.epoch, m.ref = ix.epoch, -1
+		d.Excluded++
+		if !ix.hot[slot].full {
+			excludedEligible++
+		}
+	}
+	d.Considered = ix.n - d.Excluded
+	d.Eligible = ix.n - ix.nFull - excludedEligible
+	if d.Considered == 0 {
+		d.settle()
+		return d
+	}
+
+	ix.techMask, ix.techIDs = 0, ix.techIDs[:0]
+	for _, name := range q.techs {
+		switch t, ok := ix.techs.ids[name]; {
+		case !ok: // no session has it
+		case t < 64:
+			ix.techMask |= 1 << t
+		default:
+			ix.techIDs = append(ix.techIDs, t)
+		}
+	}
+	ix.gather()
+
+	// Eligible sessions rank before full ones, so full ones are looked at
+	// only when fewer than TopK sessions are eligible.
+	k := ix.cfg.TopK
+	d.Ranked = make([]Ranked, 0, min(k, d.Considered))
+	if ke := min(k, d.Eligible); ke > 0 {
+		d.Ranked = ix.collect(d.Ranked, nowNanos, false, ke)
+	}
+	if kb := min(k-len(d.Ranked), d.Considered-d.Eligible); kb > 0 {
+		d.Ranked = ix.collect(d.Ranked, nowNanos, true, kb)
+	}
+	// Let go of node arrays that later updates may reallocate.
+	clear(ix.skips)
+	clear(ix.skipFiles)
+	d.settle()
+	return d
+}
+
+// nextEpoch starts a decision: slots marked with an older epoch count as
+// neither reached nor excluded, so nothing needs clearing.
+func (ix *Index) nextEpoch() {
+	ix.epoch++
+	if ix.epoch == 0 {
+		for i := range ix.marks {
+			ix.marks[i].epoch = 0
+		}
+		ix.epoch = 1
+	}
+}
+
+// gather walks the postings of the task's files and directories, recording
+// the sessions they reach with their file hits and m(d) so far, and sets
+// aside the postings with a bitmap.
+func (ix *Index) gather() {
+	q := &ix.q
+	nd := len(q.dirs)
+	ix.reached, ix.mv = ix.reached[:0], ix.mv[:0]
+	ix.skips, ix.skipAt, ix.skipFiles = ix.skips[:0], ix.skipAt[:0], ix.skipFiles[:0]
+	if len(ix.zeros) < nd {
+		ix.zeros = make([]float64, nd)
+	}
+
+	for _, name := range q.files {
+		f, ok := ix.files.ids[name]
+		if !ok {
+			continue
+		}
+		p := &ix.files.nodes[f]
+		if p.bits != nil {
+			ix.skipFiles = append(ix.skipFiles, p)
+			continue
+		}
+		for _, s := range p.slots {
+			if r := ix.touch(s); r >= 0 {
+				ix.reached[r].hits++
+			}
+		}
+	}
+
+	for j, name := range q.dirs {
+		ix.skipAt = append(ix.skipAt, len(ix.skips))
+		dd := q.depths[j]
+		var a int32 // the deepest indexed proper ancestor of the task dir
+		if id, ok := ix.dirs.ids[name]; ok {
+			n := &ix.dirs.nodes[id]
+			ix.source(&n.posting, j, 1)
+			if dd > 0 {
+				for _, o := range n.below {
+					if r := ix.touch(o.slot); r >= 0 {
+						v := float64(dd) / float64(o.depth)
+						ix.mv[int(r)*nd+j] = max(ix.mv[int(r)*nd+j], v)
+					}
+				}
+			}
+			a = n.parent
+		} else {
+			// Nobody holds the task dir or anything below it; some may hold
+			// an ancestor. The root is always indexed, so this ends.
+			for p := name; ; {
+				p = parentDir(p)
+				if id, ok := ix.dirs.ids[p]; ok {
+					a = int32(id)
+					break
+				}
+			}
+		}
+		// Ancestors, deepest first: skips then come best value first. The
+		// root is no ancestor that counts: its depth is 0.
+		for ; a > rootDir; a = ix.dirs.nodes[a].parent {
+			n := &ix.dirs.nodes[a]
+			ix.source(&n.posting, j, float64(n.depth)/float64(dd))
+		}
+	}
+	ix.skipAt = append(ix.skipAt, len(ix.skips))
+}
+
+// source walks a directory posting that gives closeness v to task dir j, or
+// sets it aside if it has a bitmap.
+func (ix *Index) source(p *posting, j int, v float64) {
+	if p.bits != nil {
+		ix.skips = append(ix.skips, skip{p: p, v: v})
+		return
+	}
+	nd := len(ix.q.dirs)
+	for _, s := range p.slots {
+		if r := ix.touch(s); r >= 0 {
+			i := int(r)*nd + j
+			ix.mv[i] = max(ix.mv[i], v)
+		}
+	}
+}
+
+// touch returns slot's index in reached, adding it if new, or -1 if it is
+// excluded.
+func (ix *Index) touch(slot uint32) int32 {
+	m := &ix.marks[slot]
+	if m.epoch != ix.epoch {
+		m.epoch, m.ref = ix.epoch, int32(len(ix.reached))
+		ix.reached = append(ix.reached, reach{slot: slot})
+		ix.mv = append(ix.mv, ix.zeros[:len(ix.q.dirs)]...)
+	}
+	return m.ref
+}
+
+// cand is a scored session while Decide looks for the best: what ranking
+// needs, read from slotState alone.
+type cand struct {
+	sc      Scores
+	total   float64
+	ratio   float64
+	last    int64
+	slot    uint32
+	dormant bool
+}
+
+// before is ranksBefore for cands.
+func (ix *Index) before(a, b *cand) bool {
+	if a.total != b.total {
+		return a.total > b.total
+	}
+	if a.ratio != b.ratio {
+		return a.ratio < b.ratio
+	}
+	if a.last != b.last {
+		return a.last > b.last // wallNanos is monotone, so this is Compare's order
+	}
+	sa, sb := &ix.sess[a.slot], &ix.sess[b.slot]
+	if c := sa.st.LastActivity.Compare(sb.st.LastActivity); c != 0 {
+		return c > 0 // both saturated: compare the times themselves
+	}
+	if a.dormant != b.dormant {
+		return !a.dormant
+	}
+	return sa.id < sb.id
+}
+
+// collect appends to out the best k sessions that are full (busy) or not.
+// Reached sessions are bounded first, from their hits and m(d) so far, the
+// skipped postings and their freshness, and the k best bounds scored
+// exactly; the others are scored only if their bound reaches the k-th best
+// total, which spares most of them a cache miss. Then the recency list is
+// walked while the bound of the sessions not reached could still beat the
+// k-th best.
+func (ix *Index) collect(out []Ranked, now int64, busy bool, k int) []Ranked {
+	q := &ix.q
+	top := ix.top[:0]
+	ubs, first := ix.ubs[:0], ix.first[:0]
+	for r := range ix.reached {
+		u := -1.0 // not of the class
+		if ix.marks[ix.reached[r].slot].full == busy {
+			u = ix.reachedBound(r, now, busy)
+			// first keeps the indexes of the k best bounds, best first.
+			i := len(first)
+			for i > 0 && u > ubs[first[i-1]] {
+				i--
+			}
+			if i < k {
+				if len(first) < k {
+					first = append(first, 0)
+				}
+				copy(first[i+1:], first[i:len(first)-1])
+				first[i] = int32(r)
+			}
+		}
+		ubs = append(ubs, u)
+	}
+	for _, r := range first {
+		top = ix.offer(top, k, ix.reached[r].slot, r, now)
+		ubs[r] = -1
+	}
+	for r, u := range ubs {
+		if u >= 0 && (len(top) < k || u >= top[k-1].total) {
+			top = ix.offer(top, k, ix.reached[r].slot, int32(r), now)
+		}
+	}
+	ix.ubs, ix.first = ubs, first
+
+	// An unreached session holds no walked posting: its factors are at most
+	// the skipped postings' values, any technology, and no load for a full
+	// one. Only freshness varies along the list, and it only falls.
+	var ub Scores
+	if q.applied.Directory {
+		var sum float64
+		for j := range q.dirs {
+			if from := ix.skipAt[j]; from < ix.skipAt[j+1] {
+				sum += ix.skips[from].v // score adds m(d) <= this, in the same order
+			}
+		}
+		ub.Directory = sum / float64(len(q.dirs))
+	}
+	if q.applied.File {
+		ub.File = float64(len(ix.skipFiles)) / float64(len(q.files))
+	}
+	ub.Tech = 1
+	if !busy {
+		ub.Load = 1
+	}
+	for s := ix.head; s >= 0; s = ix.hot[s].next {
+		h := &ix.hot[s]
+		if h.full != busy || ix.marks[s].epoch == ix.epoch {
+			continue
+		}
+		if len(top) == k {
+			ub.Freshness = freshness(now, h.last, ix.cfg.IdleTimeout)
+			if combine(&ix.cfg.Weights, q.applied, &ub) < top[k-1].total {
+				break
+			}
+		}
+		top = ix.offer(top, k, uint32(s), -1, now)
+	}
+	ix.top = top
+
+	for i := range top {
+		c := &top[i]
+		s := &ix.sess[c.slot]
+		out = append(out, Ranked{
+			ID:       s.id,
+			State:    s.st,
+			Scores:   c.sc,
+			Applied:  q.applied,
+			Total:    c.total,
+			Eligible: !busy,
+		})
+	}
+	return out
+}
+
+// reachedBound bounds the total of reached[r] without reading its
+// slotState: its m(d) so far or the best skipped posting of each task dir,
+// its hits plus one per skipped file, any technology, its freshness, no
+// load. Like score, it adds in task dir order, so that rounding keeps it
+// above the score.
+func (ix *Index) reachedBound(r int, now int64, busy bool) float64 {
+	q := &ix.q
+	var ub Scores
+	if q.applied.Directory {
+		nd := len(q.dirs)
+		var sum float64
+		for j := range nd {
+			m := ix.mv[r*nd+j]
+			if from := ix.skipAt[j]; from < ix.skipAt[j+1] {
+				m = max(m, ix.skips[from].v)
+			}
+			sum += m
+		}
+		ub.Directory = sum / float64(nd)
+	}
+	if q.applied.File {
+		ub.File = float64(int(ix.reached[r].hits)+len(ix.skipFiles)) / float64(len(q.files))
+	}
+	ub.Tech = 1
+	ub.Freshness = freshness(now, ix.marks[ix.reached[r].slot].last, ix.cfg.IdleTimeout)
+	if !busy {
+		ub.Load = 1
+	}
+	return combine(&ix.cfg.Weights, q.applied, &ub)
+}
+
+// offer scores slot (reached[ref], or unreached if ref is -1) and keeps it
+// in top, the best k so far, best first.
+func (ix *Index) offer(top []cand, k int, slot uint32, ref int32, now int64) []cand {
+	h := &ix.hot[slot]
+	c := cand{ratio: h.ratio, last: h.last, slot: slot, dormant: h.dormant}
+	c.sc, c.total = ix.score(slot, ref, now)
+	if len(top) == k && !ix.before(&c, &top[k-1]) {
+		return top
+	}
+	i := len(top)
+	for i > 0 && ix.before(&c, &top[i-1]) {
+		i--
+	}
+	if len(top) < k {
+		top = append(top, cand{})
+	}
+	copy(top[i+1:], top[i:len(top)-1])
+	top[i] = c
+	return top
+}
+
+// score computes slot's factors and total exactly as Scan does.
+func (ix *Index) score(slot uint32, ref int32, now int64) (Scores, float64) {
+	q := &ix.q
+	h := &ix.hot[slot]
+	var sc Scores
+	if q.applied.Directory {
+		nd := len(q.dirs)
+		var sum float64
+		for j := range nd {
+			var m float64
+			if ref >= 0 {
+				m = ix.mv[int(ref)*nd+j]
+			}
+			for _, sk := range ix.skips[ix.skipAt[j]:ix.skipAt[j+1]] {
+				if sk.v <= m {
+					break
+				}
+				if sk.p.has(slot) {
+					m = sk.v
+					break
+				}
+			}
+			sum += m
+		}
+		sc.Directory = sum / float64(nd)
+	}
+	if q.applied.File {
+		var hits int
+		if ref >= 0 {
+			hits = int(ix.reached[ref].hits)
+		}
+		for _, p := range ix.skipFiles {
+			if p.has(slot) {
+				hits++
+			}
+		}
+		sc.File = float64(hits) / float64(len(q.files))
+	}
+	if q.applied.Tech {
+		hits := bits.OnesCount64(h.techs & ix.techMask)
+		if len(ix.techIDs) > 0 { // technologies with ids past the mask
+			techs := ix.sess[slot].techs
+			for _, t := range ix.techIDs {
+				if _, ok := slices.BinarySearch(techs, t); ok {
+					hits++
+				}
+			}
+		}
+		sc.Tech = float64(hits) / float64(len(q.techs))
+	}
+	sc.Freshness = freshness(now, h.last, ix.cfg.IdleTimeout)
+	sc.Load = h.loadFactor
+	return sc, combine(&ix.cfg.Weights, q.applied, &sc)
+}

@@ -1,0 +1,144 @@
+package matcher
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Outcome is what a Decision tells the host to do.
+type Outcome int
+
+// The outcomes. The zero Outcome is none of them.
+const (
+	// Reuse the winner: the best eligible total is strictly above the
+	// threshold.
+	Reuse Outcome = iota + 1
+	// SpawnNoCandidates: the agent has no session, or all were excluded.
+	SpawnNoCandidates
+	// SpawnAllBusy: every candidate is at or above its capacity.
+	SpawnAllBusy
+	// SpawnBelowThreshold: no eligible candidate scored above the
+	// threshold.
+	SpawnBelowThreshold
+)
+
+var outcomeNames = [...]string{
+	Reuse:               "reuse",
+	SpawnNoCandidates:   "spawn-no-candidates",
+	SpawnAllBusy:        "spawn-all-busy",
+	SpawnBelowThreshold: "spawn-below-threshold",
+}
+
+// String returns "reuse", "spawn-no-candidates", "spawn-all-busy" or
+// "spawn-below-threshold".
+func (o Outcome) String() string {
+	if o >= Reuse && int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Spawn reports whether the outcome asks for a new session.
+func (o Outcome) Spawn() bool { return o > Reuse && int(o) < len(outcomeNames) }
+
+// Decision is the matcher's answer for one task, with what it is based on.
+type Decision struct {
+	Outcome Outcome
+	// Winner is the ID of the session to reuse; empty unless Outcome is
+	// Reuse.
+	Winner string
+	// Dormant is true when the winner is dormant: the host rehydrates it.
+	Dormant   bool
+	Threshold float64
+	// Ranked holds the top candidates, best first, at most Config.TopK:
+	// eligible ones by rank, then, if fewer than TopK are eligible, the best
+	// full ones.
+	Ranked []Ranked
+	// Considered counts the candidates taken into account: all but the
+	// excluded ones. Eligible counts those of them below capacity.
+	// Excluded counts the candidates the caller excluded.
+	Considered int
+	Eligible   int
+	Excluded   int
+}
+
+// settle sets the outcome from the counts and the ranking.
+func (d *Decision) settle() {
+	switch {
+	case d.Considered == 0:
+		d.Outcome = SpawnNoCandidates
+	case d.Eligible == 0:
+		d.Outcome = SpawnAllBusy
+	case d.Ranked[0].Total > d.Threshold:
+		d.Outcome = Reuse
+		d.Winner = d.Ranked[0].ID
+		d.Dormant = d.Ranked[0].Dormant
+	default:
+		d.Outcome = SpawnBelowThreshold
+	}
+}
+
+// String explains the decision in one line, for logs:
+//
+//	reuse s-12 (0.83 > 0.60): dir 1.00 file 0.80 tech 1.00 fresh 0.95 load 1.00
+//	spawn: best s-3 scored 0.41, not above 0.60: dir 0.50 file 0.20 tech - fresh 0.10 load 1.00
+//	spawn: all 4 candidates busy
+//
+// A factor that does not apply to the task is shown as "-".
+func (d Decision) String() string {
+	var b strings.Builder
+	switch d.Outcome {
+	case Reuse:
+		b.WriteString("reuse ")
+		if d.Dormant {
+			b.WriteString("dormant ")
+		}
+		r := &d.Ranked[0]
+		b.WriteString(r.ID + " (" + two(r.Total) + " > " + two(d.Threshold) + "): ")
+		r.writeScores(&b)
+	case SpawnNoCandidates:
+		b.WriteString("spawn: no candidates")
+		if d.Excluded > 0 {
+			b.WriteString(" (" + strconv.Itoa(d.Excluded) + " excluded)")
+		}
+	case SpawnAllBusy:
+		if d.Considered == 1 {
+			b.WriteString("spawn: the only candidate is busy")
+		} else {
+			b.WriteString("spawn: all " + strconv.Itoa(d.Considered) + " candidates busy")
+		}
+	case SpawnBelowThreshold:
+		r := &d.Ranked[0]
+		b.WriteString("spawn: best " + r.ID + " scored " + two(r.Total) + ", not above " + two(d.Threshold) + ": ")
+		r.writeScores(&b)
+	default:
+		b.WriteString(d.Outcome.String())
+	}
+	return b.String()
+}
+
+func (r *Ranked) writeScores(b *strings.Builder) {
+	for i, f := range [...]struct {
+		name    string
+		v       float64
+		applies bool
+	}{
+		{"dir", r.Scores.Directory, r.Applied.Directory},
+		{"file", r.Scores.File, r.Applied.File},
+		{"tech", r.Scores.Tech, r.Applied.Tech},
+		{"fresh", r.Scores.Freshness, r.Applied.Freshness},
+		{"load", r.Scores.Load, r.Applied.Load},
+	} {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f.name + " ")
+		if f.applies {
+			b.WriteString(two(f.v))
+		} else {
+			b.WriteByte('-')
+		}
+	}
+}
+
+func two(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }

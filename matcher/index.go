@@ -1,0 +1,697 @@
+package matcher
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// Index holds the fingerprints of one agent's sessions, updated as hooks
+// report what each session touches, and decides like [Scan] without scoring
+// every session: [Index.Decide] returns exactly what Scan returns on
+// [Index.Candidates] (same outcome, winner, ranked list with identical
+// scores, counts).
+//
+// An Index is not safe for concurrent use: the host serializes access with
+// one lock per agent, which it needs anyway to make a decision and the load
+// change that follows it atomic.
+//
+// Updates name sessions by ID. [Index.Upsert] adds a session or updates its
+// State; the other mutators change one set of an existing session and report
+// false, doing nothing, for an unknown ID, so that a hook arriving after its
+// session was removed does not bring it back.
+//
+// # How it avoids a scan
+//
+// Paths and technologies are interned to integer ids; a session keeps
+// sorted id slices, and each file and directory keeps a posting: the sorted
+// slots of the sessions that hold it. Decide walks the postings of the
+// task's files, counting each reached session's file hits, and those of its
+// directories, recording each reached session's m(d) so far: for each task
+// directory d, the sessions holding d (closeness 1), those holding an
+// ancestor a of d (depth(a)/depth(d)), and those holding a descendant of d.
+// For the last, a session's shallowest directory under d (the one the
+// closeness uses) is always an "orphan", a directory whose parent the
+// session lacks, unless the session holds d itself and scores 1 anyway.
+// Each directory therefore lists the orphans below it; since the host
+// records the parents of what a session touches, these lists are usually
+// empty.
+//
+// A session reached through no posting has no file hit and no directory
+// closeness, so its total is at most (w_tech·1 + w_fresh·fresh +
+// w_load·1) / W over the applicable weights: technologies give no
+// postings, since nearly every session of a Go agent has "go", and count as
+// 1 in the bound, like load. Sessions are kept in a list ordered by last
+// activity, most recent first. Decide first ranks the reached sessions,
+// then walks that list, scoring the sessions not reached, and stops once
+// their bound, which only falls along the list, is strictly below the K-th
+// best total so far (an equal bound could still win a tie).
+//
+// Postings shared by a large part of the sessions (a top-level directory,
+// the root, go.mod) would reach nearly everyone and defeat that bound. A
+// posting that holds at least 1/32 of the sessions (and 64) also keeps a
+// bitmap of them, about the size of its slot list; Decide does not walk it but
+// tests the bitmap for each session it scores, and raises the bound of
+// unreached sessions by what skipped postings can add: the value of the
+// best skipped one for each task directory, one hit per skipped file.
+//
+// Scoring a session costs a cache miss or two, and a decision is bound by
+// memory latency. So the reached sessions are first bounded from what the
+// walk recorded and a small per-slot array (their freshness), the K with
+// the best bounds scored exactly, and the others only if their bound
+// reaches the K-th best total; most are skipped without being read.
+//
+// Scores are computed by the same functions as Scan's, with the same
+// floating-point operations in the same order, so they are equal bit for
+// bit; bounds use them too, on upper bounds of each factor, and since
+// float rounding is monotone a bound never falls below the score it bounds.
+//
+// Memory, measured on 10,000 sessions of 1,000 files each, is about 14
+// bytes per (session, file) pair, all included: a 4-byte file id in the
+// session's set and a 4-byte slot in the file's posting, slice slack,
+// directories, bitmaps, and each distinct path stored once.
+type Index struct {
+	cfg Config
+
+	slots     map[string]uint32 // session ID to slot
+	hot       []slotState       // by slot: what Decide reads to score a session
+	marks     []mark            // by slot: what Decide reads to reach and bound a session
+	sess      []session         // by slot: the rest of the fingerprint
+	freeSlots []uint32
+	n, nFull  int   // sessions, and those at or above capacity
+	head      int32 // most recently active session; -1 if none
+	tail      int32 // least recently active session; -1 if none
+
+	files table[posting]
+	dirs  table[dirNode]
+	techs table[int] // a technology's number of sessions
+
+	// bitmapFloor is the smallest posting that gets a bitmap and may be
+	// skipped; tests lower it to exercise skipping on small worlds.
+	bitmapFloor int
+
+	// Scratch space for Decide, kept across calls so that a decision does
+	// not allocate beyond its result.
+	epoch     uint32
+	q         task
+	techMask  uint64   // the task's technologies with ids below 64
+	techIDs   []uint32 // and the others that some session has
+	reached   []reach
+	mv        []float64 // m(d) so far: mv[r*len(q.dirs)+j] for reached[r], task dir j
+	zeros     []float64
+	skips     []skip // skipped directory postings, by task dir, best value first
+	skipAt    []int  // task dir j's are skips[skipAt[j]:skipAt[j+1]]
+	skipFiles []*posting
+	top       []cand
+	ubs       []float64 // bounds of reached sessions, by reached index
+	first     []int32   // reached indexes with the best bounds
+}
+
+// slotState is what scoring a session reads, derived from its State by the
+// functions Scan uses; 48 bytes, so that scoring a session reads one or two
+// cache lines.
+type slotState struct {
+	last          int64   // wallNanos(State.LastActivity)
+	ratio         float64 // loadRatio, the first tie-breaker
+	loadFactor    float64
+	techs         uint64 // bit t for each technology id t < 64 the session has
+	prev, next    int32  // recency list
+	dormant, full bool
+}
+
+// mark records whether a slot was reached or excluded in the current
+// Decide, with copies of the two slotState fields that bounding a reached
+// session needs. Marks are kept apart from slotState, 24 bytes a session,
+// so that walking postings and bounding the sessions reached touch a small
+// array that stays in cache, and only the sessions that may rank read
+// their slotState.
+type mark struct {
+	last  int64  // slotState.last
+	epoch uint32 // the Decide that ref is valid for
+	ref   int32  // the slot's index in reached, or -1 if excluded
+	full  bool   // slotState.full
+}
+
+type session struct {
+	id      string
+	st      State
+	files   []uint32 // sorted file ids
+	dirs    []uint32 // sorted directory ids
+	techs   []uint32 // sorted technology ids
+	orphans []uint32 // directories of depth >= 2 whose parent the session lacks
+}
+
+// dirNode is one directory of the tree of every directory a session holds,
+// with all their ancestors.
+type dirNode struct {
+	posting
+	parent int32 // -1 for the root "."
+	depth  int32
+	kids   int32    // child directories; a node is freed when it has none and no session
+	below  []orphan // orphans strictly below this directory (not kept for the root)
+}
+
+type orphan struct {
+	slot  uint32
+	dir   uint32
+	depth int32
+}
+
+// rootDir is the id of ".", created with the Index and never freed.
+const rootDir = 0
+
+// table interns names to dense ids, reusing the ids of freed names so that
+// the arrays indexed by id stay as large as the live set.
+type table[N any] struct {
+	ids   map[string]uint32
+	names []string // "" for a free id
+	nodes []N
+	free  []uint32
+}
+
+func (t *table[N]) add(name string, node N) uint32 {
+	// Clone, so that an interned path does not pin the caller's buffer
+	// (a hook payload) for as long as the path is in use.
+	name = strings.Clone(name)
+	var id uint32
+	if k := len(t.free); k > 0 {
+		id = t.free[k-1]
+		t.free = t.free[:k-1]
+		t.names[id], t.nodes[id] = name, node
+	} else {
+		id = uint32(len(t.nodes))
+		t.names = append(t.names, name)
+		t.nodes = append(t.nodes, node)
+	}
+	t.ids[name] = id
+	return id
+}
+
+func (t *table[N]) drop(id uint32) {
+	delete(t.ids, t.names[id])
+	var zero N
+	t.names[id], t.nodes[id] = "", zero
+	t.free = append(t.free, id)
+}
+
+// NewIndex returns an empty Index deciding with cfg, or cfg's validation
+// error.
+func NewIndex(cfg Config) (*Index, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ix := &Index{
+		cfg:         cfg,
+		slots:       make(map[string]uint32),
+		head:        -1,
+		tail:        -1,
+		bitmapFloor: bitmapFloor,
+		files:       table[posting]{ids: make(map[string]uint32)},
+		dirs:        table[dirNode]{ids: make(map[string]uint32)},
+		techs:       table[int]{ids: make(map[string]uint32)},
+	}
+	ix.dirs.add(".", dirNode{parent: -1})
+	return ix, nil
+}
+
+// Config returns the Config the Index decides with.
+func (ix *Index) Config() Config { return ix.cfg }
+
+// Len returns the number of sessions.
+func (ix *Index) Len() int { return ix.n }
+
+// bitmapWant is the posting size from which postings keep a bitmap.
+func (ix *Index) bitmapWant() int { return max(ix.bitmapFloor, ix.n/bitmapShare) }
+
+// Upsert adds the session id with state st, or replaces the State of an
+// existing one. A new LastActivity at or after every other session's (the
+// usual update: activity now) or before all of them costs O(1); any other
+// walks the recency list from its most recent end past every session that
+// is more recent. To restore many sessions, use [Index.PutAll].
+func (ix *Index) Upsert(id string, st State) {
+	st.LastActivity = st.LastActivity.Round(0)
+	slot, ok := ix.slots[id]
+	if !ok {
+		slot = ix.newSlot(id)
+		ix.n++
+		ix.setState(slot, st)
+		ix.link(slot)
+		return
+	}
+	h := &ix.hot[slot]
+	moved := h.last != wallNanos(st.LastActivity)
+	if moved {
+		ix.unlink(slot)
+	}
+	if h.full {
+		ix.nFull--
+	}
+	ix.setState(slot, st)
+	if moved {
+		ix.link(slot)
+	}
+}
+
+func (ix *Index) setState(slot uint32, st State) {
+	h := &ix.hot[slot]
+	ix.sess[slot].st = st
+	h.last, h.ratio, h.loadFactor = wallNanos(st.LastActivity), loadRatio(&st), loadFactor(&st)
+	h.dormant, h.full = st.Dormant, full(&st)
+	ix.marks[slot].last, ix.marks[slot].full = h.last, h.full
+	if h.full {
+		ix.nFull++
+	}
+}
+
+func (ix *Index) newSlot(id string) uint32 {
+	id = strings.Clone(id)
+	var slot uint32
+	if k := len(ix.freeSlots); k > 0 {
+		slot = ix.freeSlots[k-1]
+		ix.freeSlots = ix.freeSlots[:k-1]
+	} else {
+		slot = uint32(len(ix.hot))
+		ix.hot = append(ix.hot, slotState{})
+		ix.marks = append(ix.marks, mark{})
+		ix.sess = append(ix.sess, session{})
+	}
+	ix.hot[slot] = slotState{prev: -1, next: -1}
+	ix.marks[slot] = mark{}
+	ix.sess[slot] = session{id: id}
+	ix.slots[id] = slot
+	return slot
+}
+
+// link puts slot in the recency list, after every session with more recent
+// activity.
+func (ix *Index) link(slot uint32) {
+	s := int32(slot)
+	h := &ix.hot[slot]
+	t := h.last
+	if ix.head < 0 || t >= ix.hot[ix.head].last {
+		h.prev, h.next = -1, ix.head
+		if ix.head >= 0 {
+			ix.hot[ix.head].prev = s
+		} else {
+			ix.tail = s
+		}
+		ix.head = s
+		return
+	}
+	after := ix.tail
+	if t > ix.hot[ix.tail].last {
+		after = ix.head
+		for {
+			next := ix.hot[after].next
+			if ix.hot[next].last <= t {
+				break // the tail is older than t, so next is never -1 here
+			}
+			after = next
+		}
+	}
+	h.prev, h.next = after, ix.hot[after].next
+	if h.next >= 0 {
+		ix.hot[h.next].prev = s
+	} else {
+		ix.tail = s
+	}
+	ix.hot[after].next = s
+}
+
+func (ix *Index) unlink(slot uint32) {
+	h := &ix.hot[slot]
+	if h.prev >= 0 {
+		ix.hot[h.prev].next = h.next
+	} else {
+		ix.head = h.next
+	}
+	if h.next >= 0 {
+		ix.hot[h.next].prev = h.prev
+	} else {
+		ix.tail = h.prev
+	}
+	h.prev, h.next = -1, -1
+}
+
+// Remove deletes the session id and reports whether it was there.
+func (ix *Index) Remove(id string) bool {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return false
+	}
+	s := &ix.sess[slot]
+	want := ix.bitmapWant()
+	for _, f := range s.files {
+		ix.files.nodes[f].remove(slot)
+		ix.fileChanged(f, want)
+	}
+	for _, o := range s.orphans {
+		ix.dropOrphan(slot, o)
+	}
+	for _, d := range s.dirs {
+		n := &ix.dirs.nodes[d]
+		n.remove(slot)
+		n.tune(want)
+		ix.releaseDir(d)
+	}
+	for _, t := range s.techs {
+		ix.releaseTech(t)
+	}
+	ix.unlink(slot)
+	ix.n--
+	if ix.hot[slot].full {
+		ix.nFull--
+	}
+	delete(ix.slots, id)
+	ix.hot[slot] = slotState{prev: -1, next: -1}
+	ix.sess[slot] = session{}
+	ix.freeSlots = append(ix.freeSlots, slot)
+	return true
+}
+
+// AddFiles records that session id accessed files. It does not add their
+// directories: the host does, with AddDirs.
+func (ix *Index) AddFiles(id string, files ...string) bool {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return false
+	}
+	want := ix.bitmapWant()
+	for _, raw := range files {
+		p, ok := normalizeFile(raw)
+		if !ok {
+			continue
+		}
+		f, known := ix.files.ids[p]
+		if !known {
+			f = ix.files.add(p, posting{})
+		}
+		s := &ix.sess[slot]
+		i, found := slices.BinarySearch(s.files, f)
+		if found {
+			continue
+		}
+		s.files = slices.Insert(s.files, i, f)
+		n := &ix.files.nodes[f]
+		n.insert(slot)
+		n.tune(want)
+	}
+	return true
+}
+
+// RemoveFiles forgets files of session id (an evicted part of its
+// fingerprint). Files it does not hold are ignored.
+func (ix *Index) RemoveFiles(id string, files ...string) bool {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return false
+	}
+	want := ix.bitmapWant()
+	for _, raw := range files {
+		p, ok := normalizeFile(raw)
+		if !ok {
+			continue
+		}
+		f, known := ix.files.ids[p]
+		if !known {
+			continue
+		}
+		s := &ix.sess[slot]
+		i, found := slices.BinarySearch(s.files, f)
+		if !found {
+			continue
+		}
+		s.files = slices.Delete(s.files, i, i+1)
+		ix.files.nodes[f].remove(slot)
+		ix.fileChanged(f, want)
+	}
+	return true
+}
+
+func (ix *Index) fileChanged(f uint32, want int) {
+	if n := &ix.files.nodes[f]; len(n.slots) == 0 {
+		ix.files.drop(f)
+	} else {
+		n.tune(want)
+	}
+}
+
+// AddDirs records directories session id worked in.
+func (ix *Index) AddDirs(id string, dirs ...string) bool {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return false
+	}
+	want := ix.bitmapWant()
+	for _, raw := range dirs {
+		d := ix.internDir(NormalizePath(raw))
+		s := &ix.sess[slot]
+		i, found := slices.BinarySearch(s.dirs, d)
+		if found {
+			continue
+		}
+		s.dirs = slices.Insert(s.dirs, i, d)
+		n := &ix.dirs.nodes[d]
+		n.insert(slot)
+		n.tune(want)
+		if n.depth >= 2 {
+			if _, ok := slices.BinarySearch(s.dirs, uint32(n.parent)); !ok {
+				ix.addOrphan(slot, d)
+			}
+		}
+		// d may be the missing parent of orphans the session has.
+		for k := 0; k < len(s.orphans); {
+			if o := s.orphans[k]; ix.dirs.nodes[o].parent == int32(d) {
+				ix.dropOrphan(slot, o)
+				s.orphans[k] = s.orphans[len(s.orphans)-1]
+				s.orphans = s.orphans[:len(s.orphans)-1]
+				continue
+			}
+			k++
+		}
+	}
+	return true
+}
+
+// RemoveDirs forgets directories of session id. Directories it does not hold
+// are ignored.
+func (ix *Index) RemoveDirs(id string, dirs ...string) bool {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return false
+	}
+	want := ix.bitmapWant()
+	for _, raw := range dirs {
+		d, known := ix.dirs.ids[NormalizePath(raw)]
+		if !known {
+			continue
+		}
+		s := &ix.sess[slot]
+		i, found := slices.BinarySearch(s.dirs, d)
+		if !found {
+			continue
+		}
+		s.dirs = slices.Delete(s.dirs, i, i+1)
+		n := &ix.dirs.nodes[d]
+		n.remove(slot)
+		n.tune(want)
+		if k := slices.Index(s.orphans, d); k >= 0 {
+			ix.dropOrphan(slot, d)
+			s.orphans = slices.Delete(s.orphans, k, k+1)
+		}
+		// The session's children of d lose their parent. Children of the
+		// root have depth 1 and are never orphans: nothing but "." is
+		// close to ".".
+		if n.depth >= 1 {
+			for _, c := range s.dirs {
+				if ix.dirs.nodes[c].parent == int32(d) {
+					ix.addOrphan(slot, c)
+				}
+			}
+		}
+		ix.releaseDir(d)
+	}
+	return true
+}
+
+// internDir returns the id of a normalized directory, creating it and its
+// missing ancestors.
+func (ix *Index) internDir(p string) uint32 {
+	if id, ok := ix.dirs.ids[p]; ok {
+		return id
+	}
+	parent := ix.internDir(parentDir(p))
+	ix.dirs.nodes[parent].kids++
+	return ix.dirs.add(p, dirNode{parent: int32(parent), depth: ix.dirs.nodes[parent].depth + 1})
+}
+
+// releaseDir frees d and then its ancestors while they are held by no
+// session and have no children left.
+func (ix *Index) releaseDir(d uint32) {
+	for d != rootDir {
+		n := &ix.dirs.nodes[d]
+		if ix.dirs.names[d] == "" || len(n.slots) > 0 || n.kids > 0 {
+			return
+		}
+		parent := n.parent
+		ix.dirs.drop(d)
+		ix.dirs.nodes[parent].kids--
+		d = uint32(parent)
+	}
+}
+
+// addOrphan records directory d as an orphan of slot, in the session and in
+// the below lists of d's ancestors (but the root's).
+func (ix *Index) addOrphan(slot, d uint32) {
+	ix.sess[slot].orphans = append(ix.sess[slot].orphans, d)
+	n := &ix.dirs.nodes[d]
+	o := orphan{slot: slot, dir: d, depth: n.depth}
+	for a := n.parent; a > rootDir; a = ix.dirs.nodes[a].parent {
+		ix.dirs.nodes[a].below = append(ix.dirs.nodes[a].below, o)
+	}
+}
+
+// dropOrphan removes orphan d of slot from its ancestors' below lists; the
+// caller updates the session's own list.
+func (ix *Index) dropOrphan(slot, d uint32) {
+	for a := ix.dirs.nodes[d].parent; a > rootDir; a = ix.dirs.nodes[a].parent {
+		n := &ix.dirs.nodes[a]
+		for i, o := range n.below {
+			if o.slot == slot && o.dir == d {
+				n.below[i] = n.below[len(n.below)-1]
+				n.below = n.below[:len(n.below)-1]
+				break
+			}
+		}
+	}
+}
+
+// AddTechs records technologies session id is primed for.
+func (ix *Index) AddTechs(id string, techs ...string) bool {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return false
+	}
+	for _, raw := range techs {
+		name, ok := normalizeTech(raw)
+		if !ok {
+			continue
+		}
+		t, known := ix.techs.ids[name]
+		if !known {
+			t = ix.techs.add(name, 0)
+		}
+		s := &ix.sess[slot]
+		i, found := slices.BinarySearch(s.techs, t)
+		if found {
+			continue
+		}
+		s.techs = slices.Insert(s.techs, i, t)
+		ix.techs.nodes[t]++
+		if t < 64 {
+			ix.hot[slot].techs |= 1 << t
+		}
+	}
+	return true
+}
+
+// RemoveTechs forgets technologies of session id.
+func (ix *Index) RemoveTechs(id string, techs ...string) bool {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return false
+	}
+	for _, raw := range techs {
+		name, ok := normalizeTech(raw)
+		if !ok {
+			continue
+		}
+		t, known := ix.techs.ids[name]
+		if !known {
+			continue
+		}
+		s := &ix.sess[slot]
+		i, found := slices.BinarySearch(s.techs, t)
+		if !found {
+			continue
+		}
+		s.techs = slices.Delete(s.techs, i, i+1)
+		if t < 64 {
+			ix.hot[slot].techs &^= 1 << t
+		}
+		ix.releaseTech(t)
+	}
+	return true
+}
+
+func (ix *Index) releaseTech(t uint32) {
+	if ix.techs.nodes[t]--; ix.techs.nodes[t] == 0 {
+		ix.techs.drop(t)
+	}
+}
+
+// Put replaces the whole fingerprint of session c.ID with c, for instance
+// when restoring persisted sessions.
+func (ix *Index) Put(c Candidate) {
+	ix.Remove(c.ID)
+	ix.Upsert(c.ID, c.State)
+	ix.AddFiles(c.ID, c.Files...)
+	ix.AddDirs(c.ID, c.Dirs...)
+	ix.AddTechs(c.ID, c.Techs...)
+}
+
+// PutAll puts every candidate, oldest activity first, so that restoring
+// sessions into an empty Index costs O(1) each in the recency list,
+// whatever their order in cands (Badger returns them by key).
+func (ix *Index) PutAll(cands []Candidate) {
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cands[a].LastActivity.Compare(cands[b].LastActivity)
+	})
+	for _, i := range order {
+		ix.Put(cands[i])
+	}
+}
+
+// Candidate returns the fingerprint of session id, normalized, its sets
+// sorted.
+func (ix *Index) Candidate(id string) (Candidate, bool) {
+	slot, ok := ix.slots[id]
+	if !ok {
+		return Candidate{}, false
+	}
+	return ix.candidate(slot), true
+}
+
+// Candidates returns every fingerprint, by ID, normalized, with sorted sets:
+// for persistence, and for checking Decide against Scan.
+func (ix *Index) Candidates() []Candidate {
+	out := make([]Candidate, 0, ix.n)
+	for _, slot := range ix.slots {
+		out = append(out, ix.candidate(slot))
+	}
+	slices.SortFunc(out, func(a, b Candidate) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+func (ix *Index) candidate(slot uint32) Candidate {
+	s := &ix.sess[slot]
+	names := func(ids []uint32, names []string) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = names[id]
+		}
+		slices.Sort(out)
+		return out
+	}
+	return Candidate{
+		ID:    s.id,
+		State: s.st,
+		Files: names(s.files, ix.files.names),
+		Dirs:  names(s.dirs, ix.dirs.names),
+		Techs: names(s.techs, ix.techs.names),
+	}
+}
