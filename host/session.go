@@ -242,8 +242,14 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 	defer cancelBase(nil)
 	unhook := context.AfterFunc(hardStop, func() { cancelBase(ErrClosed) })
 	defer unhook()
-	tctx, cancel := context.WithTimeoutCause(base, cfg.TaskTimeout, taskTimeoutError{cfg.TaskTimeout})
-	defer cancel()
+	// The task timeout is the host's own timer, not a deadline: gRPC would
+	// send a deadline to the plugin, whose copy can fire first, and the
+	// host must know for certain that it was its timeout that ended the
+	// task.
+	tctx, cancel := context.WithCancelCause(base)
+	defer cancel(nil)
+	timer := time.AfterFunc(cfg.TaskTimeout, func() { cancel(taskTimeoutError{cfg.TaskTimeout}) })
+	defer timer.Stop()
 
 	st := sdk.Task{
 		ID:             t.ID,

@@ -211,6 +211,10 @@ func toStatus(err error) error {
 	return status.Error(codes.Unknown, err.Error())
 }
 
+// deadlineSlack is how close to its deadline a caller's context must be for
+// a remote cancellation to count as that deadline passing.
+const deadlineSlack = 50 * time.Millisecond
+
 // fromStatus is the inverse of toStatus: it turns a gRPC error back into an
 // error that errors.Is recognizes. ctx is the caller's context, consulted
 // so that a cancellation by the caller reads as the caller's own error.
@@ -224,13 +228,19 @@ func fromStatus(ctx context.Context, op string, err error) error {
 	}
 	msg := st.Message()
 	switch st.Code() {
-	case codes.Canceled:
+	case codes.Canceled, codes.DeadlineExceeded:
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: %w", op, context.Cause(ctx))
 		}
+		// The plugin's copy of the caller's deadline can fire a moment
+		// before the caller's own.
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < deadlineSlack {
+			return fmt.Errorf("%s: %s: %w", op, msg, context.DeadlineExceeded)
+		}
+		if st.Code() == codes.DeadlineExceeded {
+			return fmt.Errorf("%s: %s: %w", op, msg, context.DeadlineExceeded)
+		}
 		return fmt.Errorf("%s: %s: %w", op, msg, context.Canceled)
-	case codes.DeadlineExceeded:
-		return fmt.Errorf("%s: %s: %w", op, msg, context.DeadlineExceeded)
 	case codes.FailedPrecondition:
 		return fmt.Errorf("%s: %w", op, &permanentError{errors.New(msg)})
 	case codes.Unimplemented:
