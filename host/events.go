@@ -3,6 +3,9 @@ package host
 import (
 	"sync"
 	"time"
+
+	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
 // EventKind names what happened.
@@ -10,30 +13,82 @@ type EventKind string
 
 // Kinds of events.
 const (
-	EventSessionSpawned EventKind = "session.spawned"
-	EventSessionLost    EventKind = "session.lost"
-	EventSessionStopped EventKind = "session.stopped"
-	EventTaskStarted    EventKind = "task.started"
-	EventTaskProgress   EventKind = "task.progress"
-	EventTaskSucceeded  EventKind = "task.succeeded"
-	EventTaskFailed     EventKind = "task.failed"
+	EventSessionSpawned    EventKind = "session.spawned"
+	EventSessionRehydrated EventKind = "session.rehydrated"
+	EventSessionRetired    EventKind = "session.retired"
+	EventSessionLost       EventKind = "session.lost"
+	EventTaskStarted       EventKind = "task.started"
+	EventTaskProgress      EventKind = "task.progress"
+	EventTaskSucceeded     EventKind = "task.succeeded"
+	EventTaskFailed        EventKind = "task.failed"
+	EventToolUsed          EventKind = "tool.used"
+	EventDecision          EventKind = "decision"
 )
 
 // Event is a record of something that happened in the host.
 type Event struct {
-	Time    time.Time
-	Kind    EventKind
-	Agent   string
-	Session string
-	Task    string
+	// Seq orders events; 0 until the event is stored.
+	Seq     uint64    `json:"seq,omitempty"`
+	Time    time.Time `json:"time"`
+	Kind    EventKind `json:"kind"`
+	Agent   string    `json:"agent,omitempty"`
+	Session string    `json:"session,omitempty"`
+	Task    string    `json:"task,omitempty"`
 	// Message is a one-line human description.
-	Message string
+	Message string `json:"message,omitempty"`
 	// Err is the error text of failures.
-	Err string
+	Err string `json:"error,omitempty"`
 	// PID is the plugin process of session events.
-	PID int
+	PID int `json:"pid,omitempty"`
 	// Fraction is the progress of task.progress events.
-	Fraction float64
+	Fraction float64 `json:"fraction,omitempty"`
+	// ToolUse is the tool use of tool.used events.
+	ToolUse *sdk.ToolUse `json:"tool_use,omitempty"`
+	// Decision is the placement of decision events.
+	Decision *Decision `json:"decision,omitempty"`
+}
+
+// record converts an event for the store.
+func (e Event) record() *storepb.Event {
+	r := &storepb.Event{
+		UnixNano: e.Time.UnixNano(), Kind: string(e.Kind), Agent: e.Agent, Session: e.Session,
+		Task: e.Task, Message: e.Message, Error: e.Err, Pid: int32(e.PID), Fraction: e.Fraction,
+	}
+	if u := e.ToolUse; u != nil {
+		r.ToolUse = &storepb.ToolUse{
+			Tool: u.Tool, Paths: u.Paths, Technologies: u.Technologies, Outcome: int32(u.Outcome),
+			Error: u.Error, DurationNanos: int64(u.Duration), Cost: u.Cost, CallId: u.CallID,
+		}
+	}
+	if e.Decision != nil {
+		r.Decision = e.Decision.toRecord()
+	}
+	return r
+}
+
+// eventFromRecord is the inverse of record.
+func eventFromRecord(r *storepb.Event) Event {
+	e := Event{
+		Seq: r.GetSeq(), Time: time.Unix(0, r.GetUnixNano()), Kind: EventKind(r.GetKind()), Agent: r.GetAgent(),
+		Session: r.GetSession(), Task: r.GetTask(), Message: r.GetMessage(), Err: r.GetError(),
+		PID: int(r.GetPid()), Fraction: r.GetFraction(),
+	}
+	if tu := r.GetToolUse(); tu != nil {
+		u := toolUseFromRecord(tu)
+		e.ToolUse = &u
+	}
+	if d := r.GetDecision(); d != nil {
+		dec := decisionFromRecord(d)
+		e.Decision = &dec
+	}
+	return e
+}
+
+func toolUseFromRecord(tu *storepb.ToolUse) sdk.ToolUse {
+	return sdk.ToolUse{
+		CallID: tu.GetCallId(), Tool: tu.GetTool(), Paths: tu.GetPaths(), Technologies: tu.GetTechnologies(),
+		Outcome: sdk.Outcome(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()), Cost: tu.GetCost(),
+	}
 }
 
 // bus fans events out to subscribers. Publishing never blocks: a
@@ -102,9 +157,10 @@ func (s *Subscription) Dropped() uint64 {
 // buffer of them. Close it when done.
 func (h *Host) Subscribe(buffer int) *Subscription { return h.events.subscribe(buffer) }
 
-func (h *Host) publish(e Event) {
-	if e.Time.IsZero() {
-		e.Time = h.now()
-	}
-	h.events.publish(e)
+// active reports whether anyone subscribes: tool-use events are only
+// built for the bus when someone listens.
+func (b *bus) active() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs) > 0
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -23,6 +25,10 @@ var (
 	ErrClosed = errors.New("host is shutting down")
 	// ErrUnknownAgent is returned for a task naming no configured agent.
 	ErrUnknownAgent = errors.New("no such agent")
+	// ErrRehydrate: a dormant session's state was refused by its agent.
+	ErrRehydrate = errors.New("cannot rehydrate the session")
+	// ErrUnknownSession is returned for a session ID the host never had.
+	ErrUnknownSession = errors.New("no such session")
 )
 
 // BundledFunc returns the command and extra environment that serve the
@@ -36,17 +42,35 @@ type Options struct {
 	Logger hclog.Logger
 	// Bundled resolves `bundled = "name"` agents.
 	Bundled BundledFunc
+	// Store is the host's database. When nil, the host opens
+	// Config.DataDir and closes it on Close.
+	Store *store.Store
+	// Command names the process in the data directory's owner record,
+	// which a second hearth refused the directory reads ("hearth run").
+	Command string
 	// Now is the host's clock; time.Now when nil.
 	Now func() time.Time
+	// ReapInterval is how often idle sessions are looked for; by default a
+	// quarter of the shortest idle timeout, at most a minute.
+	ReapInterval time.Duration
 }
 
-// Host runs agents as plugin processes, pools their sessions and places
-// tasks on them. Its methods are safe for concurrent use.
+// Host runs agents as plugin processes, pools their sessions, places each
+// task on the session that knows most of what it needs, and keeps it all
+// in a store. Its methods are safe for concurrent use.
+//
+// Lifecycle: New opens the data directory and restores every session of
+// the configured agents as dormant (no plugin outlives a host), with its
+// fingerprint. Submit places and runs tasks; live sessions idle past their
+// pool's idle_timeout are retired (made dormant: state exported, process
+// stopped). Close retires every live session and closes the store.
 type Host struct {
-	cfg     *config.Config
-	logger  hclog.Logger
-	bundled BundledFunc
-	now     func() time.Time
+	cfg       *config.Config
+	logger    hclog.Logger
+	bundled   BundledFunc
+	now       func() time.Time
+	store     *store.Store
+	ownsStore bool
 
 	pools  map[string]*pool
 	events bus
@@ -55,14 +79,16 @@ type Host struct {
 	// closing is closed when Close begins: no new work is accepted.
 	closing   chan struct{}
 	closeOnce sync.Once
+	closeErr  error
 	// hardStop is cancelled when the shutdown grace period is over: tasks
 	// still running are cancelled.
 	hardStop       context.Context
 	hardStopCancel context.CancelFunc
 	inflight       sync.WaitGroup
+	inflightMu     sync.Mutex // orders inflight.Add against Close's Wait
 	// reaping tracks plugins being stopped after they died or hung.
-	reaping    sync.WaitGroup
-	inflightMu sync.Mutex // orders inflight.Add against Close's Wait
+	reaping sync.WaitGroup
+	reaper  sync.WaitGroup
 }
 
 // New starts a host for opts.Config. It spawns nothing until work arrives.
@@ -75,6 +101,7 @@ func New(opts Options) (*Host, error) {
 		logger:  opts.Logger,
 		bundled: opts.Bundled,
 		now:     opts.Now,
+		store:   opts.Store,
 		pools:   make(map[string]*pool),
 		closing: make(chan struct{}),
 	}
@@ -89,14 +116,58 @@ func New(opts Options) (*Host, error) {
 	if h.tls, err = sdk.NewHostTLS(); err != nil {
 		return nil, fmt.Errorf("host: make the TLS keys plugins are reached with: %w", err)
 	}
+	if h.store == nil {
+		if h.store, err = store.Open(h.cfg.DataDir, store.Options{Logger: h.logger.Named("store"), Command: opts.Command}); err != nil {
+			return nil, err
+		}
+		h.ownsStore = true
+	}
+	fail := func(err error) (*Host, error) {
+		if h.ownsStore {
+			_ = h.store.Close()
+		}
+		return nil, err
+	}
 	for _, a := range h.cfg.Agents {
 		argv, env, err := h.command(a)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
-		h.pools[a.Name] = newPool(h, a, argv, env)
+		if h.pools[a.Name], err = newPool(h, a, argv, env); err != nil {
+			return fail(err)
+		}
 	}
+	if err := h.restore(); err != nil {
+		return fail(err)
+	}
+	reap := opts.ReapInterval
+	if reap <= 0 {
+		reap = time.Minute
+		for _, a := range h.cfg.Agents {
+			reap = min(reap, a.Pool.IdleTimeout/4)
+		}
+		reap = max(reap, 10*time.Millisecond)
+	}
+	h.reaper.Add(1)
+	go h.reapLoop(reap)
 	return h, nil
+}
+
+func (h *Host) restore() error {
+	recs, err := h.store.Sessions()
+	if err != nil {
+		return fmt.Errorf("host: read sessions: %w", err)
+	}
+	byAgent := make(map[string][]*storepb.Session)
+	for _, r := range recs {
+		byAgent[r.GetAgent()] = append(byAgent[r.GetAgent()], r)
+	}
+	for name, p := range h.pools {
+		if err := p.restore(byAgent[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *Host) command(a *config.Agent) (argv, env []string, err error) {
@@ -113,6 +184,23 @@ func (h *Host) command(a *config.Agent) (argv, env []string, err error) {
 	return argv, env, nil
 }
 
+func (h *Host) reapLoop(every time.Duration) {
+	defer h.reaper.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.closing:
+			return
+		case <-t.C:
+			now := h.now()
+			for _, p := range h.pools {
+				p.retireIdle(now)
+			}
+		}
+	}
+}
+
 // Task is work for one agent, as an orchestrator submits it.
 type Task struct {
 	// Agent is the configured agent to run the task.
@@ -127,29 +215,19 @@ type Task struct {
 
 // Outcome is what Submit returns for a task that ran.
 type Outcome struct {
-	TaskID    string              `json:"task_id"`
-	Agent     string              `json:"agent"`
-	Session   string              `json:"session"`
-	Placement Placement           `json:"placement"`
-	Result    sdk.Result          `json:"result"`
-	Artifact  sdk.ContextArtifact `json:"artifact"`
+	TaskID   string              `json:"task_id"`
+	Agent    string              `json:"agent"`
+	Session  string              `json:"session"`
+	Decision Decision            `json:"decision"`
+	Result   sdk.Result          `json:"result"`
+	Artifact sdk.ContextArtifact `json:"artifact"`
 	// Duration is the wall time from submission to result.
 	Duration time.Duration `json:"duration"`
 }
 
-// Placement says how a task found its session.
-type Placement struct {
-	// Spawned is true when a new session was started for the task.
-	Spawned bool `json:"spawned"`
-	// Waited is how long the task waited for a free session.
-	Waited time.Duration `json:"waited"`
-	// Reason explains the choice in one line.
-	Reason string `json:"reason"`
-}
-
-// Submit runs t on a session of its agent and returns the result and the
-// context artifact the agent left. It blocks until the task is done, ctx
-// is done, or the host is shut down.
+// Submit places t on a session of its agent, runs it and returns the
+// result, the context artifact the agent left and the placement decision.
+// It blocks until the task is done, ctx is done, or the host shuts down.
 func (h *Host) Submit(ctx context.Context, t Task) (*Outcome, error) {
 	if err := h.enter(); err != nil {
 		return nil, err
@@ -163,24 +241,54 @@ func (h *Host) Submit(ctx context.Context, t Task) (*Outcome, error) {
 		t.ID = sdk.NewID("task")
 	}
 	start := h.now()
-	s, placement, err := p.acquire(ctx)
+	s, d, err := p.acquire(ctx, t)
 	if err != nil {
+		h.emit(Event{Kind: EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: err.Error(), Message: t.ID + " could not be placed"})
 		return nil, err
 	}
-	defer p.release(s)
+	h.emitDecision(d)
 	res, art, err := s.run(ctx, t, h.hardStop)
+	p.release(s, err != nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Outcome{
-		TaskID:    t.ID,
-		Agent:     t.Agent,
-		Session:   s.id,
-		Placement: placement,
-		Result:    res,
-		Artifact:  art,
-		Duration:  h.now().Sub(start),
+		TaskID:   t.ID,
+		Agent:    t.Agent,
+		Session:  s.id,
+		Decision: *d,
+		Result:   res,
+		Artifact: art,
+		Duration: h.now().Sub(start),
 	}, nil
+}
+
+// Place says where a task for agent with hints would run now, and why,
+// without running anything: the decision Submit would start from. Its
+// Action is what the host would do if nothing changed in between.
+func (h *Host) Place(agent string, hints sdk.Hints) (Decision, error) {
+	p, err := h.pool(agent)
+	if err != nil {
+		return Decision{}, err
+	}
+	md := p.place(normalizeHints(hints, p.cfg.Workspace))
+	d := Decision{Agent: agent, Outcome: md.Outcome.String(), Threshold: md.Threshold, Candidates: candidatesOf(md),
+		Considered: md.Considered, Eligible: md.Eligible, Hints: hints}
+	if len(md.Ranked) > 0 {
+		d.Score = md.Ranked[0].Total
+	}
+	switch {
+	case md.Dormant:
+		d.Action, d.Session = ActionRehydrated, md.Winner
+		d.Reason = fmt.Sprintf("would rehydrate dormant %s (%.2f > %.2f)", md.Winner, d.Score, d.Threshold)
+	case md.Winner != "":
+		d.Action, d.Session = ActionReused, md.Winner
+		d.Reason = fmt.Sprintf("would reuse %s (%.2f > %.2f)", md.Winner, d.Score, d.Threshold)
+	default:
+		d.Action = ActionSpawned
+		d.Reason = "would spawn: " + spawnReason(md, md.Threshold)
+	}
+	return d, nil
 }
 
 // enter registers one unit of in-flight work, unless the host is closing.
@@ -214,24 +322,69 @@ type AgentStatus struct {
 	Name    string   `json:"name"`
 	Bundled string   `json:"bundled,omitempty"`
 	Command []string `json:"command,omitempty"`
-	// Live is the number of live sessions.
-	Live int `json:"live"`
+	// Live and Dormant count the agent's sessions.
+	Live    int `json:"live"`
+	Dormant int `json:"dormant"`
 }
 
 // Agents lists the configured agents in config order.
 func (h *Host) Agents() []AgentStatus {
 	var out []AgentStatus
 	for _, a := range h.cfg.Agents {
+		st := AgentStatus{Name: a.Name, Bundled: a.Bundled, Command: slices.Clone(a.Command)}
 		p := h.pools[a.Name]
-		out = append(out, AgentStatus{Name: a.Name, Bundled: a.Bundled, Command: slices.Clone(a.Command), Live: p.live()})
+		p.mu.Lock()
+		for _, s := range p.sessions {
+			switch s.status {
+			case statusLive, statusStarting, statusRetiring:
+				st.Live++
+			case statusDormant:
+				st.Dormant++
+			}
+		}
+		p.mu.Unlock()
+		out = append(out, st)
 	}
 	return out
 }
 
+// emit records an event in the store and publishes it to subscribers. The
+// write is not waited for: events that acknowledge something to someone
+// (tool uses, decisions) are waited for by their callers.
+func (h *Host) emit(e Event) *store.Pending {
+	if e.Time.IsZero() {
+		e.Time = h.now()
+	}
+	p := h.store.Append(e.record())
+	h.events.publish(e)
+	return p
+}
+
+func (h *Host) emitDecision(d *Decision) {
+	p := h.emit(Event{Kind: EventDecision, Agent: d.Agent, Session: d.Session, Task: d.Task, Message: d.Reason, Decision: d})
+	// The decision is part of the task's answer: durable before the task
+	// runs, so that a crash mid-task leaves the reason it ran where it did.
+	if err := p.Wait(context.Background()); err != nil {
+		h.logger.Warn("cannot record a decision", "task", d.Task, "error", err)
+	}
+}
+
+// persist snapshots a session record, in the background.
+func (h *Host) persist(rec *storepb.Session) *store.Pending {
+	return h.store.SaveSession(rec)
+}
+
+// persistState snapshots a session record with its agent's state, in the
+// background.
+func (h *Host) persistState(rec *storepb.Session, state []byte) *store.Pending {
+	return h.store.SaveSessionState(rec, state)
+}
+
 // Close shuts the host down. New work is refused at once; tasks in flight
 // may finish until ctx is done (the grace period), after which they are
-// cancelled. Then every plugin is stopped, its process group with it.
-// Close returns once no plugin process is left.
+// cancelled. Then every live session is retired: its state exported and
+// kept, its plugin stopped, process group and all. Close returns once no
+// plugin process is left and the store is closed.
 func (h *Host) Close(ctx context.Context) error {
 	h.closeOnce.Do(func() {
 		h.inflightMu.Lock()
@@ -250,14 +403,18 @@ func (h *Host) Close(ctx context.Context) error {
 			<-done
 		}
 		h.hardStopCancel()
+		h.reaper.Wait()
 		var wg sync.WaitGroup
 		for _, p := range h.pools {
-			wg.Go(p.stopAll)
+			wg.Go(func() { p.retireAll("the host shut down") })
 		}
 		wg.Wait()
 		h.reaping.Wait()
+		if h.ownsStore {
+			h.closeErr = h.store.Close()
+		}
 	})
-	return nil
+	return h.closeErr
 }
 
 // taskTimeoutError is the cancellation cause of a task that ran past its

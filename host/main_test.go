@@ -81,7 +81,10 @@ func servePlugin(mode string) {
 func testAgent(name, mode string) *config.Agent {
 	a := config.DefaultAgent(name)
 	a.Command = []string{os.Args[0]}
-	a.Env = map[string]string{envPlugin: mode}
+	// A -race binary sleeps a second on exit so that late races get
+	// reported; plugins are stopped all the time here, so skip it (the
+	// SDK's races are caught in-process by its own tests).
+	a.Env = map[string]string{envPlugin: mode, "GORACE": "atexit_sleep_ms=0"}
 	a.StartTimeout = 20 * time.Second // a -race test binary is slow to start on a loaded machine
 	a.Workspace = os.TempDir()
 	return a
@@ -89,8 +92,14 @@ func testAgent(name, mode string) *config.Agent {
 
 func newTestHost(t testing.TB, agents ...*config.Agent) *Host {
 	t.Helper()
+	return newTestHostIn(t, t.TempDir(), agents...)
+}
+
+// newTestHostIn starts a host on the data directory dir.
+func newTestHostIn(t testing.TB, dir string, agents ...*config.Agent) *Host {
+	t.Helper()
 	h, err := New(Options{
-		Config: &config.Config{Agents: agents},
+		Config: &config.Config{DataDir: dir, Agents: agents, Matcher: config.DefaultMatcher()},
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
 	})
 	if err != nil {
@@ -154,7 +163,7 @@ func runHost(mode string) int {
 		procgroup.DisableDeathSignalForTesting()
 	}
 	h, err := New(Options{
-		Config: &config.Config{Agents: []*config.Agent{testAgent("scripted", "agent")}},
+		Config: &config.Config{DataDir: os.Getenv("HEARTH_TEST_DATA_DIR"), Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher()},
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}),
 	})
 	if err != nil {
@@ -172,6 +181,32 @@ func runHost(mode string) int {
 			return 1
 		}
 		fmt.Println("ready", out.Result.Output)
+		select {}
+	case "sessions":
+		// Run two tasks in different places, make sure their sessions'
+		// snapshots are on disk, report the sessions, and wait to be
+		// killed.
+		var ids []string
+		for _, files := range [][]string{{"billing/ledger.go", "billing/tax.go"}, {"search/index.go"}} {
+			prompt, hints := reads(files...)
+			out, err := h.Submit(ctx, Task{Agent: "scripted", Prompt: prompt, Hints: hints})
+			if err != nil {
+				fmt.Println("error", err)
+				return 1
+			}
+			ids = append(ids, out.Session)
+		}
+		p := h.pools["scripted"]
+		for _, id := range ids {
+			p.mu.Lock()
+			s := p.sessions[id]
+			p.mu.Unlock()
+			if err := s.save().Wait(ctx); err != nil {
+				fmt.Println("error", err)
+				return 1
+			}
+		}
+		fmt.Println("ready", strings.Join(ids, " "))
 		select {}
 	case "sigterm":
 		// Run a task that waits for a file, report once it is running,
@@ -221,8 +256,14 @@ func runHost(mode string) int {
 // returns it with a reader of its stdout lines.
 func startHost(t *testing.T, mode string, env ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
+	return startHostIn(t, mode, t.TempDir(), env...)
+}
+
+// startHostIn is startHost on the data directory dir.
+func startHostIn(t *testing.T, mode, dir string, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), envHost+"="+mode), env...)
+	cmd.Env = append(append(os.Environ(), envHost+"="+mode, "HEARTH_TEST_DATA_DIR="+dir), env...)
 	cmd.Stderr = testWriter{t}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -24,8 +24,8 @@ func TestSubmitRunsOnARealPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !first.Placement.Spawned {
-		t.Errorf("first task: got placement %+v, want a spawn", first.Placement)
+	if first.Decision.Action != ActionSpawned {
+		t.Errorf("first task: got decision %+v, want a spawn", first.Decision)
 	}
 	if !strings.HasPrefix(first.Result.Output, "hello ") || first.Result.ToolUses != 1 {
 		t.Errorf("first task: got result %+v, want output \"hello <pid>\" and one tool use", first.Result)
@@ -38,8 +38,8 @@ func TestSubmitRunsOnARealPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Placement.Spawned || second.Session != first.Session {
-		t.Errorf("second task: got session %s (%+v), want warm session %s reused", second.Session, second.Placement, first.Session)
+	if second.Decision.Action != ActionReused || second.Session != first.Session {
+		t.Errorf("second task: got session %s (%+v), want warm session %s reused", second.Session, second.Decision, first.Session)
 	}
 	pid := strings.Fields(first.Result.Output)[1]
 	if second.Result.Output != pid {
@@ -157,8 +157,8 @@ func TestCrashMidTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !again.Placement.Spawned || again.Session == out.Session {
-		t.Errorf("after the crash: got %+v on %s, want a new session", again.Placement, again.Session)
+	if again.Decision.Action != ActionSpawned || again.Session == out.Session {
+		t.Errorf("after the crash: got %+v on %s, want a new session", again.Decision, again.Session)
 	}
 }
 
@@ -197,7 +197,7 @@ func TestCallerCancellationKeepsTheSession(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 	out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "echo:still here"})
-	if err != nil || out.Placement.Spawned {
+	if err != nil || out.Decision.Action != ActionReused {
 		t.Errorf("after a cancelled task: got %v, %+v; want the same session reused", err, out)
 	}
 }

@@ -4,232 +4,235 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// summarizeTimeout bounds the call that collects a task's artifact.
+// summarizeTimeout bounds the call that collects a task's artifact, and
+// the export of a session's state.
 const summarizeTimeout = 30 * time.Second
 
-// pool holds the live sessions of one agent and places tasks on them.
-type pool struct {
-	h      *Host
-	cfg    *config.Agent
-	argv   []string
-	env    []string
-	logger hclog.Logger
+type sessionStatus int
 
-	mu       sync.Mutex
-	sessions map[string]*session
-	starting int
-	// changed is closed, and replaced, whenever a slot frees up or a
-	// session leaves, to wake tasks waiting for room.
-	changed chan struct{}
+const (
+	// statusStarting: a process is being started for the session, new or
+	// rehydrated.
+	statusStarting sessionStatus = iota
+	statusLive
+	// statusRetiring: its state is being exported and its process stopped.
+	statusRetiring
+	statusDormant
+	// statusLost: its plugin died or hung. Kept for its history only.
+	statusLost
+)
+
+func (st sessionStatus) String() string {
+	return [...]string{"starting", "live", "retiring", "dormant", "lost"}[st]
 }
 
-func newPool(h *Host, a *config.Agent, argv, env []string) *pool {
-	return &pool{
-		h: h, cfg: a, argv: argv,
-		env:      append(envList(a.Env), env...),
-		logger:   h.logger.Named(a.Name),
-		sessions: make(map[string]*session),
-		changed:  make(chan struct{}),
-	}
+var statusToRecord = map[sessionStatus]storepb.SessionStatus{
+	statusStarting: storepb.SessionStatus_SESSION_LIVE,
+	statusLive:     storepb.SessionStatus_SESSION_LIVE,
+	statusRetiring: storepb.SessionStatus_SESSION_LIVE,
+	statusDormant:  storepb.SessionStatus_SESSION_DORMANT,
+	statusLost:     storepb.SessionStatus_SESSION_LOST,
 }
 
-func envList(m map[string]string) []string {
-	var out []string
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	return out
-}
-
-// notifyLocked wakes every task waiting for room. p.mu must be held.
-func (p *pool) notifyLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
-
-func (p *pool) live() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.sessions)
-}
-
-// acquire returns a live session with a slot reserved for one task:
-// a warm session with a free slot, else a new one while the pool has room,
-// else the first to free up.
-func (p *pool) acquire(ctx context.Context) (*session, Placement, error) {
-	start := p.h.now()
-	for {
-		p.mu.Lock()
-		if s := p.pickLocked(); s != nil {
-			s.load++
-			p.mu.Unlock()
-			return s, Placement{Waited: p.h.now().Sub(start), Reason: "reused warm session " + s.id + " with a free slot"}, nil
-		}
-		if len(p.sessions)+p.starting < p.cfg.Pool.MaxSessions {
-			p.starting++
-			p.mu.Unlock()
-			s, err := p.spawn(ctx)
-			p.mu.Lock()
-			p.starting--
-			if err != nil {
-				p.notifyLocked()
-				p.mu.Unlock()
-				return nil, Placement{}, err
-			}
-			s.load = 1
-			p.sessions[s.id] = s
-			p.mu.Unlock()
-			return s, Placement{Spawned: true, Waited: p.h.now().Sub(start), Reason: "spawned " + s.id + ": no warm session had a free slot"}, nil
-		}
-		changed := p.changed
-		p.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, Placement{}, fmt.Errorf("agent %q: waited %s for a free session (pool full at %d): %w",
-				p.cfg.Name, p.h.now().Sub(start).Round(time.Millisecond), p.cfg.Pool.MaxSessions, context.Cause(ctx))
-		case <-p.h.closing:
-			return nil, Placement{}, ErrClosed
-		}
-	}
-}
-
-// pickLocked returns the live session with a free slot that is least
-// loaded, then most recently used, then first by ID.
-func (p *pool) pickLocked() *session {
-	var best *session
-	for _, s := range p.sessions {
-		if s.load >= s.capacity {
-			continue
-		}
-		if best == nil || better(s, best) {
-			best = s
-		}
-	}
-	return best
-}
-
-func better(a, b *session) bool {
-	ra, rb := float64(a.load)/float64(a.capacity), float64(b.load)/float64(b.capacity)
-	if ra != rb {
-		return ra < rb
-	}
-	if !a.lastUsed.Equal(b.lastUsed) {
-		return a.lastUsed.After(b.lastUsed)
-	}
-	return a.id < b.id
-}
-
-func (p *pool) release(s *session) {
-	p.mu.Lock()
-	s.load--
-	s.lastUsed = p.h.now()
-	p.notifyLocked()
-	p.mu.Unlock()
-}
-
-// spawn starts a new session: a plugin process, handshake and Describe.
-func (p *pool) spawn(ctx context.Context) (*session, error) {
-	id := newSessionID(p.cfg.Name)
-	s := &session{id: id, pool: p, logger: p.logger.With("session", id)}
-	proc, err := startProcess(ctx, launch{
-		agent:          p.cfg.Name,
-		session:        id,
-		argv:           p.argv,
-		env:            p.env,
-		dir:            p.cfg.Workspace,
-		sha256:         p.cfg.SHA256,
-		startTimeout:   p.cfg.StartTimeout,
-		healthInterval: p.cfg.HealthInterval,
-		tls:            p.h.tls,
-		logger:         s.logger,
-		logLevel:       p.h.logger.GetLevel().String(),
-		onExit:         func(pe *PluginError) { p.lost(s, pe) },
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.proc = proc
-	s.capacity = p.cfg.Capacity
-	if s.capacity < 1 {
-		s.capacity = proc.info.Capacity
-	}
-	s.logger.Debug("session started", "pid", proc.pid(), "capacity", s.capacity)
-	p.h.publish(Event{Kind: EventSessionSpawned, Agent: p.cfg.Name, Session: id, PID: proc.pid(),
-		Message: fmt.Sprintf("spawned %s (pid %d, capacity %d)", id, proc.pid(), s.capacity)})
-	return s, nil
-}
-
-// lost removes a session whose plugin died or hung, and reaps it. The pool
-// lock orders it against stopAll, so a session is reaped once and Close
-// sees every reaping it must wait for.
-func (p *pool) lost(s *session, pe *PluginError) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s.dead {
-		return
-	}
-	s.dead = true
-	s.lostErr = pe
-	delete(p.sessions, s.id)
-	p.notifyLocked()
-	p.h.publish(Event{Kind: EventSessionLost, Agent: p.cfg.Name, Session: s.id, PID: s.proc.pid(), Err: pe.Error(),
-		Message: fmt.Sprintf("lost %s: %v", s.id, pe.Err)})
-	// Reaped in the background, so the caller (the task that noticed, or
-	// the watcher) is not held up.
-	p.h.reaping.Go(func() { s.proc.stop(true) })
-}
-
-// stopAll stops every live session's plugin, gracefully.
-func (p *pool) stopAll() {
-	p.mu.Lock()
-	sessions := make([]*session, 0, len(p.sessions))
-	for _, s := range p.sessions {
-		s.dead = true
-		sessions = append(sessions, s)
-	}
-	clear(p.sessions)
-	p.notifyLocked()
-	p.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, s := range sessions {
-		wg.Go(func() {
-			s.proc.stop(false)
-			p.h.publish(Event{Kind: EventSessionStopped, Agent: p.cfg.Name, Session: s.id, PID: s.proc.pid(), Message: "stopped " + s.id})
-		})
-	}
-	wg.Wait()
-}
-
-// session is one live instance of an agent: a plugin process that runs up
-// to capacity tasks at once.
+// session is one instance of an agent: live (a plugin process running up
+// to capacity tasks) or dormant (its fingerprint and exported state in the
+// store, ready to be rehydrated).
 type session struct {
-	id     string
-	pool   *pool
-	proc   *process
-	logger hclog.Logger
+	id      string
+	pool    *pool
+	logger  hclog.Logger
+	created time.Time
 
 	// Guarded by pool.mu.
-	capacity int
-	load     int
-	lastUsed time.Time
-	dead     bool
-	lostErr  *PluginError
+	status          sessionStatus
+	proc            *process
+	capacity        int
+	load            int
+	lastActivity    time.Time
+	indexedActivity time.Time
+	fp              *fingerprint
+	hasState        bool
+	exportsState    bool
+	agentVersion    string
+	reason          string
+	lostErr         *PluginError
+	tasks           uint64
+	tasksFailed     uint64
+	toolUses        uint64
+	// lastSeq is the last tool-use event of the session handed to the
+	// store; a snapshot of the fingerprint covers events up to it.
+	lastSeq uint64
+	// saves asks the session's saver to snapshot it; nil when no saver
+	// runs.
+	saves     chan struct{}
+	saverDone chan struct{}
+}
+
+func newSession(p *pool, id string, created time.Time) *session {
+	return &session{
+		id:           id,
+		pool:         p,
+		logger:       p.logger.With("session", id),
+		created:      created,
+		lastActivity: created,
+		capacity:     max(p.cfg.Capacity, 1),
+		fp:           newFingerprint(p.cfg.Fingerprint),
+	}
 }
 
 // newSessionID returns "<agent>-<8 hex digits>": short enough to type in
-// `hearth sessions show`, random enough for one host's lifetime of sessions.
+// `hearth sessions show`, random enough for an agent's lifetime of
+// sessions.
 func newSessionID(agent string) string {
 	return sdk.NewID(agent)[:len(agent)+1+8]
+}
+
+// recordLocked snapshots the session for the store.
+func (s *session) recordLocked() *storepb.Session {
+	r := &storepb.Session{
+		Id:                   s.id,
+		Agent:                s.pool.cfg.Name,
+		Status:               statusToRecord[s.status],
+		CreatedUnixNano:      s.created.UnixNano(),
+		LastActivityUnixNano: s.lastActivity.UnixNano(),
+		Capacity:             int32(s.capacity),
+		Files:                s.fp.files.keys(),
+		Dirs:                 s.fp.dirs.keys(),
+		Techs:                s.fp.techs.keys(),
+		FingerprintSeq:       s.lastSeq,
+		Tasks:                s.tasks,
+		TasksFailed:          s.tasksFailed,
+		ToolUses:             s.toolUses,
+		HasState:             s.hasState,
+		AgentVersion:         s.agentVersion,
+		StatusReason:         s.reason,
+	}
+	if s.proc != nil {
+		r.Pid = int32(s.proc.pid())
+	}
+	return r
+}
+
+func (s *session) fromRecord(r *storepb.Session) {
+	s.lastActivity = time.Unix(0, r.GetLastActivityUnixNano())
+	if c := int(r.GetCapacity()); c > 0 {
+		s.capacity = c
+	}
+	s.fp.files.load(r.GetFiles())
+	s.fp.dirs.load(r.GetDirs())
+	s.fp.techs.load(r.GetTechs())
+	s.lastSeq = r.GetFingerprintSeq()
+	s.tasks, s.tasksFailed, s.toolUses = r.GetTasks(), r.GetTasksFailed(), r.GetToolUses()
+	s.hasState = r.GetHasState()
+	s.agentVersion = r.GetAgentVersion()
+	s.reason = r.GetStatusReason()
+}
+
+// replay applies a logged tool use to the fingerprint.
+func (s *session) replay(ev *storepb.Event) {
+	tu := ev.GetToolUse()
+	if ev.GetKind() != string(EventToolUsed) || tu == nil {
+		return
+	}
+	s.fp.observe(toolUseFromRecord(tu), s.pool.cfg.Workspace)
+	s.toolUses++
+	s.lastSeq = max(s.lastSeq, ev.GetSeq())
+	if t := time.Unix(0, ev.GetUnixNano()); t.After(s.lastActivity) {
+		s.lastActivity = t
+	}
+}
+
+// startSaver starts the goroutine that snapshots the session, and exports
+// its agent's state, after its tasks: so that a host killed with kill -9
+// still finds the session's state when it restarts. Requests coalesce.
+// pool.mu must be held.
+func (s *session) startSaver() {
+	s.saves = make(chan struct{}, 1)
+	s.saverDone = make(chan struct{})
+	saves, done := s.saves, s.saverDone
+	go func() {
+		defer close(done)
+		for range saves {
+			s.save()
+		}
+	}()
+}
+
+// requestSave asks for a snapshot. pool.mu must be held.
+func (s *session) requestSave() {
+	if s.saves == nil {
+		return
+	}
+	select {
+	case s.saves <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// stopSaverLocked ends the saver after any pending save. pool.mu must be
+// held.
+func (s *session) stopSaverLocked() {
+	if s.saves != nil {
+		close(s.saves)
+		s.saves = nil
+	}
+}
+
+// waitSaver stops the saver and waits for it to finish.
+func (s *session) waitSaver() {
+	s.pool.mu.Lock()
+	s.stopSaverLocked()
+	done := s.saverDone
+	s.pool.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// save snapshots the session, with its agent's exported state if it has
+// one. The snapshot is durable once the returned Pending's Wait returns.
+func (s *session) save() *store.Pending {
+	ctx, cancel := context.WithTimeout(context.Background(), summarizeTimeout)
+	defer cancel()
+	state, ok := s.exportState(ctx)
+	s.pool.mu.Lock()
+	if ok {
+		s.hasState = true
+	}
+	rec := s.recordLocked()
+	s.pool.mu.Unlock()
+	if ok {
+		return s.pool.h.persistState(rec, state)
+	}
+	return s.pool.h.persist(rec)
+}
+
+// exportState asks the agent for its state; false when it exports none or
+// could not.
+func (s *session) exportState(ctx context.Context) ([]byte, bool) {
+	s.pool.mu.Lock()
+	proc, exports := s.proc, s.exportsState
+	s.pool.mu.Unlock()
+	if proc == nil || !exports {
+		return nil, false
+	}
+	b, err := proc.remote.(sdk.StateExporter).ExportState(ctx)
+	if err != nil {
+		if !errors.Is(err, sdk.ErrStateNotSupported) {
+			s.logger.Warn("cannot export the session's state", "error", err)
+		}
+		return nil, false
+	}
+	return b, true
 }
 
 // run runs one task on the session. The task is cancelled when ctx is
@@ -238,6 +241,7 @@ func newSessionID(agent string) string {
 // ends.
 func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sdk.Result, sdk.ContextArtifact, error) {
 	cfg := s.pool.cfg
+	h := s.pool.h
 	base, cancelBase := context.WithCancelCause(ctx)
 	defer cancelBase(nil)
 	unhook := context.AfterFunc(hardStop, func() { cancelBase(ErrClosed) })
@@ -261,45 +265,49 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 		Attempt:        1,
 		Metadata:       t.Metadata,
 	}
+	s.pool.mu.Lock()
+	remote := s.proc.remote
+	proc := s.proc
+	s.pool.mu.Unlock()
 	th := &taskHost{s: s, task: t.ID}
 	op := "run task " + t.ID
-	s.pool.h.publish(Event{Kind: EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Message: "started " + t.ID + " on " + s.id})
-	res, err := s.proc.remote.Run(tctx, st, th)
+	h.emit(Event{Kind: EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Message: "started " + t.ID + " on " + s.id})
+	res, err := remote.Run(tctx, st, th)
 	if err != nil {
-		err = s.runError(tctx, op, err)
-		s.pool.h.publish(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Err: err.Error(), Message: t.ID + " failed"})
+		err = s.runError(tctx, proc, op, err)
+		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Err: err.Error(), Message: t.ID + " failed"})
 		return res, sdk.ContextArtifact{}, err
 	}
 	sctx, scancel := context.WithTimeout(base, summarizeTimeout)
 	defer scancel()
-	art, err := s.proc.remote.Summarize(sctx, t.ID)
+	art, err := remote.Summarize(sctx, t.ID)
 	if err != nil {
-		err = s.runError(sctx, "summarize task "+t.ID, err)
-		s.pool.h.publish(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Err: err.Error(), Message: t.ID + " failed"})
+		err = s.runError(sctx, proc, "summarize task "+t.ID, err)
+		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Err: err.Error(), Message: t.ID + " failed"})
 		return res, art, err
 	}
-	s.pool.h.publish(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Message: t.ID + " succeeded"})
+	h.emit(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Message: t.ID + " succeeded"})
 	return res, art, nil
 }
 
 // runError explains a failed call: a hung or dead plugin becomes a
 // *PluginError (and the session is stopped); a failure of the task itself
 // is wrapped with the agent, session and task it belongs to.
-func (s *session) runError(ctx context.Context, op string, err error) error {
+func (s *session) runError(ctx context.Context, proc *process, op string, err error) error {
 	var timeout taskTimeoutError
 	if errors.As(context.Cause(ctx), &timeout) {
-		pe := s.proc.errorf(op, ErrPluginHung, timeout.Error(),
+		pe := proc.errorf(op, ErrPluginHung, timeout.Error(),
 			"the session was stopped; raise the agent's task_timeout if the task is only slow")
 		s.pool.lost(s, pe)
 		return pe
 	}
-	if perr, detail, hint := s.proc.callError(ctx, err); perr != err {
-		pe := s.proc.errorf(op, perr, detail, hint)
+	if perr, detail, hint := proc.callError(ctx, err); perr != err {
+		pe := proc.errorf(op, perr, detail, hint)
 		s.pool.lost(s, pe)
 		return pe
 	}
 	if errors.Is(err, sdk.ErrAgentPanicked) {
-		s.pool.lost(s, s.proc.errorf(op, err, "", "the session was retired because its state may be broken"))
+		s.pool.lost(s, proc.errorf(op, err, "", "the session was retired because its state may be broken"))
 	}
 	if c := context.Cause(ctx); c != nil && errors.Is(c, ErrClosed) {
 		return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg.Name, s.id, op, ErrClosed)

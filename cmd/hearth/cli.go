@@ -43,6 +43,10 @@ type Main struct {
 	// down, and a function that stops delivery.
 	Signals func() (<-chan os.Signal, func())
 
+	// commandName is the subcommand running, for the data directory's
+	// owner record.
+	commandName string
+
 	// Global flags.
 	dataDir    string
 	configPath string
@@ -68,6 +72,7 @@ func NewMain() *Main {
 // Run runs the command line args and returns the exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
 	root := m.command()
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) { m.commandName = c.Name() }
 	root.SetArgs(args)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
@@ -133,6 +138,7 @@ Badger data directory.`,
 		m.versionCommand(),
 		m.agentsCommand(),
 		m.submitCommand(),
+		m.runCommand(),
 		m.configCommand(),
 	)
 	return root
@@ -184,7 +190,7 @@ func (m *Main) logger() hclog.Logger {
 // or SIGTERM the host shuts down gracefully: tasks in flight get
 // shutdownGrace to finish; a second signal cancels them at once.
 func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(context.Context, *host.Host) error) error {
-	h, err := host.New(host.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command})
+	h, err := host.New(host.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, Command: "hearth " + m.commandName})
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,11 @@ it can be placed on a session that already knows those files.`,
 
 func (m *Main) printOutcome(o *host.Outcome) {
 	w := m.Stdout
-	fmt.Fprintf(w, "%s ran on %s in %s: %s\n\n", o.TaskID, o.Session, o.Duration.Round(100_000), o.Placement.Reason)
+	fmt.Fprintf(w, "%s ran on %s in %s: %s\n", o.TaskID, o.Session, o.Duration.Round(100_000), o.Decision.Reason)
+	for _, c := range o.Decision.Candidates {
+		fmt.Fprintf(w, "  candidate %s\n", c.Explain())
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, o.Result.Output)
 	a := o.Artifact
 	if a.Empty() {

@@ -32,6 +32,12 @@ func TestMain(m *testing.M) {
 func run(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
+	if env == nil {
+		env = map[string]string{}
+	}
+	if _, ok := env["HEARTH_DATA_DIR"]; !ok {
+		env["HEARTH_DATA_DIR"] = t.TempDir()
+	}
 	m := &Main{
 		Stdout: &stdout,
 		Stderr: &stderr,
@@ -178,11 +184,12 @@ func TestSubmitInterrupted(t *testing.T) {
   env     = { HEARTH_TEST_PLUGIN = "agent" }
 }`)
 	sigs := make(chan os.Signal, 1)
+	dataDir := t.TempDir()
 	var stdout bytes.Buffer
 	stderr := newWatchWriter("shutting down")
 	m := &Main{
 		Stdout: &stdout, Stderr: stderr,
-		Getenv:  func(k string) string { return map[string]string{"HEARTH_CONFIG": cfg}[k] },
+		Getenv:  func(k string) string { return map[string]string{"HEARTH_CONFIG": cfg, "HEARTH_DATA_DIR": dataDir}[k] },
 		Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
 	}
 	// The plugin opening the FIFO tells the test the task is running.

@@ -22,13 +22,26 @@
 //	agent.pool.idle_timeout   "30m"  idle sessions are retired (made dormant)
 //	agent.pool.when_full      "wait" ("retire_idle": retire the least
 //	                                  recently used idle session instead)
+//	agent.pool.max_dormant    64     retired sessions kept for rehydration;
+//	                                  the least recently active beyond it
+//	                                  are deleted with their history
 //	agent.fingerprint.max_files         1000  (LRU)
 //	agent.fingerprint.max_directories   256   (LRU)
 //	agent.fingerprint.max_technologies  32    (LRU)
+//	pipeline.parallel         1      tasks of the pipeline running at once
+//	pipeline.agent            (none) the agent of tasks that name none
+//	matcher.threshold         0.6    reuse a session scoring strictly above it
+//	matcher.top_k             5      candidates a decision reports
+//	matcher.weights           directory 0.30, file 0.25, tech 0.20,
+//	                          freshness 0.15, load 0.10 (sum to 1)
+//
+// The matcher's freshness reaches 0 at each agent's pool.idle_timeout.
 package config
 
 import (
 	"time"
+
+	"github.com/hearth-dev/hearth/matcher"
 )
 
 // Default values; see the package documentation.
@@ -38,6 +51,7 @@ const (
 	DefaultTaskTimeout     = 10 * time.Minute
 	DefaultHealthInterval  = 10 * time.Second
 	DefaultMaxSessions     = 4
+	DefaultMaxDormant      = 64
 	DefaultIdleTimeout     = 30 * time.Minute
 	DefaultMaxFiles        = 1000
 	DefaultMaxDirectories  = 256
@@ -50,7 +64,64 @@ type Config struct {
 	Path    string
 	DataDir string
 	// Agents in the order the file declares them.
-	Agents []*Agent
+	Agents    []*Agent
+	Matcher   Matcher
+	Pipelines []*Pipeline
+}
+
+// Pipeline returns the pipeline named name, or nil.
+func (c *Config) Pipeline(name string) *Pipeline {
+	for _, p := range c.Pipelines {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Pipeline is a graph of tasks run together: `pipeline "name" { ... }`.
+type Pipeline struct {
+	Name        string
+	Description string
+	// Parallel is how many of its tasks may run at once.
+	Parallel int
+	// Tasks in the order the file declares them; that order breaks ties
+	// between tasks ready at the same time.
+	Tasks []*PipelineTask
+}
+
+// PipelineTask is one `task "name" { ... }` of a pipeline.
+type PipelineTask struct {
+	Name      string
+	Agent     string
+	Prompt    string
+	Hints     Hints
+	DependsOn []string
+}
+
+// Hints are a task's hints as written in the file.
+type Hints struct {
+	Files        []string
+	Directories  []string
+	Technologies []string
+}
+
+// Matcher tunes how tasks are placed on sessions.
+type Matcher struct {
+	Weights   matcher.Weights
+	Threshold float64
+	TopK      int
+}
+
+// DefaultMatcher returns the seed's weights and threshold.
+func DefaultMatcher() Matcher {
+	d := matcher.DefaultConfig()
+	return Matcher{Weights: d.Weights, Threshold: d.Threshold, TopK: d.TopK}
+}
+
+// For returns the matcher configuration of one agent's pool.
+func (m Matcher) For(a *Agent) matcher.Config {
+	return matcher.Config{Weights: m.Weights, Threshold: m.Threshold, TopK: m.TopK, IdleTimeout: a.Pool.IdleTimeout}
 }
 
 // Agent returns the agent named name, or nil.
@@ -107,6 +178,7 @@ type Pool struct {
 	MaxSessions int
 	IdleTimeout time.Duration
 	WhenFull    WhenFull
+	MaxDormant  int
 }
 
 // Fingerprint bounds what a session's context remembers; the least
@@ -129,6 +201,7 @@ func DefaultAgent(name string) *Agent {
 			MaxSessions: DefaultMaxSessions,
 			IdleTimeout: DefaultIdleTimeout,
 			WhenFull:    WhenFullWait,
+			MaxDormant:  DefaultMaxDormant,
 		},
 		Fingerprint: Fingerprint{
 			MaxFiles:        DefaultMaxFiles,
@@ -141,7 +214,7 @@ func DefaultAgent(name string) *Agent {
 // Default is the configuration used when no file is given: every bundled
 // agent, with defaults.
 func Default(bundled []string) *Config {
-	c := &Config{DataDir: DefaultDataDir}
+	c := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher()}
 	for _, name := range bundled {
 		a := DefaultAgent(name)
 		a.Bundled = name

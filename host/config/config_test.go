@@ -52,7 +52,7 @@ agent "mine" {
 	if tour == nil || tour.Bundled != "gotour" || tour.Capacity != 2 {
 		t.Fatalf("tour: got %+v", tour)
 	}
-	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: WhenFullRetireIdle}
+	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: WhenFullRetireIdle, MaxDormant: DefaultMaxDormant}
 	if tour.Pool != wantPool {
 		t.Errorf("tour pool: got %+v, want %+v", tour.Pool, wantPool)
 	}
@@ -74,6 +74,73 @@ agent "mine" {
 	}
 	if mine.Pool.MaxSessions != DefaultMaxSessions || mine.Pool.WhenFull != WhenFullWait {
 		t.Errorf("mine pool defaults: got %+v", mine.Pool)
+	}
+}
+
+func TestParseMatcher(t *testing.T) {
+	src := `
+matcher {
+  threshold = 0.5
+  top_k     = 3
+  weights {
+    directory = 0.40
+    file      = 0.25
+    tech      = 0.10
+    freshness = 0.15
+    load      = 0.10
+  }
+}
+agent "a" {
+  bundled = "gotour"
+  pool { idle_timeout = "5m" }
+}`
+	cfg, err := Parse([]byte(src), "m.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := cfg.Matcher.For(cfg.Agent("a"))
+	if mc.Threshold != 0.5 || mc.TopK != 3 || mc.Weights.Directory != 0.40 || mc.Weights.Tech != 0.10 || mc.IdleTimeout != 5*time.Minute {
+		t.Errorf("got %+v", mc)
+	}
+	if d := Default(nil).Matcher; d.Threshold != 0.6 || d.Weights.Directory != 0.30 {
+		t.Errorf("default matcher: got %+v", d)
+	}
+}
+
+func TestParsePipeline(t *testing.T) {
+	src := `
+agent "gotour" { bundled = "gotour" }
+agent "other" { bundled = "echo" }
+pipeline "tour" {
+  description = "a walk"
+  parallel    = 2
+  agent       = "gotour"
+  task "one" {
+    prompt      = "summary net/http"
+    directories = ["net/http"]
+    technologies = ["go"]
+  }
+  task "two" {
+    agent      = "other"
+    prompt     = "say hi"
+    files      = ["a.go"]
+    depends_on = ["one"]
+  }
+}`
+	cfg, err := Parse([]byte(src), "p.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Pipeline("tour")
+	if p == nil || p.Parallel != 2 || p.Description != "a walk" || len(p.Tasks) != 2 {
+		t.Fatalf("got %+v", p)
+	}
+	one, two := p.Tasks[0], p.Tasks[1]
+	if one.Agent != "gotour" || one.Hints.Directories[0] != "net/http" || one.Hints.Technologies[0] != "go" {
+		t.Errorf("one: got %+v", one)
+	}
+	if two.Agent != "other" || two.DependsOn[0] != "one" || two.Hints.Files[0] != "a.go" {
+		t.Errorf("two: got %+v", two)
 	}
 }
 
@@ -117,6 +184,16 @@ func TestParseErrors(t *testing.T) {
 		{"bad name", "agent \"my agent\" {\n  bundled = \"gotour\"\n}\n", "t.hcl:1:1", `Agent name "my agent" must start with a letter`},
 		{"empty data dir", "data_dir = \"\"\n", "t.hcl:1:12", "data_dir is empty"},
 		{"missing label", "agent {\n  bundled = \"gotour\"\n}\n", "t.hcl:1:7", "Missing name for agent"},
+		{"weights do not sum to 1", "matcher {\n  weights {\n    directory = 0.5\n  }\n}\n", "t.hcl:2:11", "matcher weights sum to 1.20"},
+		{"negative weight", "matcher {\n  weights {\n    file = -0.25\n    directory = 0.8\n  }\n}\n", "t.hcl:3:12", "weights.file is -0.25"},
+		{"threshold out of range", "matcher {\n  threshold = 1.5\n}\n", "t.hcl:2:15", "threshold is 1.50"},
+		{"top_k zero", "matcher {\n  top_k = 0\n}\n", "t.hcl:2:11", "top_k"},
+		{"pipeline unknown agent", "pipeline \"p\" {\n  agent = \"gotuor\"\n  task \"a\" {\n    prompt = \"x\"\n  }\n}\nagent \"gotour\" {\n  bundled = \"gotour\"\n}\n", "t.hcl:2:11", `There is no agent named "gotuor" (did you mean "gotour"?)`},
+		{"pipeline cycle", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  agent = \"g\"\n  task \"a\" {\n    prompt = \"x\"\n    depends_on = [\"c\"]\n  }\n  task \"b\" {\n    prompt = \"x\"\n    depends_on = [\"a\"]\n  }\n  task \"c\" {\n    prompt = \"x\"\n    depends_on = [\"b\"]\n  }\n}\n", "t.hcl:8:18", "in a circle: a -> c -> b -> a"},
+		{"pipeline unknown dependency", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  agent = \"g\"\n  task \"a\" {\n    prompt = \"x\"\n    depends_on = [\"b\"]\n  }\n}\n", "t.hcl:8:18", `depends on "b", which is not a task`},
+		{"pipeline without tasks", "pipeline \"p\" {\n}\n", "t.hcl:1:1", "has no tasks"},
+		{"task without prompt", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  task \"a\" {\n    agent = \"g\"\n  }\n}\n", "t.hcl:5:12", `The argument "prompt" is required`},
+		{"negative max_dormant", "agent \"a\" {\n  bundled = \"gotour\"\n  pool {\n    max_dormant = -1\n  }\n}\n", "t.hcl:4:19", "max_dormant must be 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

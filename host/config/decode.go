@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"github.com/hearth-dev/hearth/matcher"
 )
 
 // Options tell Load what the running hearth provides.
@@ -71,8 +74,49 @@ func (p *parser) fail(diags hcl.Diagnostics) error {
 // typed Config. Pointers tell "absent" from "zero".
 
 type rawFile struct {
-	DataDir *string    `hcl:"data_dir,optional"`
-	Agents  []rawAgent `hcl:"agent,block"`
+	DataDir *string     `hcl:"data_dir,optional"`
+	Agents    []rawAgent    `hcl:"agent,block"`
+	Matcher   *rawMatcher   `hcl:"matcher,block"`
+	Pipelines []rawPipeline `hcl:"pipeline,block"`
+}
+
+type rawPipeline struct {
+	Name        string            `hcl:"name,label"`
+	Description *string           `hcl:"description,optional"`
+	Parallel    *int              `hcl:"parallel,optional"`
+	Agent       *string           `hcl:"agent,optional"`
+	Tasks       []rawPipelineTask `hcl:"task,block"`
+	Body        hcl.Body          `hcl:",body"`
+	DefRange    hcl.Range         `hcl:",def_range"`
+}
+
+type rawPipelineTask struct {
+	Name         string    `hcl:"name,label"`
+	Agent        *string   `hcl:"agent,optional"`
+	Prompt       string    `hcl:"prompt"`
+	Files        []string  `hcl:"files,optional"`
+	Directories  []string  `hcl:"directories,optional"`
+	Technologies []string  `hcl:"technologies,optional"`
+	DependsOn    []string  `hcl:"depends_on,optional"`
+	Body         hcl.Body  `hcl:",body"`
+	DefRange     hcl.Range `hcl:",def_range"`
+}
+
+type rawMatcher struct {
+	Threshold *float64    `hcl:"threshold,optional"`
+	TopK      *int        `hcl:"top_k,optional"`
+	Weights   *rawWeights `hcl:"weights,block"`
+	Body      hcl.Body    `hcl:",body"`
+	DefRange  hcl.Range   `hcl:",def_range"`
+}
+
+type rawWeights struct {
+	Directory *float64 `hcl:"directory,optional"`
+	File      *float64 `hcl:"file,optional"`
+	Tech      *float64 `hcl:"tech,optional"`
+	Freshness *float64 `hcl:"freshness,optional"`
+	Load      *float64 `hcl:"load,optional"`
+	Body      hcl.Body `hcl:",body"`
 }
 
 type rawAgent struct {
@@ -94,6 +138,7 @@ type rawAgent struct {
 
 type rawPool struct {
 	MaxSessions *int     `hcl:"max_sessions,optional"`
+	MaxDormant  *int     `hcl:"max_dormant,optional"`
 	IdleTimeout *string  `hcl:"idle_timeout,optional"`
 	WhenFull    *string  `hcl:"when_full,optional"`
 	Body        hcl.Body `hcl:",body"`
@@ -160,7 +205,10 @@ func blockRange(body hcl.Body, fallback hcl.Range) hcl.Range {
 }
 
 func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
-	cfg := &Config{DataDir: DefaultDataDir}
+	cfg := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher()}
+	if raw.Matcher != nil {
+		cfg.Matcher = v.matcher(raw.Matcher)
+	}
 	if raw.DataDir != nil {
 		r := attrRange(body, "data_dir", blockRange(body, hcl.Range{}))
 		if strings.TrimSpace(*raw.DataDir) == "" {
@@ -178,7 +226,138 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 		seen[ra.Name] = ra.DefRange
 		cfg.Agents = append(cfg.Agents, v.agent(ra))
 	}
+	pseen := make(map[string]hcl.Range)
+	for i := range raw.Pipelines {
+		rp := &raw.Pipelines[i]
+		if prev, dup := pseen[rp.Name]; dup {
+			v.errorf(rp.DefRange, "Duplicate pipeline", "A pipeline named %q is already declared at %s. Give each pipeline its own name.", rp.Name, prev)
+			continue
+		}
+		pseen[rp.Name] = rp.DefRange
+		cfg.Pipelines = append(cfg.Pipelines, v.pipeline(rp, cfg))
+	}
 	return cfg
+}
+
+func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
+	p := &Pipeline{Name: rp.Name, Parallel: 1}
+	if rp.Description != nil {
+		p.Description = *rp.Description
+	}
+	if rp.Parallel != nil {
+		p.Parallel = *rp.Parallel
+		if p.Parallel < 1 {
+			v.errorf(attrRange(rp.Body, "parallel", rp.DefRange), "Invalid parallelism", "parallel is how many tasks run at once; it must be at least 1 (got %d).", p.Parallel)
+		}
+	}
+	if len(rp.Tasks) == 0 {
+		v.errorf(rp.DefRange, "Empty pipeline", "Pipeline %q has no tasks; add a task block, as in task \"first\" { agent = \"...\" prompt = \"...\" }.", rp.Name)
+	}
+	agents := make([]string, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		agents = append(agents, a.Name)
+	}
+	byName := make(map[string]*rawPipelineTask)
+	for i := range rp.Tasks {
+		rt := &rp.Tasks[i]
+		if _, dup := byName[rt.Name]; dup {
+			v.errorf(rt.DefRange, "Duplicate task", "Pipeline %q already has a task named %q.", rp.Name, rt.Name)
+			continue
+		}
+		byName[rt.Name] = rt
+		t := &PipelineTask{
+			Name: rt.Name, Prompt: rt.Prompt, DependsOn: rt.DependsOn,
+			Hints: Hints{Files: rt.Files, Directories: rt.Directories, Technologies: rt.Technologies},
+		}
+		switch {
+		case rt.Agent != nil:
+			t.Agent = *rt.Agent
+		case rp.Agent != nil:
+			t.Agent = *rp.Agent
+		}
+		at := attrRange(rt.Body, "agent", rt.DefRange)
+		if rt.Agent == nil && rp.Agent != nil {
+			at = attrRange(rp.Body, "agent", rp.DefRange)
+		}
+		switch {
+		case t.Agent == "":
+			v.errorf(rt.DefRange, "Task without an agent", "Task %q names no agent: set agent = \"<name>\" in the task, or in the pipeline for all its tasks. Agents: %s.", rt.Name, listOrNone(agents))
+		case cfg.Agent(t.Agent) == nil:
+			v.errorf(at, "Unknown agent", "There is no agent named %q%s. Agents: %s.", t.Agent, suggest(t.Agent, agents), listOrNone(agents))
+		}
+		if strings.TrimSpace(t.Prompt) == "" {
+			v.errorf(attrRange(rt.Body, "prompt", rt.DefRange), "Empty prompt", "Task %q has an empty prompt; say what the agent should do.", rt.Name)
+		}
+		p.Tasks = append(p.Tasks, t)
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	for _, t := range p.Tasks {
+		rt := byName[t.Name]
+		for _, d := range t.DependsOn {
+			switch {
+			case d == t.Name:
+				v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Task depends on itself", "Task %q lists itself in depends_on; remove it.", t.Name)
+			case byName[d] == nil:
+				v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Unknown dependency", "Task %q depends on %q, which is not a task of pipeline %q%s.", t.Name, d, rp.Name, suggest(d, names))
+			}
+		}
+	}
+	if cycle := findCycle(p.Tasks); cycle != nil {
+		rt := byName[cycle[0]]
+		v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Dependency cycle", "The tasks of pipeline %q depend on each other in a circle: %s. Remove one of these dependencies.", rp.Name, strings.Join(append(cycle, cycle[0]), " -> "))
+	}
+	return p
+}
+
+// findCycle returns the tasks of a dependency cycle, in order, or nil.
+func findCycle(tasks []*PipelineTask) []string {
+	deps := make(map[string][]string, len(tasks))
+	for _, t := range tasks {
+		deps[t.Name] = t.DependsOn
+	}
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := make(map[string]int, len(tasks))
+	var stack []string
+	var visit func(string) []string
+	visit = func(n string) []string {
+		state[n] = active
+		stack = append(stack, n)
+		for _, d := range deps[n] {
+			if _, ok := deps[d]; !ok || d == n {
+				continue // reported elsewhere
+			}
+			switch state[d] {
+			case active:
+				i := len(stack) - 1
+				for stack[i] != d {
+					i--
+				}
+				return append([]string(nil), stack[i:]...)
+			case unseen:
+				if c := visit(d); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		return nil
+	}
+	for _, t := range tasks {
+		if state[t.Name] == unseen {
+			if c := visit(t.Name); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
 }
 
 func (v *validator) path(p string) string {
@@ -256,6 +435,12 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 			}
 		}
 		a.Pool.IdleTimeout = v.duration(p.IdleTimeout, pat("idle_timeout"), "idle_timeout", a.Pool.IdleTimeout)
+		if p.MaxDormant != nil {
+			a.Pool.MaxDormant = *p.MaxDormant
+			if a.Pool.MaxDormant < 0 {
+				v.errorf(pat("max_dormant"), "Invalid limit", "max_dormant must be 0 (keep no retired sessions) or more (got %d).", a.Pool.MaxDormant)
+			}
+		}
 		if p.WhenFull != nil {
 			a.Pool.WhenFull = WhenFull(*p.WhenFull)
 			if a.Pool.WhenFull != WhenFullWait && a.Pool.WhenFull != WhenFullRetireIdle {
@@ -271,6 +456,60 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 		v.limit(f.MaxTechnologies, fat("max_technologies"), "max_technologies", &a.Fingerprint.MaxTechnologies)
 	}
 	return a
+}
+
+// matcher decodes the matcher block, checked by the matcher's own rules,
+// with each problem reported at the attribute it is about.
+func (v *validator) matcher(rm *rawMatcher) Matcher {
+	m := DefaultMatcher()
+	if rm.Threshold != nil {
+		m.Threshold = *rm.Threshold
+	}
+	if rm.TopK != nil {
+		m.TopK = *rm.TopK
+	}
+	var wbody hcl.Body
+	if w := rm.Weights; w != nil {
+		wbody = w.Body
+		for _, f := range []struct {
+			src *float64
+			dst *float64
+		}{
+			{w.Directory, &m.Weights.Directory}, {w.File, &m.Weights.File}, {w.Tech, &m.Weights.Tech},
+			{w.Freshness, &m.Weights.Freshness}, {w.Load, &m.Weights.Load},
+		} {
+			if f.src != nil {
+				*f.dst = *f.src
+			}
+		}
+	}
+	cfg := matcher.Config{Weights: m.Weights, Threshold: m.Threshold, TopK: m.TopK, IdleTimeout: DefaultIdleTimeout}
+	err := cfg.Validate()
+	if err == nil {
+		return m
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var ce *matcher.ConfigError
+		if !errors.As(e, &ce) {
+			v.errorf(rm.DefRange, "Invalid matcher", "%v", e)
+			continue
+		}
+		r := blockRange(rm.Body, rm.DefRange)
+		switch field, ok := strings.CutPrefix(ce.Field, "weights."); {
+		case ok && wbody != nil:
+			r = attrRange(wbody, field, blockRange(wbody, r))
+		case ce.Field == "weights" && wbody != nil:
+			r = blockRange(wbody, r)
+		case !ok && ce.Field != "weights":
+			r = attrRange(rm.Body, ce.Field, r)
+		}
+		v.errorf(r, "Invalid matcher setting", "matcher %s %s: %s", ce.Field, ce.Problem, ce.Fix)
+	}
+	return m
 }
 
 func (v *validator) duration(s *string, r hcl.Range, name string, def time.Duration) time.Duration {

@@ -25,6 +25,10 @@
 //	sdkchild          the same, started with sdk.Command
 //	wait:FILE         block until FILE exists (or ctx is done)
 //	touch:FILE        create FILE
+//	seen              append the paths the session has read, imported
+//	                  state included
+//	enter / leave     count this task in and out of the agent's running
+//	                  tasks; metric running_max is the most seen at once
 package testagent
 
 import (
@@ -48,9 +52,11 @@ type Agent struct {
 	name     string
 	capacity int
 
-	mu        sync.Mutex
-	seen      []string
-	artifacts map[string]sdk.ContextArtifact
+	mu         sync.Mutex
+	seen       []string
+	artifacts  map[string]sdk.ContextArtifact
+	running    int
+	runningMax int
 }
 
 // New returns a scripted agent with the given name and capacity.
@@ -165,6 +171,18 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 				return res, err
 			}
 			out = append(out, strconv.Itoa(cmd.Process.Pid))
+		case "seen":
+			out = append(out, strings.Join(a.Seen(), ","))
+		case "enter":
+			a.mu.Lock()
+			a.running++
+			a.runningMax = max(a.runningMax, a.running)
+			res.Metrics["running_max"] = float64(a.runningMax)
+			a.mu.Unlock()
+		case "leave":
+			a.mu.Lock()
+			a.running--
+			a.mu.Unlock()
 		case "sdkchild":
 			cmd := sdk.Command(context.WithoutCancel(ctx), "sleep", "300")
 			if err := cmd.Start(); err != nil {

@@ -1,0 +1,617 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+// indexActivityEvery is how stale a session's last activity may be in the
+// matcher's index. Freshness moves by 1/18000 a second with a 30-minute idle
+// timeout, so updating the index on every tool use would buy nothing and
+// cost a reordering of its recency list each time.
+const indexActivityEvery = 250 * time.Millisecond
+
+// pool holds one agent's sessions, live and dormant, and places its tasks
+// with the matcher.
+//
+// Placement (acquire): the matcher scores every live and dormant session
+// against the task's hints. A live winner is reused; a dormant winner is
+// rehydrated (a new process, given the session's exported state); otherwise
+// a new session is spawned. Starting a process needs room in the pool
+// (max_sessions processes). When the pool is full, the task waits (until
+// its context's deadline) if a busy session would win it: that session
+// frees up sooner than a cold one warms up. Otherwise, with when_full =
+// "retire_idle" and an idle session, the least recently used idle session
+// is retired (kept dormant, with its context) to make room; else the best
+// live session with a free slot is reused even below the threshold
+// (waiting would not make a better one appear); and when every session is
+// busy the task waits for a slot to free. After a wait it decides again.
+type pool struct {
+	h      *Host
+	cfg    *config.Agent
+	mcfg   matcher.Config
+	argv   []string
+	env    []string
+	logger hclog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	index    *matcher.Index
+	// procs counts sessions with a process: starting, live or retiring.
+	procs int
+	// changed is closed, and replaced, whenever a slot frees up or a
+	// process goes away, to wake tasks waiting for room.
+	changed chan struct{}
+}
+
+func newPool(h *Host, a *config.Agent, argv, env []string) (*pool, error) {
+	mcfg := h.cfg.Matcher.For(a)
+	ix, err := matcher.NewIndex(mcfg)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: %w", a.Name, err)
+	}
+	return &pool{
+		h: h, cfg: a, mcfg: mcfg, argv: argv,
+		env:      append(envList(a.Env), env...),
+		logger:   h.logger.Named(a.Name),
+		sessions: make(map[string]*session),
+		index:    ix,
+		changed:  make(chan struct{}),
+	}, nil
+}
+
+func envList(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// notifyLocked wakes every task waiting for room. p.mu must be held.
+func (p *pool) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// room reports whether another process may start. p.mu must be held.
+func (p *pool) room() bool { return p.procs < p.cfg.Pool.MaxSessions }
+
+// stateLocked is a session's entry in the matcher's index.
+func (p *pool) stateLocked(s *session) matcher.State {
+	return matcher.State{Capacity: s.capacity, Load: s.load, LastActivity: s.lastActivity, Dormant: s.status == statusDormant}
+}
+
+// indexLocked puts a session, fingerprint and all, into the index.
+func (p *pool) indexLocked(s *session) {
+	p.index.Put(matcher.Candidate{
+		ID: s.id, State: p.stateLocked(s),
+		Files: s.fp.files.keys(), Dirs: s.fp.dirs.keys(), Techs: s.fp.techs.keys(),
+	})
+	s.indexedActivity = s.lastActivity
+}
+
+// unavailableLocked lists the sessions in the index that cannot take a
+// task right now: starting or being retired.
+func (p *pool) unavailableLocked() []string {
+	var out []string
+	for id, s := range p.sessions {
+		if s.status == statusStarting || s.status == statusRetiring {
+			if _, ok := p.index.Candidate(id); ok {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// Place returns the decision the pool would make for hints now, without
+// acting on it.
+func (p *pool) place(hints matcher.Hints) matcher.Decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.index.Decide(hints, p.h.now(), p.unavailableLocked()...)
+}
+
+// acquire places a task: it returns a live session with a slot reserved
+// for it, and the decision that chose it.
+func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error) {
+	hints := normalizeHints(t.Hints, p.cfg.Workspace)
+	start := p.h.now()
+	dec := &Decision{Task: t.ID, Agent: p.cfg.Name, Threshold: p.mcfg.Threshold, Hints: t.Hints}
+	// waited counts only time spent waiting for room, not retiring a
+	// session to make some.
+	var waited time.Duration
+	for {
+		p.mu.Lock()
+		now := p.h.now()
+		d := p.index.Decide(hints, now, p.unavailableLocked()...)
+		dec.Outcome, dec.Candidates = d.Outcome.String(), candidatesOf(d)
+		dec.Considered, dec.Eligible = d.Considered, d.Eligible
+		dec.Waited = waited
+		if len(d.Ranked) > 0 {
+			dec.Score = d.Ranked[0].Total
+		}
+		switch {
+		case d.Outcome == matcher.Reuse && !d.Dormant:
+			s := p.sessions[d.Winner]
+			p.reserveLocked(s)
+			p.mu.Unlock()
+			dec.Action, dec.Session = ActionReused, s.id
+			dec.Reason = fmt.Sprintf("reused %s (%.2f > %.2f)", s.id, dec.Score, dec.Threshold)
+			return s, p.finish(dec), nil
+
+		case d.Outcome == matcher.Reuse && p.room():
+			s := p.sessions[d.Winner]
+			s.status = statusStarting
+			p.procs++
+			p.mu.Unlock()
+			dec.Action, dec.Session = ActionRehydrated, s.id
+			dec.Reason = fmt.Sprintf("rehydrated dormant %s (%.2f > %.2f)", s.id, dec.Score, dec.Threshold)
+			if err := p.start(ctx, s, true); err != nil {
+				return nil, nil, err
+			}
+			return s, p.finish(dec), nil
+
+		case d.Outcome != matcher.Reuse && p.room():
+			s := p.newSessionLocked()
+			p.mu.Unlock()
+			dec.Action, dec.Session = ActionSpawned, s.id
+			dec.Reason = "spawned " + s.id + ": " + spawnReason(d, dec.Threshold)
+			if err := p.start(ctx, s, false); err != nil {
+				return nil, nil, err
+			}
+			return s, p.finish(dec), nil
+		}
+
+		// The pool is full. When a busy session would win, it frees up
+		// soon enough: wait for it rather than put the task somewhere cold.
+		if !p.busyWinnerLocked(hints, now) {
+			// With retire_idle, the least recently used idle session makes
+			// room: it is kept, dormant, with its context, and the task
+			// gets a session of its own.
+			if p.cfg.Pool.WhenFull == config.WhenFullRetireIdle {
+				if v := p.idlestLocked(); v != nil {
+					v.status = statusRetiring
+					p.mu.Unlock()
+					p.retire(v, "retired to make room for task "+t.ID)
+					dec.Retired = v.id
+					continue
+				}
+			}
+			// Otherwise an idle session is the best this task can get:
+			// waiting would not make a better one appear.
+			if s := p.bestEligibleLiveLocked(d); s != nil {
+				p.reserveLocked(s)
+				p.mu.Unlock()
+				dec.Action, dec.Session = ActionReused, s.id
+				dec.Score = p.totalOf(d, s.id)
+				dec.Reason = fmt.Sprintf("reused %s below the threshold (%.2f): the pool is full at %d sessions", s.id, dec.Score, p.cfg.Pool.MaxSessions)
+				return s, p.finish(dec), nil
+			}
+		}
+		// Wait for a slot, and decide again.
+		changed := p.changed
+		p.mu.Unlock()
+		waitStart := p.h.now()
+		select {
+		case <-changed:
+			waited += p.h.now().Sub(waitStart)
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("agent %q: waited %s for a free session (pool full: all %d sessions busy): %w",
+				p.cfg.Name, p.h.now().Sub(start).Round(time.Millisecond), p.cfg.Pool.MaxSessions, context.Cause(ctx))
+		case <-p.h.closing:
+			return nil, nil, ErrClosed
+		}
+	}
+}
+
+// finish completes a decision's reason with what happened on the way.
+func (p *pool) finish(d *Decision) *Decision {
+	if d.Retired != "" {
+		d.Reason = "retired idle " + d.Retired + " to make room; " + d.Reason
+	}
+	if d.Waited >= time.Millisecond {
+		d.Reason = fmt.Sprintf("waited %s (pool full); %s", d.Waited.Round(time.Millisecond), d.Reason)
+	}
+	return d
+}
+
+func spawnReason(d matcher.Decision, threshold float64) string {
+	switch d.Outcome {
+	case matcher.SpawnNoCandidates:
+		return "no session to reuse"
+	case matcher.SpawnAllBusy:
+		return fmt.Sprintf("all %d candidates busy", d.Considered)
+	}
+	best := d.Ranked[0]
+	return fmt.Sprintf("best score %.2f (%s) not above %.2f", best.Total, best.ID, threshold)
+}
+
+func (p *pool) totalOf(d matcher.Decision, id string) float64 {
+	for _, r := range d.Ranked {
+		if r.ID == id {
+			return r.Total
+		}
+	}
+	return 0
+}
+
+// busyWinnerLocked reports whether a session that is busy now would win the
+// task, scoring above the threshold: the decision again, with the
+// sessions that could take the task now (and the dormant ones, which need
+// room the pool does not have) left out.
+func (p *pool) busyWinnerLocked(hints matcher.Hints, now time.Time) bool {
+	exclude := p.unavailableLocked()
+	for id, s := range p.sessions {
+		if s.status == statusDormant || s.status == statusLive && s.load < s.capacity {
+			exclude = append(exclude, id)
+		}
+	}
+	d := p.index.Decide(hints, now, exclude...)
+	return d.Outcome == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.mcfg.Threshold
+}
+
+// bestEligibleLiveLocked is the highest-ranked live session with a free
+// slot: the ranking lists eligible candidates first.
+func (p *pool) bestEligibleLiveLocked(d matcher.Decision) *session {
+	for _, r := range d.Ranked {
+		if r.Eligible && !r.Dormant {
+			if s := p.sessions[r.ID]; s != nil && s.status == statusLive && s.load < s.capacity {
+				return s
+			}
+		}
+	}
+	// The ranking holds the top K only; any live session with room will
+	// do.
+	var best *session
+	for _, s := range p.sessions {
+		if s.status == statusLive && s.load < s.capacity && (best == nil || s.lastActivity.After(best.lastActivity)) {
+			best = s
+		}
+	}
+	return best
+}
+
+// idlestLocked is the least recently active live session running nothing.
+func (p *pool) idlestLocked() *session {
+	var v *session
+	for _, s := range p.sessions {
+		if s.status == statusLive && s.load == 0 && (v == nil || s.lastActivity.Before(v.lastActivity)) {
+			v = s
+		}
+	}
+	return v
+}
+
+func (p *pool) reserveLocked(s *session) {
+	s.load++
+	p.index.Upsert(s.id, p.stateLocked(s))
+}
+
+func (p *pool) newSessionLocked() *session {
+	id := newSessionID(p.cfg.Name)
+	s := newSession(p, id, p.h.now())
+	s.status = statusStarting
+	p.sessions[id] = s
+	p.procs++
+	return s
+}
+
+// start starts the process of a session whose status is starting, new or
+// dormant. On success the session is live with one slot reserved; on
+// failure a new session is forgotten and a dormant one stays dormant.
+func (p *pool) start(ctx context.Context, s *session, rehydrate bool) error {
+	proc, err := startProcess(ctx, launch{
+		agent:          p.cfg.Name,
+		session:        s.id,
+		argv:           p.argv,
+		env:            p.env,
+		dir:            p.cfg.Workspace,
+		sha256:         p.cfg.SHA256,
+		startTimeout:   p.cfg.StartTimeout,
+		healthInterval: p.cfg.HealthInterval,
+		tls:            p.h.tls,
+		logger:         s.logger,
+		logLevel:       p.h.logger.GetLevel().String(),
+		onExit:         func(pe *PluginError) { p.lost(s, pe) },
+	})
+	if err == nil && rehydrate {
+		err = p.rehydrate(ctx, s, proc)
+		if err != nil {
+			proc.stop(true)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil && s.status == statusLost {
+		// The process died between its start and now; lost() has
+		// accounted for the session, and the process is ours to reap.
+		p.h.reaping.Go(func() { proc.stop(true) })
+		return s.lostErr
+	}
+	if err != nil {
+		if s.status == statusLost {
+			return err
+		}
+		p.procs--
+		if rehydrate {
+			s.status = statusDormant
+		} else {
+			delete(p.sessions, s.id)
+		}
+		p.notifyLocked()
+		return err
+	}
+	s.proc = proc
+	s.status = statusLive
+	s.capacity = p.cfg.Capacity
+	if s.capacity < 1 {
+		s.capacity = proc.info.Capacity
+	}
+	s.agentVersion = proc.info.Version
+	s.exportsState = proc.info.ExportsState
+	s.load = 1
+	s.lastActivity = p.h.now()
+	p.indexLocked(s)
+	s.startSaver()
+	rec := s.recordLocked()
+	s.logger.Debug("session live", "pid", proc.pid(), "capacity", s.capacity, "rehydrated", rehydrate)
+	kind, verb := EventSessionSpawned, "spawned"
+	if rehydrate {
+		kind, verb = EventSessionRehydrated, "rehydrated"
+	}
+	p.h.emit(Event{Kind: kind, Agent: p.cfg.Name, Session: s.id, PID: proc.pid(),
+		Message: fmt.Sprintf("%s %s (pid %d, capacity %d)", verb, s.id, proc.pid(), s.capacity)})
+	p.h.persist(rec)
+	return nil
+}
+
+// rehydrate hands a fresh process the state its session exported.
+func (p *pool) rehydrate(ctx context.Context, s *session, proc *process) error {
+	state, err := p.h.store.SessionState(s.id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the fingerprint alone; nothing to import
+	}
+	if err != nil {
+		return fmt.Errorf("rehydrate %s: read its state: %w", s.id, err)
+	}
+	ictx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
+	defer cancel()
+	if err := proc.remote.(interface {
+		ImportState(context.Context, []byte) error
+	}).ImportState(ictx, state); err != nil {
+		perr, detail, hint := proc.callError(ictx, err)
+		if perr == err {
+			detail, hint = err.Error(), "the agent refused the state its session exported; the session stays dormant"
+			perr = ErrRehydrate
+		}
+		return proc.errorf("rehydrate", perr, detail, hint)
+	}
+	return nil
+}
+
+// release frees the slot a task held and records the task's effect.
+func (p *pool) release(s *session, failed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.load--
+	s.tasks++
+	if failed {
+		s.tasksFailed++
+	}
+	s.lastActivity = p.h.now()
+	if s.status == statusLive {
+		p.index.Upsert(s.id, p.stateLocked(s))
+		s.indexedActivity = s.lastActivity
+		s.requestSave()
+	}
+	p.notifyLocked()
+}
+
+// lost removes a session whose plugin died or hung. The pool lock orders
+// it against retirement and shutdown, so a session is stopped once and
+// Close sees every stop it must wait for.
+func (p *pool) lost(s *session, pe *PluginError) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.status != statusLive && s.status != statusStarting {
+		return
+	}
+	s.status = statusLost
+	s.reason = pe.Error()
+	s.lostErr = pe
+	p.procs--
+	p.index.Remove(s.id)
+	s.stopSaverLocked()
+	p.notifyLocked()
+	rec := s.recordLocked()
+	proc := s.proc
+	if proc == nil {
+		// Still starting: the process is not the session's yet, and the
+		// starter stops it.
+		return
+	}
+	p.h.emit(Event{Kind: EventSessionLost, Agent: p.cfg.Name, Session: s.id, PID: proc.pid(), Err: pe.Error(),
+		Message: fmt.Sprintf("lost %s: %v", s.id, pe.Err)})
+	p.h.reaping.Go(func() {
+		proc.stop(true)
+		p.h.persist(rec)
+	})
+}
+
+// retire makes a live session dormant: its state is exported and stored,
+// its process stopped; its fingerprint stays for the matcher, which may
+// rehydrate it. The caller has set its status to retiring.
+func (p *pool) retire(s *session, why string) {
+	s.waitSaver()
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.StartTimeout)
+	state, saved := s.exportState(ctx)
+	cancel()
+	s.proc.stop(false)
+	p.mu.Lock()
+	p.procs--
+	s.status = statusDormant
+	s.reason = why
+	s.proc = nil
+	s.load = 0
+	if saved {
+		s.hasState = true
+	}
+	if s.hasState {
+		p.index.Upsert(s.id, p.stateLocked(s))
+	} else {
+		// Without exported state a new process would know nothing the
+		// fingerprint says: not a candidate.
+		p.index.Remove(s.id)
+	}
+	rec := s.recordLocked()
+	evicted := p.evictDormantLocked()
+	p.notifyLocked()
+	p.mu.Unlock()
+	if saved {
+		p.h.persistState(rec, state)
+	} else {
+		p.h.persist(rec)
+	}
+	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg.Name, Session: s.id, Message: fmt.Sprintf("retired %s: %s", s.id, why)})
+	for _, id := range evicted {
+		if err := p.h.store.DeleteSession(context.Background(), id); err != nil {
+			p.logger.Warn("cannot delete an evicted dormant session", "session", id, "error", err)
+		}
+	}
+}
+
+// evictDormantLocked forgets the least recently active dormant sessions
+// beyond max_dormant and returns them for deletion from the store.
+func (p *pool) evictDormantLocked() []string {
+	var dormant []*session
+	for _, s := range p.sessions {
+		if s.status == statusDormant || s.status == statusLost {
+			dormant = append(dormant, s)
+		}
+	}
+	if len(dormant) <= p.cfg.Pool.MaxDormant {
+		return nil
+	}
+	sort.Slice(dormant, func(i, j int) bool { return dormant[i].lastActivity.After(dormant[j].lastActivity) })
+	var ids []string
+	for _, s := range dormant[p.cfg.Pool.MaxDormant:] {
+		delete(p.sessions, s.id)
+		p.index.Remove(s.id)
+		ids = append(ids, s.id)
+	}
+	return ids
+}
+
+// retireIdle retires the live sessions idle past the idle timeout.
+func (p *pool) retireIdle(now time.Time) {
+	p.mu.Lock()
+	var idle []*session
+	for _, s := range p.sessions {
+		if s.status == statusLive && s.load == 0 && now.Sub(s.lastActivity) >= p.cfg.Pool.IdleTimeout {
+			s.status = statusRetiring
+			idle = append(idle, s)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range idle {
+		wg.Go(func() { p.retire(s, fmt.Sprintf("idle for more than %s", p.cfg.Pool.IdleTimeout)) })
+	}
+	wg.Wait()
+}
+
+// retireAll retires every live session: the host is shutting down.
+func (p *pool) retireAll(why string) {
+	p.mu.Lock()
+	var live []*session
+	for _, s := range p.sessions {
+		if s.status == statusLive {
+			s.status = statusRetiring
+			live = append(live, s)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range live {
+		wg.Go(func() { p.retire(s, why) })
+	}
+	wg.Wait()
+}
+
+// restore loads the agent's sessions from the store: all dormant, since no
+// process survives a host. Sessions that were live when the host stopped
+// without retiring them (kill -9) get the tool uses logged after their
+// last snapshot replayed into their fingerprint.
+func (p *pool) restore(recs []*storepb.Session) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var fix []*storepb.Session
+	for _, r := range recs {
+		s := newSession(p, r.GetId(), time.Unix(0, r.GetCreatedUnixNano()))
+		s.fromRecord(r)
+		if r.GetStatus() == storepb.SessionStatus_SESSION_LOST {
+			s.status = statusLost
+			p.sessions[s.id] = s
+			continue
+		}
+		s.status = statusDormant
+		evs, err := p.h.store.Events(s.id, r.GetFingerprintSeq(), 0)
+		if err != nil {
+			return fmt.Errorf("restore session %s: %w", s.id, err)
+		}
+		for _, ev := range evs {
+			s.replay(ev)
+		}
+		if r.GetStatus() != storepb.SessionStatus_SESSION_DORMANT || len(evs) > 0 {
+			if r.GetStatus() == storepb.SessionStatus_SESSION_LIVE {
+				s.reason = "the host stopped without retiring it"
+			}
+			fix = append(fix, s.recordLocked())
+		}
+		p.sessions[s.id] = s
+		if s.hasState {
+			p.indexLocked(s)
+		}
+	}
+	for _, r := range fix {
+		p.h.persist(r)
+	}
+	p.evictDormantLocked()
+	return nil
+}
+
+// applyLocked carries a fingerprint change into the index.
+func (p *pool) applyLocked(s *session, c change) {
+	if len(c.addFiles) > 0 {
+		p.index.AddFiles(s.id, c.addFiles...)
+	}
+	if len(c.dropFiles) > 0 {
+		p.index.RemoveFiles(s.id, c.dropFiles...)
+	}
+	if len(c.addDirs) > 0 {
+		p.index.AddDirs(s.id, c.addDirs...)
+	}
+	if len(c.dropDirs) > 0 {
+		p.index.RemoveDirs(s.id, c.dropDirs...)
+	}
+	if len(c.addTechs) > 0 {
+		p.index.AddTechs(s.id, c.addTechs...)
+	}
+	if len(c.dropTechs) > 0 {
+		p.index.RemoveTechs(s.id, c.dropTechs...)
+	}
+}

@@ -1,0 +1,448 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// reads is a scripted prompt that reads files, and the hints that name them.
+func reads(files ...string) (string, sdk.Hints) {
+	var b strings.Builder
+	dirs := map[string]bool{}
+	var hints sdk.Hints
+	for _, f := range files {
+		b.WriteString("read:" + f + ";")
+		hints.Files = append(hints.Files, f)
+		if d := filepath.Dir(f); !dirs[d] {
+			dirs[d] = true
+			hints.Directories = append(hints.Directories, d)
+		}
+	}
+	hints.Technologies = []string{"go"}
+	return b.String(), hints
+}
+
+func submitReads(t *testing.T, h *Host, files ...string) *Outcome {
+	t.Helper()
+	prompt, hints := reads(files...)
+	out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: prompt, Hints: hints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWarmSessionFollowsContext: each task goes to the session that
+// already read its files; a task in new territory gets a new session.
+func TestWarmSessionFollowsContext(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	a1 := submitReads(t, h, "billing/ledger.go", "billing/invoice.go")
+	b1 := submitReads(t, h, "search/index.go", "search/query.go")
+	if a1.Decision.Action != ActionSpawned || b1.Decision.Action != ActionSpawned || a1.Session == b1.Session {
+		t.Fatalf("first tasks: got %s on %s and %s on %s, want two spawns", a1.Decision.Action, a1.Session, b1.Decision.Action, b1.Session)
+	}
+	if b1.Decision.Outcome != "spawn-below-threshold" || !strings.Contains(b1.Decision.Reason, "not above 0.60") {
+		t.Errorf("second task: got %q (%s), want a spawn explained by a score below the threshold", b1.Decision.Reason, b1.Decision.Outcome)
+	}
+	a2 := submitReads(t, h, "billing/ledger.go", "billing/tax.go")
+	b2 := submitReads(t, h, "search/query.go")
+	if a2.Session != a1.Session || a2.Decision.Action != ActionReused {
+		t.Errorf("billing again: got %s (%s), want %s reused", a2.Session, a2.Decision.Reason, a1.Session)
+	}
+	if b2.Session != b1.Session || b2.Decision.Action != ActionReused {
+		t.Errorf("search again: got %s (%s), want %s reused", b2.Session, b2.Decision.Reason, b1.Session)
+	}
+	// The decision explains itself: the winner's factors and the loser's.
+	if len(a2.Decision.Candidates) != 2 {
+		t.Fatalf("candidates: got %+v, want both sessions scored", a2.Decision.Candidates)
+	}
+	win, lose := a2.Decision.Candidates[0], a2.Decision.Candidates[1]
+	if win.Session != a1.Session || win.Directory != 1 || win.File != 0.5 || win.Tech != 1 || lose.Directory != 0 {
+		t.Errorf("scores: got winner %s, runner-up %s", win.Explain(), lose.Explain())
+	}
+	if a2.Decision.Score <= 0.6 || !strings.HasPrefix(a2.Decision.Reason, "reused "+a1.Session) {
+		t.Errorf("reason: got %q (%.2f)", a2.Decision.Reason, a2.Decision.Score)
+	}
+	// Decisions are in the store, indexed by the sessions they involved.
+	evs, err := h.store.DecisionsFor(a1.Session, 10)
+	if err != nil || len(evs) != 4 {
+		t.Fatalf("decisions involving %s: got %d, %v; want 4 (its spawn, a reuse, and two as a candidate)", a1.Session, len(evs), err)
+	}
+	if d := decisionFromRecord(evs[0].GetDecision()); d.Session != b2.Session || d.Action != ActionReused {
+		t.Errorf("newest decision: got %+v", d)
+	}
+}
+
+func TestFingerprintFromToolUses(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.Fingerprint.MaxFiles = 3
+	h := newTestHost(t, a)
+	out := submitReads(t, h, "a/1.go", "a/2.go", "b/3.go", "b/4.go", "b/5.go")
+	p := h.pools["scripted"]
+	p.mu.Lock()
+	s := p.sessions[out.Session]
+	files, dirs, techs := s.fp.files.keys(), s.fp.dirs.keys(), s.fp.techs.keys()
+	c, _ := p.index.Candidate(out.Session)
+	p.mu.Unlock()
+	if !slices.Equal(files, []string{"b/3.go", "b/4.go", "b/5.go"}) {
+		t.Errorf("files: got %v, want the 3 most recent", files)
+	}
+	if !slices.Equal(dirs, []string{"a", "b"}) || !slices.Equal(techs, []string{"go"}) {
+		t.Errorf("dirs %v techs %v", dirs, techs)
+	}
+	slices.Sort(c.Files)
+	if !slices.Equal(c.Files, files) {
+		t.Errorf("the index holds %v, the fingerprint %v", c.Files, files)
+	}
+	// Denied reads teach the session nothing.
+	h2 := newTestHost(t, testAgent("scripted", "agent"))
+	out2 := submitReads(t, h2, "x/1.go")
+	p2 := h2.pools["scripted"]
+	s2 := p2.sessions[out2.Session]
+	th := &taskHost{s: s2, task: "t"}
+	if err := th.ReportToolUse(context.Background(), sdk.ToolUse{Tool: "Read", Paths: []string{".env"}, Outcome: sdk.OutcomeDenied}); err != nil {
+		t.Fatal(err)
+	}
+	if err := th.ReportToolUse(context.Background(), sdk.ToolUse{Tool: "LS", Paths: []string{"docs/api"}}); err != nil {
+		t.Fatal(err)
+	}
+	p2.mu.Lock()
+	files, dirs = s2.fp.files.keys(), s2.fp.dirs.keys()
+	p2.mu.Unlock()
+	if slices.Contains(files, ".env") || !slices.Contains(dirs, "docs/api") || !slices.Contains(dirs, "docs") || slices.Contains(files, "docs/api") {
+		t.Errorf("files %v dirs %v: want the denied read ignored and the listing counted as directories", files, dirs)
+	}
+}
+
+func TestPoolFullWaits(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.Pool.MaxSessions = 1
+	h := newTestHost(t, a)
+	dir := t.TempDir()
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	done := make(chan *Outcome)
+	go func() {
+		out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "progress:0.5;wait:" + dir + "/go"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	waitEvent(t, sub, EventTaskProgress)
+
+	// A task with a deadline gives up, saying why.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := h.Submit(ctx, Task{Agent: "scripted", Prompt: "echo:late"})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "pool full: all 1 sessions busy") {
+		t.Fatalf("got %v, want a deadline error naming the full pool", err)
+	}
+	// A task without one waits for the slot.
+	waited := make(chan *Outcome)
+	go func() {
+		out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "echo:patient"})
+		if err != nil {
+			t.Error(err)
+		}
+		waited <- out
+	}()
+	if err := os.WriteFile(dir+"/go", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := <-done
+	second := <-waited
+	if second.Session != first.Session || second.Decision.Waited == 0 || !strings.HasPrefix(second.Decision.Reason, "waited ") {
+		t.Errorf("got %+v, want the waiting task on the freed session with its wait explained", second.Decision)
+	}
+}
+
+func TestPoolFullRetiresIdle(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.Pool.MaxSessions = 1
+	a.Pool.WhenFull = config.WhenFullRetireIdle
+	h := newTestHost(t, a)
+	first := submitReads(t, h, "billing/ledger.go")
+	second := submitReads(t, h, "search/index.go")
+	if second.Session == first.Session || second.Decision.Retired != first.Session || second.Decision.Action != ActionSpawned {
+		t.Fatalf("got %+v, want %s retired and a new session spawned", second.Decision, first.Session)
+	}
+	if !strings.HasPrefix(second.Decision.Reason, "retired idle "+first.Session+" to make room; spawned") {
+		t.Errorf("reason: got %q", second.Decision.Reason)
+	}
+	// The retired session is dormant and wins its own work back: it is
+	// rehydrated with the state it exported.
+	third, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "seen", Hints: sdk.Hints{Files: []string{"billing/ledger.go"}, Directories: []string{"billing"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Session != first.Session || third.Decision.Action != ActionRehydrated || third.Decision.Retired != second.Session {
+		t.Errorf("got %+v, want %s rehydrated after retiring %s", third.Decision, first.Session, second.Session)
+	}
+	if third.Result.Output != "billing/ledger.go" {
+		t.Errorf("rehydrated session knows %q, want the state it exported", third.Result.Output)
+	}
+}
+
+func TestFullPoolReusesBelowThreshold(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.Pool.MaxSessions = 1
+	h := newTestHost(t, a)
+	first := submitReads(t, h, "billing/ledger.go")
+	second := submitReads(t, h, "search/index.go")
+	if second.Session != first.Session || second.Decision.Action != ActionReused || !strings.Contains(second.Decision.Reason, "below the threshold") {
+		t.Errorf("got %+v, want the only session reused below the threshold", second.Decision)
+	}
+}
+
+func TestIdleSessionsAreRetiredAndRehydrated(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.Pool.IdleTimeout = 300 * time.Millisecond
+	h := newTestHost(t, a)
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	prompt, hints := reads("billing/ledger.go", "billing/tax.go")
+	out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: prompt + "pid", Hints: hints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := atoi(t, out.Result.Output)
+	e := waitEvent(t, sub, EventSessionRetired)
+	if e.Session != out.Session || !strings.Contains(e.Message, "idle for more than 300ms") {
+		t.Errorf("got %+v", e)
+	}
+	if !waitGone(pid, 5*time.Second) {
+		t.Errorf("retired session's plugin %d is still running", pid)
+	}
+	if st := h.Agents()[0]; st.Live != 0 || st.Dormant != 1 {
+		t.Errorf("agents: got %+v, want one dormant session", st)
+	}
+	// Freshness is 0 now (idle past the timeout), but the context still
+	// wins: dir 1, file 1, tech 1 outweigh it.
+	again, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "seen", Hints: sdk.Hints{Files: []string{"billing/ledger.go"}, Technologies: []string{"go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Session != out.Session || again.Decision.Action != ActionRehydrated {
+		t.Fatalf("got %+v, want %s rehydrated", again.Decision, out.Session)
+	}
+	if !strings.Contains(again.Result.Output, "billing/ledger.go") {
+		t.Errorf("rehydrated session knows %q", again.Result.Output)
+	}
+}
+
+// TestRestartRestoresDormantSessions: a host closed cleanly leaves its
+// sessions dormant; the next host on the directory rehydrates the right
+// one for a matching task.
+func TestRestartRestoresDormantSessions(t *testing.T) {
+	dir := t.TempDir()
+	h := newTestHostIn(t, dir, testAgent("scripted", "agent"))
+	billing := submitReads(t, h, "billing/ledger.go", "billing/tax.go")
+	search := submitReads(t, h, "search/index.go")
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	h2 := newTestHostIn(t, dir, testAgent("scripted", "agent"))
+	if st := h2.Agents()[0]; st.Dormant != 2 || st.Live != 0 {
+		t.Fatalf("after restart: got %+v, want two dormant sessions", st)
+	}
+	d, err := h2.Place("scripted", sdk.Hints{Files: []string{"search/index.go"}})
+	if err != nil || d.Action != ActionRehydrated || d.Session != search.Session {
+		t.Fatalf("placement: got %+v, %v; want %s rehydrated", d, err, search.Session)
+	}
+	out, err := h2.Submit(context.Background(), Task{Agent: "scripted", Prompt: "seen", Hints: sdk.Hints{Files: []string{"billing/tax.go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Session != billing.Session || out.Decision.Action != ActionRehydrated || out.Result.Output != "billing/ledger.go,billing/tax.go" {
+		t.Errorf("got %s %s %q, want %s rehydrated with its state", out.Session, out.Decision.Action, out.Result.Output, billing.Session)
+	}
+}
+
+// TestKill9RestoresSessions: after kill -9 of the host, the sessions it
+// had are back, dormant, with their fingerprints; a matching task
+// rehydrates the right one with the state it saved after its task.
+func TestKill9RestoresSessions(t *testing.T) {
+	dir := t.TempDir()
+	cmd, sc := startHostIn(t, "sessions", dir)
+	f := expectLine(t, sc, "ready")
+	billing, search := f[0], f[1]
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	h := newTestHostIn(t, dir, testAgent("scripted", "agent"))
+	p := h.pools["scripted"]
+	p.mu.Lock()
+	bs := p.sessions[billing]
+	ok := bs != nil && bs.status == statusDormant && slices.Contains(bs.fp.files.keys(), "billing/tax.go") && bs.reason == "the host stopped without retiring it"
+	p.mu.Unlock()
+	if !ok {
+		t.Fatalf("session %s after kill -9: got %+v", billing, bs)
+	}
+	out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "seen", Hints: sdk.Hints{Files: []string{"search/index.go"}, Directories: []string{"search"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Session != search || out.Decision.Action != ActionRehydrated || out.Result.Output != "search/index.go" {
+		t.Errorf("got %s %s %q, want %s rehydrated", out.Session, out.Decision.Action, out.Result.Output, search)
+	}
+}
+
+// TestToolUsesAfterTheSnapshotAreReplayed: a fingerprint snapshot older
+// than the session's last tool uses is brought up to date from the log.
+func TestToolUsesAfterTheSnapshotAreReplayed(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.PutSession(ctx, &storepb.Session{Id: "scripted-00000001", Agent: "scripted", Status: storepb.SessionStatus_SESSION_LIVE,
+		Files: []string{"a/1.go"}, Dirs: []string{"a"}, HasState: true, LastActivityUnixNano: time.Now().UnixNano()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"b/2.go", "b/3.go"} {
+		ev := Event{Time: time.Now(), Kind: EventToolUsed, Agent: "scripted", Session: "scripted-00000001", ToolUse: &sdk.ToolUse{Tool: "Read", Paths: []string{f}}}
+		if err := st.Append(ev.record()).Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := newTestHostIn(t, dir, testAgent("scripted", "agent"))
+	p := h.pools["scripted"]
+	p.mu.Lock()
+	s := p.sessions["scripted-00000001"]
+	files, uses := s.fp.files.keys(), s.toolUses
+	c, indexed := p.index.Candidate("scripted-00000001")
+	p.mu.Unlock()
+	if !slices.Equal(files, []string{"a/1.go", "b/2.go", "b/3.go"}) || uses != 2 {
+		t.Errorf("files %v, tool uses %d: want the snapshot and the two replayed reads", files, uses)
+	}
+	if !indexed || !c.Dormant || len(c.Files) != 3 {
+		t.Errorf("index: got %+v, %v", c, indexed)
+	}
+}
+
+// TestConcurrentTasksRespectCapacityAndPool: many tasks at once never put
+// more tasks on a session than its capacity, nor more sessions in the pool
+// than its maximum.
+func TestConcurrentTasksRespectCapacityAndPool(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.Capacity = 2
+	a.Pool.MaxSessions = 3
+	a.Env[envCapacity] = "2"
+	h := newTestHost(t, a)
+	sub := h.Subscribe(1024)
+	defer sub.Close()
+	var wg sync.WaitGroup
+	const tasks = 24
+	for i := range tasks {
+		wg.Go(func() {
+			prompt, hints := reads(fmt.Sprintf("pkg%d/file.go", i%5))
+			out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "enter;" + prompt + "sleep:20ms;leave", Hints: hints})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if m := out.Result.Metrics["running_max"]; m > 2 {
+				t.Errorf("session %s ran %v tasks at once, capacity 2", out.Session, m)
+			}
+		})
+	}
+	wg.Wait()
+	sub.Close()
+	spawned := 0
+	for e := range sub.C {
+		if e.Kind == EventSessionSpawned {
+			spawned++
+		}
+	}
+	if spawned > 3 || spawned == 0 {
+		t.Errorf("spawned %d sessions, want 1 to 3", spawned)
+	}
+	if sub.Dropped() != 0 {
+		t.Errorf("the subscription dropped %d events", sub.Dropped())
+	}
+}
+
+func TestPlaceDoesNothing(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	d, err := h.Place("scripted", sdk.Hints{Files: []string{"a.go"}})
+	if err != nil || d.Action != ActionSpawned || d.Outcome != "spawn-no-candidates" {
+		t.Fatalf("got %+v, %v", d, err)
+	}
+	if st := h.Agents()[0]; st.Live != 0 {
+		t.Errorf("Place started a session: %+v", st)
+	}
+	if _, err := h.Place("nobody", sdk.Hints{}); !errors.Is(err, ErrUnknownAgent) {
+		t.Errorf("unknown agent: got %v", err)
+	}
+}
+
+// TestFullPoolWaitsForABusyWinner: with the pool full, a task whose warm
+// session is busy waits for it rather than going to an idle, cold one.
+func TestFullPoolWaitsForABusyWinner(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.Pool.MaxSessions = 2
+	h := newTestHost(t, a)
+	billing := submitReads(t, h, "billing/ledger.go")
+	search := submitReads(t, h, "search/index.go")
+	if billing.Session == search.Session {
+		t.Fatal("want two sessions")
+	}
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	release := filepath.Join(t.TempDir(), "release")
+	prompt, hints := reads("billing/ledger.go")
+	busy := make(chan *Outcome)
+	go func() {
+		out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: prompt + "progress:0.5;wait:" + release, Hints: hints})
+		if err != nil {
+			t.Error(err)
+		}
+		busy <- out
+	}()
+	waitEvent(t, sub, EventTaskProgress)
+	next := make(chan *Outcome)
+	go func() {
+		out, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: prompt, Hints: hints})
+		if err != nil {
+			t.Error(err)
+		}
+		next <- out
+	}()
+	// The second billing task must not have gone anywhere yet: the only
+	// free session is the cold one. Only the release lets it through.
+	select {
+	case out := <-next:
+		t.Fatalf("placed on %s while the warm session was busy: %s", out.Session, out.Decision.Reason)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-busy
+	out := <-next
+	if out.Session != billing.Session || out.Decision.Action != ActionReused || out.Decision.Waited == 0 {
+		t.Errorf("got %s: %s; want the warm %s after a wait", out.Session, out.Decision.Reason, billing.Session)
+	}
+}

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/host/store/storepb"
+)
+
+// toolEvent is a tool-use event as the host writes one: about 500 bytes.
+func toolEvent(session string) *storepb.Event {
+	paths := make([]string, 8)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("services/billing/internal/ledger/reconcile/batch_%02d.go", i)
+	}
+	return &storepb.Event{
+		UnixNano: time.Now().UnixNano(), Kind: "tool.used", Agent: "coder", Session: session, Task: "task-0123456789abcdef",
+		ToolUse: &storepb.ToolUse{Tool: "Grep", Paths: paths, Technologies: []string{"go"}, Outcome: 1, DurationNanos: 1500000},
+	}
+}
+
+// BenchmarkAppend compares durable event appends through the store's group
+// commit with raw Badger, same options, writing batches of the same
+// records in one transaction each: the best raw Badger can do.
+func BenchmarkAppend(b *testing.B) {
+	ctx := context.Background()
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("raw-badger-batch/writers=%d", writers), func(b *testing.B) {
+			db, err := badger.Open(badgerOptions(b.TempDir(), false, hclog.NewNullLogger()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			v, _ := encode(toolEvent("s-1"))
+			const batch = 1024
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					for i := w * batch; i < b.N; i += writers * batch {
+						txn := db.NewTransaction(true)
+						for j := i; j < min(i+batch, b.N); j++ {
+							if err := txn.Set(seqKey(fmt.Sprintf("e/s-%d/", w), uint64(j)), v); err != nil {
+								b.Error(err)
+							}
+						}
+						if err := txn.Commit(); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+		})
+		b.Run(fmt.Sprintf("store/writers=%d", writers), func(b *testing.B) {
+			s := MustOpen(b, b.TempDir())
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					// Append encodes the event before it returns, so one
+					// event value can be reused.
+					ev := toolEvent(fmt.Sprintf("s-%d", w))
+					var last *Pending
+					for i := w; i < b.N; i += writers {
+						last = s.Append(ev)
+					}
+					if last != nil {
+						if err := last.Wait(ctx); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkPutSession: one durable session write at a time, each waiting
+// for its fsync, from 1 and 8 writers: what group commit buys when many
+// writers each need their own acknowledgement. Raw Badger does one Update
+// per write.
+func BenchmarkPutSession(b *testing.B) {
+	ctx := context.Background()
+	rec := &storepb.Session{Id: "gotour-1a2b3c4d", Agent: "gotour", Files: make([]string, 40)}
+	for i := range rec.Files {
+		rec.Files[i] = fmt.Sprintf("net/http/file_%02d.go", i)
+	}
+	v, _ := encode(rec)
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("raw-badger-update/writers=%d", writers), func(b *testing.B) {
+			db, err := badger.Open(badgerOptions(b.TempDir(), false, hclog.NewNullLogger()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			b.SetParallelism(writers)
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					for i := w; i < b.N; i += writers {
+						if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(fmt.Sprintf("s/%d", i)), v) }); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+		})
+		b.Run(fmt.Sprintf("store/writers=%d", writers), func(b *testing.B) {
+			s := MustOpen(b, b.TempDir())
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					for i := w; i < b.N; i += writers {
+						r := &storepb.Session{Id: fmt.Sprint(i), Files: rec.Files}
+						if err := s.PutSession(ctx, r); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+		})
+	}
+}

@@ -1,0 +1,48 @@
+// Package store keeps hearth's state in Badger: sessions and their
+// fingerprints, exported agent state, the append-only event log and
+// placement decisions. It is the only package that imports Badger.
+//
+// # Key layout
+//
+// Keys are ASCII prefixes and IDs, with sequence numbers as 8 big-endian
+// bytes so that they sort in order:
+//
+//	m/schema                    the layout version (4 bytes, big-endian)
+//	q/events                    Badger sequence that numbers events
+//	s/<session>                 Session: status, counters, fingerprint
+//	t/<session>                 the agent's exported state for a session
+//	e/<stream>/<seq>            Event, in the log of one stream: a session ID
+//	                            ("gotour-1a2b3c4d"), or "host"
+//	d/<seq>                     Event of kind "decision": every placement
+//	x/<session>/<seq>           (empty) decision <seq> involved <session>
+//
+// Event sequence numbers are global and increase with time, so merging the
+// streams by sequence gives the host's history in order. A crash may leave
+// gaps (Badger leases sequence ranges), never repeats.
+//
+// # Encoding
+//
+// Every value is one schema version byte followed by a protobuf message
+// from package storepb. Fields are only added; a change that older code
+// cannot ignore gets a new version byte and a migration. m/schema records
+// the layout version: Open migrates an older layout forward and refuses a
+// newer one, naming both versions.
+//
+// # Durability
+//
+// Badger runs with SyncWrites: a write this package acknowledges is on
+// disk. Writes go through one committer goroutine that gathers whatever
+// is waiting into one transaction, so many writers (a flood of tool-use
+// events, several runs' checkpoints) share each fsync: group commit. A
+// single write is never split across transactions, so it is atomic.
+// Append returns a Pending at once; the event is durable when its Wait
+// returns nil.
+//
+// # Housekeeping
+//
+// Value-log GC runs in the background (Options.GCInterval). A second
+// process opening the same directory is refused with ErrLocked, naming the
+// directory and the process that holds it (Badger's LOCK file has its PID;
+// an OWNER file beside it, removed on Close, has its command and start). Memory settings are sized for a
+// small machine (Options documents them; BENCHMARKS.md has the RSS).
+package store

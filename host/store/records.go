@@ -1,0 +1,317 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/hearth-dev/hearth/host/store/storepb"
+)
+
+// HostStream is the event stream of events that belong to no session.
+const HostStream = "host"
+
+// PutSession stores a session record, durably.
+func (s *Store) PutSession(ctx context.Context, rec *storepb.Session) error {
+	return s.SaveSession(rec).Wait(ctx)
+}
+
+// PutSessionState stores a session record together with the agent state it
+// exported, in one atomic write.
+func (s *Store) PutSessionState(ctx context.Context, rec *storepb.Session, state []byte) error {
+	return s.SaveSessionState(rec, state).Wait(ctx)
+}
+
+// SaveSession queues a session record; it is durable once the Pending's
+// Wait returns nil.
+func (s *Store) SaveSession(rec *storepb.Session) *Pending {
+	v, err := encode(rec)
+	if err != nil {
+		return failed(err)
+	}
+	return s.submit(&write{sets: []kv{{[]byte("s/" + rec.GetId()), v}}})
+}
+
+// SaveSessionState queues a session record and its agent's state, as one
+// atomic write.
+func (s *Store) SaveSessionState(rec *storepb.Session, state []byte) *Pending {
+	v, err := encode(rec)
+	if err != nil {
+		return failed(err)
+	}
+	return s.submit(&write{sets: []kv{
+		{[]byte("s/" + rec.GetId()), v},
+		{[]byte("t/" + rec.GetId()), append([]byte{recordVersion}, state...)},
+	}})
+}
+
+// Session returns the record of session id, or ErrNotFound.
+func (s *Store) Session(id string) (*storepb.Session, error) {
+	rec := &storepb.Session{}
+	if err := s.get([]byte("s/"+id), rec); err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// Sessions returns every session record, in ID order.
+func (s *Store) Sessions() ([]*storepb.Session, error) {
+	var out []*storepb.Session
+	err := s.scan([]byte("s/"), func(_, v []byte) error {
+		rec := &storepb.Session{}
+		if err := decode(v, rec); err != nil {
+			return err
+		}
+		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+// SessionState returns the agent state stored for session id, or
+// ErrNotFound.
+func (s *Store) SessionState(id string) ([]byte, error) {
+	var out []byte
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get([]byte("t/" + id))
+		if err != nil {
+			return err
+		}
+		out, err = it.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, fmt.Errorf("state of session %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 || out[0] != recordVersion {
+		return nil, fmt.Errorf("state of session %s: %w", id, ErrNewerLayout)
+	}
+	return out[1:], nil
+}
+
+// DeleteSession deletes a session: its record, state, events and decision
+// index entries, in one atomic write.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	w := &write{deletes: [][]byte{[]byte("s/" + id), []byte("t/" + id)}}
+	for _, prefix := range []string{"e/" + id + "/", "x/" + id + "/"} {
+		if err := s.scanKeys([]byte(prefix), func(k []byte) error {
+			w.deletes = append(w.deletes, k)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return s.apply(ctx, w)
+}
+
+// Append assigns ev its sequence number and time order, and queues it. The
+// event is durable once the returned Pending's Wait returns nil. An event
+// without a session goes to the host stream; a decision also goes to the
+// decision list and to the index of every session it involved.
+func (s *Store) Append(ev *storepb.Event) *Pending {
+	s.closeMu.RLock()
+	closed := s.closed
+	s.closeMu.RUnlock()
+	if closed {
+		return failed(ErrClosed)
+	}
+	seq, err := s.nextSeq()
+	if err != nil {
+		return failed(err)
+	}
+	ev.Seq = seq
+	v, err := encode(ev)
+	if err != nil {
+		return failed(err)
+	}
+	w := &write{}
+	if d := ev.GetDecision(); d != nil {
+		w.sets = append(w.sets, kv{seqKey("d/", seq), v})
+		for _, id := range involved(d) {
+			w.sets = append(w.sets, kv{seqKey("x/"+id+"/", seq), nil})
+		}
+	} else {
+		stream := ev.GetSession()
+		if stream == "" {
+			stream = HostStream
+		}
+		w.sets = append(w.sets, kv{seqKey("e/"+stream+"/", seq), v})
+	}
+	return s.submit(w)
+}
+
+func failed(err error) *Pending {
+	done := make(chan error, 1)
+	done <- err
+	return &Pending{done: done}
+}
+
+// involved lists the sessions a decision concerns: where the task went,
+// and every ranked candidate.
+func involved(d *storepb.Decision) []string {
+	seen := make(map[string]bool)
+	var ids []string
+	add := func(id string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	add(d.GetSession())
+	add(d.GetRetired())
+	for _, c := range d.GetRanked() {
+		add(c.GetId())
+	}
+	return ids
+}
+
+// Events returns up to limit events of a stream (a session ID, or
+// HostStream) with sequence numbers above after, oldest first.
+func (s *Store) Events(stream string, after uint64, limit int) ([]*storepb.Event, error) {
+	var out []*storepb.Event
+	prefix := []byte("e/" + stream + "/")
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Seek(seqKey(string(prefix), after+1)); it.ValidForPrefix(prefix); it.Next() {
+			if limit > 0 && len(out) >= limit {
+				return nil
+			}
+			ev := &storepb.Event{}
+			if err := it.Item().Value(func(v []byte) error { return decode(v, ev) }); err != nil {
+				return err
+			}
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// RecentEvents returns the last limit events of a stream, oldest first.
+func (s *Store) RecentEvents(stream string, limit int) ([]*storepb.Event, error) {
+	var out []*storepb.Event
+	prefix := []byte("e/" + stream + "/")
+	err := s.reverse(prefix, limit, func(_, v []byte) error {
+		ev := &storepb.Event{}
+		if err := decode(v, ev); err != nil {
+			return err
+		}
+		out = append(out, ev)
+		return nil
+	})
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, err
+}
+
+// Decisions returns the last limit placement decisions, newest first.
+func (s *Store) Decisions(limit int) ([]*storepb.Event, error) {
+	var out []*storepb.Event
+	err := s.reverse([]byte("d/"), limit, func(_, v []byte) error {
+		ev := &storepb.Event{}
+		if err := decode(v, ev); err != nil {
+			return err
+		}
+		out = append(out, ev)
+		return nil
+	})
+	return out, err
+}
+
+// DecisionsFor returns the last limit decisions that involved session id,
+// newest first.
+func (s *Store) DecisionsFor(id string, limit int) ([]*storepb.Event, error) {
+	var seqs []uint64
+	if err := s.reverse([]byte("x/"+id+"/"), limit, func(k, _ []byte) error {
+		seqs = append(seqs, keySeq(k))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]*storepb.Event, 0, len(seqs))
+	for _, seq := range seqs {
+		ev := &storepb.Event{}
+		if err := s.get(seqKey("d/", seq), ev); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+func (s *Store) get(key []byte, m proto.Message) error {
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(key)
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error { return decode(v, m) })
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// scan calls fn for every key with prefix, in order.
+func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			if err := item.Value(func(v []byte) error { return fn(item.Key(), v) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// scanKeys calls fn with a copy of every key with prefix.
+func (s *Store) scanKeys(prefix []byte, fn func(k []byte) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
+			if err := fn(it.Item().KeyCopy(nil)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// reverse calls fn for the last limit keys with prefix, newest first.
+func (s *Store) reverse(prefix []byte, limit int, fn func(k, v []byte) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true, PrefetchValues: true, PrefetchSize: 16})
+		defer it.Close()
+		// Seek, in reverse, to the largest key with the prefix: every key
+		// under it is at most 8 sequence bytes past the prefix.
+		end := append(append([]byte{}, prefix...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+		n := 0
+		for it.Seek(end); it.ValidForPrefix(prefix); it.Next() {
+			if limit > 0 && n >= limit {
+				return nil
+			}
+			item := it.Item()
+			if err := item.Value(func(v []byte) error { return fn(item.KeyCopy(nil), v) }); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+}

@@ -1,0 +1,339 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+)
+
+// Layout is the key layout version this package writes.
+const Layout = 1
+
+// recordVersion is the version byte in front of every value.
+const recordVersion = 1
+
+// Errors of the store.
+var (
+	// ErrLocked: another process has the data directory open.
+	ErrLocked = errors.New("data directory is in use by another process")
+	// ErrNotFound: no record under that key.
+	ErrNotFound = errors.New("not found")
+	// ErrNewerLayout: the directory was written by a newer hearth.
+	ErrNewerLayout = errors.New("data directory was written by a newer hearth")
+	// ErrClosed: the store is closed.
+	ErrClosed = errors.New("store is closed")
+)
+
+// LockedError says who holds a data directory.
+type LockedError struct {
+	Dir     string
+	PID     int
+	Command string
+	Since   time.Time
+}
+
+func (e *LockedError) Error() string {
+	who := "another process"
+	if e.PID > 0 {
+		who = "process " + strconv.Itoa(e.PID)
+		if e.Command != "" {
+			who += " (" + e.Command + ")"
+		}
+		if !e.Since.IsZero() {
+			who += ", running since " + e.Since.Format(time.RFC3339)
+		}
+	}
+	return fmt.Sprintf("data directory %s is in use by %s; stop it, talk to it through its daemon, or use --data-dir for a separate directory", e.Dir, who)
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// Options configure a Store. The zero value is sensible.
+type Options struct {
+	Logger hclog.Logger
+	// GCInterval is how often value-log GC runs; 0 means 10 minutes, a
+	// negative value disables it.
+	GCInterval time.Duration
+	// InMemory keeps everything in memory: for tests and benchmarks that
+	// must not touch the disk.
+	InMemory bool
+	// Command names the process in the owner record a refused second
+	// opener reads ("hearth serve").
+	Command string
+}
+
+// Store is hearth's Badger database. Its methods are safe for concurrent
+// use.
+type Store struct {
+	db     *badger.DB
+	dir    string
+	logger hclog.Logger
+	seq    *badger.Sequence
+	seqMu  sync.Mutex
+
+	queue    chan *write
+	stopGC   chan struct{}
+	wg       sync.WaitGroup
+	closeMu  sync.RWMutex
+	closed   bool
+	closeErr error
+}
+
+// Open opens, or creates, the data directory dir.
+func Open(dir string, opts Options) (*Store, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	if !opts.InMemory {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+	}
+	bo := badgerOptions(dir, opts.InMemory, logger.Named("badger"))
+	db, err := badger.Open(bo)
+	if err != nil {
+		if strings.Contains(err.Error(), "Another process is using this Badger database") {
+			return nil, lockedError(dir)
+		}
+		return nil, fmt.Errorf("open data directory %s: %w", dir, err)
+	}
+	s := &Store{
+		db:     db,
+		dir:    dir,
+		logger: logger,
+		queue:  make(chan *write, 8192),
+		stopGC: make(chan struct{}),
+	}
+	if err := s.checkLayout(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.seq, err = db.GetSequence([]byte("q/events"), 1024); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("event sequence: %w", err)
+	}
+	s.wg.Add(1)
+	go s.commitLoop()
+	if !opts.InMemory {
+		s.writeOwner(opts.Command)
+		if opts.GCInterval >= 0 {
+			every := opts.GCInterval
+			if every == 0 {
+				every = 10 * time.Minute
+			}
+			s.wg.Add(1)
+			go s.gcLoop(every)
+		}
+	}
+	return s, nil
+}
+
+// badgerOptions sizes Badger for a small machine: Badger's defaults (64 MiB
+// memtables, five of them, a 256 MiB block cache, 1 GiB value-log files)
+// are for a database server; hearth's records are small and its working
+// set is the recent past.
+func badgerOptions(dir string, inMemory bool, logger hclog.Logger) badger.Options {
+	o := badger.DefaultOptions(dir)
+	if inMemory {
+		o = badger.DefaultOptions("").WithInMemory(true)
+	}
+	return o.
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{logger}).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(8 << 20).
+		WithNumCompactors(2).
+		WithNumLevelZeroTables(4).
+		WithNumLevelZeroTablesStall(10).
+		WithValueLogFileSize(64 << 20).
+		// Events and session records stay in the LSM tree; exported agent
+		// state, which can be large, goes to the value log, where GC
+		// reclaims old versions.
+		WithValueThreshold(4 << 10).
+		WithMetricsEnabled(false).
+		WithDetectConflicts(false)
+}
+
+func lockedError(dir string) error {
+	e := &LockedError{Dir: dir}
+	if b, err := os.ReadFile(filepath.Join(dir, "LOCK")); err == nil {
+		e.PID, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	var owner struct {
+		PID     int       `json:"pid"`
+		Command string    `json:"command"`
+		Since   time.Time `json:"since"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "OWNER")); err == nil && json.Unmarshal(b, &owner) == nil && owner.PID == e.PID {
+		e.Command, e.Since = owner.Command, owner.Since
+	}
+	return e
+}
+
+// writeOwner records who has the directory open, for the message a second
+// opener gets. Badger's own LOCK file holds only the PID.
+func (s *Store) writeOwner(command string) {
+	if command == "" {
+		command = filepath.Base(os.Args[0])
+	}
+	b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "command": command, "since": time.Now().UTC()})
+	if err := os.WriteFile(filepath.Join(s.dir, "OWNER"), b, 0o600); err != nil {
+		s.logger.Warn("cannot write the data directory's owner file", "error", err)
+	}
+}
+
+func (s *Store) checkLayout() error {
+	var have uint32
+	err := s.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get([]byte("m/schema"))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error {
+			if len(v) != 4 {
+				return fmt.Errorf("m/schema holds %d bytes, want 4", len(v))
+			}
+			have = binary.BigEndian.Uint32(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("read layout version: %w", err)
+	}
+	switch {
+	case have > Layout:
+		return fmt.Errorf("%w: %s has layout version %d, this hearth reads up to %d; upgrade hearth", ErrNewerLayout, s.dir, have, Layout)
+	case have == Layout:
+		return nil
+	}
+	// have == 0: a new directory. Later layouts add migrations from have
+	// to Layout here, one version at a time, each in its own transaction.
+	v := make([]byte, 4)
+	binary.BigEndian.PutUint32(v, Layout)
+	return s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte("m/schema"), v) })
+}
+
+// Close flushes pending writes and closes the database. Writes after Close
+// fail with ErrClosed.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return s.closeErr
+	}
+	s.closed = true
+	close(s.queue)
+	close(s.stopGC)
+	s.closeMu.Unlock()
+	s.wg.Wait()
+	var errs []error
+	if err := s.seq.Release(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.dir != "" {
+		_ = os.Remove(filepath.Join(s.dir, "OWNER"))
+	}
+	if err := s.db.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	s.closeErr = errors.Join(errs...)
+	return s.closeErr
+}
+
+// Dir is the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Size returns the sizes of the LSM tree and the value log in bytes.
+func (s *Store) Size() (lsm, vlog int64) { return s.db.Size() }
+
+func (s *Store) gcLoop(every time.Duration) {
+	defer s.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopGC:
+			return
+		case <-t.C:
+			// Each call rewrites at most one value-log file; keep going
+			// while there is something worth rewriting.
+			n := 0
+			for s.db.RunValueLogGC(0.5) == nil {
+				n++
+			}
+			if n > 0 {
+				s.logger.Debug("value log GC", "files rewritten", n)
+			}
+		}
+	}
+}
+
+// nextSeq returns the next event sequence number (never 0).
+func (s *Store) nextSeq() (uint64, error) {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	for {
+		n, err := s.seq.Next()
+		if err != nil || n != 0 {
+			return n, err
+		}
+	}
+}
+
+func encode(m proto.Message) ([]byte, error) {
+	b, err := proto.MarshalOptions{}.MarshalAppend([]byte{recordVersion}, m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", m, err)
+	}
+	return b, nil
+}
+
+func decode(b []byte, m proto.Message) error {
+	if len(b) == 0 {
+		return errors.New("empty record")
+	}
+	if b[0] != recordVersion {
+		return fmt.Errorf("%w: record version %d, this hearth reads %d", ErrNewerLayout, b[0], recordVersion)
+	}
+	return proto.Unmarshal(b[1:], m)
+}
+
+func seqKey(prefix string, seq uint64) []byte {
+	k := make([]byte, len(prefix)+8)
+	copy(k, prefix)
+	binary.BigEndian.PutUint64(k[len(prefix):], seq)
+	return k
+}
+
+func keySeq(k []byte) uint64 {
+	if len(k) < 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k[len(k)-8:])
+}
+
+// badgerLogger sends Badger's log to hclog. Badger logs every compaction
+// at INFO, which is noise for hearth's operators: it goes to DEBUG.
+type badgerLogger struct{ l hclog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Trace(strings.TrimSpace(fmt.Sprintf(f, a...))) }

@@ -1,0 +1,370 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/hearth-dev/hearth/host/store/storepb"
+)
+
+// The test binary doubles as a second process: HEARTH_STORE_HELPER names
+// what it does.
+func TestMain(m *testing.M) {
+	switch os.Getenv("HEARTH_STORE_HELPER") {
+	case "":
+		os.Exit(m.Run())
+	case "hold":
+		// Open the directory, say so, and hold it until killed.
+		if _, err := Open(os.Getenv("HEARTH_STORE_DIR"), Options{Command: "store-test holder"}); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("open")
+		select {}
+	case "append":
+		// Append events one at a time, reporting each once durable.
+		s, err := Open(os.Getenv("HEARTH_STORE_DIR"), Options{})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		for i := 1; ; i++ {
+			ev := &storepb.Event{Kind: "tool.used", Session: "s-1", Message: strconv.Itoa(i)}
+			if err := s.Append(ev).Wait(context.Background()); err != nil {
+				fmt.Println("error", err)
+				os.Exit(1)
+			}
+			fmt.Println("acked", i)
+		}
+	}
+}
+
+func MustOpen(tb testing.TB, dir string) *Store {
+	tb.Helper()
+	s, err := Open(dir, Options{GCInterval: -1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestSessionsSurviveReopen(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &storepb.Session{Id: "gotour-1", Agent: "gotour", Status: storepb.SessionStatus_SESSION_LIVE, Files: []string{"a.go", "b.go"}, Capacity: 2}
+	if err := s.PutSessionState(ctx, rec, []byte(`{"summaries":{}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutSession(ctx, &storepb.Session{Id: "gotour-2", Agent: "gotour"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = MustOpen(t, dir)
+	got, err := s.Session("gotour-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetCapacity() != 2 || len(got.GetFiles()) != 2 || got.GetStatus() != storepb.SessionStatus_SESSION_LIVE {
+		t.Errorf("got %v", got)
+	}
+	state, err := s.SessionState("gotour-1")
+	if err != nil || string(state) != `{"summaries":{}}` {
+		t.Errorf("state: got %q, %v", state, err)
+	}
+	all, err := s.Sessions()
+	if err != nil || len(all) != 2 || all[0].GetId() != "gotour-1" || all[1].GetId() != "gotour-2" {
+		t.Errorf("sessions: got %v, %v", all, err)
+	}
+	if _, err := s.Session("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing session: got %v, want ErrNotFound", err)
+	}
+	if _, err := s.SessionState("gotour-2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing state: got %v, want ErrNotFound", err)
+	}
+}
+
+func TestEventsAreOrderedPerStream(t *testing.T) {
+	s := MustOpen(t, t.TempDir())
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	const writers, each = 8, 200
+	for w := range writers {
+		wg.Go(func() {
+			var last *Pending
+			for i := range each {
+				last = s.Append(&storepb.Event{Kind: "tool.used", Session: fmt.Sprintf("s-%d", w), Message: strconv.Itoa(i)})
+			}
+			if err := last.Wait(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[uint64]bool{}
+	for w := range writers {
+		evs, err := s.Events(fmt.Sprintf("s-%d", w), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != each {
+			t.Fatalf("stream s-%d: got %d events, want %d", w, len(evs), each)
+		}
+		for i, ev := range evs {
+			if ev.GetMessage() != strconv.Itoa(i) {
+				t.Fatalf("stream s-%d: event %d is %q, want the writer's order", w, i, ev.GetMessage())
+			}
+			if i > 0 && ev.GetSeq() <= evs[i-1].GetSeq() || seen[ev.GetSeq()] {
+				t.Fatalf("stream s-%d: sequence %d out of order or repeated", w, ev.GetSeq())
+			}
+			seen[ev.GetSeq()] = true
+		}
+	}
+	// Paging: events after a sequence number, with a limit.
+	all, _ := s.Events("s-0", 0, 0)
+	page, err := s.Events("s-0", all[9].GetSeq(), 5)
+	if err != nil || len(page) != 5 || page[0].GetSeq() != all[10].GetSeq() {
+		t.Errorf("page: got %d events starting at %d, want 5 from %d (%v)", len(page), page[0].GetSeq(), all[10].GetSeq(), err)
+	}
+	recent, err := s.RecentEvents("s-0", 3)
+	if err != nil || len(recent) != 3 || recent[2].GetSeq() != all[len(all)-1].GetSeq() {
+		t.Errorf("recent: got %v, %v; want the last 3 oldest first", recent, err)
+	}
+	if err := s.Append(&storepb.Event{Kind: "host.started"}).Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if host, _ := s.Events(HostStream, 0, 0); len(host) != 1 {
+		t.Errorf("host stream: got %d events, want 1", len(host))
+	}
+}
+
+func TestDecisions(t *testing.T) {
+	s := MustOpen(t, t.TempDir())
+	ctx := context.Background()
+	for i, d := range []*storepb.Decision{
+		{Task: "t1", Session: "a", Action: "spawned"},
+		{Task: "t2", Session: "a", Action: "reused", Ranked: []*storepb.Candidate{{Id: "a"}, {Id: "b"}}},
+		{Task: "t3", Session: "c", Action: "spawned", Retired: "b"},
+	} {
+		if err := s.Append(&storepb.Event{Kind: "decision", Task: d.Task, Decision: d}).Wait(ctx); err != nil {
+			t.Fatalf("decision %d: %v", i, err)
+		}
+	}
+	all, err := s.Decisions(10)
+	if err != nil || len(all) != 3 || all[0].GetTask() != "t3" {
+		t.Fatalf("decisions: got %v, %v; want 3, newest first", all, err)
+	}
+	for _, tt := range []struct {
+		session string
+		want    string
+	}{{"a", "t2 t1"}, {"b", "t3 t2"}, {"c", "t3"}, {"z", ""}} {
+		evs, err := s.DecisionsFor(tt.session, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ev := range evs {
+			got = append(got, ev.GetTask())
+		}
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("decisions for %s: got %v, want %s", tt.session, got, tt.want)
+		}
+	}
+}
+
+func TestDeleteSession(t *testing.T) {
+	s := MustOpen(t, t.TempDir())
+	ctx := context.Background()
+	if err := s.PutSessionState(ctx, &storepb.Session{Id: "x-1"}, []byte("state")); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.Append(&storepb.Event{Session: "x-1"}).Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append(&storepb.Event{Kind: "decision", Decision: &storepb.Decision{Session: "x-1"}}).Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutSession(ctx, &storepb.Session{Id: "x-10"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSession(ctx, "x-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Session("x-1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("record: got %v", err)
+	}
+	if evs, _ := s.Events("x-1", 0, 0); len(evs) != 0 {
+		t.Errorf("events: got %d left", len(evs))
+	}
+	if ds, _ := s.DecisionsFor("x-1", 0); len(ds) != 0 {
+		t.Errorf("decision index: got %d left", len(ds))
+	}
+	if _, err := s.Session("x-10"); err != nil {
+		t.Errorf("a session whose ID extends the deleted one's was touched: %v", err)
+	}
+}
+
+// TestGroupsSplitBetweenWrites fills the queue with more than one
+// transaction can hold: every write lands, whole.
+func TestGroupsSplitBetweenWrites(t *testing.T) {
+	s := MustOpen(t, t.TempDir())
+	ctx := context.Background()
+	big := make([]byte, 3<<10) // below the value threshold: counts against the transaction
+	var pending []*Pending
+	for i := range 3000 {
+		pending = append(pending, s.submit(&write{sets: []kv{
+			{[]byte(fmt.Sprintf("z/%05d/a", i)), big},
+			{[]byte(fmt.Sprintf("z/%05d/b", i)), big},
+		}}))
+	}
+	for i, p := range pending {
+		if err := p.Wait(ctx); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	n := 0
+	if err := s.scanKeys([]byte("z/"), func([]byte) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 6000 {
+		t.Errorf("got %d records, want 6000", n)
+	}
+	// One write bigger than any transaction fails alone, with a reason.
+	var huge []kv
+	for i := range 20000 {
+		huge = append(huge, kv{[]byte(fmt.Sprintf("h/%06d", i)), big})
+	}
+	err := s.apply(ctx, &write{sets: huge})
+	if err == nil || !strings.Contains(err.Error(), "too big for one transaction") {
+		t.Errorf("oversized write: got %v", err)
+	}
+	if err := s.PutSession(ctx, &storepb.Session{Id: "after"}); err != nil {
+		t.Errorf("a write after the oversized one: %v", err)
+	}
+}
+
+func TestWritesAfterCloseFail(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(&storepb.Event{}).Wait(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("got %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestNewerLayoutIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]byte, 4)
+	binary.BigEndian.PutUint32(v, Layout+1)
+	if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte("m/schema"), v) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = Open(dir, Options{})
+	if !errors.Is(err, ErrNewerLayout) || !strings.Contains(err.Error(), fmt.Sprintf("layout version %d, this hearth reads up to %d", Layout+1, Layout)) {
+		t.Errorf("got %v, want ErrNewerLayout naming both versions", err)
+	}
+}
+
+func helper(t *testing.T, mode, dir string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "HEARTH_STORE_HELPER="+mode, "HEARTH_STORE_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd, bufio.NewScanner(out)
+}
+
+func TestSecondProcessIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	cmd, sc := helper(t, "hold", dir)
+	if !sc.Scan() || sc.Text() != "open" {
+		t.Fatalf("holder said %q", sc.Text())
+	}
+	_, err := Open(dir, Options{})
+	var le *LockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
+		t.Fatalf("got %v, want a *LockedError", err)
+	}
+	want := fmt.Sprintf("data directory %s is in use by process %d (store-test holder), running since", dir, cmd.Process.Pid)
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--data-dir") {
+		t.Errorf("got %q\nwant it to contain %q and the way out", err, want)
+	}
+	// Once the holder is gone, the directory opens.
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	MustOpen(t, dir)
+}
+
+// TestAcknowledgedEventsSurviveKill9: every event the store acknowledged
+// before the process was killed is there after a reopen.
+func TestAcknowledgedEventsSurviveKill9(t *testing.T) {
+	dir := t.TempDir()
+	cmd, sc := helper(t, "append", dir)
+	acked := 0
+	for sc.Scan() && acked < 500 {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 || f[0] != "acked" {
+			t.Fatalf("helper said %q", sc.Text())
+		}
+		acked, _ = strconv.Atoi(f[1])
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	s := MustOpen(t, dir)
+	evs, err := s.Events("s-1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) < acked {
+		t.Fatalf("got %d events after kill -9, but %d were acknowledged", len(evs), acked)
+	}
+	for i := range acked {
+		if evs[i].GetMessage() != strconv.Itoa(i+1) {
+			t.Fatalf("event %d is %q, want %d", i, evs[i].GetMessage(), i+1)
+		}
+	}
+}

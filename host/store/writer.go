@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// maxGroup bounds how many writes share one transaction. Badger bounds a
+// transaction's size too (a share of the memtable); the committer splits
+// a group between writes when it hits that bound.
+const maxGroup = 4096
+
+// write is one atomic write: its sets and deletes land in one transaction.
+type write struct {
+	sets    []kv
+	deletes [][]byte
+	done    chan error
+}
+
+type kv struct{ key, value []byte }
+
+// Pending is a write on its way to disk.
+type Pending struct {
+	done chan error
+	err  error
+	got  bool
+}
+
+// Wait returns once the write is durable (nil) or failed, or ctx is done.
+func (p *Pending) Wait(ctx context.Context) error {
+	if p.got {
+		return p.err
+	}
+	select {
+	case p.err = <-p.done:
+		p.got = true
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// submit queues w for the committer.
+func (s *Store) submit(w *write) *Pending {
+	w.done = make(chan error, 1)
+	p := &Pending{done: w.done}
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		w.done <- ErrClosed
+		return p
+	}
+	s.queue <- w
+	return p
+}
+
+// apply writes w and waits until it is durable.
+func (s *Store) apply(ctx context.Context, w *write) error {
+	return s.submit(w).Wait(ctx)
+}
+
+// commitLoop is the committer: it takes the first write waiting, every
+// other write already waiting behind it, and commits them in one
+// transaction, with one fsync.
+func (s *Store) commitLoop() {
+	defer s.wg.Done()
+	group := make([]*write, 0, maxGroup)
+	for w := range s.queue {
+		group = append(group[:0], w)
+	gather:
+		for len(group) < maxGroup {
+			select {
+			case w, ok := <-s.queue:
+				if !ok {
+					break gather
+				}
+				group = append(group, w)
+			default:
+				break gather
+			}
+		}
+		s.commitGroup(group)
+	}
+}
+
+// commitGroup commits the writes in as few transactions as Badger's size
+// bound allows, never splitting one write, and reports to each.
+func (s *Store) commitGroup(group []*write) {
+	for len(group) > 0 {
+		n, err := s.commitPrefix(group)
+		if err != nil {
+			// Some writes are not waited for (background snapshots):
+			// their failures must not go unseen.
+			s.logger.Error("write failed", "writes", n, "error", err)
+		}
+		for _, w := range group[:n] {
+			w.done <- err
+		}
+		group = group[n:]
+	}
+}
+
+// commitPrefix commits the longest prefix of group that fits in one
+// transaction and returns its length. A single write too big for any
+// transaction fails alone.
+func (s *Store) commitPrefix(group []*write) (int, error) {
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	for i, w := range group {
+		if err := addWrite(txn, w); err != nil {
+			if !errors.Is(err, badger.ErrTxnTooBig) {
+				return max(i, 1), err
+			}
+			if i == 0 {
+				return 1, fmt.Errorf("a single write of %d records is too big for one transaction: %w", len(w.sets)+len(w.deletes), err)
+			}
+			// Start over with the writes that fit.
+			txn.Discard()
+			txn = s.db.NewTransaction(true)
+			for _, w := range group[:i] {
+				if err := addWrite(txn, w); err != nil {
+					return i, err
+				}
+			}
+			return i, txn.Commit()
+		}
+	}
+	return len(group), txn.Commit()
+}
+
+func addWrite(txn *badger.Txn, w *write) error {
+	// A fresh entry every time: Badger annotates the entries a
+	// transaction takes, and a group may be retried in a new one.
+	for _, e := range w.sets {
+		if err := txn.SetEntry(badger.NewEntry(e.key, e.value)); err != nil {
+			return err
+		}
+	}
+	for _, k := range w.deletes {
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
