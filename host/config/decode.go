@@ -74,7 +74,7 @@ func (p *parser) fail(diags hcl.Diagnostics) error {
 // typed Config. Pointers tell "absent" from "zero".
 
 type rawFile struct {
-	DataDir *string     `hcl:"data_dir,optional"`
+	DataDir   *string       `hcl:"data_dir,optional"`
 	Agents    []rawAgent    `hcl:"agent,block"`
 	Matcher   *rawMatcher   `hcl:"matcher,block"`
 	Pipelines []rawPipeline `hcl:"pipeline,block"`
