@@ -27,10 +27,11 @@ const (
 // Decision says where a task was placed and why: every candidate's
 // per-factor scores, the matcher's outcome, and what the host did.
 type Decision struct {
-	Task    string `json:"task"`
-	Agent   string `json:"agent"`
-	Action  Action `json:"action"`
-	Session string `json:"session"`
+	Task     string `json:"task"`
+	TaskName string `json:"task_name,omitempty"`
+	Agent    string `json:"agent"`
+	Action   Action `json:"action"`
+	Session  string `json:"session"`
 	// Outcome is the matcher's: reuse, spawn-no-candidates,
 	// spawn-all-busy, spawn-below-threshold.
 	Outcome   string  `json:"outcome"`
@@ -128,7 +129,7 @@ func (c Candidate) Explain() string {
 // toRecord converts a decision for the event log.
 func (d *Decision) toRecord() *storepb.Decision {
 	r := &storepb.Decision{
-		Task: d.Task, Agent: d.Agent, Outcome: d.Outcome, Threshold: d.Threshold,
+		Task: d.Task, TaskName: d.TaskName, Agent: d.Agent, Outcome: d.Outcome, Threshold: d.Threshold,
 		Considered: int32(d.Considered), Eligible: int32(d.Eligible), Action: string(d.Action),
 		Session: d.Session, WaitedNanos: int64(d.Waited), Retired: d.Retired, Reason: d.Reason,
 		HintFiles: d.Hints.Files, HintDirs: d.Hints.Directories, HintTechs: d.Hints.Technologies,
@@ -156,7 +157,7 @@ var factorBits = map[string]uint32{"directory": 1, "file": 2, "tech": 4, "freshn
 // decisionFromRecord is the inverse of toRecord.
 func decisionFromRecord(r *storepb.Decision) Decision {
 	d := Decision{
-		Task: r.GetTask(), Agent: r.GetAgent(), Action: Action(r.GetAction()), Session: r.GetSession(),
+		Task: r.GetTask(), TaskName: r.GetTaskName(), Agent: r.GetAgent(), Action: Action(r.GetAction()), Session: r.GetSession(),
 		Outcome: r.GetOutcome(), Threshold: r.GetThreshold(), Considered: int(r.GetConsidered()),
 		Eligible: int(r.GetEligible()), Waited: time.Duration(r.GetWaitedNanos()), Retired: r.GetRetired(),
 		Reason: r.GetReason(),

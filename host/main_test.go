@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
 	"github.com/hearth-dev/hearth/internal/rawplugin"
 	"github.com/hearth-dev/hearth/internal/testagent"
+	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -35,6 +36,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	plugins.ServeIfRequested()
 	if mode := os.Getenv(envPlugin); mode != "" {
 		servePlugin(mode)
 		os.Exit(0)

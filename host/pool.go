@@ -53,6 +53,13 @@ type pool struct {
 	// changed is closed, and replaced, whenever a slot frees up or a
 	// process goes away, to wake tasks waiting for room.
 	changed chan struct{}
+
+	// placer replaces the matcher's placement; benchmarks set it to the
+	// baselines hearth is compared with (a new session per task, a warm
+	// pool in rotation). nil in production.
+	placer func(ctx context.Context, t Task) (*session, *Decision, error)
+	// released, when set, is called after a task's slot is freed.
+	released func(*session)
 }
 
 func newPool(h *Host, a *config.Agent, argv, env []string) (*pool, error) {
@@ -128,9 +135,12 @@ func (p *pool) place(hints matcher.Hints) matcher.Decision {
 // acquire places a task: it returns a live session with a slot reserved
 // for it, and the decision that chose it.
 func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error) {
+	if p.placer != nil {
+		return p.placer(ctx, t)
+	}
 	hints := normalizeHints(t.Hints, p.cfg.Workspace)
 	start := p.h.now()
-	dec := &Decision{Task: t.ID, Agent: p.cfg.Name, Threshold: p.mcfg.Threshold, Hints: t.Hints}
+	dec := &Decision{Task: t.ID, TaskName: t.Name, Agent: p.cfg.Name, Threshold: p.mcfg.Threshold, Hints: t.Hints}
 	// waited counts only time spent waiting for room, not retiring a
 	// session to make some.
 	var waited time.Duration
@@ -405,6 +415,9 @@ func (p *pool) rehydrate(ctx context.Context, s *session, proc *process) error {
 
 // release frees the slot a task held and records the task's effect.
 func (p *pool) release(s *session, failed bool) {
+	if p.released != nil {
+		defer p.released(s)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s.load--

@@ -139,6 +139,7 @@ Badger data directory.`,
 		m.agentsCommand(),
 		m.submitCommand(),
 		m.runCommand(),
+		m.sessionsCommand(),
 		m.configCommand(),
 	)
 	return root

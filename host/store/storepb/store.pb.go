@@ -524,6 +524,7 @@ type Decision struct {
 	HintFiles     []string `protobuf:"bytes,16,rep,name=hint_files,json=hintFiles,proto3" json:"hint_files,omitempty"`
 	HintDirs      []string `protobuf:"bytes,17,rep,name=hint_dirs,json=hintDirs,proto3" json:"hint_dirs,omitempty"`
 	HintTechs     []string `protobuf:"bytes,18,rep,name=hint_techs,json=hintTechs,proto3" json:"hint_techs,omitempty"`
+	TaskName      string   `protobuf:"bytes,19,opt,name=task_name,json=taskName,proto3" json:"task_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -682,6 +683,13 @@ func (x *Decision) GetHintTechs() []string {
 		return x.HintTechs
 	}
 	return nil
+}
+
+func (x *Decision) GetTaskName() string {
+	if x != nil {
+		return x.TaskName
+	}
+	return ""
 }
 
 // Event is one entry of the append-only event log.
@@ -873,7 +881,7 @@ const file_store_proto_rawDesc = "" +
 	" \x01(\bR\adormant\x12\x1d\n" +
 	"\n" +
 	"load_count\x18\v \x01(\x05R\tloadCount\x12\x1a\n" +
-	"\bcapacity\x18\f \x01(\x05R\bcapacity\"\x8c\x04\n" +
+	"\bcapacity\x18\f \x01(\x05R\bcapacity\"\xa9\x04\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
@@ -897,7 +905,8 @@ const file_store_proto_rawDesc = "" +
 	"hint_files\x18\x10 \x03(\tR\thintFiles\x12\x1b\n" +
 	"\thint_dirs\x18\x11 \x03(\tR\bhintDirs\x12\x1d\n" +
 	"\n" +
-	"hint_techs\x18\x12 \x03(\tR\thintTechs\"\xea\x02\n" +
+	"hint_techs\x18\x12 \x03(\tR\thintTechs\x12\x1b\n" +
+	"\ttask_name\x18\x13 \x01(\tR\btaskName\"\xea\x02\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tunix_nano\x18\x02 \x01(\x03R\bunixNano\x12\x12\n" +

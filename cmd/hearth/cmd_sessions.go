@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/store"
+)
+
+func (m *Main) sessionsCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "sessions",
+		Short: "Show the sessions in the data directory",
+	}
+	var listJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List sessions, most recently active first",
+		Args:  exactArgs(),
+		RunE: func(*cobra.Command, []string) error {
+			st, err := m.openStore()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			sessions, err := host.ListSessions(st)
+			if err != nil {
+				return err
+			}
+			if listJSON {
+				return m.printJSON(sessions)
+			}
+			if len(sessions) == 0 {
+				fmt.Fprintf(m.Stdout, "no sessions in %s yet\n", st.Dir())
+				return nil
+			}
+			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "SESSION\tSTATUS\tTASKS\tTOOL USES\tFILES\tLAST ACTIVE\tWORKED IN")
+			for _, s := range sessions {
+				status := s.Status
+				if s.Status == "dormant" && s.HasState {
+					status += "*"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, status, s.Tasks, s.ToolUses, len(s.Files), ago(s.LastActivity), topDirs(s.Directories, 3))
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(m.Stdout, "* dormant with saved state: a matching task rehydrates it")
+			return nil
+		},
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
+
+	var (
+		showJSON bool
+		limit    int
+	)
+	show := &cobra.Command{
+		Use:   "show SESSION",
+		Short: "Show a session: its fingerprint, recent events, and the decisions that involved it",
+		Args:  exactArgs("SESSION"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			st, err := m.openStore()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			d, err := host.ShowSession(st, args[0], limit)
+			if err != nil {
+				return err
+			}
+			if showJSON {
+				return m.printJSON(d)
+			}
+			m.printSession(d)
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
+	show.Flags().IntVar(&limit, "limit", 20, "how many recent events and decisions to show")
+	c.AddCommand(list, show)
+	return c
+}
+
+// openStore opens the data directory for reading, refusing to create one
+// that is not there.
+func (m *Main) openStore() (*store.Store, error) {
+	dir := firstNonEmpty(m.dataDir, m.Getenv("HEARTH_DATA_DIR"))
+	if dir == "" {
+		cfg, err := m.loadConfig()
+		if err != nil {
+			return nil, err
+		}
+		dir = cfg.DataDir
+	}
+	if dir == "" {
+		dir = config.DefaultDataDir
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, usagef("no data directory at %s: run some work first (hearth run, hearth submit), or point --data-dir at one", dir)
+	}
+	return store.Open(dir, store.Options{Logger: m.logger().Named("store"), GCInterval: -1, Command: "hearth sessions"})
+}
+
+func (m *Main) printSession(d *host.SessionDetail) {
+	w := m.Stdout
+	fmt.Fprintf(w, "session %s (agent %s %s)\n", d.ID, d.Agent, d.AgentVersion)
+	status := d.Status
+	if d.Reason != "" {
+		status += ": " + d.Reason
+	}
+	fmt.Fprintf(w, "  status      %s\n", status)
+	fmt.Fprintf(w, "  created     %s\n", d.Created.Format(time.RFC3339))
+	fmt.Fprintf(w, "  last active %s (%s)\n", d.LastActivity.Format(time.RFC3339), ago(d.LastActivity))
+	fmt.Fprintf(w, "  tasks       %d (%d failed), %d tool uses, capacity %d\n", d.Tasks, d.TasksFailed, d.ToolUses, d.Capacity)
+	state := "no saved state: it will not be rehydrated"
+	if d.HasState {
+		state = "saved: a matching task rehydrates it"
+	}
+	fmt.Fprintf(w, "  state       %s\n", state)
+	fmt.Fprintf(w, "\nfingerprint\n")
+	fmt.Fprintf(w, "  technologies %s\n", strings.Join(d.Technologies, ", "))
+	fmt.Fprintf(w, "  directories  %d: %s\n", len(d.Directories), topDirs(d.Directories, 8))
+	fmt.Fprintf(w, "  files        %d, most recent: %s\n", len(d.Files), topDirs(d.Files, 5))
+	if len(d.Decisions) > 0 {
+		fmt.Fprintf(w, "\ndecisions that involved it, newest first\n")
+		for _, dec := range d.Decisions {
+			mine := ""
+			for _, c := range dec.Candidates {
+				if c.Session == d.ID {
+					mine = fmt.Sprintf(" (it scored %.2f)", c.Total)
+				}
+			}
+			task := dec.Task
+			if dec.TaskName != "" {
+				task = dec.TaskName
+			}
+			fmt.Fprintf(w, "  %s: %s%s\n", task, dec.Reason, mine)
+		}
+	}
+	if len(d.Events) > 0 {
+		fmt.Fprintf(w, "\nrecent events\n")
+		for _, e := range d.Events {
+			line := e.Message
+			if e.ToolUse != nil {
+				line = fmt.Sprintf("%s %s", e.ToolUse.Tool, strings.Join(e.ToolUse.Paths, " "))
+				if len(line) > 100 {
+					line = line[:97] + "..."
+				}
+			}
+			fmt.Fprintf(w, "  %s  %-18s %s\n", e.Time.Format("15:04:05.000"), e.Kind, line)
+		}
+	}
+}
+
+func topDirs(dirs []string, n int) string {
+	if len(dirs) <= n {
+		return strings.Join(dirs, ", ")
+	}
+	return strings.Join(dirs[:n], ", ") + fmt.Sprintf(", and %d more", len(dirs)-n)
+}
+
+func ago(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < time.Second:
+		return "just now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}

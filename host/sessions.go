@@ -1,0 +1,141 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/store/storepb"
+)
+
+// SessionInfo describes a session, live or dormant.
+type SessionInfo struct {
+	ID           string    `json:"id"`
+	Agent        string    `json:"agent"`
+	Status       string    `json:"status"`
+	Reason       string    `json:"reason,omitempty"`
+	Created      time.Time `json:"created"`
+	LastActivity time.Time `json:"last_activity"`
+	Capacity     int       `json:"capacity"`
+	Load         int       `json:"load"`
+	PID          int       `json:"pid,omitempty"`
+	AgentVersion string    `json:"agent_version,omitempty"`
+	Tasks        uint64    `json:"tasks"`
+	TasksFailed  uint64    `json:"tasks_failed"`
+	ToolUses     uint64    `json:"tool_uses"`
+	// HasState says the session's agent state is stored, so that it can be
+	// rehydrated.
+	HasState bool `json:"has_state"`
+	// The fingerprint, most recently used first.
+	Files        []string `json:"files"`
+	Directories  []string `json:"directories"`
+	Technologies []string `json:"technologies"`
+}
+
+// SessionDetail is a session with its recent history.
+type SessionDetail struct {
+	SessionInfo
+	// Events are the session's latest events, oldest first.
+	Events []Event `json:"events"`
+	// Decisions are the latest placements that involved the session, as
+	// the chosen one or as a candidate, newest first.
+	Decisions []Decision `json:"decisions"`
+}
+
+var statusNames = map[storepb.SessionStatus]string{
+	storepb.SessionStatus_SESSION_LIVE:    "live",
+	storepb.SessionStatus_SESSION_DORMANT: "dormant",
+	storepb.SessionStatus_SESSION_LOST:    "lost",
+}
+
+func infoFromRecord(r *storepb.Session) SessionInfo {
+	return SessionInfo{
+		ID: r.GetId(), Agent: r.GetAgent(), Status: statusNames[r.GetStatus()], Reason: r.GetStatusReason(),
+		Created: time.Unix(0, r.GetCreatedUnixNano()), LastActivity: time.Unix(0, r.GetLastActivityUnixNano()),
+		Capacity: int(r.GetCapacity()), PID: int(r.GetPid()), AgentVersion: r.GetAgentVersion(),
+		Tasks: r.GetTasks(), TasksFailed: r.GetTasksFailed(), ToolUses: r.GetToolUses(), HasState: r.GetHasState(),
+		Files: newestFirst(r.GetFiles()), Directories: newestFirst(r.GetDirs()), Technologies: newestFirst(r.GetTechs()),
+	}
+}
+
+func newestFirst(lru []string) []string {
+	out := make([]string, len(lru))
+	for i, s := range lru {
+		out[len(lru)-1-i] = s
+	}
+	return out
+}
+
+// ListSessions reads every session from a store, most recently active
+// first, as the last host to run on it left them: a host that is running
+// now has newer figures (use Host.Sessions).
+func ListSessions(st *store.Store) ([]SessionInfo, error) {
+	recs, err := st.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SessionInfo, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, infoFromRecord(r))
+	}
+	sortSessions(out)
+	return out, nil
+}
+
+func sortSessions(s []SessionInfo) {
+	sort.SliceStable(s, func(i, j int) bool {
+		if !s[i].LastActivity.Equal(s[j].LastActivity) {
+			return s[i].LastActivity.After(s[j].LastActivity)
+		}
+		return s[i].ID < s[j].ID
+	})
+}
+
+// ShowSession reads one session from a store with its latest events and
+// the decisions that involved it.
+func ShowSession(st *store.Store, id string, limit int) (*SessionDetail, error) {
+	r, err := st.Session(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w %q in %s; list them with hearth sessions list", ErrUnknownSession, id, st.Dir())
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &SessionDetail{SessionInfo: infoFromRecord(r), Events: []Event{}, Decisions: []Decision{}}
+	evs, err := st.RecentEvents(id, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range evs {
+		d.Events = append(d.Events, eventFromRecord(ev))
+	}
+	decs, err := st.DecisionsFor(id, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range decs {
+		dec := decisionFromRecord(ev.GetDecision())
+		d.Decisions = append(d.Decisions, dec)
+	}
+	return d, nil
+}
+
+// Sessions lists the host's sessions as they are now, live ones with their
+// current load, most recently active first.
+func (h *Host) Sessions() []SessionInfo {
+	var out []SessionInfo
+	for _, p := range h.pools {
+		p.mu.Lock()
+		for _, s := range p.sessions {
+			info := infoFromRecord(s.recordLocked())
+			info.Status = s.status.String()
+			info.Load = s.load
+			out = append(out, info)
+		}
+		p.mu.Unlock()
+	}
+	sortSessions(out)
+	return out
+}
