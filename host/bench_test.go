@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/rawplugin"
 	"github.com/hearth-dev/hearth/internal/rawplugin/rawpb"
 	"github.com/hearth-dev/hearth/internal/testagent"
@@ -153,11 +157,45 @@ func BenchmarkPreToolUse(b *testing.B) {
 }
 
 // BenchmarkToolUseStream: tool-use reports of about 512 bytes streamed from
-// the agent into the host, acknowledged at the end. The raw stream is a
-// go-plugin client stream of the same bytes into a plugin that counts them.
-// Target: hearth >= 50% of raw.
+// the agent into the host, each updating the session's fingerprint and
+// persisted (SyncWrites) before the stream is acknowledged. Beside it, in
+// the same run: the raw go-plugin client stream of the same bytes into a
+// plugin that only counts them, and raw Badger writing the same events in
+// batches of 1024 per transaction, with the store's options. Targets:
+// hearth >= 100k events/s, and >= 50% of the raw stream.
 func BenchmarkToolUseStream(b *testing.B) {
 	ctx := context.Background()
+	b.Run("raw-badger-batch", func(b *testing.B) {
+		db, err := badger.Open(store.RawOptions(b.TempDir()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		u := testagent.FloodToolUse()
+		ev := Event{Time: u.At, Kind: EventToolUsed, Agent: "scripted", Session: "scripted-00000001", Task: "task-0123456789abcdef", ToolUse: &u}
+		v, err := proto.Marshal(ev.record())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		start := time.Now()
+		const batch = 1024
+		for i := 0; i < b.N; i += batch {
+			txn := db.NewTransaction(true)
+			for j := i; j < min(i+batch, b.N); j++ {
+				k := make([]byte, 28)
+				copy(k, "e/scripted-00000001/")
+				binary.BigEndian.PutUint64(k[20:], uint64(j))
+				if err := txn.Set(k, v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := txn.Commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	})
 	b.Run("raw", func(b *testing.B) {
 		c, raw := startRaw(b)
 		defer c.Kill()

@@ -50,20 +50,32 @@ type Event struct {
 
 // record converts an event for the store.
 func (e Event) record() *storepb.Event {
-	r := &storepb.Event{
-		UnixNano: e.Time.UnixNano(), Kind: string(e.Kind), Agent: e.Agent, Session: e.Session,
-		Task: e.Task, Message: e.Message, Error: e.Err, Pid: int32(e.PID), Fraction: e.Fraction,
-	}
-	if u := e.ToolUse; u != nil {
-		r.ToolUse = &storepb.ToolUse{
-			Tool: u.Tool, Paths: u.Paths, Technologies: u.Technologies, Outcome: int32(u.Outcome),
-			Error: u.Error, DurationNanos: int64(u.Duration), Cost: u.Cost, CallId: u.CallID,
-		}
-	}
+	r := &storepb.Event{}
+	e.fill(r)
+	return r
+}
+
+// fill sets every field of r from e, reusing r's tool-use record: the
+// host recycles the records of tool-use events, its hottest path.
+func (e Event) fill(r *storepb.Event) {
+	r.Seq, r.UnixNano, r.Kind, r.Agent, r.Session = 0, e.Time.UnixNano(), string(e.Kind), e.Agent, e.Session
+	r.Task, r.Run, r.Message, r.Error, r.Pid, r.Fraction = e.Task, "", e.Message, e.Err, int32(e.PID), e.Fraction
+	r.Decision = nil
 	if e.Decision != nil {
 		r.Decision = e.Decision.toRecord()
 	}
-	return r
+	u := e.ToolUse
+	if u == nil {
+		r.ToolUse = nil
+		return
+	}
+	tu := r.ToolUse
+	if tu == nil {
+		tu = &storepb.ToolUse{}
+		r.ToolUse = tu
+	}
+	tu.Tool, tu.Paths, tu.Technologies, tu.Outcome = u.Tool, u.Paths, u.Technologies, int32(u.Outcome)
+	tu.Error, tu.DurationNanos, tu.Cost, tu.CallId = u.Error, int64(u.Duration), u.Cost, u.CallID
 }
 
 // eventFromRecord is the inverse of record.

@@ -39,11 +39,18 @@ func (c *change) empty() bool {
 	return len(c.addFiles)+len(c.dropFiles)+len(c.addDirs)+len(c.dropDirs)+len(c.addTechs)+len(c.dropTechs) == 0
 }
 
-// dirTools are tools whose paths name directories. Every other tool's
-// paths are files: telling them apart by looking at the disk would cost a
-// system call per path on the hottest path in the host, and a path with a
-// trailing slash is a directory whatever the tool.
-var dirTools = map[string]bool{"ls": true, "list": true, "glob": true, "cd": true, "tree": true}
+// isDirTool reports whether a tool's paths name directories. Every other
+// tool's paths are files: telling them apart by looking at the disk would
+// cost a system call per path on the hottest path in the host, and a path
+// with a trailing slash is a directory whatever the tool.
+func isDirTool(tool string) bool {
+	for _, t := range [...]string{"ls", "list", "glob", "cd", "tree"} {
+		if strings.EqualFold(tool, t) {
+			return true
+		}
+	}
+	return false
+}
 
 // extTechs names the technology of a file by its extension.
 var extTechs = map[string]string{
@@ -62,7 +69,7 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 	if u.Outcome != sdk.OutcomeOK {
 		return c
 	}
-	isDir := dirTools[strings.ToLower(u.Tool)]
+	isDir := isDirTool(u.Tool)
 	for _, raw := range u.Paths {
 		p := relPath(raw, workspace)
 		if p == "." || p == "" {
@@ -70,16 +77,22 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 		}
 		dir := p
 		if !isDir && !strings.HasSuffix(raw, "/") {
-			f.files.touch(p, &c.addFiles, &c.dropFiles)
-			if t, ok := extTechs[strings.ToLower(path.Ext(p))]; ok {
-				f.techs.touch(t, &c.addTechs, &c.dropTechs)
+			// A file seen before has had its technology noted.
+			if f.files.touch(p, &c.addFiles, &c.dropFiles) {
+				if t, ok := extTechs[strings.ToLower(path.Ext(p))]; ok {
+					f.techs.touch(t, &c.addTechs, &c.dropTechs)
+				}
 			}
-			dir = path.Dir(p)
+			dir = parent(p)
 		}
 		// A session that worked in src/models also knows src: the matcher
-		// gives partial credit for ancestors.
-		for d := dir; d != "." && d != "/" && d != ""; d = path.Dir(d) {
-			f.dirs.touch(d, &c.addDirs, &c.dropDirs)
+		// gives partial credit for ancestors. Ancestors are touched when a
+		// directory is new to the session; a repeated read refreshes only
+		// its own directory, which is most of what a busy session does.
+		for d := dir; d != "." && d != "/" && d != ""; d = parent(d) {
+			if !f.dirs.touch(d, &c.addDirs, &c.dropDirs) {
+				break
+			}
 		}
 	}
 	for _, t := range u.Technologies {
@@ -90,6 +103,18 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 	return c
 }
 
+// parent is path.Dir for a normalized path, without cleaning it again.
+func parent(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	}
+	return p[:i]
+}
+
 // relPath makes p relative to the workspace, normalized as the matcher
 // does. A path outside the workspace stays absolute.
 func relPath(p, workspace string) string {
@@ -98,7 +123,31 @@ func relPath(p, workspace string) string {
 			p = rel
 		}
 	}
+	if clean(p) {
+		return p
+	}
 	return matcher.NormalizePath(filepath.ToSlash(p))
+}
+
+// clean reports whether p is a relative slash path that normalizing would
+// leave as it is, which agents' paths usually are: checking is cheaper
+// than cleaning.
+func clean(p string) bool {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' || filepath.Separator != '/' {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // normalizeHints puts a task's hints in the form the fingerprint uses.
@@ -129,16 +178,16 @@ func newLRUSet(size int) *lruSet {
 }
 
 // touch marks k as just used, recording it in added if it is new and
-// anything it pushed out in dropped.
-func (s *lruSet) touch(k string, added, dropped *[]string) {
-	if s.lru.Contains(k) {
-		s.lru.Get(k) // refresh its recency
-		return
+// anything it pushed out in dropped. It reports whether k was new.
+func (s *lruSet) touch(k string, added, dropped *[]string) bool {
+	if _, ok := s.lru.Get(k); ok { // Get refreshes its recency
+		return false
 	}
 	s.evicted = s.evicted[:0]
 	s.lru.Add(k, struct{}{})
 	*added = append(*added, k)
 	*dropped = append(*dropped, s.evicted...)
+	return true
 }
 
 // keys lists the members, least recently used first.

@@ -148,27 +148,50 @@ type hostServer struct {
 
 func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 	ctx := stream.Context()
+	// Receiving and decoding run here; the Host takes the reports in a
+	// worker, in order. The two overlap: measured, one goroutine doing
+	// both held a flood of reports to about half of what the connection
+	// carries.
 	var (
-		h Host
-		n uint64
+		h    Host
+		uses chan ToolUse
+		done chan error
+		n    uint64
 	)
+	stop := func() error {
+		if uses == nil {
+			return nil
+		}
+		close(uses)
+		return <-done
+	}
 	for {
 		m, err := stream.Recv()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			_ = stop()
 			return err
 		}
 		if h == nil {
 			if h, err = s.c.host(m.GetTaskId()); err != nil {
 				return err
 			}
+			uses, done = make(chan ToolUse, 512), make(chan error, 1)
+			go reportAll(ctx, h, uses, done)
 		}
-		if err := h.ReportToolUse(ctx, toolUseFromWire(m)); err != nil {
+		select {
+		case uses <- toolUseFromWire(m):
+			n++
+		case err := <-done:
+			// The worker failed; it drains until uses is closed.
+			close(uses)
 			return toStatus(err)
 		}
-		n++
+	}
+	if err := stop(); err != nil {
+		return toStatus(err)
 	}
 	if sy, ok := h.(Syncer); ok {
 		if err := sy.Sync(ctx); err != nil {
@@ -176,6 +199,20 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 		}
 	}
 	return stream.SendAndClose(&agentpb.ToolUsesAck{Count: n})
+}
+
+// reportAll hands reports to h in order, then sends nil on done, or the
+// first error, after which it only drains uses until it is closed.
+func reportAll(ctx context.Context, h Host, uses <-chan ToolUse, done chan<- error) {
+	for u := range uses {
+		if err := h.ReportToolUse(ctx, u); err != nil {
+			done <- err
+			for range uses {
+			}
+			return
+		}
+	}
+	done <- nil
 }
 
 func (s *hostServer) CheckToolUse(ctx context.Context, m *agentpb.ToolCall) (*agentpb.Verdict, error) {

@@ -60,6 +60,33 @@ func BenchmarkAppend(b *testing.B) {
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
 		})
+		b.Run(fmt.Sprintf("store-batch256/writers=%d", writers), func(b *testing.B) {
+			s := MustOpen(b, b.TempDir())
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Go(func() {
+					// AppendBatch encodes the events before it returns, so
+					// one batch of event values can be reused.
+					batch := make([]*storepb.Event, 256)
+					for i := range batch {
+						batch[i] = toolEvent(fmt.Sprintf("s-%d", w))
+					}
+					var last *Pending
+					for i := w * 256; i < b.N; i += writers * 256 {
+						last = s.AppendBatch(batch[:min(256, b.N-i)])
+					}
+					if last != nil {
+						if err := last.Wait(ctx); err != nil {
+							b.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+		})
 		b.Run(fmt.Sprintf("store/writers=%d", writers), func(b *testing.B) {
 			s := MustOpen(b, b.TempDir())
 			b.ResetTimer()

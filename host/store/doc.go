@@ -11,14 +11,19 @@
 //	q/events                    Badger sequence that numbers events
 //	s/<session>                 Session: status, counters, fingerprint
 //	t/<session>                 the agent's exported state for a session
-//	e/<stream>/<seq>            Event, in the log of one stream: a session ID
-//	                            ("gotour-1a2b3c4d"), or "host"
+//	e/<stream>/<seq>            EventChunk: events of one stream (a session
+//	                            ID such as "gotour-1a2b3c4d", or "host")
+//	                            numbered seq, seq+1, ...
 //	d/<seq>                     Event of kind "decision": every placement
 //	x/<session>/<seq>           (empty) decision <seq> involved <session>
 //
 // Event sequence numbers are global and increase with time, so merging the
 // streams by sequence gives the host's history in order. A crash may leave
-// gaps (Badger leases sequence ranges), never repeats.
+// gaps (Badger leases sequence ranges), never repeats. Events are stored in
+// chunks, one value per batch the host wrote (a task's tool uses come in
+// batches of up to 256): a value per event made Badger's per-entry work
+// the host's bottleneck. A chunk's numbers are consecutive, reserved
+// together, so the chunks of a stream never overlap and sort in order.
 //
 // # Encoding
 //

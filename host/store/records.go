@@ -110,18 +110,22 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	return s.apply(ctx, w)
 }
 
-// Append assigns ev its sequence number and time order, and queues it. The
-// event is durable once the returned Pending's Wait returns nil. An event
-// without a session goes to the host stream; a decision also goes to the
-// decision list and to the index of every session it involved.
+// Append assigns ev its sequence number and queues it. The event is
+// durable once the returned Pending's Wait returns nil. An event without a
+// session goes to the host stream; a decision goes to the decision list
+// and to the index of every session it involved.
 func (s *Store) Append(ev *storepb.Event) *Pending {
-	s.closeMu.RLock()
-	closed := s.closed
-	s.closeMu.RUnlock()
-	if closed {
+	if d := ev.GetDecision(); d != nil {
+		return s.appendDecision(ev, d)
+	}
+	return s.AppendBatch([]*storepb.Event{ev})
+}
+
+func (s *Store) appendDecision(ev *storepb.Event, d *storepb.Decision) *Pending {
+	if s.isClosed() {
 		return failed(ErrClosed)
 	}
-	seq, err := s.nextSeq()
+	seq, err := s.nextSeqs(1)
 	if err != nil {
 		return failed(err)
 	}
@@ -130,18 +134,57 @@ func (s *Store) Append(ev *storepb.Event) *Pending {
 	if err != nil {
 		return failed(err)
 	}
-	w := &write{}
-	if d := ev.GetDecision(); d != nil {
-		w.sets = append(w.sets, kv{seqKey("d/", seq), v})
-		for _, id := range involved(d) {
-			w.sets = append(w.sets, kv{seqKey("x/"+id+"/", seq), nil})
+	w := &write{sets: []kv{{seqKey("d/", seq), v}}}
+	for _, id := range involved(d) {
+		w.sets = append(w.sets, kv{seqKey("x/"+id+"/", seq), nil})
+	}
+	return s.submit(w)
+}
+
+func (s *Store) isClosed() bool {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	return s.closed
+}
+
+// AppendBatch appends events of one stream (all with the same session, or
+// none) as one chunk: consecutive sequence numbers, assigned before it
+// returns, one Badger value under the key of the first. The events are
+// durable once the returned Pending's Wait returns nil.
+func (s *Store) AppendBatch(evs []*storepb.Event) *Pending {
+	if len(evs) == 0 {
+		return failed(nil)
+	}
+	if s.isClosed() {
+		return failed(ErrClosed)
+	}
+	first, err := s.nextSeqs(len(evs))
+	if err != nil {
+		return failed(err)
+	}
+	stream := evs[0].GetSession()
+	for i, ev := range evs {
+		if ev.GetSession() != stream {
+			return failed(fmt.Errorf("a chunk holds events of one stream: %q and %q", stream, ev.GetSession()))
 		}
+		ev.Seq = first + uint64(i)
+	}
+	if stream == "" {
+		stream = HostStream
+	}
+	// The chunk is encoded into a slab recycled once committed (Badger
+	// has copied it by then): an allocation per chunk was the largest
+	// share of the host's garbage under a flood of tool uses.
+	w := &write{slab: slabs.Get().(*[]byte)}
+	slab := append(*w.slab, recordVersion)
+	if slab, err = (proto.MarshalOptions{}).MarshalAppend(slab, &storepb.EventChunk{Events: evs}); err != nil {
+		return failed(fmt.Errorf("encode events: %w", err))
+	}
+	w.sets = []kv{{seqKey("e/"+stream+"/", first), slab}}
+	if cap(slab) > 4<<20 {
+		w.slab = nil // outgrew the pool's size: let it go
 	} else {
-		stream := ev.GetSession()
-		if stream == "" {
-			stream = HostStream
-		}
-		w.sets = append(w.sets, kv{seqKey("e/"+stream+"/", seq), v})
+		*w.slab = slab
 	}
 	return s.submit(w)
 }
@@ -172,22 +215,36 @@ func involved(d *storepb.Decision) []string {
 }
 
 // Events returns up to limit events of a stream (a session ID, or
-// HostStream) with sequence numbers above after, oldest first.
+// HostStream) with sequence numbers above after, oldest first; limit 0
+// means all.
 func (s *Store) Events(stream string, after uint64, limit int) ([]*storepb.Event, error) {
 	var out []*storepb.Event
 	prefix := []byte("e/" + stream + "/")
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
+		// The chunk holding after+1 may start before it: find the last
+		// chunk starting at or before it, and read on from there.
+		start := seqKey(string(prefix), after+1)
+		rit := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
+		if rit.Seek(start); rit.ValidForPrefix(prefix) {
+			start = rit.Item().KeyCopy(nil)
+		}
+		rit.Close()
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 8})
 		defer it.Close()
-		for it.Seek(seqKey(string(prefix), after+1)); it.ValidForPrefix(prefix); it.Next() {
-			if limit > 0 && len(out) >= limit {
-				return nil
-			}
-			ev := &storepb.Event{}
-			if err := it.Item().Value(func(v []byte) error { return decode(v, ev) }); err != nil {
+		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
+			var chunk storepb.EventChunk
+			if err := it.Item().Value(func(v []byte) error { return decode(v, &chunk) }); err != nil {
 				return err
 			}
-			out = append(out, ev)
+			for _, ev := range chunk.GetEvents() {
+				if ev.GetSeq() <= after {
+					continue
+				}
+				if limit > 0 && len(out) >= limit {
+					return nil
+				}
+				out = append(out, ev)
+			}
 		}
 		return nil
 	})
@@ -196,20 +253,30 @@ func (s *Store) Events(stream string, after uint64, limit int) ([]*storepb.Event
 
 // RecentEvents returns the last limit events of a stream, oldest first.
 func (s *Store) RecentEvents(stream string, limit int) ([]*storepb.Event, error) {
-	var out []*storepb.Event
+	var rev []*storepb.Event
 	prefix := []byte("e/" + stream + "/")
-	err := s.reverse(prefix, limit, func(_, v []byte) error {
-		ev := &storepb.Event{}
-		if err := decode(v, ev); err != nil {
+	errDone := errors.New("enough")
+	err := s.reverse(prefix, 0, func(_, v []byte) error {
+		var chunk storepb.EventChunk
+		if err := decode(v, &chunk); err != nil {
 			return err
 		}
-		out = append(out, ev)
+		evs := chunk.GetEvents()
+		for i := len(evs) - 1; i >= 0; i-- {
+			if limit > 0 && len(rev) >= limit {
+				return errDone
+			}
+			rev = append(rev, evs[i])
+		}
 		return nil
 	})
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+	if errors.Is(err, errDone) {
+		err = nil
 	}
-	return out, err
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev, err
 }
 
 // Decisions returns the last limit placement decisions, newest first.

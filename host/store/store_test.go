@@ -230,13 +230,17 @@ func TestDeleteSession(t *testing.T) {
 func TestGroupsSplitBetweenWrites(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
-	big := make([]byte, 3<<10) // below the value threshold: counts against the transaction
+	// Small values stay in the LSM tree and count against Badger's
+	// per-transaction limits (entries, and bytes): 3000 writes of 20
+	// entries are more than one transaction holds.
+	small := make([]byte, 100)
 	var pending []*Pending
 	for i := range 3000 {
-		pending = append(pending, s.submit(&write{sets: []kv{
-			{[]byte(fmt.Sprintf("z/%05d/a", i)), big},
-			{[]byte(fmt.Sprintf("z/%05d/b", i)), big},
-		}}))
+		w := &write{}
+		for j := range 20 {
+			w.sets = append(w.sets, kv{[]byte(fmt.Sprintf("z/%05d/%02d", i, j)), small})
+		}
+		pending = append(pending, s.submit(w))
 	}
 	for i, p := range pending {
 		if err := p.Wait(ctx); err != nil {
@@ -247,13 +251,13 @@ func TestGroupsSplitBetweenWrites(t *testing.T) {
 	if err := s.scanKeys([]byte("z/"), func([]byte) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if n != 6000 {
-		t.Errorf("got %d records, want 6000", n)
+	if n != 60000 {
+		t.Errorf("got %d records, want 60000", n)
 	}
 	// One write bigger than any transaction fails alone, with a reason.
 	var huge []kv
-	for i := range 20000 {
-		huge = append(huge, kv{[]byte(fmt.Sprintf("h/%06d", i)), big})
+	for i := range 100000 {
+		huge = append(huge, kv{[]byte(fmt.Sprintf("h/%06d", i)), small})
 	}
 	err := s.apply(ctx, &write{sets: huge})
 	if err == nil || !strings.Contains(err.Error(), "too big for one transaction") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -18,7 +19,13 @@ type write struct {
 	sets    []kv
 	deletes [][]byte
 	done    chan error
+	// slab, when set, backs sets' keys and values and goes back to
+	// slabs once the write is committed: Badger has copied them then.
+	slab *[]byte
 }
+
+// slabs recycles the buffers batches of events are encoded into.
+var slabs = sync.Pool{New: func() any { b := make([]byte, 0, 256*640); return &b }}
 
 type kv struct{ key, value []byte }
 
@@ -97,6 +104,11 @@ func (s *Store) commitGroup(group []*write) {
 			s.logger.Error("write failed", "writes", n, "error", err)
 		}
 		for _, w := range group[:n] {
+			if w.slab != nil {
+				*w.slab = (*w.slab)[:0]
+				slabs.Put(w.slab)
+				w.slab = nil
+			}
 			w.done <- err
 		}
 		group = group[n:]

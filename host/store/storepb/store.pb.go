@@ -833,6 +833,53 @@ func (x *Event) GetDecision() *Decision {
 	return nil
 }
 
+// EventChunk is a run of events of one stream with consecutive sequence
+// numbers, stored as one value under the key of its first event. A write
+// per event cost Badger's per-entry work 256 times per batch of tool uses.
+type EventChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventChunk) Reset() {
+	*x = EventChunk{}
+	mi := &file_store_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventChunk) ProtoMessage() {}
+
+func (x *EventChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventChunk.ProtoReflect.Descriptor instead.
+func (*EventChunk) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *EventChunk) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 var File_store_proto protoreflect.FileDescriptor
 
 const file_store_proto_rawDesc = "" +
@@ -921,7 +968,10 @@ const file_store_proto_rawDesc = "" +
 	" \x01(\x05R\x03pid\x12\x1a\n" +
 	"\bfraction\x18\v \x01(\x01R\bfraction\x123\n" +
 	"\btool_use\x18\f \x01(\v2\x18.hearth.store.v1.ToolUseR\atoolUse\x125\n" +
-	"\bdecision\x18\r \x01(\v2\x19.hearth.store.v1.DecisionR\bdecision*h\n" +
+	"\bdecision\x18\r \x01(\v2\x19.hearth.store.v1.DecisionR\bdecision\"<\n" +
+	"\n" +
+	"EventChunk\x12.\n" +
+	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events*h\n" +
 	"\rSessionStatus\x12\x1e\n" +
 	"\x1aSESSION_STATUS_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSESSION_LIVE\x10\x01\x12\x13\n" +
@@ -941,7 +991,7 @@ func file_store_proto_rawDescGZIP() []byte {
 }
 
 var file_store_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_store_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_store_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_store_proto_goTypes = []any{
 	(SessionStatus)(0), // 0: hearth.store.v1.SessionStatus
 	(*Session)(nil),    // 1: hearth.store.v1.Session
@@ -949,17 +999,19 @@ var file_store_proto_goTypes = []any{
 	(*Candidate)(nil),  // 3: hearth.store.v1.Candidate
 	(*Decision)(nil),   // 4: hearth.store.v1.Decision
 	(*Event)(nil),      // 5: hearth.store.v1.Event
+	(*EventChunk)(nil), // 6: hearth.store.v1.EventChunk
 }
 var file_store_proto_depIdxs = []int32{
 	0, // 0: hearth.store.v1.Session.status:type_name -> hearth.store.v1.SessionStatus
 	3, // 1: hearth.store.v1.Decision.ranked:type_name -> hearth.store.v1.Candidate
 	2, // 2: hearth.store.v1.Event.tool_use:type_name -> hearth.store.v1.ToolUse
 	4, // 3: hearth.store.v1.Event.decision:type_name -> hearth.store.v1.Decision
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	5, // 4: hearth.store.v1.EventChunk.events:type_name -> hearth.store.v1.Event
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_store_proto_init() }
@@ -973,7 +1025,7 @@ func file_store_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_store_proto_rawDesc), len(file_store_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
