@@ -324,6 +324,18 @@ func (p *pool) newSessionLocked() *session {
 // dormant. On success the session is live with one slot reserved; on
 // failure a new session is forgotten and a dormant one stays dormant.
 func (p *pool) start(ctx context.Context, s *session, rehydrate bool) error {
+	var fp *fingerprint
+	if rehydrate {
+		var err error
+		if fp, err = s.loadFingerprint(); err != nil {
+			p.mu.Lock()
+			p.procs--
+			s.status = statusDormant
+			p.notifyLocked()
+			p.mu.Unlock()
+			return err
+		}
+	}
 	proc, err := startProcess(ctx, launch{
 		agent:          p.cfg.Name,
 		session:        s.id,
@@ -367,6 +379,9 @@ func (p *pool) start(ctx context.Context, s *session, rehydrate bool) error {
 	}
 	s.proc = proc
 	s.status = statusLive
+	if fp != nil {
+		s.fp = fp
+	}
 	s.capacity = p.cfg.Capacity
 	if s.capacity < 1 {
 		s.capacity = proc.info.Capacity
@@ -451,6 +466,7 @@ func (p *pool) lost(s *session, pe *PluginError) {
 	s.stopSaverLocked()
 	p.notifyLocked()
 	rec := s.recordLocked()
+	s.fp = nil
 	proc := s.proc
 	if proc == nil {
 		// Still starting: the process is not the session's yet, and the
@@ -491,6 +507,7 @@ func (p *pool) retire(s *session, why string) {
 		p.index.Remove(s.id)
 	}
 	rec := s.recordLocked()
+	s.fp = nil
 	evicted := p.evictDormantLocked()
 	p.notifyLocked()
 	p.mu.Unlock()
@@ -570,21 +587,40 @@ func (p *pool) retireAll(why string) {
 // without retiring them (kill -9) get the tool uses logged after their
 // last snapshot replayed into their fingerprint.
 func (p *pool) restore(recs []*storepb.Session) error {
+	fix, evicted, err := p.restoreLocked(recs)
+	if err != nil {
+		return err
+	}
+	for _, id := range evicted {
+		if err := p.h.store.DeleteSession(context.Background(), id); err != nil {
+			return fmt.Errorf("restore: delete evicted session %s: %w", id, err)
+		}
+	}
+	// Startup finishes its own writes before the host takes work.
+	for _, r := range fix {
+		if err := p.h.persist(r).Wait(context.Background()); err != nil {
+			return fmt.Errorf("restore session %s: %w", r.GetId(), err)
+		}
+	}
+	return nil
+}
+
+func (p *pool) restoreLocked(recs []*storepb.Session) (fix []*storepb.Session, evicted []string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var fix []*storepb.Session
 	for _, r := range recs {
 		s := newSession(p, r.GetId(), time.Unix(0, r.GetCreatedUnixNano()))
 		s.fromRecord(r)
 		if r.GetStatus() == storepb.SessionStatus_SESSION_LOST {
 			s.status = statusLost
+			s.fp = nil
 			p.sessions[s.id] = s
 			continue
 		}
 		s.status = statusDormant
 		evs, err := p.h.store.Events(s.id, r.GetFingerprintSeq(), 0)
 		if err != nil {
-			return fmt.Errorf("restore session %s: %w", s.id, err)
+			return nil, nil, fmt.Errorf("restore session %s: %w", s.id, err)
 		}
 		for _, ev := range evs {
 			s.replay(ev)
@@ -599,12 +635,9 @@ func (p *pool) restore(recs []*storepb.Session) error {
 		if s.hasState {
 			p.indexLocked(s)
 		}
+		s.fp = nil
 	}
-	for _, r := range fix {
-		p.h.persist(r)
-	}
-	p.evictDormantLocked()
-	return nil
+	return fix, p.evictDormantLocked(), nil
 }
 
 // applyLocked carries a fingerprint change into the index.

@@ -59,15 +59,19 @@ type session struct {
 	load            int
 	lastActivity    time.Time
 	indexedActivity time.Time
-	fp              *fingerprint
-	hasState        bool
-	exportsState    bool
-	agentVersion    string
-	reason          string
-	lostErr         *PluginError
-	tasks           uint64
-	tasksFailed     uint64
-	toolUses        uint64
+	// fp is the fingerprint of a session that can be touched: nil once it
+	// is dormant or lost, when its entry in the matcher's index and its
+	// record in the store hold all that placement and rehydration need.
+	// Measured: ~100 bytes per file in the sets, ~14 in the index.
+	fp           *fingerprint
+	hasState     bool
+	exportsState bool
+	agentVersion string
+	reason       string
+	lostErr      *PluginError
+	tasks        uint64
+	tasksFailed  uint64
+	toolUses     uint64
 	// lastSeq is the last tool-use event of the session handed to the
 	// store; a snapshot of the fingerprint covers events up to it.
 	lastSeq uint64
@@ -96,7 +100,9 @@ func newSessionID(agent string) string {
 	return sdk.NewID(agent)[:len(agent)+1+8]
 }
 
-// recordLocked snapshots the session for the store.
+// recordLocked snapshots the session for the store. A session without its
+// fingerprint in memory (dormant or lost) must not be written back from
+// it: its record already holds the fingerprint.
 func (s *session) recordLocked() *storepb.Session {
 	r := &storepb.Session{
 		Id:                   s.id,
@@ -105,9 +111,6 @@ func (s *session) recordLocked() *storepb.Session {
 		CreatedUnixNano:      s.created.UnixNano(),
 		LastActivityUnixNano: s.lastActivity.UnixNano(),
 		Capacity:             int32(s.capacity),
-		Files:                s.fp.files.keys(),
-		Dirs:                 s.fp.dirs.keys(),
-		Techs:                s.fp.techs.keys(),
 		FingerprintSeq:       s.lastSeq,
 		Tasks:                s.tasks,
 		TasksFailed:          s.tasksFailed,
@@ -116,10 +119,26 @@ func (s *session) recordLocked() *storepb.Session {
 		AgentVersion:         s.agentVersion,
 		StatusReason:         s.reason,
 	}
+	if s.fp != nil {
+		r.Files, r.Dirs, r.Techs = s.fp.files.keys(), s.fp.dirs.keys(), s.fp.techs.keys()
+	}
 	if s.proc != nil {
 		r.Pid = int32(s.proc.pid())
 	}
 	return r
+}
+
+// loadFingerprint reads a dormant session's fingerprint from the store.
+func (s *session) loadFingerprint() (*fingerprint, error) {
+	r, err := s.pool.h.store.Session(s.id)
+	if err != nil {
+		return nil, fmt.Errorf("rehydrate %s: read its fingerprint: %w", s.id, err)
+	}
+	fp := newFingerprint(s.pool.cfg.Fingerprint)
+	fp.files.load(r.GetFiles())
+	fp.dirs.load(r.GetDirs())
+	fp.techs.load(r.GetTechs())
+	return fp, nil
 }
 
 func (s *session) fromRecord(r *storepb.Session) {
@@ -127,6 +146,7 @@ func (s *session) fromRecord(r *storepb.Session) {
 	if c := int(r.GetCapacity()); c > 0 {
 		s.capacity = c
 	}
+	s.fp = newFingerprint(s.pool.cfg.Fingerprint)
 	s.fp.files.load(r.GetFiles())
 	s.fp.dirs.load(r.GetDirs())
 	s.fp.techs.load(r.GetTechs())

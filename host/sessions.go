@@ -132,6 +132,12 @@ func (h *Host) Sessions() []SessionInfo {
 			info := infoFromRecord(s.recordLocked())
 			info.Status = s.status.String()
 			info.Load = s.load
+			if s.fp == nil {
+				// Dormant: the fingerprint is in the store, not in memory.
+				if r, err := h.store.Session(s.id); err == nil {
+					info.Files, info.Directories, info.Technologies = newestFirst(r.GetFiles()), newestFirst(r.GetDirs()), newestFirst(r.GetTechs())
+				}
+			}
 			out = append(out, info)
 		}
 		p.mu.Unlock()

@@ -22,10 +22,16 @@ import (
 // The test binary doubles as a second process: HEARTH_STORE_HELPER names
 // what it does.
 func TestMain(m *testing.M) {
-	switch os.Getenv("HEARTH_STORE_HELPER") {
-	case "":
+	switch h := os.Getenv("HEARTH_STORE_HELPER"); {
+	case h == "":
 		os.Exit(m.Run())
-	case "hold":
+	case strings.HasPrefix(h, "rss-"):
+		if err := runRSSHelper(strings.TrimPrefix(h, "rss-"), os.Getenv("HEARTH_STORE_DIR")); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case h == "hold":
 		// Open the directory, say so, and hold it until killed.
 		if _, err := Open(os.Getenv("HEARTH_STORE_DIR"), Options{Command: "store-test holder"}); err != nil {
 			fmt.Println("error", err)
@@ -33,7 +39,7 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println("open")
 		select {}
-	case "append":
+	case h == "append":
 		// Append events one at a time, reporting each once durable.
 		s, err := Open(os.Getenv("HEARTH_STORE_DIR"), Options{})
 		if err != nil {
