@@ -246,3 +246,102 @@ func (w *watchWriter) String() string {
 	defer w.mu.Unlock()
 	return w.buf.String()
 }
+
+func TestRunCodeTourAndSessions(t *testing.T) {
+	env := map[string]string{"HEARTH_DATA_DIR": t.TempDir()}
+	code, out, errOut := run(t, env, "run", "../../examples/code-tour", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, w := range []string{"pipeline code-tour: 48 tasks, 2 at a time", "[48/48]", "48 tasks in", "48 succeeded", "reused warm", "spawned"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output does not contain %q:\n%s", w, out)
+		}
+	}
+
+	code, out, _ = run(t, env, "sessions", "list", "--json")
+	var sessions []struct {
+		ID       string   `json:"id"`
+		Status   string   `json:"status"`
+		Tasks    int      `json:"tasks"`
+		HasState bool     `json:"has_state"`
+		Dirs     []string `json:"directories"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &sessions) != nil || len(sessions) == 0 {
+		t.Fatalf("sessions list: %d %q", code, out)
+	}
+	tasks := 0
+	for _, s := range sessions {
+		tasks += s.Tasks
+		if s.Status != "dormant" || !s.HasState || len(s.Dirs) == 0 {
+			t.Errorf("session %+v: want dormant, with state and a fingerprint, after the run", s)
+		}
+	}
+	if tasks != 48 {
+		t.Errorf("sessions ran %d tasks in all, want 48", tasks)
+	}
+
+	code, out, _ = run(t, env, "sessions", "show", sessions[0].ID)
+	for _, w := range []string{"session " + sessions[0].ID, "status      dormant: the host shut down", "fingerprint", "technologies go", "decisions that involved it", "recent events"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("sessions show: output does not contain %q:\n%s", w, out)
+		}
+	}
+	if code != 0 {
+		t.Errorf("sessions show: exit %d", code)
+	}
+
+	// A second run starts from the dormant sessions: no spawns.
+	code, out, _ = run(t, env, "run", "../../examples/code-tour", "--json")
+	var result struct {
+		Summary struct {
+			Spawned    int `json:"spawned"`
+			Rehydrated int `json:"rehydrated"`
+			Succeeded  int `json:"succeeded"`
+		} `json:"summary"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &result) != nil {
+		t.Fatalf("second run: %d %q", code, out)
+	}
+	if result.Summary.Succeeded != 48 || result.Summary.Spawned != 0 || result.Summary.Rehydrated == 0 {
+		t.Errorf("second run: got %+v, want every session rehydrated and none spawned", result.Summary)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	dir := t.TempDir()
+	two := writeConfig(t, `agent "g" { bundled = "gotour" }
+pipeline "a" {
+  agent = "g"
+  task "x" { prompt = "summary errors" }
+}
+pipeline "b" {
+  agent = "g"
+  task "y" { prompt = "summary errors" }
+}`)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "run needs a config with a pipeline"},
+		{[]string{"run", dir}, "holds no hearth.hcl"},
+		{[]string{"run", two}, "has 2 pipelines; name one: a, b"},
+		{[]string{"run", two, "c"}, `has no pipeline "c"; its pipelines: a, b`},
+	} {
+		code, _, errOut := run(t, nil, tt.args...)
+		if code != exitUsage || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: got %d %q, want exit 2 with %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+func TestSessionsWithoutDataDir(t *testing.T) {
+	code, _, errOut := run(t, map[string]string{"HEARTH_DATA_DIR": filepath.Join(t.TempDir(), "none")}, "sessions", "list")
+	if code != exitUsage || !strings.Contains(errOut, "no data directory at") {
+		t.Errorf("got %d %q", code, errOut)
+	}
+	code, _, errOut = run(t, nil, "sessions", "show", "nope-12345678")
+	if code == 0 || !strings.Contains(errOut, `no such session "nope-12345678"`) {
+		t.Errorf("unknown session: got %d %q", code, errOut)
+	}
+}
