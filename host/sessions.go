@@ -69,8 +69,10 @@ func newestFirst(lru []string) []string {
 }
 
 // ListSessions reads every session from a store, most recently active
-// first, as the last host to run on it left them: a host that is running
-// now has newer figures (use Host.Sessions).
+// first. A store is open to one process at a time, so no host runs on it
+// now: a session its record calls live belonged to a host that stopped
+// without retiring it (kill -9), and is dormant, as the next host will
+// find it.
 func ListSessions(st *store.Store) ([]SessionInfo, error) {
 	recs, err := st.Sessions()
 	if err != nil {
@@ -78,10 +80,18 @@ func ListSessions(st *store.Store) ([]SessionInfo, error) {
 	}
 	out := make([]SessionInfo, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, infoFromRecord(r))
+		out = append(out, offlineInfo(r))
 	}
 	sortSessions(out)
 	return out, nil
+}
+
+func offlineInfo(r *storepb.Session) SessionInfo {
+	info := infoFromRecord(r)
+	if r.GetStatus() == storepb.SessionStatus_SESSION_LIVE {
+		info.Status, info.Reason, info.PID = "dormant", "the host stopped without retiring it", 0
+	}
+	return info
 }
 
 func sortSessions(s []SessionInfo) {
@@ -94,7 +104,7 @@ func sortSessions(s []SessionInfo) {
 }
 
 // ShowSession reads one session from a store with its latest events and
-// the decisions that involved it.
+// the decisions that involved it; see ListSessions for its status.
 func ShowSession(st *store.Store, id string, limit int) (*SessionDetail, error) {
 	r, err := st.Session(id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -103,7 +113,7 @@ func ShowSession(st *store.Store, id string, limit int) (*SessionDetail, error) 
 	if err != nil {
 		return nil, err
 	}
-	d := &SessionDetail{SessionInfo: infoFromRecord(r), Events: []Event{}, Decisions: []Decision{}}
+	d := &SessionDetail{SessionInfo: offlineInfo(r), Events: []Event{}, Decisions: []Decision{}}
 	evs, err := st.RecentEvents(id, limit)
 	if err != nil {
 		return nil, err

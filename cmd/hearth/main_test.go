@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk"
@@ -343,5 +345,31 @@ func TestSessionsWithoutDataDir(t *testing.T) {
 	code, _, errOut = run(t, nil, "sessions", "show", "nope-12345678")
 	if code == 0 || !strings.Contains(errOut, `no such session "nope-12345678"`) {
 		t.Errorf("unknown session: got %d %q", code, errOut)
+	}
+}
+
+// TestSessionsAfterACrash: a session whose record says live belonged to a
+// host that died; the CLI, which could open the directory, shows it as
+// the next host will find it: dormant.
+func TestSessionsAfterACrash(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutSession(context.Background(), &storepb.Session{Id: "gotour-0000abcd", Agent: "gotour", Status: storepb.SessionStatus_SESSION_LIVE, Pid: 4242, HasState: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, map[string]string{"HEARTH_DATA_DIR": dir}, "sessions", "show", "gotour-0000abcd", "--json")
+	var d struct {
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+		PID    int    `json:"pid"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || d.Status != "dormant" || d.Reason != "the host stopped without retiring it" || d.PID != 0 {
+		t.Errorf("got %d %q", code, out)
 	}
 }
