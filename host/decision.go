@@ -46,6 +46,9 @@ type Decision struct {
 	Waited time.Duration `json:"waited"`
 	// Retired is the idle session retired to make room, if any.
 	Retired string `json:"retired,omitempty"`
+	// Vetoed lists the sessions session_reuse guards refused, as
+	// "session:guard".
+	Vetoed []string `json:"vetoed,omitempty"`
 	// Reason explains the decision in one line.
 	Reason string    `json:"reason"`
 	Hints  sdk.Hints `json:"hints"`
@@ -133,6 +136,7 @@ func (d *Decision) toRecord() *storepb.Decision {
 		Considered: int32(d.Considered), Eligible: int32(d.Eligible), Action: string(d.Action),
 		Session: d.Session, WaitedNanos: int64(d.Waited), Retired: d.Retired, Reason: d.Reason,
 		HintFiles: d.Hints.Files, HintDirs: d.Hints.Directories, HintTechs: d.Hints.Technologies,
+		Vetoed: d.Vetoed,
 	}
 	if d.Action != ActionSpawned {
 		r.Winner = d.Session
@@ -160,8 +164,8 @@ func decisionFromRecord(r *storepb.Decision) Decision {
 		Task: r.GetTask(), TaskName: r.GetTaskName(), Agent: r.GetAgent(), Action: Action(r.GetAction()), Session: r.GetSession(),
 		Outcome: r.GetOutcome(), Threshold: r.GetThreshold(), Considered: int(r.GetConsidered()),
 		Eligible: int(r.GetEligible()), Waited: time.Duration(r.GetWaitedNanos()), Retired: r.GetRetired(),
-		Reason: r.GetReason(),
-		Hints:  sdk.Hints{Files: r.GetHintFiles(), Directories: r.GetHintDirs(), Technologies: r.GetHintTechs()},
+		Reason: r.GetReason(), Vetoed: r.GetVetoed(),
+		Hints: sdk.Hints{Files: r.GetHintFiles(), Directories: r.GetHintDirs(), Technologies: r.GetHintTechs()},
 	}
 	for _, c := range r.GetRanked() {
 		cand := Candidate{

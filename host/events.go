@@ -23,6 +23,11 @@ const (
 	EventTaskFailed        EventKind = "task.failed"
 	EventToolUsed          EventKind = "tool.used"
 	EventDecision          EventKind = "decision"
+	// EventGuardFired: a guard denied, blocked, vetoed or gated something;
+	// Guard, Hook, Action and Message say which and why.
+	EventGuardFired EventKind = "guard.fired"
+	// EventConfigReloaded: a new config is in force.
+	EventConfigReloaded EventKind = "config.reloaded"
 )
 
 // Event is a record of something that happened in the host.
@@ -46,6 +51,10 @@ type Event struct {
 	ToolUse *sdk.ToolUse `json:"tool_use,omitempty"`
 	// Decision is the placement of decision events.
 	Decision *Decision `json:"decision,omitempty"`
+	// Guard, Hook and Action describe guard.fired events.
+	Guard  string `json:"guard,omitempty"`
+	Hook   string `json:"hook,omitempty"`
+	Action string `json:"action,omitempty"`
 }
 
 // record converts an event for the store.
@@ -60,6 +69,7 @@ func (e Event) record() *storepb.Event {
 func (e Event) fill(r *storepb.Event) {
 	r.Seq, r.UnixNano, r.Kind, r.Agent, r.Session = 0, e.Time.UnixNano(), string(e.Kind), e.Agent, e.Session
 	r.Task, r.Run, r.Message, r.Error, r.Pid, r.Fraction = e.Task, "", e.Message, e.Err, int32(e.PID), e.Fraction
+	r.Guard, r.Hook, r.Action = e.Guard, e.Hook, e.Action
 	r.Decision = nil
 	if e.Decision != nil {
 		r.Decision = e.Decision.toRecord()
@@ -83,7 +93,7 @@ func eventFromRecord(r *storepb.Event) Event {
 	e := Event{
 		Seq: r.GetSeq(), Time: time.Unix(0, r.GetUnixNano()), Kind: EventKind(r.GetKind()), Agent: r.GetAgent(),
 		Session: r.GetSession(), Task: r.GetTask(), Message: r.GetMessage(), Err: r.GetError(),
-		PID: int(r.GetPid()), Fraction: r.GetFraction(),
+		PID: int(r.GetPid()), Fraction: r.GetFraction(), Guard: r.GetGuard(), Hook: r.GetHook(), Action: r.GetAction(),
 	}
 	if tu := r.GetToolUse(); tu != nil {
 		u := toolUseFromRecord(tu)

@@ -8,11 +8,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/sdk"
@@ -65,6 +67,8 @@ type Options struct {
 // pool's idle_timeout are retired (made dormant: state exported, process
 // stopped). Close retires every live session and closes the store.
 type Host struct {
+	// mu guards cfg and pools, which a reload replaces.
+	mu        sync.RWMutex
 	cfg       *config.Config
 	logger    hclog.Logger
 	bundled   BundledFunc
@@ -75,6 +79,7 @@ type Host struct {
 	pools  map[string]*pool
 	events bus
 	tls    *sdk.HostTLS
+	guards atomic.Pointer[guard.Set]
 
 	// closing is closed when Close begins: no new work is accepted.
 	closing   chan struct{}
@@ -86,9 +91,11 @@ type Host struct {
 	hardStopCancel context.CancelFunc
 	inflight       sync.WaitGroup
 	inflightMu     sync.Mutex // orders inflight.Add against Close's Wait
-	// reaping tracks plugins being stopped after they died or hung.
-	reaping sync.WaitGroup
-	reaper  sync.WaitGroup
+	// reaping tracks plugins being stopped after they died or hung;
+	// draining, sessions retired because a reload changed their agent.
+	reaping  sync.WaitGroup
+	draining sync.WaitGroup
+	reaper   sync.WaitGroup
 }
 
 // New starts a host for opts.Config. It spawns nothing until work arrives.
@@ -112,6 +119,7 @@ func New(opts Options) (*Host, error) {
 		h.now = time.Now
 	}
 	h.hardStop, h.hardStopCancel = context.WithCancel(context.Background())
+	h.guards.Store(h.cfg.GuardSet())
 	var err error
 	if h.tls, err = sdk.NewHostTLS(); err != nil {
 		return nil, fmt.Errorf("host: make the TLS keys plugins are reached with: %w", err)
@@ -133,7 +141,7 @@ func New(opts Options) (*Host, error) {
 		if err != nil {
 			return fail(err)
 		}
-		if h.pools[a.Name], err = newPool(h, a, argv, env); err != nil {
+		if h.pools[a.Name], err = newPool(h, a, h.cfg.Matcher, argv, env); err != nil {
 			return fail(err)
 		}
 	}
@@ -154,6 +162,11 @@ func New(opts Options) (*Host, error) {
 }
 
 func (h *Host) restore() error {
+	return h.restorePools(h.pools)
+}
+
+// restorePools loads the sessions of the agents of pools from the store.
+func (h *Host) restorePools(pools map[string]*pool) error {
 	recs, err := h.store.Sessions()
 	if err != nil {
 		return fmt.Errorf("host: read sessions: %w", err)
@@ -162,12 +175,30 @@ func (h *Host) restore() error {
 	for _, r := range recs {
 		byAgent[r.GetAgent()] = append(byAgent[r.GetAgent()], r)
 	}
-	for name, p := range h.pools {
+	for name, p := range pools {
 		if err := p.restore(byAgent[name]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// poolList returns the pools in force.
+func (h *Host) poolList() []*pool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]*pool, 0, len(h.pools))
+	for _, p := range h.pools {
+		out = append(out, p)
+	}
+	return out
+}
+
+// config returns the config in force.
+func (h *Host) config() *config.Config {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.cfg
 }
 
 func (h *Host) command(a *config.Agent) (argv, env []string, err error) {
@@ -194,7 +225,7 @@ func (h *Host) reapLoop(every time.Duration) {
 			return
 		case <-t.C:
 			now := h.now()
-			for _, p := range h.pools {
+			for _, p := range h.poolList() {
 				p.retireIdle(now)
 			}
 		}
@@ -221,6 +252,10 @@ type Outcome struct {
 	Decision Decision            `json:"decision"`
 	Result   sdk.Result          `json:"result"`
 	Artifact sdk.ContextArtifact `json:"artifact"`
+	// Gate is the task_result guard that fired on the result, if any: the
+	// result stands, but the guard asks for a retry or for the work to go
+	// back to an earlier task (runs act on it).
+	Gate *Gate `json:"gate,omitempty"`
 	// Duration is the wall time from submission to result.
 	Duration time.Duration `json:"duration"`
 }
@@ -240,6 +275,9 @@ func (h *Host) Submit(ctx context.Context, t Task) (*Outcome, error) {
 	if t.ID == "" {
 		t.ID = sdk.NewID("task")
 	}
+	if err := h.admit(t); err != nil {
+		return nil, err
+	}
 	start := h.now()
 	s, d, err := p.acquire(ctx, t)
 	if err != nil {
@@ -253,6 +291,7 @@ func (h *Host) Submit(ctx context.Context, t Task) (*Outcome, error) {
 		return nil, err
 	}
 	return &Outcome{
+		Gate:     h.gate(t, s.id, res),
 		TaskID:   t.ID,
 		Agent:    t.Agent,
 		Session:  s.id,
@@ -271,7 +310,7 @@ func (h *Host) Place(agent string, hints sdk.Hints) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	md := p.place(normalizeHints(hints, p.cfg.Workspace))
+	md := p.place(normalizeHints(hints, p.cfg().Workspace))
 	d := Decision{Agent: agent, Outcome: md.Outcome.String(), Threshold: md.Threshold, Candidates: candidatesOf(md),
 		Considered: md.Considered, Eligible: md.Eligible, Hints: hints}
 	if len(md.Ranked) > 0 {
@@ -305,6 +344,8 @@ func (h *Host) enter() error {
 }
 
 func (h *Host) pool(agent string) (*pool, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
 	p, ok := h.pools[agent]
 	if !ok {
 		names := make([]string, 0, len(h.pools))
@@ -329,10 +370,16 @@ type AgentStatus struct {
 
 // Agents lists the configured agents in config order.
 func (h *Host) Agents() []AgentStatus {
+	h.mu.RLock()
+	cfg, pools := h.cfg, h.pools
+	h.mu.RUnlock()
 	var out []AgentStatus
-	for _, a := range h.cfg.Agents {
+	for _, a := range cfg.Agents {
 		st := AgentStatus{Name: a.Name, Bundled: a.Bundled, Command: slices.Clone(a.Command)}
-		p := h.pools[a.Name]
+		p := pools[a.Name]
+		if p == nil {
+			continue
+		}
 		p.mu.Lock()
 		for _, s := range p.sessions {
 			switch s.status {
@@ -405,10 +452,11 @@ func (h *Host) Close(ctx context.Context) error {
 		h.hardStopCancel()
 		h.reaper.Wait()
 		var wg sync.WaitGroup
-		for _, p := range h.pools {
+		for _, p := range h.poolList() {
 			wg.Go(func() { p.retireAll("the host shut down") })
 		}
 		wg.Wait()
+		h.draining.Wait()
 		h.reaping.Wait()
 		if h.ownsStore {
 			h.closeErr = h.store.Close()

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/matcher"
@@ -39,11 +42,9 @@ const indexActivityEvery = 250 * time.Millisecond
 // busy the task waits for a slot to free. After a wait it decides again.
 type pool struct {
 	h      *Host
-	cfg    *config.Agent
-	mcfg   matcher.Config
-	argv   []string
-	env    []string
 	logger hclog.Logger
+	// spec is what a config reload may change, swapped whole.
+	spec atomic.Pointer[poolSpec]
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -60,23 +61,38 @@ type pool struct {
 	placer func(ctx context.Context, t Task) (*session, *Decision, error)
 	// released, when set, is called after a task's slot is freed.
 	released func(*session)
+	// removed is set when a reload removed the agent: the pool takes no
+	// new tasks, and its sessions are retired as they go idle.
+	removed bool
 }
 
-func newPool(h *Host, a *config.Agent, argv, env []string) (*pool, error) {
-	mcfg := h.cfg.Matcher.For(a)
-	ix, err := matcher.NewIndex(mcfg)
+// poolSpec is an agent's configuration as its pool uses it.
+type poolSpec struct {
+	cfg  *config.Agent
+	mcfg matcher.Config
+	argv []string
+	env  []string
+}
+
+func newPool(h *Host, a *config.Agent, m config.Matcher, argv, env []string) (*pool, error) {
+	sp := &poolSpec{cfg: a, mcfg: m.For(a), argv: argv, env: append(envList(a.Env), env...)}
+	ix, err := matcher.NewIndex(sp.mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", a.Name, err)
 	}
-	return &pool{
-		h: h, cfg: a, mcfg: mcfg, argv: argv,
-		env:      append(envList(a.Env), env...),
+	p := &pool{
+		h:        h,
 		logger:   h.logger.Named(a.Name),
 		sessions: make(map[string]*session),
 		index:    ix,
 		changed:  make(chan struct{}),
-	}, nil
+	}
+	p.spec.Store(sp)
+	return p, nil
 }
+
+// cfg is the agent's configuration now.
+func (p *pool) cfg() *config.Agent { return p.spec.Load().cfg }
 
 func envList(m map[string]string) []string {
 	var out []string
@@ -94,7 +110,7 @@ func (p *pool) notifyLocked() {
 }
 
 // room reports whether another process may start. p.mu must be held.
-func (p *pool) room() bool { return p.procs < p.cfg.Pool.MaxSessions }
+func (p *pool) room() bool { return p.procs < p.cfg().Pool.MaxSessions }
 
 // stateLocked is a session's entry in the matcher's index.
 func (p *pool) stateLocked(s *session) matcher.State {
@@ -115,7 +131,7 @@ func (p *pool) indexLocked(s *session) {
 func (p *pool) unavailableLocked() []string {
 	var out []string
 	for id, s := range p.sessions {
-		if s.status == statusStarting || s.status == statusRetiring {
+		if s.status == statusStarting || s.status == statusRetiring || s.stale {
 			if _, ok := p.index.Candidate(id); ok {
 				out = append(out, id)
 			}
@@ -138,16 +154,28 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 	if p.placer != nil {
 		return p.placer(ctx, t)
 	}
-	hints := normalizeHints(t.Hints, p.cfg.Workspace)
+	hints := normalizeHints(t.Hints, p.cfg().Workspace)
 	start := p.h.now()
-	dec := &Decision{Task: t.ID, TaskName: t.Name, Agent: p.cfg.Name, Threshold: p.mcfg.Threshold, Hints: t.Hints}
+	dec := &Decision{Task: t.ID, TaskName: t.Name, Agent: p.cfg().Name, Threshold: p.spec.Load().mcfg.Threshold, Hints: t.Hints}
 	// waited counts only time spent waiting for room, not retiring a
 	// session to make some.
 	var waited time.Duration
+	// vetoed are the winners session_reuse guards refused; the matcher
+	// decides again without them.
+	var vetoed []string
 	for {
 		p.mu.Lock()
 		now := p.h.now()
-		d := p.index.Decide(hints, now, p.unavailableLocked()...)
+		d := p.index.Decide(hints, now, append(p.unavailableLocked(), vetoed...)...)
+		if d.Outcome == matcher.Reuse {
+			if v := p.vetoLocked(p.sessions[d.Winner], d.Ranked[0].Total, t, now); v != nil {
+				p.mu.Unlock()
+				vetoed = append(vetoed, d.Winner)
+				dec.Vetoed = append(dec.Vetoed, d.Winner+":"+v.Guard)
+				p.h.emitGuard(guard.SessionReuse, v, p.cfg().Name, d.Winner, t.ID)
+				continue
+			}
+		}
 		dec.Outcome, dec.Candidates = d.Outcome.String(), candidatesOf(d)
 		dec.Considered, dec.Eligible = d.Considered, d.Eligible
 		dec.Waited = waited
@@ -192,7 +220,7 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 			// With retire_idle, the least recently used idle session makes
 			// room: it is kept, dormant, with its context, and the task
 			// gets a session of its own.
-			if p.cfg.Pool.WhenFull == config.WhenFullRetireIdle {
+			if p.cfg().Pool.WhenFull == config.WhenFullRetireIdle {
 				if v := p.idlestLocked(); v != nil {
 					v.status = statusRetiring
 					p.mu.Unlock()
@@ -208,7 +236,7 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 				p.mu.Unlock()
 				dec.Action, dec.Session = ActionReused, s.id
 				dec.Score = p.totalOf(d, s.id)
-				dec.Reason = fmt.Sprintf("reused %s below the threshold (%.2f): the pool is full at %d sessions", s.id, dec.Score, p.cfg.Pool.MaxSessions)
+				dec.Reason = fmt.Sprintf("reused %s below the threshold (%.2f): the pool is full at %d sessions", s.id, dec.Score, p.cfg().Pool.MaxSessions)
 				return s, p.finish(dec), nil
 			}
 		}
@@ -221,7 +249,7 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 			waited += p.h.now().Sub(waitStart)
 		case <-ctx.Done():
 			return nil, nil, fmt.Errorf("agent %q: waited %s for a free session (pool full: all %d sessions busy): %w",
-				p.cfg.Name, p.h.now().Sub(start).Round(time.Millisecond), p.cfg.Pool.MaxSessions, context.Cause(ctx))
+				p.cfg().Name, p.h.now().Sub(start).Round(time.Millisecond), p.cfg().Pool.MaxSessions, context.Cause(ctx))
 		case <-p.h.closing:
 			return nil, nil, ErrClosed
 		}
@@ -230,6 +258,9 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 
 // finish completes a decision's reason with what happened on the way.
 func (p *pool) finish(d *Decision) *Decision {
+	if len(d.Vetoed) > 0 {
+		d.Reason = fmt.Sprintf("vetoed %s; %s", strings.Join(d.Vetoed, ", "), d.Reason)
+	}
 	if d.Retired != "" {
 		d.Reason = "retired idle " + d.Retired + " to make room; " + d.Reason
 	}
@@ -271,7 +302,7 @@ func (p *pool) busyWinnerLocked(hints matcher.Hints, now time.Time) bool {
 		}
 	}
 	d := p.index.Decide(hints, now, exclude...)
-	return d.Outcome == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.mcfg.Threshold
+	return d.Outcome == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.spec.Load().mcfg.Threshold
 }
 
 // bestEligibleLiveLocked is the highest-ranked live session with a free
@@ -279,7 +310,7 @@ func (p *pool) busyWinnerLocked(hints matcher.Hints, now time.Time) bool {
 func (p *pool) bestEligibleLiveLocked(d matcher.Decision) *session {
 	for _, r := range d.Ranked {
 		if r.Eligible && !r.Dormant {
-			if s := p.sessions[r.ID]; s != nil && s.status == statusLive && s.load < s.capacity {
+			if s := p.sessions[r.ID]; s != nil && s.status == statusLive && !s.stale && s.load < s.capacity {
 				return s
 			}
 		}
@@ -288,7 +319,7 @@ func (p *pool) bestEligibleLiveLocked(d matcher.Decision) *session {
 	// do.
 	var best *session
 	for _, s := range p.sessions {
-		if s.status == statusLive && s.load < s.capacity && (best == nil || s.lastActivity.After(best.lastActivity)) {
+		if s.status == statusLive && !s.stale && s.load < s.capacity && (best == nil || s.lastActivity.After(best.lastActivity)) {
 			best = s
 		}
 	}
@@ -312,7 +343,7 @@ func (p *pool) reserveLocked(s *session) {
 }
 
 func (p *pool) newSessionLocked() *session {
-	id := newSessionID(p.cfg.Name)
+	id := newSessionID(p.cfg().Name)
 	s := newSession(p, id, p.h.now())
 	s.status = statusStarting
 	p.sessions[id] = s
@@ -336,15 +367,16 @@ func (p *pool) start(ctx context.Context, s *session, rehydrate bool) error {
 			return err
 		}
 	}
+	sp := p.spec.Load()
 	proc, err := startProcess(ctx, launch{
-		agent:          p.cfg.Name,
+		agent:          sp.cfg.Name,
 		session:        s.id,
-		argv:           p.argv,
-		env:            p.env,
-		dir:            p.cfg.Workspace,
-		sha256:         p.cfg.SHA256,
-		startTimeout:   p.cfg.StartTimeout,
-		healthInterval: p.cfg.HealthInterval,
+		argv:           sp.argv,
+		env:            sp.env,
+		dir:            p.cfg().Workspace,
+		sha256:         p.cfg().SHA256,
+		startTimeout:   p.cfg().StartTimeout,
+		healthInterval: p.cfg().HealthInterval,
 		tls:            p.h.tls,
 		logger:         s.logger,
 		logLevel:       p.h.logger.GetLevel().String(),
@@ -382,7 +414,7 @@ func (p *pool) start(ctx context.Context, s *session, rehydrate bool) error {
 	if fp != nil {
 		s.fp = fp
 	}
-	s.capacity = p.cfg.Capacity
+	s.capacity = p.cfg().Capacity
 	if s.capacity < 1 {
 		s.capacity = proc.info.Capacity
 	}
@@ -398,7 +430,7 @@ func (p *pool) start(ctx context.Context, s *session, rehydrate bool) error {
 	if rehydrate {
 		kind, verb = EventSessionRehydrated, "rehydrated"
 	}
-	p.h.emit(Event{Kind: kind, Agent: p.cfg.Name, Session: s.id, PID: proc.pid(),
+	p.h.emit(Event{Kind: kind, Agent: p.cfg().Name, Session: s.id, PID: proc.pid(),
 		Message: fmt.Sprintf("%s %s (pid %d, capacity %d)", verb, s.id, proc.pid(), s.capacity)})
 	p.h.persist(rec)
 	return nil
@@ -413,7 +445,7 @@ func (p *pool) rehydrate(ctx context.Context, s *session, proc *process) error {
 	if err != nil {
 		return fmt.Errorf("rehydrate %s: read its state: %w", s.id, err)
 	}
-	ictx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
+	ictx, cancel := context.WithTimeout(ctx, p.cfg().StartTimeout)
 	defer cancel()
 	if err := proc.remote.(interface {
 		ImportState(context.Context, []byte) error
@@ -445,6 +477,16 @@ func (p *pool) release(s *session, failed bool) {
 		p.index.Upsert(s.id, p.stateLocked(s))
 		s.indexedActivity = s.lastActivity
 		s.requestSave()
+		if s.stale && s.load == 0 {
+			// A reload changed or removed its agent: this was its last
+			// task.
+			s.status = statusRetiring
+			why := "its agent's definition changed"
+			if p.removed {
+				why = "its agent was removed from the config"
+			}
+			p.h.draining.Go(func() { p.retire(s, why) })
+		}
 	}
 	p.notifyLocked()
 }
@@ -473,7 +515,7 @@ func (p *pool) lost(s *session, pe *PluginError) {
 		// starter stops it.
 		return
 	}
-	p.h.emit(Event{Kind: EventSessionLost, Agent: p.cfg.Name, Session: s.id, PID: proc.pid(), Err: pe.Error(),
+	p.h.emit(Event{Kind: EventSessionLost, Agent: p.cfg().Name, Session: s.id, PID: proc.pid(), Err: pe.Error(),
 		Message: fmt.Sprintf("lost %s: %v", s.id, pe.Err)})
 	p.h.reaping.Go(func() {
 		proc.stop(true)
@@ -486,7 +528,7 @@ func (p *pool) lost(s *session, pe *PluginError) {
 // rehydrate it. The caller has set its status to retiring.
 func (p *pool) retire(s *session, why string) {
 	s.waitSaver()
-	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.StartTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg().StartTimeout)
 	state, saved := s.exportState(ctx)
 	cancel()
 	s.proc.stop(false)
@@ -516,7 +558,7 @@ func (p *pool) retire(s *session, why string) {
 	} else {
 		p.h.persist(rec)
 	}
-	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg.Name, Session: s.id, Message: fmt.Sprintf("retired %s: %s", s.id, why)})
+	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: fmt.Sprintf("retired %s: %s", s.id, why)})
 	for _, id := range evicted {
 		if err := p.h.store.DeleteSession(context.Background(), id); err != nil {
 			p.logger.Warn("cannot delete an evicted dormant session", "session", id, "error", err)
@@ -533,12 +575,12 @@ func (p *pool) evictDormantLocked() []string {
 			dormant = append(dormant, s)
 		}
 	}
-	if len(dormant) <= p.cfg.Pool.MaxDormant {
+	if len(dormant) <= p.cfg().Pool.MaxDormant {
 		return nil
 	}
 	sort.Slice(dormant, func(i, j int) bool { return dormant[i].lastActivity.After(dormant[j].lastActivity) })
 	var ids []string
-	for _, s := range dormant[p.cfg.Pool.MaxDormant:] {
+	for _, s := range dormant[p.cfg().Pool.MaxDormant:] {
 		delete(p.sessions, s.id)
 		p.index.Remove(s.id)
 		ids = append(ids, s.id)
@@ -551,7 +593,7 @@ func (p *pool) retireIdle(now time.Time) {
 	p.mu.Lock()
 	var idle []*session
 	for _, s := range p.sessions {
-		if s.status == statusLive && s.load == 0 && now.Sub(s.lastActivity) >= p.cfg.Pool.IdleTimeout {
+		if s.status == statusLive && s.load == 0 && now.Sub(s.lastActivity) >= p.cfg().Pool.IdleTimeout {
 			s.status = statusRetiring
 			idle = append(idle, s)
 		}
@@ -559,7 +601,7 @@ func (p *pool) retireIdle(now time.Time) {
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range idle {
-		wg.Go(func() { p.retire(s, fmt.Sprintf("idle for more than %s", p.cfg.Pool.IdleTimeout)) })
+		wg.Go(func() { p.retire(s, fmt.Sprintf("idle for more than %s", p.cfg().Pool.IdleTimeout)) })
 	}
 	wg.Wait()
 }

@@ -69,9 +69,12 @@ type session struct {
 	agentVersion string
 	reason       string
 	lostErr      *PluginError
-	tasks        uint64
-	tasksFailed  uint64
-	toolUses     uint64
+	// stale: a reload changed or removed its agent; it takes no new task
+	// and is retired once idle.
+	stale       bool
+	tasks       uint64
+	tasksFailed uint64
+	toolUses    uint64
 	// lastSeq is the last tool-use event of the session handed to the
 	// store; a snapshot of the fingerprint covers events up to it.
 	lastSeq uint64
@@ -88,8 +91,8 @@ func newSession(p *pool, id string, created time.Time) *session {
 		logger:       p.logger.With("session", id),
 		created:      created,
 		lastActivity: created,
-		capacity:     max(p.cfg.Capacity, 1),
-		fp:           newFingerprint(p.cfg.Fingerprint),
+		capacity:     max(p.cfg().Capacity, 1),
+		fp:           newFingerprint(p.cfg().Fingerprint),
 	}
 }
 
@@ -106,7 +109,7 @@ func newSessionID(agent string) string {
 func (s *session) recordLocked() *storepb.Session {
 	r := &storepb.Session{
 		Id:                   s.id,
-		Agent:                s.pool.cfg.Name,
+		Agent:                s.pool.cfg().Name,
 		Status:               statusToRecord[s.status],
 		CreatedUnixNano:      s.created.UnixNano(),
 		LastActivityUnixNano: s.lastActivity.UnixNano(),
@@ -134,7 +137,7 @@ func (s *session) loadFingerprint() (*fingerprint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rehydrate %s: read its fingerprint: %w", s.id, err)
 	}
-	fp := newFingerprint(s.pool.cfg.Fingerprint)
+	fp := newFingerprint(s.pool.cfg().Fingerprint)
 	fp.files.load(r.GetFiles())
 	fp.dirs.load(r.GetDirs())
 	fp.techs.load(r.GetTechs())
@@ -146,7 +149,7 @@ func (s *session) fromRecord(r *storepb.Session) {
 	if c := int(r.GetCapacity()); c > 0 {
 		s.capacity = c
 	}
-	s.fp = newFingerprint(s.pool.cfg.Fingerprint)
+	s.fp = newFingerprint(s.pool.cfg().Fingerprint)
 	s.fp.files.load(r.GetFiles())
 	s.fp.dirs.load(r.GetDirs())
 	s.fp.techs.load(r.GetTechs())
@@ -163,7 +166,7 @@ func (s *session) replay(ev *storepb.Event) {
 	if ev.GetKind() != string(EventToolUsed) || tu == nil {
 		return
 	}
-	s.fp.observe(toolUseFromRecord(tu), s.pool.cfg.Workspace)
+	s.fp.observe(toolUseFromRecord(tu), s.pool.cfg().Workspace)
 	s.toolUses++
 	s.lastSeq = max(s.lastSeq, ev.GetSeq())
 	if t := time.Unix(0, ev.GetUnixNano()); t.After(s.lastActivity) {
@@ -260,7 +263,7 @@ func (s *session) exportState(ctx context.Context) ([]byte, bool) {
 // considered hung and stopped), or when the host's shutdown grace period
 // ends.
 func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sdk.Result, sdk.ContextArtifact, error) {
-	cfg := s.pool.cfg
+	cfg := s.pool.cfg()
 	h := s.pool.h
 	base, cancelBase := context.WithCancelCause(ctx)
 	defer cancelBase(nil)
@@ -289,7 +292,7 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 	remote := s.proc.remote
 	proc := s.proc
 	s.pool.mu.Unlock()
-	th := &taskHost{s: s, task: t.ID}
+	th := &taskHost{s: s, task: t.ID, t: t}
 	op := "run task " + t.ID
 	h.emit(Event{Kind: EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Message: "started " + t.ID + " on " + s.id})
 	res, err := remote.Run(tctx, st, th)
@@ -330,7 +333,7 @@ func (s *session) runError(ctx context.Context, proc *process, op string, err er
 		s.pool.lost(s, proc.errorf(op, err, "", "the session was retired because its state may be broken"))
 	}
 	if c := context.Cause(ctx); c != nil && errors.Is(c, ErrClosed) {
-		return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg.Name, s.id, op, ErrClosed)
+		return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, ErrClosed)
 	}
-	return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg.Name, s.id, op, err)
+	return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, err)
 }

@@ -136,7 +136,7 @@ func ShowSession(st *store.Store, id string, limit int) (*SessionDetail, error) 
 // current load, most recently active first.
 func (h *Host) Sessions() []SessionInfo {
 	var out []SessionInfo
-	for _, p := range h.pools {
+	for _, p := range h.poolList() {
 		p.mu.Lock()
 		for _, s := range p.sessions {
 			info := infoFromRecord(s.recordLocked())

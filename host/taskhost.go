@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/sdk"
@@ -28,6 +29,8 @@ const (
 type taskHost struct {
 	s    *session
 	task string
+	// t is the task, as submitted: pre-tool-use guards see it.
+	t Task
 	// buf holds tool-use events not yet handed to the store; spare holds
 	// the records of the last batch, encoded and free to refill.
 	buf      []*storepb.Event
@@ -48,7 +51,7 @@ func (th *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	if u.At.IsZero() {
 		u.At = now
 	}
-	e := Event{Time: u.At, Kind: EventToolUsed, Agent: p.cfg.Name, Session: s.id, Task: th.task, ToolUse: &u}
+	e := Event{Time: u.At, Kind: EventToolUsed, Agent: p.cfg().Name, Session: s.id, Task: th.task, ToolUse: &u}
 	var rec *storepb.Event
 	if n := len(th.spare); n > 0 {
 		rec, th.spare = th.spare[n-1], th.spare[:n-1]
@@ -57,7 +60,7 @@ func (th *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	}
 	e.fill(rec)
 	p.mu.Lock()
-	c := s.fp.observe(u, p.cfg.Workspace)
+	c := s.fp.observe(u, p.cfg().Workspace)
 	s.toolUses++
 	if u.At.After(s.lastActivity) {
 		s.lastActivity = u.At
@@ -116,13 +119,35 @@ func (th *taskHost) Sync(ctx context.Context) error {
 	return nil
 }
 
-func (th *taskHost) CheckToolUse(context.Context, sdk.ToolCall) (sdk.Verdict, error) {
-	return sdk.Verdict{Allow: true}, nil
+// CheckToolUse runs the pre_tool_use guards. With none, it answers at
+// once; otherwise it builds only the parts of the environment some guard
+// reads (the session's fingerprint lists are the costly part).
+func (th *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
+	p := th.s.pool
+	h := p.h
+	gs := h.Guards()
+	m := guard.Match{Agent: p.cfg().Name, Task: th.t.Name}
+	if !gs.Any(guard.PreToolUse, m) {
+		return sdk.Verdict{Allow: true}, nil
+	}
+	now := h.now()
+	env := guard.ToolUseEnv{Tool: c.Tool, Input: c.Input, Paths: c.Paths, Task: guardTask(th.t, 1), Now: now}
+	if gs.Uses(guard.PreToolUse, m, "session") {
+		p.mu.Lock()
+		env.Session = th.s.guardSessionLocked(now, true)
+		p.mu.Unlock()
+	}
+	v := gs.First(guard.PreToolUse, m, env)
+	if v == nil {
+		return sdk.Verdict{Allow: true}, nil
+	}
+	h.emitGuard(guard.PreToolUse, v, p.cfg().Name, th.s.id, th.task)
+	return sdk.Verdict{Allow: false, Reason: v.Message, Guard: v.Guard}, nil
 }
 
 func (th *taskHost) ReportProgress(_ context.Context, p sdk.Progress) error {
 	th.s.logger.Debug("progress", "task", th.task, "fraction", p.Fraction, "message", p.Message)
-	th.s.pool.h.emit(Event{Kind: EventTaskProgress, Agent: th.s.pool.cfg.Name, Session: th.s.id, Task: th.task,
+	th.s.pool.h.emit(Event{Kind: EventTaskProgress, Agent: th.s.pool.cfg().Name, Session: th.s.id, Task: th.task,
 		Fraction: p.Fraction, Message: p.Message})
 	return nil
 }

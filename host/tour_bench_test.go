@@ -74,7 +74,7 @@ func (p *pool) placeFresh(ctx context.Context, t Task) (*session, *Decision, err
 	if err := p.start(ctx, s, false); err != nil {
 		return nil, nil, err
 	}
-	return s, &Decision{Task: t.ID, Agent: p.cfg.Name, Action: ActionSpawned, Session: s.id, Reason: "naive: a new session per task"}, nil
+	return s, &Decision{Task: t.ID, Agent: p.cfg().Name, Action: ActionSpawned, Session: s.id, Reason: "naive: a new session per task"}, nil
 }
 
 // discard stops a session after its task, keeping nothing: the naive
@@ -101,14 +101,14 @@ type rotation struct {
 func (p *pool) placeRotating(ctx context.Context, t Task, rr *rotation) (*session, *Decision, error) {
 	for {
 		p.mu.Lock()
-		if len(rr.order) < p.cfg.Pool.MaxSessions {
+		if len(rr.order) < p.cfg().Pool.MaxSessions {
 			s := p.newSessionLocked()
 			rr.order = append(rr.order, s)
 			p.mu.Unlock()
 			if err := p.start(ctx, s, false); err != nil {
 				return nil, nil, err
 			}
-			return s, &Decision{Task: t.ID, Agent: p.cfg.Name, Action: ActionSpawned, Session: s.id, Reason: "round robin: filling the pool"}, nil
+			return s, &Decision{Task: t.ID, Agent: p.cfg().Name, Action: ActionSpawned, Session: s.id, Reason: "round robin: filling the pool"}, nil
 		}
 		for range rr.order {
 			s := rr.order[rr.next%len(rr.order)]
@@ -116,7 +116,7 @@ func (p *pool) placeRotating(ctx context.Context, t Task, rr *rotation) (*sessio
 			if s.status == statusLive && s.load < s.capacity {
 				p.reserveLocked(s)
 				p.mu.Unlock()
-				return s, &Decision{Task: t.ID, Agent: p.cfg.Name, Action: ActionReused, Session: s.id, Reason: fmt.Sprintf("round robin: turn %d", rr.next)}, nil
+				return s, &Decision{Task: t.ID, Agent: p.cfg().Name, Action: ActionReused, Session: s.id, Reason: fmt.Sprintf("round robin: turn %d", rr.next)}, nil
 			}
 		}
 		changed := p.changed

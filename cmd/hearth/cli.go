@@ -36,12 +36,16 @@ const shutdownGrace = 10 * time.Second
 // Main is the hearth command line, with its input, output and environment
 // injected so that tests run it in-process.
 type Main struct {
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
 	// Signals returns the channel of signals that shut a running host
 	// down, and a function that stops delivery.
 	Signals func() (<-chan os.Signal, func())
+	// Reloads returns the channel of signals that make a running host
+	// reload its config (SIGHUP), and a function that stops delivery.
+	Reloads func() (<-chan os.Signal, func())
 
 	// commandName is the subcommand running, for the data directory's
 	// owner record.
@@ -58,12 +62,18 @@ type Main struct {
 // signals.
 func NewMain() *Main {
 	return &Main{
+		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,
 		Getenv: os.Getenv,
 		Signals: func() (<-chan os.Signal, func()) {
 			c := make(chan os.Signal, 2)
 			signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+			return c, func() { signal.Stop(c) }
+		},
+		Reloads: func() (<-chan os.Signal, func()) {
+			c := make(chan os.Signal, 1)
+			signal.Notify(c, syscall.SIGHUP)
 			return c, func() { signal.Stop(c) }
 		},
 	}
@@ -140,6 +150,7 @@ Badger data directory.`,
 		m.submitCommand(),
 		m.runCommand(),
 		m.sessionsCommand(),
+		m.guardCommand(),
 		m.configCommand(),
 	)
 	return root
@@ -199,24 +210,68 @@ func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(conte
 	go func() { done <- work(ctx, h) }()
 	sigs, stop := m.Signals()
 	defer stop()
-	select {
-	case err = <-done:
-		_ = h.Close(context.Background())
-		return err
-	case sig := <-sigs:
-		fmt.Fprintf(m.Stderr, "hearth: %v: shutting down; tasks in flight have %s to finish (signal again to stop now)\n", sig, shutdownGrace)
-		grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		go func() {
-			select {
-			case <-sigs:
-				cancel()
-			case <-grace.Done():
-			}
-		}()
-		_ = h.Close(grace)
-		return errors.Join(fmt.Errorf("interrupted by %v", sig), <-done)
+	var reloads <-chan os.Signal
+	if m.Reloads != nil {
+		var stopReloads func()
+		reloads, stopReloads = m.Reloads()
+		defer stopReloads()
 	}
+	for {
+		select {
+		case err = <-done:
+			_ = h.Close(context.Background())
+			return err
+		case <-reloads:
+			m.reload(h)
+			continue
+		case sig := <-sigs:
+			return m.shutdown(h, sig, sigs, done)
+		}
+	}
+}
+
+// reload reloads the config file on SIGHUP: validated whole, then swapped
+// in; a file with errors is refused, with its diagnostics, and the old
+// config keeps running.
+func (m *Main) reload(h *host.Host) {
+	cfg, err := m.loadConfig()
+	if err != nil {
+		fmt.Fprintln(m.Stderr, "hearth: reload refused, the running config stays:")
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			_ = ce.Write(m.Stderr, m.width(), m.color())
+		} else {
+			fmt.Fprintf(m.Stderr, "  %v\n", err)
+		}
+		return
+	}
+	rep, err := h.Reload(cfg)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "hearth: reload refused, the running config stays: %v\n", err)
+		return
+	}
+	fmt.Fprintf(m.Stderr, "hearth: config reloaded: agents added %v, removed %v, changed %v; %d guards, %d pipelines\n",
+		rep.Added, rep.Removed, rep.Changed, rep.Guards, rep.Pipelines)
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(m.Stderr, "hearth: warning: %s\n", w)
+	}
+}
+
+// shutdown closes the host after a signal, giving tasks in flight
+// shutdownGrace, or less if a second signal comes.
+func (m *Main) shutdown(h *host.Host, sig os.Signal, sigs <-chan os.Signal, done <-chan error) error {
+	fmt.Fprintf(m.Stderr, "hearth: %v: shutting down; tasks in flight have %s to finish (signal again to stop now)\n", sig, shutdownGrace)
+	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-grace.Done():
+		}
+	}()
+	_ = h.Close(grace)
+	return errors.Join(fmt.Errorf("interrupted by %v", sig), <-done)
 }
 
 // printJSON writes v as indented JSON.

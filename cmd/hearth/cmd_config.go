@@ -32,6 +32,15 @@ do about it. The exit status is 2 when the file is not valid.`,
 			return nil
 		},
 	}
-	cfg.AddCommand(validate)
+	sample := &cobra.Command{
+		Use:   "sample",
+		Short: "Print a commented config file with every setting and its default",
+		Args:  exactArgs(),
+		RunE: func(*cobra.Command, []string) error {
+			_, err := m.Stdout.Write(config.Sample)
+			return err
+		},
+	}
+	cfg.AddCommand(validate, sample)
 	return cfg
 }

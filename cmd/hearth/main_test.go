@@ -41,6 +41,7 @@ func run(t *testing.T, env map[string]string, args ...string) (int, string, stri
 		env["HEARTH_DATA_DIR"] = t.TempDir()
 	}
 	m := &Main{
+		Stdin:  strings.NewReader(env["STDIN"]),
 		Stdout: &stdout,
 		Stderr: &stderr,
 		Getenv: func(k string) string { return env[k] },

@@ -41,6 +41,7 @@ package config
 import (
 	"time"
 
+	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -67,6 +68,8 @@ type Config struct {
 	Agents    []*Agent
 	Matcher   Matcher
 	Pipelines []*Pipeline
+	// Guards are compiled, in the order the file declares them.
+	Guards []*guard.Rule
 }
 
 // Pipeline returns the pipeline named name, or nil.

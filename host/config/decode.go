@@ -53,7 +53,7 @@ func Parse(src []byte, filename string, opts Options) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", filename, err)
 	}
-	v := &validator{dir: dir, opts: opts, partial: diags.HasErrors(), diags: diags}
+	v := &validator{dir: dir, opts: opts, partial: diags.HasErrors(), diags: diags, src: src}
 	cfg := v.config(&raw, file.Body)
 	cfg.Path = filename
 	if v.diags.HasErrors() {
@@ -78,6 +78,7 @@ type rawFile struct {
 	Agents    []rawAgent    `hcl:"agent,block"`
 	Matcher   *rawMatcher   `hcl:"matcher,block"`
 	Pipelines []rawPipeline `hcl:"pipeline,block"`
+	Guards    []rawGuard    `hcl:"guard,block"`
 }
 
 type rawPipeline struct {
@@ -175,6 +176,8 @@ type validator struct {
 	// not decode looks absent, so absence is not reported.
 	partial bool
 	diags   hcl.Diagnostics
+	// src is the file, to place errors inside guard conditions.
+	src []byte
 }
 
 func (v *validator) errorf(subject hcl.Range, summary, detail string, args ...any) {
@@ -236,6 +239,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 		pseen[rp.Name] = rp.DefRange
 		cfg.Pipelines = append(cfg.Pipelines, v.pipeline(rp, cfg))
 	}
+	v.guards(raw.Guards, cfg, v.src)
 	return cfg
 }
 

@@ -517,14 +517,17 @@ type Decision struct {
 	// action is what the host did: reused, rehydrated, spawned.
 	Action string `protobuf:"bytes,11,opt,name=action,proto3" json:"action,omitempty"`
 	// session is where the task ran.
-	Session       string   `protobuf:"bytes,12,opt,name=session,proto3" json:"session,omitempty"`
-	WaitedNanos   int64    `protobuf:"varint,13,opt,name=waited_nanos,json=waitedNanos,proto3" json:"waited_nanos,omitempty"`
-	Retired       string   `protobuf:"bytes,14,opt,name=retired,proto3" json:"retired,omitempty"`
-	Reason        string   `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
-	HintFiles     []string `protobuf:"bytes,16,rep,name=hint_files,json=hintFiles,proto3" json:"hint_files,omitempty"`
-	HintDirs      []string `protobuf:"bytes,17,rep,name=hint_dirs,json=hintDirs,proto3" json:"hint_dirs,omitempty"`
-	HintTechs     []string `protobuf:"bytes,18,rep,name=hint_techs,json=hintTechs,proto3" json:"hint_techs,omitempty"`
-	TaskName      string   `protobuf:"bytes,19,opt,name=task_name,json=taskName,proto3" json:"task_name,omitempty"`
+	Session     string   `protobuf:"bytes,12,opt,name=session,proto3" json:"session,omitempty"`
+	WaitedNanos int64    `protobuf:"varint,13,opt,name=waited_nanos,json=waitedNanos,proto3" json:"waited_nanos,omitempty"`
+	Retired     string   `protobuf:"bytes,14,opt,name=retired,proto3" json:"retired,omitempty"`
+	Reason      string   `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
+	HintFiles   []string `protobuf:"bytes,16,rep,name=hint_files,json=hintFiles,proto3" json:"hint_files,omitempty"`
+	HintDirs    []string `protobuf:"bytes,17,rep,name=hint_dirs,json=hintDirs,proto3" json:"hint_dirs,omitempty"`
+	HintTechs   []string `protobuf:"bytes,18,rep,name=hint_techs,json=hintTechs,proto3" json:"hint_techs,omitempty"`
+	TaskName    string   `protobuf:"bytes,19,opt,name=task_name,json=taskName,proto3" json:"task_name,omitempty"`
+	// vetoed lists the sessions session_reuse guards refused, as
+	// "session:guard".
+	Vetoed        []string `protobuf:"bytes,20,rep,name=vetoed,proto3" json:"vetoed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -692,6 +695,13 @@ func (x *Decision) GetTaskName() string {
 	return ""
 }
 
+func (x *Decision) GetVetoed() []string {
+	if x != nil {
+		return x.Vetoed
+	}
+	return nil
+}
+
 // Event is one entry of the append-only event log.
 type Event struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -708,6 +718,9 @@ type Event struct {
 	Fraction      float64                `protobuf:"fixed64,11,opt,name=fraction,proto3" json:"fraction,omitempty"`
 	ToolUse       *ToolUse               `protobuf:"bytes,12,opt,name=tool_use,json=toolUse,proto3" json:"tool_use,omitempty"`
 	Decision      *Decision              `protobuf:"bytes,13,opt,name=decision,proto3" json:"decision,omitempty"`
+	Guard         string                 `protobuf:"bytes,14,opt,name=guard,proto3" json:"guard,omitempty"`
+	Hook          string                 `protobuf:"bytes,15,opt,name=hook,proto3" json:"hook,omitempty"`
+	Action        string                 `protobuf:"bytes,16,opt,name=action,proto3" json:"action,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -833,6 +846,27 @@ func (x *Event) GetDecision() *Decision {
 	return nil
 }
 
+func (x *Event) GetGuard() string {
+	if x != nil {
+		return x.Guard
+	}
+	return ""
+}
+
+func (x *Event) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *Event) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
 // EventChunk is a run of events of one stream with consecutive sequence
 // numbers, stored as one value under the key of its first event. A write
 // per event cost Badger's per-entry work 256 times per batch of tool uses.
@@ -928,7 +962,7 @@ const file_store_proto_rawDesc = "" +
 	" \x01(\bR\adormant\x12\x1d\n" +
 	"\n" +
 	"load_count\x18\v \x01(\x05R\tloadCount\x12\x1a\n" +
-	"\bcapacity\x18\f \x01(\x05R\bcapacity\"\xa9\x04\n" +
+	"\bcapacity\x18\f \x01(\x05R\bcapacity\"\xc1\x04\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
@@ -953,7 +987,8 @@ const file_store_proto_rawDesc = "" +
 	"\thint_dirs\x18\x11 \x03(\tR\bhintDirs\x12\x1d\n" +
 	"\n" +
 	"hint_techs\x18\x12 \x03(\tR\thintTechs\x12\x1b\n" +
-	"\ttask_name\x18\x13 \x01(\tR\btaskName\"\xea\x02\n" +
+	"\ttask_name\x18\x13 \x01(\tR\btaskName\x12\x16\n" +
+	"\x06vetoed\x18\x14 \x03(\tR\x06vetoed\"\xac\x03\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tunix_nano\x18\x02 \x01(\x03R\bunixNano\x12\x12\n" +
@@ -968,7 +1003,10 @@ const file_store_proto_rawDesc = "" +
 	" \x01(\x05R\x03pid\x12\x1a\n" +
 	"\bfraction\x18\v \x01(\x01R\bfraction\x123\n" +
 	"\btool_use\x18\f \x01(\v2\x18.hearth.store.v1.ToolUseR\atoolUse\x125\n" +
-	"\bdecision\x18\r \x01(\v2\x19.hearth.store.v1.DecisionR\bdecision\"<\n" +
+	"\bdecision\x18\r \x01(\v2\x19.hearth.store.v1.DecisionR\bdecision\x12\x14\n" +
+	"\x05guard\x18\x0e \x01(\tR\x05guard\x12\x12\n" +
+	"\x04hook\x18\x0f \x01(\tR\x04hook\x12\x16\n" +
+	"\x06action\x18\x10 \x01(\tR\x06action\"<\n" +
 	"\n" +
 	"EventChunk\x12.\n" +
 	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events*h\n" +

@@ -1,0 +1,255 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/hearth-dev/hearth/host/guard"
+)
+
+// rawGuard is a `guard "name" { ... }` block.
+type rawGuard struct {
+	Name      string         `hcl:"name,label"`
+	Hook      string         `hcl:"hook"`
+	Condition hcl.Expression `hcl:"condition"`
+	Action    *string        `hcl:"action,optional"`
+	Message   *string        `hcl:"message,optional"`
+	BackTo    *string        `hcl:"back_to,optional"`
+	MaxLoops  *int           `hcl:"max_loops,optional"`
+	Agents    []string       `hcl:"agents,optional"`
+	Tasks     []string       `hcl:"tasks,optional"`
+	From      []string       `hcl:"from,optional"`
+	To        []string       `hcl:"to,optional"`
+	Body      hcl.Body       `hcl:",body"`
+	DefRange  hcl.Range      `hcl:",def_range"`
+}
+
+// guards compiles the file's guards; each problem is reported at its spot,
+// inside the condition for the condition's own errors.
+func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
+	seen := make(map[string]hcl.Range)
+	agents := make([]string, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		agents = append(agents, a.Name)
+	}
+	for i := range raws {
+		rg := &raws[i]
+		at := func(name string) hcl.Range { return attrRange(rg.Body, name, rg.DefRange) }
+		if prev, dup := seen[rg.Name]; dup {
+			v.errorf(rg.DefRange, "Duplicate guard", "A guard named %q is already declared at %s. Give each guard its own name: it is how denials are reported.", rg.Name, prev)
+			continue
+		}
+		seen[rg.Name] = rg.DefRange
+		// gohcl does not enforce required attributes of expression type:
+		// a missing one arrives as a null stand-in.
+		if val, diags := rg.Condition.Value(nil); !diags.HasErrors() && val.IsNull() {
+			v.errorf(rg.DefRange, "Missing condition", "Guard %q needs a condition: an expr expression saying when it acts, such as condition = \"tool == 'Bash'\".", rg.Name)
+			continue
+		}
+		cond, ok := v.condition(rg)
+		if !ok {
+			continue
+		}
+		spec := guard.Spec{
+			Name: rg.Name, Hook: guard.Hook(rg.Hook), Condition: cond,
+			Agents: rg.Agents, Tasks: rg.Tasks, From: rg.From, ToStage: rg.To,
+		}
+		if rg.Action != nil {
+			spec.Action = guard.Action(*rg.Action)
+		}
+		if rg.Message != nil {
+			spec.Message = *rg.Message
+		}
+		if rg.BackTo != nil {
+			spec.To = *rg.BackTo
+		}
+		if rg.MaxLoops != nil {
+			spec.MaxLoops = *rg.MaxLoops
+			if spec.MaxLoops < 1 {
+				v.errorf(at("max_loops"), "Invalid loop limit", "max_loops is how many times the guard may send work back or retry in one run; it must be at least 1 (got %d).", spec.MaxLoops)
+			}
+		}
+		for _, a := range rg.Agents {
+			if cfg.Agent(a) == nil {
+				v.errorf(at("agents"), "Unknown agent", "Guard %q names agent %q, which is not configured%s. Agents: %s.", rg.Name, a, suggest(a, agents), listOrNone(agents))
+			}
+		}
+		if (len(rg.From) > 0 || len(rg.To) > 0) && spec.Hook != guard.Transition {
+			v.errorf(at(firstSet(rg.From, "from", "to")), "Stage filter on a non-transition guard", "from and to name the stages of a transition; a %s guard has none. Remove them, or use hook = \"transition\".", rg.Hook)
+		}
+		rule, err := guard.Compile(spec)
+		if err != nil {
+			v.guardError(rg, err, src)
+			continue
+		}
+		cfg.Guards = append(cfg.Guards, rule)
+	}
+}
+
+func firstSet(from []string, a, b string) string {
+	if len(from) > 0 {
+		return a
+	}
+	return b
+}
+
+// condition returns a guard's condition: a plain string or heredoc. HCL
+// interpolation is refused rather than evaluated: a condition is expr, and
+// a ${...} in it is almost certainly a mistake.
+func (v *validator) condition(rg *rawGuard) (string, bool) {
+	r := rg.Condition.Range()
+	parts, ok := literalParts(rg.Condition)
+	if !ok {
+		v.errorf(r, "Condition is not a plain string", "A guard's condition is an expr expression written as a string or a heredoc, such as condition = \"tool == 'Bash'\". HCL interpolation (${...}), variables and functions are not allowed in it; write $${ for a literal ${.")
+		return "", false
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Val.AsString())
+	}
+	return b.String(), true
+}
+
+// literalParts returns the literal pieces of a plain string or heredoc.
+func literalParts(e hcl.Expression) ([]*hclsyntax.LiteralValueExpr, bool) {
+	switch t := e.(type) {
+	case *hclsyntax.TemplateExpr:
+		out := make([]*hclsyntax.LiteralValueExpr, 0, len(t.Parts))
+		for _, p := range t.Parts {
+			lit, ok := p.(*hclsyntax.LiteralValueExpr)
+			if !ok || !lit.Val.IsKnown() || lit.Val.IsNull() || lit.Val.Type() != cty.String {
+				return nil, false
+			}
+			out = append(out, lit)
+		}
+		return out, true
+	case *hclsyntax.LiteralValueExpr:
+		if t.Val.IsKnown() && !t.Val.IsNull() && t.Val.Type() == cty.String {
+			return []*hclsyntax.LiteralValueExpr{t}, true
+		}
+	}
+	return nil, false
+}
+
+// guardError reports a guard's compile error; one about a spot in the
+// condition is placed there, in the file.
+func (v *validator) guardError(rg *rawGuard, err error, src []byte) {
+	var ce *guard.CompileError
+	if !errors.As(err, &ce) {
+		v.errorf(rg.DefRange, "Invalid guard", "%v", err)
+		return
+	}
+	detail := ce.Msg
+	if ce.Hint != "" {
+		detail += "; " + ce.Hint
+	}
+	if ce.Offset < 0 {
+		subject := rg.DefRange
+		switch {
+		case strings.HasPrefix(ce.Msg, "unknown hook"):
+			subject = attrRange(rg.Body, "hook", rg.DefRange)
+		case strings.Contains(ce.Msg, "guard can"), strings.Contains(ce.Msg, "send_back"):
+			subject = attrRange(rg.Body, "action", rg.DefRange)
+		case strings.Contains(ce.Msg, "condition"):
+			subject = rg.Condition.Range()
+		}
+		v.errorf(subject, "Invalid guard", "Guard %q: %s.", rg.Name, detail)
+		return
+	}
+	pos := conditionPos(rg.Condition, src, ce.Offset)
+	end := pos
+	end.Column++
+	end.Byte++
+	v.errorf(hcl.Range{Filename: pos.Filename, Start: pos.Pos, End: end.Pos}, "Invalid guard condition", "Guard %q: %s.", rg.Name, detail)
+}
+
+type filePos struct {
+	hcl.Pos
+	Filename string
+}
+
+// conditionPos finds where in the file the condition's offset-th rune
+// came from: each literal part of the string is walked in its source and
+// its decoded value side by side, stepping over escapes (\" in a quoted
+// string), doubled $$ and %%, and the indentation a <<- heredoc strips.
+func conditionPos(e hcl.Expression, src []byte, offset int) filePos {
+	r := e.Range()
+	parts, _ := literalParts(e)
+	heredoc := r.Start.Byte+2 <= len(src) && string(src[r.Start.Byte:r.Start.Byte+2]) == "<<"
+	k := offset
+	for i, p := range parts {
+		val := p.Val.AsString()
+		n := utf8.RuneCountInString(val)
+		if k >= n && i < len(parts)-1 {
+			k -= n
+			continue
+		}
+		return align(src, p.SrcRange, val, k, heredoc)
+	}
+	return filePos{Pos: r.Start, Filename: r.Filename}
+}
+
+// align walks raw (the source of a literal) and val (its value) together
+// until k runes of val have passed, and returns that point in the file.
+func align(src []byte, rng hcl.Range, val string, k int, heredoc bool) filePos {
+	raw := src[rng.Start.Byte:min(rng.End.Byte, len(src))]
+	pos := rng.Start
+	advance := func(n int) {
+		for _, c := range string(raw[:n]) {
+			if c == '\n' {
+				pos.Line++
+				pos.Column = 1
+			} else {
+				pos.Column++
+			}
+		}
+		pos.Byte += n
+		raw = raw[n:]
+	}
+	dec := []rune(val)
+	for j := 0; j < k && j < len(dec) && len(raw) > 0; {
+		c, size := utf8.DecodeRune(raw)
+		switch {
+		case c == dec[j]:
+			advance(size)
+			j++
+		case !heredoc && c == '\\':
+			advance(escapeLen(raw))
+			j++
+		case (c == '$' || c == '%') && len(raw) > 1 && raw[1] == byte(c):
+			advance(2)
+			j++
+		case c == ' ' || c == '\t':
+			advance(size) // indentation a <<- heredoc stripped
+		default:
+			advance(size)
+		}
+	}
+	// Stripped indentation right at the spot belongs before it.
+	for k < len(dec) && len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t') && rune(raw[0]) != dec[k] {
+		advance(1)
+	}
+	return filePos{Pos: pos, Filename: rng.Filename}
+}
+
+// escapeLen is the length of the escape sequence at the start of b.
+func escapeLen(b []byte) int {
+	if len(b) < 2 {
+		return len(b)
+	}
+	switch b[1] {
+	case 'u':
+		return min(6, len(b))
+	case 'U':
+		return min(10, len(b))
+	}
+	return 2
+}
+
+// GuardSet returns the config's guards, grouped by hook.
+func (c *Config) GuardSet() *guard.Set { return guard.NewSet(c.Guards) }

@@ -1,0 +1,105 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dev/hearth/host/guard"
+)
+
+// TestGuardErrorPositions: an error inside a condition is reported where
+// it is in the file, whatever the string form: quoted, with escapes, or a
+// heredoc, indented or not.
+func TestGuardErrorPositions(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		pos  string
+		want string
+	}{
+		{"quoted", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"tool == 'Read' && pahts != nil\"\n}\n", "t.hcl:3:34", "unknown name pahts (did you mean paths?)"},
+		{"escaped quotes before the spot", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"tool == \\\"Read\\\" && pahts != nil\"\n}\n", "t.hcl:3:36", "unknown name pahts"},
+		{"heredoc", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = <<EXPR\ntool == \"Read\" &&\nlen(session.flies) > 0\nEXPR\n}\n", "t.hcl:5:13", "session has no field flies (did you mean files?)"},
+		{"indented heredoc", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = <<-EXPR\n    tool == \"Read\" &&\n      len(session.flies) > 0\n  EXPR\n}\n", "t.hcl:5:19", "session has no field flies"},
+		{"type error", "guard \"g\" {\n  hook = \"task_result\"\n  condition = \"result.output > 3\"\n}\n", "t.hcl:3:30", "mismatched types string and int"},
+		{"interpolation", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"tool == ${x}\"\n}\n", "t.hcl:3:15", "HCL interpolation"},
+		{"unknown hook", "guard \"g\" {\n  hook = \"pre_tool\"\n  condition = \"true\"\n}\n", "t.hcl:2:10", `unknown hook "pre_tool"`},
+		{"wrong action", "guard \"g\" {\n  hook = \"transition\"\n  action = \"deny\"\n  condition = \"true\"\n}\n", "t.hcl:3:12", `a transition guard can block, not "deny"`},
+		{"stage filter on a tool guard", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  from = [\"a\"]\n  condition = \"true\"\n}\n", "t.hcl:3:10", "from and to name the stages of a transition"},
+		{"unknown agent", "agent \"coder\" {\n  bundled = \"gotour\"\n}\nguard \"g\" {\n  hook = \"pre_tool_use\"\n  agents = [\"codr\"]\n  condition = \"true\"\n}\n", "t.hcl:6:12", `names agent "codr", which is not configured (did you mean "coder"?)`},
+		{"duplicate", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"true\"\n}\nguard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"true\"\n}\n", "t.hcl:5:1", `A guard named "g" is already declared`},
+		{"missing condition", "guard \"g\" {\n  hook = \"pre_tool_use\"\n}\n", "t.hcl:1:1", `Guard "g" needs a condition`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.src), "t.hcl", opts)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("got %v, want a *config.Error", err)
+			}
+			first := strings.SplitN(err.Error(), "\n", 2)[0]
+			if !strings.HasPrefix(first, tt.pos+": ") {
+				t.Errorf("got %q, want it at %s", first, tt.pos)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %q\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseGuards(t *testing.T) {
+	src := `
+agent "coder" { bundled = "gotour" }
+guard "no-secrets" {
+  hook      = "pre_tool_use"
+  agents    = ["coder"]
+  condition = "any(paths, glob(#, '**/.env*'))"
+  message   = "no secrets"
+}
+guard "quality" {
+  hook      = "task_result"
+  tasks     = ["evaluate"]
+  action    = "send_back"
+  back_to   = "script"
+  max_loops = 2
+  condition = "result.metrics.quality < 0.85"
+  message   = "revise the script"
+}`
+	cfg, err := Parse([]byte(src), "g.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := cfg.GuardSet()
+	pre := set.Rules(guard.PreToolUse)
+	res := set.Rules(guard.TaskResult)
+	if len(pre) != 1 || pre[0].Name != "no-secrets" || pre[0].Action != guard.Deny || pre[0].Agents[0] != "coder" {
+		t.Errorf("pre_tool_use: got %+v", pre)
+	}
+	if len(res) != 1 || res[0].Action != guard.SendBack || res[0].To != "script" || res[0].MaxLoops != 2 || res[0].Tasks[0] != "evaluate" {
+		t.Errorf("task_result: got %+v", res)
+	}
+	v := set.First(guard.PreToolUse, guard.Match{Agent: "coder"}, guard.ToolUseEnv{Paths: []string{"x/.env"}})
+	if v == nil || v.Message != "no secrets" {
+		t.Errorf("evaluation: got %+v", v)
+	}
+}
+
+// TestSampleIsValid keeps the commented sample (hearth config sample)
+// loadable, with every block it documents.
+func TestSampleIsValid(t *testing.T) {
+	cfg, err := Parse(Sample, "sample.hcl", Options{Bundled: []string{"gotour"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Agents) != 1 || len(cfg.Guards) != 4 || len(cfg.Pipelines) != 1 || cfg.Matcher.Threshold != 0.6 {
+		t.Errorf("got %d agents, %d guards, %d pipelines, threshold %v", len(cfg.Agents), len(cfg.Guards), len(cfg.Pipelines), cfg.Matcher.Threshold)
+	}
+	// The sample states the defaults: loading it gives what leaving
+	// everything out gives.
+	a, d := cfg.Agents[0], DefaultAgent("gotour")
+	if a.Pool != d.Pool || a.Fingerprint != d.Fingerprint || cfg.Matcher != DefaultMatcher() {
+		t.Errorf("the sample's settings differ from the defaults: %+v %+v %+v", a.Pool, a.Fingerprint, cfg.Matcher)
+	}
+}

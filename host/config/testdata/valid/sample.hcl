@@ -1,0 +1,112 @@
+# hearth configuration: every setting, with its default.
+#
+# Check a file with `hearth config validate FILE`; try its guards with
+# `hearth guard check`. A running host reloads its file on SIGHUP. Unknown
+# settings are errors: the file says what it means or it does not load.
+
+# Where hearth keeps its state (sessions, events, runs), relative to this
+# file. The --data-dir flag and HEARTH_DATA_DIR override it.
+data_dir = "./.hearth"
+
+# An agent is a plugin program. Declare one block per agent; its name is
+# what tasks and guards refer to.
+agent "gotour" {
+  # Exactly one of bundled (an agent that ships inside the hearth binary)
+  # and command (your own plugin program, relative to this file).
+  bundled = "gotour"
+  # command = ["./bin/my-agent", "--flag"]
+  # sha256  = "<64 hex digits>"  # refuse to start a command whose program changed
+
+  # capacity      = 1        # tasks a session runs at once; default: what the agent declares
+  # start_timeout = "10s"    # spawn + handshake + first call
+  # task_timeout  = "10m"    # a task running longer is a hung plugin: its session is stopped
+  # health_interval = "10s"  # how often live plugins are pinged
+  # workspace = "."          # tool-use paths are made relative to it (default: this file's directory)
+  # env = { LOG_FORMAT = "json" }
+
+  pool {
+    max_sessions = 4       # plugin processes at most
+    idle_timeout = "30m"   # idle sessions are retired: state saved, process stopped
+    when_full    = "wait"  # or "retire_idle": retire the least recently used idle session
+    max_dormant  = 64      # retired sessions kept for rehydration
+  }
+
+  # What a session remembers of what it touched, least recently used
+  # forgotten first.
+  fingerprint {
+    max_files        = 1000
+    max_directories  = 256
+    max_technologies = 32
+  }
+}
+
+# How tasks are placed: a session scoring strictly above the threshold is
+# reused. The weights sum to 1; see the matcher package for each factor.
+matcher {
+  threshold = 0.6
+  top_k     = 5 # candidates each decision reports
+  weights {
+    directory = 0.30
+    file      = 0.25
+    tech      = 0.20
+    freshness = 0.15
+    load      = 0.10
+  }
+}
+
+# Guards are rules, written as expr expressions (https://expr-lang.org), that
+# act when their condition is true. Each watches one hook:
+#
+#   hook            the condition sees                          action
+#   pre_tool_use    tool, input, paths, session, task, run      deny
+#   task_admission  task, run                                   deny
+#   transition      from, to, state, run                        block
+#   task_result     result, task, run                           retry, send_back
+#   session_reuse   session, score, task                        veto
+#
+# and now. Helpers: glob(path, "**/pattern"), under(path, dir), ext, base,
+# dir, dates(from, to), days_between(a, b), and expr's builtins (any, all,
+# filter, map, len, ...). Filters narrow a guard: agents, tasks (pipeline
+# task names), and, for transitions, from and to (stage names).
+
+guard "no-secrets" {
+  hook      = "pre_tool_use"
+  condition = "any(paths, glob(#, '**/.env*') || glob(#, '**/*.pem'))"
+  message   = "secrets are off limits: read configuration through the app, not its files"
+}
+
+guard "no-force-push" {
+  hook      = "pre_tool_use"
+  condition = <<-EXPR
+    tool == "Bash" && input.command matches "git push .*(--force|-f)\\b"
+  EXPR
+  message   = "force-pushing is not allowed; open a pull request"
+}
+
+guard "budget" {
+  hook      = "task_admission"
+  condition = "run.budget > 0 && run.cost >= run.budget"
+  message   = "the run has spent its budget"
+}
+
+guard "no-stale-reuse" {
+  hook      = "session_reuse"
+  condition = "session.age > duration('4h')"
+  message   = "sessions older than four hours start fresh"
+}
+
+# A pipeline is a graph of tasks; `hearth run FILE PIPELINE` runs it.
+pipeline "overview" {
+  agent    = "gotour"  # default agent of its tasks
+  parallel = 2         # tasks at once
+
+  task "http" {
+    prompt       = "summary net/http"
+    directories  = ["net/http"]
+    technologies = ["go"]
+  }
+  task "server" {
+    prompt     = "symbol net/http Server"
+    depends_on = ["http"]
+  }
+}

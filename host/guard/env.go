@@ -1,0 +1,180 @@
+package guard
+
+import (
+	"fmt"
+	"path"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/expr-lang/expr"
+)
+
+// The environments guards see, one type per hook. Field names in
+// conditions are the expr tags: snake_case, as in the config file.
+
+// ToolUseEnv is what a pre_tool_use condition sees: a tool use an agent is
+// about to make.
+type ToolUseEnv struct {
+	Tool    string         `expr:"tool" json:"tool"`
+	Input   map[string]any `expr:"input" json:"input"`
+	Paths   []string       `expr:"paths" json:"paths"`
+	Session Session        `expr:"session" json:"session"`
+	Task    Task           `expr:"task" json:"task"`
+	Run     Run            `expr:"run" json:"run"`
+	Now     time.Time      `expr:"now" json:"now"`
+}
+
+// AdmissionEnv is what a task_admission condition sees: a task about to be
+// placed.
+type AdmissionEnv struct {
+	Task Task      `expr:"task" json:"task"`
+	Run  Run       `expr:"run" json:"run"`
+	Now  time.Time `expr:"now" json:"now"`
+}
+
+// TransitionEnv is what a transition condition sees: a run about to leave
+// stage From for stage To.
+type TransitionEnv struct {
+	From  string         `expr:"from" json:"from"`
+	To    string         `expr:"to" json:"to"`
+	State map[string]any `expr:"state" json:"state"`
+	Run   Run            `expr:"run" json:"run"`
+	Now   time.Time      `expr:"now" json:"now"`
+}
+
+// ResultEnv is what a task_result condition sees: a task's result.
+type ResultEnv struct {
+	Result Result    `expr:"result" json:"result"`
+	Task   Task      `expr:"task" json:"task"`
+	Run    Run       `expr:"run" json:"run"`
+	Now    time.Time `expr:"now" json:"now"`
+}
+
+// ReuseEnv is what a session_reuse condition sees: the session the matcher
+// picked for a task, and its score.
+type ReuseEnv struct {
+	Session Session   `expr:"session" json:"session"`
+	Score   float64   `expr:"score" json:"score"`
+	Task    Task      `expr:"task" json:"task"`
+	Now     time.Time `expr:"now" json:"now"`
+}
+
+// Session is a session's context.
+type Session struct {
+	ID           string   `expr:"id" json:"id"`
+	Agent        string   `expr:"agent" json:"agent"`
+	Files        []string `expr:"files" json:"files"`
+	Directories  []string `expr:"directories" json:"directories"`
+	Technologies []string `expr:"technologies" json:"technologies"`
+	Tasks        int      `expr:"tasks" json:"tasks"`
+	ToolUses     int      `expr:"tool_uses" json:"tool_uses"`
+	Load         int      `expr:"load" json:"load"`
+	Capacity     int      `expr:"capacity" json:"capacity"`
+	Dormant      bool     `expr:"dormant" json:"dormant"`
+	// Age is how long ago the session was created; Idle, how long ago it
+	// was last active.
+	Age  time.Duration `expr:"age" json:"age"`
+	Idle time.Duration `expr:"idle" json:"idle"`
+}
+
+// Task is a task.
+type Task struct {
+	ID           string            `expr:"id" json:"id"`
+	Name         string            `expr:"name" json:"name"`
+	Agent        string            `expr:"agent" json:"agent"`
+	Prompt       string            `expr:"prompt" json:"prompt"`
+	Files        []string          `expr:"files" json:"files"`
+	Directories  []string          `expr:"directories" json:"directories"`
+	Technologies []string          `expr:"technologies" json:"technologies"`
+	Attempt      int               `expr:"attempt" json:"attempt"`
+	Metadata     map[string]string `expr:"metadata" json:"metadata"`
+}
+
+// Run is the run a task belongs to; zero for a task submitted alone.
+type Run struct {
+	ID       string         `expr:"id" json:"id"`
+	Pipeline string         `expr:"pipeline" json:"pipeline"`
+	Stage    string         `expr:"stage" json:"stage"`
+	Cost     float64        `expr:"cost" json:"cost"`
+	Budget   float64        `expr:"budget" json:"budget"`
+	State    map[string]any `expr:"state" json:"state"`
+}
+
+// Result is a task's result.
+type Result struct {
+	Output  string             `expr:"output" json:"output"`
+	Metrics map[string]float64 `expr:"metrics" json:"metrics"`
+	Cost    float64            `expr:"cost" json:"cost"`
+}
+
+// fieldNames lists an environment's top-level names.
+func fieldNames(env any) []string {
+	t := reflect.TypeOf(env)
+	names := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		names = append(names, t.Field(i).Tag.Get("expr"))
+	}
+	return names
+}
+
+// options are the compile options every condition shares: the helpers,
+// and no builtin with a side effect.
+func options() []expr.Option {
+	return []expr.Option{
+		expr.DisableBuiltin("now"),
+		expr.Function("glob", func(args ...any) (any, error) {
+			ok, err := doublestar.Match(args[1].(string), args[0].(string))
+			if err != nil {
+				return false, fmt.Errorf("glob pattern %q: %w", args[1], err)
+			}
+			return ok, nil
+		}, new(func(path, pattern string) bool)),
+		expr.Function("under", func(args ...any) (any, error) {
+			p, d := path.Clean(args[0].(string)), path.Clean(args[1].(string))
+			return p == d || d == "." || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/"), nil
+		}, new(func(path, dir string) bool)),
+		expr.Function("ext", func(args ...any) (any, error) { return path.Ext(args[0].(string)), nil }, new(func(string) string)),
+		expr.Function("base", func(args ...any) (any, error) { return path.Base(args[0].(string)), nil }, new(func(string) string)),
+		expr.Function("dir", func(args ...any) (any, error) { return path.Dir(args[0].(string)), nil }, new(func(string) string)),
+		expr.Function("dates", func(args ...any) (any, error) {
+			from, to, err := parseDates(args[0], args[1])
+			if err != nil {
+				return nil, err
+			}
+			if n := int(to.Sub(from).Hours()/24) + 1; n > 3660 {
+				return nil, fmt.Errorf("dates(%s, %s) spans %d days, more than ten years", args[0], args[1], n)
+			}
+			var out []any
+			for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+				out = append(out, d.Format(time.DateOnly))
+			}
+			return out, nil
+		}, new(func(from, to any) []any)),
+		expr.Function("days_between", func(args ...any) (any, error) {
+			from, to, err := parseDates(args[0], args[1])
+			if err != nil {
+				return nil, err
+			}
+			return int(to.Sub(from).Hours() / 24), nil
+		}, new(func(from, to any) int)),
+	}
+}
+
+// parseDates reads two YYYY-MM-DD dates, as strings from a state document.
+func parseDates(a, b any) (time.Time, time.Time, error) {
+	var out [2]time.Time
+	for i, v := range []any{a, b} {
+		s, ok := v.(string)
+		if !ok {
+			return out[0], out[1], fmt.Errorf("want a date as \"YYYY-MM-DD\", got %v (%T)", v, v)
+		}
+		t, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			return out[0], out[1], fmt.Errorf("want a date as \"YYYY-MM-DD\", got %q", s)
+		}
+		out[i] = t
+	}
+	return out[0], out[1], nil
+}

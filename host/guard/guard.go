@@ -1,0 +1,471 @@
+// Package guard compiles and evaluates guards: named rules, written by
+// operators as expr expressions (github.com/expr-lang/expr) in the config
+// file, that stop an agent from doing what it must not, at the host's hook
+// points.
+//
+// A guard watches one hook point, and acts when its condition is true:
+//
+//	hook            what the condition sees (env type)  actions
+//	pre_tool_use    ToolUseEnv                           deny
+//	task_admission  AdmissionEnv                         deny
+//	transition      TransitionEnv                        block
+//	task_result     ResultEnv                            retry, send_back
+//	session_reuse   ReuseEnv                             veto
+//
+// Conditions are compiled once, when the config is loaded, against the
+// typed environment of their hook, so a misspelled field or a type mismatch
+// is a load-time error with its position (CompileError.Offset), never a
+// runtime surprise. Maps from outside (a tool's input, a run's state
+// document) are dynamic: their keys are looked up at run time.
+//
+// Conditions get pure helpers, and nothing with side effects: expr's own
+// builtins (any, all, none, filter, map, len, sort, last, date, duration,
+// ...) minus now(), which would make a rule depend on when it runs; the
+// time a hook fired is the variable now instead. Added helpers:
+//
+//	glob(path, pattern)   shell pattern with ** for any depth: glob(p, "**/.env*")
+//	under(path, dir)      path is dir or inside it
+//	ext(path), base(path), dir(path)
+//	dates(from, to)       every day from one YYYY-MM-DD date to another, inclusive
+//	days_between(a, b)    whole days from date a to date b (YYYY-MM-DD)
+//
+// A condition is at most MaxSource bytes and MaxNodes nodes, and runs with
+// expr's memory budget capped at MemoryBudget. A condition that fails at
+// run time (a missing key in a state document, say) counts as firing, with
+// the error in its message: a guard that cannot tell is a guard that says
+// no.
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agext/levenshtein"
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Limits on a condition.
+const (
+	MaxSource    = 4096
+	MaxNodes     = 1000
+	MemoryBudget = 100_000
+)
+
+// Hook is a point where guards are evaluated.
+type Hook string
+
+// Hook points.
+const (
+	PreToolUse    Hook = "pre_tool_use"
+	TaskAdmission Hook = "task_admission"
+	Transition    Hook = "transition"
+	TaskResult    Hook = "task_result"
+	SessionReuse  Hook = "session_reuse"
+)
+
+// Hooks lists the hook points in a stable order.
+var Hooks = []Hook{PreToolUse, TaskAdmission, Transition, TaskResult, SessionReuse}
+
+// Action is what a guard does when its condition is true.
+type Action string
+
+// Actions.
+const (
+	Deny     Action = "deny"
+	Block    Action = "block"
+	Veto     Action = "veto"
+	Retry    Action = "retry"
+	SendBack Action = "send_back"
+)
+
+// actions lists each hook's actions, the default first.
+var actions = map[Hook][]Action{
+	PreToolUse:    {Deny},
+	TaskAdmission: {Deny},
+	Transition:    {Block},
+	TaskResult:    {Retry, SendBack},
+	SessionReuse:  {Veto},
+}
+
+// Actions returns the actions a guard at hook may take, the default first.
+func Actions(h Hook) []Action { return actions[h] }
+
+// envs holds a zero value of each hook's environment, for compiling.
+var envs = map[Hook]any{
+	PreToolUse:    ToolUseEnv{},
+	TaskAdmission: AdmissionEnv{},
+	Transition:    TransitionEnv{},
+	TaskResult:    ResultEnv{},
+	SessionReuse:  ReuseEnv{},
+}
+
+// Spec is a guard as the config file declares it.
+type Spec struct {
+	Name      string
+	Hook      Hook
+	Condition string
+	// Action is one of Actions(Hook); empty means the default.
+	Action  Action
+	Message string
+	// To is the task a send_back guard sends the work back to.
+	To string
+	// MaxLoops bounds how often a retry or send_back guard acts for one
+	// run; 0 means 3.
+	MaxLoops int
+	// Filters: empty means any. Agents and Tasks name the agents and
+	// pipeline tasks the guard applies to; From and ToStage the stages of
+	// a transition.
+	Agents  []string
+	Tasks   []string
+	From    []string
+	ToStage []string
+}
+
+// CompileError is a condition that does not compile.
+type CompileError struct {
+	Guard string
+	// Offset is the position of the problem in the condition, in runes
+	// from its start; -1 when it is about the condition as a whole.
+	Offset int
+	Msg    string
+	// Hint says what the hook's condition can use.
+	Hint string
+}
+
+func (e *CompileError) Error() string {
+	s := fmt.Sprintf("guard %q: %s", e.Guard, e.Msg)
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// Rule is a compiled guard. Its methods are safe for concurrent use.
+type Rule struct {
+	Spec
+	program *vm.Program
+	// uses holds the environment's top-level names the condition reads,
+	// so that callers build only those.
+	uses   map[string]bool
+	fired  atomic.Uint64
+	failed atomic.Uint64
+}
+
+// Compile checks a spec and compiles its condition against its hook's
+// environment.
+func Compile(s Spec) (*Rule, error) {
+	fail := func(offset int, format string, args ...any) (*Rule, error) {
+		return nil, &CompileError{Guard: s.Name, Offset: offset, Msg: fmt.Sprintf(format, args...)}
+	}
+	env, ok := envs[s.Hook]
+	if !ok {
+		names := make([]string, len(Hooks))
+		for i, h := range Hooks {
+			names[i] = string(h)
+		}
+		return fail(-1, "unknown hook %q; guards watch one of: %s", s.Hook, strings.Join(names, ", "))
+	}
+	if s.Action == "" {
+		s.Action = actions[s.Hook][0]
+	}
+	if !contains(actions[s.Hook], s.Action) {
+		return fail(-1, "a %s guard can %s, not %q", s.Hook, joinActions(actions[s.Hook]), s.Action)
+	}
+	if s.Action == SendBack && s.To == "" {
+		return fail(-1, "a send_back guard needs back_to = \"<task>\": the earlier task the work goes back to")
+	}
+	if s.MaxLoops == 0 {
+		s.MaxLoops = 3
+	}
+	if strings.TrimSpace(s.Condition) == "" {
+		return fail(-1, "the condition is empty; write when the guard acts, such as tool == \"Bash\"")
+	}
+	if len(s.Condition) > MaxSource {
+		return fail(-1, "the condition is %d bytes, more than the %d allowed; split it into several guards", len(s.Condition), MaxSource)
+	}
+	opts := append(options(), expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes))
+	program, err := expr.Compile(s.Condition, opts...)
+	if err != nil {
+		ce := &CompileError{Guard: s.Name, Offset: -1, Msg: err.Error()}
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			ce.Offset, ce.Msg = fe.From, fe.Message
+		}
+		ce.Msg, ce.Hint = explain(s.Hook, env, ce.Msg)
+		return nil, ce
+	}
+	r := &Rule{Spec: s, program: program, uses: topLevelNames(program.Node())}
+	return r, nil
+}
+
+func contains[T comparable](s []T, v T) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func joinActions(as []Action) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = string(a)
+	}
+	return strings.Join(s, " or ")
+}
+
+// topLevelNames collects the environment names a condition reads.
+func topLevelNames(n ast.Node) map[string]bool {
+	names := make(map[string]bool)
+	ast.Walk(&n, visitor(func(node *ast.Node) {
+		if id, ok := (*node).(*ast.IdentifierNode); ok {
+			names[id.Value] = true
+		}
+	}))
+	return names
+}
+
+type visitor func(*ast.Node)
+
+func (v visitor) Visit(n *ast.Node) { v(n) }
+
+// Uses reports whether the condition reads the environment's top-level
+// name (such as "session").
+func (r *Rule) Uses(name string) bool { return r.uses[name] }
+
+// Applies reports whether the guard's filters let it judge m.
+func (r *Rule) Applies(m Match) bool {
+	return inOrAny(r.Agents, m.Agent) && inOrAny(r.Tasks, m.Task) && inOrAny(r.From, m.From) && inOrAny(r.ToStage, m.To)
+}
+
+func inOrAny(list []string, v string) bool { return len(list) == 0 || contains(list, v) }
+
+// Match is what a guard's filters are checked against.
+type Match struct {
+	Agent, Task, From, To string
+}
+
+var vms = sync.Pool{New: func() any { return &vm.VM{MemoryBudget: MemoryBudget} }}
+
+// Eval runs the condition on env, which must be the hook's environment
+// type. A condition that fails counts as firing; err says why.
+func (r *Rule) Eval(env any) (fired bool, err error) {
+	machine := vms.Get().(*vm.VM)
+	out, err := machine.Run(r.program, env)
+	vms.Put(machine)
+	if err != nil {
+		r.failed.Add(1)
+		r.fired.Add(1)
+		return true, fmt.Errorf("guard %q could not decide: %w", r.Name, err)
+	}
+	if fired, _ = out.(bool); fired {
+		r.fired.Add(1)
+	}
+	return fired, nil
+}
+
+// Stats are a guard's counters since it was loaded.
+type Stats struct {
+	Name   string `json:"name"`
+	Hook   Hook   `json:"hook"`
+	Fired  uint64 `json:"fired"`
+	Failed uint64 `json:"failed"`
+}
+
+// Stats returns the guard's counters.
+func (r *Rule) Stats() Stats {
+	return Stats{Name: r.Name, Hook: r.Hook, Fired: r.fired.Load(), Failed: r.failed.Load()}
+}
+
+// Verdict is a guard that fired.
+type Verdict struct {
+	Guard   string
+	Action  Action
+	Message string
+	// To is the task a send_back verdict returns the work to.
+	To       string
+	MaxLoops int
+	// Err is set when the condition failed to run; the guard counts as
+	// fired.
+	Err error
+}
+
+func (r *Rule) verdict(err error) *Verdict {
+	msg := r.Message
+	if msg == "" {
+		msg = "blocked by guard " + r.Name
+	}
+	if err != nil {
+		msg += " (" + err.Error() + ")"
+	}
+	return &Verdict{Guard: r.Name, Action: r.Action, Message: msg, To: r.Spec.To, MaxLoops: r.MaxLoops, Err: err}
+}
+
+// Set is the compiled guards of a config, by hook, in config order. A nil
+// Set has no guards. Its methods are safe for concurrent use.
+type Set struct {
+	byHook map[Hook][]*Rule
+	all    []*Rule
+}
+
+// NewSet groups rules by hook, keeping their order.
+func NewSet(rules []*Rule) *Set {
+	s := &Set{byHook: make(map[Hook][]*Rule)}
+	for _, r := range rules {
+		s.byHook[r.Hook] = append(s.byHook[r.Hook], r)
+		s.all = append(s.all, r)
+	}
+	return s
+}
+
+// Rules returns the guards of hook, in config order.
+func (s *Set) Rules(h Hook) []*Rule {
+	if s == nil {
+		return nil
+	}
+	return s.byHook[h]
+}
+
+// Uses reports whether any guard of hook that applies to m reads the
+// environment's top-level name: callers skip building what no one reads.
+func (s *Set) Uses(h Hook, m Match, name string) bool {
+	for _, r := range s.Rules(h) {
+		if r.Applies(m) && r.Uses(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Any reports whether any guard of hook applies to m.
+func (s *Set) Any(h Hook, m Match) bool {
+	for _, r := range s.Rules(h) {
+		if r.Applies(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// First evaluates the guards of hook that apply to m, in config order, and
+// returns the first that fires, or nil.
+func (s *Set) First(h Hook, m Match, env any) *Verdict {
+	for _, r := range s.Rules(h) {
+		if !r.Applies(m) {
+			continue
+		}
+		if fired, err := r.Eval(env); fired {
+			return r.verdict(err)
+		}
+	}
+	return nil
+}
+
+// Outcome is one guard's answer, for trying rules out.
+type Outcome struct {
+	Guard   string
+	Applies bool
+	Fired   bool
+	Action  Action
+	Message string
+	Err     error
+}
+
+// All evaluates every guard of hook and reports each: whether it applies
+// to m, whether it fired, and what it said.
+func (s *Set) All(h Hook, m Match, env any) []Outcome {
+	var out []Outcome
+	for _, r := range s.Rules(h) {
+		o := Outcome{Guard: r.Name, Applies: r.Applies(m), Action: r.Action}
+		if o.Applies {
+			o.Fired, o.Err = r.Eval(env)
+			if o.Fired {
+				o.Message = r.verdict(o.Err).Message
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// Stats returns every guard's counters, in config order.
+func (s *Set) Stats() []Stats {
+	if s == nil {
+		return nil
+	}
+	out := make([]Stats, len(s.all))
+	for i, r := range s.all {
+		out[i] = r.Stats()
+	}
+	return out
+}
+
+// explain rewords expr's messages about unknown names and fields in the
+// config's terms, with the closest name as a suggestion, and says what the
+// hook's conditions can use.
+func explain(h Hook, env any, msg string) (string, string) {
+	if name, ok := strings.CutPrefix(msg, "unknown name "); ok {
+		return "unknown name " + name + suggest(name, fieldNames(env)), Describe(h)
+	}
+	// "type guard.Session has no field flies"
+	if i := strings.Index(msg, " has no field "); i >= 0 && strings.HasPrefix(msg, "type ") {
+		field := msg[i+len(" has no field "):]
+		typ := strings.TrimPrefix(msg[:i], "type ")
+		if t, ok := envTypes[typ]; ok {
+			names := fieldNames(t.value)
+			return fmt.Sprintf("%s has no field %s%s; its fields: %s", t.name, field, suggest(field, names), strings.Join(sorted(names), ", ")), ""
+		}
+	}
+	return msg, ""
+}
+
+// envTypes names the environment's struct types as conditions see them.
+var envTypes = map[string]struct {
+	name  string
+	value any
+}{
+	"guard.Session": {"session", Session{}},
+	"guard.Task":    {"task", Task{}},
+	"guard.Run":     {"run", Run{}},
+	"guard.Result":  {"result", Result{}},
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+// suggest returns ` (did you mean "x"?)` for the closest of names to s,
+// when one is close enough to be a likely typo.
+func suggest(s string, names []string) string {
+	best, bestDist := "", 3
+	for _, n := range names {
+		if d := levenshtein.Distance(s, n, nil); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// Describe says what a hook's conditions can use, for error messages.
+func Describe(h Hook) string {
+	env, ok := envs[h]
+	if !ok {
+		return ""
+	}
+	names := fieldNames(env)
+	sort.Strings(names)
+	return fmt.Sprintf("a %s condition can use %s, and the helpers glob, under, ext, base, dir, dates, days_between", h, strings.Join(names, ", "))
+}
