@@ -28,7 +28,8 @@ do about it. The exit status is 2 when the file is not valid.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(m.Stdout, "%s is valid: %d agent(s)\n", args[0], len(c.Agents))
+			fmt.Fprintf(m.Stdout, "%s is valid: %s, %s, %s\n", args[0],
+				plural(len(c.Agents), "agent"), plural(len(c.Guards), "guard"), plural(len(c.Pipelines), "pipeline"))
 			return nil
 		},
 	}
@@ -43,4 +44,11 @@ do about it. The exit status is 2 when the file is not valid.`,
 	}
 	cfg.AddCommand(validate, sample)
 	return cfg
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/host/store/storepb"
@@ -117,7 +118,7 @@ agent "mine" {
 func TestConfigValidate(t *testing.T) {
 	good := writeConfig(t, `agent "tour" { bundled = "gotour" }`)
 	code, out, _ := run(t, nil, "config", "validate", good)
-	if code != 0 || !strings.Contains(out, "is valid: 1 agent(s)") {
+	if code != 0 || !strings.Contains(out, "is valid: 1 agent, 0 guards, 0 pipelines") {
 		t.Errorf("valid file: got %d %q", code, out)
 	}
 	bad := writeConfig(t, "agent \"tour\" {\n  bundled = \"gotour\"\n  capasity = 2\n}\n")
@@ -221,27 +222,49 @@ func TestSubmitInterrupted(t *testing.T) {
 }
 
 // watchWriter is a goroutine-safe buffer that closes seen once what was
-// written contains want.
+// written contains want, and lets a test wait for any text.
 type watchWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	want string
-	seen chan struct{}
-	once sync.Once
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	want    string
+	seen    chan struct{}
+	once    sync.Once
+	changed chan struct{}
 }
 
 func newWatchWriter(want string) *watchWriter {
-	return &watchWriter{want: want, seen: make(chan struct{})}
+	return &watchWriter{want: want, seen: make(chan struct{}), changed: make(chan struct{})}
 }
 
 func (w *watchWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, err := w.buf.Write(b)
-	if strings.Contains(w.buf.String(), w.want) {
+	if w.want != "" && strings.Contains(w.buf.String(), w.want) {
 		w.once.Do(func() { close(w.seen) })
 	}
+	close(w.changed)
+	w.changed = make(chan struct{})
 	return n, err
+}
+
+// wait returns once text has been written, or fails the test after 30s.
+func (w *watchWriter) wait(t *testing.T, text string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		w.mu.Lock()
+		found, changed := strings.Contains(w.buf.String(), text), w.changed
+		w.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("%q was not written; got %q", text, w.String())
+		}
+	}
 }
 
 func (w *watchWriter) String() string {
@@ -372,5 +395,132 @@ func TestSessionsAfterACrash(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || d.Status != "dormant" || d.Reason != "the host stopped without retiring it" || d.PID != 0 {
 		t.Errorf("got %d %q", code, out)
+	}
+}
+
+func TestGuardCheckStudyPlanner(t *testing.T) {
+	cfg := "../../examples/study-planner/hearth.hcl"
+	for file, fired := range map[string]string{
+		"collecting-missing-midterm.json":        "courses-have-midterms",
+		"collecting-complete.json":               "",
+		"ingesting-partial-without-warning.json": "files-ingested",
+		"ingesting-partial-with-warning.json":    "",
+		"planning-gap.json":                      "every-day-planned",
+		"planning-complete.json":                 "",
+	} {
+		t.Run(file, func(t *testing.T) {
+			code, out, errOut := run(t, nil, "--config", cfg, "guard", "check", "--hook", "transition",
+				"--input", "../../examples/study-planner/transitions/"+file, "--json")
+			var v guardCheckView
+			if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
+				t.Fatalf("exit %d: %s %s", code, out, errOut)
+			}
+			if got := strings.Join(v.Fired, ","); got != fired {
+				t.Errorf("fired %q, want %q", got, fired)
+			}
+			if len(v.Guards) != 3 {
+				t.Errorf("got %d guards, want all 3 reported", len(v.Guards))
+			}
+		})
+	}
+}
+
+func TestGuardCheck(t *testing.T) {
+	cfg := writeConfig(t, `guard "dates" {
+  hook      = "transition"
+  condition = "len(dates(state.from, state.to)) > 3"
+  message   = "too long"
+}`)
+	env := map[string]string{"HEARTH_CONFIG": cfg, "STDIN": `{"from":"a","to":"b","state":{"from":"2026-01-01","to":"soon"}}`}
+	code, out, _ := run(t, env, "guard", "check", "--hook", "transition", "--input", "-")
+	if code != exitWork || !strings.Contains(out, `ERROR    dates`) || !strings.Contains(out, `want a date as "YYYY-MM-DD", got "soon"`) {
+		t.Errorf("a condition failing on the input: got %d %q, want exit 1 and the error", code, out)
+	}
+	env["STDIN"] = `{"from":"a","to":"b","state":{"from":"2026-01-01","to":"2026-01-02"}}`
+	code, out, _ = run(t, env, "guard", "check", "--hook", "transition", "--input", "-")
+	if code != 0 || !strings.Contains(out, "passed   dates") || !strings.Contains(out, "no guard fired: transition would go ahead") {
+		t.Errorf("got %d %q", code, out)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"guard", "check", "--hook", "transition"}, "needs --hook"},
+		{[]string{"guard", "check", "--hook", "lunch", "--input", "-"}, `unknown hook "lunch"`},
+		{[]string{"guard", "check", "--hook", "transition", "--input", "/nonexistent.json"}, "read the input"},
+	} {
+		code, _, errOut := run(t, map[string]string{"HEARTH_CONFIG": cfg}, tt.args...)
+		if code != exitUsage || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: got %d %q, want exit 2 with %q", tt.args, code, errOut, tt.want)
+		}
+	}
+	code, _, errOut := run(t, nil, "guard", "check", "--hook", "transition", "--input", "-")
+	if code != exitUsage || !strings.Contains(errOut, "needs --config") {
+		t.Errorf("without a config: got %d %q", code, errOut)
+	}
+}
+
+func TestConfigSample(t *testing.T) {
+	code, out, _ := run(t, nil, "config", "sample")
+	if code != 0 || !strings.Contains(out, `agent "gotour"`) || !strings.Contains(out, "guard \"no-secrets\"") {
+		t.Errorf("got %d %q", code, out)
+	}
+}
+
+// TestReloadOnSIGHUP: a running host reloads its config on SIGHUP; a bad
+// file is refused with its diagnostics and the old config keeps running;
+// a good one takes effect for the task already running.
+func TestReloadOnSIGHUP(t *testing.T) {
+	release := filepath.Join(t.TempDir(), "release")
+	agent := `agent "scripted" {
+  command = ["` + os.Args[0] + `"]
+  env     = { HEARTH_TEST_PLUGIN = "agent" }
+}
+`
+	cfgPath := writeConfig(t, agent)
+	started := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hups := make(chan os.Signal, 1)
+	stderr := newWatchWriter("")
+	var stdout bytes.Buffer
+	dataDir := t.TempDir()
+	m := &Main{
+		Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: stderr,
+		Getenv: func(k string) string {
+			return map[string]string{"HEARTH_CONFIG": cfgPath, "HEARTH_DATA_DIR": dataDir}[k]
+		},
+		Signals: func() (<-chan os.Signal, func()) { return make(chan os.Signal), func() {} },
+		Reloads: func() (<-chan os.Signal, func()) { return hups, func() {} },
+	}
+	done := make(chan int)
+	go func() {
+		done <- m.Run(context.Background(), []string{"submit", "scripted", "touch:" + started + ";wait:" + release + ";read:app/.env"})
+	}()
+	if _, err := os.ReadFile(started); err != nil {
+		t.Fatal(err)
+	}
+	// A bad file: refused, with its position; the old config stays.
+	if err := os.WriteFile(cfgPath, []byte(agent+"guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"pahts != nil\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hups <- syscall.SIGHUP
+	stderr.wait(t, "reload refused, the running config stays")
+	stderr.wait(t, "unknown name pahts (did you mean paths?)")
+	// A good file: in force at once, for the task already running.
+	if err := os.WriteFile(cfgPath, []byte(agent+"guard \"no-secrets\" {\n  hook = \"pre_tool_use\"\n  condition = \"any(paths, glob(#, '**/.env'))\"\n  message = \"not now\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hups <- syscall.SIGHUP
+	stderr.wait(t, "config reloaded")
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "denied app/.env: not now") {
+		t.Errorf("output %q: want the reloaded guard to have denied the read", stdout.String())
 	}
 }

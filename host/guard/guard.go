@@ -264,6 +264,12 @@ func (r *Rule) Eval(env any) (fired bool, err error) {
 	if err != nil {
 		r.failed.Add(1)
 		r.fired.Add(1)
+		// One line, for the agent and the event log: expr's own error
+		// adds a multi-line snippet of the condition.
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			return true, fmt.Errorf("guard %q could not decide: %s (at column %d of its condition)", r.Name, fe.Message, fe.Column+1)
+		}
 		return true, fmt.Errorf("guard %q could not decide: %w", r.Name, err)
 	}
 	if fired, _ = out.(bool); fired {
