@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/rawplugin"
 	"github.com/hearth-dev/hearth/internal/rawplugin/rawpb"
@@ -141,19 +143,38 @@ func BenchmarkPreToolUse(b *testing.B) {
 		}
 		reportPercentiles(b, ds, time.Microsecond, "µs")
 	})
-	b.Run("hearth", func(b *testing.B) {
-		h := newTestHost(b, testAgent("scripted", "agent"))
-		if _, err := h.Submit(ctx, Task{Agent: "scripted", Prompt: "echo:warm"}); err != nil {
-			b.Fatal(err)
+	hearth := func(rules int) func(b *testing.B) {
+		return func(b *testing.B) {
+			var guards []*guard.Rule
+			for i := range rules {
+				// Realistic rules that do not fire, so every one is
+				// evaluated: a tool name and a glob over the paths.
+				guards = append(guards, rule(b, guard.Spec{Name: fmt.Sprintf("rule-%03d", i), Hook: guard.PreToolUse,
+					Condition: fmt.Sprintf(`tool in ["Read", "Grep"] && any(paths, glob(#, "secrets-%d/**"))`, i)}))
+			}
+			cfg := &config.Config{DataDir: b.TempDir(), Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher(), Guards: guards}
+			h, err := New(Options{Config: cfg, Logger: hclog.NewNullLogger()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close(ctx)
+			if _, err := h.Submit(ctx, Task{Agent: "scripted", Prompt: "echo:warm"}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			out, err := h.Submit(ctx, Task{Agent: "scripted", Prompt: fmt.Sprintf("checks:%d", b.N)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(out.Result.Metrics["p50_ns"]/1e3, "p50-µs")
+			b.ReportMetric(out.Result.Metrics["p99_ns"]/1e3, "p99-µs")
 		}
-		b.ResetTimer()
-		out, err := h.Submit(ctx, Task{Agent: "scripted", Prompt: fmt.Sprintf("checks:%d", b.N)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(out.Result.Metrics["p50_ns"]/1e3, "p50-µs")
-		b.ReportMetric(out.Result.Metrics["p99_ns"]/1e3, "p99-µs")
-	})
+	}
+	// hearth is the path with no guard configured: the guard layer answers
+	// at once. rules=N evaluates N rules on every question.
+	b.Run("hearth", hearth(0))
+	b.Run("hearth/rules=10", hearth(10))
+	b.Run("hearth/rules=100", hearth(100))
 }
 
 // BenchmarkToolUseStream: tool-use reports of about 512 bytes streamed from

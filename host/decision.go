@@ -49,6 +49,9 @@ type Decision struct {
 	// Vetoed lists the sessions session_reuse guards refused, as
 	// "session:guard".
 	Vetoed []string `json:"vetoed,omitempty"`
+	// Rehydration says which dormant session won but could not be
+	// rehydrated, and why, when the task then went elsewhere.
+	Rehydration string `json:"rehydration,omitempty"`
 	// Reason explains the decision in one line.
 	Reason string    `json:"reason"`
 	Hints  sdk.Hints `json:"hints"`

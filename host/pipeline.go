@@ -11,9 +11,13 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// ErrSkipped marks a pipeline task that did not run because a task it
-// depends on failed.
-var ErrSkipped = errors.New("skipped: a task it depends on failed")
+// Why a pipeline task did not run.
+var (
+	// ErrSkipped: a task it depends on failed.
+	ErrSkipped = errors.New("skipped: a task it depends on failed")
+	// ErrCancelled: the run was cancelled first.
+	ErrCancelled = errors.New("skipped: the run was cancelled before it started")
+)
 
 // TaskReport is one pipeline task, finished.
 type TaskReport struct {
@@ -56,6 +60,7 @@ const (
 // failed or ctx ended the run.
 func (h *Host) RunPipeline(ctx context.Context, p *config.Pipeline, onDone func(TaskReport)) (PipelineSummary, error) {
 	sum := PipelineSummary{Pipeline: p.Name, Tasks: len(p.Tasks)}
+	parallel := max(p.Parallel, 1)
 	start := h.now()
 	var (
 		mu       sync.Mutex // guards state, running and sum
@@ -90,7 +95,7 @@ func (h *Host) RunPipeline(ctx context.Context, p *config.Pipeline, onDone func(
 			case ActionRehydrated:
 				sum.Rehydrated++
 			}
-		case errors.Is(r.Err, ErrSkipped):
+		case errors.Is(r.Err, ErrSkipped), errors.Is(r.Err, ErrCancelled):
 			state[r.Name] = taskSkipped
 			sum.Skipped++
 		default:
@@ -103,7 +108,7 @@ func (h *Host) RunPipeline(ctx context.Context, p *config.Pipeline, onDone func(
 	for {
 		mu.Lock()
 		finished := 0
-		var skip, launch []*config.PipelineTask
+		var skip, cancelled, launch []*config.PipelineTask
 		for _, t := range p.Tasks {
 			switch state[t.Name] {
 			case taskDone, taskFailed, taskSkipped:
@@ -114,11 +119,15 @@ func (h *Host) RunPipeline(ctx context.Context, p *config.Pipeline, onDone func(
 			}
 			deps := depState(t, state)
 			switch {
-			case deps == depsBroken || ctx.Err() != nil:
+			case ctx.Err() != nil:
+				state[t.Name] = taskSkipped
+				sum.Skipped++
+				cancelled = append(cancelled, t)
+			case deps == depsBroken:
 				state[t.Name] = taskSkipped
 				sum.Skipped++
 				skip = append(skip, t)
-			case deps == depsDone && running < p.Parallel:
+			case deps == depsDone && running < parallel:
 				state[t.Name] = taskRunning
 				running++
 				launch = append(launch, t)
@@ -131,6 +140,9 @@ func (h *Host) RunPipeline(ctx context.Context, p *config.Pipeline, onDone func(
 		}
 		for _, t := range skip {
 			report(TaskReport{Name: t.Name, Err: ErrSkipped})
+		}
+		for _, t := range cancelled {
+			report(TaskReport{Name: t.Name, Err: ErrCancelled})
 		}
 		for _, t := range launch {
 			wg.Go(func() {
@@ -145,7 +157,7 @@ func (h *Host) RunPipeline(ctx context.Context, p *config.Pipeline, onDone func(
 				changed <- struct{}{}
 			})
 		}
-		if len(skip) == 0 && len(launch) == 0 {
+		if len(skip) == 0 && len(cancelled) == 0 && len(launch) == 0 {
 			// Nothing to do until a running task finishes (and one is
 			// running: otherwise this pass would have launched or skipped
 			// something). After ctx ends, the next pass skips the rest.

@@ -196,11 +196,18 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 			s.status = statusStarting
 			p.procs++
 			p.mu.Unlock()
+			if err := p.start(ctx, s, true); err != nil {
+				if ctx.Err() != nil {
+					return nil, nil, err
+				}
+				// The session is no candidate any more: decide again,
+				// and say why in the decision.
+				p.logger.Warn("rehydration failed; placing the task elsewhere", "session", s.id, "error", err)
+				dec.Rehydration = fmt.Sprintf("rehydrating %s failed (%v)", s.id, err)
+				continue
+			}
 			dec.Action, dec.Session = ActionRehydrated, s.id
 			dec.Reason = fmt.Sprintf("rehydrated dormant %s (%.2f > %.2f)", s.id, dec.Score, dec.Threshold)
-			if err := p.start(ctx, s, true); err != nil {
-				return nil, nil, err
-			}
 			return s, p.finish(dec), nil
 
 		case d.Outcome != matcher.Reuse && p.room():
@@ -258,6 +265,9 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 
 // finish completes a decision's reason with what happened on the way.
 func (p *pool) finish(d *Decision) *Decision {
+	if d.Rehydration != "" {
+		d.Reason = d.Rehydration + "; " + d.Reason
+	}
 	if len(d.Vetoed) > 0 {
 		d.Reason = fmt.Sprintf("vetoed %s; %s", strings.Join(d.Vetoed, ", "), d.Reason)
 	}
@@ -352,88 +362,101 @@ func (p *pool) newSessionLocked() *session {
 }
 
 // start starts the process of a session whose status is starting, new or
-// dormant. On success the session is live with one slot reserved; on
-// failure a new session is forgotten and a dormant one stays dormant.
+// dormant. On success the session is live with one slot reserved. On
+// failure a new session is forgotten; a dormant one whose rehydration
+// failed stays dormant but is no longer a candidate: otherwise every
+// matching task would pick it and fail the same way.
 func (p *pool) start(ctx context.Context, s *session, rehydrate bool) error {
-	var fp *fingerprint
+	var (
+		fp   *fingerprint
+		proc *process
+		err  error
+	)
 	if rehydrate {
-		var err error
-		if fp, err = s.loadFingerprint(); err != nil {
-			p.mu.Lock()
-			p.procs--
-			s.status = statusDormant
-			p.notifyLocked()
-			p.mu.Unlock()
-			return err
-		}
+		fp, err = s.loadFingerprint()
 	}
-	sp := p.spec.Load()
-	proc, err := startProcess(ctx, launch{
-		agent:          sp.cfg.Name,
-		session:        s.id,
-		argv:           sp.argv,
-		env:            sp.env,
-		dir:            p.cfg().Workspace,
-		sha256:         p.cfg().SHA256,
-		startTimeout:   p.cfg().StartTimeout,
-		healthInterval: p.cfg().HealthInterval,
-		tls:            p.h.tls,
-		logger:         s.logger,
-		logLevel:       p.h.logger.GetLevel().String(),
-		onExit:         func(pe *PluginError) { p.lost(s, pe) },
-	})
+	if err == nil {
+		sp := p.spec.Load()
+		proc, err = startProcess(ctx, launch{
+			agent:          sp.cfg.Name,
+			session:        s.id,
+			argv:           sp.argv,
+			env:            sp.env,
+			dir:            sp.cfg.Workspace,
+			sha256:         sp.cfg.SHA256,
+			startTimeout:   sp.cfg.StartTimeout,
+			healthInterval: sp.cfg.HealthInterval,
+			tls:            p.h.tls,
+			logger:         s.logger,
+			logLevel:       p.h.logger.GetLevel().String(),
+			onExit:         func(pe *PluginError) { p.lost(s, pe) },
+		})
+	}
 	if err == nil && rehydrate {
-		err = p.rehydrate(ctx, s, proc)
-		if err != nil {
+		if err = p.rehydrate(ctx, s, proc); err != nil {
 			proc.stop(true)
 		}
 	}
+
+	// Events and records are built under the lock and written after it:
+	// a full store queue must not hold up the pool.
+	var (
+		ev  *Event
+		rec *storepb.Session
+	)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err == nil && s.status == statusLost {
+	switch {
+	case err == nil && s.status == statusLost:
 		// The process died between its start and now; lost() has
 		// accounted for the session, and the process is ours to reap.
 		p.h.reaping.Go(func() { proc.stop(true) })
-		return s.lostErr
-	}
-	if err != nil {
-		if s.status == statusLost {
-			return err
-		}
+		err = s.lostErr
+	case err != nil && s.status == statusLost:
+	case err != nil && rehydrate:
 		p.procs--
-		if rehydrate {
-			s.status = statusDormant
-		} else {
-			delete(p.sessions, s.id)
-		}
+		s.status = statusDormant
+		s.hasState = false
+		s.reason = "rehydration failed: " + err.Error()
+		p.index.Remove(s.id)
+		rec = s.recordLocked()
 		p.notifyLocked()
-		return err
+	case err != nil:
+		p.procs--
+		delete(p.sessions, s.id)
+		p.notifyLocked()
+	default:
+		s.proc = proc
+		s.status = statusLive
+		if fp != nil {
+			s.fp = fp
+		}
+		s.capacity = p.cfg().Capacity
+		if s.capacity < 1 {
+			s.capacity = proc.info.Capacity
+		}
+		s.agentVersion = proc.info.Version
+		s.exportsState = proc.info.ExportsState
+		s.load = 1
+		s.lastActivity = p.h.now()
+		p.indexLocked(s)
+		s.startSaver()
+		rec = s.recordLocked()
+		s.logger.Debug("session live", "pid", proc.pid(), "capacity", s.capacity, "rehydrated", rehydrate)
+		kind, verb := EventSessionSpawned, "spawned"
+		if rehydrate {
+			kind, verb = EventSessionRehydrated, "rehydrated"
+		}
+		ev = &Event{Kind: kind, Agent: p.cfg().Name, Session: s.id, PID: proc.pid(),
+			Message: fmt.Sprintf("%s %s (pid %d, capacity %d)", verb, s.id, proc.pid(), s.capacity)}
 	}
-	s.proc = proc
-	s.status = statusLive
-	if fp != nil {
-		s.fp = fp
+	p.mu.Unlock()
+	if rec != nil {
+		p.h.persist(rec)
 	}
-	s.capacity = p.cfg().Capacity
-	if s.capacity < 1 {
-		s.capacity = proc.info.Capacity
+	if ev != nil {
+		p.h.emit(*ev)
 	}
-	s.agentVersion = proc.info.Version
-	s.exportsState = proc.info.ExportsState
-	s.load = 1
-	s.lastActivity = p.h.now()
-	p.indexLocked(s)
-	s.startSaver()
-	rec := s.recordLocked()
-	s.logger.Debug("session live", "pid", proc.pid(), "capacity", s.capacity, "rehydrated", rehydrate)
-	kind, verb := EventSessionSpawned, "spawned"
-	if rehydrate {
-		kind, verb = EventSessionRehydrated, "rehydrated"
-	}
-	p.h.emit(Event{Kind: kind, Agent: p.cfg().Name, Session: s.id, PID: proc.pid(),
-		Message: fmt.Sprintf("%s %s (pid %d, capacity %d)", verb, s.id, proc.pid(), s.capacity)})
-	p.h.persist(rec)
-	return nil
+	return err
 }
 
 // rehydrate hands a fresh process the state its session exported.
@@ -452,7 +475,7 @@ func (p *pool) rehydrate(ctx context.Context, s *session, proc *process) error {
 	}).ImportState(ictx, state); err != nil {
 		perr, detail, hint := proc.callError(ictx, err)
 		if perr == err {
-			detail, hint = err.Error(), "the agent refused the state its session exported; the session stays dormant"
+			detail, hint = err.Error(), "the agent refused the state its session exported; the task goes to another session, and this one is not offered again"
 			perr = ErrRehydrate
 		}
 		return proc.errorf("rehydrate", perr, detail, hint)
@@ -496,8 +519,8 @@ func (p *pool) release(s *session, failed bool) {
 // Close sees every stop it must wait for.
 func (p *pool) lost(s *session, pe *PluginError) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s.status != statusLive && s.status != statusStarting {
+		p.mu.Unlock()
 		return
 	}
 	s.status = statusLost
@@ -510,17 +533,21 @@ func (p *pool) lost(s *session, pe *PluginError) {
 	rec := s.recordLocked()
 	s.fp = nil
 	proc := s.proc
-	if proc == nil {
-		// Still starting: the process is not the session's yet, and the
-		// starter stops it.
-		return
+	if proc != nil {
+		// Started under the lock, so that Close, which retires the
+		// pools first, waits for this stop.
+		p.h.reaping.Go(func() { proc.stop(true) })
 	}
-	p.h.emit(Event{Kind: EventSessionLost, Agent: p.cfg().Name, Session: s.id, PID: proc.pid(), Err: pe.Error(),
+	// Still starting (proc == nil): the process is not the session's yet,
+	// and the starter stops it.
+	p.mu.Unlock()
+	p.h.persist(rec)
+	pid := 0
+	if proc != nil {
+		pid = proc.pid()
+	}
+	p.h.emit(Event{Kind: EventSessionLost, Agent: p.cfg().Name, Session: s.id, PID: pid, Err: pe.Error(),
 		Message: fmt.Sprintf("lost %s: %v", s.id, pe.Err)})
-	p.h.reaping.Go(func() {
-		proc.stop(true)
-		p.h.persist(rec)
-	})
 }
 
 // retire makes a live session dormant: its state is exported and stored,
@@ -550,6 +577,9 @@ func (p *pool) retire(s *session, why string) {
 	}
 	rec := s.recordLocked()
 	s.fp = nil
+	// Until its record is queued, the session must not be evicted: a
+	// delete queued first would be undone by the record.
+	s.persisting = true
 	evicted := p.evictDormantLocked()
 	p.notifyLocked()
 	p.mu.Unlock()
@@ -558,6 +588,9 @@ func (p *pool) retire(s *session, why string) {
 	} else {
 		p.h.persist(rec)
 	}
+	p.mu.Lock()
+	s.persisting = false
+	p.mu.Unlock()
 	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: fmt.Sprintf("retired %s: %s", s.id, why)})
 	for _, id := range evicted {
 		if err := p.h.store.DeleteSession(context.Background(), id); err != nil {
@@ -571,7 +604,7 @@ func (p *pool) retire(s *session, why string) {
 func (p *pool) evictDormantLocked() []string {
 	var dormant []*session
 	for _, s := range p.sessions {
-		if s.status == statusDormant || s.status == statusLost {
+		if (s.status == statusDormant || s.status == statusLost) && !s.persisting {
 			dormant = append(dormant, s)
 		}
 	}
@@ -635,7 +668,9 @@ func (p *pool) restore(recs []*storepb.Session) error {
 	}
 	for _, id := range evicted {
 		if err := p.h.store.DeleteSession(context.Background(), id); err != nil {
-			return fmt.Errorf("restore: delete evicted session %s: %w", id, err)
+			// Not worth refusing to start over: the next restart tries
+			// again.
+			p.logger.Warn("cannot delete a dormant session beyond max_dormant", "session", id, "error", err)
 		}
 	}
 	// Startup finishes its own writes before the host takes work.

@@ -449,3 +449,59 @@ func TestFullPoolWaitsForABusyWinner(t *testing.T) {
 		t.Errorf("got %s: %s; want the warm %s after a wait", out.Session, out.Decision.Reason, billing.Session)
 	}
 }
+
+// TestReportsAfterATimeout: an agent still streaming tool uses when its
+// task times out (and its session is stopped) does not bring the host
+// down; the next task runs.
+func TestReportsAfterATimeout(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.TaskTimeout = 300 * time.Millisecond
+	h := newTestHost(t, a)
+	_, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "tools:100000000"})
+	if !errors.Is(err, ErrPluginHung) {
+		t.Fatalf("got %v, want the task timed out", err)
+	}
+	if _, err := h.Submit(context.Background(), Task{Agent: "scripted", Prompt: "echo:after"}); err != nil {
+		t.Errorf("the next task: %v", err)
+	}
+}
+
+// TestRefusedStateDoesNotPoisonTheSession: a dormant session whose agent
+// refuses its saved state is not rehydrated again and again: the task
+// goes to a fresh session, saying why, and the dormant one is no longer a
+// candidate.
+func TestRefusedStateDoesNotPoisonTheSession(t *testing.T) {
+	dir := t.TempDir()
+	h := newTestHostIn(t, dir, testAgent("scripted", "agent"))
+	first := submitReads(t, h, "billing/ledger.go")
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The saved state is no longer something the agent accepts.
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Session(first.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutSessionState(context.Background(), rec, []byte("not a JSON list")); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	h2 := newTestHostIn(t, dir, testAgent("scripted", "agent"))
+	for i := range 2 {
+		out := submitReads(t, h2, "billing/ledger.go")
+		if out.Session == first.Session {
+			t.Fatalf("task %d ran on %s, whose state the agent refuses", i, first.Session)
+		}
+		if i == 0 && (out.Decision.Action != ActionSpawned || !strings.HasPrefix(out.Decision.Reason, "rehydrating "+first.Session+" failed")) {
+			t.Errorf("first task: got %+v, want a spawn that says the rehydration failed", out.Decision)
+		}
+	}
+	if _, ok := h2.pools["scripted"].index.Candidate(first.Session); ok {
+		t.Error("the refused session is still a candidate")
+	}
+}

@@ -71,7 +71,10 @@ type session struct {
 	lostErr      *PluginError
 	// stale: a reload changed or removed its agent; it takes no new task
 	// and is retired once idle.
-	stale       bool
+	stale bool
+	// persisting: its retirement's record is being queued; eviction
+	// waits.
+	persisting  bool
 	tasks       uint64
 	tasksFailed uint64
 	toolUses    uint64

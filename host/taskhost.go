@@ -36,9 +36,10 @@ type taskHost struct {
 	buf      []*storepb.Event
 	spare    []*storepb.Event
 	bufSince time.Time
-	// last is the newest batch handed to the store. The store commits in
-	// order, so once it is durable all of this task's events are.
-	last *store.Pending
+	// pending are the batches handed to the store since the last Sync.
+	// Each is waited for: a failed early batch must not hide behind a
+	// later one that committed.
+	pending []*store.Pending
 }
 
 // ReportToolUse updates the session's fingerprint and the matcher's index
@@ -60,7 +61,13 @@ func (th *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	}
 	e.fill(rec)
 	p.mu.Lock()
-	c := s.fp.observe(u, p.cfg().Workspace)
+	// Reports can arrive after the session was lost or retired (the task
+	// timed out, or was cancelled, while its reports were still queued):
+	// they are logged, but there is no fingerprint to update any more.
+	var c change
+	if s.fp != nil {
+		c = s.fp.observe(u, p.cfg().Workspace)
+	}
 	s.toolUses++
 	if u.At.After(s.lastActivity) {
 		s.lastActivity = u.At
@@ -94,7 +101,7 @@ func (th *taskHost) flush() {
 		return
 	}
 	p := th.s.pool
-	th.last = p.h.store.AppendBatch(th.buf)
+	th.pending = append(th.pending, p.h.store.AppendBatch(th.buf))
 	// Sequence numbers are assigned by now. A snapshot that includes
 	// these events in its fingerprint covers them; one taken a moment
 	// earlier replays them on restart, which only touches what is there.
@@ -110,11 +117,12 @@ func (th *taskHost) flush() {
 // it before it acknowledges the task's stream.
 func (th *taskHost) Sync(ctx context.Context) error {
 	th.flush()
-	if th.last == nil {
-		return nil
-	}
-	if err := th.last.Wait(ctx); err != nil {
-		return fmt.Errorf("record tool uses of task %s: %w", th.task, err)
+	pending := th.pending
+	th.pending = nil
+	for _, pd := range pending {
+		if err := pd.Wait(ctx); err != nil {
+			return fmt.Errorf("record tool uses of task %s: %w", th.task, err)
+		}
 	}
 	return nil
 }

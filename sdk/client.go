@@ -28,6 +28,9 @@ type agentClient struct {
 
 	attachMu sync.Mutex
 	attached bool
+	// brokerID is the broker connection serving callbacks, once started;
+	// an Attach that failed is retried on the same one.
+	brokerID uint32
 
 	tasksMu sync.RWMutex
 	tasks   map[string]Host
@@ -53,15 +56,18 @@ func (c *agentClient) attach(ctx context.Context, session string) error {
 	if c.attached {
 		return nil
 	}
-	id := c.broker.NextId()
-	// AcceptAndServe returns when the broker closes, that is when the
-	// plugin client is closed or killed.
-	go c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-		s := grpc.NewServer(opts...)
-		agentpb.RegisterHostServer(s, &hostServer{c: c})
-		return s
-	})
-	if _, err := c.rpc.Attach(ctx, &agentpb.AttachRequest{HostBrokerId: id, SessionId: session}); err != nil {
+	if c.brokerID == 0 {
+		c.brokerID = c.broker.NextId()
+		// AcceptAndServe returns when the broker closes, that is when
+		// the plugin client is closed or killed. Its listener accepts
+		// any number of connections, so a retried Attach dials it again.
+		go c.broker.AcceptAndServe(c.brokerID, func(opts []grpc.ServerOption) *grpc.Server {
+			s := grpc.NewServer(opts...)
+			agentpb.RegisterHostServer(s, &hostServer{c: c})
+			return s
+		})
+	}
+	if _, err := c.rpc.Attach(ctx, &agentpb.AttachRequest{HostBrokerId: c.brokerID, SessionId: session}); err != nil {
 		return fromStatus(ctx, "attach host callbacks", err)
 	}
 	c.attached = true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -23,6 +24,7 @@ type agentServer struct {
 	logger hclog.Logger
 
 	mu      sync.RWMutex
+	conn    *grpc.ClientConn
 	host    agentpb.HostClient
 	session string
 }
@@ -37,7 +39,7 @@ func newAgentServer(impl Agent, broker *plugin.GRPCBroker, logger hclog.Logger) 
 func (s *agentServer) recoverPanic(method string, err *error) {
 	if r := recover(); r != nil {
 		s.logger.Error("agent panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		*err = status.Errorf(codes.Internal, "agent panicked in %s: %v", method, r)
+		*err = status.Errorf(codes.Internal, "%s%s: %v", panicPrefix, method, r)
 	}
 }
 
@@ -57,6 +59,12 @@ func (s *agentServer) Attach(_ context.Context, m *agentpb.AttachRequest) (*agen
 		return nil, status.Errorf(codes.Unavailable, "dial host callbacks (broker id %d): %v", m.GetHostBrokerId(), err)
 	}
 	s.mu.Lock()
+	// A host that retries Attach (its first try timed out) replaces the
+	// connection; the old one is closed rather than leaked.
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+	s.conn = conn
 	s.host = agentpb.NewHostClient(conn)
 	s.session = m.GetSessionId()
 	s.mu.Unlock()
@@ -152,6 +160,9 @@ type taskHost struct {
 	cancel context.CancelFunc
 	err    error // sticky: the first failure of the stream
 	sent   uint64
+	// ended is set once the task has returned: a report after that (from
+	// an agent goroutine still running) has no stream to go on.
+	ended bool
 }
 
 func (h *taskHost) ReportToolUse(ctx context.Context, u ToolUse) error {
@@ -166,6 +177,9 @@ func (h *taskHost) ReportToolUse(ctx context.Context, u ToolUse) error {
 	defer h.mu.Unlock()
 	if h.err != nil {
 		return h.err
+	}
+	if h.ended {
+		return fmt.Errorf("task %s has returned; a tool use reported after it is not recorded", h.taskID)
 	}
 	if h.stream == nil {
 		// The stream outlives the ctx of any single report; it is bound
@@ -198,6 +212,7 @@ func (h *taskHost) ReportToolUse(ctx context.Context, u ToolUse) error {
 func (h *taskHost) closeToolUses() (uint64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.ended = true
 	if h.stream == nil {
 		return 0, h.err
 	}

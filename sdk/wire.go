@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -211,6 +212,9 @@ func toStatus(err error) error {
 	return status.Error(codes.Unknown, err.Error())
 }
 
+// panicPrefix starts the message of a panic the plugin recovered.
+const panicPrefix = "agent panicked in "
+
 // deadlineSlack is how close to its deadline a caller's context must be for
 // a remote cancellation to count as that deadline passing.
 const deadlineSlack = 50 * time.Millisecond
@@ -246,7 +250,11 @@ func fromStatus(ctx context.Context, op string, err error) error {
 	case codes.Unimplemented:
 		return fmt.Errorf("%s: %s: %w", op, msg, errors.ErrUnsupported)
 	case codes.Internal:
-		return fmt.Errorf("%s: %s: %w", op, msg, ErrAgentPanicked)
+		// gRPC reports its own transport and encoding failures as
+		// Internal too: only the SDK's recovered panics say so.
+		if strings.HasPrefix(msg, panicPrefix) {
+			return fmt.Errorf("%s: %s: %w", op, msg, ErrAgentPanicked)
+		}
 	case codes.Unavailable:
 		return fmt.Errorf("%s: %s: %w", op, msg, ErrConnectionLost)
 	}

@@ -61,7 +61,10 @@ type ReuseEnv struct {
 	Now     time.Time `expr:"now" json:"now"`
 }
 
-// Session is a session's context.
+// Session is a session's context: what its agent's tool-use reports have
+// told the host so far. A task's reports travel on their own stream, so a
+// pre_tool_use question can arrive before the reports the same task sent
+// just before it; everything earlier tasks reported is there.
 type Session struct {
 	ID           string   `expr:"id" json:"id"`
 	Agent        string   `expr:"agent" json:"agent"`

@@ -95,19 +95,33 @@ func (s *Store) SessionState(id string) ([]byte, error) {
 	return out[1:], nil
 }
 
-// DeleteSession deletes a session: its record, state, events and decision
-// index entries, in one atomic write.
+// deleteBatch bounds the keys one deleting write holds: a long-lived
+// session has more event chunks and decision index entries than one
+// Badger transaction takes.
+const deleteBatch = 4096
+
+// DeleteSession deletes a session: its events and decision index entries,
+// in as many writes as they need, then its state and record, in the last.
+// Until that last write lands the session is still listed, so a delete
+// that was interrupted is simply done again.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	w := &write{deletes: [][]byte{[]byte("s/" + id), []byte("t/" + id)}}
+	var keys [][]byte
 	for _, prefix := range []string{"e/" + id + "/", "x/" + id + "/"} {
 		if err := s.scanKeys([]byte(prefix), func(k []byte) error {
-			w.deletes = append(w.deletes, k)
+			keys = append(keys, k)
 			return nil
 		}); err != nil {
 			return err
 		}
 	}
-	return s.apply(ctx, w)
+	for len(keys) > 0 {
+		n := min(len(keys), deleteBatch)
+		if err := s.apply(ctx, &write{deletes: keys[:n]}); err != nil {
+			return fmt.Errorf("delete session %s: %w", id, err)
+		}
+		keys = keys[n:]
+	}
+	return s.apply(ctx, &write{deletes: [][]byte{[]byte("t/" + id), []byte("s/" + id)}})
 }
 
 // Append assigns ev its sequence number and queues it. The event is

@@ -197,6 +197,32 @@ func TestDecisions(t *testing.T) {
 	}
 }
 
+// TestDeleteLongSession: a session with more event chunks than one
+// transaction holds is deleted whole.
+func TestDeleteLongSession(t *testing.T) {
+	s := MustOpen(t, t.TempDir())
+	ctx := context.Background()
+	if err := s.PutSession(ctx, &storepb.Session{Id: "long-1"}); err != nil {
+		t.Fatal(err)
+	}
+	var last *Pending
+	for range 40_000 {
+		last = s.Append(&storepb.Event{Kind: "tool.used", Session: "long-1"})
+	}
+	if err := last.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSession(ctx, "long-1"); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := s.Events("long-1", 0, 1); len(evs) != 0 {
+		t.Errorf("events left after the delete")
+	}
+	if _, err := s.Session("long-1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("record: got %v", err)
+	}
+}
+
 func TestDeleteSession(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()

@@ -70,8 +70,14 @@ func (r *Runner) Start(context.Context) error {
 }
 
 // Wait waits for the process to exit and records how it ended. go-plugin
-// calls it exactly once, from its own goroutine.
+// calls it exactly once, from its own goroutine. Before the leader is
+// reaped, whatever else is left in its group is killed: while the exited
+// leader is not reaped its PID, and so the group's ID, cannot be reused,
+// so the kill cannot reach another process.
 func (r *Runner) Wait(context.Context) error {
+	if waitExited(r.PID()) {
+		_ = syscall.Kill(-r.PID(), syscall.SIGKILL)
+	}
 	err := r.cmd.Wait()
 	r.mu.Lock()
 	r.waitErr = err
@@ -95,13 +101,20 @@ func (r *Runner) ExitErr() error {
 func (r *Runner) Kill(context.Context) error { return r.Signal(syscall.SIGKILL) }
 
 // Signal sends sig to the plugin's whole process group. A group that no
-// longer exists is not an error.
+// longer exists is not an error. Once the leader has been reaped nothing
+// is sent: its PID may belong to another process by then (Wait has killed
+// the rest of the group already).
 func (r *Runner) Signal(sig syscall.Signal) error {
 	r.mu.Lock()
 	pid := r.pid
 	r.mu.Unlock()
 	if pid <= 0 {
 		return nil
+	}
+	select {
+	case <-r.exited:
+		return nil
+	default:
 	}
 	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signal process group %d: %w", pid, err)
