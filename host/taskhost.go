@@ -139,6 +139,11 @@ func (th *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict
 		return sdk.Verdict{Allow: true}, nil
 	}
 	now := h.now()
+	if gs.Uses(guard.PreToolUse, m, "input") {
+		if err := c.DecodeInput(); err != nil {
+			return sdk.Verdict{}, err
+		}
+	}
 	env := guard.ToolUseEnv{Tool: c.Tool, Input: c.Input, Paths: c.Paths, Task: guardTask(th.t, 1), Now: now}
 	if gs.Uses(guard.PreToolUse, m, "session") {
 		p.mu.Lock()

@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -190,8 +192,24 @@ type ToolCall struct {
 	CallID string   `json:"call_id,omitempty"`
 	Tool   string   `json:"tool"`
 	Paths  []string `json:"paths,omitempty"`
-	// Input is the tool's input, as a JSON object.
+	// Input is the tool's input, as a JSON object. An agent sets Input,
+	// or RawInput if it has the JSON already.
 	Input map[string]any `json:"input,omitempty"`
+	// RawInput is the input as JSON. A host receives only RawInput, and
+	// decodes it with DecodeInput when it needs it: most questions are
+	// answered without looking at the input.
+	RawInput json.RawMessage `json:"-"`
+}
+
+// DecodeInput fills Input from RawInput, unless Input is set already.
+func (c *ToolCall) DecodeInput() error {
+	if c.Input != nil || len(c.RawInput) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(c.RawInput, &c.Input); err != nil {
+		return fmt.Errorf("tool call %q: input is not a JSON object: %w", c.Tool, err)
+	}
+	return nil
 }
 
 // Verdict answers a ToolCall. When Allow is false, Reason says why and

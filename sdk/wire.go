@@ -169,8 +169,8 @@ func toolUseFromWire(m *agentpb.ToolUse) ToolUse {
 }
 
 func toolCallToWire(taskID string, c ToolCall) (*agentpb.ToolCall, error) {
-	m := &agentpb.ToolCall{TaskId: taskID, CallId: c.CallID, Tool: c.Tool, Paths: c.Paths}
-	if c.Input != nil {
+	m := &agentpb.ToolCall{TaskId: taskID, CallId: c.CallID, Tool: c.Tool, Paths: c.Paths, InputJson: c.RawInput}
+	if c.Input != nil && c.RawInput == nil {
 		b, err := json.Marshal(c.Input)
 		if err != nil {
 			return nil, fmt.Errorf("tool call %q: input is not JSON-encodable: %w", c.Tool, err)
@@ -180,12 +180,16 @@ func toolCallToWire(taskID string, c ToolCall) (*agentpb.ToolCall, error) {
 	return m, nil
 }
 
+// toolCallFromWire leaves the input as JSON: the host decodes it only if
+// it needs it (ToolCall.DecodeInput). Decoding every input cost more than
+// the rest of answering a question without guards.
 func toolCallFromWire(m *agentpb.ToolCall) (ToolCall, error) {
 	c := ToolCall{CallID: m.GetCallId(), Tool: m.GetTool(), Paths: m.GetPaths()}
 	if b := m.GetInputJson(); len(b) > 0 {
-		if err := json.Unmarshal(b, &c.Input); err != nil {
-			return c, fmt.Errorf("tool call %q: input is not a JSON object: %w", c.Tool, err)
+		if !json.Valid(b) {
+			return c, fmt.Errorf("tool call %q: input is not valid JSON", c.Tool)
 		}
+		c.RawInput = b
 	}
 	return c, nil
 }

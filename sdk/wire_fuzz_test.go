@@ -20,6 +20,9 @@ func FuzzToolCallFromWire(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if err := c.DecodeInput(); err != nil {
+			return
+		}
 		if _, err := toolCallToWire("t", c); err != nil {
 			t.Fatalf("a decoded call does not encode again: %v", err)
 		}

@@ -236,7 +236,10 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 	}
 
 	files := make(map[string]*ast.File, len(names))
-	var recalled []string
+	var (
+		recalled []string
+		denied   string // the first denial's reason
+	)
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -257,6 +260,9 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 		if !v.Allow {
 			if err := h.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Paths: []string{name}, Outcome: sdk.OutcomeDenied, Error: v.Reason}); err != nil {
 				return nil, err
+			}
+			if denied == "" {
+				denied = fmt.Sprintf("reading %s was denied: %s", name, v.Reason)
 			}
 			continue
 		}
@@ -285,6 +291,9 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 		if err := h.ReportToolUse(ctx, sdk.ToolUse{Tool: "Recall", Paths: recalled, Technologies: []string{"go"}}); err != nil {
 			return nil, err
 		}
+	}
+	if len(files) == 0 && denied != "" {
+		return nil, sdk.Permanent(fmt.Errorf("gotour: cannot answer about %s: %s", pkg, denied))
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

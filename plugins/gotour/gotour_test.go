@@ -156,6 +156,19 @@ func TestDeniedListing(t *testing.T) {
 	}
 }
 
+func TestEveryReadDenied(t *testing.T) {
+	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{Policy: func(_ string, c sdk.ToolCall) sdk.Verdict {
+		if c.Tool == "Read" {
+			return sdk.Verdict{Guard: "g", Reason: "crypto is off limits"}
+		}
+		return sdk.Verdict{Allow: true}
+	}})
+	_, err := h.Run(context.Background(), sdk.Task{Prompt: "summary crypto/hmac"})
+	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "cannot answer about crypto/hmac: reading crypto/hmac/hmac.go was denied: crypto is off limits") {
+		t.Errorf("got %v", err)
+	}
+}
+
 func TestArtifact(t *testing.T) {
 	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
 	if _, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "summary os"}); err != nil {

@@ -110,6 +110,10 @@ func (h *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 }
 
 func (h *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
+	// Recorded calls carry their decoded input, for tests to inspect.
+	if err := c.DecodeInput(); err != nil {
+		return sdk.Verdict{}, err
+	}
 	h.r.mu.Lock()
 	defer h.r.mu.Unlock()
 	v := h.r.policy(h.task, c)
