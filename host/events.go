@@ -28,6 +28,38 @@ const (
 	EventGuardFired EventKind = "guard.fired"
 	// EventConfigReloaded: a new config is in force.
 	EventConfigReloaded EventKind = "config.reloaded"
+
+	// Events of runs, in the run's own stream. Task names a task of the
+	// run; From and To are the two sides of a transition.
+	EventRunCreated EventKind = "run.created"
+	// EventRunStatus: the run's status changed (From, To); Message says
+	// why.
+	EventRunStatus EventKind = "run.status"
+	// EventRunTask: one of its tasks changed status (From, To).
+	EventRunTask EventKind = "run.task"
+	// EventRunStage: the run entered a stage (From, To).
+	EventRunStage EventKind = "run.stage"
+	// EventRunCheckpoint: a checkpoint was written; Message has its number
+	// and label.
+	EventRunCheckpoint EventKind = "run.checkpoint"
+	// EventRunGate: a quality gate fired on a task's result; Guard and
+	// Action say which and what it did.
+	EventRunGate EventKind = "run.gate"
+	// EventRunState: an agent wrote a section of the state document.
+	EventRunState EventKind = "run.state"
+	// EventRunContext: a task's prompt was given its ancestors' context.
+	EventRunContext EventKind = "run.context"
+	// EventRunRevisit: a task was revisited, and what came after it
+	// treated by impact.
+	EventRunRevisit EventKind = "run.revisit"
+	// EventRunForked: the run was forked from another run's checkpoint.
+	EventRunForked EventKind = "run.forked"
+	// EventRunRepaired: resume repaired what validation found.
+	EventRunRepaired EventKind = "run.repaired"
+	// EventRunAbandoned: retention flagged the idle run abandoned.
+	EventRunAbandoned EventKind = "run.abandoned"
+	// EventRunDeleted: retention deleted the run; its final event.
+	EventRunDeleted EventKind = "run.deleted"
 )
 
 // Event is a record of something that happened in the host.
@@ -39,6 +71,8 @@ type Event struct {
 	Agent   string    `json:"agent,omitempty"`
 	Session string    `json:"session,omitempty"`
 	Task    string    `json:"task,omitempty"`
+	// Run is the run the event belongs to, if any.
+	Run string `json:"run,omitempty"`
 	// Message is a one-line human description.
 	Message string `json:"message,omitempty"`
 	// Err is the error text of failures.
@@ -55,6 +89,11 @@ type Event struct {
 	Guard  string `json:"guard,omitempty"`
 	Hook   string `json:"hook,omitempty"`
 	Action string `json:"action,omitempty"`
+	// From and To are the two sides of a transition.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Cost is what a run task's attempt cost.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // record converts an event for the store.
@@ -68,8 +107,8 @@ func (e Event) record() *storepb.Event {
 // host recycles the records of tool-use events, its hottest path.
 func (e Event) fill(r *storepb.Event) {
 	r.Seq, r.UnixNano, r.Kind, r.Agent, r.Session = 0, e.Time.UnixNano(), string(e.Kind), e.Agent, e.Session
-	r.Task, r.Run, r.Message, r.Error, r.Pid, r.Fraction = e.Task, "", e.Message, e.Err, int32(e.PID), e.Fraction
-	r.Guard, r.Hook, r.Action = e.Guard, e.Hook, e.Action
+	r.Task, r.Run, r.Message, r.Error, r.Pid, r.Fraction = e.Task, e.Run, e.Message, e.Err, int32(e.PID), e.Fraction
+	r.Guard, r.Hook, r.Action, r.From, r.To, r.Cost = e.Guard, e.Hook, e.Action, e.From, e.To, e.Cost
 	r.Decision = nil
 	if e.Decision != nil {
 		r.Decision = e.Decision.toRecord()
@@ -94,6 +133,7 @@ func eventFromRecord(r *storepb.Event) Event {
 		Seq: r.GetSeq(), Time: time.Unix(0, r.GetUnixNano()), Kind: EventKind(r.GetKind()), Agent: r.GetAgent(),
 		Session: r.GetSession(), Task: r.GetTask(), Message: r.GetMessage(), Err: r.GetError(),
 		PID: int(r.GetPid()), Fraction: r.GetFraction(), Guard: r.GetGuard(), Hook: r.GetHook(), Action: r.GetAction(),
+		Run: r.GetRun(), From: r.GetFrom(), To: r.GetTo(), Cost: r.GetCost(),
 	}
 	if tu := r.GetToolUse(); tu != nil {
 		u := toolUseFromRecord(tu)

@@ -41,11 +41,11 @@ type Gate struct {
 func (h *Host) Guards() *guard.Set { return h.guards.Load() }
 
 // guardTask is a task as guards see it.
-func guardTask(t Task, attempt int) guard.Task {
+func guardTask(t Task) guard.Task {
 	return guard.Task{
 		ID: t.ID, Name: t.Name, Agent: t.Agent, Prompt: t.Prompt,
 		Files: t.Hints.Files, Directories: t.Hints.Directories, Technologies: t.Hints.Technologies,
-		Attempt: attempt, Metadata: t.Metadata,
+		Attempt: max(t.Attempt, 1), Metadata: t.Metadata,
 	}
 }
 
@@ -63,14 +63,15 @@ func (s *session) guardSessionLocked(now time.Time, lists bool) guard.Session {
 	return gs
 }
 
-// admit runs the task_admission guards on a task.
-func (h *Host) admit(t Task) error {
+// admit runs the task_admission guards on a task; run is the run it
+// belongs to, zero for a task on its own.
+func (h *Host) admit(t Task, run guard.Run) error {
 	gs := h.Guards()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.TaskAdmission, m) {
 		return nil
 	}
-	v := gs.First(guard.TaskAdmission, m, guard.AdmissionEnv{Task: guardTask(t, 1), Now: h.now()})
+	v := gs.First(guard.TaskAdmission, m, guard.AdmissionEnv{Task: guardTask(t), Run: run, Now: h.now()})
 	if v == nil {
 		return nil
 	}
@@ -78,8 +79,9 @@ func (h *Host) admit(t Task) error {
 	return &DeniedError{Task: t.ID, Guard: v.Guard, Message: v.Message}
 }
 
-// gate runs the task_result guards on a task's result.
-func (h *Host) gate(t Task, session string, res sdk.Result) *Gate {
+// gate runs the task_result guards on a task's result; run is the run it
+// belongs to, zero for a task on its own.
+func (h *Host) gate(t Task, session string, res sdk.Result, run guard.Run) *Gate {
 	gs := h.Guards()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.TaskResult, m) {
@@ -87,13 +89,14 @@ func (h *Host) gate(t Task, session string, res sdk.Result) *Gate {
 	}
 	env := guard.ResultEnv{
 		Result: guard.Result{Output: res.Output, Metrics: res.Metrics, Cost: res.Cost},
-		Task:   guardTask(t, 1), Now: h.now(),
+		Task:   guardTask(t), Run: run, Now: h.now(),
 	}
 	v := gs.First(guard.TaskResult, m, env)
 	if v == nil {
 		return nil
 	}
-	h.emitGuard(guard.TaskResult, v, t.Agent, session, t.ID)
+	h.emit(Event{Kind: EventGuardFired, Hook: string(guard.TaskResult), Guard: v.Guard, Action: string(v.Action),
+		Agent: t.Agent, Session: session, Task: t.ID, Run: t.Run, Message: v.Message, Err: errText(v.Err)})
 	return &Gate{Guard: v.Guard, Action: v.Action, Feedback: v.Message, To: v.To, MaxLoops: v.MaxLoops}
 }
 
@@ -111,8 +114,8 @@ func (h *Host) CheckTransition(pipeline, run, from, to string, state map[string]
 		Run: guard.Run{ID: run, Pipeline: pipeline, Stage: from, State: state},
 	})
 	if v != nil {
-		h.emit(Event{Kind: EventGuardFired, Hook: string(guard.Transition), Guard: v.Guard, Action: string(v.Action),
-			Message: fmt.Sprintf("%s -> %s blocked by guard %s: %s", from, to, v.Guard, v.Message)})
+		h.emit(Event{Kind: EventGuardFired, Hook: string(guard.Transition), Guard: v.Guard, Action: string(v.Action), Run: run,
+			From: from, To: to, Message: fmt.Sprintf("%s -> %s blocked by guard %s: %s", from, to, v.Guard, v.Message)})
 	}
 	return v
 }
@@ -127,7 +130,7 @@ func (p *pool) vetoLocked(s *session, score float64, t Task, now time.Time) *gua
 	}
 	env := guard.ReuseEnv{
 		Session: s.guardSessionLocked(now, gs.Uses(guard.SessionReuse, m, "session")),
-		Score:   score, Task: guardTask(t, 1), Now: now,
+		Score:   score, Task: guardTask(t), Now: now,
 	}
 	return gs.First(guard.SessionReuse, m, env)
 }

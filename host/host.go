@@ -96,6 +96,15 @@ type Host struct {
 	reaping  sync.WaitGroup
 	draining sync.WaitGroup
 	reaper   sync.WaitGroup
+
+	// runs are the runs this host executes, or holds while an operation
+	// (cancel, revisit) acts on their records; runsWG counts their loops.
+	runsMu     sync.Mutex
+	runs       map[string]*runExec
+	runsClosed bool
+	runsWG     sync.WaitGroup
+	// lastSweep is when retention last ran (reaper goroutine, and New).
+	lastSweep time.Time
 }
 
 // New starts a host for opts.Config. It spawns nothing until work arrives.
@@ -110,6 +119,7 @@ func New(opts Options) (*Host, error) {
 		now:     opts.Now,
 		store:   opts.Store,
 		pools:   make(map[string]*pool),
+		runs:    make(map[string]*runExec),
 		closing: make(chan struct{}),
 	}
 	if h.logger == nil {
@@ -148,6 +158,10 @@ func New(opts Options) (*Host, error) {
 	if err := h.restore(); err != nil {
 		return fail(err)
 	}
+	if err := h.recoverRuns(); err != nil {
+		return fail(err)
+	}
+	h.sweepRuns()
 	reap := opts.ReapInterval
 	if reap <= 0 {
 		reap = time.Minute
@@ -228,6 +242,9 @@ func (h *Host) reapLoop(every time.Duration) {
 			for _, p := range h.poolList() {
 				p.retireIdle(now)
 			}
+			if now.Sub(h.lastSweep) >= sweepEvery {
+				h.sweepRuns()
+			}
 		}
 	}
 }
@@ -242,6 +259,11 @@ type Task struct {
 	Prompt   string            `json:"prompt"`
 	Hints    sdk.Hints         `json:"hints"`
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// Run, IdempotencyKey and Attempt are set by the host for the tasks
+	// of a run; a task submitted on its own leaves them empty.
+	Run            string `json:"run,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Attempt        int    `json:"attempt,omitempty"`
 }
 
 // Outcome is what Submit returns for a task that ran.
@@ -275,9 +297,15 @@ func (h *Host) Submit(ctx context.Context, t Task) (*Outcome, error) {
 	if t.ID == "" {
 		t.ID = sdk.NewID("task")
 	}
-	if err := h.admit(t); err != nil {
+	if err := h.admit(t, guard.Run{}); err != nil {
 		return nil, err
 	}
+	return h.execute(ctx, p, t, guard.Run{})
+}
+
+// execute places and runs an admitted task. run is the run it belongs
+// to, as its result guards see it.
+func (h *Host) execute(ctx context.Context, p *pool, t Task, run guard.Run) (*Outcome, error) {
 	start := h.now()
 	s, d, err := p.acquire(ctx, t)
 	if err != nil {
@@ -291,7 +319,7 @@ func (h *Host) Submit(ctx context.Context, t Task) (*Outcome, error) {
 		return nil, err
 	}
 	return &Outcome{
-		Gate:     h.gate(t, s.id, res),
+		Gate:     h.gate(t, s.id, res, run),
 		TaskID:   t.ID,
 		Agent:    t.Agent,
 		Session:  s.id,
@@ -437,6 +465,9 @@ func (h *Host) Close(ctx context.Context) error {
 		h.inflightMu.Lock()
 		close(h.closing)
 		h.inflightMu.Unlock()
+		// Runs start no new task; their tasks in flight finish within
+		// the grace period like any other, then the runs pause.
+		h.stopRuns()
 		done := make(chan struct{})
 		go func() {
 			h.inflight.Wait()
@@ -450,6 +481,7 @@ func (h *Host) Close(ctx context.Context) error {
 			<-done
 		}
 		h.hardStopCancel()
+		h.runsWG.Wait()
 		h.reaper.Wait()
 		var wg sync.WaitGroup
 		for _, p := range h.poolList() {

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -283,25 +284,26 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 
 	st := sdk.Task{
 		ID:             t.ID,
+		Run:            t.Run,
 		Name:           t.Name,
 		Session:        s.id,
 		Prompt:         t.Prompt,
 		Hints:          t.Hints,
-		IdempotencyKey: t.ID,
-		Attempt:        1,
+		IdempotencyKey: cmp.Or(t.IdempotencyKey, t.ID),
+		Attempt:        max(t.Attempt, 1),
 		Metadata:       t.Metadata,
 	}
 	s.pool.mu.Lock()
 	remote := s.proc.remote
 	proc := s.proc
 	s.pool.mu.Unlock()
-	th := &taskHost{s: s, task: t.ID, t: t}
+	th := &taskHost{s: s, task: t.ID, t: t, run: h.activeRun(t.Run)}
 	op := "run task " + t.ID
-	h.emit(Event{Kind: EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Message: "started " + t.ID + " on " + s.id})
+	h.emit(Event{Kind: EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
 	res, err := remote.Run(tctx, st, th)
 	if err != nil {
 		err = s.runError(tctx, proc, op, err)
-		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Err: err.Error(), Message: t.ID + " failed"})
+		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed"})
 		return res, sdk.ContextArtifact{}, err
 	}
 	sctx, scancel := context.WithTimeout(base, summarizeTimeout)
@@ -309,10 +311,10 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 	art, err := remote.Summarize(sctx, t.ID)
 	if err != nil {
 		err = s.runError(sctx, proc, "summarize task "+t.ID, err)
-		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Err: err.Error(), Message: t.ID + " failed"})
+		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed"})
 		return res, art, err
 	}
-	h.emit(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Message: t.ID + " succeeded"})
+	h.emit(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded"})
 	return res, art, nil
 }
 

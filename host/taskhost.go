@@ -31,6 +31,8 @@ type taskHost struct {
 	task string
 	// t is the task, as submitted: pre-tool-use guards see it.
 	t Task
+	// run is the run the task belongs to, nil for a task on its own.
+	run *runExec
 	// buf holds tool-use events not yet handed to the store; spare holds
 	// the records of the last batch, encoded and free to refill.
 	buf      []*storepb.Event
@@ -144,7 +146,10 @@ func (th *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict
 			return sdk.Verdict{}, err
 		}
 	}
-	env := guard.ToolUseEnv{Tool: c.Tool, Input: c.Input, Paths: c.Paths, Task: guardTask(th.t, 1), Now: now}
+	env := guard.ToolUseEnv{Tool: c.Tool, Input: c.Input, Paths: c.Paths, Task: guardTask(th.t), Now: now}
+	if th.run != nil && gs.Uses(guard.PreToolUse, m, "run") {
+		env.Run = th.run.guardRun()
+	}
 	if gs.Uses(guard.PreToolUse, m, "session") {
 		p.mu.Lock()
 		env.Session = th.s.guardSessionLocked(now, true)
@@ -160,8 +165,11 @@ func (th *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict
 
 func (th *taskHost) ReportProgress(_ context.Context, p sdk.Progress) error {
 	th.s.logger.Debug("progress", "task", th.task, "fraction", p.Fraction, "message", p.Message)
-	th.s.pool.h.emit(Event{Kind: EventTaskProgress, Agent: th.s.pool.cfg().Name, Session: th.s.id, Task: th.task,
-		Fraction: p.Fraction, Message: p.Message})
+	if th.run != nil {
+		th.run.progress(th.task, p.Cost)
+	}
+	th.s.pool.h.emit(Event{Kind: EventTaskProgress, Agent: th.s.pool.cfg().Name, Session: th.s.id, Task: th.task, Run: th.t.Run,
+		Fraction: p.Fraction, Message: p.Message, Cost: p.Cost})
 	return nil
 }
 

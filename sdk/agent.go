@@ -65,6 +65,53 @@ type Host interface {
 	// Logger returns a logger whose lines reach the host's log, named by
 	// agent and session.
 	Logger() hclog.Logger
+
+	// The methods below reach the run the task belongs to (Task.Run). A
+	// task outside a run gets ErrNoRun from each.
+
+	// State returns one top-level section of the run's state document, as
+	// JSON, or nil when the section is not set. Section "" returns the
+	// whole document (the sections the agent may read) as one JSON object.
+	// An agent reading a section it does not own for reading gets an
+	// error wrapping ErrNotOwner.
+	State(ctx context.Context, section string) (json.RawMessage, error)
+
+	// SetState replaces one top-level section of the run's state document
+	// with value, encoded as JSON (a json.RawMessage is taken as is; nil
+	// deletes the section). It returns once the write is durable. A
+	// section the agent does not own for writing is refused with an error
+	// wrapping ErrNotOwner that names the agent and the section.
+	SetState(ctx context.Context, section string, value any) error
+
+	// Checkpoint asks for a checkpoint of the run now, labelled label, and
+	// returns its number once it is durable. The host also checkpoints
+	// after every task.
+	Checkpoint(ctx context.Context, label string) (uint64, error)
+
+	// Files lists the files attached to the run. They are immutable: an
+	// agent reads them in place and never writes them.
+	Files(ctx context.Context) ([]File, error)
+
+	// DoneChunks returns the chunks of file already marked done in this
+	// run, in increasing order: a resumed task skips them.
+	DoneChunks(ctx context.Context, file string) ([]int, error)
+
+	// MarkChunk records that chunk of file is done. It returns once the
+	// mark is durable. Write the chunk's output (SetState) first, then
+	// mark it: a crash in between only does the chunk again.
+	MarkChunk(ctx context.Context, file string, chunk int) error
+}
+
+// File is a file attached to a run: content-addressed, identified by its
+// SHA-256 and size, stored once however many runs use it.
+type File struct {
+	// Name is the file's name in the run ("syllabus.md").
+	Name string `json:"name"`
+	// Path is where the agent reads it: an absolute path in the host's
+	// data directory, on the same machine.
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
 }
 
 // Syncer is an optional upgrade of a Host that the host side implements:
@@ -251,6 +298,17 @@ var (
 	// has attached to. It indicates a host that does not follow the
 	// protocol.
 	ErrNotAttached = errors.New("no host attached to this agent")
+
+	// ErrNoRun is returned by the run methods of a Host (State, SetState,
+	// Checkpoint, Files, DoneChunks, MarkChunk) for a task that is not
+	// part of a run.
+	ErrNoRun = errors.New("the task is not part of a run")
+
+	// ErrNotOwner is wrapped by the error of a state read or write outside
+	// the sections the run's config lets the agent read or write. Hosts
+	// treat a task that fails with it as failed for good: retrying the
+	// same code writes the same section again.
+	ErrNotOwner = errors.New("section not owned by the agent")
 )
 
 // Permanent marks err as a failure that should not be retried.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -247,6 +248,90 @@ func (s *hostServer) Progress(ctx context.Context, m *agentpb.ProgressReport) (*
 		return nil, toStatus(err)
 	}
 	return &agentpb.ProgressAck{}, nil
+}
+
+func (s *hostServer) GetState(ctx context.Context, m *agentpb.StateRequest) (*agentpb.StateValue, error) {
+	h, err := s.c.host(m.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	v, err := h.State(ctx, m.GetSection())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &agentpb.StateValue{TaskId: m.GetTaskId(), Section: m.GetSection(), ValueJson: v}, nil
+}
+
+func (s *hostServer) SetState(ctx context.Context, m *agentpb.StateValue) (*agentpb.StateAck, error) {
+	h, err := s.c.host(m.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if b := m.GetValueJson(); len(b) > 0 {
+		if !json.Valid(b) {
+			return nil, status.Errorf(codes.InvalidArgument, "state section %q: value is not valid JSON", m.GetSection())
+		}
+		v = json.RawMessage(b)
+	}
+	if err := h.SetState(ctx, m.GetSection(), v); err != nil {
+		return nil, toStatus(err)
+	}
+	return &agentpb.StateAck{}, nil
+}
+
+func (s *hostServer) Checkpoint(ctx context.Context, m *agentpb.CheckpointRequest) (*agentpb.CheckpointAck, error) {
+	h, err := s.c.host(m.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	n, err := h.Checkpoint(ctx, m.GetLabel())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &agentpb.CheckpointAck{Checkpoint: n}, nil
+}
+
+func (s *hostServer) Files(ctx context.Context, m *agentpb.FilesRequest) (*agentpb.FileList, error) {
+	h, err := s.c.host(m.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	fs, err := h.Files(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return filesToWire(fs), nil
+}
+
+func (s *hostServer) Chunks(ctx context.Context, m *agentpb.ChunksRequest) (*agentpb.ChunkList, error) {
+	h, err := s.c.host(m.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	done, err := h.DoneChunks(ctx, m.GetFile())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &agentpb.ChunkList{Done: make([]int32, len(done))}
+	for i, c := range done {
+		out.Done[i] = int32(c)
+	}
+	return out, nil
+}
+
+func (s *hostServer) MarkChunk(ctx context.Context, m *agentpb.ChunkMark) (*agentpb.ChunkAck, error) {
+	h, err := s.c.host(m.GetTaskId())
+	if err != nil {
+		return nil, err
+	}
+	if m.GetChunk() < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "chunk %d of %s: chunks are numbered from 0", m.GetChunk(), m.GetFile())
+	}
+	if err := h.MarkChunk(ctx, m.GetFile(), int(m.GetChunk())); err != nil {
+		return nil, toStatus(err)
+	}
+	return &agentpb.ChunkAck{}, nil
 }
 
 // NewID returns a random identifier with the given prefix, such as

@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -259,6 +261,98 @@ func (h *taskHost) ReportProgress(ctx context.Context, p Progress) error {
 }
 
 func (h *taskHost) Logger() hclog.Logger { return h.logger }
+
+func (h *taskHost) State(ctx context.Context, section string) (json.RawMessage, error) {
+	if h.rpc == nil {
+		return nil, ErrNotAttached
+	}
+	v, err := h.rpc.GetState(ctx, &agentpb.StateRequest{TaskId: h.taskID, Section: section})
+	if err != nil {
+		return nil, fromStatus(ctx, "read run state", err)
+	}
+	if len(v.GetValueJson()) == 0 {
+		return nil, nil
+	}
+	return v.GetValueJson(), nil
+}
+
+func (h *taskHost) SetState(ctx context.Context, section string, value any) error {
+	if h.rpc == nil {
+		return ErrNotAttached
+	}
+	b, err := encodeState(section, value)
+	if err != nil {
+		return err
+	}
+	_, err = h.rpc.SetState(ctx, &agentpb.StateValue{TaskId: h.taskID, Section: section, ValueJson: b})
+	return fromStatus(ctx, "write run state", err)
+}
+
+// encodeState encodes a state section's new value; nil deletes it.
+func encodeState(section string, value any) ([]byte, error) {
+	switch v := value.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		if !json.Valid(v) {
+			return nil, fmt.Errorf("state section %q: value is not valid JSON", section)
+		}
+		return v, nil
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("state section %q: value is not JSON-encodable: %w", section, err)
+	}
+	return b, nil
+}
+
+func (h *taskHost) Checkpoint(ctx context.Context, label string) (uint64, error) {
+	if h.rpc == nil {
+		return 0, ErrNotAttached
+	}
+	ack, err := h.rpc.Checkpoint(ctx, &agentpb.CheckpointRequest{TaskId: h.taskID, Label: label})
+	if err != nil {
+		return 0, fromStatus(ctx, "checkpoint", err)
+	}
+	return ack.GetCheckpoint(), nil
+}
+
+func (h *taskHost) Files(ctx context.Context) ([]File, error) {
+	if h.rpc == nil {
+		return nil, ErrNotAttached
+	}
+	m, err := h.rpc.Files(ctx, &agentpb.FilesRequest{TaskId: h.taskID})
+	if err != nil {
+		return nil, fromStatus(ctx, "list run files", err)
+	}
+	return filesFromWire(m), nil
+}
+
+func (h *taskHost) DoneChunks(ctx context.Context, file string) ([]int, error) {
+	if h.rpc == nil {
+		return nil, ErrNotAttached
+	}
+	m, err := h.rpc.Chunks(ctx, &agentpb.ChunksRequest{TaskId: h.taskID, File: file})
+	if err != nil {
+		return nil, fromStatus(ctx, "read chunk progress", err)
+	}
+	out := make([]int, len(m.GetDone()))
+	for i, c := range m.GetDone() {
+		out[i] = int(c)
+	}
+	return out, nil
+}
+
+func (h *taskHost) MarkChunk(ctx context.Context, file string, chunk int) error {
+	if h.rpc == nil {
+		return ErrNotAttached
+	}
+	if chunk < 0 || chunk > math.MaxInt32 {
+		return fmt.Errorf("chunk %d of %s: chunks are numbered from 0 to %d", chunk, file, math.MaxInt32)
+	}
+	_, err := h.rpc.MarkChunk(ctx, &agentpb.ChunkMark{TaskId: h.taskID, File: file, Chunk: int32(chunk)})
+	return fromStatus(ctx, "mark chunk done", err)
+}
 
 var (
 	_ agentpb.AgentServer = (*agentServer)(nil)

@@ -194,6 +194,22 @@ func toolCallFromWire(m *agentpb.ToolCall) (ToolCall, error) {
 	return c, nil
 }
 
+func filesToWire(fs []File) *agentpb.FileList {
+	out := &agentpb.FileList{Files: make([]*agentpb.RunFile, len(fs))}
+	for i, f := range fs {
+		out.Files[i] = &agentpb.RunFile{Name: f.Name, Path: f.Path, Sha256: f.SHA256, Size: f.Size}
+	}
+	return out
+}
+
+func filesFromWire(m *agentpb.FileList) []File {
+	out := make([]File, len(m.GetFiles()))
+	for i, f := range m.GetFiles() {
+		out[i] = File{Name: f.GetName(), Path: f.GetPath(), SHA256: f.GetSha256(), Size: f.GetSize()}
+	}
+	return out
+}
+
 // toStatus maps an error returned by an agent or host implementation to a
 // gRPC status, so that its kind survives the process boundary.
 func toStatus(err error) error {
@@ -212,9 +228,20 @@ func toStatus(err error) error {
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrStateNotSupported):
 		return status.Error(codes.Unimplemented, err.Error())
+	case errors.Is(err, ErrNotOwner):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, ErrNoRun):
+		return status.Error(codes.OutOfRange, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())
 }
+
+// ownerError is ErrNotOwner as it comes back across the wire: the host's
+// message (naming the agent and the section) is the whole text.
+type ownerError struct{ msg string }
+
+func (e *ownerError) Error() string        { return e.msg }
+func (e *ownerError) Is(target error) bool { return target == ErrNotOwner }
 
 // panicPrefix starts the message of a panic the plugin recovered.
 const panicPrefix = "agent panicked in "
@@ -261,6 +288,10 @@ func fromStatus(ctx context.Context, op string, err error) error {
 		}
 	case codes.Unavailable:
 		return fmt.Errorf("%s: %s: %w", op, msg, ErrConnectionLost)
+	case codes.PermissionDenied:
+		return fmt.Errorf("%s: %w", op, &ownerError{msg})
+	case codes.OutOfRange:
+		return fmt.Errorf("%s: %s: %w", op, msg, ErrNoRun)
 	}
 	return fmt.Errorf("%s: %s", op, msg)
 }

@@ -82,33 +82,6 @@ func (c *Config) Pipeline(name string) *Pipeline {
 	return nil
 }
 
-// Pipeline is a graph of tasks run together: `pipeline "name" { ... }`.
-type Pipeline struct {
-	Name        string
-	Description string
-	// Parallel is how many of its tasks may run at once.
-	Parallel int
-	// Tasks in the order the file declares them; that order breaks ties
-	// between tasks ready at the same time.
-	Tasks []*PipelineTask
-}
-
-// PipelineTask is one `task "name" { ... }` of a pipeline.
-type PipelineTask struct {
-	Name      string
-	Agent     string
-	Prompt    string
-	Hints     Hints
-	DependsOn []string
-}
-
-// Hints are a task's hints as written in the file.
-type Hints struct {
-	Files        []string
-	Directories  []string
-	Technologies []string
-}
-
 // Matcher tunes how tasks are placed on sessions.
 type Matcher struct {
 	Weights   matcher.Weights

@@ -67,6 +67,9 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 		}
 		if rg.BackTo != nil {
 			spec.To = *rg.BackTo
+			if !v.partial && !hasTask(cfg, spec.To) {
+				v.errorf(at("back_to"), "Unknown task", "Guard %q sends work back to task %q, which no pipeline has. Name a task the gated task depends on.", rg.Name, spec.To)
+			}
 		}
 		if rg.MaxLoops != nil {
 			spec.MaxLoops = *rg.MaxLoops
@@ -89,6 +92,15 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 		}
 		cfg.Guards = append(cfg.Guards, rule)
 	}
+}
+
+func hasTask(cfg *Config, name string) bool {
+	for _, p := range cfg.Pipelines {
+		if p.Task(name) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func firstSet(from []string, a, b string) string {

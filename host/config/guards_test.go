@@ -29,6 +29,7 @@ func TestGuardErrorPositions(t *testing.T) {
 		{"stage filter on a tool guard", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  from = [\"a\"]\n  condition = \"true\"\n}\n", "t.hcl:3:10", "from and to name the stages of a transition"},
 		{"unknown agent", "agent \"coder\" {\n  bundled = \"gotour\"\n}\nguard \"g\" {\n  hook = \"pre_tool_use\"\n  agents = [\"codr\"]\n  condition = \"true\"\n}\n", "t.hcl:6:12", `names agent "codr", which is not configured (did you mean "coder"?)`},
 		{"duplicate", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"true\"\n}\nguard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"true\"\n}\n", "t.hcl:5:1", `A guard named "g" is already declared`},
+		{"send back to no task", "guard \"g\" {\n  hook = \"task_result\"\n  action = \"send_back\"\n  back_to = \"scirpt\"\n  condition = \"true\"\n}\n", "t.hcl:4:13", `sends work back to task "scirpt", which no pipeline has`},
 		{"missing condition", "guard \"g\" {\n  hook = \"pre_tool_use\"\n}\n", "t.hcl:1:1", `Guard "g" needs a condition`},
 	}
 	for _, tt := range tests {
@@ -52,6 +53,14 @@ func TestGuardErrorPositions(t *testing.T) {
 func TestParseGuards(t *testing.T) {
 	src := `
 agent "coder" { bundled = "gotour" }
+pipeline "podcast" {
+  agent = "coder"
+  task "script" { prompt = "write" }
+  task "evaluate" {
+    prompt     = "judge"
+    depends_on = ["script"]
+  }
+}
 guard "no-secrets" {
   hook      = "pre_tool_use"
   agents    = ["coder"]

@@ -1,6 +1,7 @@
 // Package store keeps hearth's state in Badger: sessions and their
-// fingerprints, exported agent state, the append-only event log and
-// placement decisions. It is the only package that imports Badger.
+// fingerprints, exported agent state, the append-only event log,
+// placement decisions, and runs with their checkpoints, outputs and
+// files. It is the only package that imports Badger.
 //
 // # Key layout
 //
@@ -12,10 +13,22 @@
 //	s/<session>                 Session: status, counters, fingerprint
 //	t/<session>                 the agent's exported state for a session
 //	e/<stream>/<seq>            EventChunk: events of one stream (a session
-//	                            ID such as "gotour-1a2b3c4d", or "host")
-//	                            numbered seq, seq+1, ...
+//	                            ID such as "gotour-1a2b3c4d", a run ID, or
+//	                            "host") numbered seq, seq+1, ...
 //	d/<seq>                     Event of kind "decision": every placement
 //	x/<session>/<seq>           (empty) decision <seq> involved <session>
+//	r/<run>                     Run: the run's head (status, stage, cost,
+//	                            state document, chunk progress, files)
+//	g/<run>                     RunGraph: its pipeline, as at creation
+//	rt/<run>/<task>             RunTask: where one task stands
+//	c/<run>/<seq>               Checkpoint: immutable, numbered from 1
+//	o/<run>/<task>/<version>    TaskOutput: result and context artifact,
+//	                            version as 4 big-endian bytes, immutable
+//	fr/<sha256>/<run>           (empty) run <run> uses file <sha256>
+//
+// File contents live beside Badger, in files/<sha256[:2]>/<sha256> under
+// the data directory: stored once by content, read-only, removed when no
+// run refers to them (fr/).
 //
 // Event sequence numbers are global and increase with time, so merging the
 // streams by sequence gives the host's history in order. A crash may leave

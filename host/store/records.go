@@ -11,8 +11,21 @@ import (
 	"github.com/hearth-dev/hearth/host/store/storepb"
 )
 
-// HostStream is the event stream of events that belong to no session.
+// HostStream is the event stream of events that belong to no session
+// and no run.
 const HostStream = "host"
+
+// StreamOf is the stream an event is stored in: its session's, else its
+// run's, else the host's.
+func StreamOf(ev *storepb.Event) string {
+	switch {
+	case ev.GetSession() != "":
+		return ev.GetSession()
+	case ev.GetRun() != "":
+		return ev.GetRun()
+	}
+	return HostStream
+}
 
 // PutSession stores a session record, durably.
 func (s *Store) PutSession(ctx context.Context, rec *storepb.Session) error {
@@ -125,8 +138,8 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 }
 
 // Append assigns ev its sequence number and queues it. The event is
-// durable once the returned Pending's Wait returns nil. An event without a
-// session goes to the host stream; a decision goes to the decision list
+// durable once the returned Pending's Wait returns nil. It goes to the
+// stream StreamOf names; a decision goes to the decision list
 // and to the index of every session it involved.
 func (s *Store) Append(ev *storepb.Event) *Pending {
 	if d := ev.GetDecision(); d != nil {
@@ -176,15 +189,12 @@ func (s *Store) AppendBatch(evs []*storepb.Event) *Pending {
 	if err != nil {
 		return failed(err)
 	}
-	stream := evs[0].GetSession()
+	stream := StreamOf(evs[0])
 	for i, ev := range evs {
-		if ev.GetSession() != stream {
-			return failed(fmt.Errorf("a chunk holds events of one stream: %q and %q", stream, ev.GetSession()))
+		if s := StreamOf(ev); s != stream {
+			return failed(fmt.Errorf("a chunk holds events of one stream: %q and %q", stream, s))
 		}
 		ev.Seq = first + uint64(i)
-	}
-	if stream == "" {
-		stream = HostStream
 	}
 	// The chunk is encoded into a slab recycled once committed (Badger
 	// has copied it by then): an allocation per chunk was the largest

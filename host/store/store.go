@@ -76,11 +76,12 @@ type Options struct {
 // Store is hearth's Badger database. Its methods are safe for concurrent
 // use.
 type Store struct {
-	db     *badger.DB
-	dir    string
-	logger hclog.Logger
-	seq    *badger.Sequence
-	seqMu  sync.Mutex
+	db       *badger.DB
+	dir      string
+	inMemory bool
+	logger   hclog.Logger
+	seq      *badger.Sequence
+	seqMu    sync.Mutex
 
 	queue    chan *write
 	stopGC   chan struct{}
@@ -110,11 +111,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 	}
 	s := &Store{
-		db:     db,
-		dir:    dir,
-		logger: logger,
-		queue:  make(chan *write, 8192),
-		stopGC: make(chan struct{}),
+		db:       db,
+		dir:      dir,
+		inMemory: opts.InMemory,
+		logger:   logger,
+		queue:    make(chan *write, 8192),
+		stopGC:   make(chan struct{}),
 	}
 	if err := s.checkLayout(); err != nil {
 		db.Close()

@@ -29,6 +29,25 @@
 //	                  state included
 //	enter / leave     count this task in and out of the agent's running
 //	                  tasks; metric running_max is the most seen at once
+//	failuntil:N       fail (to be retried) every attempt before attempt N
+//	attempt           append "attempt=N key=KEY"
+//	prompt            append the whole prompt, context and feedback included
+//	set:SECTION=JSON  write a section of the run's state
+//	get:SECTION       append a section of the run's state
+//	checkpoint:LABEL  ask for a checkpoint; append its number
+//	files             append the run's files as name=size
+//	chunks:FILE:N     do chunks 0..N-1 of FILE that are not done, marking
+//	                  each; append "did=..." and "skipped=..."
+//	chunks:FILE:N:K   the same, but exit the process after K chunks
+//	roundmetric:NAME=V1,V2,...  set metric NAME to the value for the task's
+//	                  round (the n of its idempotency key run/task/n)
+//	append:FILE=TEXT  append the line TEXT to FILE
+//	ckfile:FILE:LABEL ask for a checkpoint and append its number to FILE
+//	                  once it is acknowledged
+//
+// A prompt from a run has the context of earlier steps before the script
+// and feedback after it, in paragraphs of their own: the script is the
+// first paragraph whose every step is known.
 package testagent
 
 import (
@@ -76,7 +95,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		res = sdk.Result{Metrics: map[string]float64{}}
 		art sdk.ContextArtifact
 	)
-	for step := range strings.SplitSeq(t.Prompt, ";") {
+	for step := range strings.SplitSeq(script(t.Prompt), ";") {
 		verb, arg, _ := strings.Cut(strings.TrimSpace(step), ":")
 		switch verb {
 		case "":
@@ -204,6 +223,72 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			if err := os.WriteFile(arg, nil, 0o644); err != nil {
 				return res, err
 			}
+		case "failuntil":
+			n, _ := strconv.Atoi(arg)
+			if t.Attempt < n {
+				return res, fmt.Errorf("attempt %d fails, as scripted", t.Attempt)
+			}
+		case "attempt":
+			out = append(out, fmt.Sprintf("attempt=%d key=%s", t.Attempt, t.IdempotencyKey))
+		case "prompt":
+			out = append(out, t.Prompt)
+		case "set":
+			sec, val, _ := strings.Cut(arg, "=")
+			if err := h.SetState(ctx, sec, json.RawMessage(val)); err != nil {
+				return res, err
+			}
+		case "get":
+			v, err := h.State(ctx, arg)
+			if err != nil {
+				return res, err
+			}
+			out = append(out, string(v))
+		case "checkpoint":
+			n, err := h.Checkpoint(ctx, arg)
+			if err != nil {
+				return res, err
+			}
+			out = append(out, fmt.Sprintf("checkpoint=%d", n))
+		case "files":
+			fs, err := h.Files(ctx)
+			if err != nil {
+				return res, err
+			}
+			for _, f := range fs {
+				b, err := os.ReadFile(f.Path)
+				if err != nil {
+					return res, err
+				}
+				out = append(out, fmt.Sprintf("%s=%d", f.Name, len(b)))
+			}
+		case "roundmetric":
+			name, vals, _ := strings.Cut(arg, "=")
+			list := strings.Split(vals, ",")
+			round := 1
+			if i := strings.LastIndexByte(t.IdempotencyKey, '/'); i >= 0 {
+				round, _ = strconv.Atoi(t.IdempotencyKey[i+1:])
+			}
+			res.Metrics[name], _ = strconv.ParseFloat(list[min(max(round, 1), len(list))-1], 64)
+		case "append":
+			file, text, _ := strings.Cut(arg, "=")
+			if err := appendLine(file, text); err != nil {
+				return res, err
+			}
+		case "ckfile":
+			file, label, _ := strings.Cut(arg, ":")
+			n, err := h.Checkpoint(ctx, label)
+			if err != nil {
+				return res, err
+			}
+			if err := appendLine(file, strconv.FormatUint(n, 10)); err != nil {
+				return res, err
+			}
+		case "chunks":
+			o, err := chunks(ctx, h, arg)
+			if err != nil {
+				return res, err
+			}
+			out = append(out, o)
 		default:
 			return res, sdk.Permanent(fmt.Errorf("testagent: unknown step %q", step))
 		}
@@ -214,6 +299,77 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 	a.mu.Unlock()
 	res.Output = strings.Join(out, " ")
 	return res, nil
+}
+
+// known lists the steps Run understands.
+var known = []string{"", "echo", "read", "tools", "checks", "sleep", "hang", "crash", "panic", "fail", "permanent",
+	"progress", "cost", "metric", "pid", "child", "seen", "enter", "leave", "sdkchild", "wait", "touch",
+	"failuntil", "attempt", "prompt", "set", "get", "checkpoint", "files", "chunks", "roundmetric", "append", "ckfile"}
+
+func appendLine(file, text string) error {
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(f, text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// script finds the script in a prompt: the first paragraph whose steps are
+// all known, or the whole prompt.
+func script(prompt string) string {
+	for para := range strings.SplitSeq(prompt, "\n\n") {
+		ok := true
+		for step := range strings.SplitSeq(para, ";") {
+			verb, _, _ := strings.Cut(strings.TrimSpace(step), ":")
+			if !slices.Contains(known, verb) {
+				ok = false
+				break
+			}
+		}
+		if ok && strings.TrimSpace(para) != "" {
+			return para
+		}
+	}
+	return prompt
+}
+
+// chunks does the chunks step: "FILE:N" or "FILE:N:K".
+func chunks(ctx context.Context, h sdk.Host, arg string) (string, error) {
+	parts := strings.Split(arg, ":")
+	if len(parts) < 2 {
+		return "", sdk.Permanent(fmt.Errorf("chunks:%s: want FILE:N[:K]", arg))
+	}
+	n, _ := strconv.Atoi(parts[1])
+	crashAfter := -1
+	if len(parts) > 2 {
+		crashAfter, _ = strconv.Atoi(parts[2])
+	}
+	done, err := h.DoneChunks(ctx, parts[0])
+	if err != nil {
+		return "", err
+	}
+	var did []string
+	for c := range n {
+		if slices.Contains(done, c) {
+			continue
+		}
+		if err := h.MarkChunk(ctx, parts[0], c); err != nil {
+			return "", err
+		}
+		did = append(did, strconv.Itoa(c))
+		if len(did) == crashAfter {
+			os.Exit(2)
+		}
+	}
+	skipped := make([]string, len(done))
+	for i, c := range done {
+		skipped[i] = strconv.Itoa(c)
+	}
+	return fmt.Sprintf("did=%s skipped=%s", strings.Join(did, ","), strings.Join(skipped, ",")), nil
 }
 
 // FloodToolUse is the tool use the tools step reports: about 512 bytes on

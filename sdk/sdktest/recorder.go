@@ -38,6 +38,7 @@ type Recorder struct {
 	calls    map[string][]Call
 	progress map[string][]sdk.Progress
 	syncs    map[string]int
+	run      *Run
 }
 
 // NewRecorder returns a Recorder that answers with p, or allows every tool

@@ -79,6 +79,128 @@ func (SessionStatus) EnumDescriptor() ([]byte, []int) {
 	return file_store_proto_rawDescGZIP(), []int{0}
 }
 
+type RunStatus int32
+
+const (
+	RunStatus_RUN_STATUS_UNSPECIFIED RunStatus = 0
+	RunStatus_RUN_CREATED            RunStatus = 1
+	RunStatus_RUN_RUNNING            RunStatus = 2
+	RunStatus_RUN_PAUSED             RunStatus = 3
+	RunStatus_RUN_COMPLETED          RunStatus = 4
+	RunStatus_RUN_FAILED             RunStatus = 5
+	RunStatus_RUN_CANCELLED          RunStatus = 6
+)
+
+// Enum value maps for RunStatus.
+var (
+	RunStatus_name = map[int32]string{
+		0: "RUN_STATUS_UNSPECIFIED",
+		1: "RUN_CREATED",
+		2: "RUN_RUNNING",
+		3: "RUN_PAUSED",
+		4: "RUN_COMPLETED",
+		5: "RUN_FAILED",
+		6: "RUN_CANCELLED",
+	}
+	RunStatus_value = map[string]int32{
+		"RUN_STATUS_UNSPECIFIED": 0,
+		"RUN_CREATED":            1,
+		"RUN_RUNNING":            2,
+		"RUN_PAUSED":             3,
+		"RUN_COMPLETED":          4,
+		"RUN_FAILED":             5,
+		"RUN_CANCELLED":          6,
+	}
+)
+
+func (x RunStatus) Enum() *RunStatus {
+	p := new(RunStatus)
+	*p = x
+	return p
+}
+
+func (x RunStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RunStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_store_proto_enumTypes[1].Descriptor()
+}
+
+func (RunStatus) Type() protoreflect.EnumType {
+	return &file_store_proto_enumTypes[1]
+}
+
+func (x RunStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RunStatus.Descriptor instead.
+func (RunStatus) EnumDescriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{1}
+}
+
+type TaskStatus int32
+
+const (
+	TaskStatus_TASK_STATUS_UNSPECIFIED TaskStatus = 0
+	TaskStatus_TASK_PENDING            TaskStatus = 1
+	TaskStatus_TASK_RUNNING            TaskStatus = 2
+	TaskStatus_TASK_SUCCEEDED          TaskStatus = 3
+	TaskStatus_TASK_FAILED             TaskStatus = 4
+	TaskStatus_TASK_RETRYING           TaskStatus = 5
+	TaskStatus_TASK_SKIPPED            TaskStatus = 6
+)
+
+// Enum value maps for TaskStatus.
+var (
+	TaskStatus_name = map[int32]string{
+		0: "TASK_STATUS_UNSPECIFIED",
+		1: "TASK_PENDING",
+		2: "TASK_RUNNING",
+		3: "TASK_SUCCEEDED",
+		4: "TASK_FAILED",
+		5: "TASK_RETRYING",
+		6: "TASK_SKIPPED",
+	}
+	TaskStatus_value = map[string]int32{
+		"TASK_STATUS_UNSPECIFIED": 0,
+		"TASK_PENDING":            1,
+		"TASK_RUNNING":            2,
+		"TASK_SUCCEEDED":          3,
+		"TASK_FAILED":             4,
+		"TASK_RETRYING":           5,
+		"TASK_SKIPPED":            6,
+	}
+)
+
+func (x TaskStatus) Enum() *TaskStatus {
+	p := new(TaskStatus)
+	*p = x
+	return p
+}
+
+func (x TaskStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_store_proto_enumTypes[2].Descriptor()
+}
+
+func (TaskStatus) Type() protoreflect.EnumType {
+	return &file_store_proto_enumTypes[2]
+}
+
+func (x TaskStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskStatus.Descriptor instead.
+func (TaskStatus) EnumDescriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{2}
+}
+
 // Session is one session of an agent and its fingerprint.
 type Session struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
@@ -704,23 +826,28 @@ func (x *Decision) GetVetoed() []string {
 
 // Event is one entry of the append-only event log.
 type Event struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	UnixNano      int64                  `protobuf:"varint,2,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
-	Kind          string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
-	Agent         string                 `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
-	Session       string                 `protobuf:"bytes,5,opt,name=session,proto3" json:"session,omitempty"`
-	Task          string                 `protobuf:"bytes,6,opt,name=task,proto3" json:"task,omitempty"`
-	Run           string                 `protobuf:"bytes,7,opt,name=run,proto3" json:"run,omitempty"`
-	Message       string                 `protobuf:"bytes,8,opt,name=message,proto3" json:"message,omitempty"`
-	Error         string                 `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
-	Pid           int32                  `protobuf:"varint,10,opt,name=pid,proto3" json:"pid,omitempty"`
-	Fraction      float64                `protobuf:"fixed64,11,opt,name=fraction,proto3" json:"fraction,omitempty"`
-	ToolUse       *ToolUse               `protobuf:"bytes,12,opt,name=tool_use,json=toolUse,proto3" json:"tool_use,omitempty"`
-	Decision      *Decision              `protobuf:"bytes,13,opt,name=decision,proto3" json:"decision,omitempty"`
-	Guard         string                 `protobuf:"bytes,14,opt,name=guard,proto3" json:"guard,omitempty"`
-	Hook          string                 `protobuf:"bytes,15,opt,name=hook,proto3" json:"hook,omitempty"`
-	Action        string                 `protobuf:"bytes,16,opt,name=action,proto3" json:"action,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Seq      uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	UnixNano int64                  `protobuf:"varint,2,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
+	Kind     string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Agent    string                 `protobuf:"bytes,4,opt,name=agent,proto3" json:"agent,omitempty"`
+	Session  string                 `protobuf:"bytes,5,opt,name=session,proto3" json:"session,omitempty"`
+	Task     string                 `protobuf:"bytes,6,opt,name=task,proto3" json:"task,omitempty"`
+	Run      string                 `protobuf:"bytes,7,opt,name=run,proto3" json:"run,omitempty"`
+	Message  string                 `protobuf:"bytes,8,opt,name=message,proto3" json:"message,omitempty"`
+	Error    string                 `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	Pid      int32                  `protobuf:"varint,10,opt,name=pid,proto3" json:"pid,omitempty"`
+	Fraction float64                `protobuf:"fixed64,11,opt,name=fraction,proto3" json:"fraction,omitempty"`
+	ToolUse  *ToolUse               `protobuf:"bytes,12,opt,name=tool_use,json=toolUse,proto3" json:"tool_use,omitempty"`
+	Decision *Decision              `protobuf:"bytes,13,opt,name=decision,proto3" json:"decision,omitempty"`
+	Guard    string                 `protobuf:"bytes,14,opt,name=guard,proto3" json:"guard,omitempty"`
+	Hook     string                 `protobuf:"bytes,15,opt,name=hook,proto3" json:"hook,omitempty"`
+	Action   string                 `protobuf:"bytes,16,opt,name=action,proto3" json:"action,omitempty"`
+	// from and to are the two sides of a transition: a run's or a task's
+	// status, or a run's stage.
+	From          string  `protobuf:"bytes,17,opt,name=from,proto3" json:"from,omitempty"`
+	To            string  `protobuf:"bytes,18,opt,name=to,proto3" json:"to,omitempty"`
+	Cost          float64 `protobuf:"fixed64,19,opt,name=cost,proto3" json:"cost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -867,6 +994,27 @@ func (x *Event) GetAction() string {
 	return ""
 }
 
+func (x *Event) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *Event) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *Event) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
 // EventChunk is a run of events of one stream with consecutive sequence
 // numbers, stored as one value under the key of its first event. A write
 // per event cost Badger's per-entry work 256 times per batch of tool uses.
@@ -912,6 +1060,1279 @@ func (x *EventChunk) GetEvents() []*Event {
 		return x.Events
 	}
 	return nil
+}
+
+// Run is the head of a run: the parts that change as it goes. Its task
+// graph is a RunGraph, its tasks are RunTask records, each under its own
+// key, so that a task's progress rewrites one small record.
+type Run struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Pipeline string                 `protobuf:"bytes,2,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Status   RunStatus              `protobuf:"varint,3,opt,name=status,proto3,enum=hearth.store.v1.RunStatus" json:"status,omitempty"`
+	// reason says why the run is in its status: the escalation report of a
+	// failed or paused run.
+	Reason          string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	CreatedUnixNano int64  `protobuf:"varint,5,opt,name=created_unix_nano,json=createdUnixNano,proto3" json:"created_unix_nano,omitempty"`
+	UpdatedUnixNano int64  `protobuf:"varint,6,opt,name=updated_unix_nano,json=updatedUnixNano,proto3" json:"updated_unix_nano,omitempty"`
+	// last_activity is the last task start or end or state write: what
+	// retention measures idleness from.
+	LastActivityUnixNano int64   `protobuf:"varint,7,opt,name=last_activity_unix_nano,json=lastActivityUnixNano,proto3" json:"last_activity_unix_nano,omitempty"`
+	FinishedUnixNano     int64   `protobuf:"varint,8,opt,name=finished_unix_nano,json=finishedUnixNano,proto3" json:"finished_unix_nano,omitempty"`
+	Budget               float64 `protobuf:"fixed64,9,opt,name=budget,proto3" json:"budget,omitempty"`
+	Cost                 float64 `protobuf:"fixed64,10,opt,name=cost,proto3" json:"cost,omitempty"`
+	Stage                string  `protobuf:"bytes,11,opt,name=stage,proto3" json:"stage,omitempty"`
+	// state_json is the state document, a JSON object of sections.
+	StateJson []byte `protobuf:"bytes,12,opt,name=state_json,json=stateJson,proto3" json:"state_json,omitempty"`
+	// chunks holds, per file name, the chunks marked done.
+	Chunks map[string]*ChunkSet `protobuf:"bytes,13,rep,name=chunks,proto3" json:"chunks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// checkpoint is the newest checkpoint's number.
+	Checkpoint uint64     `protobuf:"varint,14,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	ForkedFrom string     `protobuf:"bytes,15,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	ForkedAt   uint64     `protobuf:"varint,16,opt,name=forked_at,json=forkedAt,proto3" json:"forked_at,omitempty"`
+	Abandoned  bool       `protobuf:"varint,17,opt,name=abandoned,proto3" json:"abandoned,omitempty"`
+	Files      []*RunFile `protobuf:"bytes,18,rep,name=files,proto3" json:"files,omitempty"`
+	// gate_loops counts, per guard, the times a quality gate sent work
+	// back or asked for a retry.
+	GateLoops       map[string]int32 `protobuf:"bytes,19,rep,name=gate_loops,json=gateLoops,proto3" json:"gate_loops,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Revisions       []*Revision      `protobuf:"bytes,20,rep,name=revisions,proto3" json:"revisions,omitempty"`
+	TasksTotal      int32            `protobuf:"varint,21,opt,name=tasks_total,json=tasksTotal,proto3" json:"tasks_total,omitempty"`
+	TasksSucceeded  int32            `protobuf:"varint,22,opt,name=tasks_succeeded,json=tasksSucceeded,proto3" json:"tasks_succeeded,omitempty"`
+	TasksFailed     int32            `protobuf:"varint,23,opt,name=tasks_failed,json=tasksFailed,proto3" json:"tasks_failed,omitempty"`
+	TasksSkipped    int32            `protobuf:"varint,24,opt,name=tasks_skipped,json=tasksSkipped,proto3" json:"tasks_skipped,omitempty"`
+	StartedUnixNano int64            `protobuf:"varint,25,opt,name=started_unix_nano,json=startedUnixNano,proto3" json:"started_unix_nano,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Run) Reset() {
+	*x = Run{}
+	mi := &file_store_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Run) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Run) ProtoMessage() {}
+
+func (x *Run) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Run.ProtoReflect.Descriptor instead.
+func (*Run) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Run) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Run) GetPipeline() string {
+	if x != nil {
+		return x.Pipeline
+	}
+	return ""
+}
+
+func (x *Run) GetStatus() RunStatus {
+	if x != nil {
+		return x.Status
+	}
+	return RunStatus_RUN_STATUS_UNSPECIFIED
+}
+
+func (x *Run) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Run) GetCreatedUnixNano() int64 {
+	if x != nil {
+		return x.CreatedUnixNano
+	}
+	return 0
+}
+
+func (x *Run) GetUpdatedUnixNano() int64 {
+	if x != nil {
+		return x.UpdatedUnixNano
+	}
+	return 0
+}
+
+func (x *Run) GetLastActivityUnixNano() int64 {
+	if x != nil {
+		return x.LastActivityUnixNano
+	}
+	return 0
+}
+
+func (x *Run) GetFinishedUnixNano() int64 {
+	if x != nil {
+		return x.FinishedUnixNano
+	}
+	return 0
+}
+
+func (x *Run) GetBudget() float64 {
+	if x != nil {
+		return x.Budget
+	}
+	return 0
+}
+
+func (x *Run) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *Run) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *Run) GetStateJson() []byte {
+	if x != nil {
+		return x.StateJson
+	}
+	return nil
+}
+
+func (x *Run) GetChunks() map[string]*ChunkSet {
+	if x != nil {
+		return x.Chunks
+	}
+	return nil
+}
+
+func (x *Run) GetCheckpoint() uint64 {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return 0
+}
+
+func (x *Run) GetForkedFrom() string {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return ""
+}
+
+func (x *Run) GetForkedAt() uint64 {
+	if x != nil {
+		return x.ForkedAt
+	}
+	return 0
+}
+
+func (x *Run) GetAbandoned() bool {
+	if x != nil {
+		return x.Abandoned
+	}
+	return false
+}
+
+func (x *Run) GetFiles() []*RunFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *Run) GetGateLoops() map[string]int32 {
+	if x != nil {
+		return x.GateLoops
+	}
+	return nil
+}
+
+func (x *Run) GetRevisions() []*Revision {
+	if x != nil {
+		return x.Revisions
+	}
+	return nil
+}
+
+func (x *Run) GetTasksTotal() int32 {
+	if x != nil {
+		return x.TasksTotal
+	}
+	return 0
+}
+
+func (x *Run) GetTasksSucceeded() int32 {
+	if x != nil {
+		return x.TasksSucceeded
+	}
+	return 0
+}
+
+func (x *Run) GetTasksFailed() int32 {
+	if x != nil {
+		return x.TasksFailed
+	}
+	return 0
+}
+
+func (x *Run) GetTasksSkipped() int32 {
+	if x != nil {
+		return x.TasksSkipped
+	}
+	return 0
+}
+
+func (x *Run) GetStartedUnixNano() int64 {
+	if x != nil {
+		return x.StartedUnixNano
+	}
+	return 0
+}
+
+type ChunkSet struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// done is sorted, without repeats.
+	Done          []int32 `protobuf:"varint,1,rep,packed,name=done,proto3" json:"done,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkSet) Reset() {
+	*x = ChunkSet{}
+	mi := &file_store_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkSet) ProtoMessage() {}
+
+func (x *ChunkSet) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkSet.ProtoReflect.Descriptor instead.
+func (*ChunkSet) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ChunkSet) GetDone() []int32 {
+	if x != nil {
+		return x.Done
+	}
+	return nil
+}
+
+type RunFile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Sha256        string                 `protobuf:"bytes,2,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Size          int64                  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	AddedUnixNano int64                  `protobuf:"varint,4,opt,name=added_unix_nano,json=addedUnixNano,proto3" json:"added_unix_nano,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunFile) Reset() {
+	*x = RunFile{}
+	mi := &file_store_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunFile) ProtoMessage() {}
+
+func (x *RunFile) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunFile.ProtoReflect.Descriptor instead.
+func (*RunFile) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RunFile) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RunFile) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *RunFile) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *RunFile) GetAddedUnixNano() int64 {
+	if x != nil {
+		return x.AddedUnixNano
+	}
+	return 0
+}
+
+// Revision is one revisit of a task: re-running it and treating what
+// came after by impact.
+type Revision struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Task   string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	Impact string                 `protobuf:"bytes,2,opt,name=impact,proto3" json:"impact,omitempty"`
+	Reason string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// archived lists the outputs set aside, as "task v2".
+	Archived []string `protobuf:"bytes,4,rep,name=archived,proto3" json:"archived,omitempty"`
+	// review lists the tasks flagged for review.
+	Review   []string `protobuf:"bytes,5,rep,name=review,proto3" json:"review,omitempty"`
+	UnixNano int64    `protobuf:"varint,6,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
+	// reset_tasks lists the tasks to run again.
+	ResetTasks    []string `protobuf:"bytes,7,rep,name=reset_tasks,json=resetTasks,proto3" json:"reset_tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Revision) Reset() {
+	*x = Revision{}
+	mi := &file_store_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Revision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Revision) ProtoMessage() {}
+
+func (x *Revision) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Revision.ProtoReflect.Descriptor instead.
+func (*Revision) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Revision) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *Revision) GetImpact() string {
+	if x != nil {
+		return x.Impact
+	}
+	return ""
+}
+
+func (x *Revision) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Revision) GetArchived() []string {
+	if x != nil {
+		return x.Archived
+	}
+	return nil
+}
+
+func (x *Revision) GetReview() []string {
+	if x != nil {
+		return x.Review
+	}
+	return nil
+}
+
+func (x *Revision) GetUnixNano() int64 {
+	if x != nil {
+		return x.UnixNano
+	}
+	return 0
+}
+
+func (x *Revision) GetResetTasks() []string {
+	if x != nil {
+		return x.ResetTasks
+	}
+	return nil
+}
+
+// RunGraph is the pipeline of a run as it was when the run was created:
+// an edit of the config does not change a run under way.
+type RunGraph struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	Pipeline             string                 `protobuf:"bytes,1,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Description          string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	Parallel             int32                  `protobuf:"varint,3,opt,name=parallel,proto3" json:"parallel,omitempty"`
+	Tasks                []*GraphTask           `protobuf:"bytes,4,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	RetryAttempts        int32                  `protobuf:"varint,5,opt,name=retry_attempts,json=retryAttempts,proto3" json:"retry_attempts,omitempty"`
+	RetryBackoffNanos    int64                  `protobuf:"varint,6,opt,name=retry_backoff_nanos,json=retryBackoffNanos,proto3" json:"retry_backoff_nanos,omitempty"`
+	RetryMaxBackoffNanos int64                  `protobuf:"varint,7,opt,name=retry_max_backoff_nanos,json=retryMaxBackoffNanos,proto3" json:"retry_max_backoff_nanos,omitempty"`
+	OnFailure            string                 `protobuf:"bytes,8,opt,name=on_failure,json=onFailure,proto3" json:"on_failure,omitempty"`
+	ContextBudget        int32                  `protobuf:"varint,9,opt,name=context_budget,json=contextBudget,proto3" json:"context_budget,omitempty"`
+	ContextTemplate      string                 `protobuf:"bytes,10,opt,name=context_template,json=contextTemplate,proto3" json:"context_template,omitempty"`
+	Owners               []*Owner               `protobuf:"bytes,11,rep,name=owners,proto3" json:"owners,omitempty"`
+	PauseAfterNanos      int64                  `protobuf:"varint,12,opt,name=pause_after_nanos,json=pauseAfterNanos,proto3" json:"pause_after_nanos,omitempty"`
+	AbandonAfterNanos    int64                  `protobuf:"varint,13,opt,name=abandon_after_nanos,json=abandonAfterNanos,proto3" json:"abandon_after_nanos,omitempty"`
+	DeleteAfterNanos     int64                  `protobuf:"varint,14,opt,name=delete_after_nanos,json=deleteAfterNanos,proto3" json:"delete_after_nanos,omitempty"`
+	// config is the file the pipeline came from, if any.
+	Config        string `protobuf:"bytes,15,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunGraph) Reset() {
+	*x = RunGraph{}
+	mi := &file_store_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunGraph) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunGraph) ProtoMessage() {}
+
+func (x *RunGraph) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunGraph.ProtoReflect.Descriptor instead.
+func (*RunGraph) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RunGraph) GetPipeline() string {
+	if x != nil {
+		return x.Pipeline
+	}
+	return ""
+}
+
+func (x *RunGraph) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *RunGraph) GetParallel() int32 {
+	if x != nil {
+		return x.Parallel
+	}
+	return 0
+}
+
+func (x *RunGraph) GetTasks() []*GraphTask {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *RunGraph) GetRetryAttempts() int32 {
+	if x != nil {
+		return x.RetryAttempts
+	}
+	return 0
+}
+
+func (x *RunGraph) GetRetryBackoffNanos() int64 {
+	if x != nil {
+		return x.RetryBackoffNanos
+	}
+	return 0
+}
+
+func (x *RunGraph) GetRetryMaxBackoffNanos() int64 {
+	if x != nil {
+		return x.RetryMaxBackoffNanos
+	}
+	return 0
+}
+
+func (x *RunGraph) GetOnFailure() string {
+	if x != nil {
+		return x.OnFailure
+	}
+	return ""
+}
+
+func (x *RunGraph) GetContextBudget() int32 {
+	if x != nil {
+		return x.ContextBudget
+	}
+	return 0
+}
+
+func (x *RunGraph) GetContextTemplate() string {
+	if x != nil {
+		return x.ContextTemplate
+	}
+	return ""
+}
+
+func (x *RunGraph) GetOwners() []*Owner {
+	if x != nil {
+		return x.Owners
+	}
+	return nil
+}
+
+func (x *RunGraph) GetPauseAfterNanos() int64 {
+	if x != nil {
+		return x.PauseAfterNanos
+	}
+	return 0
+}
+
+func (x *RunGraph) GetAbandonAfterNanos() int64 {
+	if x != nil {
+		return x.AbandonAfterNanos
+	}
+	return 0
+}
+
+func (x *RunGraph) GetDeleteAfterNanos() int64 {
+	if x != nil {
+		return x.DeleteAfterNanos
+	}
+	return 0
+}
+
+func (x *RunGraph) GetConfig() string {
+	if x != nil {
+		return x.Config
+	}
+	return ""
+}
+
+type GraphTask struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Agent         string                 `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`
+	Prompt        string                 `protobuf:"bytes,3,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	Files         []string               `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty"`
+	Dirs          []string               `protobuf:"bytes,5,rep,name=dirs,proto3" json:"dirs,omitempty"`
+	Techs         []string               `protobuf:"bytes,6,rep,name=techs,proto3" json:"techs,omitempty"`
+	DependsOn     []string               `protobuf:"bytes,7,rep,name=depends_on,json=dependsOn,proto3" json:"depends_on,omitempty"`
+	Stage         string                 `protobuf:"bytes,8,opt,name=stage,proto3" json:"stage,omitempty"`
+	Metadata      map[string]string      `protobuf:"bytes,9,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Attempts      int32                  `protobuf:"varint,10,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	OnFailure     string                 `protobuf:"bytes,11,opt,name=on_failure,json=onFailure,proto3" json:"on_failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GraphTask) Reset() {
+	*x = GraphTask{}
+	mi := &file_store_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GraphTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GraphTask) ProtoMessage() {}
+
+func (x *GraphTask) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GraphTask.ProtoReflect.Descriptor instead.
+func (*GraphTask) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *GraphTask) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GraphTask) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *GraphTask) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *GraphTask) GetFiles() []string {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *GraphTask) GetDirs() []string {
+	if x != nil {
+		return x.Dirs
+	}
+	return nil
+}
+
+func (x *GraphTask) GetTechs() []string {
+	if x != nil {
+		return x.Techs
+	}
+	return nil
+}
+
+func (x *GraphTask) GetDependsOn() []string {
+	if x != nil {
+		return x.DependsOn
+	}
+	return nil
+}
+
+func (x *GraphTask) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *GraphTask) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *GraphTask) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
+func (x *GraphTask) GetOnFailure() string {
+	if x != nil {
+		return x.OnFailure
+	}
+	return ""
+}
+
+type Owner struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Agent         string                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	ReadsAll      bool                   `protobuf:"varint,2,opt,name=reads_all,json=readsAll,proto3" json:"reads_all,omitempty"`
+	Reads         []string               `protobuf:"bytes,3,rep,name=reads,proto3" json:"reads,omitempty"`
+	Writes        []string               `protobuf:"bytes,4,rep,name=writes,proto3" json:"writes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Owner) Reset() {
+	*x = Owner{}
+	mi := &file_store_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Owner) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Owner) ProtoMessage() {}
+
+func (x *Owner) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Owner.ProtoReflect.Descriptor instead.
+func (*Owner) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Owner) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *Owner) GetReadsAll() bool {
+	if x != nil {
+		return x.ReadsAll
+	}
+	return false
+}
+
+func (x *Owner) GetReads() []string {
+	if x != nil {
+		return x.Reads
+	}
+	return nil
+}
+
+func (x *Owner) GetWrites() []string {
+	if x != nil {
+		return x.Writes
+	}
+	return nil
+}
+
+// RunTask is where one task of a run stands.
+type RunTask struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Status TaskStatus             `protobuf:"varint,2,opt,name=status,proto3,enum=hearth.store.v1.TaskStatus" json:"status,omitempty"`
+	// round counts the times the task's work was set back to do again (a
+	// quality gate, a revisit): the n of its idempotency key run/task/n.
+	Round int32 `protobuf:"varint,3,opt,name=round,proto3" json:"round,omitempty"`
+	// attempts counts the attempts delivered in this round; failures,
+	// those that failed (an attempt interrupted by a pause or a host stop
+	// is delivered but not failed).
+	Attempts int32 `protobuf:"varint,4,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	Failures int32 `protobuf:"varint,5,opt,name=failures,proto3" json:"failures,omitempty"`
+	// error is the last attempt's error; errors, every failure of the
+	// round, oldest first, at most 10.
+	Error            string   `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	Errors           []string `protobuf:"bytes,7,rep,name=errors,proto3" json:"errors,omitempty"`
+	Cost             float64  `protobuf:"fixed64,8,opt,name=cost,proto3" json:"cost,omitempty"`
+	Session          string   `protobuf:"bytes,9,opt,name=session,proto3" json:"session,omitempty"`
+	TaskId           string   `protobuf:"bytes,10,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	StartedUnixNano  int64    `protobuf:"varint,11,opt,name=started_unix_nano,json=startedUnixNano,proto3" json:"started_unix_nano,omitempty"`
+	FinishedUnixNano int64    `protobuf:"varint,12,opt,name=finished_unix_nano,json=finishedUnixNano,proto3" json:"finished_unix_nano,omitempty"`
+	RetryAtUnixNano  int64    `protobuf:"varint,13,opt,name=retry_at_unix_nano,json=retryAtUnixNano,proto3" json:"retry_at_unix_nano,omitempty"`
+	// version is the current output's version; 0 when there is none.
+	Version     int32 `protobuf:"varint,14,opt,name=version,proto3" json:"version,omitempty"`
+	NeedsReview bool  `protobuf:"varint,15,opt,name=needs_review,json=needsReview,proto3" json:"needs_review,omitempty"`
+	// feedback goes into the prompt of the task's next attempt: a quality
+	// gate's, or a revisit's reason.
+	Feedback string `protobuf:"bytes,16,opt,name=feedback,proto3" json:"feedback,omitempty"`
+	// reason says why a task is skipped or pending again.
+	Reason        string `protobuf:"bytes,17,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunTask) Reset() {
+	*x = RunTask{}
+	mi := &file_store_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunTask) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunTask) ProtoMessage() {}
+
+func (x *RunTask) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
+func (*RunTask) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RunTask) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RunTask) GetStatus() TaskStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TaskStatus_TASK_STATUS_UNSPECIFIED
+}
+
+func (x *RunTask) GetRound() int32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *RunTask) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
+func (x *RunTask) GetFailures() int32 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *RunTask) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *RunTask) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+func (x *RunTask) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *RunTask) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *RunTask) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *RunTask) GetStartedUnixNano() int64 {
+	if x != nil {
+		return x.StartedUnixNano
+	}
+	return 0
+}
+
+func (x *RunTask) GetFinishedUnixNano() int64 {
+	if x != nil {
+		return x.FinishedUnixNano
+	}
+	return 0
+}
+
+func (x *RunTask) GetRetryAtUnixNano() int64 {
+	if x != nil {
+		return x.RetryAtUnixNano
+	}
+	return 0
+}
+
+func (x *RunTask) GetVersion() int32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *RunTask) GetNeedsReview() bool {
+	if x != nil {
+		return x.NeedsReview
+	}
+	return false
+}
+
+func (x *RunTask) GetFeedback() string {
+	if x != nil {
+		return x.Feedback
+	}
+	return ""
+}
+
+func (x *RunTask) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Checkpoint is an immutable record of a run at one moment: its head, and
+// the task records changed since the parent checkpoint (all of them in
+// the first). The tasks at checkpoint n are the fold of 1..n.
+type Checkpoint struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Seq    uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Parent uint64                 `protobuf:"varint,2,opt,name=parent,proto3" json:"parent,omitempty"`
+	Label  string                 `protobuf:"bytes,3,opt,name=label,proto3" json:"label,omitempty"`
+	// task is the task whose outcome the checkpoint follows, if any.
+	Task          string     `protobuf:"bytes,4,opt,name=task,proto3" json:"task,omitempty"`
+	UnixNano      int64      `protobuf:"varint,5,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
+	Run           *Run       `protobuf:"bytes,6,opt,name=run,proto3" json:"run,omitempty"`
+	Tasks         []*RunTask `protobuf:"bytes,7,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Checkpoint) Reset() {
+	*x = Checkpoint{}
+	mi := &file_store_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Checkpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Checkpoint) ProtoMessage() {}
+
+func (x *Checkpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
+func (*Checkpoint) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Checkpoint) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetParent() uint64 {
+	if x != nil {
+		return x.Parent
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *Checkpoint) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *Checkpoint) GetUnixNano() int64 {
+	if x != nil {
+		return x.UnixNano
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetRun() *Run {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetTasks() []*RunTask {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+// TaskOutput is one version of what a task of a run produced: its result
+// and its context artifact. Written once, never changed: the current
+// version of a task is its RunTask.version, every other is archived.
+type TaskOutput struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Task             string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	Version          int32                  `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	Output           string                 `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
+	Metrics          map[string]float64     `protobuf:"bytes,4,rep,name=metrics,proto3" json:"metrics,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Cost             float64                `protobuf:"fixed64,5,opt,name=cost,proto3" json:"cost,omitempty"`
+	Session          string                 `protobuf:"bytes,6,opt,name=session,proto3" json:"session,omitempty"`
+	Attempt          int32                  `protobuf:"varint,7,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Round            int32                  `protobuf:"varint,8,opt,name=round,proto3" json:"round,omitempty"`
+	UnixNano         int64                  `protobuf:"varint,9,opt,name=unix_nano,json=unixNano,proto3" json:"unix_nano,omitempty"`
+	DurationNanos    int64                  `protobuf:"varint,10,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
+	KeyDecisions     []string               `protobuf:"bytes,11,rep,name=key_decisions,json=keyDecisions,proto3" json:"key_decisions,omitempty"`
+	ModifiedFiles    []string               `protobuf:"bytes,12,rep,name=modified_files,json=modifiedFiles,proto3" json:"modified_files,omitempty"`
+	NewPatterns      []string               `protobuf:"bytes,13,rep,name=new_patterns,json=newPatterns,proto3" json:"new_patterns,omitempty"`
+	PotentialGotchas []string               `protobuf:"bytes,14,rep,name=potential_gotchas,json=potentialGotchas,proto3" json:"potential_gotchas,omitempty"`
+	SourceSession    string                 `protobuf:"bytes,15,opt,name=source_session,json=sourceSession,proto3" json:"source_session,omitempty"`
+	ArtifactUnixNano int64                  `protobuf:"varint,16,opt,name=artifact_unix_nano,json=artifactUnixNano,proto3" json:"artifact_unix_nano,omitempty"`
+	// action and score are the placement's: reused, rehydrated, spawned.
+	Action        string  `protobuf:"bytes,17,opt,name=action,proto3" json:"action,omitempty"`
+	Score         float64 `protobuf:"fixed64,18,opt,name=score,proto3" json:"score,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskOutput) Reset() {
+	*x = TaskOutput{}
+	mi := &file_store_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskOutput) ProtoMessage() {}
+
+func (x *TaskOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskOutput.ProtoReflect.Descriptor instead.
+func (*TaskOutput) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TaskOutput) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *TaskOutput) GetVersion() int32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+func (x *TaskOutput) GetMetrics() map[string]float64 {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+func (x *TaskOutput) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *TaskOutput) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetRound() int32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetUnixNano() int64 {
+	if x != nil {
+		return x.UnixNano
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetDurationNanos() int64 {
+	if x != nil {
+		return x.DurationNanos
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetKeyDecisions() []string {
+	if x != nil {
+		return x.KeyDecisions
+	}
+	return nil
+}
+
+func (x *TaskOutput) GetModifiedFiles() []string {
+	if x != nil {
+		return x.ModifiedFiles
+	}
+	return nil
+}
+
+func (x *TaskOutput) GetNewPatterns() []string {
+	if x != nil {
+		return x.NewPatterns
+	}
+	return nil
+}
+
+func (x *TaskOutput) GetPotentialGotchas() []string {
+	if x != nil {
+		return x.PotentialGotchas
+	}
+	return nil
+}
+
+func (x *TaskOutput) GetSourceSession() string {
+	if x != nil {
+		return x.SourceSession
+	}
+	return ""
+}
+
+func (x *TaskOutput) GetArtifactUnixNano() int64 {
+	if x != nil {
+		return x.ArtifactUnixNano
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *TaskOutput) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
 }
 
 var File_store_proto protoreflect.FileDescriptor
@@ -988,7 +2409,7 @@ const file_store_proto_rawDesc = "" +
 	"\n" +
 	"hint_techs\x18\x12 \x03(\tR\thintTechs\x12\x1b\n" +
 	"\ttask_name\x18\x13 \x01(\tR\btaskName\x12\x16\n" +
-	"\x06vetoed\x18\x14 \x03(\tR\x06vetoed\"\xac\x03\n" +
+	"\x06vetoed\x18\x14 \x03(\tR\x06vetoed\"\xe4\x03\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tunix_nano\x18\x02 \x01(\x03R\bunixNano\x12\x12\n" +
@@ -1006,15 +2427,185 @@ const file_store_proto_rawDesc = "" +
 	"\bdecision\x18\r \x01(\v2\x19.hearth.store.v1.DecisionR\bdecision\x12\x14\n" +
 	"\x05guard\x18\x0e \x01(\tR\x05guard\x12\x12\n" +
 	"\x04hook\x18\x0f \x01(\tR\x04hook\x12\x16\n" +
-	"\x06action\x18\x10 \x01(\tR\x06action\"<\n" +
+	"\x06action\x18\x10 \x01(\tR\x06action\x12\x12\n" +
+	"\x04from\x18\x11 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x12 \x01(\tR\x02to\x12\x12\n" +
+	"\x04cost\x18\x13 \x01(\x01R\x04cost\"<\n" +
 	"\n" +
 	"EventChunk\x12.\n" +
-	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events*h\n" +
+	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events\"\xd0\b\n" +
+	"\x03Run\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\bpipeline\x18\x02 \x01(\tR\bpipeline\x122\n" +
+	"\x06status\x18\x03 \x01(\x0e2\x1a.hearth.store.v1.RunStatusR\x06status\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12*\n" +
+	"\x11created_unix_nano\x18\x05 \x01(\x03R\x0fcreatedUnixNano\x12*\n" +
+	"\x11updated_unix_nano\x18\x06 \x01(\x03R\x0fupdatedUnixNano\x125\n" +
+	"\x17last_activity_unix_nano\x18\a \x01(\x03R\x14lastActivityUnixNano\x12,\n" +
+	"\x12finished_unix_nano\x18\b \x01(\x03R\x10finishedUnixNano\x12\x16\n" +
+	"\x06budget\x18\t \x01(\x01R\x06budget\x12\x12\n" +
+	"\x04cost\x18\n" +
+	" \x01(\x01R\x04cost\x12\x14\n" +
+	"\x05stage\x18\v \x01(\tR\x05stage\x12\x1d\n" +
+	"\n" +
+	"state_json\x18\f \x01(\fR\tstateJson\x128\n" +
+	"\x06chunks\x18\r \x03(\v2 .hearth.store.v1.Run.ChunksEntryR\x06chunks\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x0e \x01(\x04R\n" +
+	"checkpoint\x12\x1f\n" +
+	"\vforked_from\x18\x0f \x01(\tR\n" +
+	"forkedFrom\x12\x1b\n" +
+	"\tforked_at\x18\x10 \x01(\x04R\bforkedAt\x12\x1c\n" +
+	"\tabandoned\x18\x11 \x01(\bR\tabandoned\x12.\n" +
+	"\x05files\x18\x12 \x03(\v2\x18.hearth.store.v1.RunFileR\x05files\x12B\n" +
+	"\n" +
+	"gate_loops\x18\x13 \x03(\v2#.hearth.store.v1.Run.GateLoopsEntryR\tgateLoops\x127\n" +
+	"\trevisions\x18\x14 \x03(\v2\x19.hearth.store.v1.RevisionR\trevisions\x12\x1f\n" +
+	"\vtasks_total\x18\x15 \x01(\x05R\n" +
+	"tasksTotal\x12'\n" +
+	"\x0ftasks_succeeded\x18\x16 \x01(\x05R\x0etasksSucceeded\x12!\n" +
+	"\ftasks_failed\x18\x17 \x01(\x05R\vtasksFailed\x12#\n" +
+	"\rtasks_skipped\x18\x18 \x01(\x05R\ftasksSkipped\x12*\n" +
+	"\x11started_unix_nano\x18\x19 \x01(\x03R\x0fstartedUnixNano\x1aT\n" +
+	"\vChunksEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
+	"\x05value\x18\x02 \x01(\v2\x19.hearth.store.v1.ChunkSetR\x05value:\x028\x01\x1a<\n" +
+	"\x0eGateLoopsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x1e\n" +
+	"\bChunkSet\x12\x12\n" +
+	"\x04done\x18\x01 \x03(\x05R\x04done\"q\n" +
+	"\aRunFile\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06sha256\x18\x02 \x01(\tR\x06sha256\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\x12&\n" +
+	"\x0fadded_unix_nano\x18\x04 \x01(\x03R\raddedUnixNano\"\xc0\x01\n" +
+	"\bRevision\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\tR\x04task\x12\x16\n" +
+	"\x06impact\x18\x02 \x01(\tR\x06impact\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1a\n" +
+	"\barchived\x18\x04 \x03(\tR\barchived\x12\x16\n" +
+	"\x06review\x18\x05 \x03(\tR\x06review\x12\x1b\n" +
+	"\tunix_nano\x18\x06 \x01(\x03R\bunixNano\x12\x1f\n" +
+	"\vreset_tasks\x18\a \x03(\tR\n" +
+	"resetTasks\"\xe7\x04\n" +
+	"\bRunGraph\x12\x1a\n" +
+	"\bpipeline\x18\x01 \x01(\tR\bpipeline\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
+	"\bparallel\x18\x03 \x01(\x05R\bparallel\x120\n" +
+	"\x05tasks\x18\x04 \x03(\v2\x1a.hearth.store.v1.GraphTaskR\x05tasks\x12%\n" +
+	"\x0eretry_attempts\x18\x05 \x01(\x05R\rretryAttempts\x12.\n" +
+	"\x13retry_backoff_nanos\x18\x06 \x01(\x03R\x11retryBackoffNanos\x125\n" +
+	"\x17retry_max_backoff_nanos\x18\a \x01(\x03R\x14retryMaxBackoffNanos\x12\x1d\n" +
+	"\n" +
+	"on_failure\x18\b \x01(\tR\tonFailure\x12%\n" +
+	"\x0econtext_budget\x18\t \x01(\x05R\rcontextBudget\x12)\n" +
+	"\x10context_template\x18\n" +
+	" \x01(\tR\x0fcontextTemplate\x12.\n" +
+	"\x06owners\x18\v \x03(\v2\x16.hearth.store.v1.OwnerR\x06owners\x12*\n" +
+	"\x11pause_after_nanos\x18\f \x01(\x03R\x0fpauseAfterNanos\x12.\n" +
+	"\x13abandon_after_nanos\x18\r \x01(\x03R\x11abandonAfterNanos\x12,\n" +
+	"\x12delete_after_nanos\x18\x0e \x01(\x03R\x10deleteAfterNanos\x12\x16\n" +
+	"\x06config\x18\x0f \x01(\tR\x06config\"\x80\x03\n" +
+	"\tGraphTask\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
+	"\x06prompt\x18\x03 \x01(\tR\x06prompt\x12\x14\n" +
+	"\x05files\x18\x04 \x03(\tR\x05files\x12\x12\n" +
+	"\x04dirs\x18\x05 \x03(\tR\x04dirs\x12\x14\n" +
+	"\x05techs\x18\x06 \x03(\tR\x05techs\x12\x1d\n" +
+	"\n" +
+	"depends_on\x18\a \x03(\tR\tdependsOn\x12\x14\n" +
+	"\x05stage\x18\b \x01(\tR\x05stage\x12D\n" +
+	"\bmetadata\x18\t \x03(\v2(.hearth.store.v1.GraphTask.MetadataEntryR\bmetadata\x12\x1a\n" +
+	"\battempts\x18\n" +
+	" \x01(\x05R\battempts\x12\x1d\n" +
+	"\n" +
+	"on_failure\x18\v \x01(\tR\tonFailure\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"h\n" +
+	"\x05Owner\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1b\n" +
+	"\treads_all\x18\x02 \x01(\bR\breadsAll\x12\x14\n" +
+	"\x05reads\x18\x03 \x03(\tR\x05reads\x12\x16\n" +
+	"\x06writes\x18\x04 \x03(\tR\x06writes\"\x8d\x04\n" +
+	"\aRunTask\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x1b.hearth.store.v1.TaskStatusR\x06status\x12\x14\n" +
+	"\x05round\x18\x03 \x01(\x05R\x05round\x12\x1a\n" +
+	"\battempts\x18\x04 \x01(\x05R\battempts\x12\x1a\n" +
+	"\bfailures\x18\x05 \x01(\x05R\bfailures\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\x12\x16\n" +
+	"\x06errors\x18\a \x03(\tR\x06errors\x12\x12\n" +
+	"\x04cost\x18\b \x01(\x01R\x04cost\x12\x18\n" +
+	"\asession\x18\t \x01(\tR\asession\x12\x17\n" +
+	"\atask_id\x18\n" +
+	" \x01(\tR\x06taskId\x12*\n" +
+	"\x11started_unix_nano\x18\v \x01(\x03R\x0fstartedUnixNano\x12,\n" +
+	"\x12finished_unix_nano\x18\f \x01(\x03R\x10finishedUnixNano\x12+\n" +
+	"\x12retry_at_unix_nano\x18\r \x01(\x03R\x0fretryAtUnixNano\x12\x18\n" +
+	"\aversion\x18\x0e \x01(\x05R\aversion\x12!\n" +
+	"\fneeds_review\x18\x0f \x01(\bR\vneedsReview\x12\x1a\n" +
+	"\bfeedback\x18\x10 \x01(\tR\bfeedback\x12\x16\n" +
+	"\x06reason\x18\x11 \x01(\tR\x06reason\"\xd5\x01\n" +
+	"\n" +
+	"Checkpoint\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x16\n" +
+	"\x06parent\x18\x02 \x01(\x04R\x06parent\x12\x14\n" +
+	"\x05label\x18\x03 \x01(\tR\x05label\x12\x12\n" +
+	"\x04task\x18\x04 \x01(\tR\x04task\x12\x1b\n" +
+	"\tunix_nano\x18\x05 \x01(\x03R\bunixNano\x12&\n" +
+	"\x03run\x18\x06 \x01(\v2\x14.hearth.store.v1.RunR\x03run\x12.\n" +
+	"\x05tasks\x18\a \x03(\v2\x18.hearth.store.v1.RunTaskR\x05tasks\"\x93\x05\n" +
+	"\n" +
+	"TaskOutput\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\tR\x04task\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x16\n" +
+	"\x06output\x18\x03 \x01(\tR\x06output\x12B\n" +
+	"\ametrics\x18\x04 \x03(\v2(.hearth.store.v1.TaskOutput.MetricsEntryR\ametrics\x12\x12\n" +
+	"\x04cost\x18\x05 \x01(\x01R\x04cost\x12\x18\n" +
+	"\asession\x18\x06 \x01(\tR\asession\x12\x18\n" +
+	"\aattempt\x18\a \x01(\x05R\aattempt\x12\x14\n" +
+	"\x05round\x18\b \x01(\x05R\x05round\x12\x1b\n" +
+	"\tunix_nano\x18\t \x01(\x03R\bunixNano\x12%\n" +
+	"\x0eduration_nanos\x18\n" +
+	" \x01(\x03R\rdurationNanos\x12#\n" +
+	"\rkey_decisions\x18\v \x03(\tR\fkeyDecisions\x12%\n" +
+	"\x0emodified_files\x18\f \x03(\tR\rmodifiedFiles\x12!\n" +
+	"\fnew_patterns\x18\r \x03(\tR\vnewPatterns\x12+\n" +
+	"\x11potential_gotchas\x18\x0e \x03(\tR\x10potentialGotchas\x12%\n" +
+	"\x0esource_session\x18\x0f \x01(\tR\rsourceSession\x12,\n" +
+	"\x12artifact_unix_nano\x18\x10 \x01(\x03R\x10artifactUnixNano\x12\x16\n" +
+	"\x06action\x18\x11 \x01(\tR\x06action\x12\x14\n" +
+	"\x05score\x18\x12 \x01(\x01R\x05score\x1a:\n" +
+	"\fMetricsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01*h\n" +
 	"\rSessionStatus\x12\x1e\n" +
 	"\x1aSESSION_STATUS_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSESSION_LIVE\x10\x01\x12\x13\n" +
 	"\x0fSESSION_DORMANT\x10\x02\x12\x10\n" +
-	"\fSESSION_LOST\x10\x03B1Z/github.com/hearth-dev/hearth/host/store/storepbb\x06proto3"
+	"\fSESSION_LOST\x10\x03*\x8f\x01\n" +
+	"\tRunStatus\x12\x1a\n" +
+	"\x16RUN_STATUS_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vRUN_CREATED\x10\x01\x12\x0f\n" +
+	"\vRUN_RUNNING\x10\x02\x12\x0e\n" +
+	"\n" +
+	"RUN_PAUSED\x10\x03\x12\x11\n" +
+	"\rRUN_COMPLETED\x10\x04\x12\x0e\n" +
+	"\n" +
+	"RUN_FAILED\x10\x05\x12\x11\n" +
+	"\rRUN_CANCELLED\x10\x06*\x97\x01\n" +
+	"\n" +
+	"TaskStatus\x12\x1b\n" +
+	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x10\n" +
+	"\fTASK_PENDING\x10\x01\x12\x10\n" +
+	"\fTASK_RUNNING\x10\x02\x12\x12\n" +
+	"\x0eTASK_SUCCEEDED\x10\x03\x12\x0f\n" +
+	"\vTASK_FAILED\x10\x04\x12\x11\n" +
+	"\rTASK_RETRYING\x10\x05\x12\x10\n" +
+	"\fTASK_SKIPPED\x10\x06B1Z/github.com/hearth-dev/hearth/host/store/storepbb\x06proto3"
 
 var (
 	file_store_proto_rawDescOnce sync.Once
@@ -1028,28 +2619,57 @@ func file_store_proto_rawDescGZIP() []byte {
 	return file_store_proto_rawDescData
 }
 
-var file_store_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_store_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_store_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_store_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_store_proto_goTypes = []any{
 	(SessionStatus)(0), // 0: hearth.store.v1.SessionStatus
-	(*Session)(nil),    // 1: hearth.store.v1.Session
-	(*ToolUse)(nil),    // 2: hearth.store.v1.ToolUse
-	(*Candidate)(nil),  // 3: hearth.store.v1.Candidate
-	(*Decision)(nil),   // 4: hearth.store.v1.Decision
-	(*Event)(nil),      // 5: hearth.store.v1.Event
-	(*EventChunk)(nil), // 6: hearth.store.v1.EventChunk
+	(RunStatus)(0),     // 1: hearth.store.v1.RunStatus
+	(TaskStatus)(0),    // 2: hearth.store.v1.TaskStatus
+	(*Session)(nil),    // 3: hearth.store.v1.Session
+	(*ToolUse)(nil),    // 4: hearth.store.v1.ToolUse
+	(*Candidate)(nil),  // 5: hearth.store.v1.Candidate
+	(*Decision)(nil),   // 6: hearth.store.v1.Decision
+	(*Event)(nil),      // 7: hearth.store.v1.Event
+	(*EventChunk)(nil), // 8: hearth.store.v1.EventChunk
+	(*Run)(nil),        // 9: hearth.store.v1.Run
+	(*ChunkSet)(nil),   // 10: hearth.store.v1.ChunkSet
+	(*RunFile)(nil),    // 11: hearth.store.v1.RunFile
+	(*Revision)(nil),   // 12: hearth.store.v1.Revision
+	(*RunGraph)(nil),   // 13: hearth.store.v1.RunGraph
+	(*GraphTask)(nil),  // 14: hearth.store.v1.GraphTask
+	(*Owner)(nil),      // 15: hearth.store.v1.Owner
+	(*RunTask)(nil),    // 16: hearth.store.v1.RunTask
+	(*Checkpoint)(nil), // 17: hearth.store.v1.Checkpoint
+	(*TaskOutput)(nil), // 18: hearth.store.v1.TaskOutput
+	nil,                // 19: hearth.store.v1.Run.ChunksEntry
+	nil,                // 20: hearth.store.v1.Run.GateLoopsEntry
+	nil,                // 21: hearth.store.v1.GraphTask.MetadataEntry
+	nil,                // 22: hearth.store.v1.TaskOutput.MetricsEntry
 }
 var file_store_proto_depIdxs = []int32{
-	0, // 0: hearth.store.v1.Session.status:type_name -> hearth.store.v1.SessionStatus
-	3, // 1: hearth.store.v1.Decision.ranked:type_name -> hearth.store.v1.Candidate
-	2, // 2: hearth.store.v1.Event.tool_use:type_name -> hearth.store.v1.ToolUse
-	4, // 3: hearth.store.v1.Event.decision:type_name -> hearth.store.v1.Decision
-	5, // 4: hearth.store.v1.EventChunk.events:type_name -> hearth.store.v1.Event
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	0,  // 0: hearth.store.v1.Session.status:type_name -> hearth.store.v1.SessionStatus
+	5,  // 1: hearth.store.v1.Decision.ranked:type_name -> hearth.store.v1.Candidate
+	4,  // 2: hearth.store.v1.Event.tool_use:type_name -> hearth.store.v1.ToolUse
+	6,  // 3: hearth.store.v1.Event.decision:type_name -> hearth.store.v1.Decision
+	7,  // 4: hearth.store.v1.EventChunk.events:type_name -> hearth.store.v1.Event
+	1,  // 5: hearth.store.v1.Run.status:type_name -> hearth.store.v1.RunStatus
+	19, // 6: hearth.store.v1.Run.chunks:type_name -> hearth.store.v1.Run.ChunksEntry
+	11, // 7: hearth.store.v1.Run.files:type_name -> hearth.store.v1.RunFile
+	20, // 8: hearth.store.v1.Run.gate_loops:type_name -> hearth.store.v1.Run.GateLoopsEntry
+	12, // 9: hearth.store.v1.Run.revisions:type_name -> hearth.store.v1.Revision
+	14, // 10: hearth.store.v1.RunGraph.tasks:type_name -> hearth.store.v1.GraphTask
+	15, // 11: hearth.store.v1.RunGraph.owners:type_name -> hearth.store.v1.Owner
+	21, // 12: hearth.store.v1.GraphTask.metadata:type_name -> hearth.store.v1.GraphTask.MetadataEntry
+	2,  // 13: hearth.store.v1.RunTask.status:type_name -> hearth.store.v1.TaskStatus
+	9,  // 14: hearth.store.v1.Checkpoint.run:type_name -> hearth.store.v1.Run
+	16, // 15: hearth.store.v1.Checkpoint.tasks:type_name -> hearth.store.v1.RunTask
+	22, // 16: hearth.store.v1.TaskOutput.metrics:type_name -> hearth.store.v1.TaskOutput.MetricsEntry
+	10, // 17: hearth.store.v1.Run.ChunksEntry.value:type_name -> hearth.store.v1.ChunkSet
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_store_proto_init() }
@@ -1062,8 +2682,8 @@ func file_store_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_store_proto_rawDesc), len(file_store_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   6,
+			NumEnums:      3,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1227,6 +1227,601 @@ func (*ProgressAck) Descriptor() ([]byte, []int) {
 	return file_agent_proto_rawDescGZIP(), []int{18}
 }
 
+type StateRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// section is a top-level key of the state document; empty means all of
+	// it the agent may read.
+	Section       string `protobuf:"bytes,2,opt,name=section,proto3" json:"section,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateRequest) Reset() {
+	*x = StateRequest{}
+	mi := &file_agent_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateRequest) ProtoMessage() {}
+
+func (x *StateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateRequest.ProtoReflect.Descriptor instead.
+func (*StateRequest) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *StateRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *StateRequest) GetSection() string {
+	if x != nil {
+		return x.Section
+	}
+	return ""
+}
+
+type StateValue struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TaskId  string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Section string                 `protobuf:"bytes,2,opt,name=section,proto3" json:"section,omitempty"`
+	// value is JSON; absent (empty) for a section that is not set.
+	ValueJson     []byte `protobuf:"bytes,3,opt,name=value_json,json=valueJson,proto3" json:"value_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateValue) Reset() {
+	*x = StateValue{}
+	mi := &file_agent_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateValue) ProtoMessage() {}
+
+func (x *StateValue) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateValue.ProtoReflect.Descriptor instead.
+func (*StateValue) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *StateValue) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *StateValue) GetSection() string {
+	if x != nil {
+		return x.Section
+	}
+	return ""
+}
+
+func (x *StateValue) GetValueJson() []byte {
+	if x != nil {
+		return x.ValueJson
+	}
+	return nil
+}
+
+type StateAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateAck) Reset() {
+	*x = StateAck{}
+	mi := &file_agent_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateAck) ProtoMessage() {}
+
+func (x *StateAck) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateAck.ProtoReflect.Descriptor instead.
+func (*StateAck) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{21}
+}
+
+type CheckpointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointRequest) Reset() {
+	*x = CheckpointRequest{}
+	mi := &file_agent_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointRequest) ProtoMessage() {}
+
+func (x *CheckpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointRequest.ProtoReflect.Descriptor instead.
+func (*CheckpointRequest) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *CheckpointRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *CheckpointRequest) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+type CheckpointAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Checkpoint    uint64                 `protobuf:"varint,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckpointAck) Reset() {
+	*x = CheckpointAck{}
+	mi := &file_agent_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckpointAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckpointAck) ProtoMessage() {}
+
+func (x *CheckpointAck) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckpointAck.ProtoReflect.Descriptor instead.
+func (*CheckpointAck) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CheckpointAck) GetCheckpoint() uint64 {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return 0
+}
+
+type FilesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FilesRequest) Reset() {
+	*x = FilesRequest{}
+	mi := &file_agent_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FilesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FilesRequest) ProtoMessage() {}
+
+func (x *FilesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FilesRequest.ProtoReflect.Descriptor instead.
+func (*FilesRequest) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *FilesRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+type RunFile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Sha256        string                 `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	Size          int64                  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunFile) Reset() {
+	*x = RunFile{}
+	mi := &file_agent_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunFile) ProtoMessage() {}
+
+func (x *RunFile) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunFile.ProtoReflect.Descriptor instead.
+func (*RunFile) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RunFile) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RunFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *RunFile) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *RunFile) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+type FileList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Files         []*RunFile             `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileList) Reset() {
+	*x = FileList{}
+	mi := &file_agent_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileList) ProtoMessage() {}
+
+func (x *FileList) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileList.ProtoReflect.Descriptor instead.
+func (*FileList) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *FileList) GetFiles() []*RunFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+type ChunksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	File          string                 `protobuf:"bytes,2,opt,name=file,proto3" json:"file,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunksRequest) Reset() {
+	*x = ChunksRequest{}
+	mi := &file_agent_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunksRequest) ProtoMessage() {}
+
+func (x *ChunksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunksRequest.ProtoReflect.Descriptor instead.
+func (*ChunksRequest) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ChunksRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ChunksRequest) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+type ChunkList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Done          []int32                `protobuf:"varint,1,rep,packed,name=done,proto3" json:"done,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkList) Reset() {
+	*x = ChunkList{}
+	mi := &file_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkList) ProtoMessage() {}
+
+func (x *ChunkList) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkList.ProtoReflect.Descriptor instead.
+func (*ChunkList) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ChunkList) GetDone() []int32 {
+	if x != nil {
+		return x.Done
+	}
+	return nil
+}
+
+type ChunkMark struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	File          string                 `protobuf:"bytes,2,opt,name=file,proto3" json:"file,omitempty"`
+	Chunk         int32                  `protobuf:"varint,3,opt,name=chunk,proto3" json:"chunk,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkMark) Reset() {
+	*x = ChunkMark{}
+	mi := &file_agent_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkMark) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkMark) ProtoMessage() {}
+
+func (x *ChunkMark) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkMark.ProtoReflect.Descriptor instead.
+func (*ChunkMark) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ChunkMark) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ChunkMark) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *ChunkMark) GetChunk() int32 {
+	if x != nil {
+		return x.Chunk
+	}
+	return 0
+}
+
+type ChunkAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkAck) Reset() {
+	*x = ChunkAck{}
+	mi := &file_agent_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkAck) ProtoMessage() {}
+
+func (x *ChunkAck) ProtoReflect() protoreflect.Message {
+	mi := &file_agent_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkAck.ProtoReflect.Descriptor instead.
+func (*ChunkAck) Descriptor() ([]byte, []int) {
+	return file_agent_proto_rawDescGZIP(), []int{30}
+}
+
 var File_agent_proto protoreflect.FileDescriptor
 
 const file_agent_proto_rawDesc = "" +
@@ -1319,7 +1914,45 @@ const file_agent_proto_rawDesc = "" +
 	"\bfraction\x18\x02 \x01(\x01R\bfraction\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12\x12\n" +
 	"\x04cost\x18\x04 \x01(\x01R\x04cost\"\r\n" +
-	"\vProgressAck*Y\n" +
+	"\vProgressAck\"A\n" +
+	"\fStateRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x18\n" +
+	"\asection\x18\x02 \x01(\tR\asection\"^\n" +
+	"\n" +
+	"StateValue\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x18\n" +
+	"\asection\x18\x02 \x01(\tR\asection\x12\x1d\n" +
+	"\n" +
+	"value_json\x18\x03 \x01(\fR\tvalueJson\"\n" +
+	"\n" +
+	"\bStateAck\"B\n" +
+	"\x11CheckpointRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\"/\n" +
+	"\rCheckpointAck\x12\x1e\n" +
+	"\n" +
+	"checkpoint\x18\x01 \x01(\x04R\n" +
+	"checkpoint\"'\n" +
+	"\fFilesRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\"]\n" +
+	"\aRunFile\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha256\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\":\n" +
+	"\bFileList\x12.\n" +
+	"\x05files\x18\x01 \x03(\v2\x18.hearth.agent.v1.RunFileR\x05files\"<\n" +
+	"\rChunksRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
+	"\x04file\x18\x02 \x01(\tR\x04file\"\x1f\n" +
+	"\tChunkList\x12\x12\n" +
+	"\x04done\x18\x01 \x03(\x05R\x04done\"N\n" +
+	"\tChunkMark\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x12\n" +
+	"\x04file\x18\x02 \x01(\tR\x04file\x12\x14\n" +
+	"\x05chunk\x18\x03 \x01(\x05R\x05chunk\"\n" +
+	"\n" +
+	"\bChunkAck*Y\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1332,11 +1965,18 @@ const file_agent_proto_rawDesc = "" +
 	"\x03Run\x12\x1b.hearth.agent.v1.RunRequest\x1a\x1c.hearth.agent.v1.RunResponse\x12I\n" +
 	"\tSummarize\x12!.hearth.agent.v1.SummarizeRequest\x1a\x19.hearth.agent.v1.Artifact\x12Q\n" +
 	"\vExportState\x12#.hearth.agent.v1.ExportStateRequest\x1a\x1d.hearth.agent.v1.SessionState\x12R\n" +
-	"\vImportState\x12\x1d.hearth.agent.v1.SessionState\x1a$.hearth.agent.v1.ImportStateResponse2\xdc\x01\n" +
+	"\vImportState\x12\x1d.hearth.agent.v1.SessionState\x1a$.hearth.agent.v1.ImportStateResponse2\x87\x05\n" +
 	"\x04Host\x12D\n" +
 	"\bToolUses\x12\x18.hearth.agent.v1.ToolUse\x1a\x1c.hearth.agent.v1.ToolUsesAck(\x01\x12C\n" +
 	"\fCheckToolUse\x12\x19.hearth.agent.v1.ToolCall\x1a\x18.hearth.agent.v1.Verdict\x12I\n" +
-	"\bProgress\x12\x1f.hearth.agent.v1.ProgressReport\x1a\x1c.hearth.agent.v1.ProgressAckB3Z1github.com/hearth-dev/hearth/sdk/internal/agentpbb\x06proto3"
+	"\bProgress\x12\x1f.hearth.agent.v1.ProgressReport\x1a\x1c.hearth.agent.v1.ProgressAck\x12F\n" +
+	"\bGetState\x12\x1d.hearth.agent.v1.StateRequest\x1a\x1b.hearth.agent.v1.StateValue\x12B\n" +
+	"\bSetState\x12\x1b.hearth.agent.v1.StateValue\x1a\x19.hearth.agent.v1.StateAck\x12P\n" +
+	"\n" +
+	"Checkpoint\x12\".hearth.agent.v1.CheckpointRequest\x1a\x1e.hearth.agent.v1.CheckpointAck\x12A\n" +
+	"\x05Files\x12\x1d.hearth.agent.v1.FilesRequest\x1a\x19.hearth.agent.v1.FileList\x12D\n" +
+	"\x06Chunks\x12\x1e.hearth.agent.v1.ChunksRequest\x1a\x1a.hearth.agent.v1.ChunkList\x12B\n" +
+	"\tMarkChunk\x12\x1a.hearth.agent.v1.ChunkMark\x1a\x19.hearth.agent.v1.ChunkAckB3Z1github.com/hearth-dev/hearth/sdk/internal/agentpbb\x06proto3"
 
 var (
 	file_agent_proto_rawDescOnce sync.Once
@@ -1351,7 +1991,7 @@ func file_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_agent_proto_goTypes = []any{
 	(Outcome)(0),                // 0: hearth.agent.v1.Outcome
 	(*DescribeRequest)(nil),     // 1: hearth.agent.v1.DescribeRequest
@@ -1373,38 +2013,63 @@ var file_agent_proto_goTypes = []any{
 	(*Verdict)(nil),             // 17: hearth.agent.v1.Verdict
 	(*ProgressReport)(nil),      // 18: hearth.agent.v1.ProgressReport
 	(*ProgressAck)(nil),         // 19: hearth.agent.v1.ProgressAck
-	nil,                         // 20: hearth.agent.v1.Task.MetadataEntry
-	nil,                         // 21: hearth.agent.v1.RunResponse.MetricsEntry
+	(*StateRequest)(nil),        // 20: hearth.agent.v1.StateRequest
+	(*StateValue)(nil),          // 21: hearth.agent.v1.StateValue
+	(*StateAck)(nil),            // 22: hearth.agent.v1.StateAck
+	(*CheckpointRequest)(nil),   // 23: hearth.agent.v1.CheckpointRequest
+	(*CheckpointAck)(nil),       // 24: hearth.agent.v1.CheckpointAck
+	(*FilesRequest)(nil),        // 25: hearth.agent.v1.FilesRequest
+	(*RunFile)(nil),             // 26: hearth.agent.v1.RunFile
+	(*FileList)(nil),            // 27: hearth.agent.v1.FileList
+	(*ChunksRequest)(nil),       // 28: hearth.agent.v1.ChunksRequest
+	(*ChunkList)(nil),           // 29: hearth.agent.v1.ChunkList
+	(*ChunkMark)(nil),           // 30: hearth.agent.v1.ChunkMark
+	(*ChunkAck)(nil),            // 31: hearth.agent.v1.ChunkAck
+	nil,                         // 32: hearth.agent.v1.Task.MetadataEntry
+	nil,                         // 33: hearth.agent.v1.RunResponse.MetricsEntry
 }
 var file_agent_proto_depIdxs = []int32{
 	5,  // 0: hearth.agent.v1.Task.hints:type_name -> hearth.agent.v1.Hints
-	20, // 1: hearth.agent.v1.Task.metadata:type_name -> hearth.agent.v1.Task.MetadataEntry
+	32, // 1: hearth.agent.v1.Task.metadata:type_name -> hearth.agent.v1.Task.MetadataEntry
 	6,  // 2: hearth.agent.v1.RunRequest.task:type_name -> hearth.agent.v1.Task
-	21, // 3: hearth.agent.v1.RunResponse.metrics:type_name -> hearth.agent.v1.RunResponse.MetricsEntry
+	33, // 3: hearth.agent.v1.RunResponse.metrics:type_name -> hearth.agent.v1.RunResponse.MetricsEntry
 	0,  // 4: hearth.agent.v1.ToolUse.outcome:type_name -> hearth.agent.v1.Outcome
-	1,  // 5: hearth.agent.v1.Agent.Describe:input_type -> hearth.agent.v1.DescribeRequest
-	3,  // 6: hearth.agent.v1.Agent.Attach:input_type -> hearth.agent.v1.AttachRequest
-	7,  // 7: hearth.agent.v1.Agent.Run:input_type -> hearth.agent.v1.RunRequest
-	9,  // 8: hearth.agent.v1.Agent.Summarize:input_type -> hearth.agent.v1.SummarizeRequest
-	11, // 9: hearth.agent.v1.Agent.ExportState:input_type -> hearth.agent.v1.ExportStateRequest
-	12, // 10: hearth.agent.v1.Agent.ImportState:input_type -> hearth.agent.v1.SessionState
-	14, // 11: hearth.agent.v1.Host.ToolUses:input_type -> hearth.agent.v1.ToolUse
-	16, // 12: hearth.agent.v1.Host.CheckToolUse:input_type -> hearth.agent.v1.ToolCall
-	18, // 13: hearth.agent.v1.Host.Progress:input_type -> hearth.agent.v1.ProgressReport
-	2,  // 14: hearth.agent.v1.Agent.Describe:output_type -> hearth.agent.v1.Info
-	4,  // 15: hearth.agent.v1.Agent.Attach:output_type -> hearth.agent.v1.AttachResponse
-	8,  // 16: hearth.agent.v1.Agent.Run:output_type -> hearth.agent.v1.RunResponse
-	10, // 17: hearth.agent.v1.Agent.Summarize:output_type -> hearth.agent.v1.Artifact
-	12, // 18: hearth.agent.v1.Agent.ExportState:output_type -> hearth.agent.v1.SessionState
-	13, // 19: hearth.agent.v1.Agent.ImportState:output_type -> hearth.agent.v1.ImportStateResponse
-	15, // 20: hearth.agent.v1.Host.ToolUses:output_type -> hearth.agent.v1.ToolUsesAck
-	17, // 21: hearth.agent.v1.Host.CheckToolUse:output_type -> hearth.agent.v1.Verdict
-	19, // 22: hearth.agent.v1.Host.Progress:output_type -> hearth.agent.v1.ProgressAck
-	14, // [14:23] is the sub-list for method output_type
-	5,  // [5:14] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	26, // 5: hearth.agent.v1.FileList.files:type_name -> hearth.agent.v1.RunFile
+	1,  // 6: hearth.agent.v1.Agent.Describe:input_type -> hearth.agent.v1.DescribeRequest
+	3,  // 7: hearth.agent.v1.Agent.Attach:input_type -> hearth.agent.v1.AttachRequest
+	7,  // 8: hearth.agent.v1.Agent.Run:input_type -> hearth.agent.v1.RunRequest
+	9,  // 9: hearth.agent.v1.Agent.Summarize:input_type -> hearth.agent.v1.SummarizeRequest
+	11, // 10: hearth.agent.v1.Agent.ExportState:input_type -> hearth.agent.v1.ExportStateRequest
+	12, // 11: hearth.agent.v1.Agent.ImportState:input_type -> hearth.agent.v1.SessionState
+	14, // 12: hearth.agent.v1.Host.ToolUses:input_type -> hearth.agent.v1.ToolUse
+	16, // 13: hearth.agent.v1.Host.CheckToolUse:input_type -> hearth.agent.v1.ToolCall
+	18, // 14: hearth.agent.v1.Host.Progress:input_type -> hearth.agent.v1.ProgressReport
+	20, // 15: hearth.agent.v1.Host.GetState:input_type -> hearth.agent.v1.StateRequest
+	21, // 16: hearth.agent.v1.Host.SetState:input_type -> hearth.agent.v1.StateValue
+	23, // 17: hearth.agent.v1.Host.Checkpoint:input_type -> hearth.agent.v1.CheckpointRequest
+	25, // 18: hearth.agent.v1.Host.Files:input_type -> hearth.agent.v1.FilesRequest
+	28, // 19: hearth.agent.v1.Host.Chunks:input_type -> hearth.agent.v1.ChunksRequest
+	30, // 20: hearth.agent.v1.Host.MarkChunk:input_type -> hearth.agent.v1.ChunkMark
+	2,  // 21: hearth.agent.v1.Agent.Describe:output_type -> hearth.agent.v1.Info
+	4,  // 22: hearth.agent.v1.Agent.Attach:output_type -> hearth.agent.v1.AttachResponse
+	8,  // 23: hearth.agent.v1.Agent.Run:output_type -> hearth.agent.v1.RunResponse
+	10, // 24: hearth.agent.v1.Agent.Summarize:output_type -> hearth.agent.v1.Artifact
+	12, // 25: hearth.agent.v1.Agent.ExportState:output_type -> hearth.agent.v1.SessionState
+	13, // 26: hearth.agent.v1.Agent.ImportState:output_type -> hearth.agent.v1.ImportStateResponse
+	15, // 27: hearth.agent.v1.Host.ToolUses:output_type -> hearth.agent.v1.ToolUsesAck
+	17, // 28: hearth.agent.v1.Host.CheckToolUse:output_type -> hearth.agent.v1.Verdict
+	19, // 29: hearth.agent.v1.Host.Progress:output_type -> hearth.agent.v1.ProgressAck
+	21, // 30: hearth.agent.v1.Host.GetState:output_type -> hearth.agent.v1.StateValue
+	22, // 31: hearth.agent.v1.Host.SetState:output_type -> hearth.agent.v1.StateAck
+	24, // 32: hearth.agent.v1.Host.Checkpoint:output_type -> hearth.agent.v1.CheckpointAck
+	27, // 33: hearth.agent.v1.Host.Files:output_type -> hearth.agent.v1.FileList
+	29, // 34: hearth.agent.v1.Host.Chunks:output_type -> hearth.agent.v1.ChunkList
+	31, // 35: hearth.agent.v1.Host.MarkChunk:output_type -> hearth.agent.v1.ChunkAck
+	21, // [21:36] is the sub-list for method output_type
+	6,  // [6:21] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_agent_proto_init() }
@@ -1418,7 +2083,7 @@ func file_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agent_proto_rawDesc), len(file_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -329,6 +329,12 @@ const (
 	Host_ToolUses_FullMethodName     = "/hearth.agent.v1.Host/ToolUses"
 	Host_CheckToolUse_FullMethodName = "/hearth.agent.v1.Host/CheckToolUse"
 	Host_Progress_FullMethodName     = "/hearth.agent.v1.Host/Progress"
+	Host_GetState_FullMethodName     = "/hearth.agent.v1.Host/GetState"
+	Host_SetState_FullMethodName     = "/hearth.agent.v1.Host/SetState"
+	Host_Checkpoint_FullMethodName   = "/hearth.agent.v1.Host/Checkpoint"
+	Host_Files_FullMethodName        = "/hearth.agent.v1.Host/Files"
+	Host_Chunks_FullMethodName       = "/hearth.agent.v1.Host/Chunks"
+	Host_MarkChunk_FullMethodName    = "/hearth.agent.v1.Host/MarkChunk"
 )
 
 // HostClient is the client API for Host service.
@@ -342,6 +348,15 @@ type HostClient interface {
 	// CheckToolUse is the pre-tool-use hook: may the agent make this call?
 	CheckToolUse(ctx context.Context, in *ToolCall, opts ...grpc.CallOption) (*Verdict, error)
 	Progress(ctx context.Context, in *ProgressReport, opts ...grpc.CallOption) (*ProgressAck, error)
+	// The run a task belongs to: its state document (top-level sections,
+	// owned per agent), checkpoints, files, and progress over file chunks.
+	// A task outside a run gets FAILED_PRECONDITION.
+	GetState(ctx context.Context, in *StateRequest, opts ...grpc.CallOption) (*StateValue, error)
+	SetState(ctx context.Context, in *StateValue, opts ...grpc.CallOption) (*StateAck, error)
+	Checkpoint(ctx context.Context, in *CheckpointRequest, opts ...grpc.CallOption) (*CheckpointAck, error)
+	Files(ctx context.Context, in *FilesRequest, opts ...grpc.CallOption) (*FileList, error)
+	Chunks(ctx context.Context, in *ChunksRequest, opts ...grpc.CallOption) (*ChunkList, error)
+	MarkChunk(ctx context.Context, in *ChunkMark, opts ...grpc.CallOption) (*ChunkAck, error)
 }
 
 type hostClient struct {
@@ -385,6 +400,66 @@ func (c *hostClient) Progress(ctx context.Context, in *ProgressReport, opts ...g
 	return out, nil
 }
 
+func (c *hostClient) GetState(ctx context.Context, in *StateRequest, opts ...grpc.CallOption) (*StateValue, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StateValue)
+	err := c.cc.Invoke(ctx, Host_GetState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) SetState(ctx context.Context, in *StateValue, opts ...grpc.CallOption) (*StateAck, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StateAck)
+	err := c.cc.Invoke(ctx, Host_SetState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) Checkpoint(ctx context.Context, in *CheckpointRequest, opts ...grpc.CallOption) (*CheckpointAck, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckpointAck)
+	err := c.cc.Invoke(ctx, Host_Checkpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) Files(ctx context.Context, in *FilesRequest, opts ...grpc.CallOption) (*FileList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FileList)
+	err := c.cc.Invoke(ctx, Host_Files_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) Chunks(ctx context.Context, in *ChunksRequest, opts ...grpc.CallOption) (*ChunkList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChunkList)
+	err := c.cc.Invoke(ctx, Host_Chunks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) MarkChunk(ctx context.Context, in *ChunkMark, opts ...grpc.CallOption) (*ChunkAck, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChunkAck)
+	err := c.cc.Invoke(ctx, Host_MarkChunk_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -396,6 +471,15 @@ type HostServer interface {
 	// CheckToolUse is the pre-tool-use hook: may the agent make this call?
 	CheckToolUse(context.Context, *ToolCall) (*Verdict, error)
 	Progress(context.Context, *ProgressReport) (*ProgressAck, error)
+	// The run a task belongs to: its state document (top-level sections,
+	// owned per agent), checkpoints, files, and progress over file chunks.
+	// A task outside a run gets FAILED_PRECONDITION.
+	GetState(context.Context, *StateRequest) (*StateValue, error)
+	SetState(context.Context, *StateValue) (*StateAck, error)
+	Checkpoint(context.Context, *CheckpointRequest) (*CheckpointAck, error)
+	Files(context.Context, *FilesRequest) (*FileList, error)
+	Chunks(context.Context, *ChunksRequest) (*ChunkList, error)
+	MarkChunk(context.Context, *ChunkMark) (*ChunkAck, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -414,6 +498,24 @@ func (UnimplementedHostServer) CheckToolUse(context.Context, *ToolCall) (*Verdic
 }
 func (UnimplementedHostServer) Progress(context.Context, *ProgressReport) (*ProgressAck, error) {
 	return nil, status.Error(codes.Unimplemented, "method Progress not implemented")
+}
+func (UnimplementedHostServer) GetState(context.Context, *StateRequest) (*StateValue, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetState not implemented")
+}
+func (UnimplementedHostServer) SetState(context.Context, *StateValue) (*StateAck, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetState not implemented")
+}
+func (UnimplementedHostServer) Checkpoint(context.Context, *CheckpointRequest) (*CheckpointAck, error) {
+	return nil, status.Error(codes.Unimplemented, "method Checkpoint not implemented")
+}
+func (UnimplementedHostServer) Files(context.Context, *FilesRequest) (*FileList, error) {
+	return nil, status.Error(codes.Unimplemented, "method Files not implemented")
+}
+func (UnimplementedHostServer) Chunks(context.Context, *ChunksRequest) (*ChunkList, error) {
+	return nil, status.Error(codes.Unimplemented, "method Chunks not implemented")
+}
+func (UnimplementedHostServer) MarkChunk(context.Context, *ChunkMark) (*ChunkAck, error) {
+	return nil, status.Error(codes.Unimplemented, "method MarkChunk not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -479,6 +581,114 @@ func _Host_Progress_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_GetState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).GetState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_GetState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).GetState(ctx, req.(*StateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_SetState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StateValue)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).SetState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_SetState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).SetState(ctx, req.(*StateValue))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_Checkpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Checkpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Checkpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Checkpoint(ctx, req.(*CheckpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_Files_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FilesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Files(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Files_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Files(ctx, req.(*FilesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_Chunks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChunksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Chunks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Chunks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Chunks(ctx, req.(*ChunksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_MarkChunk_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChunkMark)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).MarkChunk(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_MarkChunk_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).MarkChunk(ctx, req.(*ChunkMark))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -493,6 +703,30 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Progress",
 			Handler:    _Host_Progress_Handler,
+		},
+		{
+			MethodName: "GetState",
+			Handler:    _Host_GetState_Handler,
+		},
+		{
+			MethodName: "SetState",
+			Handler:    _Host_SetState_Handler,
+		},
+		{
+			MethodName: "Checkpoint",
+			Handler:    _Host_Checkpoint_Handler,
+		},
+		{
+			MethodName: "Files",
+			Handler:    _Host_Files_Handler,
+		},
+		{
+			MethodName: "Chunks",
+			Handler:    _Host_Chunks_Handler,
+		},
+		{
+			MethodName: "MarkChunk",
+			Handler:    _Host_MarkChunk_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,675 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/hearth-dev/hearth/contextchain"
+)
+
+// Defaults of a pipeline; see the package documentation.
+const (
+	DefaultRetryAttempts  = 3
+	DefaultRetryBackoff   = time.Second
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultContextBudget  = contextchain.DefaultBudget
+	DefaultPauseAfter     = 24 * time.Hour
+	DefaultAbandonAfter   = 7 * 24 * time.Hour
+	DefaultOnFailure      = OnFailureFail
+	defaultPipelineTaskOK = "letters, digits, '-', '_' and '.'"
+)
+
+// Pipeline is a graph of tasks run together: `pipeline "name" { ... }`.
+// The same type defines a run through the Go API; zero fields mean their
+// defaults there too (Defaults fills them in).
+type Pipeline struct {
+	Name        string
+	Description string
+	// Parallel is how many of its tasks may run at once.
+	Parallel int
+	// Tasks in the order the file declares them; that order breaks ties
+	// between tasks ready at the same time.
+	Tasks []*PipelineTask
+	// Budget caps the run's total cost; 0 means no cap. A task that
+	// would start with the run at or over its budget is not started.
+	Budget float64
+	// OnFailure is what a task that failed for good does to its run.
+	OnFailure OnFailure
+	Retry     Retry
+	Context   Context
+	State     State
+	// Files are attached to every run of the pipeline: absolute paths.
+	Files     []string
+	Retention Retention
+}
+
+// PipelineTask is one `task "name" { ... }` of a pipeline.
+type PipelineTask struct {
+	// Name is unique in its pipeline and made of letters, digits, '-',
+	// '_' and '.': it is part of idempotency keys and store keys.
+	Name      string
+	Agent     string
+	Prompt    string
+	Hints     Hints
+	DependsOn []string
+	// Stage is the run stage the task belongs to ("writing"); entering it
+	// is a transition that transition guards may block. Empty: none.
+	Stage string
+	// Metadata is passed to the agent with the task.
+	Metadata map[string]string
+	// Attempts overrides the pipeline's retry.attempts; 0 keeps it.
+	Attempts int
+	// OnFailure overrides the pipeline's on_failure; empty keeps it.
+	OnFailure OnFailure
+}
+
+// Hints are a task's hints as written in the file.
+type Hints struct {
+	Files        []string
+	Directories  []string
+	Technologies []string
+}
+
+// OnFailure is what a run does when one of its tasks fails for good
+// (its attempts are spent, or the failure is permanent).
+type OnFailure string
+
+// Escalations.
+const (
+	// OnFailureFail fails the run. A failed run can still be resumed
+	// once the cause is fixed.
+	OnFailureFail OnFailure = "fail"
+	// OnFailurePause pauses the run for a person, with a report of what
+	// failed and why.
+	OnFailurePause OnFailure = "pause"
+)
+
+// Retry is how failed tasks are tried again: up to Attempts attempts in
+// all, waiting Backoff after the first failure, doubling each time up to
+// MaxBackoff.
+type Retry struct {
+	Attempts   int
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+}
+
+// Delay is the wait after the failed attempt number failure (1-based).
+func (r Retry) Delay(failure int) time.Duration {
+	d := r.Backoff
+	for i := 1; i < failure && d < r.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, r.MaxBackoff)
+}
+
+// Context is how ancestors' artifacts are chained into a task's prompt.
+type Context struct {
+	// Budget caps the rendered block in bytes; 0 means
+	// DefaultContextBudget, a negative value no cap.
+	Budget int
+	// Template replaces the default layout (contextchain.WithTemplate).
+	Template string
+}
+
+// Renderer returns the contextchain renderer the settings describe.
+func (c Context) Renderer() (*contextchain.Renderer, error) {
+	budget := c.Budget
+	switch {
+	case budget == 0:
+		budget = DefaultContextBudget
+	case budget < 0:
+		budget = 0
+	}
+	opts := []contextchain.Option{contextchain.WithBudget(budget)}
+	if c.Template != "" {
+		opts = append(opts, contextchain.WithTemplate(c.Template))
+	}
+	return contextchain.New(opts...)
+}
+
+// State is a run's shared state document: its first value, and which
+// agent may read and write which top-level sections.
+type State struct {
+	// Initial holds the document's first sections, as JSON.
+	Initial map[string]json.RawMessage
+	// Owners, when any are declared, limit each agent to its sections:
+	// an agent without an owner block reads everything and writes
+	// nothing. With none declared, every agent reads and writes all.
+	Owners []*Owner
+}
+
+// Owner is one `owner "agent" { ... }` block: the sections an agent reads
+// and writes.
+type Owner struct {
+	Agent string
+	// Reads lists the sections the agent reads; nil means all.
+	Reads  []string
+	Writes []string
+}
+
+// Owner returns the owner block of agent, or nil.
+func (s State) Owner(agent string) *Owner {
+	for _, o := range s.Owners {
+		if o.Agent == agent {
+			return o
+		}
+	}
+	return nil
+}
+
+// CanRead reports whether agent may read section.
+func (s State) CanRead(agent, section string) bool {
+	o := s.Owner(agent)
+	return o == nil || o.Reads == nil || slices.Contains(o.Reads, section)
+}
+
+// CanWrite reports whether agent may write section.
+func (s State) CanWrite(agent, section string) bool {
+	if len(s.Owners) == 0 {
+		return true
+	}
+	o := s.Owner(agent)
+	return o != nil && slices.Contains(o.Writes, section)
+}
+
+// Retention is how long an idle run is kept as it is. A run idle (no
+// task started or finished, no state written) for PauseAfter is paused;
+// paused for AbandonAfter, it is flagged abandoned; idle for DeleteAfter
+// it is deleted with its files and outputs. Zero turns a step off.
+type Retention struct {
+	PauseAfter   time.Duration
+	AbandonAfter time.Duration
+	DeleteAfter  time.Duration
+}
+
+// Defaults fills in the zero fields of p with their defaults. Load has
+// done it for pipelines from a file; the Go API calls it for others.
+func (p *Pipeline) Defaults() {
+	p.Parallel = max(p.Parallel, 1)
+	if p.OnFailure == "" {
+		p.OnFailure = DefaultOnFailure
+	}
+	if p.Retry.Attempts == 0 {
+		p.Retry.Attempts = DefaultRetryAttempts
+	}
+	if p.Retry.Backoff == 0 {
+		p.Retry.Backoff = DefaultRetryBackoff
+	}
+	if p.Retry.MaxBackoff == 0 {
+		p.Retry.MaxBackoff = max(DefaultMaxBackoff, p.Retry.Backoff)
+	}
+	if p.Context.Budget == 0 {
+		p.Context.Budget = DefaultContextBudget
+	}
+	if p.Retention == (Retention{}) {
+		p.Retention = Retention{PauseAfter: DefaultPauseAfter, AbandonAfter: DefaultAbandonAfter}
+	}
+}
+
+// Validate checks a pipeline built in Go the way Load checks one from a
+// file: names, dependencies, cycles and settings. Agents are checked by
+// the host, which knows them.
+func (p *Pipeline) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if p.Name == "" {
+		add("the pipeline has no name")
+	}
+	if len(p.Tasks) == 0 {
+		add("pipeline %q has no tasks", p.Name)
+	}
+	if p.Parallel < 1 {
+		add("pipeline %q: parallel must be at least 1 (got %d)", p.Name, p.Parallel)
+	}
+	if p.Budget < 0 {
+		add("pipeline %q: budget must be 0 (none) or positive (got %g)", p.Name, p.Budget)
+	}
+	if p.OnFailure != OnFailureFail && p.OnFailure != OnFailurePause {
+		add("pipeline %q: on_failure must be %q or %q (got %q)", p.Name, OnFailureFail, OnFailurePause, p.OnFailure)
+	}
+	if p.Retry.Attempts < 1 || p.Retry.Backoff < 0 || p.Retry.MaxBackoff < p.Retry.Backoff {
+		add("pipeline %q: retry needs attempts >= 1 and 0 <= backoff <= max_backoff (got %+v)", p.Name, p.Retry)
+	}
+	if _, err := p.Context.Renderer(); err != nil {
+		add("pipeline %q: context template: %v", p.Name, err)
+	}
+	names := make(map[string]bool, len(p.Tasks))
+	for _, t := range p.Tasks {
+		switch {
+		case !validTaskName(t.Name):
+			add("pipeline %q: task name %q must be made of %s", p.Name, t.Name, defaultPipelineTaskOK)
+		case names[t.Name]:
+			add("pipeline %q: two tasks are named %q", p.Name, t.Name)
+		}
+		names[t.Name] = true
+		if t.Agent == "" {
+			add("task %q names no agent", t.Name)
+		}
+		if strings.TrimSpace(t.Prompt) == "" {
+			add("task %q has an empty prompt", t.Name)
+		}
+		if t.Attempts < 0 {
+			add("task %q: attempts must be at least 1, or 0 for the pipeline's (got %d)", t.Name, t.Attempts)
+		}
+		if t.OnFailure != "" && t.OnFailure != OnFailureFail && t.OnFailure != OnFailurePause {
+			add("task %q: on_failure must be %q or %q (got %q)", t.Name, OnFailureFail, OnFailurePause, t.OnFailure)
+		}
+	}
+	for _, t := range p.Tasks {
+		for _, d := range t.DependsOn {
+			if d == t.Name {
+				add("task %q depends on itself", t.Name)
+			} else if !names[d] {
+				add("task %q depends on %q, which is not a task of pipeline %q", t.Name, d, p.Name)
+			}
+		}
+	}
+	if cycle := findCycle(p.Tasks); cycle != nil {
+		add("the tasks of pipeline %q depend on each other in a circle: %s", p.Name, strings.Join(append(cycle, cycle[0]), " -> "))
+	}
+	for _, o := range p.State.Owners {
+		for _, sec := range slices.Concat(o.Reads, o.Writes) {
+			if sec == "" {
+				add("pipeline %q: owner %q names an empty section", p.Name, o.Agent)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Task returns the task named name, or nil.
+func (p *Pipeline) Task(name string) *PipelineTask {
+	for _, t := range p.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func validTaskName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isLetter(c) && !(c >= '0' && c <= '9') && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+type rawPipeline struct {
+	Name        string            `hcl:"name,label"`
+	Description *string           `hcl:"description,optional"`
+	Parallel    *int              `hcl:"parallel,optional"`
+	Agent       *string           `hcl:"agent,optional"`
+	Budget      *float64          `hcl:"budget,optional"`
+	OnFailure   *string           `hcl:"on_failure,optional"`
+	Files       []string          `hcl:"files,optional"`
+	Retry       *rawRetry         `hcl:"retry,block"`
+	Context     *rawContext       `hcl:"context,block"`
+	State       *rawState         `hcl:"state,block"`
+	Retention   *rawRetention     `hcl:"retention,block"`
+	Tasks       []rawPipelineTask `hcl:"task,block"`
+	Body        hcl.Body          `hcl:",body"`
+	DefRange    hcl.Range         `hcl:",def_range"`
+}
+
+type rawRetry struct {
+	Attempts   *int     `hcl:"attempts,optional"`
+	Backoff    *string  `hcl:"backoff,optional"`
+	MaxBackoff *string  `hcl:"max_backoff,optional"`
+	Body       hcl.Body `hcl:",body"`
+}
+
+type rawContext struct {
+	Budget   *int     `hcl:"budget,optional"`
+	Template *string  `hcl:"template,optional"`
+	Body     hcl.Body `hcl:",body"`
+}
+
+type rawState struct {
+	Initial hcl.Expression `hcl:"initial,optional"`
+	Owners  []rawOwner     `hcl:"owner,block"`
+	Body    hcl.Body       `hcl:",body"`
+}
+
+type rawOwner struct {
+	Agent    string    `hcl:"agent,label"`
+	Reads    []string  `hcl:"reads,optional"`
+	Writes   []string  `hcl:"writes,optional"`
+	Body     hcl.Body  `hcl:",body"`
+	DefRange hcl.Range `hcl:",def_range"`
+}
+
+type rawRetention struct {
+	PauseAfter   *string  `hcl:"pause_after,optional"`
+	AbandonAfter *string  `hcl:"abandon_after,optional"`
+	DeleteAfter  *string  `hcl:"delete_after,optional"`
+	Body         hcl.Body `hcl:",body"`
+}
+
+type rawPipelineTask struct {
+	Name         string            `hcl:"name,label"`
+	Agent        *string           `hcl:"agent,optional"`
+	Prompt       string            `hcl:"prompt"`
+	Files        []string          `hcl:"files,optional"`
+	Directories  []string          `hcl:"directories,optional"`
+	Technologies []string          `hcl:"technologies,optional"`
+	DependsOn    []string          `hcl:"depends_on,optional"`
+	Stage        *string           `hcl:"stage,optional"`
+	Metadata     map[string]string `hcl:"metadata,optional"`
+	Attempts     *int              `hcl:"attempts,optional"`
+	OnFailure    *string           `hcl:"on_failure,optional"`
+	Body         hcl.Body          `hcl:",body"`
+	DefRange     hcl.Range         `hcl:",def_range"`
+}
+
+func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
+	p := &Pipeline{Name: rp.Name, Parallel: 1}
+	at := func(name string) hcl.Range { return attrRange(rp.Body, name, rp.DefRange) }
+	if rp.Description != nil {
+		p.Description = *rp.Description
+	}
+	if rp.Parallel != nil {
+		p.Parallel = *rp.Parallel
+		if p.Parallel < 1 {
+			v.errorf(at("parallel"), "Invalid parallelism", "parallel is how many tasks run at once; it must be at least 1 (got %d).", p.Parallel)
+		}
+	}
+	if rp.Budget != nil {
+		p.Budget = *rp.Budget
+		if p.Budget < 0 {
+			v.errorf(at("budget"), "Invalid budget", "budget caps the run's total cost; it must be positive (got %g). Remove it for no cap.", p.Budget)
+		}
+	}
+	p.OnFailure = v.onFailure(rp.OnFailure, at("on_failure"))
+	for _, f := range rp.Files {
+		path := v.path(f)
+		if fi, err := os.Stat(path); err != nil {
+			v.errorf(at("files"), "Missing file", "Pipeline %q attaches %q to its runs, but it cannot be read: %v.", rp.Name, f, err)
+		} else if !fi.Mode().IsRegular() {
+			v.errorf(at("files"), "Not a file", "Pipeline %q attaches %q to its runs, but it is not a regular file.", rp.Name, f)
+		}
+		p.Files = append(p.Files, path)
+	}
+	v.retry(rp, p)
+	v.context(rp, p)
+	v.state(rp, p, cfg)
+	v.retention(rp, p)
+	if len(rp.Tasks) == 0 {
+		v.errorf(rp.DefRange, "Empty pipeline", "Pipeline %q has no tasks; add a task block, as in task \"first\" { agent = \"...\" prompt = \"...\" }.", rp.Name)
+	}
+	agents := make([]string, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		agents = append(agents, a.Name)
+	}
+	byName := make(map[string]*rawPipelineTask)
+	for i := range rp.Tasks {
+		rt := &rp.Tasks[i]
+		tat := func(name string) hcl.Range { return attrRange(rt.Body, name, rt.DefRange) }
+		if _, dup := byName[rt.Name]; dup {
+			v.errorf(rt.DefRange, "Duplicate task", "Pipeline %q already has a task named %q.", rp.Name, rt.Name)
+			continue
+		}
+		byName[rt.Name] = rt
+		if !validTaskName(rt.Name) {
+			v.errorf(rt.DefRange, "Invalid task name", "Task name %q must be made of %s: it is part of the task's idempotency key.", rt.Name, defaultPipelineTaskOK)
+		}
+		t := &PipelineTask{
+			Name: rt.Name, Prompt: rt.Prompt, DependsOn: rt.DependsOn, Metadata: rt.Metadata,
+			Hints: Hints{Files: rt.Files, Directories: rt.Directories, Technologies: rt.Technologies},
+		}
+		switch {
+		case rt.Agent != nil:
+			t.Agent = *rt.Agent
+		case rp.Agent != nil:
+			t.Agent = *rp.Agent
+		}
+		agentAt := tat("agent")
+		if rt.Agent == nil && rp.Agent != nil {
+			agentAt = at("agent")
+		}
+		switch {
+		case t.Agent == "":
+			v.errorf(rt.DefRange, "Task without an agent", "Task %q names no agent: set agent = \"<name>\" in the task, or in the pipeline for all its tasks. Agents: %s.", rt.Name, listOrNone(agents))
+		case cfg.Agent(t.Agent) == nil:
+			v.errorf(agentAt, "Unknown agent", "There is no agent named %q%s. Agents: %s.", t.Agent, suggest(t.Agent, agents), listOrNone(agents))
+		}
+		if strings.TrimSpace(t.Prompt) == "" {
+			v.errorf(tat("prompt"), "Empty prompt", "Task %q has an empty prompt; say what the agent should do.", rt.Name)
+		}
+		if rt.Stage != nil {
+			t.Stage = *rt.Stage
+			if !validTaskName(t.Stage) {
+				v.errorf(tat("stage"), "Invalid stage", "Stage %q must be made of %s, as in stage = \"writing\".", t.Stage, defaultPipelineTaskOK)
+			}
+		}
+		if rt.Attempts != nil {
+			t.Attempts = *rt.Attempts
+			if t.Attempts < 1 {
+				v.errorf(tat("attempts"), "Invalid attempts", "attempts is how many times the task is tried in all; it must be at least 1 (got %d).", t.Attempts)
+			}
+		}
+		if rt.OnFailure != nil {
+			t.OnFailure = v.onFailure(rt.OnFailure, tat("on_failure"))
+		}
+		p.Tasks = append(p.Tasks, t)
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	for _, t := range p.Tasks {
+		rt := byName[t.Name]
+		for _, d := range t.DependsOn {
+			switch {
+			case d == t.Name:
+				v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Task depends on itself", "Task %q lists itself in depends_on; remove it.", t.Name)
+			case byName[d] == nil:
+				v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Unknown dependency", "Task %q depends on %q, which is not a task of pipeline %q%s.", t.Name, d, rp.Name, suggest(d, names))
+			}
+		}
+	}
+	if cycle := findCycle(p.Tasks); cycle != nil {
+		rt := byName[cycle[0]]
+		v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Dependency cycle", "The tasks of pipeline %q depend on each other in a circle: %s. Remove one of these dependencies.", rp.Name, strings.Join(append(cycle, cycle[0]), " -> "))
+	}
+	for _, o := range p.State.Owners {
+		if cfg.Agent(o.Agent) != nil && !slices.ContainsFunc(p.Tasks, func(t *PipelineTask) bool { return t.Agent == o.Agent }) {
+			v.errorf(rp.State.Owners[slices.Index(p.State.Owners, o)].DefRange, "Owner of no task", "Agent %q owns state sections of pipeline %q but runs none of its tasks. Remove the owner block, or check the agent's name.", o.Agent, rp.Name)
+		}
+	}
+	return p
+}
+
+func (v *validator) onFailure(s *string, r hcl.Range) OnFailure {
+	if s == nil {
+		return DefaultOnFailure
+	}
+	switch f := OnFailure(*s); f {
+	case OnFailureFail, OnFailurePause:
+		return f
+	}
+	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q.", OnFailureFail, OnFailurePause, *s)
+	return DefaultOnFailure
+}
+
+func (v *validator) retry(rp *rawPipeline, p *Pipeline) {
+	p.Retry = Retry{Attempts: DefaultRetryAttempts, Backoff: DefaultRetryBackoff, MaxBackoff: DefaultMaxBackoff}
+	r := rp.Retry
+	if r == nil {
+		return
+	}
+	at := func(name string) hcl.Range { return attrRange(r.Body, name, blockRange(r.Body, rp.DefRange)) }
+	if r.Attempts != nil {
+		p.Retry.Attempts = *r.Attempts
+		if p.Retry.Attempts < 1 {
+			v.errorf(at("attempts"), "Invalid attempts", "attempts is how many times a task is tried in all; it must be at least 1 (got %d).", p.Retry.Attempts)
+		}
+	}
+	p.Retry.Backoff = v.duration(r.Backoff, at("backoff"), "backoff", p.Retry.Backoff)
+	p.Retry.MaxBackoff = v.duration(r.MaxBackoff, at("max_backoff"), "max_backoff", max(p.Retry.MaxBackoff, p.Retry.Backoff))
+	if p.Retry.MaxBackoff < p.Retry.Backoff {
+		v.errorf(at("max_backoff"), "Invalid backoff", "max_backoff (%s) is shorter than backoff (%s); the wait doubles from backoff up to max_backoff.", p.Retry.MaxBackoff, p.Retry.Backoff)
+	}
+}
+
+func (v *validator) context(rp *rawPipeline, p *Pipeline) {
+	p.Context = Context{Budget: DefaultContextBudget}
+	c := rp.Context
+	if c == nil {
+		return
+	}
+	at := func(name string) hcl.Range { return attrRange(c.Body, name, blockRange(c.Body, rp.DefRange)) }
+	if c.Budget != nil {
+		p.Context.Budget = *c.Budget
+		if p.Context.Budget == 0 {
+			v.errorf(at("budget"), "Invalid context budget", "budget caps the context block in bytes; give a positive number, or -1 for no cap.")
+		}
+	}
+	if c.Template != nil {
+		p.Context.Template = *c.Template
+		if _, err := p.Context.Renderer(); err != nil {
+			var te *contextchain.TemplateError
+			r := at("template")
+			if errors.As(err, &te) && te.Line > 0 {
+				// Point at the template's line, counted from the line the
+				// value starts on (a heredoc's text starts on the next).
+				r.Start.Line += te.Line - 1
+				if strings.HasPrefix(strings.TrimSpace(string(v.src[r.Start.Byte:min(r.End.Byte, len(v.src))])), "<<") {
+					r.Start.Line++
+				}
+				r.End = r.Start
+			}
+			v.errorf(r, "Invalid context template", "%v", err)
+		}
+	}
+}
+
+func (v *validator) state(rp *rawPipeline, p *Pipeline, cfg *Config) {
+	s := rp.State
+	if s == nil {
+		return
+	}
+	if s.Initial != nil {
+		val, diags := s.Initial.Value(evalContext())
+		v.diags = append(v.diags, diags...)
+		switch {
+		case diags.HasErrors(), val.IsNull():
+		case !val.Type().IsObjectType() && !val.Type().IsMapType():
+			v.errorf(s.Initial.Range(), "Invalid initial state", "initial is the state document's first value: an object of sections, as in initial = { inputs = { topic = \"...\" } }.")
+		default:
+			p.State.Initial = make(map[string]json.RawMessage)
+			for k, sec := range val.AsValueMap() {
+				b, err := ctyjson.SimpleJSONValue{Value: sec}.MarshalJSON()
+				if err != nil {
+					v.errorf(s.Initial.Range(), "Invalid initial state", "Section %q cannot be written as JSON: %v.", k, err)
+					continue
+				}
+				p.State.Initial[k] = b
+			}
+		}
+	}
+	agents := make([]string, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		agents = append(agents, a.Name)
+	}
+	seen := make(map[string]bool)
+	for i := range s.Owners {
+		ro := &s.Owners[i]
+		if seen[ro.Agent] {
+			v.errorf(ro.DefRange, "Duplicate owner", "Agent %q already has an owner block in pipeline %q; merge them.", ro.Agent, rp.Name)
+			continue
+		}
+		seen[ro.Agent] = true
+		if cfg.Agent(ro.Agent) == nil {
+			v.errorf(ro.DefRange, "Unknown agent", "Owner block names agent %q, which is not configured%s. Agents: %s.", ro.Agent, suggest(ro.Agent, agents), listOrNone(agents))
+		}
+		o := &Owner{Agent: ro.Agent, Reads: ro.Reads, Writes: ro.Writes}
+		for _, sec := range slices.Concat(ro.Reads, ro.Writes) {
+			if strings.TrimSpace(sec) == "" {
+				v.errorf(ro.DefRange, "Empty section", "Owner %q names an empty section; sections are the top-level keys of the state document.", ro.Agent)
+			}
+		}
+		p.State.Owners = append(p.State.Owners, o)
+	}
+}
+
+func (v *validator) retention(rp *rawPipeline, p *Pipeline) {
+	p.Retention = Retention{PauseAfter: DefaultPauseAfter, AbandonAfter: DefaultAbandonAfter}
+	r := rp.Retention
+	if r == nil {
+		return
+	}
+	at := func(name string) hcl.Range { return attrRange(r.Body, name, blockRange(r.Body, rp.DefRange)) }
+	p.Retention.PauseAfter = v.optDuration(r.PauseAfter, at("pause_after"), "pause_after", p.Retention.PauseAfter)
+	p.Retention.AbandonAfter = v.optDuration(r.AbandonAfter, at("abandon_after"), "abandon_after", p.Retention.AbandonAfter)
+	p.Retention.DeleteAfter = v.optDuration(r.DeleteAfter, at("delete_after"), "delete_after", 0)
+}
+
+// optDuration is duration for settings where "0" turns the step off.
+func (v *validator) optDuration(s *string, r hcl.Range, name string, def time.Duration) time.Duration {
+	if s != nil && strings.TrimSpace(*s) == "0" {
+		return 0
+	}
+	return v.duration(s, r, name, def)
+}
+
+// findCycle returns the tasks of a dependency cycle, in order, or nil.
+func findCycle(tasks []*PipelineTask) []string {
+	deps := make(map[string][]string, len(tasks))
+	for _, t := range tasks {
+		deps[t.Name] = t.DependsOn
+	}
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := make(map[string]int, len(tasks))
+	var stack []string
+	var visit func(string) []string
+	visit = func(n string) []string {
+		state[n] = active
+		stack = append(stack, n)
+		for _, d := range deps[n] {
+			if _, ok := deps[d]; !ok || d == n {
+				continue // reported elsewhere
+			}
+			switch state[d] {
+			case active:
+				i := len(stack) - 1
+				for stack[i] != d {
+					i--
+				}
+				return append([]string(nil), stack[i:]...)
+			case unseen:
+				if c := visit(d); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		return nil
+	}
+	for _, t := range tasks {
+		if state[t.Name] == unseen {
+			if c := visit(t.Name); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hearth-dev/hearth/host/store/storepb"
+)
+
+// RunWrite is one atomic write of a run's records: whatever it holds
+// lands in one transaction or not at all. A task's outcome, the run's
+// head and the checkpoint that follows them travel together this way.
+type RunWrite struct {
+	Run        *storepb.Run
+	Graph      *storepb.RunGraph
+	Tasks      []*storepb.RunTask
+	Checkpoint *storepb.Checkpoint
+	Outputs    []*storepb.TaskOutput
+	// FileRefs are the SHA-256s of files the run now uses: a blob stays
+	// while a run refers to it.
+	FileRefs []string
+}
+
+// SaveRun queues w for run id; it is durable once the Pending's Wait
+// returns nil. Writes are committed in the order they are queued.
+func (s *Store) SaveRun(id string, w RunWrite) *Pending {
+	wr := &write{}
+	put := func(key []byte, v []byte, err error) error {
+		if err != nil {
+			return fmt.Errorf("encode run %s: %w", id, err)
+		}
+		wr.sets = append(wr.sets, kv{key, v})
+		return nil
+	}
+	if w.Graph != nil {
+		v, err := encode(w.Graph)
+		if err := put(runKey("g/", id), v, err); err != nil {
+			return failed(err)
+		}
+	}
+	for _, t := range w.Tasks {
+		v, err := encode(t)
+		if err := put([]byte("rt/"+id+"/"+t.GetName()), v, err); err != nil {
+			return failed(err)
+		}
+	}
+	for _, o := range w.Outputs {
+		v, err := encode(o)
+		if err := put(outputKey(id, o.GetTask(), o.GetVersion()), v, err); err != nil {
+			return failed(err)
+		}
+	}
+	if c := w.Checkpoint; c != nil {
+		v, err := encode(c)
+		if err := put(seqKey("c/"+id+"/", c.GetSeq()), v, err); err != nil {
+			return failed(err)
+		}
+	}
+	for _, sha := range w.FileRefs {
+		wr.sets = append(wr.sets, kv{[]byte("fr/" + sha + "/" + id), nil})
+	}
+	// The head goes last: a reader that sees it sees a consistent run,
+	// since the whole write is one transaction anyway.
+	if w.Run != nil {
+		v, err := encode(w.Run)
+		if err := put(runKey("r/", id), v, err); err != nil {
+			return failed(err)
+		}
+	}
+	if len(wr.sets) == 0 {
+		return failed(nil)
+	}
+	return s.submit(wr)
+}
+
+func runKey(prefix, id string) []byte { return []byte(prefix + id) }
+
+func outputKey(run, task string, version int32) []byte {
+	k := []byte("o/" + run + "/" + task + "/")
+	return binary.BigEndian.AppendUint32(k, uint32(version))
+}
+
+// Run returns the head of run id, or an error wrapping ErrNotFound.
+func (s *Store) Run(id string) (*storepb.Run, error) {
+	r := &storepb.Run{}
+	if err := s.get(runKey("r/", id), r); err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Runs returns the head of every run, in ID order.
+func (s *Store) Runs() ([]*storepb.Run, error) {
+	var out []*storepb.Run
+	err := s.scan([]byte("r/"), func(_, v []byte) error {
+		r := &storepb.Run{}
+		if err := decode(v, r); err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// RunGraph returns the task graph of run id.
+func (s *Store) RunGraph(id string) (*storepb.RunGraph, error) {
+	g := &storepb.RunGraph{}
+	if err := s.get(runKey("g/", id), g); err != nil {
+		return nil, fmt.Errorf("graph of run %s: %w", id, err)
+	}
+	return g, nil
+}
+
+// RunTasks returns the task records of run id, by task name.
+func (s *Store) RunTasks(id string) (map[string]*storepb.RunTask, error) {
+	out := make(map[string]*storepb.RunTask)
+	err := s.scan([]byte("rt/"+id+"/"), func(_, v []byte) error {
+		t := &storepb.RunTask{}
+		if err := decode(v, t); err != nil {
+			return err
+		}
+		out[t.GetName()] = t
+		return nil
+	})
+	return out, err
+}
+
+// Checkpoints returns the checkpoints of run id, oldest first.
+func (s *Store) Checkpoints(id string) ([]*storepb.Checkpoint, error) {
+	var out []*storepb.Checkpoint
+	err := s.scan([]byte("c/"+id+"/"), func(_, v []byte) error {
+		c := &storepb.Checkpoint{}
+		if err := decode(v, c); err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// Checkpoint returns checkpoint seq of run id.
+func (s *Store) Checkpoint(id string, seq uint64) (*storepb.Checkpoint, error) {
+	c := &storepb.Checkpoint{}
+	if err := s.get(seqKey("c/"+id+"/", seq), c); err != nil {
+		return nil, fmt.Errorf("checkpoint %d of run %s: %w", seq, id, err)
+	}
+	return c, nil
+}
+
+// TaskOutputs returns every output version of run id, by task name, then
+// version.
+func (s *Store) TaskOutputs(id string) ([]*storepb.TaskOutput, error) {
+	var out []*storepb.TaskOutput
+	err := s.scan([]byte("o/"+id+"/"), func(_, v []byte) error {
+		o := &storepb.TaskOutput{}
+		if err := decode(v, o); err != nil {
+			return err
+		}
+		out = append(out, o)
+		return nil
+	})
+	return out, err
+}
+
+// TaskOutput returns version of task's output in run id.
+func (s *Store) TaskOutput(id, task string, version int32) (*storepb.TaskOutput, error) {
+	o := &storepb.TaskOutput{}
+	if err := s.get(outputKey(id, task, version), o); err != nil {
+		return nil, fmt.Errorf("output v%d of task %s of run %s: %w", version, task, id, err)
+	}
+	return o, nil
+}
+
+// DeleteRun deletes run id: its task records, checkpoints, outputs, file
+// references, graph and, last, its head, in as many writes as they need.
+// Until the head goes the run is listed, so an interrupted delete is
+// simply done again. Its events stay: they are the record of what
+// happened, deletion included. It returns the files no run refers to any
+// more; RemoveFiles removes them.
+func (s *Store) DeleteRun(ctx context.Context, id string) (unreferenced []string, err error) {
+	r, err := s.Run(id)
+	if err != nil {
+		return nil, err
+	}
+	var keys [][]byte
+	for _, prefix := range []string{"rt/" + id + "/", "c/" + id + "/", "o/" + id + "/"} {
+		if err := s.scanKeys([]byte(prefix), func(k []byte) error {
+			keys = append(keys, k)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range r.GetFiles() {
+		keys = append(keys, []byte("fr/"+f.GetSha256()+"/"+id))
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), deleteBatch)
+		if err := s.apply(ctx, &write{deletes: keys[:n]}); err != nil {
+			return nil, fmt.Errorf("delete run %s: %w", id, err)
+		}
+		keys = keys[n:]
+	}
+	if err := s.apply(ctx, &write{deletes: [][]byte{runKey("g/", id), runKey("r/", id)}}); err != nil {
+		return nil, fmt.Errorf("delete run %s: %w", id, err)
+	}
+	for _, f := range r.GetFiles() {
+		used := false
+		if err := s.scanKeys([]byte("fr/"+f.GetSha256()+"/"), func([]byte) error {
+			used = true
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if !used {
+			unreferenced = append(unreferenced, f.GetSha256())
+		}
+	}
+	return unreferenced, nil
+}
+
+// FilesDir is the directory of the content-addressed file store, beside
+// Badger's files in the data directory; "" for an in-memory store.
+func (s *Store) FilesDir() string {
+	if s.inMemory {
+		return ""
+	}
+	return filepath.Join(s.dir, "files")
+}
+
+// ErrNoFileStore is returned for files attached to runs of an in-memory
+// store.
+var ErrNoFileStore = errors.New("an in-memory store keeps no files")
+
+// BlobPath is where the file with the given SHA-256 is kept.
+func (s *Store) BlobPath(sha string) string {
+	return filepath.Join(s.FilesDir(), sha[:2], sha)
+}
+
+// PutFile copies r into the file store and returns its SHA-256 and size.
+// Content is stored once: a file with the same SHA-256 and size is kept
+// as it is (idempotent by content, per the study planner seed). The
+// stored file is read-only and durable (fsynced, then renamed into
+// place) when PutFile returns.
+func (s *Store) PutFile(r io.Reader) (sha string, size int64, err error) {
+	dir := s.FilesDir()
+	if dir == "" {
+		return "", 0, ErrNoFileStore
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", 0, fmt.Errorf("file store: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".incoming-*")
+	if err != nil {
+		return "", 0, fmt.Errorf("file store: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	h := sha256.New()
+	size, err = io.Copy(io.MultiWriter(tmp, h), r)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("file store: %w", err)
+	}
+	sha = hex.EncodeToString(h.Sum(nil))
+	dst := s.BlobPath(sha)
+	if fi, err := os.Stat(dst); err == nil {
+		if fi.Size() != size {
+			return "", 0, fmt.Errorf("file store: %s holds %d bytes where %d were expected; the file store is damaged", dst, fi.Size(), size)
+		}
+		return sha, size, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", 0, fmt.Errorf("file store: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o400); err != nil {
+		return "", 0, fmt.Errorf("file store: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return "", 0, fmt.Errorf("file store: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(dst)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return sha, size, nil
+}
+
+// RemoveFiles removes the stored files with the given SHA-256s, unless a
+// run refers to one again.
+func (s *Store) RemoveFiles(shas []string) error {
+	var errs []error
+	for _, sha := range shas {
+		used := false
+		if err := s.scanKeys([]byte("fr/"+sha+"/"), func([]byte) error {
+			used = true
+			return nil
+		}); err != nil {
+			return err
+		}
+		if used || !validSHA(sha) {
+			continue
+		}
+		if err := os.Remove(s.BlobPath(sha)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validSHA(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}

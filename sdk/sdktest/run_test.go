@@ -1,0 +1,110 @@
+package sdktest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/sdktest"
+)
+
+// runAgent uses every run method of its Host, over the real plugin
+// protocol, and returns what it saw.
+type runAgent struct{}
+
+func (runAgent) Describe(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "runner", Version: "1"}, nil
+}
+
+func (runAgent) Summarize(context.Context, string) (sdk.ContextArtifact, error) {
+	return sdk.ContextArtifact{}, nil
+}
+
+func (runAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+	in, err := h.State(ctx, "inputs")
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	files, err := h.Files(ctx)
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	done, err := h.DoneChunks(ctx, files[0].Name)
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	for c := len(done); c < 3; c++ {
+		if err := h.MarkChunk(ctx, files[0].Name, c); err != nil {
+			return sdk.Result{}, err
+		}
+	}
+	if err := h.SetState(ctx, "output", map[string]any{"seen": json.RawMessage(in), "skipped": len(done)}); err != nil {
+		return sdk.Result{}, err
+	}
+	n, err := h.Checkpoint(ctx, "after-output")
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	// A write outside the agent's sections must come back as ErrNotOwner,
+	// with the host's message.
+	err = h.SetState(ctx, "plan", 1)
+	if !errors.Is(err, sdk.ErrNotOwner) {
+		return sdk.Result{}, fmt.Errorf("write outside the owned sections: got %v, want ErrNotOwner", err)
+	}
+	return sdk.Result{Output: fmt.Sprintf("checkpoint %d; %s", n, err)}, nil
+}
+
+func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
+	h := sdktest.New(t, runAgent{}, sdktest.Options{Logger: hclog.NewNullLogger()})
+	run := sdktest.NewRun()
+	run.Set("inputs", map[string]int{"courses": 2})
+	run.AddFile(sdk.File{Name: "syllabus.md", Path: "/data/files/ab", SHA256: "ab", Size: 10})
+	run.Own("output")
+	h.Host.SetRun(run)
+
+	res, err := h.Run(context.Background(), sdk.Task{Prompt: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Output, "checkpoint 1; ") || !strings.Contains(res.Output, `section "plan"`) {
+		t.Errorf("output = %q, want checkpoint 1 and the refusal naming section plan", res.Output)
+	}
+	var out struct {
+		Seen    map[string]int `json:"seen"`
+		Skipped int            `json:"skipped"`
+	}
+	if err := json.Unmarshal(run.Get("output"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Seen["courses"] != 2 || out.Skipped != 0 {
+		t.Errorf("output section = %+v, want the inputs seen and nothing skipped", out)
+	}
+
+	// A second task resumes: the three chunks are done.
+	if _, err := h.Run(context.Background(), sdk.Task{Prompt: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(run.Get("output"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Skipped != 3 {
+		t.Errorf("second task skipped %d chunks, want 3", out.Skipped)
+	}
+	if got := run.Checkpoints(); len(got) != 2 || got[0] != "after-output" {
+		t.Errorf("checkpoints = %q", got)
+	}
+}
+
+func TestRunMethodsOutsideARun(t *testing.T) {
+	h := sdktest.New(t, runAgent{}, sdktest.Options{})
+	_, err := h.Run(context.Background(), sdk.Task{Prompt: "go"})
+	if !errors.Is(err, sdk.ErrNoRun) {
+		t.Fatalf("err = %v, want ErrNoRun across the wire", err)
+	}
+}
