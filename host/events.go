@@ -169,11 +169,13 @@ type Subscription struct {
 	mu      sync.Mutex
 	dropped uint64
 	closed  bool
+	// run, when set, limits the subscription to the events of one run.
+	run string
 }
 
-func (b *bus) subscribe(buffer int) *Subscription {
+func (b *bus) subscribe(buffer int, run string) *Subscription {
 	c := make(chan Event, buffer)
-	s := &Subscription{C: c, c: c, b: b}
+	s := &Subscription{C: c, c: c, b: b, run: run}
 	b.mu.Lock()
 	if b.subs == nil {
 		b.subs = make(map[*Subscription]struct{})
@@ -187,6 +189,9 @@ func (b *bus) publish(e Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
+		if s.run != "" && e.Run != s.run {
+			continue
+		}
 		select {
 		case s.c <- e:
 		default:
@@ -217,12 +222,24 @@ func (s *Subscription) Dropped() uint64 {
 
 // Subscribe returns a subscription to the host's events, buffering up to
 // buffer of them. Close it when done.
-func (h *Host) Subscribe(buffer int) *Subscription { return h.events.subscribe(buffer) }
+func (h *Host) Subscribe(buffer int) *Subscription { return h.events.subscribe(buffer, "") }
 
-// active reports whether anyone subscribes: tool-use events are only
-// built for the bus when someone listens.
+// SubscribeRun returns a subscription to the events of one run: its
+// transitions, checkpoints and gates, and its tasks' placements,
+// progress and results (tool uses are not among them).
+func (h *Host) SubscribeRun(run string, buffer int) *Subscription {
+	return h.events.subscribe(buffer, run)
+}
+
+// active reports whether anyone subscribes to every event: tool-use
+// events are only built for the bus when someone listens to them.
 func (b *bus) active() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.subs) > 0
+	for s := range b.subs {
+		if s.run == "" {
+			return true
+		}
+	}
+	return false
 }

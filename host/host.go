@@ -312,7 +312,7 @@ func (h *Host) execute(ctx context.Context, p *pool, t Task, run guard.Run) (*Ou
 		h.emit(Event{Kind: EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: err.Error(), Message: t.ID + " could not be placed"})
 		return nil, err
 	}
-	h.emitDecision(d)
+	h.emitDecision(d, t.Run)
 	res, art, err := s.run(ctx, t, h.hardStop)
 	p.release(s, err != nil)
 	if err != nil {
@@ -435,8 +435,8 @@ func (h *Host) emit(e Event) *store.Pending {
 	return p
 }
 
-func (h *Host) emitDecision(d *Decision) {
-	p := h.emit(Event{Kind: EventDecision, Agent: d.Agent, Session: d.Session, Task: d.Task, Message: d.Reason, Decision: d})
+func (h *Host) emitDecision(d *Decision, run string) {
+	p := h.emit(Event{Kind: EventDecision, Agent: d.Agent, Session: d.Session, Task: d.Task, Run: run, Message: d.Reason, Decision: d})
 	// The decision is part of the task's answer: durable before the task
 	// runs, so that a crash mid-task leaves the reason it ran where it did.
 	if err := p.Wait(context.Background()); err != nil {

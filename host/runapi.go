@@ -37,7 +37,10 @@ func (h *Host) StartRun(ctx context.Context, p *config.Pipeline, opts RunOptions
 		return nil, err
 	}
 	now := h.now()
-	id := newRunID(cp.Name, now)
+	id, err := h.newRunIDFor(opts.ID, cp.Name, now)
+	if err != nil {
+		return nil, err
+	}
 	files, refs, err := h.attachFiles(append(slices.Clone(cp.Files), opts.Files...), now)
 	if err != nil {
 		return nil, fmt.Errorf("run of %s: %w", cp.Name, err)
@@ -80,9 +83,35 @@ func (h *Host) StartRun(ctx context.Context, p *config.Pipeline, opts RunOptions
 	return h.launch(r, "started")
 }
 
-// newRunID names a run after its pipeline and the time it was made, with
+// newRunIDFor checks a caller's run ID, or makes one.
+func (h *Host) newRunIDFor(id, pipeline string, now time.Time) (string, error) {
+	if id == "" {
+		return NewRunID(pipeline, now), nil
+	}
+	if !validRunID(id) {
+		return "", fmt.Errorf("run ID %q: use letters, digits, '-', '_' and '.' (NewRunID makes one)", id)
+	}
+	if _, err := h.store.Run(id); err == nil {
+		return "", fmt.Errorf("run ID %q is taken", id)
+	}
+	return id, nil
+}
+
+func validRunID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// NewRunID names a run after its pipeline and the time it was made, with
 // a random suffix: readable in a list, unique in practice.
-func newRunID(pipeline string, now time.Time) string {
+func NewRunID(pipeline string, now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	name := strings.Map(func(c rune) rune {
@@ -261,6 +290,16 @@ func (h *Host) ResumeRun(ctx context.Context, id string, opts ResumeOptions) (*R
 
 // resume validates r, resets what must run again and launches it.
 func (h *Host) resume(r *runExec, opts ResumeOptions, why string) (*RunHandle, error) {
+	var missing []string
+	for _, t := range r.graph.GetTasks() {
+		if _, err := h.pool(t.GetAgent()); err != nil && !slices.Contains(missing, t.GetAgent()) {
+			missing = append(missing, t.GetAgent())
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("run %s needs agents %s, which this host's config does not declare; use the config the run was started with (%s)",
+			r.id, strings.Join(missing, ", "), cmpOr(r.graph.GetConfig(), "not recorded"))
+	}
 	r.mu.Lock()
 	from := runStatusOf(r.head.GetStatus())
 	if from == RunCompleted && why == "resumed" {
@@ -454,7 +493,10 @@ func (h *Host) ForkRun(ctx context.Context, id string, at uint64, opts ForkOptio
 	}
 	now := h.now()
 	head := proto.Clone(cp.GetRun()).(*storepb.Run)
-	newID := newRunID(g.GetPipeline(), now)
+	newID, err := h.newRunIDFor(opts.ID, g.GetPipeline(), now)
+	if err != nil {
+		return nil, err
+	}
 	head.Id, head.Status, head.Reason = newID, storepb.RunStatus_RUN_CREATED, ""
 	head.CreatedUnixNano, head.UpdatedUnixNano, head.LastActivityUnixNano = now.UnixNano(), now.UnixNano(), now.UnixNano()
 	head.StartedUnixNano, head.FinishedUnixNano, head.Checkpoint = 0, 0, 0

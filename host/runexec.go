@@ -226,6 +226,11 @@ func (r *runExec) emit(e Event) {
 // event. An illegal transition is a bug in the executor: it is refused
 // and logged.
 func (r *runExec) setTaskLocked(i int, to TaskStatus, msg string) bool {
+	return r.setTaskCostLocked(i, to, msg, 0)
+}
+
+// setTaskCostLocked is setTaskLocked for an attempt that cost cost.
+func (r *runExec) setTaskCostLocked(i int, to TaskStatus, msg string, cost float64) bool {
 	rt := r.tasks[i]
 	from := taskStatusOf(rt.GetStatus())
 	if from == to {
@@ -240,7 +245,8 @@ func (r *runExec) setTaskLocked(i int, to TaskStatus, msg string) bool {
 	r.dirty[i] = true
 	r.countLocked()
 	r.emit(Event{Kind: EventRunTask, Task: rt.GetName(), Agent: r.graph.GetTasks()[i].GetAgent(), From: string(from), To: string(to),
-		Message: fmt.Sprintf("%s: %s -> %s%s", rt.GetName(), from, to, prefixed(": ", msg)), Err: errIf(to == TaskFailed || to == TaskRetrying, rt.GetError())})
+		Message: fmt.Sprintf("%s: %s -> %s%s", rt.GetName(), from, to, prefixed(": ", msg)), Err: errIf(to == TaskFailed || to == TaskRetrying, rt.GetError()),
+		Cost: cost})
 	return true
 }
 
@@ -750,7 +756,7 @@ func (r *runExec) outcome(a attemptSpec, out *Outcome, err error) *store.Pending
 		return r.gateLocked(i, g, o, w)
 	}
 	rt.NeedsReview, rt.Feedback, rt.Error = false, "", ""
-	r.setTaskLocked(i, TaskSucceeded, fmt.Sprintf("v%d in %s on %s (%s)", rt.GetVersion(), out.Duration.Round(time.Millisecond), out.Session, out.Decision.Action))
+	r.setTaskCostLocked(i, TaskSucceeded, fmt.Sprintf("v%d in %s on %s (%s)", rt.GetVersion(), out.Duration.Round(time.Millisecond), out.Session, out.Decision.Action), res.Cost)
 	p, _ := r.checkpointLocked("task "+name+" succeeded", name, w)
 	return p
 }

@@ -26,6 +26,9 @@ var (
 
 // RunOptions adjust a new run.
 type RunOptions struct {
+	// ID is the run's ID, from NewRunID; one is made when empty. A caller
+	// that picks it can subscribe to the run's events before it starts.
+	ID string
 	// State sets sections of the state document over the pipeline's
 	// initial state.
 	State map[string]json.RawMessage
@@ -56,6 +59,8 @@ type ResumeOptions struct {
 
 // ForkOptions adjust a fork.
 type ForkOptions struct {
+	// ID is the new run's ID, from NewRunID; one is made when empty.
+	ID string
 	// State replaces sections of the state document of the checkpoint the
 	// fork starts from: the branch's new direction.
 	State map[string]json.RawMessage

@@ -149,6 +149,7 @@ Badger data directory.`,
 		m.agentsCommand(),
 		m.submitCommand(),
 		m.runCommand(),
+		m.runsCommand(),
 		m.sessionsCommand(),
 		m.guardCommand(),
 		m.configCommand(),
@@ -293,6 +294,16 @@ func (m *Main) hclogColor() hclog.ColorOption {
 		return hclog.AutoColor
 	}
 	return hclog.ColorOff
+}
+
+// termWidth is the width of the terminal w writes to, or 0.
+func (m *Main) termWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if n, _, err := term.GetSize(int(f.Fd())); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 // width is the terminal's width for wrapping diagnostics, or 0.

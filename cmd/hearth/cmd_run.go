@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,16 +21,25 @@ func (m *Main) runCommand() *cobra.Command {
 	var (
 		asJSON bool
 		quiet  bool
+		in     runInputs
 	)
 	c := &cobra.Command{
 		Use:   "run [DIR|FILE] [PIPELINE]",
 		Short: "Run a pipeline from a config file",
 		Long: `Run a pipeline from a config file: a directory holding hearth.hcl, a
-file, or --config. PIPELINE may be left out when the file has one. Each
-task is placed on a session by the matcher; every decision is printed with
-its scores as the task finishes, and a summary at the end.`,
+file, or --config. PIPELINE may be left out when the file has one.
+
+The run is recorded in the data directory: each task's outcome and a
+checkpoint after it. Each task is placed on a session by the matcher. On a
+terminal, the run's progress is drawn live (every task's state, a progress
+bar with percentage and ETA, the cost so far); piped, a line is printed as
+each task finishes, with the placement decision and its scores.
+
+Interrupted (Ctrl-C), the run is paused once the tasks in flight finish or
+their grace period ends; continue it with 'hearth runs resume ID'.`,
 		Example: `  hearth run examples/code-tour
-  hearth run my-pipelines.hcl nightly --json`,
+  hearth run examples/podcast --set 'episode={"number":2,"topic":"free will"}'
+  hearth run my-pipelines.hcl nightly --file notes.md --budget 20 --json`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 2 {
 				return usagef("run takes at most a config and a pipeline name, got %d arguments\nRun 'hearth run --help' for usage.", len(args))
@@ -40,44 +51,191 @@ its scores as the task finishes, and a summary at the end.`,
 			if err != nil {
 				return err
 			}
+			state, err := in.state(m)
+			if err != nil {
+				return err
+			}
 			return m.withHost(cmd.Context(), cfg, func(ctx context.Context, h *host.Host) error {
 				if !asJSON {
 					fmt.Fprintf(m.Stdout, "pipeline %s: %d tasks, %d at a time (data in %s)\n", pipeline.Name, len(pipeline.Tasks), pipeline.Parallel, cfg.DataDir)
 					if pipeline.Description != "" {
 						fmt.Fprintf(m.Stdout, "  %s\n", pipeline.Description)
 					}
-					fmt.Fprintln(m.Stdout)
 				}
-				var reports []host.TaskReport
-				n := 0
-				sum, err := h.RunPipeline(ctx, pipeline, func(r host.TaskReport) {
-					n++
-					if asJSON {
-						reports = append(reports, r)
-						return
-					}
-					m.printReport(n, len(pipeline.Tasks), r, quiet)
-				})
-				if asJSON {
-					if jerr := m.printJSON(struct {
-						Tasks   []host.TaskReport    `json:"tasks"`
-						Summary host.PipelineSummary `json:"summary"`
-					}{reports, sum}); jerr != nil {
-						return jerr
-					}
-				} else {
-					m.printSummary(sum)
-				}
+				id := host.NewRunID(pipeline.Name, time.Now())
+				sub := h.SubscribeRun(id, 4096)
+				handle, err := h.StartRun(ctx, pipeline, host.RunOptions{ID: id, State: state, Files: in.files, Budget: in.budget, Config: cfg.Path})
 				if err != nil {
-					return fmt.Errorf("%w (%v)", errSilent, err)
+					sub.Close()
+					return err
 				}
-				return nil
+				if !asJSON {
+					fmt.Fprintf(m.Stdout, "run %s\n\n", id)
+				}
+				return m.finishRun(ctx, h, handle, sub, quiet, asJSON)
 			})
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON: every task's outcome and the summary")
-	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print one line per task, without candidate scores")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON when it stops, and nothing before")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "one line per task, without candidate scores")
+	in.flags(c, true)
 	return c
+}
+
+// runInputs are the flags that give a run its inputs.
+type runInputs struct {
+	sets      []string
+	stateFile string
+	files     []string
+	budget    float64
+}
+
+func (in *runInputs) flags(c *cobra.Command, files bool) {
+	c.Flags().StringArrayVar(&in.sets, "set", nil, "set a section of the run's state: SECTION=JSON, SECTION=@FILE.json, or SECTION=text (repeatable)")
+	c.Flags().StringVar(&in.stateFile, "state", "", "a JSON object file whose keys are sections of the run's state")
+	c.Flags().Float64Var(&in.budget, "budget", 0, "the run's budget, replacing the pipeline's")
+	if files {
+		c.Flags().StringArrayVar(&in.files, "file", nil, "attach a file to the run (repeatable); files are stored once by content")
+	}
+}
+
+// state reads --state and --set into state sections; --set wins.
+func (in *runInputs) state(m *Main) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage)
+	if in.stateFile != "" {
+		b, err := os.ReadFile(in.stateFile)
+		if err != nil {
+			return nil, usagef("--state: %v", err)
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, usagef("--state %s: want a JSON object whose keys are state sections: %v", in.stateFile, err)
+		}
+	}
+	for _, s := range in.sets {
+		sec, val, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(sec) == "" {
+			return nil, usagef("--set %q: want SECTION=VALUE, as in --set 'inputs={\"topic\":\"tides\"}'", s)
+		}
+		switch {
+		case strings.HasPrefix(val, "@"):
+			b, err := os.ReadFile(val[1:])
+			if err != nil {
+				return nil, usagef("--set %s: %v", sec, err)
+			}
+			if !json.Valid(b) {
+				return nil, usagef("--set %s: %s is not valid JSON", sec, val[1:])
+			}
+			out[sec] = b
+		case json.Valid([]byte(val)):
+			out[sec] = json.RawMessage(val)
+		default:
+			// Plain text is taken as a JSON string: --set direction=north.
+			b, _ := json.Marshal(val)
+			out[sec] = b
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// finishRun follows a run started in this process until it stops, then
+// prints it: a summary, or JSON. A run that did not complete is a failure
+// of the work (exit 1), with what to do next.
+func (m *Main) finishRun(ctx context.Context, h *host.Host, handle *host.RunHandle, sub *host.Subscription, quiet, asJSON bool) error {
+	start := time.Now()
+	info, err := m.follow(ctx, h, handle, sub, quiet, asJSON)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	d, derr := h.Run(handle.ID)
+	if derr != nil {
+		return derr
+	}
+	outs, _ := h.RunOutputs(handle.ID)
+	sum := summarize(d, outs, start)
+	if asJSON {
+		if jerr := m.printJSON(struct {
+			Run     host.RunDetail `json:"run"`
+			Summary runSummary     `json:"summary"`
+		}{d, sum}); jerr != nil {
+			return jerr
+		}
+	} else {
+		m.printRunSummary(info, sum)
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%v)", errSilent, err)
+	}
+	return nil
+}
+
+// runSummary counts what one invocation of a run did.
+type runSummary struct {
+	Run        string         `json:"run"`
+	Pipeline   string         `json:"pipeline"`
+	Status     host.RunStatus `json:"status"`
+	Tasks      int            `json:"tasks"`
+	Succeeded  int            `json:"succeeded"`
+	Failed     int            `json:"failed"`
+	Skipped    int            `json:"skipped"`
+	Spawned    int            `json:"spawned"`
+	Reused     int            `json:"reused"`
+	Rehydrated int            `json:"rehydrated"`
+	Duration   time.Duration  `json:"duration"`
+	// TaskTime is the sum of the durations of the tasks that finished in
+	// this invocation.
+	TaskTime time.Duration `json:"task_time"`
+	Ran      int           `json:"ran"`
+	Cost     float64       `json:"cost"`
+	Budget   float64       `json:"budget,omitempty"`
+}
+
+func summarize(d host.RunDetail, outs []host.TaskOutput, since time.Time) runSummary {
+	s := runSummary{Run: d.ID, Pipeline: d.Pipeline, Status: d.Status, Tasks: d.Tasks, Succeeded: d.Succeeded, Failed: d.Failed,
+		Skipped: d.Skipped, Duration: time.Since(since), Cost: d.Cost, Budget: d.Budget}
+	for _, o := range outs {
+		if o.Time.Before(since) {
+			continue
+		}
+		s.Ran++
+		s.TaskTime += o.Duration
+		switch host.Action(o.Action) {
+		case host.ActionSpawned:
+			s.Spawned++
+		case host.ActionReused:
+			s.Reused++
+		case host.ActionRehydrated:
+			s.Rehydrated++
+		}
+	}
+	return s
+}
+
+func (m *Main) printRunSummary(info host.RunInfo, s runSummary) {
+	w := m.Stdout
+	fmt.Fprintf(w, "\nrun %s %s: %d tasks in %s: %d succeeded, %d failed, %d skipped\n", s.Run, s.Status, s.Tasks, s.Duration.Round(time.Millisecond), s.Succeeded, s.Failed, s.Skipped)
+	if s.Ran > 0 {
+		fmt.Fprintf(w, "placement: %d spawned, %d reused warm, %d rehydrated\n", s.Spawned, s.Reused, s.Rehydrated)
+		fmt.Fprintf(w, "task time: %s in all, %s on average\n", s.TaskTime.Round(time.Millisecond), (s.TaskTime / time.Duration(s.Ran)).Round(time.Millisecond))
+	}
+	if s.Cost > 0 || s.Budget > 0 {
+		cost := fmt.Sprintf("cost: %.2f", s.Cost)
+		if s.Budget > 0 {
+			cost += fmt.Sprintf(" of a %.2f budget", s.Budget)
+		}
+		fmt.Fprintln(w, cost)
+	}
+	switch info.Status {
+	case host.RunCompleted:
+		fmt.Fprintf(w, "see it with: hearth runs show %s\n", s.Run)
+	case host.RunPaused, host.RunFailed:
+		fmt.Fprintf(w, "%s: %s\n", info.Status, info.Reason)
+		fmt.Fprintf(w, "resume it with: hearth runs resume %s\n", s.Run)
+	case host.RunCancelled:
+		fmt.Fprintf(w, "cancelled: %s\n", info.Reason)
+	}
 }
 
 // runTarget finds the config and the pipeline that `hearth run args`
@@ -139,26 +297,6 @@ func orNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-func (m *Main) printReport(n, total int, r host.TaskReport, quiet bool) {
-	w := m.Stdout
-	prefix := fmt.Sprintf("[%*d/%d] %-28s", len(fmt.Sprint(total)), n, total, r.Name)
-	if r.Err != nil {
-		fmt.Fprintf(w, "%s FAILED: %s\n", prefix, firstLineOf(r.Error))
-		return
-	}
-	d := r.Outcome.Decision
-	fmt.Fprintf(w, "%s %-10s %-18s %6s  %s\n", prefix, d.Action, r.Outcome.Session, r.Outcome.Duration.Round(time.Millisecond), reasonTail(d))
-	if quiet {
-		return
-	}
-	for i, c := range d.Candidates {
-		if i == 2 {
-			break
-		}
-		fmt.Fprintf(w, "        %s\n", c.Explain())
-	}
-}
-
 // reasonTail is the reason without the session name the line already has.
 func reasonTail(d host.Decision) string {
 	r := d.Reason
@@ -171,14 +309,4 @@ func reasonTail(d host.Decision) string {
 func firstLineOf(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-func (m *Main) printSummary(s host.PipelineSummary) {
-	w := m.Stdout
-	fmt.Fprintf(w, "\n%d tasks in %s: %d succeeded, %d failed, %d skipped\n", s.Tasks, s.Duration.Round(time.Millisecond), s.Succeeded, s.Failed, s.Skipped)
-	fmt.Fprintf(w, "placement: %d spawned, %d reused warm, %d rehydrated\n", s.Spawned, s.Reused, s.Rehydrated)
-	if s.Succeeded > 0 {
-		fmt.Fprintf(w, "task time: %s in all, %s on average\n", s.TaskTime.Round(time.Millisecond), (s.TaskTime / time.Duration(s.Succeeded)).Round(time.Millisecond))
-	}
-	fmt.Fprintln(w, "see the sessions with: hearth sessions list")
 }

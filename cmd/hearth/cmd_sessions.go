@@ -107,7 +107,7 @@ func (m *Main) openStore() (*store.Store, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, usagef("no data directory at %s: run some work first (hearth run, hearth submit), or point --data-dir at one", dir)
 	}
-	return store.Open(dir, store.Options{Logger: m.logger().Named("store"), GCInterval: -1, Command: "hearth sessions"})
+	return store.Open(dir, store.Options{Logger: m.logger().Named("store"), GCInterval: -1, Command: "hearth " + m.commandName})
 }
 
 func (m *Main) printSession(d *host.SessionDetail) {

@@ -1,0 +1,378 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+)
+
+// redrawEvery is how often a terminal's progress view is redrawn while
+// nothing happens, for the elapsed time and the ETA.
+const redrawEvery = 250 * time.Millisecond
+
+// follower shows a run's progress while it runs in this process: on a
+// terminal, a view redrawn in place (each task's state, a progress bar
+// with percentage and ETA, the cost so far); otherwise one line per task
+// as it finishes, which scripts and logs can read.
+type follower struct {
+	m     *Main
+	h     *host.Host
+	id    string
+	w     io.Writer
+	tty   bool
+	quiet bool
+	start time.Time
+	// done counts the tasks that finished while we watched: the ETA's
+	// rate.
+	done      int
+	n         int
+	decisions map[string]host.Decision
+	started   map[string]time.Time
+	drawn     int // lines of the last frame
+	width     int
+}
+
+// follow shows the run's progress until it stops and returns how it
+// stopped. sub is the run's subscription, made before it started.
+func (m *Main) follow(ctx context.Context, h *host.Host, handle *host.RunHandle, sub *host.Subscription, quiet, asJSON bool) (host.RunInfo, error) {
+	defer sub.Close()
+	f := &follower{
+		m: m, h: h, id: handle.ID, w: m.Stdout, quiet: quiet, start: time.Now(),
+		decisions: make(map[string]host.Decision),
+		started:   make(map[string]time.Time),
+	}
+	if asJSON {
+		f.w = io.Discard
+	} else if m.isTerminal(m.Stdout) {
+		f.tty = true
+		f.width = m.termWidth(m.Stdout)
+	}
+	tick := time.NewTicker(redrawEvery)
+	defer tick.Stop()
+	if f.tty {
+		f.redraw()
+	}
+	for {
+		select {
+		case e, ok := <-sub.C:
+			if !ok {
+				return handle.Wait(ctx)
+			}
+			f.event(e)
+			if f.tty {
+				f.redraw()
+			}
+		case <-tick.C:
+			if f.tty {
+				f.redraw()
+			}
+		case <-handle.Done():
+			// Events published before the run stopped are in the buffer.
+			for {
+				select {
+				case e := <-sub.C:
+					f.event(e)
+					continue
+				default:
+				}
+				break
+			}
+			if f.tty {
+				f.redraw()
+			}
+			return handle.Wait(ctx)
+		}
+	}
+}
+
+// event takes one event of the run.
+func (f *follower) event(e host.Event) {
+	switch e.Kind {
+	case host.EventDecision:
+		if e.Decision != nil {
+			f.decisions[taskName(e.Task)] = *e.Decision
+		}
+		return
+	case host.EventRunTask:
+		switch host.TaskStatus(e.To) {
+		case host.TaskRunning:
+			f.started[e.Task] = e.Time
+		case host.TaskSucceeded, host.TaskFailed:
+			f.done++
+		}
+	}
+	if !f.tty {
+		f.line(e)
+	}
+}
+
+// taskName is the pipeline task's name in a run task's host ID,
+// "<run>/<task>/<round>/<attempt>".
+func taskName(id string) string {
+	parts := strings.Split(id, "/")
+	if len(parts) >= 4 {
+		return parts[len(parts)-3]
+	}
+	return id
+}
+
+// line prints an event as a line of plain output.
+func (f *follower) line(e host.Event) {
+	w := f.w
+	switch e.Kind {
+	case host.EventRunTask:
+		total := f.total()
+		prefix := func() string {
+			f.n++
+			return fmt.Sprintf("[%*d/%d] %-28s", len(fmt.Sprint(total)), f.n, total, e.Task)
+		}
+		switch host.TaskStatus(e.To) {
+		case host.TaskSucceeded:
+			d, ok := f.decisions[e.Task]
+			if !ok {
+				fmt.Fprintf(w, "%s succeeded%s\n", prefix(), costNote(e.Cost))
+				return
+			}
+			took := "-"
+			if t0, ok := f.started[e.Task]; ok {
+				took = roundDur(e.Time.Sub(t0))
+			}
+			fmt.Fprintf(w, "%s %-10s %-18s %6s  %s%s\n", prefix(), d.Action, d.Session, took, reasonTail(d), costNote(e.Cost))
+			if f.quiet {
+				return
+			}
+			for i, c := range d.Candidates {
+				if i == 2 {
+					break
+				}
+				fmt.Fprintf(w, "        %s\n", c.Explain())
+			}
+		case host.TaskFailed:
+			fmt.Fprintf(w, "%s FAILED: %s\n", prefix(), firstLineOf(e.Err))
+		case host.TaskRetrying:
+			fmt.Fprintf(w, "        %s: %s: %s\n", e.Task, afterColon(e.Message), firstLineOf(e.Err))
+		case host.TaskSkipped:
+			fmt.Fprintf(w, "%s skipped: %s\n", prefix(), afterColon(e.Message))
+		case host.TaskPending:
+			if e.From == string(host.TaskSucceeded) {
+				f.n-- // it will finish again
+				fmt.Fprintf(w, "        %s: %s\n", e.Task, afterColon(e.Message))
+			}
+		}
+	case host.EventRunGate:
+		fmt.Fprintf(w, "        %s\n", e.Message)
+	case host.EventRunStage:
+		fmt.Fprintf(w, "        stage %s -> %s\n", e.From, e.To)
+	}
+}
+
+func costNote(c float64) string {
+	if c == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  cost %.2f", c)
+}
+
+// afterColon is an event message without its "name: " prefix.
+func afterColon(msg string) string {
+	if _, rest, ok := strings.Cut(msg, ": "); ok {
+		return rest
+	}
+	return msg
+}
+
+func (f *follower) total() int {
+	if d, err := f.h.Run(f.id); err == nil {
+		return d.Tasks
+	}
+	return 0
+}
+
+// redraw draws the terminal view in place of the last one.
+func (f *follower) redraw() {
+	d, err := f.h.Run(f.id)
+	if err != nil {
+		return
+	}
+	lines := frame(d, f.decisions, f.done, time.Since(f.start), f.width)
+	var b strings.Builder
+	if f.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", f.drawn)
+	}
+	for _, l := range lines {
+		b.WriteString("\x1b[2K")
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	// A shorter frame clears what is left of the longer one.
+	for i := len(lines); i < f.drawn; i++ {
+		b.WriteString("\x1b[2K\n")
+	}
+	if extra := f.drawn - len(lines); extra > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", extra)
+	}
+	f.drawn = len(lines)
+	_, _ = io.WriteString(f.w, b.String())
+}
+
+// maxTaskLines bounds the tasks a frame lists; the rest are counted.
+const maxTaskLines = 14
+
+// frame renders the terminal view of a run: a header, a progress bar with
+// percentage, ETA and cost, and one line per task (the running first,
+// then the latest finished, then the next pending, within maxTaskLines).
+// done is the tasks finished since the view started, over elapsed: the
+// rate the ETA assumes.
+func frame(d host.RunDetail, decisions map[string]host.Decision, done int, elapsed time.Duration, width int) []string {
+	var out []string
+	head := fmt.Sprintf("run %s · %s · %s", d.ID, d.Pipeline, d.Status)
+	if d.Stage != "" {
+		head += " · stage " + d.Stage
+	}
+	out = append(out, head)
+	pct := 0.0
+	if d.Tasks > 0 {
+		pct = float64(d.Succeeded) / float64(d.Tasks)
+	}
+	const barWidth = 24
+	filled := int(pct * barWidth)
+	bar := "[" + strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled) + "]"
+	eta := "ETA —"
+	if left := d.Tasks - d.Succeeded; done > 0 && left > 0 {
+		eta = "ETA " + roundDur(elapsed/time.Duration(done)*time.Duration(left))
+	} else if left == 0 {
+		eta = "done"
+	}
+	progress := fmt.Sprintf("%s %3.0f%%  %d/%d tasks · %s · %s", bar, pct*100, d.Succeeded, d.Tasks, roundDur(elapsed), eta)
+	if d.Cost > 0 || d.Budget > 0 {
+		progress += fmt.Sprintf(" · cost %.2f", d.Cost)
+		if d.Budget > 0 {
+			progress += fmt.Sprintf(" of %.2f", d.Budget)
+		}
+	}
+	out = append(out, progress)
+	nameWidth := 8
+	for _, t := range d.TaskList {
+		nameWidth = min(max(nameWidth, len(t.Name)), 32)
+	}
+
+	var running, finished, pending []host.RunTaskInfo
+	for _, t := range d.TaskList {
+		switch t.Status {
+		case host.TaskRunning, host.TaskRetrying:
+			running = append(running, t)
+		case host.TaskPending:
+			pending = append(pending, t)
+		default:
+			finished = append(finished, t)
+		}
+	}
+	show := running
+	room := maxTaskLines - len(show)
+	// The latest finished, in the order they finished.
+	latest := finished
+	if len(latest) > room/2+room%2 && len(pending) > 0 {
+		latest = latest[len(latest)-(room/2+room%2):]
+	} else if len(latest) > room {
+		latest = latest[len(latest)-room:]
+	}
+	show = append(show, latest...)
+	room = maxTaskLines - len(show)
+	if room > 0 && len(pending) > 0 {
+		show = append(show, pending[:min(room, len(pending))]...)
+	}
+	if len(show) > maxTaskLines {
+		show = show[:maxTaskLines]
+	}
+	for _, t := range orderByGraph(d.TaskList, show) {
+		out = append(out, clip(taskLine(t, decisions[t.Name], nameWidth), width))
+	}
+	if hidden := len(d.TaskList) - len(show); hidden > 0 {
+		out = append(out, fmt.Sprintf("  … %d more", hidden))
+	}
+	if d.Reason != "" && d.Status != host.RunRunning {
+		out = append(out, clip("  "+firstLineOf(d.Reason), width))
+	}
+	return out
+}
+
+// orderByGraph keeps the tasks of show in the run's task order.
+func orderByGraph(all, show []host.RunTaskInfo) []host.RunTaskInfo {
+	in := make(map[string]bool, len(show))
+	for _, t := range show {
+		in[t.Name] = true
+	}
+	var out []host.RunTaskInfo
+	for _, t := range all {
+		if in[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+var statusMarks = map[host.TaskStatus]string{
+	host.TaskPending:   "·",
+	host.TaskRunning:   "▶",
+	host.TaskSucceeded: "✓",
+	host.TaskFailed:    "✗",
+	host.TaskRetrying:  "↻",
+	host.TaskSkipped:   "–",
+}
+
+func taskLine(t host.RunTaskInfo, d host.Decision, nameWidth int) string {
+	s := fmt.Sprintf("  %s %-*s %-9s", statusMarks[t.Status], nameWidth, t.Name, t.Status)
+	switch t.Status {
+	case host.TaskRunning:
+		s += fmt.Sprintf(" attempt %d", t.Attempt)
+		if d.Action != "" {
+			s += fmt.Sprintf(" · %s %s", d.Action, d.Session)
+		}
+	case host.TaskRetrying:
+		s += fmt.Sprintf(" attempt %d failed; next %s", t.Attempt, t.RetryAt.Format("15:04:05"))
+	case host.TaskSucceeded:
+		s += fmt.Sprintf(" v%d %6s", t.Version, roundDur(t.Finished.Sub(t.Started)))
+		if t.Cost > 0 {
+			s += fmt.Sprintf(" · %.2f", t.Cost)
+		}
+		if t.Session != "" {
+			s += " · " + t.Session
+		}
+		if t.NeedsReview {
+			s += " · needs review"
+		}
+	case host.TaskFailed:
+		s += " " + firstLineOf(t.Error)
+	case host.TaskPending:
+		if t.Reason != "" {
+			s += " " + t.Reason
+		}
+	}
+	return s
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// clip cuts a line to width runes; 0 means no limit.
+func clip(s string, width int) string {
+	if width <= 0 {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return string(r[:width-1]) + "…"
+}
