@@ -1,8 +1,8 @@
 // Package host is hearth's host: it runs agents as plugin processes, keeps
 // their sessions warm, places each task on the session that already knows
 // what it needs, and keeps everything in a store (package host/store). It
-// is the Go API orchestrators call: New, Submit, Place, RunPipeline,
-// Sessions, Subscribe, Close.
+// is the Go API orchestrators call: New, Submit, Place, StartRun (and
+// the other run methods: see docs/runs.md), Sessions, Subscribe, Close.
 //
 // # Sessions
 //

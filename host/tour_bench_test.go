@@ -48,13 +48,26 @@ func BenchmarkCodeTour(b *testing.B) {
 					p.placer = func(ctx context.Context, t Task) (*session, *Decision, error) { return p.placeRotating(ctx, t, rr) }
 				}
 				b.StartTimer()
-				sum, err := h.RunPipeline(context.Background(), tour, nil)
+				run, err := h.StartRun(context.Background(), tour, RunOptions{})
+				if err == nil {
+					_, err = run.Wait(context.Background())
+				}
 				b.StopTimer()
 				if err != nil {
 					b.Fatal(err)
 				}
-				spawns += sum.Spawned
-				reuses += sum.Reused
+				outs, err := h.RunOutputs(run.ID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, o := range outs {
+					switch Action(o.Action) {
+					case ActionSpawned:
+						spawns++
+					case ActionReused:
+						reuses++
+					}
+				}
 				if err := h.Close(context.Background()); err != nil {
 					b.Fatal(err)
 				}
