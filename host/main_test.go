@@ -174,6 +174,8 @@ func runHost(mode string) int {
 	}
 	ctx := context.Background()
 	switch mode {
+	case "run":
+		return runCrashHost(h)
 	case "kill9":
 		// Start a session whose plugin has a child, report both PIDs,
 		// and wait to be killed.
