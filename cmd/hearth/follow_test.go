@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hearth-dev/hearth/host"
+)
+
+func TestFrame(t *testing.T) {
+	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	d := host.RunDetail{RunInfo: host.RunInfo{ID: "podcast-1", Pipeline: "podcast", Status: host.RunRunning, Stage: "writing",
+		Tasks: 20, Succeeded: 10, Cost: 1.5, Budget: 4}}
+	for i := range 20 {
+		ti := host.RunTaskInfo{Name: fmt.Sprintf("task-%02d", i), Status: host.TaskPending}
+		switch {
+		case i < 10:
+			ti.Status, ti.Version, ti.Started, ti.Finished, ti.Cost, ti.Session = host.TaskSucceeded, 1, start, start.Add(2*time.Second), 0.15, "writer-1"
+		case i == 10:
+			ti.Status, ti.Attempt = host.TaskRunning, 2
+		}
+		d.TaskList = append(d.TaskList, ti)
+	}
+	decisions := map[string]host.Decision{"task-10": {Action: host.ActionReused, Session: "writer-1"}}
+	lines := frame(d, decisions, 10, 20*time.Second, 60)
+
+	if lines[0] != "run podcast-1 · podcast · running · stage writing" {
+		t.Errorf("header %q", lines[0])
+	}
+	// 10 of 20 in 20s: 10 left at 2s each.
+	for _, want := range []string{"[████████████░░░░░░░░░░░░]", " 50%", "10/20 tasks", "ETA 20s", "cost 1.50 of 4.00"} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("progress line %q lacks %q", lines[1], want)
+		}
+	}
+	body := strings.Join(lines[2:], "\n")
+	if !strings.Contains(body, "▶ task-10") || !strings.Contains(body, "attempt 2 · reused writer-1") {
+		t.Errorf("the running task is not shown with its placement:\n%s", body)
+	}
+	if n := len(lines) - 3; n != maxTaskLines {
+		t.Errorf("%d task lines; want at most %d", n, maxTaskLines)
+	}
+	if last := lines[len(lines)-1]; last != fmt.Sprintf("  … %d more", 20-maxTaskLines) {
+		t.Errorf("last line %q; want how many tasks are hidden", last)
+	}
+	for _, l := range lines[2:] {
+		if utf8.RuneCountInString(l) > 60 {
+			t.Errorf("line %q is wider than the terminal", l)
+		}
+	}
+	// Task lines keep the graph's order.
+	prev := ""
+	for _, l := range lines[2 : len(lines)-1] {
+		name := strings.Fields(l)[1]
+		if name < prev {
+			t.Errorf("task %s after %s", name, prev)
+		}
+		prev = name
+	}
+
+	d.Status, d.Succeeded, d.Reason = host.RunPaused, 20, "the host shut down; resume the run to go on"
+	lines = frame(d, nil, 10, 20*time.Second, 0)
+	if !strings.Contains(lines[1], "done") || lines[len(lines)-1] != "  the host shut down; resume the run to go on" {
+		t.Errorf("a stopped run's frame: %q", lines)
+	}
+}
+
+func TestStateFlags(t *testing.T) {
+	dir := t.TempDir()
+	brief := filepath.Join(dir, "brief.json")
+	if err := os.WriteFile(brief, []byte(`{"topic":"tides"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stateFile := filepath.Join(dir, "state.json")
+	if err := os.WriteFile(stateFile, []byte(`{"direction":"south","inputs":{"a":1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := runInputs{stateFile: stateFile, sets: []string{"direction=north", "brief=@" + brief, "count=3"}}
+	got, err := in.state(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"direction": `"north"`, "brief": `{"topic":"tides"}`, "count": "3", "inputs": `{"a":1}`}
+	if len(got) != len(want) {
+		t.Errorf("sections %v; want %v", got, want)
+	}
+	for k, v := range want {
+		if string(got[k]) != v {
+			t.Errorf("section %s = %s; want %s", k, got[k], v)
+		}
+	}
+
+	for _, tt := range []struct {
+		in   runInputs
+		want string
+	}{
+		{runInputs{sets: []string{"direction"}}, `--set "direction": want SECTION=VALUE`},
+		{runInputs{sets: []string{"=north"}}, `want SECTION=VALUE`},
+		{runInputs{sets: []string{"brief=@" + filepath.Join(dir, "missing.json")}}, "--set brief: open"},
+		{runInputs{sets: []string{"brief=@" + stateFile + "x"}}, "no such file"},
+		{runInputs{stateFile: brief + "x"}, "--state: open"},
+		{runInputs{stateFile: writeTemp(t, "[1,2]")}, "want a JSON object whose keys are state sections"},
+		{runInputs{sets: []string{"brief=@" + writeTemp(t, "{nope")}}, "is not valid JSON"},
+	} {
+		if _, err := tt.in.state(nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: error %v; want one containing %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func writeTemp(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f.json")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// FuzzSetFlag feeds --set values to the state parser: it never panics,
+// and what it accepts is a named section holding valid JSON.
+func FuzzSetFlag(f *testing.F) {
+	for _, s := range []string{"direction=north", `inputs={"topic":"tides"}`, "n=3", "x=", "=y", "noequals", `a=[1,`, "s=\xff\xfe", `q="quoted"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.Contains(s, "=@") {
+			return // reads a file: not this target's business
+		}
+		got, err := (&runInputs{sets: []string{s}}).state(nil)
+		if err != nil {
+			if !strings.Contains(err.Error(), "--set") {
+				t.Errorf("error %q does not name the flag", err)
+			}
+			return
+		}
+		for sec, v := range got {
+			if strings.TrimSpace(sec) == "" || !json.Valid(v) {
+				t.Errorf("accepted %q as section %q = %q", s, sec, v)
+			}
+		}
+	})
+}
