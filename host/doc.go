@@ -35,6 +35,19 @@
 // scores, is recorded as an event and returned with the task's outcome.
 // Place returns the decision without acting on it.
 //
+// # Runs
+//
+// StartRun executes a pipeline (a graph of tasks) as a run: runexec.go
+// schedules its tasks, places each like a submitted task, chains context
+// between them, retries and escalates failures, applies quality gates
+// and budgets, and writes each task's outcome, the run's head and a
+// checkpoint in one store transaction. runapi.go holds the operations on
+// runs (resume, fork, revisit, pause, cancel), runlife.go the statuses and
+// their allowed transitions, runstate.go what agents may do to a run
+// during a task (state sections, checkpoints, files, chunk marks), and
+// retention.go the recovery of interrupted runs and their retention. The
+// design is in docs/runs.md.
+//
 // # Durability
 //
 // A task's tool uses reach the store in batches, and the SDK's
