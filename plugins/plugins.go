@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/hearth-dev/hearth/plugins/gotour"
+	"github.com/hearth-dev/hearth/plugins/workshop"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -18,7 +19,8 @@ import (
 const EnvServe = "HEARTH_SERVE_AGENT"
 
 var bundled = map[string]func() sdk.Agent{
-	"gotour": func() sdk.Agent { return gotour.New("") },
+	"gotour":   func() sdk.Agent { return gotour.New("") },
+	"workshop": func() sdk.Agent { return workshop.New(nil) },
 }
 
 // Names lists the bundled agents, sorted.

@@ -96,8 +96,10 @@ func TestVersion(t *testing.T) {
 
 func TestAgentsList(t *testing.T) {
 	code, out, _ := run(t, nil, "agents", "list")
-	if code != 0 || !strings.Contains(out, "gotour  bundled gotour") {
-		t.Errorf("default config: got %d %q, want the bundled gotour agent", code, out)
+	for _, want := range []string{"gotour    bundled gotour", "workshop  bundled workshop"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("default config: got %d %q, want the bundled agents (%q)", code, out, want)
+		}
 	}
 	cfg := writeConfig(t, `
 agent "mine" {
@@ -110,8 +112,9 @@ agent "mine" {
 	if code != 0 || json.Unmarshal([]byte(out), &views) != nil {
 		t.Fatalf("got %d %q", code, out)
 	}
-	if len(views) != 2 || views[0].Name != "mine" || views[0].MaxSessions != 2 || !views[0].Configured || views[1].Name != "gotour" || views[1].Configured {
-		t.Errorf("got %+v, want the configured agent, then the unused bundled one", views)
+	if len(views) != 3 || views[0].Name != "mine" || views[0].MaxSessions != 2 || !views[0].Configured ||
+		views[1].Name != "gotour" || views[1].Configured || views[2].Name != "workshop" || views[2].Configured {
+		t.Errorf("got %+v, want the configured agent, then the unused bundled ones", views)
 	}
 }
 
