@@ -665,7 +665,7 @@ func (r *runExec) revise(task string, impact Impact, opts RevisitOptions) (*stor
 	defer r.mu.Unlock()
 	if s := runStatusOf(r.head.GetStatus()); s == RunRunning || s == RunCancelled {
 		if s == RunRunning {
-			return nil, fmt.Errorf("run %s is running; pause it first (hearth runs pause), then revisit", r.id)
+			return nil, fmt.Errorf("run %s is running; pause it first (Ctrl-C in the hearth process that runs it), then revisit", r.id)
 		}
 		return nil, &TransitionError{Run: r.id, From: string(s), To: string(RunRunning)}
 	}

@@ -826,7 +826,7 @@ func (r *runExec) gateLocked(i int, g *Gate, o *storepb.TaskOutput, w store.RunW
 	}
 	// The gated task's output is kept as a version, then archived with
 	// everything downstream of the target.
-	r.setTaskLocked(i, TaskSucceeded, fmt.Sprintf("v%d, gated by %s", o.GetVersion(), g.Guard))
+	r.setTaskCostLocked(i, TaskSucceeded, fmt.Sprintf("v%d, gated by %s", o.GetVersion(), g.Guard), o.GetCost())
 	reset := append([]int{target}, r.descendants(target)...)
 	for _, j := range reset {
 		r.resetLocked(j, fmt.Sprintf("sent back by quality gate %s", g.Guard))

@@ -28,8 +28,12 @@ type follower struct {
 	start time.Time
 	// done counts the tasks that finished while we watched: the ETA's
 	// rate.
-	done      int
-	n         int
+	done int
+	// finished holds the run's tasks that are succeeded, failed or
+	// skipped, from the run's records when we started and its events
+	// since: the plain lines' [n/total]. A task sent back or revisited
+	// leaves it.
+	finished  map[string]bool
 	decisions map[string]host.Decision
 	started   map[string]time.Time
 	drawn     int // lines of the last frame
@@ -44,6 +48,14 @@ func (m *Main) follow(ctx context.Context, h *host.Host, handle *host.RunHandle,
 		m: m, h: h, id: handle.ID, w: m.Stdout, quiet: quiet, start: time.Now(),
 		decisions: make(map[string]host.Decision),
 		started:   make(map[string]time.Time),
+		finished:  make(map[string]bool),
+	}
+	if d, err := h.Run(handle.ID); err == nil {
+		for _, t := range d.TaskList {
+			if finalTask(t.Status) {
+				f.finished[t.Name] = true
+			}
+		}
 	}
 	if asJSON {
 		f.w = io.Discard
@@ -98,11 +110,17 @@ func (f *follower) event(e host.Event) {
 		}
 		return
 	case host.EventRunTask:
-		switch host.TaskStatus(e.To) {
+		to := host.TaskStatus(e.To)
+		switch to {
 		case host.TaskRunning:
 			f.started[e.Task] = e.Time
 		case host.TaskSucceeded, host.TaskFailed:
 			f.done++
+		}
+		if finalTask(to) {
+			f.finished[e.Task] = true
+		} else {
+			delete(f.finished, e.Task)
 		}
 	}
 	if !f.tty {
@@ -127,8 +145,7 @@ func (f *follower) line(e host.Event) {
 	case host.EventRunTask:
 		total := f.total()
 		prefix := func() string {
-			f.n++
-			return fmt.Sprintf("[%*d/%d] %-28s", len(fmt.Sprint(total)), f.n, total, e.Task)
+			return fmt.Sprintf("[%*d/%d] %-28s", len(fmt.Sprint(total)), len(f.finished), total, e.Task)
 		}
 		switch host.TaskStatus(e.To) {
 		case host.TaskSucceeded:
@@ -159,7 +176,6 @@ func (f *follower) line(e host.Event) {
 			fmt.Fprintf(w, "%s skipped: %s\n", prefix(), afterColon(e.Message))
 		case host.TaskPending:
 			if e.From == string(host.TaskSucceeded) {
-				f.n-- // it will finish again
 				fmt.Fprintf(w, "        %s: %s\n", e.Task, afterColon(e.Message))
 			}
 		}
@@ -183,6 +199,11 @@ func afterColon(msg string) string {
 		return rest
 	}
 	return msg
+}
+
+// finalTask reports whether a task in status s is done with, for now.
+func finalTask(s host.TaskStatus) bool {
+	return s == host.TaskSucceeded || s == host.TaskFailed || s == host.TaskSkipped
 }
 
 func (f *follower) total() int {

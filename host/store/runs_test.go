@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -161,5 +162,19 @@ func TestDeleteRunKeepsSharedFiles(t *testing.T) {
 	}
 	if _, err := s.DeleteRun(ctx, "plan-10"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("deleting a deleted run: %v; want ErrNotFound", err)
+	}
+}
+
+// TestFilePathsAreAbsolute: plugins run in their own working directories,
+// so the paths of stored files must not depend on the host's.
+func TestFilePathsAreAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	s := MustOpen(t, ".hearth")
+	sha, _, err := s.PutFile(strings.NewReader("notes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.BlobPath(sha); !filepath.IsAbs(p) {
+		t.Errorf("BlobPath = %s; want an absolute path", p)
 	}
 }

@@ -98,6 +98,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		logger = hclog.NewNullLogger()
 	}
 	if !opts.InMemory {
+		// Absolute, because paths under it (stored files) are handed to
+		// plugins, which run in their own working directories.
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, fmt.Errorf("data directory %s: %w", dir, err)
+		}
+		dir = abs
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
 		}
