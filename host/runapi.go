@@ -290,15 +290,8 @@ func (h *Host) ResumeRun(ctx context.Context, id string, opts ResumeOptions) (*R
 
 // resume validates r, resets what must run again and launches it.
 func (h *Host) resume(r *runExec, opts ResumeOptions, why string) (*RunHandle, error) {
-	var missing []string
-	for _, t := range r.graph.GetTasks() {
-		if _, err := h.pool(t.GetAgent()); err != nil && !slices.Contains(missing, t.GetAgent()) {
-			missing = append(missing, t.GetAgent())
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("run %s needs agents %s, which this host's config does not declare; use the config the run was started with (%s)",
-			r.id, strings.Join(missing, ", "), cmpOr(r.graph.GetConfig(), "not recorded"))
+	if err := h.checkAgents(r); err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	from := runStatusOf(r.head.GetStatus())
@@ -346,6 +339,21 @@ func (h *Host) resume(r *runExec, opts ResumeOptions, why string) (*RunHandle, e
 	r.head.Abandoned = false
 	r.mu.Unlock()
 	return h.launchClaimed(r, why)
+}
+
+// checkAgents checks that this host runs every agent of r.
+func (h *Host) checkAgents(r *runExec) error {
+	var missing []string
+	for _, t := range r.graph.GetTasks() {
+		if _, err := h.pool(t.GetAgent()); err != nil && !slices.Contains(missing, t.GetAgent()) {
+			missing = append(missing, t.GetAgent())
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("run %s needs agents %s, which this host's config does not declare; use the config the run was started with (%s)",
+			r.id, strings.Join(missing, ", "), cmpOr(r.graph.GetConfig(), "not recorded"))
+	}
+	return nil
 }
 
 // checkSections checks state sections given from outside the run.
@@ -645,7 +653,21 @@ func (h *Host) RevisitRun(ctx context.Context, id, task string, impact Impact, o
 	if err != nil {
 		return nil, err
 	}
-	pend, err := r.revise(task, impact, opts)
+	// What would stop the resume is checked before the revision is
+	// written: a revision left behind by a failed resume would be done
+	// twice by the next attempt.
+	err = h.checkAgents(r)
+	if err == nil {
+		r.mu.Lock()
+		if problems := r.validateLocked(); len(problems) > 0 {
+			err = &InvalidRunError{Run: r.id, Problems: problems}
+		}
+		r.mu.Unlock()
+	}
+	var pend *store.Pending
+	if err == nil {
+		pend, err = r.revise(task, impact, opts)
+	}
 	if err == nil {
 		err = pend.Wait(ctx)
 	}

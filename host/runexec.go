@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -178,13 +179,25 @@ func pipelineOfGraph(g *storepb.RunGraph) *config.Pipeline {
 }
 
 // graphOfPipeline records a pipeline as a run's graph.
+// absPath is path made absolute, so that a run's recorded config file is
+// found from any directory; path itself when that fails.
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
 func graphOfPipeline(p *config.Pipeline, configPath string) *storepb.RunGraph {
 	g := &storepb.RunGraph{
 		Pipeline: p.Name, Description: p.Description, Parallel: int32(p.Parallel),
 		RetryAttempts: int32(p.Retry.Attempts), RetryBackoffNanos: int64(p.Retry.Backoff), RetryMaxBackoffNanos: int64(p.Retry.MaxBackoff),
 		OnFailure: string(p.OnFailure), ContextBudget: int32(p.Context.Budget), ContextTemplate: p.Context.Template,
 		PauseAfterNanos: int64(p.Retention.PauseAfter), AbandonAfterNanos: int64(p.Retention.AbandonAfter),
-		DeleteAfterNanos: int64(p.Retention.DeleteAfter), Config: configPath,
+		DeleteAfterNanos: int64(p.Retention.DeleteAfter), Config: absPath(configPath),
 	}
 	for _, o := range p.State.Owners {
 		g.Owners = append(g.Owners, &storepb.Owner{Agent: o.Agent, ReadsAll: o.Reads == nil, Reads: o.Reads, Writes: o.Writes})
@@ -433,8 +446,11 @@ func (r *runExec) loop() {
 		r.mu.Unlock()
 		if pend != nil {
 			if err := pend.Wait(context.Background()); err != nil {
+				// The run stops, and its context is cancelled: the
+				// attempts recorded as running still launch, and come
+				// back at once as interrupted, so that the loop sees
+				// them end.
 				r.storeFailed(err)
-				continue
 			}
 		}
 		for _, a := range launch {
@@ -513,8 +529,11 @@ func (r *runExec) scheduleLocked() (launch []attemptSpec, wakeAt time.Time, pend
 		return nil, time.Time{}, nil
 	}
 	stage := ""
+	// An escalation or a blocked stage ends the pass, but the tasks it
+	// already started are launched: they are recorded as running, and the
+	// loop waits for them to end.
 	for _, i := range ready {
-		if r.running+len(launch) >= parallel {
+		if r.running >= parallel { // startLocked counts each start
 			break
 		}
 		ts := r.graph.GetTasks()[i].GetStage()
@@ -525,12 +544,12 @@ func (r *runExec) scheduleLocked() (launch []attemptSpec, wakeAt time.Time, pend
 				continue
 			}
 			if !r.enterStageLocked(ts) {
-				return nil, time.Time{}, nil
+				break
 			}
 		}
 		stage = ts
 		if !r.admitLocked(i) {
-			return nil, time.Time{}, nil
+			break
 		}
 		launch = append(launch, r.startLocked(i, now))
 	}
@@ -539,7 +558,7 @@ func (r *runExec) scheduleLocked() (launch []attemptSpec, wakeAt time.Time, pend
 		pend = r.saveLocked(store.RunWrite{})
 		return launch, wakeAt, pend
 	}
-	if r.running == 0 && wakeAt.IsZero() {
+	if r.running == 0 && wakeAt.IsZero() && r.stop == nil {
 		// Nothing runs, nothing is due: the remaining tasks wait on
 		// dependencies that cannot succeed.
 		r.escalateLocked(-1, "no task can start: the remaining tasks wait on dependencies that did not succeed")
@@ -702,6 +721,18 @@ func (r *runExec) outcome(a attemptSpec, out *Outcome, err error) *store.Pending
 	r.touchLocked()
 	spent := r.progressCost[a.task.ID]
 	delete(r.progressCost, a.task.ID)
+	if rt.GetRound() != a.round || rt.GetTaskId() != a.task.ID {
+		// A quality gate sent the work back past this task while the
+		// attempt ran: the round it belongs to is over. Its cost was
+		// spent all the same; its result is not used.
+		if out != nil {
+			spent = out.Result.Cost
+		}
+		r.addCostLocked(i, spent)
+		r.emit(Event{Kind: EventRunTask, Task: name, Agent: r.graph.GetTasks()[i].GetAgent(), Cost: spent,
+			Message: fmt.Sprintf("%s: attempt %d of round %d ended after its round was reset; its result is discarded", name, a.task.Attempt, a.round)})
+		return r.saveLocked(store.RunWrite{})
+	}
 	rt.FinishedUnixNano = now.UnixNano()
 	if err != nil {
 		if cause := context.Cause(r.ctx); cause != nil || errors.Is(err, ErrClosed) {
@@ -712,6 +743,7 @@ func (r *runExec) outcome(a attemptSpec, out *Outcome, err error) *store.Pending
 				why = cause.Error()
 			}
 			rt.Reason = "interrupted: " + why
+			r.addCostLocked(i, spent) // reported before the interruption: spent
 			r.setTaskLocked(i, TaskPending, rt.Reason)
 			return r.saveLocked(store.RunWrite{})
 		}
@@ -800,7 +832,8 @@ func (r *runExec) gateLocked(i int, g *Gate, o *storepb.TaskOutput, w store.RunW
 	if loops > limit {
 		rt.Error = fmt.Sprintf("quality gate %s still fails after %d loops: %s", g.Guard, limit, g.Feedback)
 		r.setTaskLocked(i, TaskSucceeded, "kept for review: "+rt.Error)
-		r.escalateLocked(i, fmt.Sprintf("task %s: %s; raise the guard's max_loops or revise by hand, then resume", name, rt.Error))
+		r.escalateLocked(i, fmt.Sprintf("task %s: %s; its output is kept for review: resume the run to accept it as it is, or revisit the task to do it again (hearth runs revisit %s %s --impact major), after raising the guard's max_loops if need be",
+			name, rt.Error, r.id, cmpOr(g.To, name)))
 		p, _ := r.checkpointLocked("gate "+g.Guard+" gave up on "+name, name, w)
 		return p
 	}

@@ -279,7 +279,7 @@ func (e *InvalidRunError) Error() string {
 		}
 	}
 	if repairable {
-		b.WriteString("\nresume with repair (hearth runs resume --repair) to do what each problem says")
+		fmt.Fprintf(&b, "\nresume with repair (hearth runs resume %s --repair) to do what each problem says", e.Run)
 	} else {
 		b.WriteString("\nsome problems cannot be repaired: restore the data directory from a backup, or fork the run from an earlier checkpoint")
 	}
