@@ -26,7 +26,10 @@ func (h *Host) recoverRuns() error {
 		}
 		reason := fmt.Sprintf("interrupted: its host stopped while it ran; resume it with hearth runs resume %s", head.GetId())
 		if err := h.stopRun(context.Background(), head.GetId(), stopPause, RunPaused, reason); err != nil {
-			return fmt.Errorf("host: pause interrupted run %s: %w", head.GetId(), err)
+			// One damaged run must not keep the host, and every command
+			// that starts one, from working: it stays as it is, and
+			// resuming it reports what is wrong.
+			h.logger.Error("cannot pause an interrupted run; it is left as it is", "run", head.GetId(), "error", err)
 		}
 	}
 	return nil
