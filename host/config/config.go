@@ -1,5 +1,6 @@
 // Package config reads hearth's HCL configuration file: the agents a host
-// runs and how their sessions are pooled.
+// runs and how their sessions are pooled, how tasks are matched to
+// sessions, the pipelines it runs and the guards that watch them.
 //
 // Decoding is strict: an unknown block or attribute is an error, and every
 // error carries the file, line and column of the offending source, a quote
@@ -28,14 +29,73 @@
 //	agent.fingerprint.max_files         1000  (LRU)
 //	agent.fingerprint.max_directories   256   (LRU)
 //	agent.fingerprint.max_technologies  32    (LRU)
-//	pipeline.parallel         1      tasks of the pipeline running at once
-//	pipeline.agent            (none) the agent of tasks that name none
 //	matcher.threshold         0.6    reuse a session scoring strictly above it
 //	matcher.top_k             5      candidates a decision reports
 //	matcher.weights           directory 0.30, file 0.25, tech 0.20,
 //	                          freshness 0.15, load 0.10 (sum to 1)
 //
 // The matcher's freshness reaches 0 at each agent's pool.idle_timeout.
+// Pipelines' defaults are in the next section.
+//
+// # Pipelines
+//
+// A pipeline block is a graph of tasks run together (`hearth run FILE
+// PIPELINE`); the Go API runs the same Pipeline type, where zero fields
+// mean the defaults (Pipeline.Defaults) and Pipeline.Validate makes the
+// checks Load makes. Every setting, with its default:
+//
+//	pipeline "name" {
+//	  description = ""          free text
+//	  agent       = (none)      the agent of tasks that name none
+//	  parallel    = 1           tasks running at once
+//	  budget      = 0           total cost cap, 0 for none: a task that would
+//	                            start with the run at or over it does not
+//	  on_failure  = "fail"      a task failed for good fails the run;
+//	                            "pause" pauses it for a person
+//	  files       = []          attached to every run (relative: to this file)
+//	  retry {
+//	    attempts    = 3         tries in all; 1 means no retry
+//	    backoff     = "1s"      the wait after the first failure, doubled
+//	    max_backoff = "30s"     after each next one, up to max_backoff
+//	  }
+//	  context {
+//	    budget   = 4096         bytes of ancestors' artifacts in a prompt;
+//	                            -1 for no cap
+//	    template = (built in)   a text/template for the block; see
+//	                            contextchain.DefaultTemplate
+//	  }
+//	  state {
+//	    initial = {}            the state document's first sections
+//	    owner "agent" {         once any owner block is declared, an agent
+//	      reads  = (all)        without one reads all and writes nothing;
+//	      writes = []           a section has one writer
+//	    }
+//	  }
+//	  retention {               idle time since the run's last activity:
+//	    pause_after   = "24h"   a running run is paused,
+//	    abandon_after = "168h"  a paused one flagged abandoned,
+//	    delete_after  = "0"     any run deleted with its files and outputs.
+//	  }                         "0" turns a step off; steps on come in order
+//	  task "name" {             letters, digits, '-', '_' and '.'; unique
+//	    prompt     = (required)
+//	    agent      = the pipeline's agent
+//	    depends_on = []         tasks that must succeed first; their
+//	                            artifacts are chained into its prompt
+//	    stage      = (none)     entering it is a transition guards may
+//	                            block; "created", "completed" are reserved
+//	    metadata   = {}         strings passed to the agent
+//	    attempts   = retry.attempts
+//	    on_failure = the pipeline's on_failure
+//	    files = [], directories = [], technologies = []  matcher hints
+//	  }
+//	}
+//
+// Load rejects dependency cycles, unknown dependencies, agents and owner
+// agents, owner blocks of agents that run none of the pipeline's tasks,
+// and context templates that do not parse, each at its spot. A quality
+// gate is a task_result guard with action = "send_back" and back_to
+// naming a task the gated tasks depend on, directly or not; max_loops
+// (default 3) bounds how often it sends work back in one run.
 package config
 
 import (

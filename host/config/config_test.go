@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -189,8 +191,8 @@ func TestParseErrors(t *testing.T) {
 		{"threshold out of range", "matcher {\n  threshold = 1.5\n}\n", "t.hcl:2:15", "threshold is 1.50"},
 		{"top_k zero", "matcher {\n  top_k = 0\n}\n", "t.hcl:2:11", "top_k"},
 		{"pipeline unknown agent", "pipeline \"p\" {\n  agent = \"gotuor\"\n  task \"a\" {\n    prompt = \"x\"\n  }\n}\nagent \"gotour\" {\n  bundled = \"gotour\"\n}\n", "t.hcl:2:11", `There is no agent named "gotuor" (did you mean "gotour"?)`},
-		{"pipeline cycle", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  agent = \"g\"\n  task \"a\" {\n    prompt = \"x\"\n    depends_on = [\"c\"]\n  }\n  task \"b\" {\n    prompt = \"x\"\n    depends_on = [\"a\"]\n  }\n  task \"c\" {\n    prompt = \"x\"\n    depends_on = [\"b\"]\n  }\n}\n", "t.hcl:8:18", "in a circle: a -> c -> b -> a"},
-		{"pipeline unknown dependency", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  agent = \"g\"\n  task \"a\" {\n    prompt = \"x\"\n    depends_on = [\"b\"]\n  }\n}\n", "t.hcl:8:18", `depends on "b", which is not a task`},
+		{"pipeline cycle", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  agent = \"g\"\n  task \"a\" {\n    prompt = \"x\"\n    depends_on = [\"c\"]\n  }\n  task \"b\" {\n    prompt = \"x\"\n    depends_on = [\"a\"]\n  }\n  task \"c\" {\n    prompt = \"x\"\n    depends_on = [\"b\"]\n  }\n}\n", "t.hcl:8:19", "in a circle: a -> c -> b -> a"},
+		{"pipeline unknown dependency", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  agent = \"g\"\n  task \"a\" {\n    prompt = \"x\"\n    depends_on = [\"b\"]\n  }\n}\n", "t.hcl:8:19", `depends on "b", which is not a task`},
 		{"pipeline without tasks", "pipeline \"p\" {\n}\n", "t.hcl:1:1", "has no tasks"},
 		{"task without prompt", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  task \"a\" {\n    agent = \"g\"\n  }\n}\n", "t.hcl:5:12", `The argument "prompt" is required`},
 		{"negative max_dormant", "agent \"a\" {\n  bundled = \"gotour\"\n  pool {\n    max_dormant = -1\n  }\n}\n", "t.hcl:4:19", "max_dormant must be 0"},
@@ -300,6 +302,38 @@ func FuzzParse(f *testing.F) {
 		for _, a := range cfg.Agents {
 			if a.Bundled == "" && len(a.Command) == 0 {
 				t.Fatalf("agent %q validated without a program", a.Name)
+			}
+		}
+		for _, p := range cfg.Pipelines {
+			// What a file may hold, the Go API takes as it is.
+			cp := *p
+			cp.Defaults()
+			if !reflect.DeepEqual(cp, *p) {
+				t.Fatalf("Defaults changed loaded pipeline %q:\ngot  %+v\nwant %+v", p.Name, cp, *p)
+			}
+			if err := p.Validate(); err != nil {
+				t.Fatalf("Validate refused loaded pipeline %q: %v", p.Name, err)
+			}
+			for _, task := range p.Tasks {
+				if cfg.Agent(task.Agent) == nil {
+					t.Fatalf("task %q validated with unknown agent %q", task.Name, task.Agent)
+				}
+			}
+			for _, o := range p.State.Owners {
+				if cfg.Agent(o.Agent) == nil {
+					t.Fatalf("owner %q validated without its agent", o.Agent)
+				}
+			}
+			if _, err := p.Context.Renderer(); err != nil {
+				t.Fatalf("context template validated but does not build: %v", err)
+			}
+			prev := time.Duration(0)
+			for _, f := range []int{1, 2, 3, 64, math.MaxInt} {
+				d := p.Retry.Delay(f)
+				if d <= 0 || d > p.Retry.MaxBackoff || d < prev {
+					t.Fatalf("retry %+v: Delay(%d) = %v", p.Retry, f, d)
+				}
+				prev = d
 			}
 		}
 	})

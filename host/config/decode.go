@@ -4,9 +4,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -176,6 +178,21 @@ func attrRange(body hcl.Body, name string, fallback hcl.Range) hcl.Range {
 		}
 	}
 	return fallback
+}
+
+// elemRange is the source range of the i-th element of list attribute
+// name in body: the spot to point at when one entry is wrong. It falls
+// back to the whole value, then to fallback.
+func elemRange(body hcl.Body, name string, i int, fallback hcl.Range) hcl.Range {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok || sb.Attributes[name] == nil {
+		return fallback
+	}
+	e := sb.Attributes[name].Expr
+	if t, ok := e.(*hclsyntax.TupleConsExpr); ok && i >= 0 && i < len(t.Exprs) {
+		return t.Exprs[i].Range()
+	}
+	return e.Range()
 }
 
 func blockRange(body hcl.Body, fallback hcl.Range) hcl.Range {
@@ -379,7 +396,7 @@ func (v *validator) duration(s *string, r hcl.Range, name string, def time.Durat
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(*s))
 	if err != nil {
-		v.errorf(r, "Invalid duration", "%s must be a duration such as \"30s\", \"5m\" or \"1h30m\"; %q is not one.", name, *s)
+		v.errorf(r, "Invalid duration", "%s must be a duration such as \"30s\", \"5m\" or \"1h30m\"; %q is not one%s.", name, *s, daysHint(*s))
 		return def
 	}
 	if d <= 0 {
@@ -387,6 +404,21 @@ func (v *validator) duration(s *string, r hcl.Range, name string, def time.Durat
 		return def
 	}
 	return d
+}
+
+// daysHint is `: durations stop at hours, so write "168h"` for a
+// duration written in days ("7d"), a mistake time.ParseDuration's syntax
+// invites; "" for anything else.
+func daysHint(s string) string {
+	num, ok := strings.CutSuffix(strings.TrimSpace(s), "d")
+	if !ok {
+		return ""
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 || math.IsInf(n, 0) {
+		return ""
+	}
+	return fmt.Sprintf(": durations stop at hours, so write %q", strconv.FormatFloat(n*24, 'f', -1, 64)+"h")
 }
 
 func (v *validator) limit(n *int, r hcl.Range, name string, dst *int) {

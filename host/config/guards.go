@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -67,8 +68,16 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 		}
 		if rg.BackTo != nil {
 			spec.To = *rg.BackTo
-			if !v.partial && !hasTask(cfg, spec.To) {
-				v.errorf(at("back_to"), "Unknown task", "Guard %q sends work back to task %q, which no pipeline has. Name a task the gated task depends on.", rg.Name, spec.To)
+			switch {
+			case v.partial:
+				// What did not decode (the action, a task) would make
+				// these checks wrong.
+			case spec.Action != guard.SendBack:
+				v.errorf(at("back_to"), "back_to without send_back", "Guard %q names back_to, which only a task_result guard with action = \"send_back\" uses; set that action, or remove back_to.", rg.Name)
+			case !hasTask(cfg, spec.To):
+				v.errorf(at("back_to"), "Unknown task", "Guard %q sends work back to task %q, which no pipeline has%s. Name a task the gated task depends on.", rg.Name, spec.To, suggest(spec.To, taskNames(cfg)))
+			default:
+				v.backTo(rg, cfg)
 			}
 		}
 		if rg.MaxLoops != nil {
@@ -92,6 +101,66 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 		}
 		cfg.Guards = append(cfg.Guards, rule)
 	}
+}
+
+// backTo checks a send_back guard against the pipelines of the tasks it
+// gates: the work can only go back to a task the gated one depends on,
+// directly or not (the host escalates the run otherwise).
+func (v *validator) backTo(rg *rawGuard, cfg *Config) {
+	to := *rg.BackTo
+	r := attrRange(rg.Body, "back_to", rg.DefRange)
+	for _, p := range cfg.Pipelines {
+		for _, name := range rg.Tasks {
+			if p.Task(name) == nil {
+				continue
+			}
+			ancestors := p.ancestors(name)
+			switch {
+			case name == to:
+				v.errorf(r, "Send back to itself", "Guard %q gates task %q and sends the work back to %q itself; use action = \"retry\" to try a task again, or name a task it depends on.", rg.Name, name, to)
+			case len(ancestors) == 0:
+				v.errorf(r, "Send back to a task not depended on", "Guard %q gates task %q of pipeline %q, which depends on no task: there is nothing to send its work back to. Use action = \"retry\", or gate a later task.", rg.Name, name, p.Name)
+			case !slices.Contains(ancestors, to):
+				v.errorf(r, "Send back to a task not depended on", "Guard %q gates task %q of pipeline %q and sends the work back to %q, which %q does not depend on. Name one of the tasks it depends on: %s.", rg.Name, name, p.Name, to, name, listOrNone(ancestors))
+			default:
+				continue
+			}
+			return
+		}
+	}
+}
+
+// ancestors lists the tasks name depends on, directly or not, nearest
+// first.
+func (p *Pipeline) ancestors(name string) []string {
+	var out []string
+	seen := map[string]bool{name: true}
+	queue := []string{name}
+	for len(queue) > 0 {
+		t := p.Task(queue[0])
+		queue = queue[1:]
+		if t == nil {
+			continue
+		}
+		for _, d := range t.DependsOn {
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+				queue = append(queue, d)
+			}
+		}
+	}
+	return out
+}
+
+func taskNames(cfg *Config) []string {
+	var names []string
+	for _, p := range cfg.Pipelines {
+		for _, t := range p.Tasks {
+			names = append(names, t.Name)
+		}
+	}
+	return names
 }
 
 func hasTask(cfg *Config, name string) bool {

@@ -1,7 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,13 +105,28 @@ func TestSampleIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Agents) != 1 || len(cfg.Guards) != 4 || len(cfg.Pipelines) != 1 || cfg.Matcher.Threshold != 0.6 {
-		t.Errorf("got %d agents, %d guards, %d pipelines, threshold %v", len(cfg.Agents), len(cfg.Guards), len(cfg.Pipelines), cfg.Matcher.Threshold)
+	if len(cfg.Agents) != 1 || len(cfg.Guards) != 5 || len(cfg.Pipelines) != 1 || cfg.Matcher.Threshold != 0.6 {
+		t.Fatalf("got %d agents, %d guards, %d pipelines, threshold %v", len(cfg.Agents), len(cfg.Guards), len(cfg.Pipelines), cfg.Matcher.Threshold)
 	}
 	// The sample states the defaults: loading it gives what leaving
 	// everything out gives.
 	a, d := cfg.Agents[0], DefaultAgent("gotour")
 	if a.Pool != d.Pool || a.Fingerprint != d.Fingerprint || cfg.Matcher != DefaultMatcher() {
 		t.Errorf("the sample's settings differ from the defaults: %+v %+v %+v", a.Pool, a.Fingerprint, cfg.Matcher)
+	}
+	p := cfg.Pipelines[0]
+	dp := Pipeline{}
+	dp.Defaults()
+	if p.Retry != dp.Retry || p.Context != dp.Context || p.Retention != dp.Retention || p.OnFailure != dp.OnFailure || p.Budget != dp.Budget {
+		t.Errorf("the sample pipeline's settings differ from the defaults: %+v %+v %+v", p.Retry, p.Context, p.Retention)
+	}
+	// Its quality gate sends the gated task's work back to its dependency.
+	gates := cfg.GuardSet().Rules(guard.TaskResult)
+	if len(gates) != 1 || gates[0].Action != guard.SendBack || p.Task(gates[0].Tasks[0]) == nil || !slices.Contains(p.Task(gates[0].Tasks[0]).DependsOn, gates[0].To) {
+		t.Errorf("sample gate: got %+v", gates)
+	}
+	// The copy under testdata seeds FuzzParse; keep it the sample.
+	if b, err := os.ReadFile("testdata/valid/sample.hcl"); err != nil || !bytes.Equal(b, Sample) {
+		t.Errorf("testdata/valid/sample.hcl differs from sample.hcl (%v); copy it over", err)
 	}
 }

@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/hearth-dev/hearth/contextchain"
@@ -101,13 +105,23 @@ type Retry struct {
 	MaxBackoff time.Duration
 }
 
-// Delay is the wait after the failed attempt number failure (1-based).
+// Delay is the wait after the failed attempt number failure (1-based):
+// Backoff, doubled for each failure before it, capped at MaxBackoff. It
+// never overflows, and is 0 for a Backoff of 0 or less.
 func (r Retry) Delay(failure int) time.Duration {
 	d := r.Backoff
+	if d <= 0 {
+		return 0
+	}
+	// At most 63 doublings: d stops at the cap, before it could overflow.
 	for i := 1; i < failure && d < r.MaxBackoff; i++ {
+		if d > r.MaxBackoff/2 {
+			d = r.MaxBackoff
+			break
+		}
 		d *= 2
 	}
-	return min(d, r.MaxBackoff)
+	return max(0, min(d, r.MaxBackoff))
 }
 
 // Context is how ancestors' artifacts are chained into a task's prompt.
@@ -182,12 +196,66 @@ func (s State) CanWrite(agent, section string) bool {
 
 // Retention is how long an idle run is kept as it is. A run idle (no
 // task started or finished, no state written) for PauseAfter is paused;
-// paused for AbandonAfter, it is flagged abandoned; idle for DeleteAfter
-// it is deleted with its files and outputs. Zero turns a step off.
+// paused and idle for AbandonAfter, it is flagged abandoned; idle for
+// DeleteAfter it is deleted with its files and outputs. Zero or a
+// negative duration turns a step off; but the zero Retention means the
+// defaults (Defaults fills it in), so runs kept forever are RetentionOff.
 type Retention struct {
 	PauseAfter   time.Duration
 	AbandonAfter time.Duration
 	DeleteAfter  time.Duration
+}
+
+// RetentionOff keeps idle runs as they are, forever: every step off. A
+// retention block that turns every step off decodes to it.
+var RetentionOff = Retention{PauseAfter: -1, AbandonAfter: -1, DeleteAfter: -1}
+
+// check returns what is wrong with r's order: each step on must come
+// after the steps on before it, or it would act first.
+func (r Retention) check() (field, problem string) {
+	on := func(d time.Duration) bool { return d > 0 }
+	switch {
+	case on(r.AbandonAfter) && on(r.PauseAfter) && r.AbandonAfter <= r.PauseAfter:
+		return "abandon_after", fmt.Sprintf("abandon_after (%s) is not longer than pause_after (%s): a run would be flagged abandoned as soon as it is paused", r.AbandonAfter, r.PauseAfter)
+	case on(r.DeleteAfter) && on(r.AbandonAfter) && r.DeleteAfter <= r.AbandonAfter:
+		return "delete_after", fmt.Sprintf("delete_after (%s) is not longer than abandon_after (%s): a run would be deleted before it is flagged abandoned", r.DeleteAfter, r.AbandonAfter)
+	case on(r.DeleteAfter) && on(r.PauseAfter) && r.DeleteAfter <= r.PauseAfter:
+		return "delete_after", fmt.Sprintf("delete_after (%s) is not longer than pause_after (%s): a run would be deleted before it is paused", r.DeleteAfter, r.PauseAfter)
+	}
+	return "", ""
+}
+
+// reservedStages are the stages a run's transitions start from (before
+// its first stage) and end in (after its last task); the host names them.
+var reservedStages = []string{"created", "completed"}
+
+// stageProblem says what is wrong with a task's stage name, or "".
+func stageProblem(stage string) string {
+	switch {
+	case stage == "":
+		return "stage is empty; name one, as in stage = \"writing\", or remove stage for a task outside any stage"
+	case !validTaskName(stage):
+		return fmt.Sprintf("stage %q must be made of %s, as in stage = \"writing\"; remove stage for a task outside any stage", stage, defaultPipelineTaskOK)
+	case slices.Contains(reservedStages, stage):
+		return fmt.Sprintf("stage %q is reserved: a run's transitions start from %q and end in %q; name the stage for the work its tasks do, as in stage = \"writing\"", stage, reservedStages[0], reservedStages[1])
+	}
+	return ""
+}
+
+// sharedWrite returns the first section two owners both write, and the
+// index of the second owner and of the section in its Writes; ok is false
+// when each section has one writer.
+func sharedWrite(owners []*Owner) (section, first string, owner, index int, ok bool) {
+	writer := make(map[string]string)
+	for i, o := range owners {
+		for j, sec := range o.Writes {
+			if w, dup := writer[sec]; dup && w != o.Agent {
+				return sec, w, i, j, true
+			}
+			writer[sec] = o.Agent
+		}
+	}
+	return "", "", 0, 0, false
 }
 
 // Defaults fills in the zero fields of p with their defaults. Load has
@@ -262,6 +330,14 @@ func (p *Pipeline) Validate() error {
 		if t.OnFailure != "" && t.OnFailure != OnFailureFail && t.OnFailure != OnFailurePause {
 			add("task %q: on_failure must be %q or %q (got %q)", t.Name, OnFailureFail, OnFailurePause, t.OnFailure)
 		}
+		if t.Stage != "" {
+			if msg := stageProblem(t.Stage); msg != "" {
+				add("task %q: %s", t.Name, msg)
+			}
+		}
+	}
+	if _, problem := p.Retention.check(); problem != "" {
+		add("pipeline %q: retention: %s", p.Name, problem)
 	}
 	for _, t := range p.Tasks {
 		for _, d := range t.DependsOn {
@@ -275,12 +351,20 @@ func (p *Pipeline) Validate() error {
 	if cycle := findCycle(p.Tasks); cycle != nil {
 		add("the tasks of pipeline %q depend on each other in a circle: %s", p.Name, strings.Join(append(cycle, cycle[0]), " -> "))
 	}
+	owners := make(map[string]bool, len(p.State.Owners))
 	for _, o := range p.State.Owners {
+		if owners[o.Agent] {
+			add("pipeline %q: agent %q has two owner entries; merge them", p.Name, o.Agent)
+		}
+		owners[o.Agent] = true
 		for _, sec := range slices.Concat(o.Reads, o.Writes) {
 			if sec == "" {
 				add("pipeline %q: owner %q names an empty section", p.Name, o.Agent)
 			}
 		}
+	}
+	if sec, first, i, _, ok := sharedWrite(p.State.Owners); ok {
+		add("pipeline %q: section %q of the state is written by both %q and %q; a section has one owner", p.Name, sec, first, p.State.Owners[i].Agent)
 	}
 	return errors.Join(errs...)
 }
@@ -360,19 +444,19 @@ type rawRetention struct {
 }
 
 type rawPipelineTask struct {
-	Name         string            `hcl:"name,label"`
-	Agent        *string           `hcl:"agent,optional"`
-	Prompt       string            `hcl:"prompt"`
-	Files        []string          `hcl:"files,optional"`
-	Directories  []string          `hcl:"directories,optional"`
-	Technologies []string          `hcl:"technologies,optional"`
-	DependsOn    []string          `hcl:"depends_on,optional"`
-	Stage        *string           `hcl:"stage,optional"`
-	Metadata     map[string]string `hcl:"metadata,optional"`
-	Attempts     *int              `hcl:"attempts,optional"`
-	OnFailure    *string           `hcl:"on_failure,optional"`
-	Body         hcl.Body          `hcl:",body"`
-	DefRange     hcl.Range         `hcl:",def_range"`
+	Name         string         `hcl:"name,label"`
+	Agent        *string        `hcl:"agent,optional"`
+	Prompt       string         `hcl:"prompt"`
+	Files        []string       `hcl:"files,optional"`
+	Directories  []string       `hcl:"directories,optional"`
+	Technologies []string       `hcl:"technologies,optional"`
+	DependsOn    []string       `hcl:"depends_on,optional"`
+	Stage        *string        `hcl:"stage,optional"`
+	Metadata     hcl.Expression `hcl:"metadata,optional"`
+	Attempts     *int           `hcl:"attempts,optional"`
+	OnFailure    *string        `hcl:"on_failure,optional"`
+	Body         hcl.Body       `hcl:",body"`
+	DefRange     hcl.Range      `hcl:",def_range"`
 }
 
 func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
@@ -384,7 +468,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 	if rp.Parallel != nil {
 		p.Parallel = *rp.Parallel
 		if p.Parallel < 1 {
-			v.errorf(at("parallel"), "Invalid parallelism", "parallel is how many tasks run at once; it must be at least 1 (got %d).", p.Parallel)
+			v.errorf(at("parallel"), "Invalid parallelism", "parallel is how many tasks run at once; it must be at least 1 (got %d). Remove it for the default, 1.", p.Parallel)
 		}
 	}
 	if rp.Budget != nil {
@@ -394,12 +478,16 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 		}
 	}
 	p.OnFailure = v.onFailure(rp.OnFailure, at("on_failure"))
-	for _, f := range rp.Files {
+	for i, f := range rp.Files {
 		path := v.path(f)
+		fat := elemRange(rp.Body, "files", i, rp.DefRange)
 		if fi, err := os.Stat(path); err != nil {
-			v.errorf(at("files"), "Missing file", "Pipeline %q attaches %q to its runs, but it cannot be read: %v.", rp.Name, f, err)
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				err = pe.Err
+			}
+			v.errorf(fat, "Missing file", "Pipeline %q attaches %q (%s) to its runs, but it cannot be read: %v. Fix the path (a relative one is read from the config file's directory), or remove it from files.", rp.Name, f, path, err)
 		} else if !fi.Mode().IsRegular() {
-			v.errorf(at("files"), "Not a file", "Pipeline %q attaches %q to its runs, but it is not a regular file.", rp.Name, f)
+			v.errorf(fat, "Not a file", "Pipeline %q attaches %q to its runs, but it is not a regular file. List the files themselves; a directory is not attached.", rp.Name, f)
 		}
 		p.Files = append(p.Files, path)
 	}
@@ -408,7 +496,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 	v.state(rp, p, cfg)
 	v.retention(rp, p)
 	if len(rp.Tasks) == 0 {
-		v.errorf(rp.DefRange, "Empty pipeline", "Pipeline %q has no tasks; add a task block, as in task \"first\" { agent = \"...\" prompt = \"...\" }.", rp.Name)
+		v.errorf(rp.DefRange, "Empty pipeline", "Pipeline %q has no tasks; add a task block, such as task \"first\" { prompt = \"...\" }, with agent = \"...\" in it or in the pipeline.", rp.Name)
 	}
 	agents := make([]string, 0, len(cfg.Agents))
 	for _, a := range cfg.Agents {
@@ -418,16 +506,16 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 	for i := range rp.Tasks {
 		rt := &rp.Tasks[i]
 		tat := func(name string) hcl.Range { return attrRange(rt.Body, name, rt.DefRange) }
-		if _, dup := byName[rt.Name]; dup {
-			v.errorf(rt.DefRange, "Duplicate task", "Pipeline %q already has a task named %q.", rp.Name, rt.Name)
+		if prev, dup := byName[rt.Name]; dup {
+			v.errorf(rt.DefRange, "Duplicate task", "Pipeline %q already has a task named %q, at %s. Give each task its own name: dependencies, guards and run events refer to tasks by name.", rp.Name, rt.Name, prev.DefRange)
 			continue
 		}
 		byName[rt.Name] = rt
 		if !validTaskName(rt.Name) {
-			v.errorf(rt.DefRange, "Invalid task name", "Task name %q must be made of %s: it is part of the task's idempotency key.", rt.Name, defaultPipelineTaskOK)
+			v.errorf(rt.DefRange, "Invalid task name", "Task name %q must be made of %s: it is part of the task's idempotency key. Rename it, as in task \"write_script\".", rt.Name, defaultPipelineTaskOK)
 		}
 		t := &PipelineTask{
-			Name: rt.Name, Prompt: rt.Prompt, DependsOn: rt.DependsOn, Metadata: rt.Metadata,
+			Name: rt.Name, Prompt: rt.Prompt, DependsOn: rt.DependsOn, Metadata: v.metadata(rt),
 			Hints: Hints{Files: rt.Files, Directories: rt.Directories, Technologies: rt.Technologies},
 		}
 		switch {
@@ -451,14 +539,14 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 		}
 		if rt.Stage != nil {
 			t.Stage = *rt.Stage
-			if !validTaskName(t.Stage) {
-				v.errorf(tat("stage"), "Invalid stage", "Stage %q must be made of %s, as in stage = \"writing\".", t.Stage, defaultPipelineTaskOK)
+			if msg := stageProblem(t.Stage); msg != "" {
+				v.errorf(tat("stage"), "Invalid stage", "Task %q: %s.", rt.Name, msg)
 			}
 		}
 		if rt.Attempts != nil {
 			t.Attempts = *rt.Attempts
 			if t.Attempts < 1 {
-				v.errorf(tat("attempts"), "Invalid attempts", "attempts is how many times the task is tried in all; it must be at least 1 (got %d).", t.Attempts)
+				v.errorf(tat("attempts"), "Invalid attempts", "attempts is how many times the task is tried in all, 1 meaning no retry; it must be at least 1 (got %d). Remove it to use the pipeline's retry.attempts.", t.Attempts)
 			}
 		}
 		if rt.OnFailure != nil {
@@ -470,27 +558,91 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 	for n := range byName {
 		names = append(names, n)
 	}
+	slices.Sort(names)
 	for _, t := range p.Tasks {
 		rt := byName[t.Name]
-		for _, d := range t.DependsOn {
+		for i, d := range t.DependsOn {
+			dat := elemRange(rt.Body, "depends_on", i, rt.DefRange)
 			switch {
 			case d == t.Name:
-				v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Task depends on itself", "Task %q lists itself in depends_on; remove it.", t.Name)
+				v.errorf(dat, "Task depends on itself", "Task %q lists itself in depends_on; remove it.", t.Name)
 			case byName[d] == nil:
-				v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Unknown dependency", "Task %q depends on %q, which is not a task of pipeline %q%s.", t.Name, d, rp.Name, suggest(d, names))
+				others := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == t.Name })
+				v.errorf(dat, "Unknown dependency", "Task %q depends on %q, which is not a task of pipeline %q%s. Its other tasks: %s.", t.Name, d, rp.Name, suggest(d, others), listOrNone(others))
 			}
 		}
 	}
 	if cycle := findCycle(p.Tasks); cycle != nil {
+		// Point at the dependency that closes the circle: cycle[0]'s on
+		// cycle[1].
 		rt := byName[cycle[0]]
-		v.errorf(attrRange(rt.Body, "depends_on", rt.DefRange), "Dependency cycle", "The tasks of pipeline %q depend on each other in a circle: %s. Remove one of these dependencies.", rp.Name, strings.Join(append(cycle, cycle[0]), " -> "))
+		next := cycle[1%len(cycle)]
+		v.errorf(elemRange(rt.Body, "depends_on", slices.Index(p.Task(cycle[0]).DependsOn, next), rt.DefRange), "Dependency cycle",
+			"The tasks of pipeline %q depend on each other in a circle: %s. Remove one of these dependencies.", rp.Name, strings.Join(append(cycle, cycle[0]), " -> "))
 	}
-	for _, o := range p.State.Owners {
-		if cfg.Agent(o.Agent) != nil && !slices.ContainsFunc(p.Tasks, func(t *PipelineTask) bool { return t.Agent == o.Agent }) {
-			v.errorf(rp.State.Owners[slices.Index(p.State.Owners, o)].DefRange, "Owner of no task", "Agent %q owns state sections of pipeline %q but runs none of its tasks. Remove the owner block, or check the agent's name.", o.Agent, rp.Name)
+	if rp.State != nil && !v.partial {
+		// The raw blocks, not p.State.Owners, which skips duplicates: its
+		// indexes are not the blocks'. A task that did not decode may
+		// have lost its agent, so with errors already found this could
+		// only add a wrong one.
+		reported := make(map[string]bool)
+		for _, ro := range rp.State.Owners {
+			if reported[ro.Agent] || cfg.Agent(ro.Agent) == nil || slices.ContainsFunc(p.Tasks, func(t *PipelineTask) bool { return t.Agent == ro.Agent }) {
+				continue
+			}
+			reported[ro.Agent] = true
+			v.errorf(ro.DefRange, "Owner of no task", "Agent %q owns state sections of pipeline %q but runs none of its tasks. Remove the owner block, or check the agent's name.", ro.Agent, rp.Name)
 		}
 	}
 	return p
+}
+
+// metadata decodes a task's metadata: strings by name, passed to the
+// agent. Numbers and bools are written as strings; anything else is an
+// error that names the entry.
+func (v *validator) metadata(rt *rawPipelineTask) map[string]string {
+	if rt.Metadata == nil {
+		return nil
+	}
+	val, diags := rt.Metadata.Value(evalContext())
+	v.diags = append(v.diags, diags...)
+	if diags.HasErrors() || val.IsNull() {
+		return nil
+	}
+	r := rt.Metadata.Range()
+	example := "as in metadata = { episode = \"12\", tone = \"calm\" }"
+	if !val.Type().IsObjectType() && !val.Type().IsMapType() {
+		v.errorf(r, "Invalid metadata", "Task %q: metadata is a map of strings passed to the agent, %s; got a value of type %s.", rt.Name, example, val.Type().FriendlyName())
+		return nil
+	}
+	out := make(map[string]string, val.LengthInt())
+	for k, e := range val.AsValueMap() {
+		if e.IsNull() {
+			v.errorf(entryRange(rt.Metadata, k), "Invalid metadata", "Task %q: metadata %q has no value; give it a string, or remove it.", rt.Name, k)
+			continue
+		}
+		s, err := convert.Convert(e, cty.String)
+		if err != nil {
+			v.errorf(entryRange(rt.Metadata, k), "Invalid metadata", "Task %q: metadata %q is of type %s; metadata values are strings (numbers and bools are written as strings), %s.", rt.Name, k, e.Type().FriendlyName(), example)
+			continue
+		}
+		out[k] = s.AsString()
+	}
+	return out
+}
+
+// entryRange is where the value of key is in an object written in the
+// file, or the whole expression's range.
+func entryRange(e hcl.Expression, key string) hcl.Range {
+	if o, ok := e.(*hclsyntax.ObjectConsExpr); ok {
+		for _, item := range o.Items {
+			k, diags := item.KeyExpr.Value(nil)
+			if !diags.HasErrors() && k.IsKnown() && !k.IsNull() && k.Type() == cty.String && k.AsString() == key {
+				return item.ValueExpr.Range()
+			}
+		}
+	}
+	return e.Range()
 }
 
 func (v *validator) onFailure(s *string, r hcl.Range) OnFailure {
@@ -501,7 +653,7 @@ func (v *validator) onFailure(s *string, r hcl.Range) OnFailure {
 	case OnFailureFail, OnFailurePause:
 		return f
 	}
-	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q.", OnFailureFail, OnFailurePause, *s)
+	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q%s.", OnFailureFail, OnFailurePause, *s, suggest(*s, []string{string(OnFailureFail), string(OnFailurePause)}))
 	return DefaultOnFailure
 }
 
@@ -515,13 +667,16 @@ func (v *validator) retry(rp *rawPipeline, p *Pipeline) {
 	if r.Attempts != nil {
 		p.Retry.Attempts = *r.Attempts
 		if p.Retry.Attempts < 1 {
-			v.errorf(at("attempts"), "Invalid attempts", "attempts is how many times a task is tried in all; it must be at least 1 (got %d).", p.Retry.Attempts)
+			v.errorf(at("attempts"), "Invalid attempts", "attempts is how many times a task is tried in all, 1 meaning no retry; it must be at least 1 (got %d). Remove it for the default, %d.", p.Retry.Attempts, DefaultRetryAttempts)
 		}
 	}
+	// An invalid duration is reported already; compared as its default,
+	// it would add a second, misleading error.
+	n := len(v.diags)
 	p.Retry.Backoff = v.duration(r.Backoff, at("backoff"), "backoff", p.Retry.Backoff)
 	p.Retry.MaxBackoff = v.duration(r.MaxBackoff, at("max_backoff"), "max_backoff", max(p.Retry.MaxBackoff, p.Retry.Backoff))
-	if p.Retry.MaxBackoff < p.Retry.Backoff {
-		v.errorf(at("max_backoff"), "Invalid backoff", "max_backoff (%s) is shorter than backoff (%s); the wait doubles from backoff up to max_backoff.", p.Retry.MaxBackoff, p.Retry.Backoff)
+	if len(v.diags) == n && p.Retry.MaxBackoff < p.Retry.Backoff {
+		v.errorf(at("max_backoff"), "Invalid backoff", "max_backoff (%s) is shorter than backoff (%s): the wait doubles from backoff up to max_backoff. Raise max_backoff, or lower backoff.", p.Retry.MaxBackoff, p.Retry.Backoff)
 	}
 }
 
@@ -535,7 +690,7 @@ func (v *validator) context(rp *rawPipeline, p *Pipeline) {
 	if c.Budget != nil {
 		p.Context.Budget = *c.Budget
 		if p.Context.Budget == 0 {
-			v.errorf(at("budget"), "Invalid context budget", "budget caps the context block in bytes; give a positive number, or -1 for no cap.")
+			v.errorf(at("budget"), "Invalid context budget", "budget caps the context block in bytes; 0 would leave no room for it. Give a positive number, -1 for no cap, or remove it for the default, %d.", DefaultContextBudget)
 		}
 	}
 	if c.Template != nil {
@@ -543,18 +698,37 @@ func (v *validator) context(rp *rawPipeline, p *Pipeline) {
 		if _, err := p.Context.Renderer(); err != nil {
 			var te *contextchain.TemplateError
 			r := at("template")
-			if errors.As(err, &te) && te.Line > 0 {
-				// Point at the template's line, counted from the line the
-				// value starts on (a heredoc's text starts on the next).
-				r.Start.Line += te.Line - 1
-				if strings.HasPrefix(strings.TrimSpace(string(v.src[r.Start.Byte:min(r.End.Byte, len(v.src))])), "<<") {
-					r.Start.Line++
-				}
-				r.End = r.Start
+			sb, ok := c.Body.(*hclsyntax.Body)
+			if errors.As(err, &te) && te.Line > 0 && ok && sb.Attributes["template"] != nil {
+				// Point at the start of the template's line where it is in
+				// the file: a quoted string's lines are \n escapes on one
+				// line, a heredoc's start below the <<, and a <<- heredoc
+				// strips indentation. conditionPos walks all of them.
+				pos := conditionPos(sb.Attributes["template"].Expr, v.src, lineOffset(p.Context.Template, te.Line))
+				end := pos
+				end.Column++
+				end.Byte++
+				r = hcl.Range{Filename: pos.Filename, Start: pos.Pos, End: end.Pos}
 			}
 			v.errorf(r, "Invalid context template", "%v", err)
 		}
 	}
+}
+
+// lineOffset is the offset, in runes, of the start of the line-th line
+// (1-based) of text; past the last line, the end of text.
+func lineOffset(text string, line int) int {
+	n := 0
+	for _, c := range text {
+		if line <= 1 {
+			break
+		}
+		if c == '\n' {
+			line--
+		}
+		n++
+	}
+	return n
 }
 
 func (v *validator) state(rp *rawPipeline, p *Pipeline, cfg *Config) {
@@ -597,12 +771,22 @@ func (v *validator) state(rp *rawPipeline, p *Pipeline, cfg *Config) {
 			v.errorf(ro.DefRange, "Unknown agent", "Owner block names agent %q, which is not configured%s. Agents: %s.", ro.Agent, suggest(ro.Agent, agents), listOrNone(agents))
 		}
 		o := &Owner{Agent: ro.Agent, Reads: ro.Reads, Writes: ro.Writes}
-		for _, sec := range slices.Concat(ro.Reads, ro.Writes) {
-			if strings.TrimSpace(sec) == "" {
-				v.errorf(ro.DefRange, "Empty section", "Owner %q names an empty section; sections are the top-level keys of the state document.", ro.Agent)
+		for _, list := range []struct {
+			name     string
+			sections []string
+		}{{"reads", ro.Reads}, {"writes", ro.Writes}} {
+			for j, sec := range list.sections {
+				if strings.TrimSpace(sec) == "" {
+					v.errorf(elemRange(ro.Body, list.name, j, ro.DefRange), "Empty section", "Owner %q names an empty section in %s; sections are the top-level keys of the state document, as in %s = [\"notes\"].", ro.Agent, list.name, list.name)
+				}
 			}
 		}
 		p.State.Owners = append(p.State.Owners, o)
+	}
+	if sec, first, i, j, ok := sharedWrite(p.State.Owners); ok {
+		// p.State.Owners skips duplicate blocks: find the raw one.
+		ro := &s.Owners[slices.IndexFunc(s.Owners, func(ro rawOwner) bool { return ro.Agent == p.State.Owners[i].Agent })]
+		v.errorf(elemRange(ro.Body, "writes", j, ro.DefRange), "Shared section", "Section %q of pipeline %q's state is written by both %q and %q; a section has one owner, the agent that writes it, and others read it. Keep it in one owner's writes (the other can list it in reads), or split it into two sections.", sec, rp.Name, first, ro.Agent)
 	}
 }
 
@@ -613,17 +797,37 @@ func (v *validator) retention(rp *rawPipeline, p *Pipeline) {
 		return
 	}
 	at := func(name string) hcl.Range { return attrRange(r.Body, name, blockRange(r.Body, rp.DefRange)) }
+	// As for retry: an invalid duration taken as its default would make
+	// a misleading second error about the order.
+	n := len(v.diags)
 	p.Retention.PauseAfter = v.optDuration(r.PauseAfter, at("pause_after"), "pause_after", p.Retention.PauseAfter)
 	p.Retention.AbandonAfter = v.optDuration(r.AbandonAfter, at("abandon_after"), "abandon_after", p.Retention.AbandonAfter)
 	p.Retention.DeleteAfter = v.optDuration(r.DeleteAfter, at("delete_after"), "delete_after", 0)
+	if field, problem := p.Retention.check(); problem != "" && len(v.diags) == n {
+		v.errorf(at(field), "Invalid retention", "%s. Each step counts idle time from the run's last activity: make pause_after < abandon_after < delete_after, or turn a step off with \"0\".", problem)
+	}
+	if p.Retention == (Retention{}) {
+		// Every step off; the zero Retention would mean the defaults.
+		p.Retention = RetentionOff
+	}
 }
 
-// optDuration is duration for settings where "0" turns the step off.
+// optDuration is duration for settings where "0" turns the step off. Any
+// zero duration ("0s", "0h") does too, and the errors say how to.
 func (v *validator) optDuration(s *string, r hcl.Range, name string, def time.Duration) time.Duration {
-	if s != nil && strings.TrimSpace(*s) == "0" {
-		return 0
+	if s == nil {
+		return def
 	}
-	return v.duration(s, r, name, def)
+	d, err := time.ParseDuration(strings.TrimSpace(*s))
+	switch {
+	case err != nil:
+		v.errorf(r, "Invalid duration", "%s must be a duration such as \"12h\" or \"168h\", or \"0\" to turn this step off; %q is not one%s.", name, *s, daysHint(*s))
+		return def
+	case d < 0:
+		v.errorf(r, "Invalid duration", "%s must be positive, or \"0\" to turn this step off (got %q).", name, *s)
+		return def
+	}
+	return d
 }
 
 // findCycle returns the tasks of a dependency cycle, in order, or nil.

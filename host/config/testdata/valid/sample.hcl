@@ -95,18 +95,81 @@ guard "no-stale-reuse" {
   message   = "sessions older than four hours start fresh"
 }
 
-# A pipeline is a graph of tasks; `hearth run FILE PIPELINE` runs it.
+# A quality gate: a task_result guard that sends a task's work back to a
+# task it depends on, with the message as feedback in that task's prompt;
+# it and everything after it run again. Metrics an agent did not report
+# read as 0, hence the `in` test. max_loops (default 3) bounds the
+# send-backs in one run; then the run stops for a person.
+guard "summary-quality" {
+  hook      = "task_result"
+  tasks     = ["server"]        # the gated task
+  action    = "send_back"       # or "retry": run the gated task again
+  back_to   = "http"            # a task the gated one depends on
+  max_loops = 3
+  condition = "'quality' in result.metrics && result.metrics.quality < 0.8"
+  message   = "the summary missed what the Server lookup needed; cover its fields"
+}
+
+# A pipeline is a graph of tasks; `hearth run FILE PIPELINE` runs it. Each
+# run keeps its state, checkpoints, events and costs: `hearth runs`.
 pipeline "overview" {
   agent    = "gotour"  # default agent of its tasks
-  parallel = 2         # tasks at once
+  parallel = 2         # tasks at once (default 1)
+  # description = "a walk through net/http"
+  # budget      = 5.00     # total cost; a task that would start at or over it does not (default: none)
+  # on_failure  = "fail"   # a task failed for good fails the run; "pause" pauses it for a person
+  # files       = ["brief.md"]  # attached to every run, relative to this file
+
+  # A failed task is tried again after backoff, doubled each time up to
+  # max_backoff; attempts counts tries in all.
+  retry {
+    attempts    = 3
+    backoff     = "1s"
+    max_backoff = "30s"
+  }
+
+  # What finished tasks learned is put in the prompts of the tasks that
+  # depend on them, up to budget bytes (-1: no cap).
+  context {
+    budget = 4096
+    # template = <<-TMPL
+    #   {{range .Steps}}## {{.Name}}
+    #   {{range .KeyDecisions}}- {{.}}
+    #   {{end}}{{end}}
+    # TMPL
+  }
+
+  # The run's shared state document. With owner blocks, each agent writes
+  # only its sections (a section has one owner) and reads its reads (all
+  # when it lists none); an agent without one reads all and writes nothing.
+  # state {
+  #   initial = { inputs = { package = "net/http" } }
+  #   owner "gotour" {
+  #     reads  = ["inputs"]
+  #     writes = ["notes"]
+  #   }
+  # }
+
+  # Idle runs: paused, then flagged abandoned, then deleted with their
+  # files; "0" turns a step off.
+  retention {
+    pause_after   = "24h"
+    abandon_after = "168h"
+    delete_after  = "0"
+  }
 
   task "http" {
     prompt       = "summary net/http"
-    directories  = ["net/http"]
+    directories  = ["net/http"]  # hints for the matcher: files, directories, technologies
     technologies = ["go"]
   }
   task "server" {
     prompt     = "symbol net/http Server"
     depends_on = ["http"]
+    # agent      = "gotour"    # default: the pipeline's
+    # stage      = "lookup"    # entering a stage is a transition guards may block
+    # metadata   = { depth = "1" }  # strings passed to the agent
+    # attempts   = 3           # default: retry.attempts
+    # on_failure = "pause"     # default: the pipeline's
   }
 }
