@@ -1,9 +1,11 @@
 package host
 
 import (
+	"context"
 	"sync"
 	"time"
 
+	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -156,9 +158,68 @@ func toolUseFromRecord(tu *storepb.ToolUse) sdk.ToolUse {
 // bus fans events out to subscribers. Publishing never blocks: a
 // subscriber whose buffer is full misses events, and learns how many from
 // the Dropped count of its subscription.
+//
+// Events the host emits reach subscribers only once they are on disk, in
+// the order they were emitted (publishDurable): a subscriber that sees a
+// run's event and then reads the run finds the event, and every write
+// made before it, in the store. The store commits writes in the order
+// they are queued, so waiting for each event in turn loses nothing.
+// Tool-use events are the exception: they are published as they arrive,
+// at up to 100k/s, and are durable before the task's stream is
+// acknowledged.
 type bus struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
+
+	// queue holds emitted events waiting for their writes; one drain
+	// goroutine at a time (draining) publishes them in order.
+	qmu      sync.Mutex
+	queue    []queuedEvent
+	draining bool
+	drainWG  sync.WaitGroup
+}
+
+type queuedEvent struct {
+	e Event
+	p *store.Pending
+}
+
+// publishDurable publishes e once p, its write, has settled, after every
+// event queued before it. A failed write is logged by the store; the
+// event is published all the same, as what happened.
+func (b *bus) publishDurable(e Event, p *store.Pending) {
+	b.qmu.Lock()
+	defer b.qmu.Unlock()
+	b.queue = append(b.queue, queuedEvent{e, p})
+	if !b.draining {
+		b.draining = true
+		b.drainWG.Add(1)
+		go b.drain()
+	}
+}
+
+// wait returns once every queued event is published; the store must be
+// closed or still committing.
+func (b *bus) wait() { b.drainWG.Wait() }
+
+// drain publishes queued events in order and returns when none is left.
+func (b *bus) drain() {
+	defer b.drainWG.Done()
+	for {
+		b.qmu.Lock()
+		if len(b.queue) == 0 {
+			b.draining = false
+			b.queue = nil
+			b.qmu.Unlock()
+			return
+		}
+		q := b.queue[0]
+		b.queue[0] = queuedEvent{}
+		b.queue = b.queue[1:]
+		b.qmu.Unlock()
+		_ = q.p.Wait(context.Background())
+		b.publish(q.e)
+	}
 }
 
 // Subscription receives events published after it was made.

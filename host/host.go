@@ -423,15 +423,16 @@ func (h *Host) Agents() []AgentStatus {
 	return out
 }
 
-// emit records an event in the store and publishes it to subscribers. The
-// write is not waited for: events that acknowledge something to someone
-// (tool uses, decisions) are waited for by their callers.
+// emit records an event in the store and publishes it to subscribers
+// once it is on disk. The write is not waited for: events that
+// acknowledge something to someone (tool uses, decisions) are waited for
+// by their callers.
 func (h *Host) emit(e Event) *store.Pending {
 	if e.Time.IsZero() {
 		e.Time = h.now()
 	}
 	p := h.store.Append(e.record())
-	h.events.publish(e)
+	h.events.publishDurable(e, p)
 	return p
 }
 
@@ -493,6 +494,7 @@ func (h *Host) Close(ctx context.Context) error {
 		if h.ownsStore {
 			h.closeErr = h.store.Close()
 		}
+		h.events.wait()
 	})
 	return h.closeErr
 }

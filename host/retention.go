@@ -87,9 +87,11 @@ func (h *Host) sweepRun(head *storepb.Run) error {
 		defer h.forgetRun(r)
 		r.mu.Lock()
 		r.head.Abandoned = true
+		// The flag is queued before the event, so whoever sees the event
+		// reads the flag.
+		pend := r.saveLocked(store.RunWrite{})
 		r.emit(Event{Kind: EventRunAbandoned, Message: fmt.Sprintf("run %s idle for %s: flagged abandoned (abandon_after %s); resume it, or it is deleted after delete_after",
 			id, idle.Round(time.Second), abandonAfter)})
-		pend := r.saveLocked(store.RunWrite{})
 		r.mu.Unlock()
 		return pend.Wait(context.Background())
 	}

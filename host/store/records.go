@@ -214,9 +214,9 @@ func (s *Store) AppendBatch(evs []*storepb.Event) *Pending {
 }
 
 func failed(err error) *Pending {
-	done := make(chan error, 1)
-	done <- err
-	return &Pending{done: done}
+	p := newPending()
+	p.settle(err)
+	return p
 }
 
 // involved lists the sessions a decision concerns: where the task went,

@@ -18,7 +18,7 @@ const maxGroup = 4096
 type write struct {
 	sets    []kv
 	deletes [][]byte
-	done    chan error
+	pending *Pending
 	// slab, when set, backs sets' keys and values and goes back to
 	// slabs once the write is committed: Badger has copied them then.
 	slab *[]byte
@@ -29,39 +29,44 @@ var slabs = sync.Pool{New: func() any { b := make([]byte, 0, 256*640); return &b
 
 type kv struct{ key, value []byte }
 
-// Pending is a write on its way to disk.
+// Pending is a write on its way to disk. Any number of goroutines may
+// wait for it.
 type Pending struct {
-	done chan error
-	err  error
-	got  bool
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+func newPending() *Pending { return &Pending{done: make(chan struct{})} }
+
+// settle reports the write's outcome to every waiter; once only.
+func (p *Pending) settle(err error) {
+	p.err = err
+	close(p.done)
 }
 
 // Wait returns once the write is durable (nil) or failed, or ctx is done.
 func (p *Pending) Wait(ctx context.Context) error {
-	if p.got {
-		return p.err
-	}
 	select {
-	case p.err = <-p.done:
-		p.got = true
+	case <-p.done:
 		return p.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// submit queues w for the committer.
+// submit queues w for the committer. Writes are committed in the order
+// they are submitted, so a write that is durable implies every write
+// submitted before it is too.
 func (s *Store) submit(w *write) *Pending {
-	w.done = make(chan error, 1)
-	p := &Pending{done: w.done}
+	w.pending = newPending()
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if s.closed {
-		w.done <- ErrClosed
-		return p
+		w.pending.settle(ErrClosed)
+		return w.pending
 	}
 	s.queue <- w
-	return p
+	return w.pending
 }
 
 // apply writes w and waits until it is durable.
@@ -109,7 +114,7 @@ func (s *Store) commitGroup(group []*write) {
 				slabs.Put(w.slab)
 				w.slab = nil
 			}
-			w.done <- err
+			w.pending.settle(err)
 		}
 		group = group[n:]
 	}
