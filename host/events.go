@@ -179,18 +179,32 @@ type bus struct {
 	drainWG  sync.WaitGroup
 }
 
+// queuedEvent is an event waiting for its write, or (fn set) something
+// to do once every event queued before it is published.
 type queuedEvent struct {
-	e Event
-	p *store.Pending
+	e  Event
+	p  *store.Pending
+	fn func()
 }
 
 // publishDurable publishes e once p, its write, has settled, after every
 // event queued before it. A failed write is logged by the store; the
 // event is published all the same, as what happened.
 func (b *bus) publishDurable(e Event, p *store.Pending) {
+	b.enqueue(queuedEvent{e: e, p: p})
+}
+
+// afterPublished calls fn once every event queued so far is published: a
+// run's handle says it is done only after its last events reached its
+// subscribers.
+func (b *bus) afterPublished(fn func()) {
+	b.enqueue(queuedEvent{fn: fn})
+}
+
+func (b *bus) enqueue(q queuedEvent) {
 	b.qmu.Lock()
 	defer b.qmu.Unlock()
-	b.queue = append(b.queue, queuedEvent{e, p})
+	b.queue = append(b.queue, q)
 	if !b.draining {
 		b.draining = true
 		b.drainWG.Add(1)
@@ -217,6 +231,10 @@ func (b *bus) drain() {
 		b.queue[0] = queuedEvent{}
 		b.queue = b.queue[1:]
 		b.qmu.Unlock()
+		if q.fn != nil {
+			q.fn()
+			continue
+		}
 		_ = q.p.Wait(context.Background())
 		b.publish(q.e)
 	}

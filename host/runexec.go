@@ -974,7 +974,9 @@ func (r *runExec) finish() {
 	case info.Status != RunCompleted:
 		r.handle.err = &RunError{Run: r.id, Status: info.Status, Reason: info.Reason}
 	}
-	close(r.handle.done)
+	// Done after the run's last events reach its subscribers: a watcher
+	// that stops at Done has seen them all.
+	r.h.events.afterPublished(func() { close(r.handle.done) })
 }
 
 // infoLocked describes the run.
