@@ -211,10 +211,16 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 			return s, p.finish(dec), nil
 
 		case d.Outcome != matcher.Reuse && p.room():
+			stateless := p.statelessDormantLocked()
 			s := p.newSessionLocked()
 			p.mu.Unlock()
 			dec.Action, dec.Session = ActionSpawned, s.id
 			dec.Reason = "spawned " + s.id + ": " + spawnReason(d, dec.Threshold)
+			if stateless > 0 {
+				// Otherwise "no session to reuse" puzzles whoever sees
+				// dormant sessions listed.
+				dec.Reason += fmt.Sprintf(" (%d dormant session(s) left out: their agent exported no state to rehydrate them with; see sdk.StateExporter)", stateless)
+			}
 			if err := p.start(ctx, s, false); err != nil {
 				return nil, nil, err
 			}
@@ -334,6 +340,18 @@ func (p *pool) bestEligibleLiveLocked(d matcher.Decision) *session {
 		}
 	}
 	return best
+}
+
+// statelessDormantLocked counts the dormant sessions that are no
+// candidates because their agent exported no state.
+func (p *pool) statelessDormantLocked() int {
+	n := 0
+	for _, s := range p.sessions {
+		if s.status == statusDormant && !s.hasState {
+			n++
+		}
+	}
+	return n
 }
 
 // idlestLocked is the least recently active live session running nothing.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,7 +54,9 @@ func (m *Main) sessionsCommand() *cobra.Command {
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintln(m.Stdout, "* dormant with saved state: a matching task rehydrates it")
+			if slices.ContainsFunc(sessions, func(s host.SessionInfo) bool { return s.Status == "dormant" && s.HasState }) {
+				fmt.Fprintln(m.Stdout, "* dormant with saved state: a matching task rehydrates it")
+			}
 			return nil
 		},
 	}
@@ -150,6 +153,9 @@ func (m *Main) printSession(d *host.SessionDetail) {
 		fmt.Fprintf(w, "\nrecent events\n")
 		for _, e := range d.Events {
 			line := e.Message
+			if e.Kind == host.EventGuardFired {
+				line = fmt.Sprintf("%s %s: %s", e.Guard, e.Action, e.Message)
+			}
 			if e.ToolUse != nil {
 				line = fmt.Sprintf("%s %s", e.ToolUse.Tool, strings.Join(e.ToolUse.Paths, " "))
 				if len(line) > 100 {

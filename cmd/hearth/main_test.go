@@ -126,7 +126,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	bad := writeConfig(t, "agent \"tour\" {\n  bundled = \"gotour\"\n  capasity = 2\n}\n")
 	code, _, errOut := run(t, nil, "config", "validate", bad)
-	for _, w := range []string{"Error: Unsupported argument", "line 3", `capasity = 2`, `Did you mean "capacity"?`} {
+	for _, w := range []string{":3:3: Unsupported argument", "line 3", `capasity = 2`, `Did you mean "capacity"?`} {
 		if !strings.Contains(errOut, w) {
 			t.Errorf("invalid file: stderr %q\ndoes not contain %q", errOut, w)
 		}

@@ -34,9 +34,20 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Write prints the problems as HCL does: position, summary, the offending
-// source lines with the spot underlined, and the detail saying what to do.
-// width wraps the detail text (0: no wrapping); color adds terminal colors.
+// Write prints the problems as HCL does: summary, the offending source
+// lines with the spot underlined (on a terminal), and the detail saying
+// what to do. Each summary starts with file:line:col, which HCL's own
+// header ("on FILE line N") leaves out: without color, nothing else
+// shows the column. width wraps the detail text (0: no wrapping); color
+// adds terminal colors.
 func (e *Error) Write(w io.Writer, width uint, color bool) error {
-	return hcl.NewDiagnosticTextWriter(w, e.files, width, color).WriteDiagnostics(e.Diagnostics)
+	diags := make(hcl.Diagnostics, len(e.Diagnostics))
+	for i, d := range e.Diagnostics {
+		cp := *d
+		if d.Subject != nil {
+			cp.Summary = fmt.Sprintf("%s:%d:%d: %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, d.Summary)
+		}
+		diags[i] = &cp
+	}
+	return hcl.NewDiagnosticTextWriter(w, e.files, width, color).WriteDiagnostics(diags)
 }
