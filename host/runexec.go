@@ -646,7 +646,11 @@ func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 	rt.TaskId = t.ID
 	rt.StartedUnixNano, rt.FinishedUnixNano, rt.RetryAtUnixNano = now.UnixNano(), 0, 0
 	rt.Reason = ""
-	r.setTaskLocked(i, TaskRunning, fmt.Sprintf("attempt %d of %d", t.Attempt, r.maxAttempts(i)))
+	// The attempt counted is the one against the retry limit: failures
+	// use attempts up, interruptions (pause, kill, Ctrl-C) do not, and
+	// a resume starts the count again. t.Attempt, which numbers every
+	// delivery of the round, stays in the task ID.
+	r.setTaskLocked(i, TaskRunning, fmt.Sprintf("attempt %d of %d", rt.GetFailures()+1, r.maxAttempts(i)))
 	r.running++
 	return attemptSpec{i: i, task: t, round: rt.GetRound()}
 }
@@ -757,7 +761,7 @@ func (r *runExec) outcome(a attemptSpec, out *Outcome, err error) *store.Pending
 		if !permanent(err) && int(rt.GetFailures()) < r.maxAttempts(i) {
 			delay := r.pipe.Retry.Delay(int(rt.GetFailures()))
 			rt.RetryAtUnixNano = now.Add(delay).UnixNano()
-			r.setTaskLocked(i, TaskRetrying, fmt.Sprintf("attempt %d of %d failed; next in %s", rt.GetAttempts(), r.maxAttempts(i), delay))
+			r.setTaskLocked(i, TaskRetrying, fmt.Sprintf("attempt %d of %d failed; next in %s", rt.GetFailures(), r.maxAttempts(i), delay))
 			return r.saveLocked(store.RunWrite{})
 		}
 		why := fmt.Sprintf("failed after %d attempts", rt.GetFailures())

@@ -93,6 +93,20 @@ func runEventKinds(t *testing.T, h *Host, id string) []string {
 	return out
 }
 
+// runEventMessages is the messages of run id's events, in order.
+func runEventMessages(t *testing.T, h *Host, id string) []string {
+	t.Helper()
+	evs, err := h.RunEvents(id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Message)
+	}
+	return out
+}
+
 func TestRunChainsContextAndCheckpointsEachTask(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("chain",
@@ -164,6 +178,12 @@ func TestRunRetriesThenSucceeds(t *testing.T) {
 	}
 	if kinds := runEventKinds(t, h, info.ID); !slices.Contains(kinds, "run.task flaky:running>retrying") || !slices.Contains(kinds, "run.task flaky:retrying>running") {
 		t.Errorf("events lack the retries: %q", kinds)
+	}
+	msgs := runEventMessages(t, h, info.ID)
+	for _, want := range []string{"flaky: pending -> running: attempt 1 of 3", "attempt 2 of 3 failed; next in", "flaky: retrying -> running: attempt 3 of 3"} {
+		if !slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, want) || strings.Contains(m, ": "+want) }) {
+			t.Errorf("events lack %q: %q", want, msgs)
+		}
 	}
 }
 
@@ -379,6 +399,11 @@ func TestRunPauseResumeAndCancel(t *testing.T) {
 	}
 	if out := current(t, outputsOf(t, h, info.ID), "a").Output; out != "attempt=2 key="+info.ID+"/a/1" {
 		t.Errorf("a after resume = %q, want its second attempt", out)
+	}
+	// The interruption used no attempt up: the second delivery is still
+	// the first attempt counted against the limit.
+	if msgs := runEventMessages(t, h, info.ID); !slices.Contains(msgs, "a: pending -> running: attempt 1 of 3") || slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, "attempt 2 of 3") }) {
+		t.Errorf("events = %q, want a's resumed attempt counted as 1 of 3", msgs)
 	}
 
 	// Cancelling is final.
