@@ -22,6 +22,9 @@ const (
 	ActionRehydrated Action = "rehydrated"
 	// ActionSpawned: the task got a new session.
 	ActionSpawned Action = "spawned"
+	// ActionResume: Place points at an external session, which its own
+	// program resumes (Decision.Resume says how); hearth runs nothing.
+	ActionResume Action = "resume"
 )
 
 // Decision says where a task was placed and why: every candidate's
@@ -55,6 +58,12 @@ type Decision struct {
 	// Reason explains the decision in one line.
 	Reason string    `json:"reason"`
 	Hints  sdk.Hints `json:"hints"`
+	// External is the kind of the agent's sessions when they are external
+	// (Place only); Resume is then the command line that resumes the
+	// chosen one, run in Workspace.
+	External  string `json:"external,omitempty"`
+	Resume    string `json:"resume,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // Candidate is one ranked session of a decision.

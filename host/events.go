@@ -19,12 +19,15 @@ const (
 	EventSessionRehydrated EventKind = "session.rehydrated"
 	EventSessionRetired    EventKind = "session.retired"
 	EventSessionLost       EventKind = "session.lost"
-	EventTaskStarted       EventKind = "task.started"
-	EventTaskProgress      EventKind = "task.progress"
-	EventTaskSucceeded     EventKind = "task.succeeded"
-	EventTaskFailed        EventKind = "task.failed"
-	EventToolUsed          EventKind = "tool.used"
-	EventDecision          EventKind = "decision"
+	// EventSessionAttached: an external session reported for the first
+	// time, or again after it went dormant.
+	EventSessionAttached EventKind = "session.attached"
+	EventTaskStarted     EventKind = "task.started"
+	EventTaskProgress    EventKind = "task.progress"
+	EventTaskSucceeded   EventKind = "task.succeeded"
+	EventTaskFailed      EventKind = "task.failed"
+	EventToolUsed        EventKind = "tool.used"
+	EventDecision        EventKind = "decision"
 	// EventGuardFired: a guard denied, blocked, vetoed or gated something;
 	// Guard, Hook, Action and Message say which and why.
 	EventGuardFired EventKind = "guard.fired"
@@ -94,8 +97,11 @@ type Event struct {
 	// From and To are the two sides of a transition.
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
-	// Cost is what a run task's attempt cost.
+	// Cost is what a run task's attempt, or a task, cost.
 	Cost float64 `json:"cost,omitempty"`
+	// Duration is how long a finished task took (task.succeeded,
+	// task.failed).
+	Duration time.Duration `json:"duration,omitempty"`
 }
 
 // record converts an event for the store.
@@ -111,6 +117,7 @@ func (e Event) fill(r *storepb.Event) {
 	r.Seq, r.UnixNano, r.Kind, r.Agent, r.Session = 0, e.Time.UnixNano(), string(e.Kind), e.Agent, e.Session
 	r.Task, r.Run, r.Message, r.Error, r.Pid, r.Fraction = e.Task, e.Run, e.Message, e.Err, int32(e.PID), e.Fraction
 	r.Guard, r.Hook, r.Action, r.From, r.To, r.Cost = e.Guard, e.Hook, e.Action, e.From, e.To, e.Cost
+	r.DurationNanos = int64(e.Duration)
 	r.Decision = nil
 	if e.Decision != nil {
 		r.Decision = e.Decision.toRecord()
@@ -135,7 +142,7 @@ func eventFromRecord(r *storepb.Event) Event {
 		Seq: r.GetSeq(), Time: time.Unix(0, r.GetUnixNano()), Kind: EventKind(r.GetKind()), Agent: r.GetAgent(),
 		Session: r.GetSession(), Task: r.GetTask(), Message: r.GetMessage(), Err: r.GetError(),
 		PID: int(r.GetPid()), Fraction: r.GetFraction(), Guard: r.GetGuard(), Hook: r.GetHook(), Action: r.GetAction(),
-		Run: r.GetRun(), From: r.GetFrom(), To: r.GetTo(), Cost: r.GetCost(),
+		Run: r.GetRun(), From: r.GetFrom(), To: r.GetTo(), Cost: r.GetCost(), Duration: time.Duration(r.GetDurationNanos()),
 	}
 	if tu := r.GetToolUse(); tu != nil {
 		u := toolUseFromRecord(tu)

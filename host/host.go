@@ -55,6 +55,11 @@ type Options struct {
 	// ReapInterval is how often idle sessions are looked for; by default a
 	// quarter of the shortest idle timeout, at most a minute.
 	ReapInterval time.Duration
+	// Observe, when set, is told of every event as the host emits it,
+	// tool uses included, before it is on disk: what metrics count. It is
+	// called on the host's hot paths, so it must be quick and must not
+	// block.
+	Observe func(*Event)
 }
 
 // Host runs agents as plugin processes, pools their sessions, places each
@@ -76,10 +81,11 @@ type Host struct {
 	store     *store.Store
 	ownsStore bool
 
-	pools  map[string]*pool
-	events bus
-	tls    *sdk.HostTLS
-	guards atomic.Pointer[guard.Set]
+	pools   map[string]*pool
+	events  bus
+	observe func(*Event)
+	tls     *sdk.HostTLS
+	guards  atomic.Pointer[guard.Set]
 
 	// closing is closed when Close begins: no new work is accepted.
 	closing   chan struct{}
@@ -121,6 +127,7 @@ func New(opts Options) (*Host, error) {
 		pools:   make(map[string]*pool),
 		runs:    make(map[string]*runExec),
 		closing: make(chan struct{}),
+		observe: opts.Observe,
 	}
 	if h.logger == nil {
 		h.logger = hclog.NewNullLogger()
@@ -294,6 +301,9 @@ func (h *Host) Submit(ctx context.Context, t Task) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.runnable(); err != nil {
+		return nil, err
+	}
 	if t.ID == "" {
 		t.ID = sdk.NewID("task")
 	}
@@ -340,11 +350,20 @@ func (h *Host) Place(agent string, hints sdk.Hints) (Decision, error) {
 	}
 	md := p.place(normalizeHints(hints, p.cfg().Workspace))
 	d := Decision{Agent: agent, Outcome: md.Outcome.String(), Threshold: md.Threshold, Candidates: candidatesOf(md),
-		Considered: md.Considered, Eligible: md.Eligible, Hints: hints}
+		Considered: md.Considered, Eligible: md.Eligible, Hints: hints, External: p.cfg().External}
 	if len(md.Ranked) > 0 {
 		d.Score = md.Ranked[0].Total
 	}
 	switch {
+	case d.External != "" && md.Winner != "":
+		// Nothing to spawn or rehydrate: the session's own program resumes
+		// it, where it worked.
+		d.Action, d.Session = ActionResume, md.Winner
+		d.Resume, d.Workspace = ResumeCommand(d.External, md.Winner), p.workspaceOf(md.Winner)
+		d.Reason = fmt.Sprintf("would resume %s session %s (%.2f > %.2f): %s", d.External, md.Winner, d.Score, d.Threshold, d.Resume)
+	case d.External != "":
+		d.Action = ActionSpawned
+		d.Reason = fmt.Sprintf("would start a new %s session: %s", d.External, spawnReason(md, md.Threshold))
 	case md.Dormant:
 		d.Action, d.Session = ActionRehydrated, md.Winner
 		d.Reason = fmt.Sprintf("would rehydrate dormant %s (%.2f > %.2f)", md.Winner, d.Score, d.Threshold)
@@ -391,6 +410,8 @@ type AgentStatus struct {
 	Name    string   `json:"name"`
 	Bundled string   `json:"bundled,omitempty"`
 	Command []string `json:"command,omitempty"`
+	// External is the kind of an external agent's sessions.
+	External string `json:"external,omitempty"`
 	// Live and Dormant count the agent's sessions.
 	Live    int `json:"live"`
 	Dormant int `json:"dormant"`
@@ -403,7 +424,7 @@ func (h *Host) Agents() []AgentStatus {
 	h.mu.RUnlock()
 	var out []AgentStatus
 	for _, a := range cfg.Agents {
-		st := AgentStatus{Name: a.Name, Bundled: a.Bundled, Command: slices.Clone(a.Command)}
+		st := AgentStatus{Name: a.Name, Bundled: a.Bundled, Command: slices.Clone(a.Command), External: a.External}
 		p := pools[a.Name]
 		if p == nil {
 			continue
@@ -431,10 +452,49 @@ func (h *Host) emit(e Event) *store.Pending {
 	if e.Time.IsZero() {
 		e.Time = h.now()
 	}
+	if h.observe != nil {
+		h.observe(&e)
+	}
 	p := h.store.Append(e.record())
 	h.events.publishDurable(e, p)
 	return p
 }
+
+// SessionCount is how many sessions of an agent are in a status.
+type SessionCount struct {
+	Agent  string
+	Status string
+	N      int
+}
+
+// SessionCounts counts the sessions by agent and status (live, starting,
+// retiring, dormant, lost), without reading the store: what a metrics
+// scrape asks for.
+func (h *Host) SessionCounts() []SessionCount {
+	var out []SessionCount
+	for _, p := range h.poolList() {
+		n := make(map[sessionStatus]int)
+		p.mu.Lock()
+		for _, s := range p.sessions {
+			n[s.status]++
+		}
+		p.mu.Unlock()
+		for st := statusStarting; st <= statusLost; st++ {
+			out = append(out, SessionCount{Agent: p.cfg().Name, Status: st.String(), N: n[st]})
+		}
+	}
+	return out
+}
+
+// StoreSize is the size of the store's files: its LSM tree and its value
+// log.
+func (h *Host) StoreSize() (lsm, vlog int64) { return h.store.Size() }
+
+// DataDir is the data directory the host keeps its store in.
+func (h *Host) DataDir() string { return h.store.Dir() }
+
+// Config returns the configuration in force (it changes on Reload).
+func (h *Host) Config() *config.Config { return h.config() }
 
 func (h *Host) emitDecision(d *Decision, run string) {
 	p := h.emit(Event{Kind: EventDecision, Agent: d.Agent, Session: d.Session, Task: d.Task, Run: run, Message: d.Reason, Decision: d})

@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/matcher"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
 // indexActivityEvery is how stale a session's last activity may be in the
@@ -572,6 +573,10 @@ func (p *pool) lost(s *session, pe *PluginError) {
 // its process stopped; its fingerprint stays for the matcher, which may
 // rehydrate it. The caller has set its status to retiring.
 func (p *pool) retire(s *session, why string) {
+	if s.external != "" {
+		p.detach(s, why)
+		return
+	}
 	s.waitSaver()
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg().StartTimeout)
 	state, saved := s.exportState(ctx)
@@ -644,7 +649,9 @@ func (p *pool) retireIdle(now time.Time) {
 	p.mu.Lock()
 	var idle []*session
 	for _, s := range p.sessions {
-		if s.status == statusLive && s.load == 0 && now.Sub(s.lastActivity) >= p.cfg().Pool.IdleTimeout {
+		// An external session's turn has no end the host sees if its
+		// program died: idle long enough, it is dormant even "busy".
+		if s.status == statusLive && (s.load == 0 || s.external != "") && now.Sub(s.lastActivity) >= p.cfg().Pool.IdleTimeout {
 			s.status = statusRetiring
 			idle = append(idle, s)
 		}
@@ -733,6 +740,31 @@ func (p *pool) restoreLocked(recs []*storepb.Session) (fix []*storepb.Session, e
 		s.fp = nil
 	}
 	return fix, p.evictDormantLocked(), nil
+}
+
+// observeLocked takes a tool use the session reported into its
+// fingerprint, and the fingerprint's change into the index. Reports can
+// arrive after the session was lost or retired (the task timed out, or
+// was cancelled, while its reports were still queued): they are logged,
+// but there is no fingerprint to update any more.
+func (p *pool) observeLocked(s *session, u sdk.ToolUse) {
+	var c change
+	if s.fp != nil {
+		c = s.fp.observe(u, p.cfg().Workspace)
+	}
+	s.toolUses++
+	if u.At.After(s.lastActivity) {
+		s.lastActivity = u.At
+	}
+	if s.status == statusLive {
+		if !c.empty() {
+			p.applyLocked(s, c)
+		}
+		if s.lastActivity.Sub(s.indexedActivity) >= indexActivityEvery {
+			p.index.Upsert(s.id, p.stateLocked(s))
+			s.indexedActivity = s.lastActivity
+		}
+	}
 }
 
 // applyLocked carries a fingerprint change into the index.

@@ -118,7 +118,7 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 // sameProgram reports whether two definitions of an agent run the same
 // program the same way, so that its live sessions can stay.
 func sameProgram(a, b *config.Agent) bool {
-	return a.Bundled == b.Bundled && slices.Equal(a.Command, b.Command) && a.SHA256 == b.SHA256 &&
+	return a.Bundled == b.Bundled && slices.Equal(a.Command, b.Command) && a.External == b.External && a.SHA256 == b.SHA256 &&
 		maps.Equal(a.Env, b.Env) && a.Workspace == b.Workspace && a.Capacity == b.Capacity &&
 		a.StartTimeout == b.StartTimeout && a.TaskTimeout == b.TaskTimeout && a.HealthInterval == b.HealthInterval
 }

@@ -762,3 +762,12 @@ func (r *runExec) names(idx []int) []string {
 	}
 	return out
 }
+
+// RunHandle returns the handle of a run this host is executing, to wait
+// for it; nil when the run is not running here.
+func (h *Host) RunHandle(id string) *RunHandle {
+	if r := h.activeRun(id); r != nil && r.loopRunning() {
+		return r.handle
+	}
+	return nil
+}

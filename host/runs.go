@@ -329,7 +329,9 @@ func (h *Host) pipelineOf(p *config.Pipeline) (*config.Pipeline, error) {
 		if t.Agent == "" {
 			continue
 		}
-		if _, err := h.pool(t.Agent); err != nil {
+		if p, err := h.pool(t.Agent); err != nil {
+			errs = append(errs, fmt.Errorf("task %q: %w", t.Name, err))
+		} else if err := p.runnable(); err != nil {
 			errs = append(errs, fmt.Errorf("task %q: %w", t.Name, err))
 		}
 	}

@@ -75,7 +75,12 @@ type session struct {
 	stale bool
 	// persisting: its retirement's record is being queued; eviction
 	// waits.
-	persisting  bool
+	persisting bool
+	// external is the kind of an external session (config.Agent.External),
+	// which has no process: it reports through hooks. workspace is where
+	// it works.
+	external    string
+	workspace   string
 	tasks       uint64
 	tasksFailed uint64
 	toolUses    uint64
@@ -125,6 +130,9 @@ func (s *session) recordLocked() *storepb.Session {
 		HasState:             s.hasState,
 		AgentVersion:         s.agentVersion,
 		StatusReason:         s.reason,
+		External:             s.external,
+		Workspace:            s.workspace,
+		Busy:                 s.external != "" && s.load > 0,
 	}
 	if s.fp != nil {
 		r.Files, r.Dirs, r.Techs = s.fp.files.keys(), s.fp.dirs.keys(), s.fp.techs.keys()
@@ -162,6 +170,7 @@ func (s *session) fromRecord(r *storepb.Session) {
 	s.hasState = r.GetHasState()
 	s.agentVersion = r.GetAgentVersion()
 	s.reason = r.GetStatusReason()
+	s.external, s.workspace = r.GetExternal(), r.GetWorkspace()
 }
 
 // replay applies a logged tool use to the fingerprint.
@@ -299,11 +308,13 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 	s.pool.mu.Unlock()
 	th := &taskHost{s: s, task: t.ID, t: t, run: h.activeRun(t.Run)}
 	op := "run task " + t.ID
+	start := h.now()
 	h.emit(Event{Kind: EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
 	res, err := remote.Run(tctx, st, th)
 	if err != nil {
 		err = s.runError(tctx, proc, op, err)
-		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed"})
+		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
+			Duration: h.now().Sub(start)})
 		return res, sdk.ContextArtifact{}, err
 	}
 	sctx, scancel := context.WithTimeout(base, summarizeTimeout)
@@ -311,10 +322,12 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 	art, err := remote.Summarize(sctx, t.ID)
 	if err != nil {
 		err = s.runError(sctx, proc, "summarize task "+t.ID, err)
-		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed"})
+		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
+			Duration: h.now().Sub(start)})
 		return res, art, err
 	}
-	h.emit(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded"})
+	h.emit(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
+		Duration: h.now().Sub(start), Cost: res.Cost})
 	return res, art, nil
 }
 

@@ -28,6 +28,12 @@ type SessionInfo struct {
 	// HasState says the session's agent state is stored, so that it can be
 	// rehydrated.
 	HasState bool `json:"has_state"`
+	// External is the kind of an external session (its program reports
+	// through hooks; hearth did not start it); Workspace is where it
+	// works, and Resume the command line that resumes it there.
+	External  string `json:"external,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Resume    string `json:"resume,omitempty"`
 	// The fingerprint, most recently used first.
 	Files        []string `json:"files"`
 	Directories  []string `json:"directories"`
@@ -57,6 +63,7 @@ func infoFromRecord(r *storepb.Session) SessionInfo {
 		Capacity: int(r.GetCapacity()), PID: int(r.GetPid()), AgentVersion: r.GetAgentVersion(),
 		Tasks: r.GetTasks(), TasksFailed: r.GetTasksFailed(), ToolUses: r.GetToolUses(), HasState: r.GetHasState(),
 		Files: newestFirst(r.GetFiles()), Directories: newestFirst(r.GetDirs()), Technologies: newestFirst(r.GetTechs()),
+		External: r.GetExternal(), Workspace: r.GetWorkspace(), Resume: ResumeCommand(r.GetExternal(), r.GetId()),
 	}
 }
 
@@ -154,4 +161,42 @@ func (h *Host) Sessions() []SessionInfo {
 	}
 	sortSessions(out)
 	return out
+}
+
+// Session reads one session of the host with its latest events and the
+// decisions that involved it: as ShowSession, with its status and load as
+// they are now.
+func (h *Host) Session(id string, limit int) (*SessionDetail, error) {
+	d, err := ShowSession(h.store, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range h.poolList() {
+		p.mu.Lock()
+		if s := p.sessions[id]; s != nil {
+			rec := s.recordLocked()
+			info := infoFromRecord(rec)
+			info.Status, info.Load = s.status.String(), s.load
+			if s.fp == nil {
+				info.Files, info.Directories, info.Technologies = d.Files, d.Directories, d.Technologies
+			}
+			d.SessionInfo = info
+		}
+		p.mu.Unlock()
+	}
+	return d, nil
+}
+
+// RecentDecisions returns the last limit placement decisions of the
+// host's store, newest first, as events (with their time and run).
+func (h *Host) RecentDecisions(limit int) ([]Event, error) {
+	recs, err := h.store.Decisions(limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, len(recs))
+	for i, r := range recs {
+		out[i] = eventFromRecord(r)
+	}
+	return out, nil
 }

@@ -63,26 +63,7 @@ func (th *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	}
 	e.fill(rec)
 	p.mu.Lock()
-	// Reports can arrive after the session was lost or retired (the task
-	// timed out, or was cancelled, while its reports were still queued):
-	// they are logged, but there is no fingerprint to update any more.
-	var c change
-	if s.fp != nil {
-		c = s.fp.observe(u, p.cfg().Workspace)
-	}
-	s.toolUses++
-	if u.At.After(s.lastActivity) {
-		s.lastActivity = u.At
-	}
-	if s.status == statusLive {
-		if !c.empty() {
-			p.applyLocked(s, c)
-		}
-		if s.lastActivity.Sub(s.indexedActivity) >= indexActivityEvery {
-			p.index.Upsert(s.id, p.stateLocked(s))
-			s.indexedActivity = s.lastActivity
-		}
-	}
+	p.observeLocked(s, u)
 	p.mu.Unlock()
 	if len(th.buf) == 0 {
 		th.bufSince = now
@@ -90,6 +71,9 @@ func (th *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	th.buf = append(th.buf, rec)
 	if len(th.buf) >= flushEvents || now.Sub(th.bufSince) >= flushAge {
 		th.flush()
+	}
+	if h.observe != nil {
+		h.observe(&e)
 	}
 	if h.events.active() {
 		h.events.publish(e)
@@ -129,14 +113,21 @@ func (th *taskHost) Sync(ctx context.Context) error {
 	return nil
 }
 
-// CheckToolUse runs the pre_tool_use guards. With none, it answers at
-// once; otherwise it builds only the parts of the environment some guard
-// reads (the session's fingerprint lists are the costly part).
+// CheckToolUse runs the pre_tool_use guards.
 func (th *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
-	p := th.s.pool
+	return th.s.checkToolUse(c, th.t, th.run)
+}
+
+// checkToolUse runs the pre_tool_use guards on a tool call the session's
+// agent is about to make for task t (zero for an external session's), of
+// run (nil for none). With no guard, it answers at once; otherwise it
+// builds only the parts of the environment some guard reads (the
+// session's fingerprint lists are the costly part).
+func (s *session) checkToolUse(c sdk.ToolCall, t Task, run *runExec) (sdk.Verdict, error) {
+	p := s.pool
 	h := p.h
 	gs := h.Guards()
-	m := guard.Match{Agent: p.cfg().Name, Task: th.t.Name}
+	m := guard.Match{Agent: p.cfg().Name, Task: t.Name}
 	if !gs.Any(guard.PreToolUse, m) {
 		return sdk.Verdict{Allow: true}, nil
 	}
@@ -146,20 +137,20 @@ func (th *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict
 			return sdk.Verdict{}, err
 		}
 	}
-	env := guard.ToolUseEnv{Tool: c.Tool, Input: c.Input, Paths: c.Paths, Task: guardTask(th.t), Now: now}
-	if th.run != nil && gs.Uses(guard.PreToolUse, m, "run") {
-		env.Run = th.run.guardRun()
+	env := guard.ToolUseEnv{Tool: c.Tool, Input: c.Input, Paths: c.Paths, Task: guardTask(t), Now: now}
+	if run != nil && gs.Uses(guard.PreToolUse, m, "run") {
+		env.Run = run.guardRun()
 	}
 	if gs.Uses(guard.PreToolUse, m, "session") {
 		p.mu.Lock()
-		env.Session = th.s.guardSessionLocked(now, true)
+		env.Session = s.guardSessionLocked(now, true)
 		p.mu.Unlock()
 	}
 	v := gs.First(guard.PreToolUse, m, env)
 	if v == nil {
 		return sdk.Verdict{Allow: true}, nil
 	}
-	h.emitGuard(guard.PreToolUse, v, p.cfg().Name, th.s.id, th.task)
+	h.emitGuard(guard.PreToolUse, v, p.cfg().Name, s.id, t.ID)
 	return sdk.Verdict{Allow: false, Reason: v.Message, Guard: v.Guard}, nil
 }
 

@@ -11,11 +11,11 @@ import (
 // sum to 1; see the package doc for how factors that do not apply are left
 // out of the total.
 type Weights struct {
-	Directory float64
-	File      float64
-	Tech      float64
-	Freshness float64
-	Load      float64
+	Directory float64 `json:"directory"`
+	File      float64 `json:"file"`
+	Tech      float64 `json:"tech"`
+	Freshness float64 `json:"freshness"`
+	Load      float64 `json:"load"`
 }
 
 // DefaultWeights returns the seed's weights: directory 0.30, file 0.25,

@@ -130,6 +130,10 @@ type Config struct {
 	Pipelines []*Pipeline
 	// Guards are compiled, in the order the file declares them.
 	Guards []*guard.Rule
+	// Server is how `hearth serve` listens; Hooks, how `hearth hook`
+	// reports.
+	Server Server
+	Hooks  Hooks
 }
 
 // Pipeline returns the pipeline named name, or nil.
@@ -179,6 +183,11 @@ type Agent struct {
 	// Command is the plugin's program and arguments; a relative program
 	// path is resolved against the config file's directory.
 	Command []string
+	// External, when set, names the kind of program whose sessions hearth
+	// follows without running them (ExternalClaudeCode): they report
+	// through hooks, and tasks are never placed on them, only pointed at
+	// (Host.Place). Bundled and Command are then empty.
+	External string
 	// SHA256 pins the plugin program's checksum (hex), if set.
 	SHA256 string
 	// Capacity is the number of concurrent tasks per session; 0 means the
@@ -248,13 +257,23 @@ func DefaultAgent(name string) *Agent {
 }
 
 // Default is the configuration used when no file is given: every bundled
-// agent, with defaults.
+// agent, and the external claude-code agent, with defaults.
 func Default(bundled []string) *Config {
-	c := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher()}
+	c := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher(), Server: DefaultServer(),
+		Hooks: Hooks{Agent: DefaultExternalAgent, WhenUnreachable: HookAllow}}
 	for _, name := range bundled {
 		a := DefaultAgent(name)
 		a.Bundled = name
 		c.Agents = append(c.Agents, a)
 	}
+	c.Agents = append(c.Agents, DefaultExternal(DefaultExternalAgent, ExternalClaudeCode))
 	return c
+}
+
+// DefaultExternal returns an external agent of kind with every default
+// applied.
+func DefaultExternal(name, kind string) *Agent {
+	a := DefaultAgent(name)
+	a.External, a.Workspace, a.Capacity = kind, "", 1
+	return a
 }

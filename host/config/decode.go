@@ -81,6 +81,8 @@ type rawFile struct {
 	Matcher   *rawMatcher   `hcl:"matcher,block"`
 	Pipelines []rawPipeline `hcl:"pipeline,block"`
 	Guards    []rawGuard    `hcl:"guard,block"`
+	Server    *rawServer    `hcl:"server,block"`
+	Hooks     *rawHooks     `hcl:"hooks,block"`
 }
 
 type rawMatcher struct {
@@ -104,6 +106,7 @@ type rawAgent struct {
 	Name           string            `hcl:"name,label"`
 	Bundled        *string           `hcl:"bundled,optional"`
 	Command        []string          `hcl:"command,optional"`
+	External       *string           `hcl:"external,optional"`
 	SHA256         *string           `hcl:"sha256,optional"`
 	Capacity       *int              `hcl:"capacity,optional"`
 	StartTimeout   *string           `hcl:"start_timeout,optional"`
@@ -235,6 +238,8 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 		cfg.Pipelines = append(cfg.Pipelines, v.pipeline(rp, cfg))
 	}
 	v.guards(raw.Guards, cfg, v.src)
+	cfg.Server = v.server(raw.Server, body)
+	cfg.Hooks = v.hooks(raw.Hooks, cfg)
 	return cfg
 }
 
@@ -254,13 +259,15 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 		v.errorf(ra.DefRange, "Invalid agent name", "Agent name %q must start with a letter and hold only letters, digits, '-' and '_'; it is used in session IDs and log names.", ra.Name)
 	}
 	switch {
+	case ra.External != nil:
+		v.external(ra, a)
 	case ra.Bundled == nil && ra.Command == nil:
 		if v.partial {
 			break
 		}
 		v.errorf(ra.DefRange, "Agent without a program",
-			"Agent %q needs a program: set bundled = \"<name>\" for an agent that ships with hearth (%s), or command = [\"path/to/agent\"] for your own.",
-			ra.Name, listOrNone(v.opts.Bundled))
+			"Agent %q needs a program: set bundled = \"<name>\" for an agent that ships with hearth (%s), command = [\"path/to/agent\"] for your own, or external = %q for sessions hearth does not run but follows through hooks.",
+			ra.Name, listOrNone(v.opts.Bundled), ExternalClaudeCode)
 	case ra.Bundled != nil && ra.Command != nil:
 		v.errorf(at("command"), "Conflicting program", "Agent %q sets both bundled and command; keep only one.", ra.Name)
 	case ra.Bundled != nil:

@@ -226,6 +226,14 @@ type Session struct {
 	AgentVersion  string `protobuf:"bytes,16,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	StatusReason  string `protobuf:"bytes,17,opt,name=status_reason,json=statusReason,proto3" json:"status_reason,omitempty"`
 	TasksFailed   uint64 `protobuf:"varint,18,opt,name=tasks_failed,json=tasksFailed,proto3" json:"tasks_failed,omitempty"`
+	// external names the kind of an external session (one hearth follows
+	// through hooks but did not start, such as "claude-code"); empty for
+	// plugin sessions.
+	External string `protobuf:"bytes,19,opt,name=external,proto3" json:"external,omitempty"`
+	// workspace is where an external session works (Claude Code's cwd).
+	Workspace string `protobuf:"bytes,20,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// busy says an external session is in the middle of a turn.
+	Busy          bool `protobuf:"varint,21,opt,name=busy,proto3" json:"busy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -384,6 +392,27 @@ func (x *Session) GetTasksFailed() uint64 {
 		return x.TasksFailed
 	}
 	return 0
+}
+
+func (x *Session) GetExternal() string {
+	if x != nil {
+		return x.External
+	}
+	return ""
+}
+
+func (x *Session) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *Session) GetBusy() bool {
+	if x != nil {
+		return x.Busy
+	}
+	return false
 }
 
 type ToolUse struct {
@@ -845,9 +874,12 @@ type Event struct {
 	Action   string                 `protobuf:"bytes,16,opt,name=action,proto3" json:"action,omitempty"`
 	// from and to are the two sides of a transition: a run's or a task's
 	// status, or a run's stage.
-	From          string  `protobuf:"bytes,17,opt,name=from,proto3" json:"from,omitempty"`
-	To            string  `protobuf:"bytes,18,opt,name=to,proto3" json:"to,omitempty"`
-	Cost          float64 `protobuf:"fixed64,19,opt,name=cost,proto3" json:"cost,omitempty"`
+	From string  `protobuf:"bytes,17,opt,name=from,proto3" json:"from,omitempty"`
+	To   string  `protobuf:"bytes,18,opt,name=to,proto3" json:"to,omitempty"`
+	Cost float64 `protobuf:"fixed64,19,opt,name=cost,proto3" json:"cost,omitempty"`
+	// duration_nanos is how long a finished task took (task.succeeded,
+	// task.failed).
+	DurationNanos int64 `protobuf:"varint,20,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1011,6 +1043,13 @@ func (x *Event) GetTo() string {
 func (x *Event) GetCost() float64 {
 	if x != nil {
 		return x.Cost
+	}
+	return 0
+}
+
+func (x *Event) GetDurationNanos() int64 {
+	if x != nil {
+		return x.DurationNanos
 	}
 	return 0
 }
@@ -2339,7 +2378,7 @@ var File_store_proto protoreflect.FileDescriptor
 
 const file_store_proto_rawDesc = "" +
 	"\n" +
-	"\vstore.proto\x12\x0fhearth.store.v1\"\xc6\x04\n" +
+	"\vstore.proto\x12\x0fhearth.store.v1\"\x94\x05\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x126\n" +
@@ -2359,7 +2398,10 @@ const file_store_proto_rawDesc = "" +
 	"\x03pid\x18\x0f \x01(\x05R\x03pid\x12#\n" +
 	"\ragent_version\x18\x10 \x01(\tR\fagentVersion\x12#\n" +
 	"\rstatus_reason\x18\x11 \x01(\tR\fstatusReason\x12!\n" +
-	"\ftasks_failed\x18\x12 \x01(\x04R\vtasksFailed\"\xdb\x01\n" +
+	"\ftasks_failed\x18\x12 \x01(\x04R\vtasksFailed\x12\x1a\n" +
+	"\bexternal\x18\x13 \x01(\tR\bexternal\x12\x1c\n" +
+	"\tworkspace\x18\x14 \x01(\tR\tworkspace\x12\x12\n" +
+	"\x04busy\x18\x15 \x01(\bR\x04busy\"\xdb\x01\n" +
 	"\aToolUse\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\"\n" +
@@ -2409,7 +2451,7 @@ const file_store_proto_rawDesc = "" +
 	"\n" +
 	"hint_techs\x18\x12 \x03(\tR\thintTechs\x12\x1b\n" +
 	"\ttask_name\x18\x13 \x01(\tR\btaskName\x12\x16\n" +
-	"\x06vetoed\x18\x14 \x03(\tR\x06vetoed\"\xe4\x03\n" +
+	"\x06vetoed\x18\x14 \x03(\tR\x06vetoed\"\x8b\x04\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tunix_nano\x18\x02 \x01(\x03R\bunixNano\x12\x12\n" +
@@ -2430,7 +2472,8 @@ const file_store_proto_rawDesc = "" +
 	"\x06action\x18\x10 \x01(\tR\x06action\x12\x12\n" +
 	"\x04from\x18\x11 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x12 \x01(\tR\x02to\x12\x12\n" +
-	"\x04cost\x18\x13 \x01(\x01R\x04cost\"<\n" +
+	"\x04cost\x18\x13 \x01(\x01R\x04cost\x12%\n" +
+	"\x0eduration_nanos\x18\x14 \x01(\x03R\rdurationNanos\"<\n" +
 	"\n" +
 	"EventChunk\x12.\n" +
 	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events\"\xd0\b\n" +
