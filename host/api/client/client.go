@@ -1,0 +1,415 @@
+// Package client is the Go client of hearth's daemon (`hearth serve`),
+// for orchestrators and for the CLI. It speaks the host package's types:
+// a Decision, an Outcome, a RunInfo read through the daemon are the ones
+// the Go API returns in-process, and its errors wrap the same sentinels
+// (errors.Is(err, host.ErrUnknownRun) works).
+//
+//	c, err := client.Dial(ctx, client.Options{DataDir: "./.hearth"})
+//	...
+//	defer c.Close()
+//	out, err := c.Submit(ctx, host.Task{Agent: "gotour", Prompt: "summary net/http",
+//		Hints: sdk.Hints{Directories: []string{"net/http"}}})
+//	fmt.Println(out.Decision.Reason) // reused gotour-1c0ffee5 (0.85 > 0.60)
+//
+// Over the unix socket (the default) access is the socket's: owner only.
+// Over TCP, give the daemon's bearer token, its CA, and for mutual TLS a
+// client certificate.
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/api/internal/wire"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// ErrNoDaemon is returned by Dial when no daemon answers: the socket does
+// not exist, or nothing listens on it.
+var ErrNoDaemon = errors.New("no hearth daemon is running")
+
+// Options say how to reach the daemon. Exactly one of Socket, DataDir
+// and Address is needed; Socket wins over DataDir.
+type Options struct {
+	// Socket is the daemon's unix socket.
+	Socket string
+	// DataDir finds the socket in a data directory (config.SocketName).
+	DataDir string
+	// Address is the daemon's TCP address (server.listen).
+	Address string
+	// Token is the bearer token for TCP.
+	Token string
+	// TLS, for TCP: the CA the daemon's certificate is signed by, and for
+	// mutual TLS the client's certificate and key. Without it, TCP is
+	// plain (only for a daemon without TLS, behind a token).
+	CAFile, CertFile, KeyFile string
+	// DialTimeout bounds the first connection; 2 s when zero.
+	DialTimeout time.Duration
+	// Lazy skips asking the daemon for its status before Dial returns:
+	// one round trip less for a process that makes one call (`hearth
+	// hook`). An unreachable daemon is then the first call's error.
+	Lazy bool
+}
+
+// Client is a connection to a daemon. Its methods are safe for
+// concurrent use.
+type Client struct {
+	conn   *grpc.ClientConn
+	rpc    apipb.HearthClient
+	target string
+}
+
+// Dial connects to the daemon and checks that it answers.
+func Dial(ctx context.Context, opts Options) (*Client, error) {
+	var (
+		target string
+		dopts  []grpc.DialOption
+		what   string
+	)
+	switch {
+	case opts.Socket != "" || opts.DataDir != "":
+		path := opts.Socket
+		if path == "" {
+			path = filepath.Join(opts.DataDir, config.SocketName)
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("%w on %s: %w", ErrNoDaemon, path, err)
+		}
+		// A socket left by a daemon that was killed refuses at once; gRPC
+		// would keep retrying it until the timeout.
+		conn, err := net.DialTimeout("unix", path, time.Second)
+		if err != nil {
+			return nil, fmt.Errorf("%w on %s: %w", ErrNoDaemon, path, err)
+		}
+		conn.Close()
+		target, what = "unix://"+absPath(path), path
+		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	case opts.Address != "":
+		target, what = "dns:///"+opts.Address, opts.Address
+		creds, err := tcpCreds(opts)
+		if err != nil {
+			return nil, err
+		}
+		dopts = append(dopts, grpc.WithTransportCredentials(creds))
+		if opts.Token != "" {
+			dopts = append(dopts, grpc.WithPerRPCCredentials(bearer{opts.Token, opts.CAFile != ""}))
+		}
+	default:
+		return nil, errors.New("client: give the daemon's socket, data directory or TCP address")
+	}
+	conn, err := grpc.NewClient(target, dopts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	c := &Client{conn: conn, rpc: apipb.NewHearthClient(conn), target: what}
+	if opts.Lazy {
+		return c, nil
+	}
+	timeout := opts.DialTimeout
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := c.rpc.Status(pctx, &apipb.StatusRequest{}, grpc.WaitForReady(true)); err != nil {
+		conn.Close()
+		if pctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("%w on %s: it did not answer within %s", ErrNoDaemon, what, timeout)
+		}
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	return c, nil
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// tcpCreds are the transport credentials for TCP: TLS when a CA or a
+// client certificate is given, plain otherwise.
+func tcpCreds(opts Options) (credentials.TransportCredentials, error) {
+	if opts.CAFile == "" && opts.CertFile == "" {
+		return insecure.NewCredentials(), nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS13}
+	if opts.CAFile != "" {
+		pem, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("client: read the CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("client: %s holds no PEM certificate", opts.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if opts.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(opts.CertFile, opts.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client: load the client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return credentials.NewTLS(tc), nil
+}
+
+// bearer sends the token with every call.
+type bearer struct {
+	token  string
+	secure bool
+}
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + b.token}, nil
+}
+
+func (b bearer) RequireTransportSecurity() bool { return b.secure }
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Target is where the client is connected: a socket path or an address.
+func (c *Client) Target() string { return c.target }
+
+// Status describes the daemon.
+type Status struct {
+	Version         string             `json:"version"`
+	DataDir         string             `json:"data_dir"`
+	PID             int                `json:"pid"`
+	Started         time.Time          `json:"started"`
+	Config          string             `json:"config,omitempty"`
+	ProtocolVersion int                `json:"protocol_version"`
+	Agents          []host.AgentStatus `json:"agents"`
+}
+
+// Status asks the daemon who it is.
+func (c *Client) Status(ctx context.Context) (*Status, error) {
+	r, err := c.rpc.Status(ctx, &apipb.StatusRequest{})
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	st := &Status{Version: r.GetVersion(), DataDir: r.GetDataDir(), PID: int(r.GetPid()), Started: time.Unix(0, r.GetStartedUnixNano()),
+		Config: r.GetConfig(), ProtocolVersion: int(r.GetProtocolVersion())}
+	for _, a := range r.GetAgents() {
+		st.Agents = append(st.Agents, wire.AgentOf(a))
+	}
+	return st, nil
+}
+
+// Submit runs a task and returns its outcome with the placement decision.
+// Cancelling ctx cancels the task.
+func (c *Client) Submit(ctx context.Context, t host.Task) (*host.Outcome, error) {
+	r, err := c.rpc.SubmitTask(ctx, &apipb.SubmitTaskRequest{Agent: t.Agent, Id: t.ID, Name: t.Name, Prompt: t.Prompt,
+		Hints: wire.Hints(t.Hints), Metadata: t.Metadata})
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	return wire.OutcomeOf(r), nil
+}
+
+// Place asks where a task for agent with hints would run, and why,
+// running nothing. For an external agent (Claude Code), a decision whose
+// Action is host.ActionResume names the session and its Resume command.
+func (c *Client) Place(ctx context.Context, agent string, hints sdk.Hints) (host.Decision, error) {
+	r, err := c.rpc.Place(ctx, &apipb.PlaceRequest{Agent: agent, Hints: wire.Hints(hints)})
+	if err != nil {
+		return host.Decision{}, wire.ErrorOf(ctx, err)
+	}
+	return wire.DecisionOf(r), nil
+}
+
+// Sessions lists the daemon's sessions, most recently active first.
+func (c *Client) Sessions(ctx context.Context) ([]host.SessionInfo, error) {
+	r, err := c.rpc.ListSessions(ctx, &apipb.ListSessionsRequest{})
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	out := make([]host.SessionInfo, 0, len(r.GetSessions()))
+	for _, s := range r.GetSessions() {
+		out = append(out, wire.SessionOf(s))
+	}
+	return out, nil
+}
+
+// Session shows one session with its latest limit events and decisions.
+func (c *Client) Session(ctx context.Context, id string, limit int) (*host.SessionDetail, error) {
+	r, err := c.rpc.ShowSession(ctx, &apipb.ShowSessionRequest{Id: id, Limit: int32(limit)})
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	return wire.SessionDetailOf(r), nil
+}
+
+// Runs lists the daemon's runs, most recently active first.
+func (c *Client) Runs(ctx context.Context) ([]host.RunInfo, error) {
+	r, err := c.rpc.ListRuns(ctx, &apipb.ListRunsRequest{})
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	out := make([]host.RunInfo, 0, len(r.GetRuns()))
+	for _, ri := range r.GetRuns() {
+		out = append(out, wire.RunInfoOf(ri))
+	}
+	return out, nil
+}
+
+// RunView is a run with what ShowRun was asked for.
+type RunView struct {
+	host.RunDetail
+	Outputs     []host.TaskOutput
+	Checkpoints []host.CheckpointInfo
+	Events      []host.Event
+}
+
+// ShowOptions say what ShowRun returns besides the run.
+type ShowOptions struct {
+	Outputs, Checkpoints bool
+	// Events is how many of the latest events to return.
+	Events int
+}
+
+// ShowRun reads a run (an ID or a unique prefix).
+func (c *Client) ShowRun(ctx context.Context, id string, opts ShowOptions) (*RunView, error) {
+	r, err := c.rpc.ShowRun(ctx, &apipb.ShowRunRequest{Run: id, Outputs: opts.Outputs, Checkpoints: opts.Checkpoints, Events: int32(opts.Events)})
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	v := &RunView{RunDetail: wire.RunDetailOf(r.GetDetail())}
+	for _, o := range r.GetOutputs() {
+		v.Outputs = append(v.Outputs, wire.TaskOutputOf(o))
+	}
+	for _, cp := range r.GetCheckpoints() {
+		v.Checkpoints = append(v.Checkpoints, wire.CheckpointOf(cp))
+	}
+	for _, e := range r.GetEvents() {
+		v.Events = append(v.Events, wire.EventOf(e))
+	}
+	return v, nil
+}
+
+// RunEvents reads a run's last limit events (0: all), also after the run
+// was deleted.
+func (c *Client) RunEvents(ctx context.Context, id string, limit int) ([]host.Event, error) {
+	r, err := c.rpc.RunEvents(ctx, &apipb.RunEventsRequest{Run: id, Limit: int32(limit)})
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	out := make([]host.Event, 0, len(r.GetEvents()))
+	for _, e := range r.GetEvents() {
+		out = append(out, wire.EventOf(e))
+	}
+	return out, nil
+}
+
+// PauseRun pauses a run once its tasks in flight finish, and returns it
+// then.
+func (c *Client) PauseRun(ctx context.Context, id string) (host.RunInfo, error) {
+	r, err := c.rpc.PauseRun(ctx, &apipb.RunRef{Run: id})
+	if err != nil {
+		return host.RunInfo{}, wire.ErrorOf(ctx, err)
+	}
+	return wire.RunInfoOf(r), nil
+}
+
+// CancelRun cancels a run for good.
+func (c *Client) CancelRun(ctx context.Context, id string) (host.RunInfo, error) {
+	r, err := c.rpc.CancelRun(ctx, &apipb.RunRef{Run: id})
+	if err != nil {
+		return host.RunInfo{}, wire.ErrorOf(ctx, err)
+	}
+	return wire.RunInfoOf(r), nil
+}
+
+// DeleteRun deletes a stopped run and returns its full ID.
+func (c *Client) DeleteRun(ctx context.Context, id string) (string, error) {
+	r, err := c.rpc.DeleteRun(ctx, &apipb.RunRef{Run: id})
+	if err != nil {
+		return "", wire.ErrorOf(ctx, err)
+	}
+	return r.GetRun(), nil
+}
+
+// Hook hands the daemon one hook call of kind ("claude-code") for an
+// external agent (empty: the daemon's hooks.agent), and returns what the
+// hook answers.
+func (c *Client) Hook(ctx context.Context, kind, agent string, payload []byte) ([]byte, error) {
+	r, err := c.rpc.Hook(ctx, &apipb.HookRequest{Kind: kind, Agent: agent, Payload: payload})
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	return r.GetOutput(), nil
+}
+
+// EventFilter narrows Events; empty fields match everything, and
+// tool-use events come only when Kinds names host.EventToolUsed.
+type EventFilter struct {
+	Run     string
+	Session string
+	Kinds   []host.EventKind
+}
+
+// Events streams the daemon's events from now until ctx is done or the
+// daemon goes away; the channel is then closed, and Err says why.
+func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error) {
+	req := &apipb.EventsRequest{Run: f.Run, Session: f.Session}
+	for _, k := range f.Kinds {
+		req.Kinds = append(req.Kinds, string(k))
+	}
+	stream, err := c.rpc.Events(ctx, req)
+	if err != nil {
+		return nil, wire.ErrorOf(ctx, err)
+	}
+	ch := make(chan host.Event, 256)
+	es := &EventStream{C: ch, done: make(chan struct{})}
+	go func() {
+		defer close(es.done)
+		defer close(ch)
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+					es.err = wire.ErrorOf(ctx, err)
+				}
+				return
+			}
+			select {
+			case ch <- wire.EventOf(m):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return es, nil
+}
+
+// EventStream is a stream of events.
+type EventStream struct {
+	C    <-chan host.Event
+	done chan struct{}
+	err  error
+}
+
+// Err is why the stream ended, once C is closed: nil when its context
+// ended it.
+func (s *EventStream) Err() error {
+	<-s.done
+	return s.err
+}

@@ -1,0 +1,303 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/config"
+)
+
+// Errors of Listen.
+var (
+	// ErrSocketInUse: another daemon answers on the socket.
+	ErrSocketInUse = errors.New("another hearth daemon is listening on the socket")
+)
+
+// maxUnixPath is the longest path a unix socket may have on Linux
+// (sun_path, with its terminating NUL).
+const maxUnixPath = 107
+
+// Listeners is what Listen opened: the addresses it serves on.
+type Listeners struct {
+	// Socket is the unix socket's path.
+	Socket string
+	// TCP and HTTP are the bound addresses (a port 0 in the config is
+	// resolved), or "" when off.
+	TCP  string
+	HTTP string
+
+	s       *Server
+	unixSrv *grpc.Server
+	tcpSrv  *grpc.Server
+	httpSrv *http.Server
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+// Listen opens the daemon's listeners for cfg and serves s on them: the
+// API on the unix socket (created owner-only) and, when configured, on
+// TCP (with mutual TLS or a bearer token) and the HTTP side. It returns
+// once every listener is open; Close stops them.
+func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
+	token, err := readToken(cfg.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	l := &Listeners{s: s, Socket: cfg.SocketPath(dataDir)}
+	ul, err := listenUnix(l.Socket)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Listeners, error) {
+		l.Close(context.Background())
+		return nil, err
+	}
+	l.unixSrv = grpc.NewServer()
+	apipb.RegisterHearthServer(l.unixSrv, s)
+	l.serve(func() error { return l.unixSrv.Serve(ul) }, "unix socket")
+
+	if cfg.Listen != "" {
+		var opts []grpc.ServerOption
+		if cfg.TLS != nil {
+			tc, err := serverTLS(cfg.TLS)
+			if err != nil {
+				return fail(err)
+			}
+			opts = append(opts, grpc.Creds(loggedCreds{credentials.NewTLS(tc), s}))
+		}
+		if token != "" {
+			a := tokenAuth{token: token, s: s}
+			opts = append(opts, grpc.ChainUnaryInterceptor(a.unary), grpc.ChainStreamInterceptor(a.stream))
+		}
+		tl, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return fail(fmt.Errorf("listen on %s for the API: %w; pick another address with server.listen or --listen", cfg.Listen, err))
+		}
+		l.TCP = tl.Addr().String()
+		l.tcpSrv = grpc.NewServer(opts...)
+		apipb.RegisterHearthServer(l.tcpSrv, s)
+		l.serve(func() error { return l.tcpSrv.Serve(tl) }, "tcp")
+	}
+
+	if cfg.HTTP != "" {
+		hl, err := net.Listen("tcp", cfg.HTTP)
+		if err != nil {
+			return fail(fmt.Errorf("listen on %s for the dashboard: %w; pick another address with server.http or --http, or \"\" for none", cfg.HTTP, err))
+		}
+		l.HTTP = hl.Addr().String()
+		l.httpSrv = &http.Server{Handler: s.HTTPHandler(token), ReadHeaderTimeout: 10 * time.Second}
+		l.serve(func() error {
+			if err := l.httpSrv.Serve(hl); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		}, "http")
+	}
+	return l, nil
+}
+
+func (l *Listeners) serve(fn func() error, what string) {
+	l.wg.Go(func() {
+		if err := fn(); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			l.s.logger.Error("the daemon stopped serving", "listener", what, "error", err)
+		}
+	})
+}
+
+// Close stops the listeners: streams end at once, calls in flight may
+// finish until ctx is done. The socket file is removed.
+func (l *Listeners) Close(ctx context.Context) {
+	l.once.Do(func() {
+		close(l.s.closing)
+		var wg sync.WaitGroup
+		for _, srv := range []*grpc.Server{l.unixSrv, l.tcpSrv} {
+			if srv == nil {
+				continue
+			}
+			wg.Go(func() {
+				done := make(chan struct{})
+				go func() {
+					srv.GracefulStop()
+					close(done)
+				}()
+				select {
+				case <-done:
+				case <-ctx.Done():
+					srv.Stop()
+					<-done
+				}
+			})
+		}
+		if l.httpSrv != nil {
+			wg.Go(func() {
+				if err := l.httpSrv.Shutdown(ctx); err != nil {
+					_ = l.httpSrv.Close()
+				}
+			})
+		}
+		wg.Wait()
+		l.wg.Wait()
+		_ = os.Remove(l.Socket)
+	})
+}
+
+// listenUnix listens on a unix socket that only this user can connect
+// to. The socket is made in a directory of its own, mode 0700, and moved
+// into place once it is 0600: no other user can connect to it in
+// between, which chmod after listening would not ensure.
+func listenUnix(path string) (net.Listener, error) {
+	if len(path) > maxUnixPath {
+		return nil, fmt.Errorf("the socket path %s is %d bytes, longer than the %d a unix socket may have; set server.socket (or --socket) to a shorter path", path, len(path), maxUnixPath)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create the socket's directory: %w", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%w %s; stop it first, or give this one another socket (--socket)", ErrSocketInUse, path)
+		}
+		// Left by a daemon that did not stop cleanly.
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove the stale socket %s: %w", path, err)
+		}
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".sock-")
+	if err != nil {
+		return nil, fmt.Errorf("create the socket: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	if len(tmp) > maxUnixPath {
+		// The private directory's name made it too long: do without.
+		tmp = path
+	}
+	ul, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	ul.(*net.UnixListener).SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ul.Close()
+		return nil, fmt.Errorf("make the socket owner-only: %w", err)
+	}
+	if tmp != path {
+		if err := os.Rename(tmp, path); err != nil {
+			ul.Close()
+			return nil, fmt.Errorf("move the socket into place at %s: %w", path, err)
+		}
+	}
+	return ul, nil
+}
+
+// readToken reads the bearer token file: its first line.
+func readToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the token file: %w", err)
+	}
+	tok, _, _ := strings.Cut(string(b), "\n")
+	tok = strings.TrimSpace(tok)
+	if len(tok) < 16 {
+		return "", fmt.Errorf("the token in %s is %d characters; use at least 16 (for example: head -c 32 /dev/urandom | base64 > %s)", path, len(tok), path)
+	}
+	return tok, nil
+}
+
+// serverTLS builds the TCP API's TLS config: the server's certificate,
+// and with a client CA, client certificates required and verified.
+func serverTLS(t *config.ServerTLS) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load the server's certificate: %w", err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	if t.ClientCAFile != "" {
+		pem, err := os.ReadFile(t.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("the client CA file %s holds no PEM certificate", t.ClientCAFile)
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
+// loggedCreds logs TLS handshakes that fail: a client without a valid
+// certificate is refused, and the operator learns who it was.
+type loggedCreds struct {
+	credentials.TransportCredentials
+	s *Server
+}
+
+func (c loggedCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	out, info, err := c.TransportCredentials.ServerHandshake(conn)
+	if err != nil {
+		c.s.logger.Warn("refused a connection: TLS handshake failed (no valid client certificate?)", "peer", conn.RemoteAddr().String(), "error", err)
+	}
+	return out, info, err
+}
+
+func (c loggedCreds) Clone() credentials.TransportCredentials {
+	return loggedCreds{c.TransportCredentials.Clone(), c.s}
+}
+
+// tokenAuth refuses TCP calls without the bearer token.
+type tokenAuth struct {
+	token string
+	s     *Server
+}
+
+func (a tokenAuth) check(ctx context.Context, method string) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if tok, ok := strings.CutPrefix(v, "Bearer "); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(a.token)) == 1 {
+			return nil
+		}
+	}
+	addr := "unknown"
+	if p, ok := peer.FromContext(ctx); ok {
+		addr = p.Addr.String()
+	}
+	a.s.logger.Warn("refused a request without a valid bearer token", "peer", addr, "method", method)
+	return status.Error(codes.Unauthenticated, "this hearth daemon needs a bearer token over TCP: give the client the token from the daemon's token_file")
+}
+
+func (a tokenAuth) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := a.check(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+func (a tokenAuth) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err := a.check(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return handler(srv, ss)
+}

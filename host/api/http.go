@@ -1,0 +1,351 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/internal/wire"
+	"github.com/hearth-dev/hearth/host/claudecode"
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+//go:embed dashboard
+var dashboardFS embed.FS
+
+// Dashboard limits: what one snapshot shows.
+const (
+	snapshotRuns      = 12
+	snapshotDecisions = 20
+	// sseCoalesce is how often the event stream tells the page that
+	// sessions' fingerprints moved: tool uses come by the thousand.
+	sseCoalesce = 500 * time.Millisecond
+	// sseHeartbeat keeps proxies from closing an idle stream.
+	sseHeartbeat = 15 * time.Second
+)
+
+// HTTPHandler serves the HTTP side of the daemon:
+//
+//	GET  /                    the dashboard
+//	GET  /api/snapshot        what the dashboard shows, as JSON
+//	GET  /api/runs/{id}       one run, as JSON
+//	GET  /api/events          the host's events, as server-sent events
+//	GET  /metrics             Prometheus metrics
+//	POST /hooks/claude-code   Claude Code's HTTP hooks (?agent=NAME)
+//	GET  /healthz             "ok"
+//
+// With a token, every request needs it: an "Authorization: Bearer"
+// header, or a token query parameter (the dashboard passes on the one in
+// its own address).
+func (s *Server) HTTPHandler(token string) http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(dashboardFS, "dashboard")
+	mux.Handle("GET /", http.FileServerFS(static))
+	mux.HandleFunc("GET /api/snapshot", s.serveSnapshot)
+	mux.HandleFunc("GET /api/runs/{id}", s.serveRun)
+	mux.HandleFunc("GET /api/events", s.serveEvents)
+	mux.HandleFunc("POST /hooks/claude-code", s.serveHook)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	if s.metrics != nil {
+		mux.Handle("GET /metrics", s.metrics.handler(s.h))
+	}
+	if token == "" {
+		return mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			got = r.URL.Query().Get("token")
+		}
+		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			s.logger.Warn("refused an HTTP request without a valid token", "peer", r.RemoteAddr, "path", r.URL.Path)
+			httpError(w, http.StatusUnauthorized, "this hearth daemon needs its token: an Authorization: Bearer header, or ?token=")
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Snapshot is what the dashboard shows.
+type Snapshot struct {
+	Generated time.Time       `json:"generated"`
+	Version   string          `json:"version"`
+	DataDir   string          `json:"data_dir"`
+	Started   time.Time       `json:"started"`
+	Threshold float64         `json:"threshold"`
+	Weights   matcher.Weights `json:"weights"`
+	// Sessions are the sessions with a process or an open external
+	// session; Dormant and Lost count the rest.
+	Sessions  []host.SessionInfo `json:"sessions"`
+	Dormant   int                `json:"dormant"`
+	Lost      int                `json:"lost"`
+	Decisions []host.Event       `json:"decisions"`
+	Runs      []RunSummary       `json:"runs"`
+	Today     Today              `json:"today"`
+}
+
+// RunSummary is a run as the dashboard lists it.
+type RunSummary struct {
+	host.RunInfo
+	// Quality is the mean of its current outputs' "quality" metric, when
+	// any has one.
+	Quality *float64 `json:"quality,omitempty"`
+	// Retries counts failed attempts that were tried again.
+	Retries int                `json:"retries"`
+	Tasks   []host.RunTaskInfo `json:"task_list"`
+}
+
+// Today sums up the runs that finished today (the daemon's local day),
+// as the podcast seed's dashboard does.
+type Today struct {
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	// AverageTime is the mean time from start to finish.
+	AverageTime time.Duration `json:"average_time"`
+	AverageCost float64       `json:"average_cost"`
+	Quality     *float64      `json:"quality,omitempty"`
+}
+
+// Snapshot reads what the dashboard shows.
+func (s *Server) Snapshot() (*Snapshot, error) {
+	now := s.now()
+	cfg := s.h.Config()
+	snap := &Snapshot{Generated: now, Version: s.version, DataDir: s.h.DataDir(), Started: s.started,
+		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []host.SessionInfo{}, Runs: []RunSummary{}}
+	for _, si := range s.h.Sessions() {
+		switch si.Status {
+		case "dormant":
+			snap.Dormant++
+		case "lost":
+			snap.Lost++
+		default:
+			snap.Sessions = append(snap.Sessions, si)
+		}
+	}
+	decs, err := s.h.RecentDecisions(snapshotDecisions)
+	if err != nil {
+		return nil, err
+	}
+	snap.Decisions = append([]host.Event{}, decs...)
+	runs, err := s.h.Runs()
+	if err != nil {
+		return nil, err
+	}
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	var (
+		took    time.Duration
+		cost    float64
+		quality []float64
+	)
+	for i, r := range runs {
+		finishedToday := !r.Finished.Before(midnight) && (r.Status == host.RunCompleted || r.Status == host.RunFailed)
+		if i >= snapshotRuns && !finishedToday {
+			continue
+		}
+		sum, err := s.runSummary(r)
+		if err != nil {
+			// A run deleted between the list and now.
+			continue
+		}
+		if i < snapshotRuns {
+			snap.Runs = append(snap.Runs, sum)
+		}
+		if finishedToday {
+			if r.Status == host.RunCompleted {
+				snap.Today.Completed++
+			} else {
+				snap.Today.Failed++
+			}
+			took += r.Finished.Sub(r.Started)
+			cost += r.Cost
+			if sum.Quality != nil {
+				quality = append(quality, *sum.Quality)
+			}
+		}
+	}
+	if n := snap.Today.Completed + snap.Today.Failed; n > 0 {
+		snap.Today.AverageTime = took / time.Duration(n)
+		snap.Today.AverageCost = cost / float64(n)
+	}
+	snap.Today.Quality = mean(quality)
+	return snap, nil
+}
+
+func (s *Server) runSummary(r host.RunInfo) (RunSummary, error) {
+	d, err := s.h.Run(r.ID)
+	if err != nil {
+		return RunSummary{}, err
+	}
+	sum := RunSummary{RunInfo: d.RunInfo, Tasks: d.TaskList}
+	for _, t := range d.TaskList {
+		sum.Retries += t.Failures
+	}
+	outs, err := s.h.RunOutputs(r.ID)
+	if err != nil {
+		return RunSummary{}, err
+	}
+	var q []float64
+	for _, o := range outs {
+		if v, ok := o.Metrics["quality"]; ok && o.Current {
+			q = append(q, v)
+		}
+	}
+	sum.Quality = mean(q)
+	return sum, nil
+}
+
+func mean(v []float64) *float64 {
+	if len(v) == 0 {
+		return nil
+	}
+	var t float64
+	for _, x := range v {
+		t += x
+	}
+	m := t / float64(len(v))
+	return &m
+}
+
+func (s *Server) serveSnapshot(w http.ResponseWriter, _ *http.Request) {
+	snap, err := s.Snapshot()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, snap)
+}
+
+func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
+	d, err := s.h.Run(r.PathValue("id"))
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, host.ErrUnknownRun) {
+			code = http.StatusNotFound
+		}
+		httpError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, d)
+}
+
+// serveEvents streams the host's events to the dashboard. Tool uses are
+// not sent one by one: a "sessions" event says, at most every
+// sseCoalesce, that fingerprints moved.
+func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	sub := s.h.Subscribe(eventsBuffer)
+	defer sub.Close()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": hearth events\n\n")
+	flusher.Flush()
+
+	coalesce := time.NewTicker(sseCoalesce)
+	defer coalesce.Stop()
+	heartbeat := time.NewTicker(sseHeartbeat)
+	defer heartbeat.Stop()
+	toolUses := 0
+	send := func(kind string, v any) bool {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return true
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, b); err != nil {
+			return false
+		}
+		flusher.Flush()
+		return true
+	}
+	for {
+		select {
+		case e := <-sub.C:
+			if e.Kind == host.EventToolUsed {
+				toolUses++
+				continue
+			}
+			if !send("event", e) {
+				return
+			}
+		case <-coalesce.C:
+			if toolUses > 0 {
+				if !send("sessions", map[string]int{"tool_uses": toolUses}) {
+					return
+				}
+				toolUses = 0
+			}
+		case <-heartbeat.C:
+			if _, err := fmt.Fprint(w, ": still here\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+// serveHook takes one Claude Code HTTP hook call. Errors are non-2xx
+// answers, which Claude Code treats as a non-blocking hook error: the
+// tool use goes ahead (an HTTP hook fails open).
+func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, claudecode.MaxPayload))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the hook payload is more than %d MiB", claudecode.MaxPayload>>20))
+		return
+	case err != nil:
+		httpError(w, http.StatusBadRequest, "read the hook payload: "+err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	out, err := s.hook(ctx, "", r.URL.Query().Get("agent"), body)
+	if err != nil {
+		code := http.StatusInternalServerError
+		switch {
+		case errors.Is(err, wire.ErrBadPayload), errors.Is(err, host.ErrSessionID):
+			code = http.StatusBadRequest
+		case errors.Is(err, host.ErrUnknownAgent), errors.Is(err, host.ErrNotExternal):
+			code = http.StatusNotFound
+		}
+		s.logger.Warn("refused a hook call", "error", err)
+		httpError(w, code, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if len(out) == 0 {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	_, _ = w.Write(out)
+}

@@ -1,0 +1,133 @@
+package wire
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
+)
+
+// ErrBadPayload is wrapped by the errors of hook payloads that cannot be
+// read; the server reports it as INVALID_ARGUMENT.
+var ErrBadPayload = errors.New("bad hook payload")
+
+// ErrConfig is what a config error becomes on the client's side: the
+// daemon's diagnostics are in the message.
+var ErrConfig = errors.New("invalid config")
+
+// kinds maps the errors that cross the boundary to their code and reason.
+var kinds = []struct {
+	err    error
+	code   codes.Code
+	reason string
+}{
+	{host.ErrUnknownAgent, codes.NotFound, "UNKNOWN_AGENT"},
+	{host.ErrUnknownSession, codes.NotFound, "UNKNOWN_SESSION"},
+	{host.ErrUnknownRun, codes.NotFound, "UNKNOWN_RUN"},
+	{host.ErrRunActive, codes.FailedPrecondition, "RUN_ACTIVE"},
+	{host.ErrRunInvalid, codes.FailedPrecondition, "RUN_INVALID"},
+	{host.ErrIllegalTransition, codes.FailedPrecondition, "ILLEGAL_TRANSITION"},
+	{host.ErrExternalAgent, codes.FailedPrecondition, "EXTERNAL_AGENT"},
+	{host.ErrNotExternal, codes.FailedPrecondition, "NOT_EXTERNAL"},
+	{host.ErrSessionID, codes.InvalidArgument, "SESSION_ID"},
+	{host.ErrDenied, codes.PermissionDenied, "DENIED"},
+	{host.ErrClosed, codes.Unavailable, "CLOSED"},
+	{ErrBadPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
+	{ErrConfig, codes.InvalidArgument, "CONFIG"},
+}
+
+// Status turns an error of the host into a gRPC status error: the message
+// is the error's text, the code and ErrorInfo reason say what kind it is.
+func Status(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	code, reason := codes.Unknown, ""
+	var ce *config.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	case errors.As(err, &ce):
+		code, reason = codes.InvalidArgument, "CONFIG"
+	default:
+		for _, k := range kinds {
+			if errors.Is(err, k.err) {
+				code, reason = k.code, k.reason
+				break
+			}
+		}
+	}
+	st := status.New(code, err.Error())
+	if reason != "" {
+		if d, derr := st.WithDetails(&apipb.ErrorInfo{Reason: reason}); derr == nil {
+			st = d
+		}
+	}
+	return st.Err()
+}
+
+// Error is an error the daemon returned: its message is the daemon's
+// error text, and it wraps the host's sentinel error its reason names,
+// if any, so errors.Is(err, host.ErrUnknownRun) works across the socket.
+type Error struct {
+	Code    codes.Code
+	Reason  string
+	Message string
+	err     error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the sentinel error of the reason, or nil.
+func (e *Error) Unwrap() error { return e.err }
+
+// GRPCStatus lets status.FromError see the original status.
+func (e *Error) GRPCStatus() *status.Status { return status.New(e.Code, e.Message) }
+
+// ErrorOf turns a gRPC status error back into an error that wraps the
+// sentinel its reason names. ctx is the call's: a call its caller
+// cancelled returns the context's error.
+func ErrorOf(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	if ctx.Err() != nil && (st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded) {
+		return context.Cause(ctx)
+	}
+	e := &Error{Code: st.Code(), Message: st.Message()}
+	for _, d := range st.Details() {
+		if info, ok := d.(*apipb.ErrorInfo); ok {
+			e.Reason = info.GetReason()
+		}
+	}
+	for _, k := range kinds {
+		if k.reason == e.Reason {
+			e.err = k.err
+		}
+	}
+	switch {
+	case e.err != nil:
+	case st.Code() == codes.Canceled:
+		e.err = context.Canceled
+	case st.Code() == codes.DeadlineExceeded:
+		e.err = context.DeadlineExceeded
+	}
+	return e
+}
+
+func gateAction(s string) guard.Action { return guard.Action(s) }

@@ -1,0 +1,130 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hearth-dev/hearth/host"
+)
+
+// Metrics are the daemon's Prometheus metrics. Counters are fed by the
+// host's events as they are emitted (host.Options.Observe), so none is
+// missed however busy the host is; gauges are read at scrape time.
+//
+//	hearth_sessions{agent,status}              sessions by status
+//	hearth_decisions_total{agent,action,outcome} placements
+//	hearth_tool_uses_total{agent,outcome}      tool-use reports
+//	hearth_guard_fired_total{guard,hook,action} denials, blocks, vetoes, gates
+//	hearth_task_duration_seconds{agent,result} finished tasks
+//	hearth_plugin_spawns_total{agent}          processes started (spawned or rehydrated)
+//	hearth_plugin_crashes_total{agent}         sessions lost (crashed, hung)
+//	hearth_events_total{kind}                  every event
+//	hearth_store_bytes{part}                   Badger's LSM tree and value log
+type Metrics struct {
+	reg       *prometheus.Registry
+	decisions *prometheus.CounterVec
+	toolUses  *prometheus.CounterVec
+	guards    *prometheus.CounterVec
+	durations *prometheus.HistogramVec
+	spawns    *prometheus.CounterVec
+	crashes   *prometheus.CounterVec
+	events    *prometheus.CounterVec
+}
+
+// NewMetrics makes the metrics; Observe feeds them.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_decisions_total", Help: "Placement decisions, by agent, what the host did, and the matcher's outcome.",
+		}, []string{"agent", "action", "outcome"}),
+		toolUses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_tool_uses_total", Help: "Tool uses reported by sessions, by agent and outcome.",
+		}, []string{"agent", "outcome"}),
+		guards: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_guard_fired_total", Help: "Guards that fired (denied, blocked, vetoed, gated), by guard, hook and action.",
+		}, []string{"guard", "hook", "action"}),
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "hearth_task_duration_seconds", Help: "Durations of finished tasks, by agent and result.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10), // 1 ms .. 4.4 min
+		}, []string{"agent", "result"}),
+		spawns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_plugin_spawns_total", Help: "Plugin processes started, spawned or rehydrated, by agent.",
+		}, []string{"agent"}),
+		crashes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_plugin_crashes_total", Help: "Sessions lost because their plugin crashed, hung or failed health checks, by agent.",
+		}, []string{"agent"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_events_total", Help: "Events the host emitted, by kind.",
+		}, []string{"kind"}),
+	}
+	m.reg.MustRegister(m.decisions, m.toolUses, m.guards, m.durations, m.spawns, m.crashes, m.events,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe counts one event; it is the host's Options.Observe.
+func (m *Metrics) Observe(e *host.Event) {
+	m.events.WithLabelValues(string(e.Kind)).Inc()
+	switch e.Kind {
+	case host.EventToolUsed:
+		if e.ToolUse != nil {
+			m.toolUses.WithLabelValues(e.Agent, e.ToolUse.Outcome.String()).Inc()
+		}
+	case host.EventDecision:
+		if d := e.Decision; d != nil {
+			m.decisions.WithLabelValues(d.Agent, string(d.Action), d.Outcome).Inc()
+		}
+	case host.EventGuardFired:
+		m.guards.WithLabelValues(e.Guard, e.Hook, e.Action).Inc()
+	case host.EventTaskSucceeded:
+		m.durations.WithLabelValues(e.Agent, "succeeded").Observe(e.Duration.Seconds())
+	case host.EventTaskFailed:
+		if e.Session != "" { // placed and run, not refused before
+			m.durations.WithLabelValues(e.Agent, "failed").Observe(e.Duration.Seconds())
+		}
+	case host.EventSessionSpawned, host.EventSessionRehydrated:
+		m.spawns.WithLabelValues(e.Agent).Inc()
+	case host.EventSessionLost:
+		m.crashes.WithLabelValues(e.Agent).Inc()
+	}
+}
+
+// hostCollector reads the host's gauges at scrape time.
+type hostCollector struct {
+	h        *host.Host
+	sessions *prometheus.Desc
+	store    *prometheus.Desc
+}
+
+func newHostCollector(h *host.Host) *hostCollector {
+	return &hostCollector{
+		h:        h,
+		sessions: prometheus.NewDesc("hearth_sessions", "Sessions by agent and status.", []string{"agent", "status"}, nil),
+		store:    prometheus.NewDesc("hearth_store_bytes", "Size of the Badger store, by part (lsm, vlog).", []string{"part"}, nil),
+	}
+}
+
+func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.sessions
+	ch <- c.store
+}
+
+func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, sc := range c.h.SessionCounts() {
+		ch <- prometheus.MustNewConstMetric(c.sessions, prometheus.GaugeValue, float64(sc.N), sc.Agent, sc.Status)
+	}
+	lsm, vlog := c.h.StoreSize()
+	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(lsm), "lsm")
+	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(vlog), "vlog")
+}
+
+// handler serves the metrics of m and of h.
+func (m *Metrics) handler(h *host.Host) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newHostCollector(h))
+	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}

@@ -1,0 +1,271 @@
+// Package claudecode turns Claude Code's hooks into hearth's external
+// sessions. Claude Code calls a hook at each point of a session's life
+// (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop,
+// SessionEnd, ...) with a JSON payload: on a command hook's stdin
+// (`hearth hook`, which forwards it to the daemon) or as an HTTP hook's
+// POST body (the daemon's /hooks/claude-code). Handle reads the payload,
+// reports it to the host, and returns what the hook answers Claude Code.
+//
+// What each event does:
+//
+//	SessionStart      the session is live (new, or again after it ended)
+//	UserPromptSubmit  a turn begins: the session is busy
+//	PreToolUse        the pre_tool_use guards decide; a denial answers
+//	                  permissionDecision "deny" with the guard's message
+//	PostToolUse       the tool use is recorded: Read, Glob, Grep, LS,
+//	                  Write, Edit, MultiEdit and NotebookEdit name files
+//	                  and directories for the session's fingerprint
+//	PostToolUseFailure the failed use is logged; it teaches nothing
+//	Stop              the turn ended: the session is idle
+//	SessionEnd        the session is dormant, its fingerprint kept
+//
+// Other events are accepted and answered with nothing. Only a denial
+// answers anything: an empty answer leaves Claude Code's own permission
+// flow as it is (hearth never approves a tool use on a person's behalf).
+//
+// Paths are taken as Claude Code gives them: absolute (a relative one is
+// joined to the session's cwd). A tool that works on a directory (Glob,
+// Grep and LS without a path) works in cwd.
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// MaxPayload bounds a payload: a Write of a large file carries the whole
+// file in tool_input.
+const MaxPayload = 16 << 20
+
+// ErrPayload is wrapped by every error about a payload.
+var ErrPayload = errors.New("bad Claude Code hook payload")
+
+// Hook events.
+const (
+	SessionStart       = "SessionStart"
+	UserPromptSubmit   = "UserPromptSubmit"
+	PreToolUse         = "PreToolUse"
+	PostToolUse        = "PostToolUse"
+	PostToolUseFailure = "PostToolUseFailure"
+	Stop               = "Stop"
+	SessionEnd         = "SessionEnd"
+)
+
+// Payload is one hook call, with the fields hearth reads. Claude Code
+// sends more (permission_mode, prompt, ...), which are ignored: new
+// versions add fields, and a hook must not break on them.
+type Payload struct {
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path,omitempty"`
+	Cwd            string          `json:"cwd,omitempty"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name,omitempty"`
+	ToolInput      json.RawMessage `json:"tool_input,omitempty"`
+	ToolUseID      string          `json:"tool_use_id,omitempty"`
+	ToolResponse   json.RawMessage `json:"tool_response,omitempty"`
+	// Reason is why a session ended (SessionEnd); Source, how one
+	// started (SessionStart: startup, resume, clear, compact).
+	Reason string `json:"reason,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Error is a failed tool use's error (PostToolUseFailure).
+	Error string `json:"error,omitempty"`
+}
+
+// Parse reads a payload. Its errors wrap ErrPayload and say where the
+// payload is wrong (line and column for broken JSON) and what it lacks.
+func Parse(b []byte) (*Payload, error) {
+	if len(b) > MaxPayload {
+		return nil, fmt.Errorf("%w: %d bytes, more than the %d MiB a hook payload may have", ErrPayload, len(b), MaxPayload>>20)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("%w: it is empty; a hook gets Claude Code's JSON on stdin (or as the POST body)", ErrPayload)
+	}
+	var p Payload
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrPayload, jsonError(b, err))
+	}
+	switch {
+	case p.SessionID == "":
+		return nil, fmt.Errorf("%w: session_id is missing; is this a Claude Code hook payload?", ErrPayload)
+	case p.HookEventName == "":
+		return nil, fmt.Errorf("%w: hook_event_name is missing; is this a Claude Code hook payload?", ErrPayload)
+	case (p.HookEventName == PreToolUse || p.HookEventName == PostToolUse || p.HookEventName == PostToolUseFailure) && p.ToolName == "":
+		return nil, fmt.Errorf("%w: a %s payload needs tool_name", ErrPayload, p.HookEventName)
+	}
+	if len(p.ToolInput) > 0 && !isNull(p.ToolInput) {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(p.ToolInput, &obj); err != nil {
+			return nil, fmt.Errorf("%w: tool_input must be a JSON object (%v)", ErrPayload, err)
+		}
+	}
+	return &p, nil
+}
+
+func isNull(b json.RawMessage) bool { return string(bytes.TrimSpace(b)) == "null" }
+
+// jsonError places a JSON decoding error at its line and column.
+func jsonError(b []byte, err error) string {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+		if te.Field != "" {
+			return fmt.Sprintf("%s must be a %s, not %s (%s)", te.Field, te.Type, te.Value, position(b, off))
+		}
+	}
+	if off < 0 {
+		return "invalid JSON: " + err.Error()
+	}
+	return fmt.Sprintf("invalid JSON at %s: %v", position(b, off), err)
+}
+
+// position is "line L, column C" of byte offset off in b.
+func position(b []byte, off int64) string {
+	off = max(0, min(off, int64(len(b))))
+	line := 1 + bytes.Count(b[:off], []byte{'\n'})
+	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// Answer is what the hook answers Claude Code: the JSON to print on
+// stdout (or return as the HTTP body), nil for nothing.
+type Answer []byte
+
+// denial is Claude Code's PreToolUse answer that refuses a tool use.
+type denial struct {
+	HookSpecificOutput struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+// Deny is the answer that refuses a PreToolUse with reason.
+func Deny(reason string) Answer {
+	var d denial
+	d.HookSpecificOutput.HookEventName = PreToolUse
+	d.HookSpecificOutput.PermissionDecision = "deny"
+	d.HookSpecificOutput.PermissionDecisionReason = reason
+	b, _ := json.Marshal(d)
+	return b
+}
+
+// Handle reports p to h for the external agent agent (empty: the
+// config's hooks.agent) and returns the hook's answer.
+func Handle(ctx context.Context, h *host.Host, agent string, p *Payload) (Answer, error) {
+	ref := host.ExternalRef{Agent: agent, Session: p.SessionID, Workspace: p.Cwd}
+	switch p.HookEventName {
+	case SessionStart:
+		return nil, h.AttachExternal(ctx, ref)
+	case UserPromptSubmit:
+		return nil, h.ExternalTurn(ctx, ref, true)
+	case Stop:
+		return nil, h.ExternalTurn(ctx, ref, false)
+	case SessionEnd:
+		return nil, h.DetachExternal(ctx, ref, p.Reason)
+	case PreToolUse:
+		call := sdk.ToolCall{CallID: p.ToolUseID, Tool: p.ToolName, Paths: Paths(p.ToolName, p.ToolInput, p.Cwd), RawInput: p.ToolInput}
+		if isNull(call.RawInput) {
+			call.RawInput = nil
+		}
+		v, err := h.CheckExternalToolUse(ctx, ref, call)
+		if err != nil {
+			return nil, err
+		}
+		if !v.Allow {
+			reason := v.Reason
+			if v.Guard != "" {
+				reason = fmt.Sprintf("%s (hearth guard %q)", v.Reason, v.Guard)
+			}
+			return Deny(reason), nil
+		}
+		return nil, nil
+	case PostToolUse, PostToolUseFailure:
+		u := sdk.ToolUse{CallID: p.ToolUseID, Tool: p.ToolName, Paths: Paths(p.ToolName, p.ToolInput, p.Cwd)}
+		if p.HookEventName == PostToolUseFailure || failed(p.ToolResponse) {
+			u.Outcome, u.Error = sdk.OutcomeError, p.Error
+		}
+		return nil, h.ReportExternalToolUse(ctx, ref, u)
+	}
+	return nil, nil
+}
+
+// failed reports whether a tool_response says the tool failed.
+func failed(resp json.RawMessage) bool {
+	if len(resp) == 0 {
+		return false
+	}
+	var r struct {
+		Success *bool `json:"success"`
+		IsError bool  `json:"is_error"`
+	}
+	if json.Unmarshal(resp, &r) != nil {
+		return false
+	}
+	return r.IsError || (r.Success != nil && !*r.Success)
+}
+
+// Paths are the files and directories a tool use names, for guards and
+// the session's fingerprint. A directory ends in "/": the fingerprint
+// tells directories from files by it.
+func Paths(tool string, input json.RawMessage, cwd string) []string {
+	var in struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		Path         string `json:"path"`
+	}
+	if len(input) > 0 {
+		// Tool inputs that are not objects name no paths.
+		_ = json.Unmarshal(input, &in)
+	}
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		if !path.IsAbs(p) && cwd != "" {
+			p = path.Join(cwd, p)
+		}
+		return p
+	}
+	dir := func(p string) []string {
+		if p = abs(p); p == "" {
+			p = cwd
+		}
+		if p == "" {
+			return nil
+		}
+		return []string{strings.TrimSuffix(p, "/") + "/"}
+	}
+	switch tool {
+	case "Read", "Write", "Edit", "MultiEdit":
+		if p := abs(in.FilePath); p != "" {
+			return []string{p}
+		}
+	case "NotebookRead", "NotebookEdit":
+		if p := abs(in.NotebookPath); p != "" {
+			return []string{p}
+		}
+	case "Glob", "LS":
+		return dir(in.Path)
+	case "Grep":
+		// Grep's path is a file or a directory; a name with an extension
+		// is taken for a file.
+		if p := abs(in.Path); p != "" && path.Ext(p) != "" {
+			return []string{p}
+		}
+		return dir(in.Path)
+	}
+	return nil
+}
