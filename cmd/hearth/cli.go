@@ -53,6 +53,7 @@ type Main struct {
 
 	// Global flags.
 	dataDir    string
+	socket     string
 	configPath string
 	logLevel   string
 	logJSON    bool
@@ -141,6 +142,7 @@ Badger data directory.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default "+config.DefaultDataDir+")")
 	pf.StringVar(&m.configPath, "config", "", "config file (env HEARTH_CONFIG; default: the bundled agents)")
+	pf.StringVar(&m.socket, "socket", "", "the daemon's unix socket (env HEARTH_SOCKET; default: hearth.sock in the data directory)")
 	pf.StringVar(&m.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.BoolVar(&m.logJSON, "log-json", false, "log as JSON lines")
 
@@ -153,6 +155,9 @@ Badger data directory.`,
 		m.sessionsCommand(),
 		m.guardCommand(),
 		m.configCommand(),
+		m.serveCommand(),
+		m.hookCommand(),
+		m.placeCommand(),
 	)
 	return root
 }

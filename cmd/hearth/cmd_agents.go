@@ -14,6 +14,7 @@ type agentView struct {
 	Name         string   `json:"name"`
 	Bundled      string   `json:"bundled,omitempty"`
 	Command      []string `json:"command,omitempty"`
+	External     string   `json:"external,omitempty"`
 	SHA256       string   `json:"sha256,omitempty"`
 	Capacity     int      `json:"capacity,omitempty"`
 	MaxSessions  int      `json:"max_sessions"`
@@ -40,7 +41,7 @@ func (m *Main) agentsCommand() *cobra.Command {
 			for _, a := range cfg.Agents {
 				seen[a.Bundled] = true
 				views = append(views, agentView{
-					Name: a.Name, Bundled: a.Bundled, Command: a.Command, SHA256: a.SHA256,
+					Name: a.Name, Bundled: a.Bundled, Command: a.Command, External: a.External, SHA256: a.SHA256,
 					Capacity: a.Capacity, MaxSessions: a.Pool.MaxSessions, IdleTimeout: a.Pool.IdleTimeout.String(),
 					WhenFull: string(a.Pool.WhenFull), StartTimeout: a.StartTimeout.String(), Configured: cfg.Path != "",
 				})
@@ -49,7 +50,8 @@ func (m *Main) agentsCommand() *cobra.Command {
 			// to it with `bundled = "<name>"`.
 			for _, n := range plugins.Names() {
 				if !seen[n] {
-					views = append(views, agentView{Name: n, Bundled: n})
+					// Not configured: no pool settings to show.
+					views = append(views, agentView{Name: n, Bundled: n, IdleTimeout: "-", WhenFull: "-", StartTimeout: "-"})
 				}
 			}
 			if asJSON {
@@ -59,7 +61,10 @@ func (m *Main) agentsCommand() *cobra.Command {
 			fmt.Fprintln(w, "NAME\tPROGRAM\tCAPACITY\tMAX SESSIONS\tIDLE TIMEOUT")
 			for _, v := range views {
 				prog := "bundled " + v.Bundled
-				if v.Bundled == "" {
+				switch {
+				case v.External != "":
+					prog = "external " + v.External + " (reports through hooks)"
+				case v.Bundled == "":
 					prog = strings.Join(v.Command, " ")
 					if v.SHA256 != "" {
 						prog += " (sha256 pinned)"

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 )
 
@@ -55,6 +56,22 @@ their grace period ends; continue it with 'hearth runs resume ID'.`,
 			if err != nil {
 				return err
 			}
+			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
+					rs, err := c.StartRun(ctx, client.StartOptions{Config: cfg.Path, Pipeline: pipeline.Name, State: state, Files: in.files, Budget: in.budget})
+					if errors.Is(err, host.ErrUnknownAgent) {
+						return nil, fmt.Errorf("%w\nthe daemon on %s runs pipelines with its own agents: start it with --config %s to run this one", err, c.Target(), cfg.Path)
+					}
+					if err == nil && !asJSON {
+						fmt.Fprintf(m.Stdout, "pipeline %s: %d tasks, %d at a time, in the daemon (%s)\nrun %s\n\n", pipeline.Name, len(pipeline.Tasks), pipeline.Parallel, c.Target(), rs.ID)
+					}
+					return rs, err
+				}, quiet, asJSON)
+			}
 			return m.withHost(cmd.Context(), cfg, func(ctx context.Context, h *host.Host) error {
 				if !asJSON {
 					fmt.Fprintf(m.Stdout, "pipeline %s: %d tasks, %d at a time (data in %s)\n", pipeline.Name, len(pipeline.Tasks), pipeline.Parallel, cfg.DataDir)
@@ -72,7 +89,7 @@ their grace period ends; continue it with 'hearth runs resume ID'.`,
 				if !asJSON {
 					fmt.Fprintf(m.Stdout, "run %s\n\n", id)
 				}
-				return m.finishRun(ctx, h, handle, sub, quiet, asJSON)
+				return m.finishRun(ctx, h, localWatch{handle, sub}, quiet, asJSON)
 			})
 		},
 	}
@@ -140,20 +157,22 @@ func (in *runInputs) state(m *Main) (map[string]json.RawMessage, error) {
 	return out, nil
 }
 
-// finishRun follows a run started in this process until it stops, then
-// prints it: a summary, or JSON. A run that did not complete is a failure
-// of the work (exit 1), with what to do next.
-func (m *Main) finishRun(ctx context.Context, h *host.Host, handle *host.RunHandle, sub *host.Subscription, quiet, asJSON bool) error {
+// finishRun follows a run until it stops, then prints it: a summary, or
+// JSON. A run that did not complete is a failure of the work (exit 1),
+// with what to do next.
+func (m *Main) finishRun(ctx context.Context, h runReader, run runWatch, quiet, asJSON bool) error {
 	start := time.Now()
-	info, err := m.follow(ctx, h, handle, sub, quiet, asJSON)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	id := run.ID()
+	info, err := m.follow(ctx, h, run, quiet, asJSON)
+	var lost *lostStream
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &lost) {
 		return err
 	}
-	d, derr := h.Run(handle.ID)
+	d, derr := h.Run(id)
 	if derr != nil {
 		return derr
 	}
-	outs, _ := h.RunOutputs(handle.ID)
+	outs, _ := h.RunOutputs(id)
 	sum := summarize(d, outs, start)
 	if asJSON {
 		if jerr := m.printJSON(struct {

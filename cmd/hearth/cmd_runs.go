@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/store"
 )
 
 func (m *Main) runsCommand() *cobra.Command {
@@ -35,14 +38,20 @@ func (m *Main) runsListCommand() *cobra.Command {
 		Use:   "list",
 		Short: "List runs, most recently active first",
 		Args:  exactArgs(),
-		RunE: func(*cobra.Command, []string) error {
-			st, err := m.openStore()
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var (
+				runs []host.RunInfo
+				dir  string
+			)
+			if err := m.withData(cmd.Context(), func(st *store.Store) (err error) {
+				dir = st.Dir()
+				runs, err = host.ListRuns(st)
 				return err
-			}
-			defer st.Close()
-			runs, err := host.ListRuns(st)
-			if err != nil {
+			}, func(ctx context.Context, c *client.Client) (err error) {
+				dir = c.Target()
+				runs, err = c.Runs(ctx)
+				return err
+			}); err != nil {
 				return err
 			}
 			if asJSON {
@@ -52,7 +61,7 @@ func (m *Main) runsListCommand() *cobra.Command {
 				return m.printJSON(runs)
 			}
 			if len(runs) == 0 {
-				fmt.Fprintf(m.Stdout, "no runs in %s yet; start one with hearth run\n", st.Dir())
+				fmt.Fprintf(m.Stdout, "no runs in %s yet; start one with hearth run\n", dir)
 				return nil
 			}
 			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
@@ -109,45 +118,69 @@ func (m *Main) runsShowCommand() *cobra.Command {
 		Use:   "show RUN",
 		Short: "Show a run: its tasks, files, revisions, and on request its outputs, state, checkpoints and events",
 		Args:  exactArgs("RUN"),
-		RunE: func(_ *cobra.Command, args []string) error {
-			st, err := m.openStore()
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var (
+				out struct {
+					host.RunDetail
+					Outputs     []host.TaskOutput     `json:"outputs,omitempty"`
+					Checkpoints []host.CheckpointInfo `json:"checkpoints,omitempty"`
+					Events      []host.Event          `json:"events,omitempty"`
+				}
+				// deleted is the last event of a run retention deleted:
+				// its events remain.
+				deleted *host.Event
+			)
+			lastDeleted := func(evs []host.Event, eerr error) bool {
+				if eerr != nil || len(evs) == 0 || evs[len(evs)-1].Kind != host.EventRunDeleted {
+					return false
+				}
+				deleted = &evs[len(evs)-1]
+				return true
+			}
+			err := m.withData(cmd.Context(), func(st *store.Store) error {
+				d, err := host.ShowRun(st, args[0])
+				if err != nil {
+					if lastDeleted(host.RunEvents(st, args[0], 3)) {
+						return nil
+					}
+					return err
+				}
+				out.RunDetail = d
+				if outputs || archived || asJSON {
+					if out.Outputs, err = host.RunOutputs(st, d.ID); err != nil {
+						return err
+					}
+				}
+				if checkpoints || asJSON {
+					if out.Checkpoints, err = host.RunCheckpoints(st, d.ID); err != nil {
+						return err
+					}
+				}
+				if events > 0 {
+					if out.Events, err = host.RunEvents(st, d.ID, events); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, func(ctx context.Context, c *client.Client) error {
+				v, err := c.ShowRun(ctx, args[0], client.ShowOptions{Outputs: outputs || archived || asJSON, Checkpoints: checkpoints || asJSON, Events: events})
+				if err != nil {
+					if errors.Is(err, host.ErrUnknownRun) && lastDeleted(c.RunEvents(ctx, args[0], 3)) {
+						return nil
+					}
+					return err
+				}
+				out.RunDetail, out.Outputs, out.Checkpoints, out.Events = v.RunDetail, v.Outputs, v.Checkpoints, v.Events
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			d, err := host.ShowRun(st, args[0])
-			if err != nil {
-				evs, eerr := host.RunEvents(st, args[0], 3)
-				if eerr != nil || len(evs) == 0 || evs[len(evs)-1].Kind != host.EventRunDeleted {
-					return err
-				}
-				// Deleted by retention: its events remain.
-				last := evs[len(evs)-1]
-				fmt.Fprintf(m.Stdout, "run %s was deleted %s: %s\n", args[0], last.Time.Format(time.DateTime), last.Message)
+			if deleted != nil {
+				fmt.Fprintf(m.Stdout, "run %s was deleted %s: %s\n", args[0], deleted.Time.Format(time.DateTime), deleted.Message)
 				return nil
 			}
-			var out struct {
-				host.RunDetail
-				Outputs     []host.TaskOutput     `json:"outputs,omitempty"`
-				Checkpoints []host.CheckpointInfo `json:"checkpoints,omitempty"`
-				Events      []host.Event          `json:"events,omitempty"`
-			}
-			out.RunDetail = d
-			if outputs || archived || asJSON {
-				if out.Outputs, err = host.RunOutputs(st, d.ID); err != nil {
-					return err
-				}
-			}
-			if checkpoints || asJSON {
-				if out.Checkpoints, err = host.RunCheckpoints(st, d.ID); err != nil {
-					return err
-				}
-			}
-			if events > 0 {
-				if out.Events, err = host.RunEvents(st, d.ID, events); err != nil {
-					return err
-				}
-			}
+			d := out.RunDetail
 			if asJSON {
 				return m.printJSON(out)
 			}
@@ -345,12 +378,26 @@ another.`,
 			if err != nil {
 				return err
 			}
+			opts := host.ResumeOptions{Budget: in.budget, Repair: repair, State: state}
+			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
+					rs, err := c.ResumeRun(ctx, args[0], opts, false)
+					if err == nil && !asJSON {
+						fmt.Fprintf(m.Stdout, "resuming run %s in the daemon\n\n", rs.ID)
+					}
+					return rs, err
+				}, quiet, asJSON)
+			}
 			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
 				if d, err := h.Run(id); err == nil && d.Abandoned && !asJSON {
 					fmt.Fprintf(m.Stdout, "run %s was flagged abandoned (idle since %s); resuming it clears the flag\n", id, d.LastActivity.Format(time.DateTime))
 				}
 				sub := h.SubscribeRun(id, 4096)
-				handle, err := h.ResumeRun(ctx, id, host.ResumeOptions{Budget: in.budget, Repair: repair, State: state})
+				handle, err := h.ResumeRun(ctx, id, opts)
 				if err != nil {
 					sub.Close()
 					return err
@@ -358,7 +405,7 @@ another.`,
 				if !asJSON {
 					fmt.Fprintf(m.Stdout, "resuming run %s\n\n", id)
 				}
-				return m.finishRun(ctx, h, handle, sub, quiet, asJSON)
+				return m.finishRun(ctx, h, localWatch{handle, sub}, quiet, asJSON)
 			})
 		},
 	}
@@ -393,6 +440,19 @@ direction for the story. List the checkpoints with
 			if err != nil {
 				return err
 			}
+			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
+					rs, err := c.ForkRun(ctx, args[0], at, host.ForkOptions{State: state, Budget: in.budget}, false)
+					if err == nil && !asJSON {
+						fmt.Fprintf(m.Stdout, "run %s, forked from %s at checkpoint %d, in the daemon\n\n", rs.ID, args[0], at)
+					}
+					return rs, err
+				}, quiet, asJSON)
+			}
 			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
 				d, err := h.Run(id)
 				if err != nil {
@@ -408,7 +468,7 @@ direction for the story. List the checkpoints with
 				if !asJSON {
 					fmt.Fprintf(m.Stdout, "run %s, forked from %s at checkpoint %d\n\n", newID, id, at)
 				}
-				return m.finishRun(ctx, h, handle, sub, quiet, asJSON)
+				return m.finishRun(ctx, h, localWatch{handle, sub}, quiet, asJSON)
 			})
 		},
 	}
@@ -448,6 +508,19 @@ run's history.`,
 			if err != nil {
 				return usagef("--impact: %v", err)
 			}
+			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
+					rs, err := c.RevisitRun(ctx, args[0], args[1], imp, host.RevisitOptions{Reason: reason, Affects: affects}, false)
+					if err == nil && !asJSON {
+						fmt.Fprintf(m.Stdout, "revisiting %s of run %s (%s impact) in the daemon\n\n", args[1], rs.ID, imp)
+					}
+					return rs, err
+				}, quiet, asJSON)
+			}
 			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
 				sub := h.SubscribeRun(id, 4096)
 				handle, err := h.RevisitRun(ctx, id, args[1], imp, host.RevisitOptions{Reason: reason, Affects: affects})
@@ -458,7 +531,7 @@ run's history.`,
 				if !asJSON {
 					fmt.Fprintf(m.Stdout, "revisiting %s of run %s (%s impact)\n\n", args[1], id, imp)
 				}
-				return m.finishRun(ctx, h, handle, sub, quiet, asJSON)
+				return m.finishRun(ctx, h, localWatch{handle, sub}, quiet, asJSON)
 			})
 		},
 	}
@@ -471,12 +544,14 @@ run's history.`,
 }
 
 func (m *Main) runsCancelCommand() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   "cancel RUN",
 		Short: "Cancel a run for good: its unfinished tasks are skipped (it can still be forked)",
 		Args:  exactArgs("RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return m.withRunsHost(cmd.Context(), func(ctx context.Context, h *host.Host) error {
+			var info host.RunInfo
+			err := m.withRunsData(cmd.Context(), func(ctx context.Context, h *host.Host) error {
 				id, err := h.ResolveRun(args[0])
 				if err != nil {
 					return err
@@ -484,11 +559,25 @@ func (m *Main) runsCancelCommand() *cobra.Command {
 				if err := h.CancelRun(ctx, id); err != nil {
 					return err
 				}
-				fmt.Fprintf(m.Stdout, "run %s cancelled\n", id)
-				return nil
+				d, err := h.Run(id)
+				info = d.RunInfo
+				return err
+			}, func(ctx context.Context, c *client.Client) (err error) {
+				info, err = c.CancelRun(ctx, args[0])
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return m.printJSON(info)
+			}
+			fmt.Fprintf(m.Stdout, "run %s cancelled\n", info.ID)
+			return nil
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the cancelled run as JSON")
+	return c
 }
 
 func (m *Main) runsDeleteCommand() *cobra.Command {
@@ -497,19 +586,37 @@ func (m *Main) runsDeleteCommand() *cobra.Command {
 		Short: "Delete a stopped run with its outputs, checkpoints and files; its events stay",
 		Args:  exactArgs("RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return m.withRunsHost(cmd.Context(), func(ctx context.Context, h *host.Host) error {
-				id, err := h.ResolveRun(args[0])
-				if err != nil {
+			var id string
+			err := m.withRunsData(cmd.Context(), func(ctx context.Context, h *host.Host) (err error) {
+				if id, err = h.ResolveRun(args[0]); err != nil {
 					return err
 				}
-				if err := h.DeleteRun(ctx, id); err != nil {
-					return err
-				}
-				fmt.Fprintf(m.Stdout, "run %s deleted; its events remain (hearth runs show %s)\n", id, id)
-				return nil
+				return h.DeleteRun(ctx, id)
+			}, func(ctx context.Context, c *client.Client) (err error) {
+				id, err = c.DeleteRun(ctx, args[0])
+				return err
 			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "run %s deleted; its events remain (hearth runs show %s)\n", id, id)
+			return nil
 		},
 	}
+}
+
+// withRunsData changes runs' records: through the daemon when one
+// serves the data directory, else with a host of no agents on it.
+func (m *Main) withRunsData(ctx context.Context, local func(context.Context, *host.Host) error, remote func(context.Context, *client.Client) error) error {
+	c, err := m.daemon(ctx)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		defer c.Close()
+		return m.withDaemonSignals(ctx, func(ctx context.Context) error { return remote(ctx, c) })
+	}
+	return m.withRunsHost(ctx, local)
 }
 
 // withRunsHost starts a host with no agents on the data directory, for

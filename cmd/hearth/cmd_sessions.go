@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -11,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -25,36 +26,49 @@ func (m *Main) sessionsCommand() *cobra.Command {
 		Use:   "list",
 		Short: "List sessions, most recently active first",
 		Args:  exactArgs(),
-		RunE: func(*cobra.Command, []string) error {
-			st, err := m.openStore()
-			if err != nil {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var (
+				sessions []host.SessionInfo
+				dir      string
+			)
+			if err := m.withData(cmd.Context(), func(st *store.Store) (err error) {
+				dir = st.Dir()
+				sessions, err = host.ListSessions(st)
 				return err
-			}
-			defer st.Close()
-			sessions, err := host.ListSessions(st)
-			if err != nil {
+			}, func(ctx context.Context, c *client.Client) (err error) {
+				dir = c.Target()
+				sessions, err = c.Sessions(ctx)
+				return err
+			}); err != nil {
 				return err
 			}
 			if listJSON {
+				if sessions == nil {
+					sessions = []host.SessionInfo{}
+				}
 				return m.printJSON(sessions)
 			}
 			if len(sessions) == 0 {
-				fmt.Fprintf(m.Stdout, "no sessions in %s yet\n", st.Dir())
+				fmt.Fprintf(m.Stdout, "no sessions in %s yet\n", dir)
 				return nil
 			}
 			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SESSION\tSTATUS\tTASKS\tTOOL USES\tFILES\tLAST ACTIVE\tWORKED IN")
+			fmt.Fprintln(w, "SESSION\tAGENT\tSTATUS\tTASKS\tTOOL USES\tFILES\tLAST ACTIVE\tWORKED IN")
 			for _, s := range sessions {
-				status := s.Status
-				if s.Status == "dormant" && s.HasState {
+				status, tasks := s.Status, fmt.Sprint(s.Tasks)
+				switch {
+				case s.External != "":
+					// Its own program resumes it; hearth runs no task on it.
+					tasks = "-"
+				case s.Status == "dormant" && s.HasState:
 					status += "*"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.ID, status, s.Tasks, s.ToolUses, len(s.Files), ago(s.LastActivity), topDirs(s.Directories, 3))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, s.Agent, status, tasks, s.ToolUses, len(s.Files), ago(s.LastActivity), topDirs(s.Directories, 3))
 			}
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if slices.ContainsFunc(sessions, func(s host.SessionInfo) bool { return s.Status == "dormant" && s.HasState }) {
+			if slices.ContainsFunc(sessions, func(s host.SessionInfo) bool { return s.Status == "dormant" && s.HasState && s.External == "" }) {
 				fmt.Fprintln(m.Stdout, "* dormant with saved state: a matching task rehydrates it")
 			}
 			return nil
@@ -70,14 +84,15 @@ func (m *Main) sessionsCommand() *cobra.Command {
 		Use:   "show SESSION",
 		Short: "Show a session: its fingerprint, recent events, and the decisions that involved it",
 		Args:  exactArgs("SESSION"),
-		RunE: func(_ *cobra.Command, args []string) error {
-			st, err := m.openStore()
-			if err != nil {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var d *host.SessionDetail
+			if err := m.withData(cmd.Context(), func(st *store.Store) (err error) {
+				d, err = host.ShowSession(st, args[0], limit)
 				return err
-			}
-			defer st.Close()
-			d, err := host.ShowSession(st, args[0], limit)
-			if err != nil {
+			}, func(ctx context.Context, c *client.Client) (err error) {
+				d, err = c.Session(ctx, args[0], limit)
+				return err
+			}); err != nil {
 				return err
 			}
 			if showJSON {
@@ -93,19 +108,31 @@ func (m *Main) sessionsCommand() *cobra.Command {
 	return c
 }
 
+// withData reads the data directory: through the daemon (remote) when
+// one serves it, else by opening it (local).
+func (m *Main) withData(ctx context.Context, local func(*store.Store) error, remote func(context.Context, *client.Client) error) error {
+	c, err := m.daemon(ctx)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		defer c.Close()
+		return remote(ctx, c)
+	}
+	st, err := m.openStore()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return local(st)
+}
+
 // openStore opens the data directory for reading, refusing to create one
 // that is not there.
 func (m *Main) openStore() (*store.Store, error) {
-	dir := firstNonEmpty(m.dataDir, m.Getenv("HEARTH_DATA_DIR"))
-	if dir == "" {
-		cfg, err := m.loadConfig()
-		if err != nil {
-			return nil, err
-		}
-		dir = cfg.DataDir
-	}
-	if dir == "" {
-		dir = config.DefaultDataDir
+	dir, err := m.dataDirPath()
+	if err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, usagef("no data directory at %s: run some work first (hearth run, hearth submit), or point --data-dir at one", dir)
@@ -115,7 +142,7 @@ func (m *Main) openStore() (*store.Store, error) {
 
 func (m *Main) printSession(d *host.SessionDetail) {
 	w := m.Stdout
-	fmt.Fprintf(w, "session %s (agent %s %s)\n", d.ID, d.Agent, d.AgentVersion)
+	fmt.Fprintf(w, "session %s (agent %s%s)\n", d.ID, d.Agent, prefixed(" ", d.AgentVersion))
 	status := d.Status
 	if d.Reason != "" {
 		status += ": " + d.Reason
@@ -123,12 +150,22 @@ func (m *Main) printSession(d *host.SessionDetail) {
 	fmt.Fprintf(w, "  status      %s\n", status)
 	fmt.Fprintf(w, "  created     %s\n", d.Created.Format(time.RFC3339))
 	fmt.Fprintf(w, "  last active %s (%s)\n", d.LastActivity.Format(time.RFC3339), ago(d.LastActivity))
-	fmt.Fprintf(w, "  tasks       %d (%d failed), %d tool uses, capacity %d\n", d.Tasks, d.TasksFailed, d.ToolUses, d.Capacity)
-	state := "no saved state: it will not be rehydrated"
-	if d.HasState {
-		state = "saved: a matching task rehydrates it"
+	if d.External != "" {
+		fmt.Fprintf(w, "  external    a %s session (it reports through hooks; hearth did not start it), %d tool uses\n", d.External, d.ToolUses)
+		if d.Workspace != "" {
+			fmt.Fprintf(w, "  workspace   %s\n", d.Workspace)
+		}
+		if d.Resume != "" {
+			fmt.Fprintf(w, "  resume      cd %s && %s\n", shellQuote(firstNonEmpty(d.Workspace, ".")), d.Resume)
+		}
+	} else {
+		fmt.Fprintf(w, "  tasks       %d (%d failed), %d tool uses, capacity %d\n", d.Tasks, d.TasksFailed, d.ToolUses, d.Capacity)
+		state := "no saved state: it will not be rehydrated"
+		if d.HasState {
+			state = "saved: a matching task rehydrates it"
+		}
+		fmt.Fprintf(w, "  state       %s\n", state)
 	}
-	fmt.Fprintf(w, "  state       %s\n", state)
 	fmt.Fprintf(w, "\nfingerprint\n")
 	fmt.Fprintf(w, "  technologies %s\n", strings.Join(d.Technologies, ", "))
 	fmt.Fprintf(w, "  directories  %d: %s\n", len(d.Directories), topDirs(d.Directories, 8))

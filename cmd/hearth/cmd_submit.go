@@ -27,20 +27,37 @@ it can be placed on a session that already knows those files.`,
   hearth submit gotour "symbol strings Builder" --json`,
 		Args: exactArgs("AGENT", "PROMPT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := m.loadConfig()
-			if err != nil {
-				return err
-			}
-			return m.withHost(cmd.Context(), cfg, func(ctx context.Context, h *host.Host) error {
-				out, err := h.Submit(ctx, host.Task{Agent: args[0], Name: name, Prompt: args[1], Hints: hints})
-				if err != nil {
-					return err
-				}
+			task := host.Task{Agent: args[0], Name: name, Prompt: args[1], Hints: hints}
+			print := func(out *host.Outcome) error {
 				if asJSON {
 					return m.printJSON(out)
 				}
 				m.printOutcome(out)
 				return nil
+			}
+			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				return m.withDaemonSignals(cmd.Context(), func(ctx context.Context) error {
+					out, err := c.Submit(ctx, task)
+					if err != nil {
+						return err
+					}
+					return print(out)
+				})
+			}
+			cfg, err := m.loadConfig()
+			if err != nil {
+				return err
+			}
+			return m.withHost(cmd.Context(), cfg, func(ctx context.Context, h *host.Host) error {
+				out, err := h.Submit(ctx, task)
+				if err != nil {
+					return err
+				}
+				return print(out)
 			})
 		},
 	}

@@ -20,7 +20,7 @@ const redrawEvery = 250 * time.Millisecond
 // as it finishes, which scripts and logs can read.
 type follower struct {
 	m     *Main
-	h     *host.Host
+	h     runReader
 	id    string
 	w     io.Writer
 	tty   bool
@@ -40,17 +40,50 @@ type follower struct {
 	width     int
 }
 
+// runReader reads runs: a host in this process, or the daemon
+// (daemonRuns).
+type runReader interface {
+	Run(id string) (host.RunDetail, error)
+	RunOutputs(id string) ([]host.TaskOutput, error)
+}
+
+// runWatch is a run being followed: in this process (localWatch), or
+// through the daemon (remoteWatch). Its events were subscribed to before
+// it started; Done is closed once it stopped and its last events are on
+// Events.
+type runWatch interface {
+	ID() string
+	Events() <-chan host.Event
+	Done() <-chan struct{}
+	Wait(ctx context.Context) (host.RunInfo, error)
+	Close()
+}
+
+// localWatch follows a run of a host in this process.
+type localWatch struct {
+	handle *host.RunHandle
+	sub    *host.Subscription
+}
+
+func (w localWatch) ID() string                { return w.handle.ID }
+func (w localWatch) Events() <-chan host.Event { return w.sub.C }
+func (w localWatch) Done() <-chan struct{}     { return w.handle.Done() }
+func (w localWatch) Close()                    { w.sub.Close() }
+func (w localWatch) Wait(ctx context.Context) (host.RunInfo, error) {
+	return w.handle.Wait(ctx)
+}
+
 // follow shows the run's progress until it stops and returns how it
-// stopped. sub is the run's subscription, made before it started.
-func (m *Main) follow(ctx context.Context, h *host.Host, handle *host.RunHandle, sub *host.Subscription, quiet, asJSON bool) (host.RunInfo, error) {
-	defer sub.Close()
+// stopped.
+func (m *Main) follow(ctx context.Context, h runReader, run runWatch, quiet, asJSON bool) (host.RunInfo, error) {
+	defer run.Close()
 	f := &follower{
-		m: m, h: h, id: handle.ID, w: m.Stdout, quiet: quiet, start: time.Now(),
+		m: m, h: h, id: run.ID(), w: m.Stdout, quiet: quiet, start: time.Now(),
 		decisions: make(map[string]host.Decision),
 		started:   make(map[string]time.Time),
 		finished:  make(map[string]bool),
 	}
-	if d, err := h.Run(handle.ID); err == nil {
+	if d, err := h.Run(run.ID()); err == nil {
 		for _, t := range d.TaskList {
 			if finalTask(t.Status) {
 				f.finished[t.Name] = true
@@ -70,9 +103,10 @@ func (m *Main) follow(ctx context.Context, h *host.Host, handle *host.RunHandle,
 	}
 	for {
 		select {
-		case e, ok := <-sub.C:
+		case e, ok := <-run.Events():
 			if !ok {
-				return handle.Wait(ctx)
+				<-run.Done()
+				return run.Wait(ctx)
 			}
 			f.event(e)
 			if f.tty {
@@ -82,13 +116,15 @@ func (m *Main) follow(ctx context.Context, h *host.Host, handle *host.RunHandle,
 			if f.tty {
 				f.redraw()
 			}
-		case <-handle.Done():
+		case <-run.Done():
 			// Events published before the run stopped are in the buffer.
 			for {
 				select {
-				case e := <-sub.C:
-					f.event(e)
-					continue
+				case e, ok := <-run.Events():
+					if ok {
+						f.event(e)
+						continue
+					}
 				default:
 				}
 				break
@@ -96,7 +132,7 @@ func (m *Main) follow(ctx context.Context, h *host.Host, handle *host.RunHandle,
 			if f.tty {
 				f.redraw()
 			}
-			return handle.Wait(ctx)
+			return run.Wait(ctx)
 		}
 	}
 }

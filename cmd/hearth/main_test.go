@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -96,9 +97,9 @@ func TestVersion(t *testing.T) {
 
 func TestAgentsList(t *testing.T) {
 	code, out, _ := run(t, nil, "agents", "list")
-	for _, want := range []string{"gotour    bundled gotour", "workshop  bundled workshop"} {
-		if code != 0 || !strings.Contains(out, want) {
-			t.Errorf("default config: got %d %q, want the bundled agents (%q)", code, out, want)
+	for _, want := range []string{`gotour\s+bundled gotour`, `workshop\s+bundled workshop`, `claude-code\s+external claude-code`} {
+		if code != 0 || !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("default config: got %d %q, want the bundled agents and Claude Code's (%q)", code, out, want)
 		}
 	}
 	cfg := writeConfig(t, `

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+func (m *Main) placeCommand() *cobra.Command {
+	var (
+		hints  sdk.Hints
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "place AGENT",
+		Short: "Say which session a task would run on, and why, without running anything",
+		Long: `Ask the matcher where a task for AGENT with these hints would go now:
+which session, with every candidate's factor scores, and what hearth
+would do (reuse, rehydrate, spawn). For an external agent (Claude Code),
+the answer names the session to resume and the command that resumes it.
+Through the daemon when one serves the data directory.`,
+		Example: `  hearth place gotour --dir net/http --tech go
+  hearth place claude-code --file /src/app/handlers/user.go --json`,
+		Args: exactArgs("AGENT"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			c, err := m.daemon(ctx)
+			if err != nil {
+				return err
+			}
+			var d host.Decision
+			if c != nil {
+				defer c.Close()
+				if d, err = c.Place(ctx, args[0], hints); err != nil {
+					return err
+				}
+			} else {
+				cfg, err := m.loadConfig()
+				if err != nil {
+					return err
+				}
+				if err := m.withHost(ctx, cfg, func(_ context.Context, h *host.Host) error {
+					d, err = h.Place(args[0], hints)
+					return err
+				}); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return m.printJSON(d)
+			}
+			m.printPlacement(d)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringSliceVar(&hints.Files, "file", nil, "a file the task will touch (repeatable)")
+	f.StringSliceVar(&hints.Directories, "dir", nil, "a directory the task will work in (repeatable)")
+	f.StringSliceVar(&hints.Technologies, "tech", nil, "a technology the task needs, such as go (repeatable)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+func (m *Main) printPlacement(d host.Decision) {
+	w := m.Stdout
+	fmt.Fprintln(w, d.Reason)
+	if d.Resume != "" {
+		if d.Workspace != "" {
+			fmt.Fprintf(w, "resume it with: cd %s && %s\n", shellQuote(d.Workspace), d.Resume)
+		} else {
+			fmt.Fprintf(w, "resume it with: %s\n", d.Resume)
+		}
+	}
+	for _, c := range d.Candidates {
+		fmt.Fprintf(w, "  candidate %s\n", c.Explain())
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '/' || r == '.' || r == '-' || r == '_') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}

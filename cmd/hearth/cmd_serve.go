@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/plugins"
+)
+
+// serveFlags override the config's server block.
+type serveFlags struct {
+	listen, http, tokenFile string
+	noHTTP                  bool
+}
+
+func (m *Main) serveCommand() *cobra.Command {
+	var f serveFlags
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run hearth as a daemon: the API, the live dashboard, /metrics and Claude Code's hooks",
+		Long: `Run a long-lived host on the data directory: orchestrators submit tasks
+and runs through its API (hearth's Go client, or the CLI, whose run,
+runs, sessions, submit and place commands use the daemon when one
+serves the data directory), operators watch the dashboard and /metrics,
+and Claude Code sessions report through 'hearth hook' or the HTTP hook
+endpoint.
+
+The API listens on a unix socket in the data directory, owner-only. TCP
+is off unless --listen (or server.listen) is set, and then needs a
+bearer token or mutual TLS (the config's server block). The dashboard,
+/metrics and POST /hooks/claude-code are served on --http, loopback by
+default.
+
+SIGINT or SIGTERM stops it: tasks in flight get ten seconds to finish
+(a second signal stops them at once), runs are paused, plugins stopped.
+SIGHUP reloads the config file.`,
+		Example: `  hearth serve
+  hearth serve --config hearth.hcl --http 127.0.0.1:8080
+  hearth serve --listen 0.0.0.0:7410 --token-file /etc/hearth/token`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error { return m.serve(cmd.Context(), f) },
+	}
+	c.Flags().StringVar(&f.listen, "listen", "", "also serve the API on this TCP address (needs --token-file or the config's tls block)")
+	c.Flags().StringVar(&f.http, "http", "", "serve the dashboard, /metrics and the hook endpoint here (default "+config.DefaultHTTP+")")
+	c.Flags().BoolVar(&f.noHTTP, "no-http", false, "serve no dashboard, /metrics or HTTP hook endpoint")
+	c.Flags().StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token TCP clients must present")
+	return c
+}
+
+// serveConfig loads the config with the flags' overrides.
+func (m *Main) serveConfig(f serveFlags) (*config.Config, error) {
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	if s := firstNonEmpty(m.socket, m.Getenv("HEARTH_SOCKET")); s != "" {
+		cfg.Server.Socket = s
+	}
+	if f.listen != "" {
+		cfg.Server.Listen = f.listen
+	}
+	if f.http != "" {
+		cfg.Server.HTTP = f.http
+	}
+	if f.noHTTP {
+		cfg.Server.HTTP = ""
+	}
+	if f.tokenFile != "" {
+		cfg.Server.TokenFile = f.tokenFile
+	}
+	if cfg.Server.Listen != "" && cfg.Server.TokenFile == "" && (cfg.Server.TLS == nil || cfg.Server.TLS.ClientCAFile == "") {
+		return nil, usagef("--listen %s would take requests from anyone who can reach it: give --token-file, or a server { tls { client_ca_file = ... } } block in the config", cfg.Server.Listen)
+	}
+	return cfg, nil
+}
+
+func (m *Main) serve(ctx context.Context, f serveFlags) error {
+	cfg, err := m.serveConfig(f)
+	if err != nil {
+		return err
+	}
+	logger := m.logger()
+	metrics := api.NewMetrics()
+	h, err := host.New(host.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, Command: "hearth serve", Observe: metrics.Observe})
+	if err != nil {
+		return err
+	}
+	srv := api.NewServer(api.Options{Host: h, Bundled: plugins.Names(), Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics})
+	l, err := srv.Listen(cfg.Server, cfg.DataDir)
+	if err != nil {
+		_ = h.Close(context.Background())
+		return err
+	}
+	fmt.Fprintf(m.Stdout, "hearth serve: data in %s (pid %d)\n", cfg.DataDir, os.Getpid())
+	fmt.Fprintf(m.Stdout, "  api        unix://%s\n", l.Socket)
+	if l.TCP != "" {
+		fmt.Fprintf(m.Stdout, "  api        tcp://%s\n", l.TCP)
+	}
+	if l.HTTP != "" {
+		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n", l.HTTP, l.HTTP, l.HTTP)
+	}
+
+	sigs, stop := m.Signals()
+	defer stop()
+	var reloads <-chan os.Signal
+	if m.Reloads != nil {
+		var stopReloads func()
+		reloads, stopReloads = m.Reloads()
+		defer stopReloads()
+	}
+	for {
+		select {
+		case <-reloads:
+			m.reload(h)
+			if next, err := m.serveConfig(f); err == nil && !reflect.DeepEqual(next.Server, cfg.Server) {
+				fmt.Fprintln(m.Stderr, "hearth: warning: the server block changed; a running daemon keeps its listeners: restart it to use the new ones")
+			}
+		case sig := <-sigs:
+			fmt.Fprintf(m.Stderr, "hearth: %v: shutting down; tasks in flight have %s to finish (signal again to stop now)\n", sig, shutdownGrace)
+			return m.stopDaemon(l, h, sigs)
+		case <-ctx.Done():
+			return m.stopDaemon(l, h, nil)
+		}
+	}
+}
+
+// stopDaemon closes the listeners, then the host, within the shutdown
+// grace period, or at once on a second signal.
+func (m *Main) stopDaemon(l *api.Listeners, h *host.Host, sigs <-chan os.Signal) error {
+	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-grace.Done():
+		}
+	}()
+	l.Close(grace)
+	if err := h.Close(grace); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
