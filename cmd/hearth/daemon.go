@@ -118,8 +118,8 @@ func (e *lostStream) Unwrap() error { return e.err }
 
 // followRemote follows a run the daemon executes until it stops, then
 // prints it, like a run of this process. The first SIGINT or SIGTERM
-// pauses the run once its tasks in flight finish, as it would in this
-// process; a second one stops following (the run is the daemon's).
+// pauses the run (its tasks in flight are interrupted, and run again on
+// resume); a second one stops following (the run is the daemon's).
 func (m *Main) followRemote(ctx context.Context, c *client.Client, start func(context.Context) (*client.RunStream, error), quiet, asJSON bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -132,7 +132,7 @@ func (m *Main) followRemote(ctx context.Context, c *client.Client, start func(co
 	go func() {
 		select {
 		case sig := <-sigs:
-			fmt.Fprintf(m.Stderr, "hearth: %v: pausing run %s in the daemon once its tasks in flight finish (signal again to stop watching)\n", sig, rs.ID)
+			fmt.Fprintf(m.Stderr, "hearth: %v: pausing run %s in the daemon; tasks in flight are interrupted and run again on resume (signal again to stop watching)\n", sig, rs.ID)
 			go func() {
 				if _, err := c.PauseRun(ctx, rs.ID); err != nil && ctx.Err() == nil {
 					fmt.Fprintf(m.Stderr, "hearth: could not pause run %s: %v\n", rs.ID, err)

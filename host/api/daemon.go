@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/config"
 )
 
@@ -68,15 +69,16 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		return nil, err
 	}
 	fail := func(err error) (*Listeners, error) {
-		l.Close(context.Background())
+		// Nothing was served yet: the server's streams stay as they are.
+		l.stop(context.Background())
 		return nil, err
 	}
-	l.unixSrv = grpc.NewServer()
+	l.unixSrv = grpc.NewServer(grpc.MaxRecvMsgSize(wire.MaxMessage))
 	apipb.RegisterHearthServer(l.unixSrv, s)
 	l.serve(func() error { return l.unixSrv.Serve(ul) }, "unix socket")
 
 	if cfg.Listen != "" {
-		var opts []grpc.ServerOption
+		opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(wire.MaxMessage)}
 		if cfg.TLS != nil {
 			tc, err := serverTLS(cfg.TLS)
 			if err != nil {
@@ -126,8 +128,13 @@ func (l *Listeners) serve(fn func() error, what string) {
 // Close stops the listeners: streams end at once, calls in flight may
 // finish until ctx is done. The socket file is removed.
 func (l *Listeners) Close(ctx context.Context) {
+	l.s.shutdown()
+	l.stop(ctx)
+}
+
+// stop stops the listeners, once.
+func (l *Listeners) stop(ctx context.Context) {
 	l.once.Do(func() {
-		close(l.s.closing)
 		var wg sync.WaitGroup
 		for _, srv := range []*grpc.Server{l.unixSrv, l.tcpSrv} {
 			if srv == nil {

@@ -333,7 +333,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		code := http.StatusInternalServerError
 		switch {
-		case errors.Is(err, wire.ErrBadPayload), errors.Is(err, host.ErrSessionID):
+		case errors.Is(err, wire.ErrBadPayload), errors.Is(err, claudecode.ErrPayload), errors.Is(err, host.ErrSessionID):
 			code = http.StatusBadRequest
 		case errors.Is(err, host.ErrUnknownAgent), errors.Is(err, host.ErrNotExternal):
 			code = http.StatusNotFound

@@ -17,6 +17,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -57,8 +58,12 @@ type Server struct {
 	now     func() time.Time
 	started time.Time
 	// closing is closed when the daemon shuts down: streams end.
-	closing chan struct{}
+	closing   chan struct{}
+	closeOnce sync.Once
 }
+
+// shutdown ends the server's streams: the daemon is stopping.
+func (s *Server) shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // NewServer returns a server for opts.Host.
 func NewServer(opts Options) *Server {
@@ -338,7 +343,7 @@ func (s *Server) WatchRun(req *apipb.RunRef, stream apipb.Hearth_WatchRunServer)
 	return s.follow(stream, handle, sub)
 }
 
-// PauseRun pauses a run once its tasks in flight finish.
+// PauseRun pauses a run, interrupting its tasks in flight.
 func (s *Server) PauseRun(ctx context.Context, req *apipb.RunRef) (*apipb.RunInfo, error) {
 	return s.stopRun(ctx, req.GetRun(), s.h.PauseRun)
 }
@@ -512,7 +517,7 @@ func (s *Server) hook(ctx context.Context, kind, agent string, payload []byte) (
 	}
 	p, err := claudecode.Parse(payload)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", wire.ErrBadPayload, err)
+		return nil, err
 	}
 	return claudecode.Handle(ctx, s.h, agent, p)
 }

@@ -118,7 +118,8 @@ func jsonError(b []byte, err error) string {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		// Offset counts the bytes read, the offending one included.
+		off = max(se.Offset-1, 0)
 	case errors.As(err, &te):
 		off = te.Offset
 		if te.Field != "" {

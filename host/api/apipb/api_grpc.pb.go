@@ -79,8 +79,9 @@ type HearthClient interface {
 	// WatchRun streams a run that is running until it stops; for a run
 	// that is not running, it sends the run as it is and ends.
 	WatchRun(ctx context.Context, in *RunRef, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RunUpdate], error)
-	// PauseRun asks a running run to pause once its tasks in flight finish,
-	// and returns at once.
+	// PauseRun pauses a run: its tasks in flight are interrupted (they run
+	// again, without using up an attempt, when it resumes). It returns the
+	// run once paused.
 	PauseRun(ctx context.Context, in *RunRef, opts ...grpc.CallOption) (*RunInfo, error)
 	CancelRun(ctx context.Context, in *RunRef, opts ...grpc.CallOption) (*RunInfo, error)
 	DeleteRun(ctx context.Context, in *RunRef, opts ...grpc.CallOption) (*DeleteRunReply, error)
@@ -366,8 +367,9 @@ type HearthServer interface {
 	// WatchRun streams a run that is running until it stops; for a run
 	// that is not running, it sends the run as it is and ends.
 	WatchRun(*RunRef, grpc.ServerStreamingServer[RunUpdate]) error
-	// PauseRun asks a running run to pause once its tasks in flight finish,
-	// and returns at once.
+	// PauseRun pauses a run: its tasks in flight are interrupted (they run
+	// again, without using up an attempt, when it resumes). It returns the
+	// run once paused.
 	PauseRun(context.Context, *RunRef) (*RunInfo, error)
 	CancelRun(context.Context, *RunRef) (*RunInfo, error)
 	DeleteRun(context.Context, *RunRef) (*DeleteRunReply, error)

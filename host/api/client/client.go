@@ -112,6 +112,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	default:
 		return nil, errors.New("client: give the daemon's socket, data directory or TCP address")
 	}
+	dopts = append(dopts, grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(wire.MaxMessage), grpc.MaxCallRecvMsgSize(wire.MaxMessage)))
 	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -319,8 +320,8 @@ func (c *Client) RunEvents(ctx context.Context, id string, limit int) ([]host.Ev
 	return out, nil
 }
 
-// PauseRun pauses a run once its tasks in flight finish, and returns it
-// then.
+// PauseRun pauses a run, interrupting its tasks in flight (they run
+// again when it resumes), and returns it paused.
 func (c *Client) PauseRun(ctx context.Context, id string) (host.RunInfo, error) {
 	r, err := c.rpc.PauseRun(ctx, &apipb.RunRef{Run: id})
 	if err != nil {

@@ -9,9 +9,15 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 )
+
+// MaxMessage bounds a message either way: a hook payload may carry a
+// whole file (claudecode.MaxPayload), and a run's outputs can be large.
+// gRPC's default, 4 MiB, is too small for both.
+const MaxMessage = 32 << 20
 
 // ErrBadPayload is wrapped by the errors of hook payloads that cannot be
 // read; the server reports it as INVALID_ARGUMENT.
@@ -39,6 +45,7 @@ var kinds = []struct {
 	{host.ErrDenied, codes.PermissionDenied, "DENIED"},
 	{host.ErrClosed, codes.Unavailable, "CLOSED"},
 	{ErrBadPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
+	{claudecode.ErrPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
 	{ErrConfig, codes.InvalidArgument, "CONFIG"},
 }
 

@@ -1,0 +1,405 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api"
+	"github.com/hearth-dev/hearth/host/api/client"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+func TestSubmitReusesAWarmSessionThroughTheDaemon(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	ctx := context.Background()
+	task := func(path string) host.Task {
+		return host.Task{Agent: "coder", Prompt: "read:" + path + ";echo:done", Hints: sdk.Hints{Files: []string{path}}}
+	}
+	first, err := d.c.Submit(ctx, task("src/models/user.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Decision.Action != host.ActionSpawned || first.Result.Output != "done" || first.Session == "" {
+		t.Fatalf("first task: got %+v", first)
+	}
+	// Place runs nothing, and says it would reuse the warm session.
+	place, err := d.c.Place(ctx, "coder", sdk.Hints{Files: []string{"src/models/user.go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if place.Action != host.ActionReused || place.Session != first.Session || len(place.Candidates) != 1 || place.Candidates[0].File != 1 {
+		t.Errorf("placement: got %+v; want the warm session with a full file score", place)
+	}
+	second, err := d.c.Submit(ctx, task("src/models/user.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Decision.Action != host.ActionReused || second.Session != first.Session || second.Decision.Score <= second.Decision.Threshold {
+		t.Errorf("second task: got %s on %s (score %.2f), want reused %s above the threshold", second.Decision.Action, second.Session, second.Decision.Score, first.Session)
+	}
+	// The same decision, read back through the daemon's session view.
+	sd, err := d.c.Session(ctx, first.Session, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sd.Status != "live" || sd.Tasks != 2 || len(sd.Files) != 1 || sd.Files[0] != "src/models/user.go" || len(sd.Decisions) != 2 {
+		t.Errorf("session: got %+v", sd.SessionInfo)
+	}
+	list, err := d.c.Sessions(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != first.Session {
+		t.Errorf("sessions: got %+v, %v", list, err)
+	}
+}
+
+func TestErrorsKeepTheirKindAcrossTheSocket(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder"), config.DefaultExternal("claude-code", config.ExternalClaudeCode)}})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want error
+		code codes.Code
+	}{
+		{"unknown agent", func() error { _, err := d.c.Submit(ctx, host.Task{Agent: "codr", Prompt: "x"}); return err }, host.ErrUnknownAgent, codes.NotFound},
+		{"unknown run", func() error { _, err := d.c.ShowRun(ctx, "nope", client.ShowOptions{}); return err }, host.ErrUnknownRun, codes.NotFound},
+		{"unknown session", func() error { _, err := d.c.Session(ctx, "nope", 0); return err }, host.ErrUnknownSession, codes.NotFound},
+		{"task for an external agent", func() error { _, err := d.c.Submit(ctx, host.Task{Agent: "claude-code", Prompt: "x"}); return err }, host.ErrExternalAgent, codes.FailedPrecondition},
+		{"a failing task", func() error { _, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "permanent:out of paper"}); return err }, nil, codes.Unknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Errorf("got %v; want it to wrap %v", err, tc.want)
+			}
+			if st, _ := status.FromError(err); st.Code() != tc.code {
+				t.Errorf("code %v; want %v (%v)", st.Code(), tc.code, err)
+			}
+		})
+	}
+	// The daemon's message is the host's, with the fix it suggests.
+	_, err := d.c.Submit(ctx, host.Task{Agent: "codr", Prompt: "x"})
+	if !contains(err.Error(), `no such agent "codr"`, "configured agents: claude-code, coder") {
+		t.Errorf("message %q", err)
+	}
+}
+
+// pipelineFile is a config holding one pipeline for the daemon's coder
+// agent: a -> (b, c) -> d.
+func pipelineFile(t testing.TB, dir, extra string) string {
+	return writeFile(t, dir, "pipeline.hcl", `
+agent "coder" {
+  command = ["/bin/true"]
+}
+pipeline "build" {
+  agent    = "coder"
+  parallel = 2
+  `+extra+`
+  task "a" {
+    prompt = "read:src/a.go;echo:a"
+  }
+  task "b" {
+    prompt     = "echo:b;cost:0.5"
+    depends_on = ["a"]
+  }
+  task "c" {
+    prompt     = "echo:c;metric:quality=0.9"
+    depends_on = ["a"]
+  }
+  task "d" {
+    prompt     = "echo:d"
+    depends_on = ["b", "c"]
+  }
+}
+`)
+}
+
+func TestRunsThroughTheDaemon(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	ctx := context.Background()
+	// The file's agent block is not the daemon's: the daemon runs the
+	// pipeline with its own agent of that name.
+	file := pipelineFile(t, t.TempDir(), "")
+	rs, err := d.c.StartRun(ctx, client.StartOptions{Config: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Started.Pipeline != "build" || rs.Started.Tasks != 4 {
+		t.Errorf("started: %+v", rs.Started)
+	}
+	var succeeded []string
+	for e := range rs.C {
+		if e.Kind == host.EventRunTask && e.To == string(host.TaskSucceeded) {
+			succeeded = append(succeeded, e.Task)
+		}
+	}
+	info, err := rs.Wait(ctx)
+	if err != nil || info.Status != host.RunCompleted || info.Succeeded != 4 || info.Cost != 0.5 {
+		t.Fatalf("stopped: %+v, %v", info, err)
+	}
+	// Every task's success reached the stream before the end, in
+	// dependency order.
+	if len(succeeded) != 4 || succeeded[0] != "a" || succeeded[3] != "d" {
+		t.Errorf("succeeded events %v; want a first, d last", succeeded)
+	}
+	v, err := d.c.ShowRun(ctx, rs.ID[:len(rs.ID)-2], client.ShowOptions{Outputs: true, Checkpoints: true, Events: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.ID != rs.ID || len(v.TaskList) != 4 || len(v.Outputs) != 4 || len(v.Checkpoints) < 5 || len(v.Events) != 5 || v.Config != file {
+		t.Errorf("show: %d tasks, %d outputs, %d checkpoints, %d events, config %q", len(v.TaskList), len(v.Outputs), len(v.Checkpoints), len(v.Events), v.Config)
+	}
+
+	// Fork from the checkpoint after a: the original is untouched.
+	at := uint64(0)
+	for _, cp := range v.Checkpoints {
+		if cp.Task == "a" {
+			at = cp.Seq
+		}
+	}
+	fork, err := d.c.ForkRun(ctx, rs.ID, at, host.ForkOptions{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	finfo, err := fork.Wait(ctx)
+	if err != nil || finfo.ForkedFrom != rs.ID || finfo.Status != host.RunCompleted {
+		t.Errorf("fork: %+v, %v", finfo, err)
+	}
+	again, err := d.c.ShowRun(ctx, rs.ID, client.ShowOptions{Checkpoints: true})
+	if err != nil || len(again.Checkpoints) != len(v.Checkpoints) {
+		t.Errorf("the origin changed: %d checkpoints, was %d (%v)", len(again.Checkpoints), len(v.Checkpoints), err)
+	}
+	runs, err := d.c.Runs(ctx)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs: %+v, %v", runs, err)
+	}
+	// Delete the fork; its events remain.
+	id, err := d.c.DeleteRun(ctx, fork.ID)
+	if err != nil || id != fork.ID {
+		t.Fatalf("delete: %q, %v", id, err)
+	}
+	if _, err := d.c.ShowRun(ctx, fork.ID, client.ShowOptions{}); !errors.Is(err, host.ErrUnknownRun) {
+		t.Errorf("show a deleted run: %v", err)
+	}
+	evs, err := d.c.RunEvents(ctx, fork.ID, 1)
+	if err != nil || len(evs) != 1 || evs[0].Kind != host.EventRunDeleted {
+		t.Errorf("a deleted run's last event: %+v, %v", evs, err)
+	}
+}
+
+func TestPauseResumeAndCancelThroughTheDaemon(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	ctx := context.Background()
+	gate := filepath.Join(t.TempDir(), "go")
+	file := writeFile(t, t.TempDir(), "p.hcl", `
+pipeline "slow" {
+  agent = "coder"
+  task "first" {
+    prompt = "wait:`+gate+`;echo:1"
+  }
+  task "second" {
+    prompt     = "echo:2"
+    depends_on = ["first"]
+  }
+}
+agent "coder" {
+  command = ["/bin/true"]
+}
+`)
+	rs, err := d.c.StartRun(ctx, client.StartOptions{Config: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range rs.C {
+		if e.Kind == host.EventRunTask && e.Task == "first" && e.To == string(host.TaskRunning) {
+			break
+		}
+	}
+	// A watcher that goes away mid-stream leaves the run running.
+	wctx, wcancel := context.WithCancel(ctx)
+	w, err := d.c.WatchRun(wctx, rs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcancel()
+	if _, err := w.Wait(ctx); err == nil {
+		t.Error("a cancelled watch ended without an error")
+	}
+	// Pausing interrupts the task in flight; it runs again on resume.
+	info, err := d.c.PauseRun(ctx, rs.ID)
+	if err != nil || info.Status != host.RunPaused {
+		t.Fatalf("pause: %+v, %v", info, err)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.Wait(ctx); err == nil {
+		t.Error("the paused run's stream ended without its RunError")
+	} else if re := (*host.RunError)(nil); !errors.As(err, &re) || re.Status != host.RunPaused {
+		t.Errorf("stream end: %v; want a RunError saying paused", err)
+	}
+	resumed, err := d.c.ResumeRun(ctx, rs.ID, host.ResumeOptions{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err = resumed.Wait(ctx)
+	if err != nil || info.Status != host.RunCompleted || info.Succeeded != 2 {
+		t.Fatalf("resumed: %+v, %v", info, err)
+	}
+	if _, err := d.c.CancelRun(ctx, rs.ID); !errors.Is(err, host.ErrIllegalTransition) {
+		t.Errorf("cancel a completed run: %v; want an illegal transition", err)
+	}
+}
+
+func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	es, err := d.c.Events(ctx, client.EventFilter{Kinds: []host.EventKind{host.EventDecision, host.EventToolUsed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := d.c.Submit(context.Background(), host.Task{Agent: "coder", Prompt: "read:a.go;read:b.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decision *host.Decision
+	tools := 0
+	for decision == nil || tools < 2 {
+		select {
+		case e := <-es.C:
+			switch e.Kind {
+			case host.EventDecision:
+				decision = e.Decision
+			case host.EventToolUsed:
+				tools++
+			default:
+				t.Errorf("the filter let %s through", e.Kind)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("got decision %v and %d tool uses; want the task's", decision, tools)
+		}
+	}
+	if decision.Task != out.TaskID || decision.Action != host.ActionSpawned {
+		t.Errorf("decision %+v", decision)
+	}
+	// The client goes away: the stream closes, and the daemon forgets it
+	// (goleak checks nothing is left once the test's daemon closes).
+	cancel()
+	for range es.C {
+	}
+	if err := es.Err(); err != nil {
+		t.Errorf("a stream its client ended: %v", err)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	cfg := &config.Config{Agents: []*config.Agent{testAgent("coder")}}
+	cfg.Guards = mustGuards(t, `
+guard "no-secrets" {
+  hook      = "pre_tool_use"
+  condition = "any(paths, glob(#, '**/*.pem'))"
+  message   = "no keys"
+}`)
+	d := startDaemon(t, cfg)
+	ctx := context.Background()
+	out, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "read:a.go;read:keys/server.pem"})
+	if err != nil || !contains(out.Result.Output, "denied keys/server.pem: no keys") {
+		t.Fatalf("got %+v, %v; want the key's read denied", out, err)
+	}
+	if _, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "permanent:no ink"}); err == nil {
+		t.Fatal("a failing task succeeded")
+	}
+	body := httpGet(t, "http://"+d.l.HTTP+"/metrics", "")
+	for _, want := range []string{
+		`hearth_decisions_total{action="spawned",agent="coder",outcome="spawn-no-candidates"} 1`,
+		`hearth_decisions_total{action="reused",agent="coder",outcome="reuse"} 1`,
+		`hearth_guard_fired_total{action="deny",guard="no-secrets",hook="pre_tool_use"} 1`,
+		`hearth_tool_uses_total{agent="coder",outcome="ok"} 1`,
+		`hearth_tool_uses_total{agent="coder",outcome="denied"} 1`,
+		`hearth_task_duration_seconds_count{agent="coder",result="succeeded"} 1`,
+		`hearth_plugin_spawns_total{agent="coder"} 1`,
+		`hearth_sessions{agent="coder",status="live"} 1`,
+		`hearth_task_duration_seconds_count{agent="coder",result="failed"} 1`,
+		`hearth_store_bytes{part="vlog"}`,
+	} {
+		if !contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// mustGuards compiles guard blocks as a config file would.
+func mustGuards(t testing.TB, src string) []*guard.Rule {
+	t.Helper()
+	cfg, err := config.Parse([]byte(src), "guards.hcl", config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Guards
+}
+
+func TestSocketIsOwnerOnlyAndNotShared(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	fi, err := os.Stat(d.l.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket mode %v; want a socket, 0600", fi.Mode())
+	}
+	// A second daemon on the same socket is refused, naming it.
+	srv := api.NewServer(api.Options{Host: d.h})
+	if _, err := srv.Listen(config.Server{Socket: d.l.Socket}, d.dir); !errors.Is(err, api.ErrSocketInUse) {
+		t.Errorf("second listener: %v; want ErrSocketInUse", err)
+	}
+	// A socket left by a daemon that died is taken over.
+	stale := filepath.Join(shortTempDir(t), "stale.sock")
+	if err := os.WriteFile(stale, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := api.NewServer(api.Options{Host: d.h}).Listen(config.Server{Socket: stale}, d.dir)
+	if err != nil {
+		t.Fatalf("listen over a stale socket: %v", err)
+	}
+	c := dial(t, client.Options{Socket: stale})
+	if _, err := c.Status(context.Background()); err != nil {
+		t.Error(err)
+	}
+	l.Close(context.Background())
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the socket is still there after Close: %v", err)
+	}
+	// No daemon: Dial says so at once.
+	if _, err := client.Dial(context.Background(), client.Options{Socket: stale}); !errors.Is(err, client.ErrNoDaemon) {
+		t.Errorf("dial without a daemon: %v", err)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	st, err := d.c.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DataDir != d.dir || st.PID != os.Getpid() || len(st.Agents) != 1 || st.Agents[0].Name != "coder" || st.Version != "test" {
+		t.Errorf("status %+v", st)
+	}
+	b, _ := json.Marshal(st)
+	if !contains(string(b), `"data_dir"`, `"agents"`) {
+		t.Errorf("status JSON %s", b)
+	}
+}

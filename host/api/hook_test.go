@@ -1,0 +1,231 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/claudecode"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// payloads are the recorded Claude Code hook payloads of one session,
+// in order, from examples/claude-code.
+func payloads(t testing.TB) map[string][]byte {
+	t.Helper()
+	files, err := filepath.Glob("../../examples/claude-code/payloads/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded payloads: %v", err)
+	}
+	out := make(map[string][]byte)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".json")] = b
+	}
+	return out
+}
+
+const ccSession = "3f1c2a9e-5d41-4b7e-9c0a-1e2f3a4b5c6d"
+
+// claudeCodeDaemon is a daemon with the example's config: the external
+// claude-code agent and its guards.
+func claudeCodeDaemon(t testing.TB) *daemon {
+	t.Helper()
+	cfg, err := config.Load("../../examples/claude-code/hearth.hcl", config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = filepath.Join(shortTempDir(t), "data")
+	cfg.Server = config.Server{HTTP: "127.0.0.1:0"}
+	return startDaemon(t, cfg)
+}
+
+// hookVia sends a payload through one of the daemon's two hook
+// transports and returns the answer, or the error as a string.
+type hookVia func(t *testing.T, d *daemon, payload []byte) (answer []byte, errText string)
+
+func viaGRPC(t *testing.T, d *daemon, payload []byte) ([]byte, string) {
+	out, err := d.c.Hook(context.Background(), config.ExternalClaudeCode, "", payload)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return out, ""
+}
+
+func viaHTTP(t *testing.T, d *daemon, payload []byte) ([]byte, string) {
+	resp, err := http.Post("http://"+d.l.HTTP+"/hooks/claude-code", "application/json", bytes.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp.Status + " " + string(b)
+	}
+	return b, ""
+}
+
+func TestClaudeCodeSessionFromHooks(t *testing.T) {
+	for name, via := range map[string]hookVia{"grpc": viaGRPC, "http": viaHTTP} {
+		t.Run(name, func(t *testing.T) {
+			d := claudeCodeDaemon(t)
+			ctx := context.Background()
+			p := payloads(t)
+			send := func(name string) []byte {
+				t.Helper()
+				out, errText := via(t, d, p[name])
+				if errText != "" {
+					t.Fatalf("%s: %s", name, errText)
+				}
+				return out
+			}
+			for _, n := range []string{"01-session-start", "02-user-prompt"} {
+				if out := send(n); len(out) != 0 {
+					t.Errorf("%s answered %s; want nothing", n, out)
+				}
+			}
+			s, err := d.c.Session(ctx, ccSession, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Status != "live" || s.Load != 1 || s.External != "claude-code" || s.Workspace != "/home/dev/shop" {
+				t.Errorf("after the prompt: %+v; want live, busy, external, in /home/dev/shop", s.SessionInfo)
+			}
+			if out := send("03-pre-read"); len(out) != 0 {
+				t.Errorf("an allowed read answered %s; want nothing (Claude Code's own permissions decide)", out)
+			}
+			for _, n := range []string{"04-post-read", "05-post-grep", "06-post-glob", "07-post-ls"} {
+				send(n)
+			}
+			// A read of .env is denied with the guard's message, in Claude
+			// Code's format.
+			var ans struct {
+				HookSpecificOutput struct {
+					HookEventName            string `json:"hookEventName"`
+					PermissionDecision       string `json:"permissionDecision"`
+					PermissionDecisionReason string `json:"permissionDecisionReason"`
+				} `json:"hookSpecificOutput"`
+			}
+			out := send("08-pre-read-env")
+			if err := json.Unmarshal(out, &ans); err != nil {
+				t.Fatalf("denial %q: %v", out, err)
+			}
+			h := ans.HookSpecificOutput
+			if h.HookEventName != "PreToolUse" || h.PermissionDecision != "deny" ||
+				!contains(h.PermissionDecisionReason, ".env files hold secrets", `hearth guard "no-env-files"`) {
+				t.Errorf("denial: %+v", h)
+			}
+			for _, n := range []string{"09-pre-edit", "10-post-edit", "11-post-write", "12-post-bash", "13-stop"} {
+				send(n)
+			}
+			s, err = d.c.Session(ctx, ccSession, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Reads, searches and listings count as well as writes; a Bash
+			// command names no path.
+			wantFiles := []string{"/home/dev/shop/src/cart/discount_test.go", "/home/dev/shop/src/cart/cart.go"}
+			if !slices.Equal(s.Files, wantFiles) {
+				t.Errorf("files %v; want %v", s.Files, wantFiles)
+			}
+			for _, dir := range []string{"/home/dev/shop/src/cart", "/home/dev/shop/src", "/home/dev/shop/src/pricing"} {
+				if !slices.Contains(s.Directories, dir) {
+					t.Errorf("directories %v lack %s", s.Directories, dir)
+				}
+			}
+			if !slices.Equal(s.Technologies, []string{"go"}) || s.ToolUses != 7 || s.Load != 0 {
+				t.Errorf("technologies %v, %d tool uses, load %d; want go, 7, idle after Stop", s.Technologies, s.ToolUses, s.Load)
+			}
+			denied := false
+			for _, e := range s.Events {
+				denied = denied || (e.Kind == host.EventGuardFired && e.Guard == "no-env-files" && e.Action == "deny")
+			}
+			if !denied {
+				t.Errorf("no guard.fired event for the denial in %+v", s.Events)
+			}
+			// An orchestrator asking where cart work should go is told to
+			// resume this session, and how.
+			dec, err := d.c.Place(ctx, "claude-code", sdk.Hints{Directories: []string{"/home/dev/shop/src/cart"}, Technologies: []string{"go"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dec.Action != host.ActionResume || dec.Session != ccSession || dec.Resume != "claude --resume "+ccSession || dec.Workspace != "/home/dev/shop" {
+				t.Errorf("placement %+v", dec)
+			}
+			// The session ends: dormant, still the one to resume.
+			send("14-session-end")
+			s, err = d.c.Session(ctx, ccSession, 5)
+			if err != nil || s.Status != "dormant" || !contains(s.Reason, "prompt_input_exit") {
+				t.Fatalf("after SessionEnd: %+v, %v", s.SessionInfo, err)
+			}
+			if dec, err := d.c.Place(ctx, "claude-code", sdk.Hints{Files: []string{"/home/dev/shop/src/cart/cart.go"}}); err != nil || dec.Action != host.ActionResume || dec.Session != ccSession {
+				t.Errorf("placement after the end: %+v, %v", dec, err)
+			}
+			// Hooks may come back: the session is live again, with its
+			// fingerprint.
+			send("02-user-prompt")
+			if s, _ := d.c.Session(ctx, ccSession, 5); s.Status != "live" || len(s.Files) != 2 {
+				t.Errorf("after a new prompt: %+v", s.SessionInfo)
+			}
+		})
+	}
+}
+
+func TestBadHookPayloads(t *testing.T) {
+	d := claudeCodeDaemon(t)
+	big := []byte(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Write","tool_input":{"content":"` +
+		strings.Repeat("x", claudecode.MaxPayload) + `"}}`)
+	for _, tc := range []struct {
+		name    string
+		payload []byte
+		grpc    codes.Code
+		http    string
+		says    string
+	}{
+		{"not JSON", []byte("session_id=1"), codes.InvalidArgument, "400", "invalid JSON at line 1, column 1"},
+		{"broken on line 3", []byte("{\n  \"session_id\": \"s\",\n  \"hook_event_name\": PreToolUse\n}"), codes.InvalidArgument, "400", "line 3, column 22"},
+		{"no session", []byte(`{"hook_event_name":"Stop"}`), codes.InvalidArgument, "400", "session_id is missing"},
+		{"no event", []byte(`{"session_id":"s"}`), codes.InvalidArgument, "400", "hook_event_name is missing"},
+		{"tool input not an object", []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":[1]}`), codes.InvalidArgument, "400", "tool_input must be a JSON object"},
+		{"wrong type", []byte(`{"session_id":7,"hook_event_name":"Stop"}`), codes.InvalidArgument, "400", "session_id must be a string"},
+		{"session ID hearth cannot keep", []byte(`{"session_id":"../../etc","hook_event_name":"Stop"}`), codes.InvalidArgument, "400", "invalid session ID"},
+		{"empty", nil, codes.InvalidArgument, "400", "it is empty"},
+		{"oversized", big, codes.InvalidArgument, "413", "MiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := d.c.Hook(context.Background(), config.ExternalClaudeCode, "", tc.payload)
+			if st, _ := status.FromError(err); st.Code() != tc.grpc || !contains(err.Error(), tc.says) {
+				t.Errorf("grpc: %v; want %v saying %q", err, tc.grpc, tc.says)
+			}
+			_, errText := viaHTTP(t, d, tc.payload)
+			if !strings.HasPrefix(errText, tc.http) || !contains(errText, tc.says) {
+				t.Errorf("http: %q; want %s saying %q", errText, tc.http, tc.says)
+			}
+		})
+	}
+	// The daemon carries on.
+	if out, errText := viaHTTP(t, d, payloads(t)["01-session-start"]); errText != "" || len(out) != 0 {
+		t.Errorf("a good payload after the bad ones: %q %s", out, errText)
+	}
+	// Hooks for an agent hearth runs itself are refused.
+	_, err := d.c.Hook(context.Background(), "claude-code", "nope", payloads(t)["01-session-start"])
+	if !errors.Is(err, host.ErrUnknownAgent) {
+		t.Errorf("hook for an unknown agent: %v", err)
+	}
+}
