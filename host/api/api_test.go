@@ -75,7 +75,10 @@ func TestErrorsKeepTheirKindAcrossTheSocket(t *testing.T) {
 		{"unknown run", func() error { _, err := d.c.ShowRun(ctx, "nope", client.ShowOptions{}); return err }, host.ErrUnknownRun, codes.NotFound},
 		{"unknown session", func() error { _, err := d.c.Session(ctx, "nope", 0); return err }, host.ErrUnknownSession, codes.NotFound},
 		{"task for an external agent", func() error { _, err := d.c.Submit(ctx, host.Task{Agent: "claude-code", Prompt: "x"}); return err }, host.ErrExternalAgent, codes.FailedPrecondition},
-		{"a failing task", func() error { _, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "permanent:out of paper"}); return err }, nil, codes.Unknown},
+		{"a failing task", func() error {
+			_, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "permanent:out of paper"})
+			return err
+		}, nil, codes.Unknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
