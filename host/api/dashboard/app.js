@@ -147,7 +147,8 @@ function renderGraph(run) {
   const svg = document.getElementById("graph");
   const width = col * (W + GX) + 20, height = rows * (H + GY) + 20;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  svg.style.maxHeight = height + "px";
+  svg.setAttribute("width", width);
+  svg.setAttribute("height", height);
   const edges = [], nodes = [];
   for (const t of tasks) {
     const p = pos.get(t.name);

@@ -1,0 +1,203 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/client"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// chromium finds the headless browser the dashboard test drives:
+// $HEARTH_CHROMIUM, or Debian's chromium (.ci/run installs it). Without
+// one the test skips, except in CI, where it fails.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("HEARTH_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	msg := "no chromium to test the dashboard in: install Debian's chromium package (apt-get install chromium), or set HEARTH_CHROMIUM"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// browser starts a headless chromium for the test. The flags keep it off
+// the network beyond loopback: this machine reaches nothing else.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1400),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc()
+	})
+	// The first call starts the browser and ties it to its context: on
+	// this one, not on a deadline's, which would close the browser when
+	// it ends.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// page drives the dashboard in the browser; every wait has a deadline
+// and fails the test with what it was waiting for.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p page) deadline() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(p.ctx, 20*time.Second)
+}
+
+func (p page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := p.deadline()
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		p.t.Fatalf("the dashboard never showed %s: %v", what, err)
+	}
+}
+
+// wait waits until an element matching the CSS selector is visible.
+func (p page) wait(what, sel string) {
+	p.t.Helper()
+	p.do(what, chromedp.WaitVisible(chromedp.CSS(sel)))
+}
+
+func (p page) text(sel string) string {
+	p.t.Helper()
+	ctx, cancel := p.deadline()
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		p.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (p page) count(sel string) int {
+	p.t.Helper()
+	ctx, cancel := p.deadline()
+	defer cancel()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf("document.querySelectorAll(%q).length", sel)))
+	if err != nil {
+		p.t.Fatalf("count %s: %v", sel, err)
+	}
+	return n
+}
+
+func (p page) attr(sel, name string) string {
+	p.t.Helper()
+	ctx, cancel := p.deadline()
+	defer cancel()
+	a, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
+	if err != nil {
+		p.t.Fatalf("attribute %s of %s: %v", name, sel, err)
+	}
+	return a.Value
+}
+
+// TestDashboardShowsTheHostLive loads the dashboard from a real daemon in
+// a real headless chromium, makes things happen through the API, and
+// checks that the page shows them as they happen: the placement with its
+// score bars, the session, a run's graph with each task's state, and
+// today's counts.
+func TestDashboardShowsTheHostLive(t *testing.T) {
+	p := page{t, browser(t)}
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+
+	p.do("its page", chromedp.Navigate("http://"+d.l.HTTP+"/"))
+	p.wait("its live connection", "#live.on")
+	if empty := p.text("#decisions-empty"); !contains(empty, "No placement yet") {
+		t.Errorf("the empty dashboard says %q; want that nothing was placed yet", empty)
+	}
+
+	// A task placed now appears without reloading the page.
+	out, err := d.c.Submit(context.Background(), host.Task{Agent: "coder", Name: "read-cart", Prompt: "read:src/cart/cart.go",
+		Hints: sdk.Hints{Files: []string{"src/cart/cart.go"}, Technologies: []string{"go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decision := fmt.Sprintf(`#decisions li[data-task=%q][data-action="spawned"]`, out.TaskID)
+	session := fmt.Sprintf(`#sessions tr[data-session=%q][data-status="live"]`, out.Session)
+	p.wait("the placement", decision)
+	p.wait("the session", session)
+	if reason, fp := p.text(decision+" > div.muted"), p.text(session+" .fp"); !contains(reason, "spawned "+out.Session) || !contains(fp, "src/cart", "go", "1 files") {
+		t.Errorf("decision reason %q, fingerprint %q", reason, fp)
+	}
+
+	// A second task is reused: its candidate's score shows as a bar of
+	// factor segments, with the threshold marked.
+	out2, err := d.c.Submit(context.Background(), host.Task{Agent: "coder", Prompt: "read:src/cart/cart.go",
+		Hints: sdk.Hints{Files: []string{"src/cart/cart.go"}, Technologies: []string{"go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bar := fmt.Sprintf(`#decisions li[data-task=%q][data-action="reused"] .stack[data-candidate=%q]`, out2.TaskID, out.Session)
+	p.wait("the reuse's score bars", bar)
+	if n, th := p.count(bar+" .seg"), p.count(bar+" .threshold"); n != 5 || th != 1 {
+		t.Errorf("%d factor segments and %d threshold marks in the bar; want 5 and 1", n, th)
+	}
+
+	// A run: its graph fills in as its tasks succeed, its row reaches
+	// 100%, and today's count goes up.
+	rs, err := d.c.StartRun(context.Background(), client.StartOptions{Config: pipelineFile(t, t.TempDir(), "budget = 5")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run := fmt.Sprintf(`#runs tr[data-run=%q][data-status="completed"]`, rs.ID)
+	p.wait("the completed run", run)
+	p.wait("the run's last task, succeeded", `#graph g.node[data-task="d"][data-status="succeeded"]`)
+	nodes, edges := p.count(`#graph g.node[data-status="succeeded"]`), p.count("#graph path.edge")
+	progress, quality, cost := p.attr(run+" td[data-progress]", "data-progress"), p.text(run+" td:nth-child(6)"), p.text(run+" td:nth-child(5)")
+	if nodes != 4 || edges != 4 || progress != "100" || quality != "0.90" || cost != "0.50 / 5.00" {
+		t.Errorf("graph: %d succeeded nodes, %d edges; row: progress %s, quality %s, cost %q; want 4, 4, 100, 0.90, 0.50 / 5.00",
+			nodes, edges, progress, quality, cost)
+	}
+	if today := p.text("#today-completed"); today != "1" {
+		t.Errorf("completed today: %q; want 1", today)
+	}
+
+	// For a person to look at: HEARTH_SCREENSHOT=dash.png keeps it.
+	if shot := os.Getenv("HEARTH_SCREENSHOT"); shot != "" {
+		ctx, cancel := p.deadline()
+		defer cancel()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(shot, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
