@@ -195,6 +195,15 @@ func TestParseErrors(t *testing.T) {
 		{"pipeline unknown dependency", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  agent = \"g\"\n  task \"a\" {\n    prompt = \"x\"\n    depends_on = [\"b\"]\n  }\n}\n", "t.hcl:8:19", `depends on "b", which is not a task`},
 		{"pipeline without tasks", "pipeline \"p\" {\n}\n", "t.hcl:1:1", "has no tasks"},
 		{"task without prompt", "agent \"g\" {\n  bundled = \"gotour\"\n}\npipeline \"p\" {\n  task \"a\" {\n    agent = \"g\"\n  }\n}\n", "t.hcl:5:12", `The argument "prompt" is required`},
+		{"unknown external kind", "agent \"cc\" {\n  external = \"claude_code\"\n}\n", "t.hcl:2:14", `hearth knows claude-code, not "claude_code" (did you mean "claude-code"?)`},
+		{"external with a command", "agent \"cc\" {\n  external = \"claude-code\"\n  command  = [\"x\"]\n}\n", "t.hcl:3:14", "command does not apply"},
+		{"task for an external agent", "agent \"cc\" {\n  external = \"claude-code\"\n}\npipeline \"p\" {\n  task \"a\" {\n    agent  = \"cc\"\n    prompt = \"x\"\n  }\n}\n", "t.hcl:6:14", `Agent "cc" is external`},
+		{"tcp without credentials", "server {\n  listen = \"0.0.0.0:7410\"\n}\n", "t.hcl:2:12", "Set token_file"},
+		{"http beyond loopback", "server {\n  http = \"0.0.0.0:80\"\n}\n", "t.hcl:2:10", "set token_file, or bind it to loopback"},
+		{"bad address", "server {\n  http = \"7411\"\n}\n", "t.hcl:2:10", "http must be host:port"},
+		{"tls without tcp", "server {\n  tls {\n    cert_file = \"c\"\n    key_file  = \"k\"\n  }\n}\n", "t.hcl:2:3", "The tls block secures the TCP API, which is off"},
+		{"hook policy", "hooks {\n  when_unreachable = \"block\"\n}\n", "t.hcl:2:22", `when_unreachable must be "allow"`},
+		{"hooks agent not external", "agent \"g\" {\n  bundled = \"gotour\"\n}\nhooks {\n  agent = \"g\"\n}\n", "t.hcl:5:11", `hooks.agent must name an agent with external`},
 		{"negative max_dormant", "agent \"a\" {\n  bundled = \"gotour\"\n  pool {\n    max_dormant = -1\n  }\n}\n", "t.hcl:4:19", "max_dormant must be 0"},
 	}
 	for _, tt := range tests {
@@ -300,9 +309,20 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, a := range cfg.Agents {
-			if a.Bundled == "" && len(a.Command) == 0 {
-				t.Fatalf("agent %q validated without a program", a.Name)
+			// Exactly one of a bundled program, a command, or none
+			// (external).
+			n := 0
+			for _, set := range []bool{a.Bundled != "", len(a.Command) > 0, a.External != ""} {
+				if set {
+					n++
+				}
 			}
+			if n != 1 {
+				t.Fatalf("agent %q validated with %d of bundled, command and external", a.Name, n)
+			}
+		}
+		if cfg.Server.Listen != "" && cfg.Server.TokenFile == "" && (cfg.Server.TLS == nil || cfg.Server.TLS.ClientCAFile == "") {
+			t.Fatalf("TCP validated without credentials: %+v", cfg.Server)
 		}
 		for _, p := range cfg.Pipelines {
 			// What a file may hold, the Go API takes as it is.
@@ -337,4 +357,45 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestServerHooksAndExternalAgents(t *testing.T) {
+	cfg, err := Parse([]byte(`
+agent "cc" {
+  external = "claude-code"
+}
+server {
+  socket     = "run/hearth.sock"
+  listen     = "0.0.0.0:7410"
+  http       = ""
+  token_file = "token"
+}
+hooks {
+  when_unreachable = "deny"
+}
+`), "/etc/hearth/hearth.hcl", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Agent("cc")
+	if a.External != ExternalClaudeCode || a.Workspace != "" || a.Capacity != 1 || a.Command != nil {
+		t.Errorf("external agent %+v", a)
+	}
+	want := Server{Socket: "/etc/hearth/run/hearth.sock", Listen: "0.0.0.0:7410", TokenFile: "/etc/hearth/token"}
+	if !reflect.DeepEqual(cfg.Server, want) {
+		t.Errorf("server %+v, want %+v", cfg.Server, want)
+	}
+	// The one claude-code agent takes the hooks unless hooks.agent says.
+	if cfg.Hooks != (Hooks{Agent: "cc", WhenUnreachable: HookDeny}) {
+		t.Errorf("hooks %+v", cfg.Hooks)
+	}
+	if got := cfg.Server.SocketPath("/var/lib/hearth"); got != want.Socket {
+		t.Errorf("socket path %q", got)
+	}
+	// Without a server block: the dashboard on loopback, the socket in
+	// the data directory.
+	d := Default(nil)
+	if d.Server.HTTP != DefaultHTTP || d.Server.SocketPath("/d/") != "/d/hearth.sock" || d.Hooks.Agent != DefaultExternalAgent {
+		t.Errorf("defaults %+v %+v", d.Server, d.Hooks)
+	}
 }

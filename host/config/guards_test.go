@@ -105,7 +105,7 @@ func TestSampleIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Agents) != 1 || len(cfg.Guards) != 5 || len(cfg.Pipelines) != 1 || cfg.Matcher.Threshold != 0.6 {
+	if len(cfg.Agents) != 2 || len(cfg.Guards) != 5 || len(cfg.Pipelines) != 1 || cfg.Matcher.Threshold != 0.6 {
 		t.Fatalf("got %d agents, %d guards, %d pipelines, threshold %v", len(cfg.Agents), len(cfg.Guards), len(cfg.Pipelines), cfg.Matcher.Threshold)
 	}
 	// The sample states the defaults: loading it gives what leaving

@@ -40,6 +40,37 @@ agent "gotour" {
   }
 }
 
+# An external agent is a program hearth does not start, whose sessions
+# report through hooks: Claude Code's, through `hearth hook` or the
+# daemon's /hooks/claude-code (see examples/claude-code). Its sessions get
+# fingerprints and pre_tool_use guards; `hearth place` points at one to
+# resume. Only pool and fingerprint settings apply to it.
+agent "claude-code" {
+  external = "claude-code"
+  # workspace = "/src/app"  # tool-use paths are made relative to it (default: kept absolute)
+}
+
+# How `hearth serve` listens. The API's unix socket is owner-only: that is
+# its access control. TCP is off unless listen is set, and then needs
+# token_file or a tls block with client_ca_file (mutual TLS), or both.
+server {
+  # socket     = "./.hearth/hearth.sock"  # default: hearth.sock in the data directory
+  # listen     = "0.0.0.0:7410"          # the API over TCP (default: off)
+  http = "127.0.0.1:7411" # the dashboard, /metrics, POST /hooks/claude-code; "" for none
+  # token_file = "/etc/hearth/token"     # the bearer token TCP (and non-loopback HTTP) clients present
+  # tls {
+  #   cert_file      = "server.pem"
+  #   key_file       = "server.key"
+  #   client_ca_file = "clients-ca.pem"  # clients must present a certificate it signed
+  # }
+}
+
+# How `hearth hook` reports Claude Code's hooks.
+hooks {
+  # agent = "claude-code"     # default: the first external claude-code agent
+  when_unreachable = "allow" # no daemon: tool uses go ahead ("deny": fail closed)
+}
+
 # How tasks are placed: a session scoring strictly above the threshold is
 # reused. The weights sum to 1; see the matcher package for each factor.
 matcher {
