@@ -436,3 +436,101 @@ func TestExampleStudyPlanner(t *testing.T) {
 			refused.Run.Status, est.Status, est.Attempt, est.Error)
 	}
 }
+
+// TestExampleClaudeCode wires examples/claude-code's settings.json to a
+// daemon started on its config, replays a recorded Claude Code session
+// through the hook commands the settings name, and checks that the
+// session is tracked, the .env read denied, and the session pointed at
+// for new work.
+func TestExampleClaudeCode(t *testing.T) {
+	dir := "../../examples/claude-code"
+	home := t.TempDir()
+	s := serve(t, map[string]string{"HEARTH_DATA_DIR": filepath.Join(home, ".hearth")}, "--config", filepath.Join(dir, "hearth.hcl"))
+
+	var settings struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &settings); err != nil {
+		t.Fatal(err)
+	}
+	// hook runs the command the settings give for a payload's event, as
+	// Claude Code would: in a shell, where ~ is the user's home.
+	hook := func(file string) (string, string) {
+		t.Helper()
+		payload, err := os.ReadFile(filepath.Join(dir, "payloads", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Event string `json:"hook_event_name"`
+		}
+		if err := json.Unmarshal(payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		groups := settings.Hooks[p.Event]
+		if len(groups) != 1 || len(groups[0].Hooks) != 1 || groups[0].Hooks[0].Type != "command" {
+			t.Fatalf("settings.json wires %s to %+v; want one command hook", p.Event, groups)
+		}
+		args := strings.Fields(strings.ReplaceAll(groups[0].Hooks[0].Command, "~", home))
+		if args[0] != "hearth" {
+			t.Fatalf("the hook command %q does not run hearth", groups[0].Hooks[0].Command)
+		}
+		code, out, errOut := run(t, map[string]string{"STDIN": string(payload)}, args[1:]...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, code, errOut)
+		}
+		return out, errOut
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "payloads", "*.json"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("payloads: %v, %v", files, err)
+	}
+	denied := 0
+	for _, f := range files {
+		out, errOut := hook(filepath.Base(f))
+		if errOut != "" {
+			t.Errorf("%s: stderr %q", f, errOut)
+		}
+		if out == "" {
+			continue
+		}
+		var ans struct {
+			Out struct {
+				Decision string `json:"permissionDecision"`
+				Reason   string `json:"permissionDecisionReason"`
+			} `json:"hookSpecificOutput"`
+		}
+		if err := json.Unmarshal([]byte(out), &ans); err != nil || ans.Out.Decision != "deny" || !strings.Contains(ans.Out.Reason, ".env files hold secrets") {
+			t.Errorf("%s answered %q; only a denial is expected", f, out)
+		}
+		if filepath.Base(f) != "08-pre-read-env.json" {
+			t.Errorf("%s was denied; only the .env read should be", f)
+		}
+		denied++
+	}
+	if denied != 1 {
+		t.Errorf("%d denials; want the .env read's", denied)
+	}
+	env := map[string]string{"HEARTH_DATA_DIR": s.dataDir}
+	code, out, _ := run(t, env, "sessions", "show", "3f1c2a9e-5d41-4b7e-9c0a-1e2f3a4b5c6d")
+	for _, want := range []string{"a claude-code session", "workspace   /home/dev/shop", "resume      cd /home/dev/shop && claude --resume 3f1c2a9e",
+		"status      dormant: ended: prompt_input_exit", "/home/dev/shop/src/cart/cart.go", "no-env-files deny"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("sessions show lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, env, "place", "claude-code", "--dir", "/home/dev/shop/src/cart", "--tech", "go")
+	if code != 0 || !strings.Contains(out, "resume it with: cd /home/dev/shop && claude --resume 3f1c2a9e-5d41-4b7e-9c0a-1e2f3a4b5c6d") {
+		t.Errorf("place: %d\n%s", code, out)
+	}
+}

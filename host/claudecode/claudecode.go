@@ -118,8 +118,12 @@ func jsonError(b []byte, err error) string {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		// Offset counts the bytes read, the offending one included.
+		// Offset counts the bytes read, the offending one included; at
+		// the end of the input, there is none: point just past it.
 		off = max(se.Offset-1, 0)
+		if strings.HasPrefix(se.Error(), "unexpected end") {
+			off = se.Offset
+		}
 	case errors.As(err, &te):
 		off = te.Offset
 		if te.Field != "" {

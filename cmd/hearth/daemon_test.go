@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+)
+
+// serving is `hearth serve` running in-process on a real socket.
+type serving struct {
+	dataDir string
+	http    string
+	sigs    chan os.Signal
+	done    chan int
+	stderr  *syncBuffer
+}
+
+// serve starts `hearth serve` with args on a fresh data directory (or
+// env's), and returns once it listens: when it prints its addresses.
+func serve(t *testing.T, env map[string]string, args ...string) *serving {
+	t.Helper()
+	if env == nil {
+		env = map[string]string{}
+	}
+	if env["HEARTH_DATA_DIR"] == "" {
+		env["HEARTH_DATA_DIR"] = filepath.Join(t.TempDir(), "data")
+	}
+	s := &serving{dataDir: env["HEARTH_DATA_DIR"], sigs: make(chan os.Signal, 2), done: make(chan int, 1), stderr: &syncBuffer{}}
+	pr, pw := io.Pipe()
+	m := &Main{
+		Stdin: strings.NewReader(""), Stdout: pw, Stderr: s.stderr,
+		Getenv:  func(k string) string { return env[k] },
+		Signals: func() (<-chan os.Signal, func()) { return s.sigs, func() {} },
+	}
+	go func() {
+		code := m.Run(context.Background(), append([]string{"serve", "--http", "127.0.0.1:0"}, args...))
+		pw.Close()
+		s.done <- code
+	}()
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if http, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "dashboard  http://"); ok {
+			s.http = strings.TrimSuffix(http, "/")
+			break
+		}
+	}
+	if s.http == "" {
+		t.Fatalf("hearth serve did not start: %s", s.stderr)
+	}
+	go io.Copy(io.Discard, pr)
+	t.Cleanup(func() { s.stop(t) })
+	return s
+}
+
+// stop sends SIGTERM and waits for the daemon to exit.
+func (s *serving) stop(t *testing.T) int {
+	t.Helper()
+	select {
+	case s.sigs <- os.Interrupt:
+	default:
+	}
+	select {
+	case code := <-s.done:
+		s.done <- code // stop is idempotent
+		return code
+	case <-time.After(30 * time.Second):
+		t.Fatalf("hearth serve did not stop: %s", s.stderr)
+		return -1
+	}
+}
+
+func TestServeThenTheCLIGoesThroughTheDaemon(t *testing.T) {
+	s := serve(t, nil)
+	env := map[string]string{"HEARTH_DATA_DIR": s.dataDir}
+
+	// The code tour runs in the daemon: the data directory is the
+	// daemon's (Badger lets one process have it), so this could not open
+	// it itself.
+	code, out, errOut := run(t, env, "run", "../../examples/code-tour", "-q")
+	if code != 0 || !strings.Contains(out, "in the daemon") || !strings.Contains(out, "48 succeeded") || !strings.Contains(out, "reused warm") {
+		t.Fatalf("run: %d\n%s\n%s", code, out, errOut)
+	}
+	id := regexp.MustCompile(`run (code-tour-\S+)`).FindStringSubmatch(out)[1]
+
+	code, out, _ = run(t, env, "sessions", "list", "--json")
+	var sessions []host.SessionInfo
+	if code != 0 || json.Unmarshal([]byte(out), &sessions) != nil || len(sessions) == 0 || sessions[0].Status != "live" {
+		t.Fatalf("sessions list: %d %s", code, out)
+	}
+	code, out, _ = run(t, env, "runs", "show", id)
+	if code != 0 || !strings.Contains(out, "completed") || !strings.Contains(out, "48/48 tasks succeeded") {
+		t.Errorf("runs show: %d %s", code, out)
+	}
+	code, out, _ = run(t, env, "place", "gotour", "--dir", "net/http", "--tech", "go")
+	if code != 0 || !strings.Contains(out, "would reuse gotour-") {
+		t.Errorf("place: %d %s", code, out)
+	}
+	code, out, _ = run(t, env, "submit", "gotour", "summary net/http", "--dir", "net/http", "--tech", "go", "--json")
+	var o host.Outcome
+	if code != 0 || json.Unmarshal([]byte(out), &o) != nil || o.Decision.Action != host.ActionReused {
+		t.Errorf("submit: %d %s", code, out)
+	}
+	code, _, errOut = run(t, env, "runs", "cancel", id, "--json")
+	if code != 1 || !strings.Contains(errOut, "it cannot become cancelled") {
+		t.Errorf("cancel a completed run: %d %s", code, errOut)
+	}
+
+	// SIGTERM: a clean stop. Then the CLI opens the data directory itself.
+	if code := s.stop(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, s.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(s.dataDir, "hearth.sock")); !os.IsNotExist(err) {
+		t.Errorf("the socket outlived the daemon: %v", err)
+	}
+	code, out, _ = run(t, env, "sessions", "list")
+	if code != 0 || !strings.Contains(out, "dormant*") {
+		t.Errorf("sessions list without a daemon: %d %s", code, out)
+	}
+}
+
+func TestHookWithoutADaemon(t *testing.T) {
+	pre := `{"session_id":"s1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/.env"}}`
+	// Fail open: the tool use goes ahead, with a warning.
+	code, out, errOut := run(t, map[string]string{"STDIN": pre}, "hook")
+	if code != 0 || out != "" || !strings.Contains(errOut, "no daemon answers") || !strings.Contains(errOut, "goes ahead untracked") {
+		t.Errorf("fail open: %d %q %q", code, out, errOut)
+	}
+	// Fail closed, by flag or by config.
+	cfg := writeConfig(t, "hooks {\n  when_unreachable = \"deny\"\n}\n")
+	for name, env := range map[string]map[string]string{
+		"flag":   {"STDIN": pre, "ARGS": "--when-unreachable=deny"},
+		"config": {"STDIN": pre, "HEARTH_CONFIG": cfg},
+	} {
+		args := []string{"hook"}
+		if a := env["ARGS"]; a != "" {
+			args = append(args, a)
+		}
+		code, out, _ := run(t, env, args...)
+		if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "hearth is unreachable") {
+			t.Errorf("fail closed (%s): %d %q", name, code, out)
+		}
+	}
+	// Failing closed only refuses tool uses: a Stop goes through.
+	code, out, _ = run(t, map[string]string{"STDIN": `{"session_id":"s1","hook_event_name":"Stop"}`, "HEARTH_CONFIG": cfg}, "hook")
+	if code != 0 || out != "" {
+		t.Errorf("Stop, failing closed: %d %q", code, out)
+	}
+	// A payload that is not Claude Code's is an error (exit 1: Claude
+	// Code shows it and carries on).
+	code, _, errOut = run(t, map[string]string{"STDIN": "{"}, "hook")
+	if code != 1 || !strings.Contains(errOut, "bad Claude Code hook payload: invalid JSON at line 1, column 2") {
+		t.Errorf("bad payload: %d %q", code, errOut)
+	}
+}
+
+// syncBuffer is a buffer goroutines may write to while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
