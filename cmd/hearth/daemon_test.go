@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,4 +182,78 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestDaemonKilledLeavesNoPluginAndNoLock runs `hearth serve` as a real
+// process, has it start a plugin, kills it with SIGKILL, and checks that
+// the plugin died with it and that the CLI then reads the data directory
+// itself, past the socket the daemon left.
+func TestDaemonKilledLeavesNoPluginAndNoLock(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	args, _ := json.Marshal([]string{"--data-dir", dataDir, "serve", "--no-http"})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "HEARTH_TEST_MAIN="+string(args), "GORACE=atexit_sleep_ms=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.Contains(sc.Text(), "api        unix://") {
+	}
+	go io.Copy(io.Discard, stdout)
+
+	env := map[string]string{"HEARTH_DATA_DIR": dataDir}
+	if code, out, errOut := run(t, env, "submit", "gotour", "summary strings", "--dir", "strings"); code != 0 {
+		t.Fatalf("submit: %d %s %s", code, out, errOut)
+	}
+	code, out, _ := run(t, env, "sessions", "list", "--json")
+	var sessions []host.SessionInfo
+	if code != 0 || json.Unmarshal([]byte(out), &sessions) != nil || len(sessions) != 1 || sessions[0].PID == 0 {
+		t.Fatalf("sessions: %d %s", code, out)
+	}
+	plugin := sessions[0].PID
+
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	// The kernel's parent-death signal ends the plugin: within a second.
+	deadline := time.Now().Add(time.Second)
+	for alive(plugin) {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin %d outlived its daemon", plugin)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The socket is left behind, refusing connections: the CLI opens the
+	// data directory itself, and finds the session dormant.
+	if _, err := os.Stat(filepath.Join(dataDir, "hearth.sock")); err != nil {
+		t.Fatalf("the killed daemon's socket: %v", err)
+	}
+	code, out, errOut := run(t, env, "sessions", "list")
+	if code != 0 || !strings.Contains(out, "dormant") {
+		t.Errorf("after the kill: %d %s %s", code, out, errOut)
+	}
+	// A new daemon takes the socket over.
+	s := serve(t, env)
+	if code, out, _ := run(t, env, "place", "gotour", "--dir", "strings"); code != 0 || !strings.Contains(out, "would rehydrate dormant") {
+		t.Errorf("place on the new daemon: %d %s", code, out)
+	}
+	s.stop(t)
+}
+
+// alive reports whether a process runs: it exists and is not a zombie
+// (this machine's PID 1 may not reap the plugins it inherits).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

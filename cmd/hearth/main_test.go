@@ -29,6 +29,15 @@ func TestMain(m *testing.M) {
 		sdk.Serve(testagent.New("scripted", 1))
 		os.Exit(0)
 	}
+	// HEARTH_TEST_MAIN makes the test binary the hearth command, with the
+	// arguments it holds (JSON): a real process for tests to kill.
+	if args := os.Getenv("HEARTH_TEST_MAIN"); args != "" {
+		var argv []string
+		if err := json.Unmarshal([]byte(args), &argv); err != nil {
+			panic(err)
+		}
+		os.Exit(NewMain().Run(context.Background(), argv))
+	}
 	os.Exit(m.Run())
 }
 
