@@ -194,7 +194,7 @@ func (m *Main) printSession(d *host.SessionDetail) {
 				line = fmt.Sprintf("%s %s: %s", e.Guard, e.Action, e.Message)
 			}
 			if e.ToolUse != nil {
-				line = fmt.Sprintf("%s %s", e.ToolUse.Tool, strings.Join(e.ToolUse.Paths, " "))
+				line = strings.TrimSpace(e.ToolUse.Tool + " " + strings.Join(e.ToolUse.Paths, " "))
 				if len(line) > 100 {
 					line = line[:97] + "..."
 				}
