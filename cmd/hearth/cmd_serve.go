@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 
 	"github.com/spf13/cobra"
@@ -99,8 +100,8 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		_ = h.Close(context.Background())
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "hearth serve: data in %s (pid %d)\n", cfg.DataDir, os.Getpid())
-	fmt.Fprintf(m.Stdout, "  api        unix://%s\n", l.Socket)
+	fmt.Fprintf(m.Stdout, "hearth serve: data in %s (pid %d)\n", absPath(cfg.DataDir), os.Getpid())
+	fmt.Fprintf(m.Stdout, "  api        unix://%s\n", absPath(l.Socket))
 	if l.TCP != "" {
 		fmt.Fprintf(m.Stdout, "  api        tcp://%s\n", l.TCP)
 	}
@@ -149,4 +150,12 @@ func (m *Main) stopDaemon(l *api.Listeners, h *host.Host, sigs <-chan os.Signal)
 		return err
 	}
 	return nil
+}
+
+// absPath is p made absolute for display, or p.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

@@ -30,7 +30,7 @@ type serving struct {
 
 // serve starts `hearth serve` with args on a fresh data directory (or
 // env's), and returns once it listens: when it prints its addresses.
-func serve(t *testing.T, env map[string]string, args ...string) *serving {
+func serve(t testing.TB, env map[string]string, args ...string) *serving {
 	t.Helper()
 	if env == nil {
 		env = map[string]string{}
@@ -66,7 +66,7 @@ func serve(t *testing.T, env map[string]string, args ...string) *serving {
 }
 
 // stop sends SIGTERM and waits for the daemon to exit.
-func (s *serving) stop(t *testing.T) int {
+func (s *serving) stop(t testing.TB) int {
 	t.Helper()
 	select {
 	case s.sigs <- os.Interrupt:

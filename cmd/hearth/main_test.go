@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 }
 
 // run runs the CLI in-process and returns its exit code and output.
-func run(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+func run(t testing.TB, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if env == nil {
