@@ -24,6 +24,7 @@ type serving struct {
 	dataDir string
 	http    string
 	sigs    chan os.Signal
+	hups    chan os.Signal
 	done    chan int
 	stderr  *syncBuffer
 }
@@ -38,12 +39,13 @@ func serve(t testing.TB, env map[string]string, args ...string) *serving {
 	if env["HEARTH_DATA_DIR"] == "" {
 		env["HEARTH_DATA_DIR"] = filepath.Join(t.TempDir(), "data")
 	}
-	s := &serving{dataDir: env["HEARTH_DATA_DIR"], sigs: make(chan os.Signal, 2), done: make(chan int, 1), stderr: &syncBuffer{}}
+	s := &serving{dataDir: env["HEARTH_DATA_DIR"], sigs: make(chan os.Signal, 2), hups: make(chan os.Signal, 1), done: make(chan int, 1), stderr: &syncBuffer{}}
 	pr, pw := io.Pipe()
 	m := &Main{
 		Stdin: strings.NewReader(""), Stdout: pw, Stderr: s.stderr,
 		Getenv:  func(k string) string { return env[k] },
 		Signals: func() (<-chan os.Signal, func()) { return s.sigs, func() {} },
+		Reloads: func() (<-chan os.Signal, func()) { return s.hups, func() {} },
 	}
 	go func() {
 		code := m.Run(context.Background(), append([]string{"serve", "--http", "127.0.0.1:0"}, args...))
@@ -166,16 +168,45 @@ func TestHookWithoutADaemon(t *testing.T) {
 	}
 }
 
-// syncBuffer is a buffer goroutines may write to while a test reads it.
+// syncBuffer is a buffer goroutines may write to while a test reads it,
+// or waits for what it will hold.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+	mu      sync.Mutex
+	b       strings.Builder
+	written chan struct{} // closed and replaced on every write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor waits until the buffer holds sub.
+func (s *syncBuffer) waitFor(t testing.TB, sub string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), sub) {
+			s.mu.Unlock()
+			return
+		}
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		select {
+		case <-written:
+		case <-timeout:
+			t.Fatalf("never saw %q in:\n%s", sub, s.String())
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -256,4 +287,33 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestServeReloadsOnSIGHUP changes the daemon's config file under it:
+// SIGHUP brings in a new guard at once; a file with an error is refused
+// and the running config stays.
+func TestServeReloadsOnSIGHUP(t *testing.T) {
+	cfg := writeConfig(t, "agent \"claude-code\" {\n  external = \"claude-code\"\n}\n")
+	s := serve(t, map[string]string{"HEARTH_CONFIG": cfg})
+	pre := `{"session_id":"s1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /w"}}`
+	if code, out, _ := run(t, map[string]string{"HEARTH_DATA_DIR": s.dataDir, "STDIN": pre}, "hook"); code != 0 || out != "" {
+		t.Fatalf("before the reload: %d %q", code, out)
+	}
+	guarded := "agent \"claude-code\" {\n  external = \"claude-code\"\n}\nguard \"no-rm\" {\n  hook      = \"pre_tool_use\"\n  condition = \"tool == 'Bash' && input.command contains 'rm -rf'\"\n  message   = \"no rm -rf\"\n}\n"
+	if err := os.WriteFile(cfg, []byte(guarded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.hups <- syscall.SIGHUP
+	s.stderr.waitFor(t, "config reloaded")
+	if code, out, _ := run(t, map[string]string{"HEARTH_DATA_DIR": s.dataDir, "STDIN": pre}, "hook"); code != 0 || !strings.Contains(out, "no rm -rf") {
+		t.Errorf("after the reload: %d %q; want the new guard's denial", code, out)
+	}
+	if err := os.WriteFile(cfg, []byte("guard \"broken\" {\n  hook = \"pre_tool_use\"\n  condition = \"tool ==\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.hups <- syscall.SIGHUP
+	s.stderr.waitFor(t, "reload refused, the running config stays")
+	if code, out, _ := run(t, map[string]string{"HEARTH_DATA_DIR": s.dataDir, "STDIN": pre}, "hook"); code != 0 || !strings.Contains(out, "no rm -rf") {
+		t.Errorf("after a refused reload: %d %q; want the guard still in force", code, out)
+	}
 }
