@@ -537,7 +537,7 @@ func (h *Host) Close(ctx context.Context) error {
 		select {
 		case <-done:
 		case <-ctx.Done():
-			h.logger.Warn("shutdown grace period over; cancelling tasks in flight")
+			h.logger.Warn("shutdown grace period over or cut short; cancelling tasks in flight")
 			h.hardStopCancel()
 			<-done
 		}

@@ -240,7 +240,9 @@ func (m *Main) printRun(d host.RunDetail) {
 	}
 	fmt.Fprintln(w, ")")
 	status := statusText(d.RunInfo)
-	if d.Reason != "" {
+	if d.Reason != "" && !d.Interrupted {
+		// An interrupted run's reason is from before its host stopped
+		// ("started"): statusText says what matters.
 		status += ": " + d.Reason
 	}
 	fmt.Fprintf(w, "  status      %s\n", status)

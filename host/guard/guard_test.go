@@ -214,7 +214,7 @@ func TestDecodeInput(t *testing.T) {
 		want string
 	}{
 		{PreToolUse, `{"tool":"Read","pahts":[]}`, `a field "pahts" that a pre_tool_use condition cannot see`},
-		{PreToolUse, `{"tool":3}`, "the input's tool should be string, not a JSON number"},
+		{PreToolUse, `{"tool":3}`, "the input's tool should be a string, not a JSON number"},
 		{PreToolUse, `{"session":{"idle":"soon"}}`, `idle: "soon" is not a duration`},
 		{PreToolUse, `[1,2]`, "not a JSON object"},
 		{"later", `{}`, `unknown hook "later"`},

@@ -46,7 +46,7 @@ func DecodeInput(h Hook, b []byte, now time.Time) (any, Match, error) {
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, Match{}, fmt.Errorf("the input's %s should be %s, not a JSON %s", te.Field, te.Type, te.Value)
+			return nil, Match{}, fmt.Errorf("the input's %s should be %s, not a JSON %s", te.Field, jsonKind(te.Type), te.Value)
 		}
 		return nil, Match{}, fmt.Errorf("the input does not fit a %s condition: %w", h, err)
 	}
@@ -107,4 +107,27 @@ func hookList() string {
 		s[i] = string(h)
 	}
 	return strings.Join(s, ", ")
+}
+
+// jsonKind names a Go type as the JSON a sample input should hold.
+func jsonKind(t reflect.Type) string {
+	if t == reflect.TypeOf(time.Time{}) {
+		return "a time (RFC 3339)"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(jsonKind(t.Elem()), "a "), "an ") + "s"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a " + t.String()
 }
