@@ -318,11 +318,7 @@ func (p *pool) detach(s *session, why string) *store.Pending {
 	s.persisting = false
 	p.mu.Unlock()
 	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: fmt.Sprintf("%s session %s is dormant: %s", s.external, s.id, why)})
-	for _, id := range evicted {
-		if err := p.h.store.DeleteSession(context.Background(), id); err != nil {
-			p.logger.Warn("cannot delete an evicted dormant session", "session", id, "error", err)
-		}
-	}
+	p.deleteEvicted(evicted)
 	return pend
 }
 

@@ -615,7 +615,13 @@ func (p *pool) retire(s *session, why string) {
 	s.persisting = false
 	p.mu.Unlock()
 	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: fmt.Sprintf("retired %s: %s", s.id, why)})
-	for _, id := range evicted {
+	p.deleteEvicted(evicted)
+}
+
+// deleteEvicted deletes the records of sessions evicted beyond
+// max_dormant.
+func (p *pool) deleteEvicted(ids []string) {
+	for _, id := range ids {
 		if err := p.h.store.DeleteSession(context.Background(), id); err != nil {
 			p.logger.Warn("cannot delete an evicted dormant session", "session", id, "error", err)
 		}

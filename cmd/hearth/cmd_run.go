@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -290,23 +289,11 @@ func (m *Main) runTarget(args []string) (*config.Config, *config.Pipeline, error
 	if err != nil {
 		return nil, nil, err
 	}
-	var names []string
-	for _, p := range cfg.Pipelines {
-		names = append(names, p.Name)
+	p, err := cfg.SelectPipeline(name)
+	if err != nil {
+		return nil, nil, usageError{err}
 	}
-	sort.Strings(names)
-	switch {
-	case name != "":
-		if p := cfg.Pipeline(name); p != nil {
-			return cfg, p, nil
-		}
-		return nil, nil, usagef("%s has no pipeline %q; its pipelines: %s", cfg.Path, name, orNone(names))
-	case len(cfg.Pipelines) == 1:
-		return cfg, cfg.Pipelines[0], nil
-	case len(cfg.Pipelines) == 0:
-		return nil, nil, usagef("%s declares no pipeline; add a pipeline block, or use hearth submit for a single task", cfg.Path)
-	}
-	return nil, nil, usagef("%s has %d pipelines; name one: %s", cfg.Path, len(names), strings.Join(names, ", "))
+	return cfg, p, nil
 }
 
 func orNone(s []string) string {

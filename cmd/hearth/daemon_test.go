@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ type serving struct {
 	sigs    chan os.Signal
 	hups    chan os.Signal
 	done    chan int
-	stderr  *syncBuffer
+	stderr  *watchWriter
 }
 
 // serve starts `hearth serve` with args on a fresh data directory (or
@@ -39,7 +38,7 @@ func serve(t testing.TB, env map[string]string, args ...string) *serving {
 	if env["HEARTH_DATA_DIR"] == "" {
 		env["HEARTH_DATA_DIR"] = filepath.Join(t.TempDir(), "data")
 	}
-	s := &serving{dataDir: env["HEARTH_DATA_DIR"], sigs: make(chan os.Signal, 2), hups: make(chan os.Signal, 1), done: make(chan int, 1), stderr: &syncBuffer{}}
+	s := &serving{dataDir: env["HEARTH_DATA_DIR"], sigs: make(chan os.Signal, 2), hups: make(chan os.Signal, 1), done: make(chan int, 1), stderr: newWatchWriter("")}
 	pr, pw := io.Pipe()
 	m := &Main{
 		Stdin: strings.NewReader(""), Stdout: pw, Stderr: s.stderr,
@@ -168,53 +167,6 @@ func TestHookWithoutADaemon(t *testing.T) {
 	}
 }
 
-// syncBuffer is a buffer goroutines may write to while a test reads it,
-// or waits for what it will hold.
-type syncBuffer struct {
-	mu      sync.Mutex
-	b       strings.Builder
-	written chan struct{} // closed and replaced on every write
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.written != nil {
-		close(s.written)
-		s.written = nil
-	}
-	return s.b.Write(p)
-}
-
-// waitFor waits until the buffer holds sub.
-func (s *syncBuffer) waitFor(t testing.TB, sub string) {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		s.mu.Lock()
-		if strings.Contains(s.b.String(), sub) {
-			s.mu.Unlock()
-			return
-		}
-		if s.written == nil {
-			s.written = make(chan struct{})
-		}
-		written := s.written
-		s.mu.Unlock()
-		select {
-		case <-written:
-		case <-timeout:
-			t.Fatalf("never saw %q in:\n%s", sub, s.String())
-		}
-	}
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestDaemonKilledLeavesNoPluginAndNoLock runs `hearth serve` as a real
 // process, has it start a plugin, kills it with SIGKILL, and checks that
 // the plugin died with it and that the CLI then reads the data directory
@@ -304,7 +256,7 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.hups <- syscall.SIGHUP
-	s.stderr.waitFor(t, "config reloaded")
+	s.stderr.wait(t, "config reloaded")
 	if code, out, _ := run(t, map[string]string{"HEARTH_DATA_DIR": s.dataDir, "STDIN": pre}, "hook"); code != 0 || !strings.Contains(out, "no rm -rf") {
 		t.Errorf("after the reload: %d %q; want the new guard's denial", code, out)
 	}
@@ -312,7 +264,7 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.hups <- syscall.SIGHUP
-	s.stderr.waitFor(t, "reload refused, the running config stays")
+	s.stderr.wait(t, "reload refused, the running config stays")
 	if code, out, _ := run(t, map[string]string{"HEARTH_DATA_DIR": s.dataDir, "STDIN": pre}, "hook"); code != 0 || !strings.Contains(out, "no rm -rf") {
 		t.Errorf("after a refused reload: %d %q; want the guard still in force", code, out)
 	}

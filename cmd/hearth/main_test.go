@@ -262,7 +262,7 @@ func (w *watchWriter) Write(b []byte) (int, error) {
 }
 
 // wait returns once text has been written, or fails the test after 30s.
-func (w *watchWriter) wait(t *testing.T, text string) {
+func (w *watchWriter) wait(t testing.TB, text string) {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -163,27 +162,11 @@ func (s *Server) pipeline(file, name string) (*config.Pipeline, string, error) {
 			return nil, "", configError(err)
 		}
 	}
-	where := "the daemon's config"
-	if cfg.Path != "" {
-		where = cfg.Path
+	p, err := cfg.SelectPipeline(name)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", wire.ErrConfig, err)
 	}
-	var names []string
-	for _, p := range cfg.Pipelines {
-		names = append(names, p.Name)
-	}
-	sort.Strings(names)
-	switch {
-	case name != "":
-		if p := cfg.Pipeline(name); p != nil {
-			return p, cfg.Path, nil
-		}
-		return nil, "", fmt.Errorf("%w: %s has no pipeline %q; its pipelines: %s", wire.ErrConfig, where, name, orNone(names))
-	case len(cfg.Pipelines) == 1:
-		return cfg.Pipelines[0], cfg.Path, nil
-	case len(cfg.Pipelines) == 0:
-		return nil, "", fmt.Errorf("%w: %s declares no pipeline; name a config file that has one", wire.ErrConfig, where)
-	}
-	return nil, "", fmt.Errorf("%w: %s has %d pipelines; name one: %s", wire.ErrConfig, where, len(names), strings.Join(names, ", "))
+	return p, cfg.Path, nil
 }
 
 // configError keeps a config file's diagnostics, positions included, in

@@ -99,6 +99,10 @@
 package config
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/host/guard"
@@ -144,6 +148,35 @@ func (c *Config) Pipeline(name string) *Pipeline {
 		}
 	}
 	return nil
+}
+
+// ErrNoPipeline is wrapped by SelectPipeline's errors.
+var ErrNoPipeline = errors.New("no such pipeline")
+
+// SelectPipeline returns the pipeline named name, or, with name empty,
+// the file's only one. Its errors say which pipelines there are.
+func (c *Config) SelectPipeline(name string) (*Pipeline, error) {
+	where := c.Path
+	if where == "" {
+		where = "the config"
+	}
+	names := make([]string, 0, len(c.Pipelines))
+	for _, p := range c.Pipelines {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	switch {
+	case name != "":
+		if p := c.Pipeline(name); p != nil {
+			return p, nil
+		}
+		return nil, fmt.Errorf("%w: %s has no pipeline %q; its pipelines: %s", ErrNoPipeline, where, name, listOrNone(names))
+	case len(c.Pipelines) == 1:
+		return c.Pipelines[0], nil
+	case len(c.Pipelines) == 0:
+		return nil, fmt.Errorf("%w: %s declares no pipeline; add a pipeline block, or use hearth submit for a single task", ErrNoPipeline, where)
+	}
+	return nil, fmt.Errorf("%w: %s has %d pipelines; name one: %s", ErrNoPipeline, where, len(names), strings.Join(names, ", "))
 }
 
 // Matcher tunes how tasks are placed on sessions.
