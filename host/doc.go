@@ -24,6 +24,16 @@
 // agents comes back dormant; tool uses logged after a session's last
 // snapshot are replayed into its fingerprint.
 //
+// # External sessions
+//
+// An agent declared external (config.Agent.External) has sessions the
+// host did not start, reported through hooks: external.go. The first
+// report with a new ID makes a live session with a fingerprint; tool uses
+// reported update it as a plugin's do, pre_tool_use guards answer its
+// tool calls, and it becomes dormant when it ends, goes idle or the host
+// stops. It has no process: Submit refuses it, and Place, which may point
+// at it, answers ActionResume with the command that resumes it.
+//
 // # Placement
 //
 // Submit asks the matcher (package matcher) to score the agent's live and

@@ -34,8 +34,26 @@
 //	matcher.weights           directory 0.30, file 0.25, tech 0.20,
 //	                          freshness 0.15, load 0.10 (sum to 1)
 //
+//	server.socket             "<data_dir>/hearth.sock"  the API, owner-only
+//	server.listen             off    the API over TCP; needs token_file or
+//	                                  tls.client_ca_file
+//	server.http               "127.0.0.1:7411"  dashboard, /metrics, hooks;
+//	                                  beyond loopback it needs token_file
+//	hooks.agent               the first agent with external = "claude-code"
+//	hooks.when_unreachable    "allow" (fail open; "deny" fails closed)
+//
 // The matcher's freshness reaches 0 at each agent's pool.idle_timeout.
 // Pipelines' defaults are in the next section.
+//
+// # External agents
+//
+// An agent with external = "claude-code" is a program hearth does not
+// start: its sessions report through hooks (package host/claudecode).
+// It takes pool (idle_timeout, max_dormant) and fingerprint settings and
+// workspace (default: none, so its absolute paths stay absolute); the
+// settings of a program (bundled, command, sha256, capacity, timeouts,
+// env) are errors on it, and so is a pipeline task naming it. Default
+// declares one, named claude-code.
 //
 // # Pipelines
 //
