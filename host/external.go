@@ -141,7 +141,20 @@ func (h *Host) attach(ref ExternalRef, fn func(p *pool, s *session)) (*session, 
 		return nil, fmt.Errorf("agent %q was removed from the config; its sessions are no longer followed", p.cfg().Name)
 	}
 	s := p.sessions[ref.Session]
+	for s != nil && s.status == statusRetiring {
+		// Being made dormant: let that finish, then make it live again,
+		// or its record would lose what this report adds.
+		changed := p.changed
+		p.mu.Unlock()
+		<-changed
+		p.mu.Lock()
+		s = p.sessions[ref.Session]
+	}
 	now := h.now()
+	var evict *session
+	if s == nil || s.status != statusLive {
+		evict = p.overflowLocked()
+	}
 	switch {
 	case s == nil:
 		s = newSession(p, ref.Session, now)
@@ -168,6 +181,8 @@ func (h *Host) attach(ref ExternalRef, fn func(p *pool, s *session)) (*session, 
 	if ref.Workspace != "" && ref.Workspace != s.workspace {
 		s.workspace = ref.Workspace
 	}
+	// A reload that changed the agent has no process to replace here.
+	s.stale = false
 	if fn != nil {
 		fn(p, s)
 	}
@@ -179,7 +194,32 @@ func (h *Host) attach(ref ExternalRef, fn func(p *pool, s *session)) (*session, 
 		p.h.persist(rec)
 		p.h.emit(*ev)
 	}
+	if evict != nil {
+		p.detach(evict, fmt.Sprintf("more than max_sessions (%d) live: the least recently active goes dormant", p.cfg().Pool.MaxSessions))
+	}
 	return s, nil
+}
+
+// overflowLocked picks the live session to make dormant so that one more
+// can be live within max_sessions: the least recently active, idle ones
+// first. It marks it retiring; nil when there is room.
+func (p *pool) overflowLocked() *session {
+	live := 0
+	var victim *session
+	for _, s := range p.sessions {
+		if s.status != statusLive {
+			continue
+		}
+		live++
+		if victim == nil || (s.load < victim.load) || (s.load == victim.load && s.lastActivity.Before(victim.lastActivity)) {
+			victim = s
+		}
+	}
+	if live < p.cfg().Pool.MaxSessions || victim == nil {
+		return nil
+	}
+	victim.status = statusRetiring
+	return victim
 }
 
 // AttachExternal records that an external session started or resumed
@@ -281,18 +321,24 @@ func (h *Host) ReportExternalToolUse(ctx context.Context, ref ExternalRef, u sdk
 	if h.observe != nil {
 		h.observe(&e)
 	}
-	if h.events.active() {
-		h.events.publish(e)
-	}
+	// In order with the session's other events (session.attached first):
+	// hook reports come one at a time, not at a plugin's rate.
+	h.events.publishDurable(e, pend)
 	if err := pend.Wait(ctx); err != nil {
 		return fmt.Errorf("record a tool use of session %s: %w", s.id, err)
 	}
 	return nil
 }
 
-// saveRecord writes the session's record and waits for it.
+// saveRecord writes the record of a live session and waits for it. A
+// session made dormant in the meantime has had its record written, with
+// its fingerprint, which this one would not hold.
 func (s *session) saveRecord(ctx context.Context) error {
 	s.pool.mu.Lock()
+	if s.status != statusLive || s.fp == nil {
+		s.pool.mu.Unlock()
+		return nil
+	}
 	rec := s.recordLocked()
 	s.pool.mu.Unlock()
 	return s.pool.h.persist(rec).Wait(ctx)
@@ -303,6 +349,7 @@ func (s *session) saveRecord(ctx context.Context) error {
 // The caller has set its status to retiring.
 func (p *pool) detach(s *session, why string) *store.Pending {
 	p.mu.Lock()
+	s.stale = false
 	s.status = statusDormant
 	s.reason = why
 	s.load = 0

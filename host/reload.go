@@ -139,7 +139,8 @@ func (p *pool) update(a *config.Agent, m config.Matcher, argv, env []string, sta
 		}
 	}
 	var idle []*session
-	if stale {
+	// An external agent's sessions have no process to replace: they stay.
+	if stale && a.External == "" {
 		for _, s := range p.sessions {
 			if s.status == statusLive {
 				s.stale = true

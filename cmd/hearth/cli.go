@@ -99,8 +99,13 @@ func (m *Main) report(err error) int {
 	var (
 		ce *config.Error
 		ue usageError
+		he hookError
 	)
 	switch {
+	case errors.As(err, &he):
+		// Never 2 for Claude Code: see hookError.
+		fmt.Fprintf(m.Stderr, "hearth: %v\n", err)
+		return exitWork
 	case errors.As(err, &ce):
 		_ = ce.Write(m.Stderr, m.width(), m.color())
 		return exitUsage

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,9 +17,17 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 )
 
-// hookTimeout bounds a hook's call to the daemon: it sits in front of a
-// person's every tool call.
-const hookTimeout = 10 * time.Second
+// hookTimeout bounds a hook's call to the daemon. It sits in front of a
+// person's every tool call, and must give up well before Claude Code's
+// own timeout for the hook (10 s in examples/claude-code/settings.json)
+// kills it: otherwise failing closed would never get to answer.
+const hookTimeout = 5 * time.Second
+
+// hookError is a failure of `hearth hook`. It exits 1, never 2: Claude
+// Code reads exit 2 as "block", which refuses a tool call, or keeps a
+// Stop from stopping. A failure of hearth does neither, unless the
+// operator asked to fail closed, and then only for tool calls.
+type hookError struct{ error }
 
 func (m *Main) hookCommand() *cobra.Command {
 	var agent, whenUnreachable string
@@ -49,50 +58,65 @@ config, says otherwise. Wire it up with examples/claude-code/settings.json.`,
 }
 
 func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
-	if whenUnreachable == "" {
-		whenUnreachable = config.HookAllow
-		if m.configPath != "" || m.Getenv("HEARTH_CONFIG") != "" {
-			cfg, err := m.loadConfig()
-			if err != nil {
-				return err
-			}
-			whenUnreachable = cfg.Hooks.WhenUnreachable
-		}
-	}
-	if whenUnreachable != config.HookAllow && whenUnreachable != config.HookDeny {
-		return usagef("--when-unreachable must be %q or %q, not %q", config.HookAllow, config.HookDeny, whenUnreachable)
+	policy, perr := m.hookPolicy(whenUnreachable)
+	if perr != nil {
+		// Still answer Claude Code: a broken config must not lock a
+		// person out either.
+		fmt.Fprintf(m.Stderr, "hearth hook: %v; failing open\n", perr)
 	}
 	payload, err := io.ReadAll(io.LimitReader(m.Stdin, claudecode.MaxPayload+1))
-	if err != nil {
-		return fmt.Errorf("hook: read the payload: %w", err)
+	// Which event it is, even when the payload cannot be read whole: it
+	// says what failing closed means.
+	event := claudecode.EventName(payload)
+	var out []byte
+	var sock string
+	if err == nil {
+		// Checked here too: a broken payload gets its error without a
+		// trip to the daemon.
+		_, err = claudecode.Parse(payload)
 	}
-	// Checked here too: a broken payload gets its error without a trip
-	// to the daemon, and the event tells what failing closed means.
-	p, err := claudecode.Parse(payload)
-	if err != nil {
-		return fmt.Errorf("hook: %w", err)
+	if err == nil {
+		sock, err = m.socketPath()
 	}
-	ctx, cancel := context.WithTimeout(ctx, hookTimeout)
-	defer cancel()
-	sock, err := m.socketPath()
-	if err != nil {
-		return err
+	if err == nil {
+		hctx, cancel := context.WithTimeout(ctx, hookTimeout)
+		out, err = m.callHook(hctx, sock, agent, payload)
+		cancel()
 	}
-	out, err := m.callHook(ctx, sock, agent, payload)
 	if err == nil {
 		_, err = m.Stdout.Write(out)
 		return err
 	}
-	if !unreachable(err) {
-		return fmt.Errorf("hook: %w", err)
-	}
-	if whenUnreachable == config.HookDeny && p.HookEventName == claudecode.PreToolUse {
-		fmt.Fprintf(m.Stderr, "hearth hook: no daemon answers on %s (%v); denying the tool use (when_unreachable = deny)\n", sock, err)
-		_, werr := m.Stdout.Write(claudecode.Deny(fmt.Sprintf("hearth is unreachable (no daemon on %s) and is configured to deny tool uses then; start it with hearth serve", sock)))
+	switch {
+	case policy == config.HookDeny && (event == claudecode.PreToolUse || event == ""):
+		fmt.Fprintf(m.Stderr, "hearth hook: %v; denying the tool use (when_unreachable = deny)\n", err)
+		_, werr := m.Stdout.Write(claudecode.Deny(fmt.Sprintf("hearth could not check this tool use (%v) and is configured to deny tool uses then; is hearth serve running?", err)))
 		return werr
+	case unreachable(err):
+		fmt.Fprintf(m.Stderr, "hearth hook: warning: no daemon answers on %s (%v); %s goes ahead untracked (start one with hearth serve)\n", sock, err, cmp.Or(event, "the hook"))
+		return nil
 	}
-	fmt.Fprintf(m.Stderr, "hearth hook: warning: no daemon answers on %s (%v); %s goes ahead untracked (start one with hearth serve)\n", sock, err, p.HookEventName)
-	return nil
+	return hookError{fmt.Errorf("hook: %v", err)}
+}
+
+// hookPolicy is what a PreToolUse gets when hearth cannot answer it: the
+// flag, the config's hooks.when_unreachable, or allow.
+func (m *Main) hookPolicy(flag string) (string, error) {
+	policy := flag
+	if policy == "" && (m.configPath != "" || m.Getenv("HEARTH_CONFIG") != "") {
+		cfg, err := m.loadConfig()
+		if err != nil {
+			return config.HookAllow, fmt.Errorf("the config cannot be read (%v)", firstLineOf(err.Error()))
+		}
+		policy = cfg.Hooks.WhenUnreachable
+	}
+	switch policy {
+	case "":
+		return config.HookAllow, nil
+	case config.HookAllow, config.HookDeny:
+		return policy, nil
+	}
+	return config.HookAllow, fmt.Errorf("--when-unreachable must be %q or %q, not %q", config.HookAllow, config.HookDeny, policy)
 }
 
 func (m *Main) callHook(ctx context.Context, sock, agent string, payload []byte) ([]byte, error) {
@@ -107,7 +131,7 @@ func (m *Main) callHook(ctx context.Context, sock, agent string, payload []byte)
 // unreachable reports whether err means no daemon could be asked, as
 // opposed to a daemon that answered with an error.
 func unreachable(err error) bool {
-	if errors.Is(err, client.ErrNoDaemon) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, client.ErrNoDaemon) || errors.Is(err, client.ErrUnresponsive) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	st, ok := status.FromError(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +46,7 @@ SIGINT or SIGTERM stops it: tasks in flight get ten seconds to finish
 SIGHUP reloads the config file.`,
 		Example: `  hearth serve
   hearth serve --config hearth.hcl --http 127.0.0.1:8080
-  hearth serve --listen 0.0.0.0:7410 --token-file /etc/hearth/token`,
+  hearth serve --config hearth.hcl --listen 0.0.0.0:7410 --token-file /etc/hearth/token   # hearth.hcl: server { tls { ... } }`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error { return m.serve(cmd.Context(), f) },
 	}
@@ -77,8 +78,8 @@ func (m *Main) serveConfig(f serveFlags) (*config.Config, error) {
 	if f.tokenFile != "" {
 		cfg.Server.TokenFile = f.tokenFile
 	}
-	if cfg.Server.Listen != "" && cfg.Server.TokenFile == "" && (cfg.Server.TLS == nil || cfg.Server.TLS.ClientCAFile == "") {
-		return nil, usagef("--listen %s would take requests from anyone who can reach it: give --token-file, or a server { tls { client_ca_file = ... } } block in the config", cfg.Server.Listen)
+	if err := cfg.Server.Check(); err != nil {
+		return nil, usagef("%v (--token-file gives one)", err)
 	}
 	return cfg, nil
 }
@@ -104,6 +105,9 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	fmt.Fprintf(m.Stdout, "  api        unix://%s\n", absPath(l.Socket))
 	if l.TCP != "" {
 		fmt.Fprintf(m.Stdout, "  api        tcp://%s\n", l.TCP)
+		if cfg.Server.TLS == nil {
+			fmt.Fprintf(m.Stderr, "hearth: warning: the TCP API is plain: its bearer token crosses the network unencrypted; add a server { tls { ... } } block\n")
+		}
 	}
 	if l.HTTP != "" {
 		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n", l.HTTP, l.HTTP, l.HTTP)
@@ -145,8 +149,14 @@ func (m *Main) stopDaemon(l *api.Listeners, h *host.Host, sigs <-chan os.Signal)
 		case <-grace.Done():
 		}
 	}()
-	l.Close(grace)
-	if err := h.Close(grace); err != nil && !errors.Is(err, context.Canceled) {
+	// Both at once: a client that stops reading a stream must not use up
+	// the grace period the host's tasks in flight have to finish; the
+	// host stops its runs and takes no new work at once.
+	var wg sync.WaitGroup
+	wg.Go(func() { l.Close(grace) })
+	err := h.Close(grace)
+	wg.Wait()
+	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil

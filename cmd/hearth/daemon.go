@@ -93,7 +93,7 @@ type remoteWatch struct{ s *client.RunStream }
 func (w remoteWatch) ID() string                { return w.s.ID }
 func (w remoteWatch) Events() <-chan host.Event { return w.s.C }
 func (w remoteWatch) Done() <-chan struct{}     { return w.s.Done() }
-func (w remoteWatch) Close()                    {}
+func (w remoteWatch) Close()                    { w.s.Close() }
 func (w remoteWatch) Wait(ctx context.Context) (host.RunInfo, error) {
 	info, err := w.s.Wait(ctx)
 	var re *host.RunError

@@ -150,7 +150,7 @@ func TestHookWithoutADaemon(t *testing.T) {
 			args = append(args, a)
 		}
 		code, out, _ := run(t, env, args...)
-		if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "hearth is unreachable") {
+		if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "hearth could not check this tool use (no hearth daemon is running") {
 			t.Errorf("fail closed (%s): %d %q", name, code, out)
 		}
 	}
@@ -164,6 +164,47 @@ func TestHookWithoutADaemon(t *testing.T) {
 	code, _, errOut = run(t, map[string]string{"STDIN": "{"}, "hook")
 	if code != 1 || !strings.Contains(errOut, "bad Claude Code hook payload: invalid JSON at line 1, column 2") {
 		t.Errorf("bad payload: %d %q", code, errOut)
+	}
+}
+
+// TestHookNeverBlocksOnItsOwnFailures: Claude Code reads exit code 2 as
+// "block". Whatever goes wrong on hearth's side (a daemon without an
+// external agent, a payload too big), the hook exits 1 (the tool use
+// goes ahead) or, failing closed, denies the tool call, and never 2.
+func TestHookNeverBlocksOnItsOwnFailures(t *testing.T) {
+	// A daemon that follows no Claude Code sessions.
+	s := serve(t, nil, "--config", "../../examples/code-tour/hearth.hcl")
+	env := func(stdin string, extra ...string) map[string]string {
+		e := map[string]string{"HEARTH_DATA_DIR": s.dataDir, "STDIN": stdin}
+		for i := 0; i+1 < len(extra); i += 2 {
+			e[extra[i]] = extra[i+1]
+		}
+		return e
+	}
+	prompt := `{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
+	pre := `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/a.go"}}`
+	code, _, errOut := run(t, env(prompt), "hook")
+	if code != 1 || !strings.Contains(errOut, "the config declares no external agent") {
+		t.Errorf("prompt, daemon without Claude Code: %d %q; want exit 1 saying why", code, errOut)
+	}
+	code, out, _ := run(t, env(pre), "hook", "--when-unreachable", "deny")
+	if code != 0 || !strings.Contains(out, `"deny"`) {
+		t.Errorf("tool call failing closed on a daemon error: %d %q; want a denial", code, out)
+	}
+	big := `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/w/.env","content":"` + strings.Repeat("x", 16<<20) + `"}}`
+	code, out, _ = run(t, env(big), "hook", "--when-unreachable", "deny")
+	if code != 0 || !strings.Contains(out, `"deny"`) || !strings.Contains(out, "MiB") {
+		t.Errorf("an oversized tool call failing closed: %d %.200q; want a denial", code, out)
+	}
+	code, _, _ = run(t, env(big), "hook")
+	if code != 1 {
+		t.Errorf("an oversized tool call failing open: exit %d; want 1", code)
+	}
+	// A broken config: the hook still answers, failing open.
+	bad := writeConfig(t, "hooks {\n  when_unreachable = \"maybe\"\n}\n")
+	code, _, errOut = run(t, env(pre, "HEARTH_CONFIG", bad), "hook")
+	if code == 2 || !strings.Contains(errOut, "the config cannot be read") {
+		t.Errorf("broken config: %d %q", code, errOut)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -79,6 +80,10 @@ func TestErrorsKeepTheirKindAcrossTheSocket(t *testing.T) {
 			_, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "permanent:out of paper"})
 			return err
 		}, nil, codes.Unknown},
+		{"a plugin that crashes", func() error {
+			_, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "crash"})
+			return err
+		}, host.ErrPluginExited, codes.Aborted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
@@ -370,10 +375,14 @@ func TestSocketIsOwnerOnlyAndNotShared(t *testing.T) {
 		t.Errorf("second listener: %v; want ErrSocketInUse", err)
 	}
 	// A socket left by a daemon that died is taken over.
-	stale := filepath.Join(shortTempDir(t), "stale.sock")
-	if err := os.WriteFile(stale, nil, 0o600); err != nil {
+	dir := shortTempDir(t)
+	stale := filepath.Join(dir, "stale.sock")
+	ul, err := net.Listen("unix", stale)
+	if err != nil {
 		t.Fatal(err)
 	}
+	ul.(*net.UnixListener).SetUnlinkOnClose(false)
+	ul.Close()
 	l, err := api.NewServer(api.Options{Host: d.h}).Listen(config.Server{Socket: stale}, d.dir)
 	if err != nil {
 		t.Fatalf("listen over a stale socket: %v", err)
@@ -385,6 +394,14 @@ func TestSocketIsOwnerOnlyAndNotShared(t *testing.T) {
 	l.Close(context.Background())
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the socket is still there after Close: %v", err)
+	}
+	// A file that is not a socket is never taken for one.
+	precious := writeFile(t, dir, "hearth.hcl", "agent \"a\" {}\n")
+	if _, err := api.NewServer(api.Options{Host: d.h}).Listen(config.Server{Socket: precious}, d.dir); err == nil || !contains(err.Error(), "is not a socket") {
+		t.Errorf("listen on a regular file: %v", err)
+	}
+	if b, err := os.ReadFile(precious); err != nil || len(b) == 0 {
+		t.Errorf("the file at the socket path was touched: %q, %v", b, err)
 	}
 	// No daemon: Dial says so at once.
 	if _, err := client.Dial(context.Background(), client.Options{Socket: stale}); !errors.Is(err, client.ErrNoDaemon) {
@@ -404,5 +421,32 @@ func TestStatus(t *testing.T) {
 	b, _ := json.Marshal(st)
 	if !contains(string(b), `"data_dir"`, `"agents"`) {
 		t.Errorf("status JSON %s", b)
+	}
+}
+
+// TestStartRunRefusesAFileWithGuardsTheDaemonLacks: a run from a file is
+// guarded by the daemon's guards; a file that counts on its own must
+// not run unguarded.
+func TestStartRunRefusesAFileWithGuardsTheDaemonLacks(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	file := pipelineFile(t, t.TempDir(), "")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guarded := writeFile(t, t.TempDir(), "guarded.hcl", string(b)+`
+guard "no-more-work" {
+  hook      = "task_admission"
+  condition = "true"
+  message   = "closed for the day"
+}
+`)
+	_, err = d.c.StartRun(context.Background(), client.StartOptions{Config: guarded})
+	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || !contains(err.Error(), "guards the daemon does not run", "no-more-work", "--config "+guarded) {
+		t.Fatalf("got %v; want the run refused, naming the guard and the fix", err)
+	}
+	runs, err := d.c.Runs(context.Background())
+	if err != nil || len(runs) != 0 {
+		t.Errorf("runs after the refusal: %+v, %v", runs, err)
 	}
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -206,4 +207,56 @@ func (c *ca) issue(t testing.TB, dir, name string, server bool) (certFile, keyFi
 	certFile = writeFile(t, dir, name+".pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
 	keyFile = writeFile(t, dir, name+".key", string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})))
 	return certFile, keyFile
+}
+
+// TestHTTPRefusesRebindingAndCrossSiteCalls: on loopback without a token,
+// a web page the person visits must not reach the daemon, through DNS
+// rebinding (another Host) or a cross-site "simple" POST.
+func TestHTTPRefusesRebindingAndCrossSiteCalls(t *testing.T) {
+	d := claudeCodeDaemon(t)
+	payload := payloads(t)["01-session-start"]
+	do := func(method, path, host, origin, contentType string) int {
+		t.Helper()
+		req, err := http.NewRequest(method, "http://"+d.l.HTTP+path, bytes.NewReader(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, port, _ := net.SplitHostPort(d.l.HTTP)
+	for _, tc := range []struct {
+		name                              string
+		method, path, host, origin, ctype string
+		want                              int
+	}{
+		{"the dashboard", "GET", "/api/snapshot", "", "", "", http.StatusOK},
+		{"by localhost", "GET", "/api/snapshot", "localhost:" + port, "", "", http.StatusOK},
+		{"a rebound name", "GET", "/api/snapshot", "evil.example:" + port, "", "", http.StatusMisdirectedRequest},
+		{"a hook", "POST", "/hooks/claude-code", "", "", "application/json", http.StatusOK},
+		{"a hook from a page", "POST", "/hooks/claude-code", "", "http://evil.example", "application/json", http.StatusForbidden},
+		{"a simple cross-site POST", "POST", "/hooks/claude-code", "", "", "text/plain", http.StatusUnsupportedMediaType},
+		{"the page's own origin", "GET", "/api/snapshot", "", "http://" + d.l.HTTP, "", http.StatusOK},
+	} {
+		if got := do(tc.method, tc.path, tc.host, tc.origin, tc.ctype); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	sessions, err := d.c.Sessions(context.Background())
+	if err != nil || len(sessions) != 1 {
+		t.Errorf("sessions %+v, %v; want only the one the accepted hook made", sessions, err)
+	}
 }

@@ -106,7 +106,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 			return fail(fmt.Errorf("listen on %s for the dashboard: %w; pick another address with server.http or --http, or \"\" for none", cfg.HTTP, err))
 		}
 		l.HTTP = hl.Addr().String()
-		l.httpSrv = &http.Server{Handler: s.HTTPHandler(token), ReadHeaderTimeout: 10 * time.Second}
+		l.httpSrv = &http.Server{Handler: s.HTTPHandler(token, l.HTTP), ReadHeaderTimeout: 10 * time.Second}
 		l.serve(func() error {
 			if err := l.httpSrv.Serve(hl); !errors.Is(err, http.ErrServerClosed) {
 				return err
@@ -163,7 +163,11 @@ func (l *Listeners) stop(ctx context.Context) {
 		}
 		wg.Wait()
 		l.wg.Wait()
-		_ = os.Remove(l.Socket)
+		// Only the socket this daemon made: never a file that took its
+		// place.
+		if fi, err := os.Lstat(l.Socket); err == nil && fi.Mode()&os.ModeSocket != 0 && l.unixSrv != nil {
+			_ = os.Remove(l.Socket)
+		}
 	})
 }
 
@@ -178,7 +182,10 @@ func listenUnix(path string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the socket's directory: %w", err)
 	}
-	if _, err := os.Stat(path); err == nil {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket; give the daemon a path of its own for its socket (server.socket, --socket)", path)
+		}
 		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 			c.Close()
 			return nil, fmt.Errorf("%w %s; stop it first, or give this one another socket (--socket)", ErrSocketInUse, path)

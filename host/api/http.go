@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
+	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -46,7 +49,15 @@ const (
 // With a token, every request needs it: an "Authorization: Bearer"
 // header, or a token query parameter (the dashboard passes on the one in
 // its own address).
-func (s *Server) HTTPHandler(token string) http.Handler {
+//
+// On loopback without a token, what stands between the endpoints and a
+// web page the person happens to visit is the browser's same-origin
+// policy, which DNS rebinding and "simple" cross-site POSTs get around:
+// so a request must name this daemon in its Host (addr: the address it
+// listens on), a request with an Origin must come from it, and a hook
+// call must be JSON (which a page cannot send cross-site without asking
+// first).
+func (s *Server) HTTPHandler(token, addr string) http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(dashboardFS, "dashboard")
 	mux.Handle("GET /", http.FileServerFS(static))
@@ -58,21 +69,45 @@ func (s *Server) HTTPHandler(token string) http.Handler {
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", s.metrics.handler(s.h))
 	}
-	if token == "" {
-		return mux
-	}
+	hosts := localHosts(addr)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok {
-			got = r.URL.Query().Get("token")
-		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-			s.logger.Warn("refused an HTTP request without a valid token", "peer", r.RemoteAddr, "path", r.URL.Path)
-			httpError(w, http.StatusUnauthorized, "this hearth daemon needs its token: an Authorization: Bearer header, or ?token=")
+		if hosts != nil && !hosts[r.Host] {
+			s.logger.Warn("refused an HTTP request for another host (DNS rebinding?)", "peer", r.RemoteAddr, "host", r.Host, "path", r.URL.Path)
+			httpError(w, http.StatusMisdirectedRequest, fmt.Sprintf("this hearth daemon answers for %s, not %q", addr, r.Host))
 			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && hosts != nil && !hosts[strings.TrimPrefix(o, "http://")] {
+			s.logger.Warn("refused a cross-origin HTTP request", "peer", r.RemoteAddr, "origin", o, "path", r.URL.Path)
+			httpError(w, http.StatusForbidden, "cross-origin requests are refused")
+			return
+		}
+		if token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok {
+				got = r.URL.Query().Get("token")
+			}
+			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				s.logger.Warn("refused an HTTP request without a valid token", "peer", r.RemoteAddr, "path", r.URL.Path)
+				httpError(w, http.StatusUnauthorized, "this hearth daemon needs its token: an Authorization: Bearer header, or ?token=")
+				return
+			}
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// localHosts lists the Host values a daemon listening on a loopback addr
+// answers to; nil (any) for another address, which needs a token.
+func localHosts(addr string) map[string]bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !config.Loopback(addr) {
+		return nil
+	}
+	hosts := map[string]bool{addr: true}
+	for _, h := range []string{"localhost", "127.0.0.1", "[::1]", host} {
+		hosts[h+":"+port] = true
+	}
+	return hosts
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {
@@ -317,6 +352,10 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 // answers, which Claude Code treats as a non-blocking hook error: the
 // tool use goes ahead (an HTTP hook fails open).
 func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, "a hook call is a JSON body, with Content-Type: application/json")
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, claudecode.MaxPayload))
 	var mbe *http.MaxBytesError
 	switch {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -161,12 +163,32 @@ func (s *Server) pipeline(file, name string) (*config.Pipeline, string, error) {
 		if cfg, err = config.Load(file, config.Options{Bundled: s.bundled}); err != nil {
 			return nil, "", configError(err)
 		}
+		if missing := missingGuards(cfg, s.h.Config()); len(missing) > 0 {
+			return nil, "", fmt.Errorf("%w: %s declares guards the daemon does not run, or runs otherwise: %s; its run would go unguarded. Start the daemon with --config %s, or put them in the daemon's config and reload it (SIGHUP)",
+				wire.ErrConfig, file, strings.Join(missing, ", "), file)
+		}
 	}
 	p, err := cfg.SelectPipeline(name)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", wire.ErrConfig, err)
 	}
 	return p, cfg.Path, nil
+}
+
+// missingGuards names the guards of file that daemon does not have as
+// they are: a run from the file is guarded by the daemon's guards only.
+func missingGuards(file, daemon *config.Config) []string {
+	have := make(map[string]guard.Spec, len(daemon.Guards))
+	for _, g := range daemon.Guards {
+		have[g.Name] = g.Spec
+	}
+	var out []string
+	for _, g := range file.Guards {
+		if d, ok := have[g.Name]; !ok || !reflect.DeepEqual(d, g.Spec) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
 }
 
 // configError keeps a config file's diagnostics, positions included, in
@@ -321,6 +343,11 @@ func (s *Server) WatchRun(req *apipb.RunRef, stream apipb.Hearth_WatchRunServer)
 	}
 	handle := s.h.RunHandle(id)
 	if handle == nil {
+		// Not running here, or it stopped since it was read: read it
+		// again, as it stopped.
+		if d, err = s.h.Run(id); err != nil {
+			return wire.Status(err)
+		}
 		return stream.Send(&apipb.RunUpdate{Update: &apipb.RunUpdate_Stopped{Stopped: wire.RunInfo(d.RunInfo)}})
 	}
 	return s.follow(stream, handle, sub)

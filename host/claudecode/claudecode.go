@@ -144,6 +144,34 @@ func position(b []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
+// EventName reads a payload's hook_event_name as far as it can: it
+// finds it among the object's first keys even when the payload is too
+// big, or broken after it. "" when it cannot tell.
+func EventName(b []byte) string {
+	d := json.NewDecoder(bytes.NewReader(b))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for d.More() {
+		k, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		if k == "hook_event_name" {
+			var name string
+			if d.Decode(&name) != nil {
+				return ""
+			}
+			return name
+		}
+		var skip json.RawMessage
+		if d.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
 // Answer is what the hook answers Claude Code: the JSON to print on
 // stdout (or return as the HTTP body), nil for nothing.
 type Answer []byte

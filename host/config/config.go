@@ -34,6 +34,9 @@
 //	matcher.weights           directory 0.30, file 0.25, tech 0.20,
 //	                          freshness 0.15, load 0.10 (sum to 1)
 //
+//	agent.pool.max_sessions   16 for an external agent: its live sessions
+//	                                  beyond it, least recently active
+//	                                  first, go dormant
 //	server.socket             "<data_dir>/hearth.sock"  the API, owner-only
 //	server.listen             off    the API over TCP; needs token_file or
 //	                                  tls.client_ca_file
@@ -326,5 +329,6 @@ func Default(bundled []string) *Config {
 func DefaultExternal(name, kind string) *Agent {
 	a := DefaultAgent(name)
 	a.External, a.Workspace, a.Capacity = kind, "", 1
+	a.Pool.MaxSessions = DefaultMaxExternalSessions
 	return a
 }

@@ -198,7 +198,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown external kind", "agent \"cc\" {\n  external = \"claude_code\"\n}\n", "t.hcl:2:14", `hearth knows claude-code, not "claude_code" (did you mean "claude-code"?)`},
 		{"external with a command", "agent \"cc\" {\n  external = \"claude-code\"\n  command  = [\"x\"]\n}\n", "t.hcl:3:14", "command does not apply"},
 		{"task for an external agent", "agent \"cc\" {\n  external = \"claude-code\"\n}\npipeline \"p\" {\n  task \"a\" {\n    agent  = \"cc\"\n    prompt = \"x\"\n  }\n}\n", "t.hcl:6:14", `Agent "cc" is external`},
-		{"tcp without credentials", "server {\n  listen = \"0.0.0.0:7410\"\n}\n", "t.hcl:2:12", "Set token_file"},
+		{"tcp without credentials", "server {\n  listen = \"0.0.0.0:7410\"\n}\n", "t.hcl:2:12", "set token_file"},
 		{"http beyond loopback", "server {\n  http = \"0.0.0.0:80\"\n}\n", "t.hcl:2:10", "set token_file, or bind it to loopback"},
 		{"bad address", "server {\n  http = \"7411\"\n}\n", "t.hcl:2:10", "http must be host:port"},
 		{"tls without tcp", "server {\n  tls {\n    cert_file = \"c\"\n    key_file  = \"k\"\n  }\n}\n", "t.hcl:2:3", "The tls block secures the TCP API, which is off"},

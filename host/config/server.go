@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -32,6 +33,11 @@ const (
 	// SocketName is the API's unix socket, in the data directory unless
 	// server.socket says otherwise.
 	SocketName = "hearth.sock"
+	// DefaultMaxExternalSessions bounds an external agent's live
+	// sessions: beyond it, the least recently active one goes dormant.
+	// Reports from anyone who can reach the hooks must not grow the host
+	// without bound.
+	DefaultMaxExternalSessions = 16
 )
 
 // Server is the `server` block: how `hearth serve` listens.
@@ -120,6 +126,7 @@ func (v *validator) external(ra *rawAgent, a *Agent) {
 	// they are unless workspace says what they are relative to.
 	a.Workspace = ""
 	a.Capacity = 1
+	a.Pool.MaxSessions = DefaultMaxExternalSessions
 	if !slices.Contains(externalKinds, a.External) {
 		v.errorf(at("external"), "Unknown external agent kind", "external names the program whose sessions report through hooks; hearth knows %s, not %q%s.",
 			listOrNone(externalKinds), a.External, suggest(a.External, externalKinds))
@@ -180,17 +187,36 @@ func (v *validator) server(rs *rawServer, body hcl.Body) Server {
 	if v.partial {
 		return s
 	}
-	if s.Listen != "" && s.TokenFile == "" && (s.TLS == nil || s.TLS.ClientCAFile == "") {
-		v.errorf(at("listen"), "TCP without credentials", "The TCP API would take requests from anyone who can reach %s. Set token_file (a file holding the bearer token clients present), or a tls block with client_ca_file (mutual TLS), or both.", s.Listen)
-	}
-	if s.HTTP != "" && s.TokenFile == "" && !loopback(s.HTTP) {
-		v.errorf(at("http"), "HTTP beyond loopback without a token", "http = %q serves the dashboard and the hook endpoint beyond this machine; set token_file, or bind it to loopback (%q).", s.HTTP, DefaultHTTP)
+	if field, problem := s.exposure(); problem != "" {
+		v.errorf(at(field), "Listener without credentials", "%s.", problem)
 	}
 	return s
 }
 
-// loopback reports whether a host:port address is on loopback only.
-func loopback(addr string) bool {
+// Check says what is wrong with the server's listeners as they are, once
+// flags have changed them: a TCP API or an HTTP side beyond loopback
+// without credentials.
+func (s Server) Check() error {
+	if _, problem := s.exposure(); problem != "" {
+		return errors.New(problem)
+	}
+	return nil
+}
+
+// exposure names the setting that would serve anyone who can reach it,
+// and the problem with its fix; "" when there is none.
+func (s Server) exposure() (field, problem string) {
+	switch {
+	case s.Listen != "" && s.TokenFile == "" && (s.TLS == nil || s.TLS.ClientCAFile == ""):
+		return "listen", fmt.Sprintf("the TCP API would take requests from anyone who can reach %s: set token_file (a file holding the bearer token clients present), or a tls block with client_ca_file (mutual TLS), or both", s.Listen)
+	case s.HTTP != "" && s.TokenFile == "" && !Loopback(s.HTTP):
+		return "http", fmt.Sprintf("http = %q would serve the dashboard and the hook endpoint beyond this machine: set token_file, or bind it to loopback (%q)", s.HTTP, DefaultHTTP)
+	}
+	return "", ""
+}
+
+// Loopback reports whether a host:port address is on loopback only.
+func Loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false

@@ -39,9 +39,15 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// ErrNoDaemon is returned by Dial when no daemon answers: the socket does
-// not exist, or nothing listens on it.
-var ErrNoDaemon = errors.New("no hearth daemon is running")
+// Errors of Dial.
+var (
+	// ErrNoDaemon: no daemon runs there; the socket does not exist, or
+	// nothing listens on it.
+	ErrNoDaemon = errors.New("no hearth daemon is running")
+	// ErrUnresponsive: something listens, but did not answer in time (a
+	// daemon stopped with SIGSTOP, or hung).
+	ErrUnresponsive = errors.New("the hearth daemon does not answer")
+)
 
 // Options say how to reach the daemon. Exactly one of Socket, DataDir
 // and Address is needed; Socket wins over DataDir.
@@ -130,7 +136,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	if _, err := c.rpc.Status(pctx, &apipb.StatusRequest{}, grpc.WaitForReady(true)); err != nil {
 		conn.Close()
 		if pctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("%w on %s: it did not answer within %s", ErrNoDaemon, what, timeout)
+			return nil, fmt.Errorf("%w on %s: nothing came back within %s; is it stopped (kill -CONT) or hung?", ErrUnresponsive, what, timeout)
 		}
 		return nil, wire.ErrorOf(ctx, err)
 	}
@@ -374,14 +380,17 @@ func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error
 	for _, k := range f.Kinds {
 		req.Kinds = append(req.Kinds, string(k))
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	stream, err := c.rpc.Events(ctx, req)
 	if err != nil {
+		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
 	ch := make(chan host.Event, 256)
-	es := &EventStream{C: ch, done: make(chan struct{})}
+	es := &EventStream{C: ch, done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(es.done)
+		defer cancel()
 		defer close(ch)
 		for {
 			m, err := stream.Recv()
@@ -401,11 +410,21 @@ func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error
 	return es, nil
 }
 
-// EventStream is a stream of events.
+// EventStream is a stream of events. Read C, or Close it: an unread
+// stream holds the daemon's side of it.
 type EventStream struct {
-	C    <-chan host.Event
-	done chan struct{}
-	err  error
+	C      <-chan host.Event
+	done   chan struct{}
+	cancel context.CancelFunc
+	err    error
+}
+
+// Close ends the stream and waits for it to end.
+func (s *EventStream) Close() {
+	s.cancel()
+	for range s.C {
+	}
+	<-s.done
 }
 
 // Err is why the stream ended, once C is closed: nil when its context

@@ -44,53 +44,63 @@ func (c *Client) StartRun(ctx context.Context, opts StartOptions) (*RunStream, e
 	for i, f := range opts.Files {
 		files[i] = absPath(f)
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.StartRun(ctx, &apipb.StartRunRequest{Config: cfg, Pipeline: opts.Pipeline, Id: opts.ID,
 		State: wire.State(opts.State), Files: files, Budget: opts.Budget, Detach: opts.Detach})
 	if err != nil {
+		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	return follow(ctx, st)
+	return follow(ctx, cancel, st)
 }
 
 // ResumeRun resumes a run on the daemon and follows it.
 func (c *Client) ResumeRun(ctx context.Context, id string, opts host.ResumeOptions, detach bool) (*RunStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.ResumeRun(ctx, &apipb.ResumeRunRequest{Run: id, Budget: opts.Budget, Repair: opts.Repair,
 		State: wire.State(opts.State), Detach: detach})
 	if err != nil {
+		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	return follow(ctx, st)
+	return follow(ctx, cancel, st)
 }
 
 // ForkRun starts a new run from checkpoint at of run id and follows it.
 func (c *Client) ForkRun(ctx context.Context, id string, at uint64, opts host.ForkOptions, detach bool) (*RunStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.ForkRun(ctx, &apipb.ForkRunRequest{Run: id, At: at, Id: opts.ID, State: wire.State(opts.State),
 		Budget: opts.Budget, Detach: detach})
 	if err != nil {
+		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	return follow(ctx, st)
+	return follow(ctx, cancel, st)
 }
 
 // RevisitRun runs task of run id again, treats what came after by
 // impact, and follows the run.
 func (c *Client) RevisitRun(ctx context.Context, id, task string, impact host.Impact, opts host.RevisitOptions, detach bool) (*RunStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.RevisitRun(ctx, &apipb.RevisitRunRequest{Run: id, Task: task, Impact: string(impact), Reason: opts.Reason,
 		Affects: opts.Affects, Detach: detach})
 	if err != nil {
+		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	return follow(ctx, st)
+	return follow(ctx, cancel, st)
 }
 
 // WatchRun follows a run that is running on the daemon; for one that is
 // not, the stream ends at once with the run as it is.
 func (c *Client) WatchRun(ctx context.Context, id string) (*RunStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.WatchRun(ctx, &apipb.RunRef{Run: id})
 	if err != nil {
+		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	return follow(ctx, st)
+	return follow(ctx, cancel, st)
 }
 
 // RunStream follows a run the daemon executes: its events on C until it
@@ -99,27 +109,34 @@ type RunStream struct {
 	// ID is the run's ID; Started, the run as it started.
 	ID      string
 	Started host.RunInfo
+	// C carries the run's events; read it, or they wait (up to 1,024)
+	// and the daemon's stream with them. Wait and Close discard what is
+	// left unread.
 	C       <-chan host.Event
 	done    chan struct{}
+	cancel  context.CancelFunc
 	stopped *host.RunInfo
 	err     error
 }
 
 // follow reads a run's stream: the first message (the run as it
 // started) before it returns, the rest in the background.
-func follow(ctx context.Context, st grpc.ServerStreamingClient[apipb.RunUpdate]) (*RunStream, error) {
+func follow(ctx context.Context, cancel context.CancelFunc, st grpc.ServerStreamingClient[apipb.RunUpdate]) (*RunStream, error) {
 	first, err := st.Recv()
 	if err != nil {
+		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
 	started := first.GetStarted()
 	if started == nil {
+		cancel()
 		return nil, fmt.Errorf("client: the daemon's run stream began with %T, not the run", first.GetUpdate())
 	}
 	ch := make(chan host.Event, 1024)
-	rs := &RunStream{ID: started.GetId(), Started: wire.RunInfoOf(started), C: ch, done: make(chan struct{})}
+	rs := &RunStream{ID: started.GetId(), Started: wire.RunInfoOf(started), C: ch, done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(rs.done)
+		defer cancel()
 		defer close(ch)
 		for {
 			m, err := st.Recv()
@@ -151,16 +168,20 @@ func follow(ctx context.Context, st grpc.ServerStreamingClient[apipb.RunUpdate])
 // detached, or it broke.
 func (s *RunStream) Done() <-chan struct{} { return s.done }
 
-// Wait returns the run as it stopped. The error is nil when it
-// completed, a *host.RunError when it failed, paused or was cancelled,
-// ErrDetached for a stream that did not follow the run, and the stream's
-// error when it broke (the run goes on in the daemon).
+// Wait returns the run as it stopped, discarding the events not read
+// from C. The error is nil when it completed, a *host.RunError when it
+// failed, paused or was cancelled, ErrDetached for a stream that did not
+// follow the run, and the stream's error when it broke (the run goes on
+// in the daemon).
 func (s *RunStream) Wait(ctx context.Context) (host.RunInfo, error) {
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		return host.RunInfo{}, ctx.Err()
+	for open := true; open; {
+		select {
+		case _, open = <-s.C:
+		case <-ctx.Done():
+			return host.RunInfo{}, ctx.Err()
+		}
 	}
+	<-s.done
 	switch {
 	case s.err != nil:
 		return s.Started, s.err
@@ -170,6 +191,15 @@ func (s *RunStream) Wait(ctx context.Context) (host.RunInfo, error) {
 		return *s.stopped, &host.RunError{Run: s.ID, Status: s.stopped.Status, Reason: s.stopped.Reason}
 	}
 	return *s.stopped, nil
+}
+
+// Close stops following the run (it goes on in the daemon) and waits
+// for the stream to end.
+func (s *RunStream) Close() {
+	s.cancel()
+	for range s.C {
+	}
+	<-s.done
 }
 
 // ErrDetached is Wait's error for a stream that did not follow its run

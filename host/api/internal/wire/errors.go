@@ -45,8 +45,18 @@ var kinds = []struct {
 	{host.ErrDenied, codes.PermissionDenied, "DENIED"},
 	{host.ErrClosed, codes.Unavailable, "CLOSED"},
 	{ErrBadPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
-	{claudecode.ErrPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
+	{claudecode.ErrPayload, codes.InvalidArgument, "BAD_HOOK_PAYLOAD"},
 	{ErrConfig, codes.InvalidArgument, "CONFIG"},
+	// A task whose plugin failed under it: the task did not run to its
+	// end, and may be tried again.
+	{host.ErrPluginStart, codes.Aborted, "PLUGIN_START"},
+	{host.ErrChecksumMismatch, codes.Aborted, "CHECKSUM_MISMATCH"},
+	{host.ErrStartTimeout, codes.Aborted, "START_TIMEOUT"},
+	{host.ErrHandshake, codes.Aborted, "HANDSHAKE"},
+	{host.ErrProtocolVersion, codes.Aborted, "PROTOCOL_VERSION"},
+	{host.ErrPluginExited, codes.Aborted, "PLUGIN_EXITED"},
+	{host.ErrPluginHung, codes.Aborted, "PLUGIN_HUNG"},
+	{host.ErrRehydrate, codes.Aborted, "REHYDRATE"},
 }
 
 // Status turns an error of the host into a gRPC status error: the message
@@ -55,16 +65,15 @@ func Status(err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := status.FromError(err); ok && !errors.Is(err, context.Canceled) {
+	// A status the server made itself goes as it is; one wrapped deeper
+	// belongs to a plugin (a task's failure), whose code means nothing
+	// to the client.
+	if _, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
 		return err
 	}
 	code, reason := codes.Unknown, ""
 	var ce *config.Error
 	switch {
-	case errors.Is(err, context.Canceled):
-		code = codes.Canceled
-	case errors.Is(err, context.DeadlineExceeded):
-		code = codes.DeadlineExceeded
 	case errors.As(err, &ce):
 		code, reason = codes.InvalidArgument, "CONFIG"
 	default:
@@ -73,6 +82,14 @@ func Status(err error) error {
 				code, reason = k.code, k.reason
 				break
 			}
+		}
+	}
+	if reason == "" {
+		switch {
+		case errors.Is(err, context.Canceled):
+			code = codes.Canceled
+		case errors.Is(err, context.DeadlineExceeded):
+			code = codes.DeadlineExceeded
 		}
 	}
 	st := status.New(code, err.Error())
@@ -125,6 +142,7 @@ func ErrorOf(ctx context.Context, err error) error {
 	for _, k := range kinds {
 		if k.reason == e.Reason {
 			e.err = k.err
+			break
 		}
 	}
 	switch {
