@@ -350,22 +350,10 @@ func (s *session) saveRecord(ctx context.Context) error {
 func (p *pool) detach(s *session, why string) *store.Pending {
 	p.mu.Lock()
 	s.stale = false
-	s.status = statusDormant
-	s.reason = why
-	s.load = 0
-	p.index.Upsert(s.id, p.stateLocked(s))
-	rec := s.recordLocked()
-	s.fp = nil
-	s.persisting = true
-	evicted := p.evictDormantLocked()
-	p.notifyLocked()
+	rec, evicted := p.dormantLocked(s, why, true)
 	p.mu.Unlock()
 	pend := p.h.persist(rec)
-	p.mu.Lock()
-	s.persisting = false
-	p.mu.Unlock()
-	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: fmt.Sprintf("%s session %s is dormant: %s", s.external, s.id, why)})
-	p.deleteEvicted(evicted)
+	p.persisted(s, fmt.Sprintf("%s session %s is dormant: %s", s.external, s.id, why), evicted)
 	return pend
 }
 

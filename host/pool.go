@@ -584,37 +584,52 @@ func (p *pool) retire(s *session, why string) {
 	s.proc.stop(false)
 	p.mu.Lock()
 	p.procs--
-	s.status = statusDormant
-	s.reason = why
 	s.proc = nil
-	s.load = 0
 	if saved {
 		s.hasState = true
 	}
-	if s.hasState {
-		p.index.Upsert(s.id, p.stateLocked(s))
-	} else {
-		// Without exported state a new process would know nothing the
-		// fingerprint says: not a candidate.
-		p.index.Remove(s.id)
-	}
-	rec := s.recordLocked()
-	s.fp = nil
-	// Until its record is queued, the session must not be evicted: a
-	// delete queued first would be undone by the record.
-	s.persisting = true
-	evicted := p.evictDormantLocked()
-	p.notifyLocked()
+	// Without exported state a new process would know nothing the
+	// fingerprint says: not a candidate.
+	rec, evicted := p.dormantLocked(s, why, s.hasState)
 	p.mu.Unlock()
 	if saved {
 		p.h.persistState(rec, state)
 	} else {
 		p.h.persist(rec)
 	}
+	p.persisted(s, fmt.Sprintf("retired %s: %s", s.id, why), evicted)
+}
+
+// dormantLocked makes s dormant for why, a candidate of the index or
+// not, and returns its record, fingerprint included, for the caller to
+// queue, and the sessions evicted to make room. Until the caller has
+// queued the record and called persisted, s is not evicted: a delete
+// queued first would be undone by the record.
+func (p *pool) dormantLocked(s *session, why string, candidate bool) (*storepb.Session, []string) {
+	s.status = statusDormant
+	s.reason = why
+	s.load = 0
+	if candidate {
+		p.index.Upsert(s.id, p.stateLocked(s))
+	} else {
+		p.index.Remove(s.id)
+	}
+	rec := s.recordLocked()
+	s.fp = nil
+	s.persisting = true
+	evicted := p.evictDormantLocked()
+	p.notifyLocked()
+	return rec, evicted
+}
+
+// persisted ends what dormantLocked began, once s's record is queued:
+// s may be evicted again, the retirement is an event, and the sessions
+// evicted for it are deleted.
+func (p *pool) persisted(s *session, msg string, evicted []string) {
 	p.mu.Lock()
 	s.persisting = false
 	p.mu.Unlock()
-	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: fmt.Sprintf("retired %s: %s", s.id, why)})
+	p.h.emit(Event{Kind: EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: msg})
 	p.deleteEvicted(evicted)
 }
 

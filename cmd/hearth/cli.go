@@ -219,14 +219,8 @@ func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(conte
 	}
 	done := make(chan error, 1)
 	go func() { done <- work(ctx, h) }()
-	sigs, stop := m.Signals()
+	sigs, reloads, stop := m.hostSignals()
 	defer stop()
-	var reloads <-chan os.Signal
-	if m.Reloads != nil {
-		var stopReloads func()
-		reloads, stopReloads = m.Reloads()
-		defer stopReloads()
-	}
 	for {
 		select {
 		case err = <-done:
@@ -238,6 +232,21 @@ func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(conte
 		case sig := <-sigs:
 			return m.shutdown(h, sig, sigs, done)
 		}
+	}
+}
+
+// hostSignals subscribes to the signals a running host takes: those that
+// shut it down, and SIGHUP, which reloads its config (none when Reloads
+// is nil). stop ends both.
+func (m *Main) hostSignals() (sigs, reloads <-chan os.Signal, stop func()) {
+	sigs, stopSigs := m.Signals()
+	if m.Reloads == nil {
+		return sigs, nil, stopSigs
+	}
+	reloads, stopReloads := m.Reloads()
+	return sigs, reloads, func() {
+		stopSigs()
+		stopReloads()
 	}
 }
 

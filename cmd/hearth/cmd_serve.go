@@ -113,14 +113,8 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n", l.HTTP, l.HTTP, l.HTTP)
 	}
 
-	sigs, stop := m.Signals()
+	sigs, reloads, stop := m.hostSignals()
 	defer stop()
-	var reloads <-chan os.Signal
-	if m.Reloads != nil {
-		var stopReloads func()
-		reloads, stopReloads = m.Reloads()
-		defer stopReloads()
-	}
 	for {
 		select {
 		case <-reloads:
