@@ -58,21 +58,10 @@ type ExternalRef struct {
 	Workspace string
 }
 
-// validExternalID reports whether id can be an external session's ID: it
-// is part of store keys and of command lines hearth prints.
-func validExternalID(id string) bool {
-	if id == "" || len(id) > MaxExternalID {
-		return false
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == ':':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// validExternalID reports whether id can be an external session's ID:
+// Claude Code's are UUIDs; ':' is allowed for programs that namespace
+// theirs.
+func validExternalID(id string) bool { return validID(id, MaxExternalID, ":") }
 
 // ResumeCommand is the command line that resumes an external session of
 // kind, run in its workspace; "" for kinds hearth knows no command of.
@@ -123,13 +112,16 @@ func (h *Host) externalPool(agent string) (*pool, error) {
 // dormant, and runs fn on it with the pool locked. A session's first
 // report, whatever it is, attaches it: hooks may be installed in the
 // middle of a session.
-func (h *Host) attach(ref ExternalRef, fn func(p *pool, s *session)) (*session, error) {
+//
+// When it made the session live, attach has queued its record, with what
+// fn did: the returned Pending is that write, nil when it wrote none.
+func (h *Host) attach(ref ExternalRef, fn func(p *pool, s *session)) (*session, *store.Pending, error) {
 	if !validExternalID(ref.Session) {
-		return nil, fmt.Errorf("%w %q: want 1 to %d letters, digits, '-', '_', '.' or ':'", ErrSessionID, truncate(ref.Session, 40), MaxExternalID)
+		return nil, nil, fmt.Errorf("%w %q: want 1 to %d letters, digits, '-', '_', '.' or ':'", ErrSessionID, truncate(ref.Session, 40), MaxExternalID)
 	}
 	p, err := h.externalPool(ref.Agent)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var (
 		ev  *Event
@@ -138,7 +130,7 @@ func (h *Host) attach(ref ExternalRef, fn func(p *pool, s *session)) (*session, 
 	p.mu.Lock()
 	if p.removed {
 		p.mu.Unlock()
-		return nil, fmt.Errorf("agent %q was removed from the config; its sessions are no longer followed", p.cfg().Name)
+		return nil, nil, fmt.Errorf("agent %q was removed from the config; its sessions are no longer followed", p.cfg().Name)
 	}
 	s := p.sessions[ref.Session]
 	for s != nil && s.status == statusRetiring {
@@ -190,14 +182,29 @@ func (h *Host) attach(ref ExternalRef, fn func(p *pool, s *session)) (*session, 
 		rec = s.recordLocked()
 	}
 	p.mu.Unlock()
+	var pend *store.Pending
 	if rec != nil {
-		p.h.persist(rec)
+		pend = p.h.persist(rec)
 		p.h.emit(*ev)
 	}
 	if evict != nil {
 		p.detach(evict, fmt.Sprintf("more than max_sessions (%d) live: the least recently active goes dormant", p.cfg().Pool.MaxSessions))
 	}
-	return s, nil
+	return s, pend, nil
+}
+
+// attachSaved attaches an external session, runs fn on it, and returns
+// once its record, with what fn did, is on disk: written by attach when
+// it made the session live, else now.
+func (h *Host) attachSaved(ctx context.Context, ref ExternalRef, fn func(p *pool, s *session)) error {
+	s, pend, err := h.attach(ref, fn)
+	if err != nil {
+		return err
+	}
+	if pend != nil {
+		return pend.Wait(ctx)
+	}
+	return s.saveRecord(ctx)
 }
 
 // overflowLocked picks the live session to make dormant so that one more
@@ -225,22 +232,14 @@ func (p *pool) overflowLocked() *session {
 // AttachExternal records that an external session started or resumed
 // (Claude Code's SessionStart): it is live, with the fingerprint it had.
 func (h *Host) AttachExternal(ctx context.Context, ref ExternalRef) error {
-	s, err := h.attach(ref, nil)
-	if err != nil {
-		return err
-	}
-	return s.saveRecord(ctx)
+	return h.attachSaved(ctx, ref, nil)
 }
 
 // ExternalTurn records that an external session began a turn (busy: the
 // user's prompt) or finished one (Claude Code's Stop). A busy session is
 // not pointed at by Place.
 func (h *Host) ExternalTurn(ctx context.Context, ref ExternalRef, busy bool) error {
-	s, err := h.attach(ref, func(p *pool, s *session) { p.setBusyLocked(s, busy) })
-	if err != nil {
-		return err
-	}
-	return s.saveRecord(ctx)
+	return h.attachSaved(ctx, ref, func(p *pool, s *session) { p.setBusyLocked(s, busy) })
 }
 
 // setBusyLocked sets an external session's load: 1 in a turn, 0 between.
@@ -285,7 +284,7 @@ func (h *Host) DetachExternal(ctx context.Context, ref ExternalRef, reason strin
 // external session is about to make (Claude Code's PreToolUse). The
 // session is in a turn from then on.
 func (h *Host) CheckExternalToolUse(_ context.Context, ref ExternalRef, call sdk.ToolCall) (sdk.Verdict, error) {
-	s, err := h.attach(ref, func(p *pool, s *session) { p.setBusyLocked(s, true) })
+	s, _, err := h.attach(ref, func(p *pool, s *session) { p.setBusyLocked(s, true) })
 	if err != nil {
 		return sdk.Verdict{}, err
 	}
@@ -299,7 +298,7 @@ func (h *Host) ReportExternalToolUse(ctx context.Context, ref ExternalRef, u sdk
 	if u.At.IsZero() {
 		u.At = h.now()
 	}
-	s, err := h.attach(ref, func(p *pool, s *session) {
+	s, _, err := h.attach(ref, func(p *pool, s *session) {
 		p.observeLocked(s, u)
 		if s.load == 0 {
 			p.setBusyLocked(s, true)
@@ -309,21 +308,16 @@ func (h *Host) ReportExternalToolUse(ctx context.Context, ref ExternalRef, u sdk
 		return err
 	}
 	p := s.pool
-	e := Event{Time: u.At, Kind: EventToolUsed, Agent: p.cfg().Name, Session: s.id, ToolUse: &u}
-	rec := e.record()
-	pend := h.store.Append(rec)
+	// Published once durable, in order with the session's other events
+	// (session.attached first): hook reports come one at a time, not at
+	// a plugin's rate.
+	seq, pend := h.append(Event{Time: u.At, Kind: EventToolUsed, Agent: p.cfg().Name, Session: s.id, ToolUse: &u})
 	// The session's record is written at turn boundaries, not per tool
 	// use: after a crash, the tool uses since are replayed from the log
 	// into its fingerprint.
 	p.mu.Lock()
-	s.lastSeq = max(s.lastSeq, rec.GetSeq())
+	s.lastSeq = max(s.lastSeq, seq)
 	p.mu.Unlock()
-	if h.observe != nil {
-		h.observe(&e)
-	}
-	// In order with the session's other events (session.attached first):
-	// hook reports come one at a time, not at a plugin's rate.
-	h.events.publishDurable(e, pend)
 	if err := pend.Wait(ctx); err != nil {
 		return fmt.Errorf("record a tool use of session %s: %w", s.id, err)
 	}

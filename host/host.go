@@ -449,15 +449,22 @@ func (h *Host) Agents() []AgentStatus {
 // acknowledge something to someone (tool uses, decisions) are waited for
 // by their callers.
 func (h *Host) emit(e Event) *store.Pending {
+	_, p := h.append(e)
+	return p
+}
+
+// append is emit, with the event's sequence number in the store.
+func (h *Host) append(e Event) (uint64, *store.Pending) {
 	if e.Time.IsZero() {
 		e.Time = h.now()
 	}
 	if h.observe != nil {
 		h.observe(&e)
 	}
-	p := h.store.Append(e.record())
+	rec := e.record()
+	p := h.store.Append(rec)
 	h.events.publishDurable(e, p)
-	return p
+	return rec.GetSeq(), p
 }
 
 // SessionCount is how many sessions of an agent are in a status.

@@ -97,12 +97,17 @@ func (h *Host) newRunIDFor(id, pipeline string, now time.Time) (string, error) {
 	return id, nil
 }
 
-func validRunID(s string) bool {
-	if s == "" || len(s) > 128 {
+func validRunID(s string) bool { return validID(s, 128, "") }
+
+// validID reports whether s is 1 to max letters, digits, '-', '_', '.'
+// and the runes of extra: IDs that are part of store keys and of command
+// lines hearth prints.
+func validID(s string, max int, extra string) bool {
+	if s == "" || len(s) > max {
 		return false
 	}
 	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || strings.ContainsRune(extra, c)) {
 			return false
 		}
 	}

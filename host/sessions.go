@@ -146,9 +146,7 @@ func (h *Host) Sessions() []SessionInfo {
 	for _, p := range h.poolList() {
 		p.mu.Lock()
 		for _, s := range p.sessions {
-			info := infoFromRecord(s.recordLocked())
-			info.Status = s.status.String()
-			info.Load = s.load
+			info := s.infoLocked()
 			if s.fp == nil {
 				// Dormant: the fingerprint is in the store, not in memory.
 				if r, err := h.store.Session(s.id); err == nil {
@@ -163,6 +161,14 @@ func (h *Host) Sessions() []SessionInfo {
 	return out
 }
 
+// infoLocked describes a session as it is now; without its fingerprint
+// when it is dormant (the store has it). pool.mu must be held.
+func (s *session) infoLocked() SessionInfo {
+	info := infoFromRecord(s.recordLocked())
+	info.Status, info.Load = s.status.String(), s.load
+	return info
+}
+
 // Session reads one session of the host with its latest events and the
 // decisions that involved it: as ShowSession, with its status and load as
 // they are now.
@@ -174,9 +180,7 @@ func (h *Host) Session(id string, limit int) (*SessionDetail, error) {
 	for _, p := range h.poolList() {
 		p.mu.Lock()
 		if s := p.sessions[id]; s != nil {
-			rec := s.recordLocked()
-			info := infoFromRecord(rec)
-			info.Status, info.Load = s.status.String(), s.load
+			info := s.infoLocked()
 			if s.fp == nil {
 				info.Files, info.Directories, info.Technologies = d.Files, d.Directories, d.Technologies
 			}

@@ -58,7 +58,9 @@ config, says otherwise. Wire it up with examples/claude-code/settings.json.`,
 }
 
 func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
-	policy, perr := m.hookPolicy(whenUnreachable)
+	// Loaded once: this runs before every tool call a person makes.
+	cfg, cfgErr := m.loadConfig()
+	policy, perr := hookPolicy(whenUnreachable, cfg, cfgErr)
 	if perr != nil {
 		// Still answer Claude Code: a broken config must not lock a
 		// person out either.
@@ -76,7 +78,7 @@ func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
 		_, err = claudecode.Parse(payload)
 	}
 	if err == nil {
-		sock, err = m.socketPath()
+		sock, err = m.socketOf(cfg, cfgErr)
 	}
 	if err == nil {
 		hctx, cancel := context.WithTimeout(ctx, hookTimeout)
@@ -101,12 +103,11 @@ func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
 
 // hookPolicy is what a PreToolUse gets when hearth cannot answer it: the
 // flag, the config's hooks.when_unreachable, or allow.
-func (m *Main) hookPolicy(flag string) (string, error) {
+func hookPolicy(flag string, cfg *config.Config, cfgErr error) (string, error) {
 	policy := flag
-	if policy == "" && (m.configPath != "" || m.Getenv("HEARTH_CONFIG") != "") {
-		cfg, err := m.loadConfig()
-		if err != nil {
-			return config.HookAllow, fmt.Errorf("the config cannot be read (%v)", firstLineOf(err.Error()))
+	if policy == "" {
+		if cfgErr != nil {
+			return config.HookAllow, fmt.Errorf("the config cannot be read (%v)", firstLineOf(cfgErr.Error()))
 		}
 		policy = cfg.Hooks.WhenUnreachable
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -29,17 +30,15 @@ Through the daemon when one serves the data directory.`,
 		Args: exactArgs("AGENT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			c, err := m.daemon(ctx)
-			if err != nil {
-				return err
-			}
 			var d host.Decision
-			if c != nil {
-				defer c.Close()
-				if d, err = c.Place(ctx, args[0], hints); err != nil {
-					return err
-				}
-			} else {
+			done, err := m.viaDaemon(ctx, func(c *client.Client) (err error) {
+				d, err = c.Place(ctx, args[0], hints)
+				return err
+			})
+			switch {
+			case err != nil:
+				return err
+			case !done:
 				cfg, err := m.loadConfig()
 				if err != nil {
 					return err

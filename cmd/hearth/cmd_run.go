@@ -55,11 +55,7 @@ their grace period ends; continue it with 'hearth runs resume ID'.`,
 			if err != nil {
 				return err
 			}
-			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
 				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
 					rs, err := c.StartRun(ctx, client.StartOptions{Config: cfg.Path, Pipeline: pipeline.Name, State: state, Files: in.files, Budget: in.budget})
 					if errors.Is(err, host.ErrUnknownAgent) {
@@ -70,6 +66,8 @@ their grace period ends; continue it with 'hearth runs resume ID'.`,
 					}
 					return rs, err
 				}, quiet, asJSON)
+			}); done {
+				return err
 			}
 			return m.withHost(cmd.Context(), cfg, func(ctx context.Context, h *host.Host) error {
 				if !asJSON {

@@ -381,11 +381,7 @@ another.`,
 				return err
 			}
 			opts := host.ResumeOptions{Budget: in.budget, Repair: repair, State: state}
-			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
 				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
 					rs, err := c.ResumeRun(ctx, args[0], opts, false)
 					if err == nil && !asJSON {
@@ -393,6 +389,8 @@ another.`,
 					}
 					return rs, err
 				}, quiet, asJSON)
+			}); done {
+				return err
 			}
 			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
 				if d, err := h.Run(id); err == nil && d.Abandoned && !asJSON {
@@ -442,11 +440,7 @@ direction for the story. List the checkpoints with
 			if err != nil {
 				return err
 			}
-			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
 				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
 					rs, err := c.ForkRun(ctx, args[0], at, host.ForkOptions{State: state, Budget: in.budget}, false)
 					if err == nil && !asJSON {
@@ -454,6 +448,8 @@ direction for the story. List the checkpoints with
 					}
 					return rs, err
 				}, quiet, asJSON)
+			}); done {
+				return err
 			}
 			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
 				d, err := h.Run(id)
@@ -510,11 +506,7 @@ run's history.`,
 			if err != nil {
 				return usagef("--impact: %v", err)
 			}
-			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
 				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
 					rs, err := c.RevisitRun(ctx, args[0], args[1], imp, host.RevisitOptions{Reason: reason, Affects: affects}, false)
 					if err == nil && !asJSON {
@@ -522,6 +514,8 @@ run's history.`,
 					}
 					return rs, err
 				}, quiet, asJSON)
+			}); done {
+				return err
 			}
 			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
 				sub := h.SubscribeRun(id, 4096)
@@ -610,13 +604,10 @@ func (m *Main) runsDeleteCommand() *cobra.Command {
 // withRunsData changes runs' records: through the daemon when one
 // serves the data directory, else with a host of no agents on it.
 func (m *Main) withRunsData(ctx context.Context, local func(context.Context, *host.Host) error, remote func(context.Context, *client.Client) error) error {
-	c, err := m.daemon(ctx)
-	if err != nil {
-		return err
-	}
-	if c != nil {
-		defer c.Close()
+	if done, err := m.viaDaemon(ctx, func(c *client.Client) error {
 		return m.withDaemonSignals(ctx, func(ctx context.Context) error { return remote(ctx, c) })
+	}); done {
+		return err
 	}
 	return m.withRunsHost(ctx, local)
 }

@@ -111,13 +111,8 @@ func (m *Main) sessionsCommand() *cobra.Command {
 // withData reads the data directory: through the daemon (remote) when
 // one serves it, else by opening it (local).
 func (m *Main) withData(ctx context.Context, local func(*store.Store) error, remote func(context.Context, *client.Client) error) error {
-	c, err := m.daemon(ctx)
-	if err != nil {
+	if done, err := m.viaDaemon(ctx, func(c *client.Client) error { return remote(ctx, c) }); done {
 		return err
-	}
-	if c != nil {
-		defer c.Close()
-		return remote(ctx, c)
 	}
 	st, err := m.openStore()
 	if err != nil {

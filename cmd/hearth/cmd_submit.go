@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -35,11 +36,7 @@ it can be placed on a session that already knows those files.`,
 				m.printOutcome(out)
 				return nil
 			}
-			if c, err := m.daemon(cmd.Context()); err != nil || c != nil {
-				if err != nil {
-					return err
-				}
-				defer c.Close()
+			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
 				return m.withDaemonSignals(cmd.Context(), func(ctx context.Context) error {
 					out, err := c.Submit(ctx, task)
 					if err != nil {
@@ -47,6 +44,8 @@ it can be placed on a session that already knows those files.`,
 					}
 					return print(out)
 				})
+			}); done {
+				return err
 			}
 			cfg, err := m.loadConfig()
 			if err != nil {

@@ -31,20 +31,27 @@ func (m *Main) dataDirPath() (string, error) {
 // socketPath is the daemon's socket for the data directory: --socket,
 // HEARTH_SOCKET, the config's server.socket, or the data directory's.
 func (m *Main) socketPath() (string, error) {
+	cfg, err := m.loadConfig()
+	return m.socketOf(cfg, err)
+}
+
+// socketOf is socketPath for a config already loaded (with its error). A
+// config file that does not load does not cut the CLI off from a daemon
+// it can find anyway: in the data directory a flag or HEARTH_DATA_DIR
+// names.
+func (m *Main) socketOf(cfg *config.Config, cfgErr error) (string, error) {
 	if s := firstNonEmpty(m.socket, m.Getenv("HEARTH_SOCKET")); s != "" {
 		return s, nil
 	}
-	dir, err := m.dataDirPath()
-	if err != nil {
-		return "", err
-	}
-	srv := config.DefaultServer()
-	if m.configPath != "" || m.Getenv("HEARTH_CONFIG") != "" {
-		if cfg, err := m.loadConfig(); err == nil {
-			srv = cfg.Server
+	if cfgErr != nil {
+		dir := firstNonEmpty(m.dataDir, m.Getenv("HEARTH_DATA_DIR"))
+		if dir == "" {
+			return "", cfgErr
 		}
+		return config.DefaultServer().SocketPath(dir), nil
 	}
-	return srv.SocketPath(dir), nil
+	// loadConfig applied --data-dir and HEARTH_DATA_DIR.
+	return cfg.Server.SocketPath(cfg.DataDir), nil
 }
 
 // daemon returns a client of the daemon serving the data directory, or
@@ -62,6 +69,17 @@ func (m *Main) daemon(ctx context.Context) (*client.Client, error) {
 		return nil, fmt.Errorf("the daemon on %s: %w", sock, err)
 	}
 	return c, nil
+}
+
+// viaDaemon runs remote on the daemon serving the data directory, and
+// says whether there was one: when not, the command does its work itself.
+func (m *Main) viaDaemon(ctx context.Context, remote func(*client.Client) error) (bool, error) {
+	c, err := m.daemon(ctx)
+	if err != nil || c == nil {
+		return err != nil, err
+	}
+	defer c.Close()
+	return true, remote(c)
 }
 
 // daemonRuns reads runs through the daemon: the runReader of a run the

@@ -201,13 +201,6 @@ func configError(err error) error {
 	return fmt.Errorf("%w: %v", wire.ErrConfig, err)
 }
 
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
-}
-
 // ResumeRun resumes a run and streams it.
 func (s *Server) ResumeRun(req *apipb.ResumeRunRequest, stream apipb.Hearth_ResumeRunServer) error {
 	id, err := s.h.ResolveRun(req.GetRun())

@@ -328,7 +328,14 @@ func Default(bundled []string) *Config {
 // applied.
 func DefaultExternal(name, kind string) *Agent {
 	a := DefaultAgent(name)
+	a.makeExternal(kind)
+	return a
+}
+
+// makeExternal gives a an external agent's defaults: one session is one
+// program's session, and its absolute paths are kept as they are unless
+// workspace says what they are relative to.
+func (a *Agent) makeExternal(kind string) {
 	a.External, a.Workspace, a.Capacity = kind, "", 1
 	a.Pool.MaxSessions = DefaultMaxExternalSessions
-	return a
 }

@@ -238,7 +238,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 		cfg.Pipelines = append(cfg.Pipelines, v.pipeline(rp, cfg))
 	}
 	v.guards(raw.Guards, cfg, v.src)
-	cfg.Server = v.server(raw.Server, body)
+	cfg.Server = v.server(raw.Server)
 	cfg.Hooks = v.hooks(raw.Hooks, cfg)
 	return cfg
 }

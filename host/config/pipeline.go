@@ -534,7 +534,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 		case cfg.Agent(t.Agent) == nil:
 			v.errorf(agentAt, "Unknown agent", "There is no agent named %q%s. Agents: %s.", t.Agent, suggest(t.Agent, agents), listOrNone(agents))
 		case cfg.Agent(t.Agent).External != "":
-			v.errorf(agentAt, "Task for an external agent", "Agent %q is external: hearth follows its sessions through hooks but cannot run tasks on them. Give task %q an agent hearth runs: %s.", t.Agent, rt.Name, listOrNone(runnableAgents(cfg)))
+			v.errorf(agentAt, "Task for an external agent", "Agent %q is external: hearth follows its sessions through hooks but cannot run tasks on them. Give task %q an agent hearth runs: %s.", t.Agent, rt.Name, listOrNone(agentNames(cfg, false)))
 		}
 		if strings.TrimSpace(t.Prompt) == "" {
 			v.errorf(tat("prompt"), "Empty prompt", "Task %q has an empty prompt; say what the agent should do.", rt.Name)
@@ -597,17 +597,6 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 		}
 	}
 	return p
-}
-
-// runnableAgents lists the agents hearth runs itself.
-func runnableAgents(cfg *Config) []string {
-	var out []string
-	for _, a := range cfg.Agents {
-		if a.External == "" {
-			out = append(out, a.Name)
-		}
-	}
-	return out
 }
 
 // metadata decodes a task's metadata: strings by name, passed to the

@@ -121,12 +121,7 @@ type rawHooks struct {
 // that only a program hearth starts has.
 func (v *validator) external(ra *rawAgent, a *Agent) {
 	at := func(name string) hcl.Range { return attrRange(ra.Body, name, ra.DefRange) }
-	a.External = *ra.External
-	// Its sessions report absolute paths from wherever they run: kept as
-	// they are unless workspace says what they are relative to.
-	a.Workspace = ""
-	a.Capacity = 1
-	a.Pool.MaxSessions = DefaultMaxExternalSessions
+	a.makeExternal(*ra.External)
 	if !slices.Contains(externalKinds, a.External) {
 		v.errorf(at("external"), "Unknown external agent kind", "external names the program whose sessions report through hooks; hearth knows %s, not %q%s.",
 			listOrNone(externalKinds), a.External, suggest(a.External, externalKinds))
@@ -145,7 +140,7 @@ func (v *validator) external(ra *rawAgent, a *Agent) {
 	}
 }
 
-func (v *validator) server(rs *rawServer, body hcl.Body) Server {
+func (v *validator) server(rs *rawServer) Server {
 	s := DefaultServer()
 	if rs == nil {
 		return s
@@ -243,7 +238,7 @@ func (v *validator) hooks(rh *rawHooks, cfg *Config) Hooks {
 			h.Agent = *rh.Agent
 			if a := cfg.Agent(h.Agent); a == nil || a.External == "" {
 				v.errorf(at("agent"), "Not an external agent", "hooks.agent must name an agent with external = %q; %q is not one. External agents: %s.",
-					ExternalClaudeCode, h.Agent, listOrNone(externalAgents(cfg)))
+					ExternalClaudeCode, h.Agent, listOrNone(agentNames(cfg, true)))
 			}
 		}
 	}
@@ -258,10 +253,11 @@ func (v *validator) hooks(rh *rawHooks, cfg *Config) Hooks {
 	return h
 }
 
-func externalAgents(cfg *Config) []string {
+// agentNames lists the external agents, or those hearth runs itself.
+func agentNames(cfg *Config, external bool) []string {
 	var out []string
 	for _, a := range cfg.Agents {
-		if a.External != "" {
+		if (a.External != "") == external {
 			out = append(out, a.Name)
 		}
 	}
@@ -274,16 +270,4 @@ func (s Server) SocketPath(dataDir string) string {
 		return s.Socket
 	}
 	return strings.TrimRight(dataDir, "/") + "/" + SocketName
-}
-
-// String describes the server's listeners, for logs.
-func (s Server) String() string {
-	return fmt.Sprintf("socket %s, tcp %s, http %s", orOff(s.Socket), orOff(s.Listen), orOff(s.HTTP))
-}
-
-func orOff(s string) string {
-	if s == "" {
-		return "off"
-	}
-	return s
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/hearth-dev/hearth/host/api/apipb"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
-	"github.com/hearth-dev/hearth/host/guard"
 )
 
 // MaxMessage bounds a message either way: a hook payload may carry a
@@ -154,5 +153,3 @@ func ErrorOf(ctx context.Context, err error) error {
 	}
 	return e
 }
-
-func gateAction(s string) guard.Action { return guard.Action(s) }
