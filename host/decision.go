@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/host/store/storepb"
-	"github.com/hearth-dev/hearth/matcher"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -25,6 +23,10 @@ const (
 	// ActionResume: Place points at an external session, which its own
 	// program resumes (Decision.Resume says how); hearth runs nothing.
 	ActionResume Action = "resume"
+	// ActionWait: Place found the pool full, and the task would wait for
+	// room: for Session, a busy session that would win it, or for any
+	// session to free a slot. Submit waits, then decides again.
+	ActionWait Action = "wait"
 )
 
 // Decision says where a task was placed and why: every candidate's
@@ -86,30 +88,6 @@ type Candidate struct {
 	Total   float64  `json:"total"`
 }
 
-func candidatesOf(d matcher.Decision) []Candidate {
-	out := make([]Candidate, 0, len(d.Ranked))
-	for _, r := range d.Ranked {
-		c := Candidate{
-			Session: r.ID, Dormant: r.Dormant, Eligible: r.Eligible, Load: r.Load, Capacity: r.Capacity,
-			Directory: r.Scores.Directory, File: r.Scores.File, Tech: r.Scores.Tech,
-			Freshness: r.Scores.Freshness, LoadScore: r.Scores.Load, Total: r.Total,
-		}
-		for _, f := range []struct {
-			on   bool
-			name string
-		}{
-			{r.Applied.Directory, "directory"}, {r.Applied.File, "file"}, {r.Applied.Tech, "tech"},
-			{r.Applied.Freshness, "freshness"}, {r.Applied.Load, "load"},
-		} {
-			if f.on {
-				c.Applied = append(c.Applied, f.name)
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // Explain renders a candidate's scores on one line, with "-" for factors
 // that did not apply.
 func (c Candidate) Explain() string {
@@ -139,64 +117,4 @@ func (c Candidate) Explain() string {
 		s += fmt.Sprintf(" (busy %d/%d)", c.Load, c.Capacity)
 	}
 	return s
-}
-
-// toRecord converts a decision for the event log.
-func (d *Decision) toRecord() *storepb.Decision {
-	r := &storepb.Decision{
-		Task: d.Task, TaskName: d.TaskName, Agent: d.Agent, Outcome: d.Outcome, Threshold: d.Threshold,
-		Considered: int32(d.Considered), Eligible: int32(d.Eligible), Action: string(d.Action),
-		Session: d.Session, WaitedNanos: int64(d.Waited), Retired: d.Retired, Reason: d.Reason,
-		HintFiles: d.Hints.Files, HintDirs: d.Hints.Directories, HintTechs: d.Hints.Technologies,
-		Vetoed: d.Vetoed,
-	}
-	if d.Action != ActionSpawned {
-		r.Winner = d.Session
-		r.Dormant = d.Action == ActionRehydrated
-	}
-	for _, c := range d.Candidates {
-		var applied uint32
-		for _, a := range c.Applied {
-			applied |= factorBits[a]
-		}
-		r.Ranked = append(r.Ranked, &storepb.Candidate{
-			Id: c.Session, Directory: c.Directory, File: c.File, Tech: c.Tech, Freshness: c.Freshness,
-			Load: c.LoadScore, Applied: applied, Total: c.Total, Eligible: c.Eligible, Dormant: c.Dormant,
-			LoadCount: int32(c.Load), Capacity: int32(c.Capacity),
-		})
-	}
-	return r
-}
-
-var factorBits = map[string]uint32{"directory": 1, "file": 2, "tech": 4, "freshness": 8, "load": 16}
-
-// decisionFromRecord is the inverse of toRecord.
-func decisionFromRecord(r *storepb.Decision) Decision {
-	d := Decision{
-		Task: r.GetTask(), TaskName: r.GetTaskName(), Agent: r.GetAgent(), Action: Action(r.GetAction()), Session: r.GetSession(),
-		Outcome: r.GetOutcome(), Threshold: r.GetThreshold(), Considered: int(r.GetConsidered()),
-		Eligible: int(r.GetEligible()), Waited: time.Duration(r.GetWaitedNanos()), Retired: r.GetRetired(),
-		Reason: r.GetReason(), Vetoed: r.GetVetoed(),
-		Hints: sdk.Hints{Files: r.GetHintFiles(), Directories: r.GetHintDirs(), Technologies: r.GetHintTechs()},
-	}
-	for _, c := range r.GetRanked() {
-		cand := Candidate{
-			Session: c.GetId(), Dormant: c.GetDormant(), Eligible: c.GetEligible(), Load: int(c.GetLoadCount()),
-			Capacity: int(c.GetCapacity()), Directory: c.GetDirectory(), File: c.GetFile(), Tech: c.GetTech(),
-			Freshness: c.GetFreshness(), LoadScore: c.GetLoad(), Total: c.GetTotal(),
-		}
-		for _, name := range []string{"directory", "file", "tech", "freshness", "load"} {
-			if c.GetApplied()&factorBits[name] != 0 {
-				cand.Applied = append(cand.Applied, name)
-			}
-		}
-		d.Candidates = append(d.Candidates, cand)
-		if cand.Session == d.Session && d.Action != ActionSpawned {
-			d.Score = cand.Total
-		}
-	}
-	if d.Action == ActionSpawned && len(d.Candidates) > 0 {
-		d.Score = d.Candidates[0].Total
-	}
-	return d
 }

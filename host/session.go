@@ -1,357 +1,100 @@
 package host
 
-import (
-	"cmp"
-	"context"
-	"errors"
-	"fmt"
-	"time"
+import "time"
 
-	"github.com/hashicorp/go-hclog"
+// SocketName is the daemon's unix socket in a data directory, unless its
+// config puts it elsewhere (server.socket).
+const SocketName = "hearth.sock"
 
-	"github.com/hearth-dev/hearth/host/store"
-	"github.com/hearth-dev/hearth/host/store/storepb"
-	"github.com/hearth-dev/hearth/sdk"
-)
+// ExternalClaudeCode is the kind of external agent whose sessions are
+// Claude Code's, reported through its hooks.
+const ExternalClaudeCode = "claude-code"
 
-// summarizeTimeout bounds the call that collects a task's artifact, and
-// the export of a session's state.
-const summarizeTimeout = 30 * time.Second
-
-type sessionStatus int
-
-const (
-	// statusStarting: a process is being started for the session, new or
+// SessionInfo describes a session, live or dormant.
+type SessionInfo struct {
+	ID           string    `json:"id"`
+	Agent        string    `json:"agent"`
+	Status       string    `json:"status"`
+	Reason       string    `json:"reason,omitempty"`
+	Created      time.Time `json:"created"`
+	LastActivity time.Time `json:"last_activity"`
+	Capacity     int       `json:"capacity"`
+	Load         int       `json:"load"`
+	PID          int       `json:"pid,omitempty"`
+	AgentVersion string    `json:"agent_version,omitempty"`
+	Tasks        uint64    `json:"tasks"`
+	TasksFailed  uint64    `json:"tasks_failed"`
+	ToolUses     uint64    `json:"tool_uses"`
+	// HasState says the session's agent state is stored, so that it can be
 	// rehydrated.
-	statusStarting sessionStatus = iota
-	statusLive
-	// statusRetiring: its state is being exported and its process stopped.
-	statusRetiring
-	statusDormant
-	// statusLost: its plugin died or hung. Kept for its history only.
-	statusLost
-)
-
-func (st sessionStatus) String() string {
-	return [...]string{"starting", "live", "retiring", "dormant", "lost"}[st]
+	HasState bool `json:"has_state"`
+	// External is the kind of an external session (its program reports
+	// through hooks; hearth did not start it); Workspace is where it
+	// works, and Resume the command line that resumes it there.
+	External  string `json:"external,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Resume    string `json:"resume,omitempty"`
+	// The fingerprint, most recently used first.
+	Files        []string `json:"files"`
+	Directories  []string `json:"directories"`
+	Technologies []string `json:"technologies"`
 }
 
-var statusToRecord = map[sessionStatus]storepb.SessionStatus{
-	statusStarting: storepb.SessionStatus_SESSION_LIVE,
-	statusLive:     storepb.SessionStatus_SESSION_LIVE,
-	statusRetiring: storepb.SessionStatus_SESSION_LIVE,
-	statusDormant:  storepb.SessionStatus_SESSION_DORMANT,
-	statusLost:     storepb.SessionStatus_SESSION_LOST,
+// SessionDetail is a session with its recent history.
+type SessionDetail struct {
+	SessionInfo
+	// Events are the session's latest events, oldest first.
+	Events []Event `json:"events"`
+	// Decisions are the latest placements that involved the session, as
+	// the chosen one or as a candidate, newest first.
+	Decisions []Decision `json:"decisions"`
 }
 
-// session is one instance of an agent: live (a plugin process running up
-// to capacity tasks) or dormant (its fingerprint and exported state in the
-// store, ready to be rehydrated).
-type session struct {
-	id      string
-	pool    *pool
-	logger  hclog.Logger
-	created time.Time
-
-	// Guarded by pool.mu.
-	status          sessionStatus
-	proc            *process
-	capacity        int
-	load            int
-	lastActivity    time.Time
-	indexedActivity time.Time
-	// fp is the fingerprint of a session that can be touched: nil once it
-	// is dormant or lost, when its entry in the matcher's index and its
-	// record in the store hold all that placement and rehydration need.
-	// Measured: ~100 bytes per file in the sets, ~14 in the index.
-	fp           *fingerprint
-	hasState     bool
-	exportsState bool
-	agentVersion string
-	reason       string
-	lostErr      *PluginError
-	// stale: a reload changed or removed its agent; it takes no new task
-	// and is retired once idle.
-	stale bool
-	// persisting: its retirement's record is being queued; eviction
-	// waits.
-	persisting bool
-	// external is the kind of an external session (config.Agent.External),
-	// which has no process: it reports through hooks. workspace is where
-	// it works.
-	external    string
-	workspace   string
-	tasks       uint64
-	tasksFailed uint64
-	toolUses    uint64
-	// lastSeq is the last tool-use event of the session handed to the
-	// store; a snapshot of the fingerprint covers events up to it.
-	lastSeq uint64
-	// saves asks the session's saver to snapshot it; nil when no saver
-	// runs.
-	saves     chan struct{}
-	saverDone chan struct{}
+// AgentStatus describes one configured agent.
+type AgentStatus struct {
+	Name    string   `json:"name"`
+	Bundled string   `json:"bundled,omitempty"`
+	Command []string `json:"command,omitempty"`
+	// External is the kind of an external agent's sessions.
+	External string `json:"external,omitempty"`
+	// Live and Dormant count the agent's sessions.
+	Live    int `json:"live"`
+	Dormant int `json:"dormant"`
 }
 
-func newSession(p *pool, id string, created time.Time) *session {
-	return &session{
-		id:           id,
-		pool:         p,
-		logger:       p.logger.With("session", id),
-		created:      created,
-		lastActivity: created,
-		capacity:     max(p.cfg().Capacity, 1),
-		fp:           newFingerprint(p.cfg().Fingerprint),
-	}
+// SessionCount is how many sessions of an agent are in a status.
+type SessionCount struct {
+	Agent  string
+	Status string
+	N      int
 }
 
-// newSessionID returns "<agent>-<8 hex digits>": short enough to type in
-// `hearth sessions show`, random enough for an agent's lifetime of
-// sessions.
-func newSessionID(agent string) string {
-	return sdk.NewID(agent)[:len(agent)+1+8]
+// MaxExternalID bounds an external session's ID.
+const MaxExternalID = 128
+
+// ExternalRef names an external session in a hook report.
+type ExternalRef struct {
+	// Agent is an external agent of the config; empty means the config's
+	// hooks.agent (by default the claude-code agent).
+	Agent string
+	// Session is the program's own session ID: letters, digits, '-', '_',
+	// '.' and ':', at most MaxExternalID of them.
+	Session string
+	// Workspace is the directory the session works in (Claude Code's
+	// cwd); the latest one reported is kept.
+	Workspace string
 }
 
-// recordLocked snapshots the session for the store. A session without its
-// fingerprint in memory (dormant or lost) must not be written back from
-// it: its record already holds the fingerprint.
-func (s *session) recordLocked() *storepb.Session {
-	r := &storepb.Session{
-		Id:                   s.id,
-		Agent:                s.pool.cfg().Name,
-		Status:               statusToRecord[s.status],
-		CreatedUnixNano:      s.created.UnixNano(),
-		LastActivityUnixNano: s.lastActivity.UnixNano(),
-		Capacity:             int32(s.capacity),
-		FingerprintSeq:       s.lastSeq,
-		Tasks:                s.tasks,
-		TasksFailed:          s.tasksFailed,
-		ToolUses:             s.toolUses,
-		HasState:             s.hasState,
-		AgentVersion:         s.agentVersion,
-		StatusReason:         s.reason,
-		External:             s.external,
-		Workspace:            s.workspace,
-		Busy:                 s.external != "" && s.load > 0,
-	}
-	if s.fp != nil {
-		r.Files, r.Dirs, r.Techs = s.fp.files.keys(), s.fp.dirs.keys(), s.fp.techs.keys()
-	}
-	if s.proc != nil {
-		r.Pid = int32(s.proc.pid())
-	}
-	return r
-}
+// ValidExternalID reports whether id can be an external session's ID:
+// Claude Code's are UUIDs; ':' is allowed for programs that namespace
+// theirs.
+func ValidExternalID(id string) bool { return validID(id, MaxExternalID, ":") }
 
-// loadFingerprint reads a dormant session's fingerprint from the store.
-func (s *session) loadFingerprint() (*fingerprint, error) {
-	r, err := s.pool.h.store.Session(s.id)
-	if err != nil {
-		return nil, fmt.Errorf("rehydrate %s: read its fingerprint: %w", s.id, err)
+// ResumeCommand is the command line that resumes an external session of
+// kind, run in its workspace; "" for kinds hearth knows no command of.
+func ResumeCommand(kind, session string) string {
+	if kind == ExternalClaudeCode {
+		return "claude --resume " + session
 	}
-	fp := newFingerprint(s.pool.cfg().Fingerprint)
-	fp.files.load(r.GetFiles())
-	fp.dirs.load(r.GetDirs())
-	fp.techs.load(r.GetTechs())
-	return fp, nil
-}
-
-func (s *session) fromRecord(r *storepb.Session) {
-	s.lastActivity = time.Unix(0, r.GetLastActivityUnixNano())
-	if c := int(r.GetCapacity()); c > 0 {
-		s.capacity = c
-	}
-	s.fp = newFingerprint(s.pool.cfg().Fingerprint)
-	s.fp.files.load(r.GetFiles())
-	s.fp.dirs.load(r.GetDirs())
-	s.fp.techs.load(r.GetTechs())
-	s.lastSeq = r.GetFingerprintSeq()
-	s.tasks, s.tasksFailed, s.toolUses = r.GetTasks(), r.GetTasksFailed(), r.GetToolUses()
-	s.hasState = r.GetHasState()
-	s.agentVersion = r.GetAgentVersion()
-	s.reason = r.GetStatusReason()
-	s.external, s.workspace = r.GetExternal(), r.GetWorkspace()
-}
-
-// replay applies a logged tool use to the fingerprint.
-func (s *session) replay(ev *storepb.Event) {
-	tu := ev.GetToolUse()
-	if ev.GetKind() != string(EventToolUsed) || tu == nil {
-		return
-	}
-	s.fp.observe(toolUseFromRecord(tu), s.pool.cfg().Workspace)
-	s.toolUses++
-	s.lastSeq = max(s.lastSeq, ev.GetSeq())
-	if t := time.Unix(0, ev.GetUnixNano()); t.After(s.lastActivity) {
-		s.lastActivity = t
-	}
-}
-
-// startSaver starts the goroutine that snapshots the session, and exports
-// its agent's state, after its tasks: so that a host killed with kill -9
-// still finds the session's state when it restarts. Requests coalesce.
-// pool.mu must be held.
-func (s *session) startSaver() {
-	s.saves = make(chan struct{}, 1)
-	s.saverDone = make(chan struct{})
-	saves, done := s.saves, s.saverDone
-	go func() {
-		defer close(done)
-		for range saves {
-			s.save()
-		}
-	}()
-}
-
-// requestSave asks for a snapshot. pool.mu must be held.
-func (s *session) requestSave() {
-	if s.saves == nil {
-		return
-	}
-	select {
-	case s.saves <- struct{}{}:
-	default: // one is pending already
-	}
-}
-
-// stopSaverLocked ends the saver after any pending save. pool.mu must be
-// held.
-func (s *session) stopSaverLocked() {
-	if s.saves != nil {
-		close(s.saves)
-		s.saves = nil
-	}
-}
-
-// waitSaver stops the saver and waits for it to finish.
-func (s *session) waitSaver() {
-	s.pool.mu.Lock()
-	s.stopSaverLocked()
-	done := s.saverDone
-	s.pool.mu.Unlock()
-	if done != nil {
-		<-done
-	}
-}
-
-// save snapshots the session, with its agent's exported state if it has
-// one. The snapshot is durable once the returned Pending's Wait returns.
-func (s *session) save() *store.Pending {
-	ctx, cancel := context.WithTimeout(context.Background(), summarizeTimeout)
-	defer cancel()
-	state, ok := s.exportState(ctx)
-	s.pool.mu.Lock()
-	if ok {
-		s.hasState = true
-	}
-	rec := s.recordLocked()
-	s.pool.mu.Unlock()
-	if ok {
-		return s.pool.h.persistState(rec, state)
-	}
-	return s.pool.h.persist(rec)
-}
-
-// exportState asks the agent for its state; false when it exports none or
-// could not.
-func (s *session) exportState(ctx context.Context) ([]byte, bool) {
-	s.pool.mu.Lock()
-	proc, exports := s.proc, s.exportsState
-	s.pool.mu.Unlock()
-	if proc == nil || !exports {
-		return nil, false
-	}
-	b, err := proc.remote.(sdk.StateExporter).ExportState(ctx)
-	if err != nil {
-		if !errors.Is(err, sdk.ErrStateNotSupported) {
-			s.logger.Warn("cannot export the session's state", "error", err)
-		}
-		return nil, false
-	}
-	return b, true
-}
-
-// run runs one task on the session. The task is cancelled when ctx is
-// done, when it runs past its agent's task_timeout (the plugin is then
-// considered hung and stopped), or when the host's shutdown grace period
-// ends.
-func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sdk.Result, sdk.ContextArtifact, error) {
-	cfg := s.pool.cfg()
-	h := s.pool.h
-	base, cancelBase := context.WithCancelCause(ctx)
-	defer cancelBase(nil)
-	unhook := context.AfterFunc(hardStop, func() { cancelBase(ErrClosed) })
-	defer unhook()
-	// The task timeout is the host's own timer, not a deadline: gRPC would
-	// send a deadline to the plugin, whose copy can fire first, and the
-	// host must know for certain that it was its timeout that ended the
-	// task.
-	tctx, cancel := context.WithCancelCause(base)
-	defer cancel(nil)
-	timer := time.AfterFunc(cfg.TaskTimeout, func() { cancel(taskTimeoutError{cfg.TaskTimeout}) })
-	defer timer.Stop()
-
-	st := sdk.Task{
-		ID:             t.ID,
-		Run:            t.Run,
-		Name:           t.Name,
-		Session:        s.id,
-		Prompt:         t.Prompt,
-		Hints:          t.Hints,
-		IdempotencyKey: cmp.Or(t.IdempotencyKey, t.ID),
-		Attempt:        max(t.Attempt, 1),
-		Metadata:       t.Metadata,
-	}
-	s.pool.mu.Lock()
-	remote := s.proc.remote
-	proc := s.proc
-	s.pool.mu.Unlock()
-	th := &taskHost{s: s, task: t.ID, t: t, run: h.activeRun(t.Run)}
-	op := "run task " + t.ID
-	start := h.now()
-	h.emit(Event{Kind: EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
-	res, err := remote.Run(tctx, st, th)
-	if err != nil {
-		err = s.runError(tctx, proc, op, err)
-		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
-			Duration: h.now().Sub(start)})
-		return res, sdk.ContextArtifact{}, err
-	}
-	sctx, scancel := context.WithTimeout(base, summarizeTimeout)
-	defer scancel()
-	art, err := remote.Summarize(sctx, t.ID)
-	if err != nil {
-		err = s.runError(sctx, proc, "summarize task "+t.ID, err)
-		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
-			Duration: h.now().Sub(start)})
-		return res, art, err
-	}
-	h.emit(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
-		Duration: h.now().Sub(start), Cost: res.Cost})
-	return res, art, nil
-}
-
-// runError explains a failed call: a hung or dead plugin becomes a
-// *PluginError (and the session is stopped); a failure of the task itself
-// is wrapped with the agent, session and task it belongs to.
-func (s *session) runError(ctx context.Context, proc *process, op string, err error) error {
-	var timeout taskTimeoutError
-	if errors.As(context.Cause(ctx), &timeout) {
-		pe := proc.errorf(op, ErrPluginHung, timeout.Error(),
-			"the session was stopped; raise the agent's task_timeout if the task is only slow")
-		s.pool.lost(s, pe)
-		return pe
-	}
-	if perr, detail, hint := proc.callError(ctx, err); perr != err {
-		pe := proc.errorf(op, perr, detail, hint)
-		s.pool.lost(s, pe)
-		return pe
-	}
-	if errors.Is(err, sdk.ErrAgentPanicked) {
-		s.pool.lost(s, proc.errorf(op, err, "", "the session was retired because its state may be broken"))
-	}
-	if c := context.Cause(ctx); c != nil && errors.Is(c, ErrClosed) {
-		return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, ErrClosed)
-	}
-	return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, err)
+	return ""
 }

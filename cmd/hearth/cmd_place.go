@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -29,26 +28,12 @@ Through the daemon when one serves the data directory.`,
   hearth place claude-code --file /src/app/handlers/user.go --json`,
 		Args: exactArgs("AGENT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			var d host.Decision
-			done, err := m.viaDaemon(ctx, func(c *client.Client) (err error) {
-				d, err = c.Place(ctx, args[0], hints)
+			if err := m.withService(cmd.Context(), m.loadConfig, func(ctx context.Context, svc host.Service, _ *target) (err error) {
+				d, err = svc.Place(ctx, args[0], hints)
 				return err
-			})
-			switch {
-			case err != nil:
+			}); err != nil {
 				return err
-			case !done:
-				cfg, err := m.loadConfig()
-				if err != nil {
-					return err
-				}
-				if err := m.withHost(ctx, cfg, func(_ context.Context, h *host.Host) error {
-					d, err = h.Place(args[0], hints)
-					return err
-				}); err != nil {
-					return err
-				}
 			}
 			if asJSON {
 				return m.printJSON(d)

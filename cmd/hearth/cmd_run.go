@@ -55,38 +55,28 @@ their grace period ends; continue it with 'hearth runs resume ID'.`,
 			if err != nil {
 				return err
 			}
-			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
-				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
-					rs, err := c.StartRun(ctx, client.StartOptions{Config: cfg.Path, Pipeline: pipeline.Name, State: state, Files: in.files, Budget: in.budget})
-					if errors.Is(err, host.ErrUnknownAgent) {
-						return nil, fmt.Errorf("%w\nthe daemon on %s runs pipelines with its own agents: start it with --config %s to run this one", err, c.Target(), cfg.Path)
-					}
-					if err == nil && !asJSON {
-						fmt.Fprintf(m.Stdout, "pipeline %s: %d tasks, %d at a time, in the daemon (%s)\nrun %s\n\n", pipeline.Name, len(pipeline.Tasks), pipeline.Parallel, c.Target(), rs.ID)
-					}
-					return rs, err
-				}, quiet, asJSON)
-			}); done {
-				return err
-			}
-			return m.withHost(cmd.Context(), cfg, func(ctx context.Context, h *host.Host) error {
-				if !asJSON {
-					fmt.Fprintf(m.Stdout, "pipeline %s: %d tasks, %d at a time (data in %s)\n", pipeline.Name, len(pipeline.Tasks), pipeline.Parallel, cfg.DataDir)
-					if pipeline.Description != "" {
-						fmt.Fprintf(m.Stdout, "  %s\n", pipeline.Description)
-					}
+			local := func() (*config.Config, error) { return cfg, nil }
+			return m.withService(cmd.Context(), local, func(ctx context.Context, svc host.Service, t *target) error {
+				w, err := svc.StartRun(ctx, host.RunSpec{PipelineName: pipeline.Name,
+					RunOptions: host.RunOptions{State: state, Files: in.files, Budget: in.budget, Config: cfg.Path}})
+				if errors.Is(err, host.ErrUnknownAgent) && t.daemon {
+					return fmt.Errorf("%w\nthe daemon on %s runs pipelines with its own agents: start it with --config %s to run this one", err, t.where, cfg.Path)
 				}
-				id := host.NewRunID(pipeline.Name, time.Now())
-				sub := h.SubscribeRun(id, 4096)
-				handle, err := h.StartRun(ctx, pipeline, host.RunOptions{ID: id, State: state, Files: in.files, Budget: in.budget, Config: cfg.Path})
 				if err != nil {
-					sub.Close()
 					return err
 				}
 				if !asJSON {
-					fmt.Fprintf(m.Stdout, "run %s\n\n", id)
+					where := " (data in " + t.where + ")"
+					if t.daemon {
+						where = " in the daemon (" + t.where + ")"
+					}
+					fmt.Fprintf(m.Stdout, "pipeline %s: %d tasks, %d at a time%s\n", pipeline.Name, len(pipeline.Tasks), pipeline.Parallel, where)
+					if pipeline.Description != "" {
+						fmt.Fprintf(m.Stdout, "  %s\n", pipeline.Description)
+					}
+					fmt.Fprintf(m.Stdout, "run %s\n\n", w.ID())
 				}
-				return m.finishRun(ctx, h, localWatch{handle, sub}, quiet, asJSON)
+				return m.followRun(ctx, svc, t, w, quiet, asJSON)
 			})
 		},
 	}
@@ -157,19 +147,19 @@ func (in *runInputs) state(m *Main) (map[string]json.RawMessage, error) {
 // finishRun follows a run until it stops, then prints it: a summary, or
 // JSON. A run that did not complete is a failure of the work (exit 1),
 // with what to do next.
-func (m *Main) finishRun(ctx context.Context, h runReader, run runWatch, quiet, asJSON bool) error {
+func (m *Main) finishRun(ctx context.Context, h host.RunReader, run host.RunWatch, quiet, asJSON bool) error {
 	start := time.Now()
 	id := run.ID()
 	info, err := m.follow(ctx, h, run, quiet, asJSON)
-	var lost *lostStream
+	var lost *client.StreamError
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &lost) {
 		return err
 	}
-	d, derr := h.Run(id)
+	d, derr := h.Run(ctx, id)
 	if derr != nil {
 		return derr
 	}
-	outs, _ := h.RunOutputs(id)
+	outs, _ := h.RunOutputs(ctx, id)
 	sum := summarize(d, outs, start)
 	if asJSON {
 		if jerr := m.printJSON(struct {
@@ -256,7 +246,7 @@ func (m *Main) printRunSummary(info host.RunInfo, s runSummary) {
 
 // runTarget finds the config and the pipeline that `hearth run args`
 // names.
-func (m *Main) runTarget(args []string) (*config.Config, *config.Pipeline, error) {
+func (m *Main) runTarget(args []string) (*config.Config, *host.Pipeline, error) {
 	var name string
 	if len(args) > 0 {
 		path := args[0]

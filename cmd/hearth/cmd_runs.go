@@ -14,9 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
-	"github.com/hearth-dev/hearth/host/store"
 )
 
 func (m *Main) runsCommand() *cobra.Command {
@@ -43,13 +41,9 @@ func (m *Main) runsListCommand() *cobra.Command {
 				runs []host.RunInfo
 				dir  string
 			)
-			if err := m.withData(cmd.Context(), func(st *store.Store) (err error) {
-				dir = st.Dir()
-				runs, err = host.ListRuns(st)
-				return err
-			}, func(ctx context.Context, c *client.Client) (err error) {
-				dir = c.Target()
-				runs, err = c.Runs(ctx)
+			if err := m.withReader(cmd.Context(), func(ctx context.Context, r host.Reader, where string) (err error) {
+				dir = where
+				runs, err = r.Runs(ctx)
 				return err
 			}); err != nil {
 				return err
@@ -137,40 +131,30 @@ func (m *Main) runsShowCommand() *cobra.Command {
 				deleted = &evs[len(evs)-1]
 				return true
 			}
-			err := m.withData(cmd.Context(), func(st *store.Store) error {
-				d, err := host.ShowRun(st, args[0])
+			err := m.withReader(cmd.Context(), func(ctx context.Context, r host.Reader, _ string) error {
+				d, err := r.Run(ctx, args[0])
 				if err != nil {
-					if lastDeleted(host.RunEvents(st, args[0], 3)) {
+					if errors.Is(err, host.ErrUnknownRun) && lastDeleted(r.RunEvents(ctx, args[0], 3)) {
 						return nil
 					}
 					return err
 				}
 				out.RunDetail = d
 				if outputs || archived || asJSON {
-					if out.Outputs, err = host.RunOutputs(st, d.ID); err != nil {
+					if out.Outputs, err = r.RunOutputs(ctx, d.ID); err != nil {
 						return err
 					}
 				}
 				if checkpoints || asJSON {
-					if out.Checkpoints, err = host.RunCheckpoints(st, d.ID); err != nil {
+					if out.Checkpoints, err = r.RunCheckpoints(ctx, d.ID); err != nil {
 						return err
 					}
 				}
 				if events > 0 {
-					if out.Events, err = host.RunEvents(st, d.ID, events); err != nil {
+					if out.Events, err = r.RunEvents(ctx, d.ID, events); err != nil {
 						return err
 					}
 				}
-				return nil
-			}, func(ctx context.Context, c *client.Client) error {
-				v, err := c.ShowRun(ctx, args[0], client.ShowOptions{Outputs: outputs || archived || asJSON, Checkpoints: checkpoints || asJSON, Events: events})
-				if err != nil {
-					if errors.Is(err, host.ErrUnknownRun) && lastDeleted(c.RunEvents(ctx, args[0], 3)) {
-						return nil
-					}
-					return err
-				}
-				out.RunDetail, out.Outputs, out.Checkpoints, out.Events = v.RunDetail, v.Outputs, v.Checkpoints, v.Events
 				return nil
 			})
 			if err != nil {
@@ -318,38 +302,50 @@ func prefixed(p, s string) string {
 	return p + s
 }
 
-// runHost starts a host to act on an existing run: with --config or
-// HEARTH_CONFIG when given, else with the config file the run was started
-// from when it still exists (its agents are the run's), on the data
-// directory the run is in. It returns the run's full ID.
-func (m *Main) runHost(ctx context.Context, id string, work func(ctx context.Context, h *host.Host, id string) error) error {
-	st, err := m.openStore()
-	if err != nil {
-		return err
-	}
-	dir := st.Dir()
-	full, err := host.ResolveRunID(st, id)
-	var recorded string
-	if err == nil {
-		if d, derr := host.ShowRun(st, full); derr == nil {
-			recorded = d.Config
+// runConfig is the config of the engine that acts on an existing run
+// when no daemon serves the data directory: --config or HEARTH_CONFIG
+// when given, else the config file the run was started from when it
+// still exists (its agents are the run's), on the data directory the run
+// is in.
+func (m *Main) runConfig(id string) func() (*config.Config, error) {
+	return func() (*config.Config, error) {
+		st, err := m.openStore()
+		if err != nil {
+			return nil, err
 		}
-	}
-	_ = st.Close()
-	if err != nil {
-		return err
-	}
-	if m.configPath == "" && m.Getenv("HEARTH_CONFIG") == "" && recorded != "" {
-		if _, err := os.Stat(recorded); err == nil {
-			m.configPath = recorded
+		dir := st.Dir()
+		d, err := st.Run(context.Background(), id)
+		_ = st.Close()
+		if err != nil {
+			return nil, err
 		}
+		if m.configPath == "" && m.Getenv("HEARTH_CONFIG") == "" && d.Config != "" {
+			if _, err := os.Stat(d.Config); err == nil {
+				m.configPath = d.Config
+			}
+		}
+		cfg, err := m.loadConfig()
+		if err != nil {
+			return nil, err
+		}
+		cfg.DataDir = dir
+		return cfg, nil
 	}
-	cfg, err := m.loadConfig()
+}
+
+// recordsConfig is the config of an engine that only changes runs'
+// records (cancel, delete): no agents, on the data directory.
+func (m *Main) recordsConfig() (*config.Config, error) {
+	dir, err := m.dataDirPath()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, usagef("no data directory at %s: run some work first (hearth run, hearth submit), or point --data-dir at one", dir)
+	}
+	cfg := config.Default(nil)
 	cfg.DataDir = dir
-	return m.withHost(ctx, cfg, func(ctx context.Context, h *host.Host) error { return work(ctx, h, full) })
+	return cfg, nil
 }
 
 func (m *Main) runsResumeCommand() *cobra.Command {
@@ -381,31 +377,18 @@ another.`,
 				return err
 			}
 			opts := host.ResumeOptions{Budget: in.budget, Repair: repair, State: state}
-			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
-				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
-					rs, err := c.ResumeRun(ctx, args[0], opts, false)
-					if err == nil && !asJSON {
-						fmt.Fprintf(m.Stdout, "resuming run %s in the daemon\n\n", rs.ID)
-					}
-					return rs, err
-				}, quiet, asJSON)
-			}); done {
-				return err
-			}
-			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
-				if d, err := h.Run(id); err == nil && d.Abandoned && !asJSON {
-					fmt.Fprintf(m.Stdout, "run %s was flagged abandoned (idle since %s); resuming it clears the flag\n", id, d.LastActivity.Format(time.DateTime))
+			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc host.Service, t *target) error {
+				if d, err := svc.Run(ctx, args[0]); err == nil && d.Abandoned && !asJSON {
+					fmt.Fprintf(m.Stdout, "run %s was flagged abandoned (idle since %s); resuming it clears the flag\n", d.ID, d.LastActivity.Format(time.DateTime))
 				}
-				sub := h.SubscribeRun(id, 4096)
-				handle, err := h.ResumeRun(ctx, id, opts)
+				w, err := svc.ResumeRun(ctx, args[0], opts)
 				if err != nil {
-					sub.Close()
 					return err
 				}
 				if !asJSON {
-					fmt.Fprintf(m.Stdout, "resuming run %s\n\n", id)
+					fmt.Fprintf(m.Stdout, "resuming run %s%s\n\n", w.ID(), t.inDaemon(" in the daemon"))
 				}
-				return m.finishRun(ctx, h, localWatch{handle, sub}, quiet, asJSON)
+				return m.followRun(ctx, svc, t, w, quiet, asJSON)
 			})
 		},
 	}
@@ -440,33 +423,15 @@ direction for the story. List the checkpoints with
 			if err != nil {
 				return err
 			}
-			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
-				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
-					rs, err := c.ForkRun(ctx, args[0], at, host.ForkOptions{State: state, Budget: in.budget}, false)
-					if err == nil && !asJSON {
-						fmt.Fprintf(m.Stdout, "run %s, forked from %s at checkpoint %d, in the daemon\n\n", rs.ID, args[0], at)
-					}
-					return rs, err
-				}, quiet, asJSON)
-			}); done {
-				return err
-			}
-			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
-				d, err := h.Run(id)
+			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc host.Service, t *target) error {
+				w, err := svc.ForkRun(ctx, args[0], at, host.ForkOptions{State: state, Budget: in.budget})
 				if err != nil {
-					return err
-				}
-				newID := host.NewRunID(d.Pipeline, time.Now())
-				sub := h.SubscribeRun(newID, 4096)
-				handle, err := h.ForkRun(ctx, id, at, host.ForkOptions{ID: newID, State: state, Budget: in.budget})
-				if err != nil {
-					sub.Close()
 					return err
 				}
 				if !asJSON {
-					fmt.Fprintf(m.Stdout, "run %s, forked from %s at checkpoint %d\n\n", newID, id, at)
+					fmt.Fprintf(m.Stdout, "run %s, forked from %s at checkpoint %d%s\n\n", w.ID(), args[0], at, t.inDaemon(", in the daemon"))
 				}
-				return m.finishRun(ctx, h, localWatch{handle, sub}, quiet, asJSON)
+				return m.followRun(ctx, svc, t, w, quiet, asJSON)
 			})
 		},
 	}
@@ -506,28 +471,15 @@ run's history.`,
 			if err != nil {
 				return usagef("--impact: %v", err)
 			}
-			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
-				return m.followRemote(cmd.Context(), c, func(ctx context.Context) (*client.RunStream, error) {
-					rs, err := c.RevisitRun(ctx, args[0], args[1], imp, host.RevisitOptions{Reason: reason, Affects: affects}, false)
-					if err == nil && !asJSON {
-						fmt.Fprintf(m.Stdout, "revisiting %s of run %s (%s impact) in the daemon\n\n", args[1], rs.ID, imp)
-					}
-					return rs, err
-				}, quiet, asJSON)
-			}); done {
-				return err
-			}
-			return m.runHost(cmd.Context(), args[0], func(ctx context.Context, h *host.Host, id string) error {
-				sub := h.SubscribeRun(id, 4096)
-				handle, err := h.RevisitRun(ctx, id, args[1], imp, host.RevisitOptions{Reason: reason, Affects: affects})
+			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc host.Service, t *target) error {
+				w, err := svc.RevisitRun(ctx, args[0], args[1], imp, host.RevisitOptions{Reason: reason, Affects: affects})
 				if err != nil {
-					sub.Close()
 					return err
 				}
 				if !asJSON {
-					fmt.Fprintf(m.Stdout, "revisiting %s of run %s (%s impact)\n\n", args[1], id, imp)
+					fmt.Fprintf(m.Stdout, "revisiting %s of run %s (%s impact)%s\n\n", args[1], w.ID(), imp, t.inDaemon(" in the daemon"))
 				}
-				return m.finishRun(ctx, h, localWatch{handle, sub}, quiet, asJSON)
+				return m.followRun(ctx, svc, t, w, quiet, asJSON)
 			})
 		},
 	}
@@ -547,19 +499,8 @@ func (m *Main) runsCancelCommand() *cobra.Command {
 		Args:  exactArgs("RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var info host.RunInfo
-			err := m.withRunsData(cmd.Context(), func(ctx context.Context, h *host.Host) error {
-				id, err := h.ResolveRun(args[0])
-				if err != nil {
-					return err
-				}
-				if err := h.CancelRun(ctx, id); err != nil {
-					return err
-				}
-				d, err := h.Run(id)
-				info = d.RunInfo
-				return err
-			}, func(ctx context.Context, c *client.Client) (err error) {
-				info, err = c.CancelRun(ctx, args[0])
+			err := m.withService(cmd.Context(), m.recordsConfig, func(ctx context.Context, svc host.Service, _ *target) (err error) {
+				info, err = svc.CancelRun(ctx, args[0])
 				return err
 			})
 			if err != nil {
@@ -583,13 +524,8 @@ func (m *Main) runsDeleteCommand() *cobra.Command {
 		Args:  exactArgs("RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var id string
-			err := m.withRunsData(cmd.Context(), func(ctx context.Context, h *host.Host) (err error) {
-				if id, err = h.ResolveRun(args[0]); err != nil {
-					return err
-				}
-				return h.DeleteRun(ctx, id)
-			}, func(ctx context.Context, c *client.Client) (err error) {
-				id, err = c.DeleteRun(ctx, args[0])
+			err := m.withService(cmd.Context(), m.recordsConfig, func(ctx context.Context, svc host.Service, _ *target) (err error) {
+				id, err = svc.DeleteRun(ctx, args[0])
 				return err
 			})
 			if err != nil {
@@ -599,28 +535,4 @@ func (m *Main) runsDeleteCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// withRunsData changes runs' records: through the daemon when one
-// serves the data directory, else with a host of no agents on it.
-func (m *Main) withRunsData(ctx context.Context, local func(context.Context, *host.Host) error, remote func(context.Context, *client.Client) error) error {
-	if done, err := m.viaDaemon(ctx, func(c *client.Client) error {
-		return m.withDaemonSignals(ctx, func(ctx context.Context) error { return remote(ctx, c) })
-	}); done {
-		return err
-	}
-	return m.withRunsHost(ctx, local)
-}
-
-// withRunsHost starts a host with no agents on the data directory, for
-// the runs commands that only change records.
-func (m *Main) withRunsHost(ctx context.Context, work func(context.Context, *host.Host) error) error {
-	st, err := m.openStore()
-	if err != nil {
-		return err
-	}
-	cfg := config.Default(nil)
-	cfg.DataDir = st.Dir()
-	_ = st.Close()
-	return m.withHost(ctx, cfg, work)
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/plugins"
 )
 
@@ -91,11 +91,11 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	}
 	logger := m.logger()
 	metrics := api.NewMetrics()
-	h, err := host.New(host.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, Command: "hearth serve", Observe: metrics.Observe})
+	h, err := engine.New(engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve", Observe: metrics.Observe})
 	if err != nil {
 		return err
 	}
-	srv := api.NewServer(api.Options{Host: h, Bundled: plugins.Names(), Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics})
+	srv := api.NewServer(api.Options{Host: h, Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics})
 	l, err := srv.Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
 		_ = h.Close(context.Background())
@@ -133,7 +133,7 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 
 // stopDaemon closes the listeners, then the host, within the shutdown
 // grace period, or at once on a second signal.
-func (m *Main) stopDaemon(l *api.Listeners, h *host.Host, sigs <-chan os.Signal) error {
+func (m *Main) stopDaemon(l *api.Listeners, h *engine.Host, sigs <-chan os.Signal) error {
 	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	go func() {

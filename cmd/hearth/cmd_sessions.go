@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -31,13 +30,9 @@ func (m *Main) sessionsCommand() *cobra.Command {
 				sessions []host.SessionInfo
 				dir      string
 			)
-			if err := m.withData(cmd.Context(), func(st *store.Store) (err error) {
-				dir = st.Dir()
-				sessions, err = host.ListSessions(st)
-				return err
-			}, func(ctx context.Context, c *client.Client) (err error) {
-				dir = c.Target()
-				sessions, err = c.Sessions(ctx)
+			if err := m.withReader(cmd.Context(), func(ctx context.Context, r host.Reader, where string) (err error) {
+				dir = where
+				sessions, err = r.Sessions(ctx)
 				return err
 			}); err != nil {
 				return err
@@ -86,11 +81,8 @@ func (m *Main) sessionsCommand() *cobra.Command {
 		Args:  exactArgs("SESSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var d *host.SessionDetail
-			if err := m.withData(cmd.Context(), func(st *store.Store) (err error) {
-				d, err = host.ShowSession(st, args[0], limit)
-				return err
-			}, func(ctx context.Context, c *client.Client) (err error) {
-				d, err = c.Session(ctx, args[0], limit)
+			if err := m.withReader(cmd.Context(), func(ctx context.Context, r host.Reader, _ string) (err error) {
+				d, err = r.Session(ctx, args[0], limit)
 				return err
 			}); err != nil {
 				return err
@@ -106,20 +98,6 @@ func (m *Main) sessionsCommand() *cobra.Command {
 	show.Flags().IntVar(&limit, "limit", 20, "how many recent events and decisions to show")
 	c.AddCommand(list, show)
 	return c
-}
-
-// withData reads the data directory: through the daemon (remote) when
-// one serves it, else by opening it (local).
-func (m *Main) withData(ctx context.Context, local func(*store.Store) error, remote func(context.Context, *client.Client) error) error {
-	if done, err := m.viaDaemon(ctx, func(c *client.Client) error { return remote(ctx, c) }); done {
-		return err
-	}
-	st, err := m.openStore()
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return local(st)
 }
 
 // openStore opens the data directory for reading, refusing to create one

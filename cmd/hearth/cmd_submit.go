@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -36,23 +35,8 @@ it can be placed on a session that already knows those files.`,
 				m.printOutcome(out)
 				return nil
 			}
-			if done, err := m.viaDaemon(cmd.Context(), func(c *client.Client) error {
-				return m.withDaemonSignals(cmd.Context(), func(ctx context.Context) error {
-					out, err := c.Submit(ctx, task)
-					if err != nil {
-						return err
-					}
-					return print(out)
-				})
-			}); done {
-				return err
-			}
-			cfg, err := m.loadConfig()
-			if err != nil {
-				return err
-			}
-			return m.withHost(cmd.Context(), cfg, func(ctx context.Context, h *host.Host) error {
-				out, err := h.Submit(ctx, task)
+			return m.withService(cmd.Context(), m.loadConfig, func(ctx context.Context, svc host.Service, _ *target) error {
+				out, err := svc.Submit(ctx, task)
 				if err != nil {
 					return err
 				}

@@ -1,31 +1,72 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
 )
 
 // The commands that read or run work (run, runs, sessions, submit,
 // place) go through the daemon when one serves the data directory, and
-// open the data directory themselves when none does: Badger lets one
-// process at a time have it, so never both.
+// do the work in this process when none does: Badger lets one process
+// at a time have it, so never both. That choice is made here, and only
+// here: every command is written once, against host.Reader or
+// host.Service, which the daemon's client, the store and the engine all
+// implement.
+
+// target says where a command's work goes.
+type target struct {
+	// daemon is set when a daemon does the work; where is its address, or
+	// the data directory this process works on.
+	daemon bool
+	where  string
+
+	// mu guards run: the run being followed, which the daemon pauses on
+	// the first SIGINT or SIGTERM.
+	mu  sync.Mutex
+	run string
+}
+
+// inDaemon is s when the work is the daemon's, else "": what a command
+// says of where it runs.
+func (t *target) inDaemon(s string) string {
+	if t.daemon {
+		return s
+	}
+	return ""
+}
+
+// follow says the command is following run id now.
+func (t *target) follow(id string) {
+	t.mu.Lock()
+	t.run = id
+	t.mu.Unlock()
+}
+
+func (t *target) following() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.run
+}
 
 // dataDirPath is the data directory the command works on: --data-dir,
 // HEARTH_DATA_DIR, the config file's data_dir, or the default.
 func (m *Main) dataDirPath() (string, error) {
-	if dir := firstNonEmpty(m.dataDir, m.Getenv("HEARTH_DATA_DIR")); dir != "" {
+	if dir := cmp.Or(m.dataDir, m.Getenv("HEARTH_DATA_DIR")); dir != "" {
 		return dir, nil
 	}
 	cfg, err := m.loadConfig()
 	if err != nil {
 		return "", err
 	}
-	return firstNonEmpty(cfg.DataDir, config.DefaultDataDir), nil
+	return cmp.Or(cfg.DataDir, config.DefaultDataDir), nil
 }
 
 // socketPath is the daemon's socket for the data directory: --socket,
@@ -40,11 +81,11 @@ func (m *Main) socketPath() (string, error) {
 // it can find anyway: in the data directory a flag or HEARTH_DATA_DIR
 // names.
 func (m *Main) socketOf(cfg *config.Config, cfgErr error) (string, error) {
-	if s := firstNonEmpty(m.socket, m.Getenv("HEARTH_SOCKET")); s != "" {
+	if s := cmp.Or(m.socket, m.Getenv("HEARTH_SOCKET")); s != "" {
 		return s, nil
 	}
 	if cfgErr != nil {
-		dir := firstNonEmpty(m.dataDir, m.Getenv("HEARTH_DATA_DIR"))
+		dir := cmp.Or(m.dataDir, m.Getenv("HEARTH_DATA_DIR"))
 		if dir == "" {
 			return "", cfgErr
 		}
@@ -71,119 +112,101 @@ func (m *Main) daemon(ctx context.Context) (*client.Client, error) {
 	return c, nil
 }
 
-// viaDaemon runs remote on the daemon serving the data directory, and
-// says whether there was one: when not, the command does its work itself.
-func (m *Main) viaDaemon(ctx context.Context, remote func(*client.Client) error) (bool, error) {
+// withReader runs work with the reads of the data directory: the
+// daemon's when one serves it, else the store, opened by this process.
+// where is the daemon's address or the data directory.
+func (m *Main) withReader(ctx context.Context, work func(ctx context.Context, r host.Reader, where string) error) error {
 	c, err := m.daemon(ctx)
-	if err != nil || c == nil {
-		return err != nil, err
-	}
-	defer c.Close()
-	return true, remote(c)
-}
-
-// daemonRuns reads runs through the daemon: the runReader of a run the
-// daemon executes.
-type daemonRuns struct {
-	ctx context.Context
-	c   *client.Client
-}
-
-func (d daemonRuns) Run(id string) (host.RunDetail, error) {
-	v, err := d.c.ShowRun(d.ctx, id, client.ShowOptions{})
-	if err != nil {
-		return host.RunDetail{}, err
-	}
-	return v.RunDetail, nil
-}
-
-func (d daemonRuns) RunOutputs(id string) ([]host.TaskOutput, error) {
-	v, err := d.c.ShowRun(d.ctx, id, client.ShowOptions{Outputs: true})
-	if err != nil {
-		return nil, err
-	}
-	return v.Outputs, nil
-}
-
-// remoteWatch follows a run the daemon executes.
-type remoteWatch struct{ s *client.RunStream }
-
-func (w remoteWatch) ID() string                { return w.s.ID }
-func (w remoteWatch) Events() <-chan host.Event { return w.s.C }
-func (w remoteWatch) Done() <-chan struct{}     { return w.s.Done() }
-func (w remoteWatch) Close()                    { w.s.Close() }
-func (w remoteWatch) Wait(ctx context.Context) (host.RunInfo, error) {
-	info, err := w.s.Wait(ctx)
-	var re *host.RunError
-	if err != nil && !errors.As(err, &re) {
-		return info, &lostStream{run: w.s.ID, err: err}
-	}
-	return info, err
-}
-
-// lostStream: the stream of a run the daemon executes broke; the run
-// itself goes on (or is paused) in the daemon.
-type lostStream struct {
-	run string
-	err error
-}
-
-func (e *lostStream) Error() string {
-	return fmt.Sprintf("lost the daemon's stream of run %s (%v); the run is the daemon's: see it with hearth runs show %s", e.run, e.err, e.run)
-}
-
-func (e *lostStream) Unwrap() error { return e.err }
-
-// followRemote follows a run the daemon executes until it stops, then
-// prints it, like a run of this process. The first SIGINT or SIGTERM
-// pauses the run (its tasks in flight are interrupted, and run again on
-// resume); a second one stops following (the run is the daemon's).
-func (m *Main) followRemote(ctx context.Context, c *client.Client, start func(context.Context) (*client.RunStream, error), quiet, asJSON bool) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rs, err := start(ctx)
 	if err != nil {
 		return err
 	}
-	sigs, stop := m.Signals()
-	defer stop()
-	go func() {
-		select {
-		case sig := <-sigs:
-			fmt.Fprintf(m.Stderr, "hearth: %v: pausing run %s in the daemon; tasks in flight are interrupted and run again on resume (signal again to stop watching)\n", sig, rs.ID)
-			go func() {
-				if _, err := c.PauseRun(ctx, rs.ID); err != nil && ctx.Err() == nil {
-					fmt.Fprintf(m.Stderr, "hearth: could not pause run %s: %v\n", rs.ID, err)
-				}
-			}()
-		case <-rs.Done():
-			return
-		}
-		select {
-		case <-sigs:
-			fmt.Fprintf(m.Stderr, "hearth: stopped watching; run %s goes on in the daemon (hearth runs show %s)\n", rs.ID, rs.ID)
-			cancel()
-		case <-rs.Done():
-		}
-	}()
-	return m.finishRun(ctx, daemonRuns{ctx, c}, remoteWatch{rs}, quiet, asJSON)
+	if c != nil {
+		defer c.Close()
+		return work(ctx, c, c.Target())
+	}
+	st, err := m.openStore()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return work(ctx, st, st.Dir())
 }
 
-// withDaemonSignals runs work with a context cancelled by SIGINT or
-// SIGTERM: a call to the daemon in flight (a task) is cancelled there.
-func (m *Main) withDaemonSignals(ctx context.Context, work func(context.Context) error) error {
+// withService runs work with the service of the data directory: the
+// daemon's when one serves it, else an engine in this process on the
+// config local returns.
+//
+// Signals follow where the work is. In this process, the first SIGINT or
+// SIGTERM shuts the engine down gracefully (tasks in flight get
+// shutdownGrace; its runs pause), a second one at once. Through the
+// daemon, the first pauses the run the command follows (its tasks in
+// flight are interrupted, and run again on resume) or cancels the call
+// in flight; a second stops following (the run is the daemon's).
+func (m *Main) withService(ctx context.Context, local func() (*config.Config, error), work func(context.Context, host.Service, *target) error) error {
+	c, err := m.daemon(ctx)
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		defer c.Close()
+		t := &target{daemon: true, where: c.Target()}
+		return m.daemonSignals(ctx, c, t, func(ctx context.Context) error { return work(ctx, c, t) })
+	}
+	cfg, err := local()
+	if err != nil {
+		return err
+	}
+	return m.withHost(ctx, cfg, func(ctx context.Context, h *engine.Host) error {
+		return work(ctx, h, &target{where: h.DataDir()})
+	})
+}
+
+// daemonSignals runs work with a context the signals cancel, as
+// withService says.
+func (m *Main) daemonSignals(ctx context.Context, c *client.Client, t *target, work func(context.Context) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sigs, stop := m.Signals()
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- work(ctx) }()
-	select {
-	case err := <-done:
-		return err
-	case sig := <-sigs:
-		cancel(fmt.Errorf("interrupted by %v", sig))
-		<-done
-		return fmt.Errorf("interrupted by %v", sig)
+	var sig fmt.Stringer
+	for paused := false; ; {
+		select {
+		case err := <-done:
+			if sig != nil && !paused {
+				return fmt.Errorf("interrupted by %v", sig)
+			}
+			return err
+		case s := <-sigs:
+			sig = s
+			if run := t.following(); run != "" && !paused {
+				paused = true
+				fmt.Fprintf(m.Stderr, "hearth: %v: pausing run %s in the daemon; tasks in flight are interrupted and run again on resume (signal again to stop watching)\n", s, run)
+				go func() {
+					if _, err := c.PauseRun(ctx, run); err != nil && ctx.Err() == nil {
+						fmt.Fprintf(m.Stderr, "hearth: could not pause run %s: %v\n", run, err)
+					}
+				}()
+				continue
+			}
+			if paused {
+				fmt.Fprintf(m.Stderr, "hearth: stopped watching; run %s goes on in the daemon (hearth runs show %s)\n", t.following(), t.following())
+			}
+			cancel(fmt.Errorf("interrupted by %v", s))
+			err := <-done
+			if paused {
+				return err
+			}
+			return fmt.Errorf("interrupted by %v", s)
+		}
 	}
+}
+
+// followRun follows the run w until it stops, then prints it: where it
+// ran, every task as it finished, a summary or JSON. A run that did not
+// complete is a failure of the work (exit 1).
+func (m *Main) followRun(ctx context.Context, svc host.Service, t *target, w host.RunWatch, quiet, asJSON bool) error {
+	t.follow(w.ID())
+	return m.finishRun(ctx, svc, w, quiet, asJSON)
 }

@@ -20,7 +20,8 @@ const redrawEvery = 250 * time.Millisecond
 // as it finishes, which scripts and logs can read.
 type follower struct {
 	m     *Main
-	h     runReader
+	h     host.RunReader
+	ctx   context.Context
 	id    string
 	w     io.Writer
 	tty   bool
@@ -40,50 +41,17 @@ type follower struct {
 	width     int
 }
 
-// runReader reads runs: a host in this process, or the daemon
-// (daemonRuns).
-type runReader interface {
-	Run(id string) (host.RunDetail, error)
-	RunOutputs(id string) ([]host.TaskOutput, error)
-}
-
-// runWatch is a run being followed: in this process (localWatch), or
-// through the daemon (remoteWatch). Its events were subscribed to before
-// it started; Done is closed once it stopped and its last events are on
-// Events.
-type runWatch interface {
-	ID() string
-	Events() <-chan host.Event
-	Done() <-chan struct{}
-	Wait(ctx context.Context) (host.RunInfo, error)
-	Close()
-}
-
-// localWatch follows a run of a host in this process.
-type localWatch struct {
-	handle *host.RunHandle
-	sub    *host.Subscription
-}
-
-func (w localWatch) ID() string                { return w.handle.ID }
-func (w localWatch) Events() <-chan host.Event { return w.sub.C }
-func (w localWatch) Done() <-chan struct{}     { return w.handle.Done() }
-func (w localWatch) Close()                    { w.sub.Close() }
-func (w localWatch) Wait(ctx context.Context) (host.RunInfo, error) {
-	return w.handle.Wait(ctx)
-}
-
 // follow shows the run's progress until it stops and returns how it
 // stopped.
-func (m *Main) follow(ctx context.Context, h runReader, run runWatch, quiet, asJSON bool) (host.RunInfo, error) {
+func (m *Main) follow(ctx context.Context, h host.RunReader, run host.RunWatch, quiet, asJSON bool) (host.RunInfo, error) {
 	defer run.Close()
 	f := &follower{
-		m: m, h: h, id: run.ID(), w: m.Stdout, quiet: quiet, start: time.Now(),
+		m: m, h: h, ctx: ctx, id: run.ID(), w: m.Stdout, quiet: quiet, start: time.Now(),
 		decisions: make(map[string]host.Decision),
 		started:   make(map[string]time.Time),
 		finished:  make(map[string]bool),
 	}
-	if d, err := h.Run(run.ID()); err == nil {
+	if d, err := h.Run(ctx, run.ID()); err == nil {
 		for _, t := range d.TaskList {
 			if finalTask(t.Status) {
 				f.finished[t.Name] = true
@@ -243,7 +211,7 @@ func finalTask(s host.TaskStatus) bool {
 }
 
 func (f *follower) total() int {
-	if d, err := f.h.Run(f.id); err == nil {
+	if d, err := f.h.Run(f.ctx, f.id); err == nil {
 		return d.Tasks
 	}
 	return 0
@@ -251,7 +219,7 @@ func (f *follower) total() int {
 
 // redraw draws the terminal view in place of the last one.
 func (f *follower) redraw() {
-	d, err := f.h.Run(f.id)
+	d, err := f.h.Run(f.ctx, f.id)
 	if err != nil {
 		return
 	}

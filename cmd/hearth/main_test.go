@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host/store"
-	"github.com/hearth-dev/hearth/host/store/storepb"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk"
@@ -394,7 +393,7 @@ func TestSessionsAfterACrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutSession(context.Background(), &storepb.Session{Id: "gotour-0000abcd", Agent: "gotour", Status: storepb.SessionStatus_SESSION_LIVE, Pid: 4242, HasState: true}); err != nil {
+	if err := st.PutSession(context.Background(), store.SessionRecord{ID: "gotour-0000abcd", Agent: "gotour", Status: store.SessionLive, PID: 4242, HasState: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/plugins"
 )
 
@@ -34,7 +34,7 @@ func TestTourGetsWarmSessions(t *testing.T) {
 	cfg := config.Default(plugins.Names())
 	cfg.DataDir = filepath.Join(dir, "data")
 	cfg.Server.HTTP = ""
-	h, err := host.New(host.Options{Config: cfg, Bundled: plugins.Command})
+	h, err := engine.New(engine.Options{Config: cfg, Bundled: plugins.Command})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,15 +141,15 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 	// The file's agent block is not the daemon's: the daemon runs the
 	// pipeline with its own agent of that name.
 	file := pipelineFile(t, t.TempDir(), "")
-	rs, err := d.c.StartRun(ctx, client.StartOptions{Config: file})
+	rs, err := d.c.StartRun(ctx, host.RunSpec{RunOptions: host.RunOptions{Config: file}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.Started.Pipeline != "build" || rs.Started.Tasks != 4 {
-		t.Errorf("started: %+v", rs.Started)
+	if started, err := d.c.Run(ctx, rs.ID()); err != nil || started.Pipeline != "build" || started.Tasks != 4 {
+		t.Errorf("started: %+v, %v", started, err)
 	}
 	var succeeded []string
-	for e := range rs.C {
+	for e := range rs.Events() {
 		if e.Kind == host.EventRunTask && e.To == string(host.TaskSucceeded) {
 			succeeded = append(succeeded, e.Task)
 		}
@@ -163,11 +163,11 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 	if len(succeeded) != 4 || succeeded[0] != "a" || succeeded[3] != "d" {
 		t.Errorf("succeeded events %v; want a first, d last", succeeded)
 	}
-	v, err := d.c.ShowRun(ctx, rs.ID[:len(rs.ID)-2], client.ShowOptions{Outputs: true, Checkpoints: true, Events: 5})
+	v, err := d.c.ShowRun(ctx, rs.ID()[:len(rs.ID())-2], client.ShowOptions{Outputs: true, Checkpoints: true, Events: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.ID != rs.ID || len(v.TaskList) != 4 || len(v.Outputs) != 4 || len(v.Checkpoints) < 5 || len(v.Events) != 5 || v.Config != file {
+	if v.ID != rs.ID() || len(v.TaskList) != 4 || len(v.Outputs) != 4 || len(v.Checkpoints) < 5 || len(v.Events) != 5 || v.Config != file {
 		t.Errorf("show: %d tasks, %d outputs, %d checkpoints, %d events, config %q", len(v.TaskList), len(v.Outputs), len(v.Checkpoints), len(v.Events), v.Config)
 	}
 
@@ -178,15 +178,15 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 			at = cp.Seq
 		}
 	}
-	fork, err := d.c.ForkRun(ctx, rs.ID, at, host.ForkOptions{}, false)
+	fork, err := d.c.ForkRun(ctx, rs.ID(), at, host.ForkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	finfo, err := fork.Wait(ctx)
-	if err != nil || finfo.ForkedFrom != rs.ID || finfo.Status != host.RunCompleted {
+	if err != nil || finfo.ForkedFrom != rs.ID() || finfo.Status != host.RunCompleted {
 		t.Errorf("fork: %+v, %v", finfo, err)
 	}
-	again, err := d.c.ShowRun(ctx, rs.ID, client.ShowOptions{Checkpoints: true})
+	again, err := d.c.ShowRun(ctx, rs.ID(), client.ShowOptions{Checkpoints: true})
 	if err != nil || len(again.Checkpoints) != len(v.Checkpoints) {
 		t.Errorf("the origin changed: %d checkpoints, was %d (%v)", len(again.Checkpoints), len(v.Checkpoints), err)
 	}
@@ -195,14 +195,14 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 		t.Fatalf("runs: %+v, %v", runs, err)
 	}
 	// Delete the fork; its events remain.
-	id, err := d.c.DeleteRun(ctx, fork.ID)
-	if err != nil || id != fork.ID {
+	id, err := d.c.DeleteRun(ctx, fork.ID())
+	if err != nil || id != fork.ID() {
 		t.Fatalf("delete: %q, %v", id, err)
 	}
-	if _, err := d.c.ShowRun(ctx, fork.ID, client.ShowOptions{}); !errors.Is(err, host.ErrUnknownRun) {
+	if _, err := d.c.ShowRun(ctx, fork.ID(), client.ShowOptions{}); !errors.Is(err, host.ErrUnknownRun) {
 		t.Errorf("show a deleted run: %v", err)
 	}
-	evs, err := d.c.RunEvents(ctx, fork.ID, 1)
+	evs, err := d.c.RunEvents(ctx, fork.ID(), 1)
 	if err != nil || len(evs) != 1 || evs[0].Kind != host.EventRunDeleted {
 		t.Errorf("a deleted run's last event: %+v, %v", evs, err)
 	}
@@ -227,18 +227,18 @@ agent "coder" {
   command = ["/bin/true"]
 }
 `)
-	rs, err := d.c.StartRun(ctx, client.StartOptions{Config: file})
+	rs, err := d.c.StartRun(ctx, host.RunSpec{RunOptions: host.RunOptions{Config: file}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for e := range rs.C {
+	for e := range rs.Events() {
 		if e.Kind == host.EventRunTask && e.Task == "first" && e.To == string(host.TaskRunning) {
 			break
 		}
 	}
 	// A watcher that goes away mid-stream leaves the run running.
 	wctx, wcancel := context.WithCancel(ctx)
-	w, err := d.c.WatchRun(wctx, rs.ID)
+	w, err := d.c.WatchRun(wctx, rs.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ agent "coder" {
 		t.Error("a cancelled watch ended without an error")
 	}
 	// Pausing interrupts the task in flight; it runs again on resume.
-	info, err := d.c.PauseRun(ctx, rs.ID)
+	info, err := d.c.PauseRun(ctx, rs.ID())
 	if err != nil || info.Status != host.RunPaused {
 		t.Fatalf("pause: %+v, %v", info, err)
 	}
@@ -259,7 +259,7 @@ agent "coder" {
 	} else if re := (*host.RunError)(nil); !errors.As(err, &re) || re.Status != host.RunPaused {
 		t.Errorf("stream end: %v; want a RunError saying paused", err)
 	}
-	resumed, err := d.c.ResumeRun(ctx, rs.ID, host.ResumeOptions{}, false)
+	resumed, err := d.c.ResumeRun(ctx, rs.ID(), host.ResumeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ agent "coder" {
 	if err != nil || info.Status != host.RunCompleted || info.Succeeded != 2 {
 		t.Fatalf("resumed: %+v, %v", info, err)
 	}
-	if _, err := d.c.CancelRun(ctx, rs.ID); !errors.Is(err, host.ErrIllegalTransition) {
+	if _, err := d.c.CancelRun(ctx, rs.ID()); !errors.Is(err, host.ErrIllegalTransition) {
 		t.Errorf("cancel a completed run: %v; want an illegal transition", err)
 	}
 }
@@ -441,7 +441,7 @@ guard "no-more-work" {
   message   = "closed for the day"
 }
 `)
-	_, err = d.c.StartRun(context.Background(), client.StartOptions{Config: guarded})
+	_, err = d.c.StartRun(context.Background(), host.RunSpec{RunOptions: host.RunOptions{Config: guarded}})
 	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || !contains(err.Error(), "guards the daemon does not run", "no-more-work", "--config "+guarded) {
 		t.Fatalf("got %v; want the run refused, naming the guard and the fix", err)
 	}

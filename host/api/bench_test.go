@@ -47,7 +47,7 @@ func BenchmarkPlace(b *testing.B) {
 	}
 	b.Run("side=in-process", func(b *testing.B) {
 		timed(b, func() {
-			dec, err := d.h.Place("claude-code", hints)
+			dec, err := d.h.Place(ctx, "claude-code", hints)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -91,6 +91,25 @@ func (p page) wait(what, sel string) {
 	p.do(what, chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
+// waitText waits until the element sel shows every one of want: the
+// page redraws on each event, and a fingerprint lands a redraw after its
+// session.
+func (p page) waitText(what, sel string, want ...string) {
+	p.t.Helper()
+	ctx, cancel := p.deadline()
+	defer cancel()
+	js := fmt.Sprintf("(() => { const e = document.querySelector(%q); return !!e && %s; })()", sel, func() string {
+		var conds []string
+		for _, w := range want {
+			conds = append(conds, fmt.Sprintf("e.textContent.includes(%q)", w))
+		}
+		return strings.Join(conds, " && ")
+	}())
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingMutation())); err != nil {
+		p.t.Fatalf("the dashboard never showed %s (%v): %s", what, want, p.text(sel))
+	}
+}
+
 func (p page) text(sel string) string {
 	p.t.Helper()
 	ctx, cancel := p.deadline()
@@ -149,8 +168,9 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 	session := fmt.Sprintf(`#sessions tr[data-session=%q][data-status="live"]`, out.Session)
 	p.wait("the placement", decision)
 	p.wait("the session", session)
-	if reason, fp := p.text(decision+" > div.muted"), p.text(session+" .fp"); !contains(reason, "spawned "+out.Session) || !contains(fp, "src/cart", "go", "1 files") {
-		t.Errorf("decision reason %q, fingerprint %q", reason, fp)
+	p.waitText("the session's fingerprint", session+" .fp", "src/cart", "go", "1 files")
+	if reason := p.text(decision + " > div.muted"); !contains(reason, "spawned "+out.Session) {
+		t.Errorf("decision reason %q", reason)
 	}
 
 	// A second task is reused: its candidate's score shows as a bar of
@@ -168,14 +188,14 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 
 	// A run: its graph fills in as its tasks succeed, its row reaches
 	// 100%, and today's count goes up.
-	rs, err := d.c.StartRun(context.Background(), client.StartOptions{Config: pipelineFile(t, t.TempDir(), "budget = 5")})
+	rs, err := d.c.StartRun(context.Background(), host.RunSpec{RunOptions: host.RunOptions{Config: pipelineFile(t, t.TempDir(), "budget = 5")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rs.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	run := fmt.Sprintf(`#runs tr[data-run=%q][data-status="completed"]`, rs.ID)
+	run := fmt.Sprintf(`#runs tr[data-run=%q][data-status="completed"]`, rs.ID())
 	p.wait("the completed run", run)
 	p.wait("the run's last task, succeeded", `#graph g.node[data-task="d"][data-status="succeeded"]`)
 	nodes, edges := p.count(`#graph g.node[data-status="succeeded"]`), p.count("#graph path.edge")

@@ -11,10 +11,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/api/apipb"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
 )
 
 // FuzzRequests sends the API's handlers requests decoded from arbitrary
@@ -27,7 +27,7 @@ func FuzzRequests(f *testing.F) {
 	cfg := &config.Config{DataDir: filepath.Join(shortTempDir(f), "data"), Matcher: config.DefaultMatcher(),
 		Agents: []*config.Agent{config.DefaultExternal("claude-code", config.ExternalClaudeCode)},
 		Hooks:  config.Hooks{Agent: "claude-code", WhenUnreachable: config.HookAllow}}
-	h, err := host.New(host.Options{Config: cfg})
+	h, err := engine.New(engine.Options{Config: cfg})
 	if err != nil {
 		f.Fatal(err)
 	}

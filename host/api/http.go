@@ -163,12 +163,16 @@ type Today struct {
 }
 
 // Snapshot reads what the dashboard shows.
-func (s *Server) Snapshot() (*Snapshot, error) {
+func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 	now := s.now()
 	cfg := s.h.Config()
 	snap := &Snapshot{Generated: now, Version: s.version, DataDir: s.h.DataDir(), Started: s.started,
 		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []host.SessionInfo{}, Runs: []RunSummary{}}
-	for _, si := range s.h.Sessions() {
+	sessions, err := s.h.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, si := range sessions {
 		switch si.Status {
 		case "dormant":
 			snap.Dormant++
@@ -183,7 +187,7 @@ func (s *Server) Snapshot() (*Snapshot, error) {
 		return nil, err
 	}
 	snap.Decisions = append([]host.Event{}, decs...)
-	runs, err := s.h.Runs()
+	runs, err := s.h.Runs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +202,7 @@ func (s *Server) Snapshot() (*Snapshot, error) {
 		if i >= snapshotRuns && !finishedToday {
 			continue
 		}
-		sum, err := s.runSummary(r)
+		sum, err := s.runSummary(ctx, r)
 		if err != nil {
 			// A run deleted between the list and now.
 			continue
@@ -227,8 +231,8 @@ func (s *Server) Snapshot() (*Snapshot, error) {
 	return snap, nil
 }
 
-func (s *Server) runSummary(r host.RunInfo) (RunSummary, error) {
-	d, err := s.h.Run(r.ID)
+func (s *Server) runSummary(ctx context.Context, r host.RunInfo) (RunSummary, error) {
+	d, err := s.h.Run(ctx, r.ID)
 	if err != nil {
 		return RunSummary{}, err
 	}
@@ -236,7 +240,7 @@ func (s *Server) runSummary(r host.RunInfo) (RunSummary, error) {
 	for _, t := range d.TaskList {
 		sum.Retries += t.Failures
 	}
-	outs, err := s.h.RunOutputs(r.ID)
+	outs, err := s.h.RunOutputs(ctx, r.ID)
 	if err != nil {
 		return RunSummary{}, err
 	}
@@ -262,8 +266,8 @@ func mean(v []float64) *float64 {
 	return &m
 }
 
-func (s *Server) serveSnapshot(w http.ResponseWriter, _ *http.Request) {
-	snap, err := s.Snapshot()
+func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.Snapshot(r.Context())
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -272,7 +276,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
-	d, err := s.h.Run(r.PathValue("id"))
+	d, err := s.h.Run(r.Context(), r.PathValue("id"))
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, host.ErrUnknownRun) {

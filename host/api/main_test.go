@@ -15,10 +15,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"go.uber.org/goleak"
 
-	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -52,7 +52,7 @@ func testAgent(name string) *config.Agent {
 // daemon is a real daemon for a test: a host on a temp data directory
 // with its listeners, and a client on its socket.
 type daemon struct {
-	h       *host.Host
+	h       *engine.Host
 	srv     *api.Server
 	l       *api.Listeners
 	c       *client.Client
@@ -108,7 +108,7 @@ func startDaemon(t testing.TB, cfg *config.Config) *daemon {
 	d := &daemon{dir: cfg.DataDir, metrics: api.NewMetrics(), log: &syncBuffer{}}
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: d.log})
 	var err error
-	d.h, err = host.New(host.Options{Config: cfg, Logger: logger, Observe: d.metrics.Observe})
+	d.h, err = engine.New(engine.Options{Config: cfg, Logger: logger, Observe: d.metrics.Observe})
 	if err != nil {
 		t.Fatal(err)
 	}

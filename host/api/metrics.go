@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/engine"
 )
 
 // Metrics are the daemon's Prometheus metrics. Counters are fed by the
@@ -95,12 +96,12 @@ func (m *Metrics) Observe(e *host.Event) {
 
 // hostCollector reads the host's gauges at scrape time.
 type hostCollector struct {
-	h        *host.Host
+	h        *engine.Host
 	sessions *prometheus.Desc
 	store    *prometheus.Desc
 }
 
-func newHostCollector(h *host.Host) *hostCollector {
+func newHostCollector(h *engine.Host) *hostCollector {
 	return &hostCollector{
 		h:        h,
 		sessions: prometheus.NewDesc("hearth_sessions", "Sessions by agent and status.", []string{"agent", "status"}, nil),
@@ -123,7 +124,7 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // handler serves the metrics of m and of h.
-func (m *Metrics) handler(h *host.Host) http.Handler {
+func (m *Metrics) handler(h *engine.Host) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newHostCollector(h))
 	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})

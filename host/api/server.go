@@ -12,10 +12,8 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -29,16 +27,14 @@ import (
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
-	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
 // Options configure a Server. Host is required.
 type Options struct {
-	Host *host.Host
-	// Bundled lists the bundled agents, for config files a client names.
-	Bundled []string
-	Logger  hclog.Logger
+	Host   *engine.Host
+	Logger hclog.Logger
 	// Version is the daemon's version, as `hearth version` prints it.
 	Version string
 	// Metrics, when set, is served on /metrics; it must be the host's
@@ -51,8 +47,7 @@ type Options struct {
 // Server implements the API over a host.
 type Server struct {
 	apipb.UnimplementedHearthServer
-	h       *host.Host
-	bundled []string
+	h       *engine.Host
 	logger  hclog.Logger
 	version string
 	metrics *Metrics
@@ -68,7 +63,7 @@ func (s *Server) shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // NewServer returns a server for opts.Host.
 func NewServer(opts Options) *Server {
-	s := &Server{h: opts.Host, bundled: opts.Bundled, logger: opts.Logger, version: opts.Version,
+	s := &Server{h: opts.Host, logger: opts.Logger, version: opts.Version,
 		metrics: opts.Metrics, now: opts.Now, closing: make(chan struct{})}
 	if s.logger == nil {
 		s.logger = hclog.NewNullLogger()
@@ -104,8 +99,8 @@ func (s *Server) SubmitTask(ctx context.Context, req *apipb.SubmitTaskRequest) (
 }
 
 // Place says where a task would run.
-func (s *Server) Place(_ context.Context, req *apipb.PlaceRequest) (*apipb.Decision, error) {
-	d, err := s.h.Place(req.GetAgent(), wire.HintsOf(req.GetHints()))
+func (s *Server) Place(ctx context.Context, req *apipb.PlaceRequest) (*apipb.Decision, error) {
+	d, err := s.h.Place(ctx, req.GetAgent(), wire.HintsOf(req.GetHints()))
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -113,21 +108,25 @@ func (s *Server) Place(_ context.Context, req *apipb.PlaceRequest) (*apipb.Decis
 }
 
 // ListSessions lists the host's sessions.
-func (s *Server) ListSessions(context.Context, *apipb.ListSessionsRequest) (*apipb.SessionList, error) {
+func (s *Server) ListSessions(ctx context.Context, _ *apipb.ListSessionsRequest) (*apipb.SessionList, error) {
+	sessions, err := s.h.Sessions(ctx)
+	if err != nil {
+		return nil, wire.Status(err)
+	}
 	out := &apipb.SessionList{}
-	for _, si := range s.h.Sessions() {
+	for _, si := range sessions {
 		out.Sessions = append(out.Sessions, wire.Session(si))
 	}
 	return out, nil
 }
 
 // ShowSession shows one session.
-func (s *Server) ShowSession(_ context.Context, req *apipb.ShowSessionRequest) (*apipb.SessionDetail, error) {
+func (s *Server) ShowSession(ctx context.Context, req *apipb.ShowSessionRequest) (*apipb.SessionDetail, error) {
 	limit := int(req.GetLimit())
 	if limit <= 0 {
 		limit = 20
 	}
-	d, err := s.h.Session(req.GetId(), limit)
+	d, err := s.h.Session(ctx, req.GetId(), limit)
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -136,116 +135,38 @@ func (s *Server) ShowSession(_ context.Context, req *apipb.ShowSessionRequest) (
 
 // StartRun starts a pipeline's run and streams it.
 func (s *Server) StartRun(req *apipb.StartRunRequest, stream apipb.Hearth_StartRunServer) error {
-	p, cfgPath, err := s.pipeline(req.GetConfig(), req.GetPipeline())
-	if err != nil {
-		return wire.Status(err)
-	}
-	id := req.GetId()
-	if id == "" {
-		id = host.NewRunID(p.Name, s.now())
-	}
-	return s.streamRun(stream, id, req.GetDetach(), func(ctx context.Context) (*host.RunHandle, error) {
-		return s.h.StartRun(ctx, p, host.RunOptions{ID: id, State: wire.StateOf(req.GetState()), Files: req.GetFiles(),
-			Budget: req.GetBudget(), Config: cfgPath})
+	spec := host.RunSpec{PipelineName: req.GetPipeline(), RunOptions: host.RunOptions{ID: req.GetId(),
+		State: wire.StateOf(req.GetState()), Files: req.GetFiles(), Budget: req.GetBudget(), Config: req.GetConfig()}}
+	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (host.RunWatch, error) {
+		return s.h.StartRun(ctx, spec)
 	})
-}
-
-// pipeline finds the pipeline a request names: in the config file it
-// names (read by the daemon, run by the daemon's agents), or in the
-// daemon's own config.
-func (s *Server) pipeline(file, name string) (*config.Pipeline, string, error) {
-	cfg := s.h.Config()
-	if file != "" {
-		var err error
-		if fi, serr := os.Stat(file); serr == nil && fi.IsDir() {
-			file = strings.TrimRight(file, "/") + "/hearth.hcl"
-		}
-		if cfg, err = config.Load(file, config.Options{Bundled: s.bundled}); err != nil {
-			return nil, "", configError(err)
-		}
-		if missing := missingGuards(cfg, s.h.Config()); len(missing) > 0 {
-			return nil, "", fmt.Errorf("%w: %s declares guards the daemon does not run, or runs otherwise: %s; its run would go unguarded. Start the daemon with --config %s, or put them in the daemon's config and reload it (SIGHUP)",
-				wire.ErrConfig, file, strings.Join(missing, ", "), file)
-		}
-	}
-	p, err := cfg.SelectPipeline(name)
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", wire.ErrConfig, err)
-	}
-	return p, cfg.Path, nil
-}
-
-// missingGuards names the guards of file that daemon does not have as
-// they are: a run from the file is guarded by the daemon's guards only.
-func missingGuards(file, daemon *config.Config) []string {
-	have := make(map[string]guard.Spec, len(daemon.Guards))
-	for _, g := range daemon.Guards {
-		have[g.Name] = g.Spec
-	}
-	var out []string
-	for _, g := range file.Guards {
-		if d, ok := have[g.Name]; !ok || !reflect.DeepEqual(d, g.Spec) {
-			out = append(out, g.Name)
-		}
-	}
-	return out
-}
-
-// configError keeps a config file's diagnostics, positions included, in
-// the message: the client prints them.
-func configError(err error) error {
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		return fmt.Errorf("%w:\n%s", wire.ErrConfig, ce.Error())
-	}
-	return fmt.Errorf("%w: %v", wire.ErrConfig, err)
 }
 
 // ResumeRun resumes a run and streams it.
 func (s *Server) ResumeRun(req *apipb.ResumeRunRequest, stream apipb.Hearth_ResumeRunServer) error {
-	id, err := s.h.ResolveRun(req.GetRun())
-	if err != nil {
-		return wire.Status(err)
-	}
-	return s.streamRun(stream, id, req.GetDetach(), func(ctx context.Context) (*host.RunHandle, error) {
-		return s.h.ResumeRun(ctx, id, host.ResumeOptions{Budget: req.GetBudget(), Repair: req.GetRepair(), State: wire.StateOf(req.GetState())})
+	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (host.RunWatch, error) {
+		return s.h.ResumeRun(ctx, req.GetRun(), host.ResumeOptions{Budget: req.GetBudget(), Repair: req.GetRepair(), State: wire.StateOf(req.GetState())})
 	})
 }
 
 // ForkRun forks a run and streams the new one.
 func (s *Server) ForkRun(req *apipb.ForkRunRequest, stream apipb.Hearth_ForkRunServer) error {
-	from, err := s.h.ResolveRun(req.GetRun())
-	if err != nil {
-		return wire.Status(err)
-	}
 	if req.GetAt() == 0 {
-		return invalid("fork needs a checkpoint to start from (at); list them with hearth runs show " + from + " --checkpoints")
+		return invalid("fork needs a checkpoint to start from (at); list them with hearth runs show " + req.GetRun() + " --checkpoints")
 	}
-	d, err := s.h.Run(from)
-	if err != nil {
-		return wire.Status(err)
-	}
-	id := req.GetId()
-	if id == "" {
-		id = host.NewRunID(d.Pipeline, s.now())
-	}
-	return s.streamRun(stream, id, req.GetDetach(), func(ctx context.Context) (*host.RunHandle, error) {
-		return s.h.ForkRun(ctx, from, req.GetAt(), host.ForkOptions{ID: id, State: wire.StateOf(req.GetState()), Budget: req.GetBudget()})
+	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (host.RunWatch, error) {
+		return s.h.ForkRun(ctx, req.GetRun(), req.GetAt(), host.ForkOptions{ID: req.GetId(), State: wire.StateOf(req.GetState()), Budget: req.GetBudget()})
 	})
 }
 
 // RevisitRun revisits a task of a run and streams the run.
 func (s *Server) RevisitRun(req *apipb.RevisitRunRequest, stream apipb.Hearth_RevisitRunServer) error {
-	id, err := s.h.ResolveRun(req.GetRun())
-	if err != nil {
-		return wire.Status(err)
-	}
 	impact, err := host.ParseImpact(req.GetImpact())
 	if err != nil {
 		return invalid(err.Error())
 	}
-	return s.streamRun(stream, id, req.GetDetach(), func(ctx context.Context) (*host.RunHandle, error) {
-		return s.h.RevisitRun(ctx, id, req.GetTask(), impact, host.RevisitOptions{Reason: req.GetReason(), Affects: req.GetAffects()})
+	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (host.RunWatch, error) {
+		return s.h.RevisitRun(ctx, req.GetRun(), req.GetTask(), impact, host.RevisitOptions{Reason: req.GetReason(), Affects: req.GetAffects()})
 	})
 }
 
@@ -255,59 +176,63 @@ type runStream interface {
 	Context() context.Context
 }
 
-// streamRun subscribes to run id's events, starts it with start, and
-// streams it: the run as it started, its events, the run as it stopped.
-// The run belongs to the daemon: a client that goes away leaves it
-// running.
-func (s *Server) streamRun(stream runStream, id string, detach bool, start func(context.Context) (*host.RunHandle, error)) error {
-	sub := s.h.SubscribeRun(id, 4096)
-	defer sub.Close()
-	handle, err := start(stream.Context())
+// streamRun starts a run with start, and streams it: the run as it
+// started, its events, the run as it stopped. The run belongs to the
+// daemon: a client that goes away leaves it running.
+func (s *Server) streamRun(stream runStream, detach bool, start func(context.Context) (host.RunWatch, error)) error {
+	w, err := start(stream.Context())
 	if err != nil {
 		return wire.Status(err)
 	}
-	d, err := s.h.Run(handle.ID)
+	defer w.Close()
+	d, err := s.h.Run(stream.Context(), w.ID())
 	if err != nil {
 		return wire.Status(err)
 	}
 	if err := stream.Send(&apipb.RunUpdate{Update: &apipb.RunUpdate_Started{Started: wire.RunInfo(d.RunInfo)}}); err != nil || detach {
 		return err
 	}
-	return s.follow(stream, handle, sub)
+	return s.follow(stream, w)
 }
 
 // follow streams a run's events until it stops, then the run as it
-// stopped. The handle is done only after the run's last events were
+// stopped. The watch is done only after the run's last events were
 // published, so none is missed.
-func (s *Server) follow(stream runStream, handle *host.RunHandle, sub *host.Subscription) error {
+func (s *Server) follow(stream runStream, w host.RunWatch) error {
 	ctx := stream.Context()
 	send := func(e host.Event) error {
 		return stream.Send(&apipb.RunUpdate{Update: &apipb.RunUpdate_Event{Event: wire.Event(e)}})
 	}
 	for {
 		select {
-		case e := <-sub.C:
+		case e, ok := <-w.Events():
+			if !ok {
+				<-w.Done()
+				continue
+			}
 			if err := send(e); err != nil {
 				return err
 			}
-		case <-handle.Done():
+		case <-w.Done():
 			for {
 				select {
-				case e := <-sub.C:
-					if err := send(e); err != nil {
-						return err
+				case e, ok := <-w.Events():
+					if ok {
+						if err := send(e); err != nil {
+							return err
+						}
+						continue
 					}
-					continue
 				default:
 				}
 				break
 			}
-			info, _ := handle.Wait(ctx)
-			if d, err := s.h.Run(handle.ID); err == nil {
+			info, _ := w.Wait(ctx)
+			if d, err := s.h.Run(ctx, w.ID()); err == nil {
 				info = d.RunInfo
 			}
-			if n := sub.Dropped(); n > 0 {
-				s.logger.Warn("a run's watcher was too slow; events were dropped", "run", handle.ID, "dropped", n)
+			if d, ok := w.(interface{ Dropped() uint64 }); ok && d.Dropped() > 0 {
+				s.logger.Warn("a run's watcher was too slow; events were dropped", "run", w.ID(), "dropped", d.Dropped())
 			}
 			return stream.Send(&apipb.RunUpdate{Update: &apipb.RunUpdate_Stopped{Stopped: wire.RunInfo(info)}})
 		case <-ctx.Done():
@@ -321,71 +246,41 @@ func (s *Server) follow(stream runStream, handle *host.RunHandle, sub *host.Subs
 
 // WatchRun streams a running run until it stops.
 func (s *Server) WatchRun(req *apipb.RunRef, stream apipb.Hearth_WatchRunServer) error {
-	id, err := s.h.ResolveRun(req.GetRun())
-	if err != nil {
-		return wire.Status(err)
-	}
-	sub := s.h.SubscribeRun(id, 4096)
-	defer sub.Close()
-	d, err := s.h.Run(id)
-	if err != nil {
-		return wire.Status(err)
-	}
-	if err := stream.Send(&apipb.RunUpdate{Update: &apipb.RunUpdate_Started{Started: wire.RunInfo(d.RunInfo)}}); err != nil {
-		return err
-	}
-	handle := s.h.RunHandle(id)
-	if handle == nil {
-		// Not running here, or it stopped since it was read: read it
-		// again, as it stopped.
-		if d, err = s.h.Run(id); err != nil {
-			return wire.Status(err)
-		}
-		return stream.Send(&apipb.RunUpdate{Update: &apipb.RunUpdate_Stopped{Stopped: wire.RunInfo(d.RunInfo)}})
-	}
-	return s.follow(stream, handle, sub)
+	return s.streamRun(stream, false, func(ctx context.Context) (host.RunWatch, error) {
+		return s.h.WatchRun(ctx, req.GetRun())
+	})
 }
 
 // PauseRun pauses a run, interrupting its tasks in flight.
 func (s *Server) PauseRun(ctx context.Context, req *apipb.RunRef) (*apipb.RunInfo, error) {
-	return s.stopRun(ctx, req.GetRun(), s.h.PauseRun)
+	info, err := s.h.PauseRun(ctx, req.GetRun())
+	if err != nil {
+		return nil, wire.Status(err)
+	}
+	return wire.RunInfo(info), nil
 }
 
 // CancelRun cancels a run for good.
 func (s *Server) CancelRun(ctx context.Context, req *apipb.RunRef) (*apipb.RunInfo, error) {
-	return s.stopRun(ctx, req.GetRun(), s.h.CancelRun)
-}
-
-func (s *Server) stopRun(ctx context.Context, ref string, stop func(context.Context, string) error) (*apipb.RunInfo, error) {
-	id, err := s.h.ResolveRun(ref)
+	info, err := s.h.CancelRun(ctx, req.GetRun())
 	if err != nil {
 		return nil, wire.Status(err)
 	}
-	if err := stop(ctx, id); err != nil {
-		return nil, wire.Status(err)
-	}
-	d, err := s.h.Run(id)
-	if err != nil {
-		return nil, wire.Status(err)
-	}
-	return wire.RunInfo(d.RunInfo), nil
+	return wire.RunInfo(info), nil
 }
 
 // DeleteRun deletes a stopped run.
 func (s *Server) DeleteRun(ctx context.Context, req *apipb.RunRef) (*apipb.DeleteRunReply, error) {
-	id, err := s.h.ResolveRun(req.GetRun())
+	id, err := s.h.DeleteRun(ctx, req.GetRun())
 	if err != nil {
-		return nil, wire.Status(err)
-	}
-	if err := s.h.DeleteRun(ctx, id); err != nil {
 		return nil, wire.Status(err)
 	}
 	return &apipb.DeleteRunReply{Run: id}, nil
 }
 
 // ListRuns lists the runs.
-func (s *Server) ListRuns(context.Context, *apipb.ListRunsRequest) (*apipb.RunList, error) {
-	runs, err := s.h.Runs()
+func (s *Server) ListRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*apipb.RunList, error) {
+	runs, err := s.h.Runs(ctx)
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -397,14 +292,14 @@ func (s *Server) ListRuns(context.Context, *apipb.ListRunsRequest) (*apipb.RunLi
 }
 
 // ShowRun shows a run, with what the request asks for.
-func (s *Server) ShowRun(_ context.Context, req *apipb.ShowRunRequest) (*apipb.RunView, error) {
-	d, err := s.h.Run(req.GetRun())
+func (s *Server) ShowRun(ctx context.Context, req *apipb.ShowRunRequest) (*apipb.RunView, error) {
+	d, err := s.h.Run(ctx, req.GetRun())
 	if err != nil {
 		return nil, wire.Status(err)
 	}
 	v := &apipb.RunView{Detail: wire.RunDetail(d)}
 	if req.GetOutputs() {
-		outs, err := s.h.RunOutputs(d.ID)
+		outs, err := s.h.RunOutputs(ctx, d.ID)
 		if err != nil {
 			return nil, wire.Status(err)
 		}
@@ -413,7 +308,7 @@ func (s *Server) ShowRun(_ context.Context, req *apipb.ShowRunRequest) (*apipb.R
 		}
 	}
 	if req.GetCheckpoints() {
-		cps, err := s.h.RunCheckpoints(d.ID)
+		cps, err := s.h.RunCheckpoints(ctx, d.ID)
 		if err != nil {
 			return nil, wire.Status(err)
 		}
@@ -422,7 +317,7 @@ func (s *Server) ShowRun(_ context.Context, req *apipb.ShowRunRequest) (*apipb.R
 		}
 	}
 	if n := int(req.GetEvents()); n > 0 {
-		evs, err := s.h.RunEvents(d.ID, n)
+		evs, err := s.h.RunEvents(ctx, d.ID, n)
 		if err != nil {
 			return nil, wire.Status(err)
 		}
@@ -434,8 +329,8 @@ func (s *Server) ShowRun(_ context.Context, req *apipb.ShowRunRequest) (*apipb.R
 }
 
 // RunEvents reads a run's recorded events.
-func (s *Server) RunEvents(_ context.Context, req *apipb.RunEventsRequest) (*apipb.EventList, error) {
-	evs, err := s.h.RunEvents(req.GetRun(), int(req.GetLimit()))
+func (s *Server) RunEvents(ctx context.Context, req *apipb.RunEventsRequest) (*apipb.EventList, error) {
+	evs, err := s.h.RunEvents(ctx, req.GetRun(), int(req.GetLimit()))
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -453,7 +348,7 @@ const eventsBuffer = 8192
 // Events streams the host's events as they happen.
 func (s *Server) Events(req *apipb.EventsRequest, stream apipb.Hearth_EventsServer) error {
 	match := eventFilter(req)
-	var sub *host.Subscription
+	var sub *engine.Subscription
 	if req.GetRun() != "" {
 		sub = s.h.SubscribeRun(req.GetRun(), eventsBuffer)
 	} else {

@@ -195,9 +195,19 @@ func Deny(reason string) Answer {
 	return b
 }
 
+// Sessions is what Handle reports to: the external sessions of an engine
+// (package host/engine).
+type Sessions interface {
+	AttachExternal(ctx context.Context, ref host.ExternalRef) error
+	ExternalTurn(ctx context.Context, ref host.ExternalRef, busy bool) error
+	DetachExternal(ctx context.Context, ref host.ExternalRef, reason string) error
+	CheckExternalToolUse(ctx context.Context, ref host.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error)
+	ReportExternalToolUse(ctx context.Context, ref host.ExternalRef, u sdk.ToolUse) error
+}
+
 // Handle reports p to h for the external agent agent (empty: the
 // config's hooks.agent) and returns the hook's answer.
-func Handle(ctx context.Context, h *host.Host, agent string, p *Payload) (Answer, error) {
+func Handle(ctx context.Context, h Sessions, agent string, p *Payload) (Answer, error) {
 	ref := host.ExternalRef{Agent: agent, Session: p.SessionID, Workspace: p.Cwd}
 	switch p.HookEventName {
 	case SessionStart:

@@ -26,6 +26,10 @@
 //	agent.pool.max_dormant    64     retired sessions kept for rehydration;
 //	                                  the least recently active beyond it
 //	                                  are deleted with their history
+//	agent.pool.placement      "matcher" (the baselines hearth is measured
+//	                                  against: "fresh", a new session per
+//	                                  task; "round_robin", a warm pool in
+//	                                  rotation)
 //	agent.fingerprint.max_files         1000  (LRU)
 //	agent.fingerprint.max_directories   256   (LRU)
 //	agent.fingerprint.max_technologies  32    (LRU)
@@ -61,8 +65,8 @@
 // # Pipelines
 //
 // A pipeline block is a graph of tasks run together (`hearth run FILE
-// PIPELINE`); the Go API runs the same Pipeline type, where zero fields
-// mean the defaults (Pipeline.Defaults) and Pipeline.Validate makes the
+// PIPELINE`); the Go API runs the same host.Pipeline type, where zero fields
+// mean the defaults (host.Pipeline.Defaults) and host.Pipeline.Validate makes the
 // checks Load makes. Every setting, with its default:
 //
 //	pipeline "name" {
@@ -126,6 +130,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -152,7 +157,7 @@ type Config struct {
 	// Agents in the order the file declares them.
 	Agents    []*Agent
 	Matcher   Matcher
-	Pipelines []*Pipeline
+	Pipelines []*host.Pipeline
 	// Guards are compiled, in the order the file declares them.
 	Guards []*guard.Rule
 	// Server is how `hearth serve` listens; Hooks, how `hearth hook`
@@ -162,7 +167,7 @@ type Config struct {
 }
 
 // Pipeline returns the pipeline named name, or nil.
-func (c *Config) Pipeline(name string) *Pipeline {
+func (c *Config) Pipeline(name string) *host.Pipeline {
 	for _, p := range c.Pipelines {
 		if p.Name == name {
 			return p
@@ -176,7 +181,7 @@ var ErrNoPipeline = errors.New("no such pipeline")
 
 // SelectPipeline returns the pipeline named name, or, with name empty,
 // the file's only one. Its errors say which pipelines there are.
-func (c *Config) SelectPipeline(name string) (*Pipeline, error) {
+func (c *Config) SelectPipeline(name string) (*host.Pipeline, error) {
 	where := c.Path
 	if where == "" {
 		where = "the config"
@@ -272,12 +277,31 @@ const (
 	WhenFullRetireIdle WhenFull = "retire_idle"
 )
 
+// Placement says how a pool places tasks on its sessions.
+type Placement string
+
+// Placements. Only PlacementMatcher is hearth's; the others are the
+// baselines it is measured against, here so that anyone can measure them
+// on their own tree.
+const (
+	// PlacementMatcher places each task on the session that knows most of
+	// what it needs (package matcher), else on a new one.
+	PlacementMatcher Placement = "matcher"
+	// PlacementFresh gives every task a new session, stopped after it: no
+	// reuse at all.
+	PlacementFresh Placement = "fresh"
+	// PlacementRoundRobin keeps max_sessions warm sessions and hands tasks
+	// out to them in turn, with no regard for what each one knows.
+	PlacementRoundRobin Placement = "round_robin"
+)
+
 // Pool is an agent's session pool policy.
 type Pool struct {
 	MaxSessions int
 	IdleTimeout time.Duration
 	WhenFull    WhenFull
 	MaxDormant  int
+	Placement   Placement
 }
 
 // Fingerprint bounds what a session's context remembers; the least
@@ -301,6 +325,7 @@ func DefaultAgent(name string) *Agent {
 			IdleTimeout: DefaultIdleTimeout,
 			WhenFull:    WhenFullWait,
 			MaxDormant:  DefaultMaxDormant,
+			Placement:   PlacementMatcher,
 		},
 		Fingerprint: Fingerprint{
 			MaxFiles:        DefaultMaxFiles,

@@ -54,7 +54,7 @@ agent "mine" {
 	if tour == nil || tour.Bundled != "gotour" || tour.Capacity != 2 {
 		t.Fatalf("tour: got %+v", tour)
 	}
-	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: WhenFullRetireIdle, MaxDormant: DefaultMaxDormant}
+	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: WhenFullRetireIdle, MaxDormant: DefaultMaxDormant, Placement: PlacementMatcher}
 	if tour.Pool != wantPool {
 		t.Errorf("tour pool: got %+v, want %+v", tour.Pool, wantPool)
 	}
@@ -344,7 +344,7 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("owner %q validated without its agent", o.Agent)
 				}
 			}
-			if _, err := p.Context.Renderer(); err != nil {
+			if _, err := Renderer(p.Context); err != nil {
 				t.Fatalf("context template validated but does not build: %v", err)
 			}
 			prev := time.Duration(0)

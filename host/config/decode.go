@@ -125,6 +125,7 @@ type rawPool struct {
 	MaxDormant  *int     `hcl:"max_dormant,optional"`
 	IdleTimeout *string  `hcl:"idle_timeout,optional"`
 	WhenFull    *string  `hcl:"when_full,optional"`
+	Placement   *string  `hcl:"placement,optional"`
 	Body        hcl.Body `hcl:",body"`
 }
 
@@ -331,6 +332,15 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 			if a.Pool.WhenFull != WhenFullWait && a.Pool.WhenFull != WhenFullRetireIdle {
 				v.errorf(pat("when_full"), "Invalid full-pool policy", "when_full must be %q (the task waits for a free session) or %q (the least recently used idle session is retired); got %q.",
 					WhenFullWait, WhenFullRetireIdle, *p.WhenFull)
+			}
+		}
+		if p.Placement != nil {
+			a.Pool.Placement = Placement(*p.Placement)
+			switch a.Pool.Placement {
+			case PlacementMatcher, PlacementFresh, PlacementRoundRobin:
+			default:
+				v.errorf(pat("placement"), "Invalid placement", "placement must be %q (hearth's: the session that knows the task's context), or a baseline to measure it against: %q (a new session per task) or %q (a warm pool in rotation); got %q%s.",
+					PlacementMatcher, PlacementFresh, PlacementRoundRobin, *p.Placement, suggest(*p.Placement, []string{string(PlacementMatcher), string(PlacementFresh), string(PlacementRoundRobin)}))
 			}
 		}
 	}

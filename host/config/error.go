@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hearth-dev/hearth/host"
 )
 
 // Error is an invalid configuration: every problem found, each with its
@@ -33,6 +34,9 @@ func (e *Error) Error() string {
 	}
 	return b.String()
 }
+
+// Is makes every Error a host.ErrConfig.
+func (e *Error) Is(target error) bool { return target == host.ErrConfig }
 
 // Write prints the problems as HCL does: summary, the offending source
 // lines with the spot underlined (on a terminal), and the detail saying

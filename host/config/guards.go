@@ -114,7 +114,7 @@ func (v *validator) backTo(rg *rawGuard, cfg *Config) {
 			if p.Task(name) == nil {
 				continue
 			}
-			ancestors := p.ancestors(name)
+			ancestors := p.Ancestors(name)
 			switch {
 			case name == to:
 				v.errorf(r, "Send back to itself", "Guard %q gates task %q and sends the work back to %q itself; use action = \"retry\" to try a task again, or name a task it depends on.", rg.Name, name, to)
@@ -128,29 +128,6 @@ func (v *validator) backTo(rg *rawGuard, cfg *Config) {
 			return
 		}
 	}
-}
-
-// ancestors lists the tasks name depends on, directly or not, nearest
-// first.
-func (p *Pipeline) ancestors(name string) []string {
-	var out []string
-	seen := map[string]bool{name: true}
-	queue := []string{name}
-	for len(queue) > 0 {
-		t := p.Task(queue[0])
-		queue = queue[1:]
-		if t == nil {
-			continue
-		}
-		for _, d := range t.DependsOn {
-			if !seen[d] {
-				seen[d] = true
-				out = append(out, d)
-				queue = append(queue, d)
-			}
-		}
-	}
-	return out
 }
 
 func taskNames(cfg *Config) []string {

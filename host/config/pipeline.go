@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"slices"
@@ -17,380 +16,9 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/hearth-dev/hearth/contextchain"
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/sdk"
 )
-
-// Defaults of a pipeline; see the package documentation.
-const (
-	DefaultRetryAttempts  = 3
-	DefaultRetryBackoff   = time.Second
-	DefaultMaxBackoff     = 30 * time.Second
-	DefaultContextBudget  = contextchain.DefaultBudget
-	DefaultPauseAfter     = 24 * time.Hour
-	DefaultAbandonAfter   = 7 * 24 * time.Hour
-	DefaultOnFailure      = OnFailureFail
-	defaultPipelineTaskOK = "letters, digits, '-', '_' and '.'"
-)
-
-// Pipeline is a graph of tasks run together: `pipeline "name" { ... }`.
-// The same type defines a run through the Go API; zero fields mean their
-// defaults there too (Defaults fills them in).
-type Pipeline struct {
-	Name        string
-	Description string
-	// Parallel is how many of its tasks may run at once.
-	Parallel int
-	// Tasks in the order the file declares them; that order breaks ties
-	// between tasks ready at the same time.
-	Tasks []*PipelineTask
-	// Budget caps the run's total cost; 0 means no cap. A task that
-	// would start with the run at or over its budget is not started.
-	Budget float64
-	// OnFailure is what a task that failed for good does to its run.
-	OnFailure OnFailure
-	Retry     Retry
-	Context   Context
-	State     State
-	// Files are attached to every run of the pipeline: absolute paths.
-	Files     []string
-	Retention Retention
-}
-
-// PipelineTask is one `task "name" { ... }` of a pipeline.
-type PipelineTask struct {
-	// Name is unique in its pipeline and made of letters, digits, '-',
-	// '_' and '.': it is part of idempotency keys and store keys.
-	Name      string
-	Agent     string
-	Prompt    string
-	Hints     Hints
-	DependsOn []string
-	// Stage is the run stage the task belongs to ("writing"); entering it
-	// is a transition that transition guards may block. Empty: none.
-	Stage string
-	// Metadata is passed to the agent with the task.
-	Metadata map[string]string
-	// Attempts overrides the pipeline's retry.attempts; 0 keeps it.
-	Attempts int
-	// OnFailure overrides the pipeline's on_failure; empty keeps it.
-	OnFailure OnFailure
-}
-
-// Hints are a task's hints as written in the file.
-type Hints struct {
-	Files        []string
-	Directories  []string
-	Technologies []string
-}
-
-// OnFailure is what a run does when one of its tasks fails for good
-// (its attempts are spent, or the failure is permanent).
-type OnFailure string
-
-// Escalations.
-const (
-	// OnFailureFail fails the run. A failed run can still be resumed
-	// once the cause is fixed.
-	OnFailureFail OnFailure = "fail"
-	// OnFailurePause pauses the run for a person, with a report of what
-	// failed and why.
-	OnFailurePause OnFailure = "pause"
-)
-
-// Retry is how failed tasks are tried again: up to Attempts attempts in
-// all, waiting Backoff after the first failure, doubling each time up to
-// MaxBackoff.
-type Retry struct {
-	Attempts   int
-	Backoff    time.Duration
-	MaxBackoff time.Duration
-}
-
-// Delay is the wait after the failed attempt number failure (1-based):
-// Backoff, doubled for each failure before it, capped at MaxBackoff. It
-// never overflows, and is 0 for a Backoff of 0 or less.
-func (r Retry) Delay(failure int) time.Duration {
-	d := r.Backoff
-	if d <= 0 {
-		return 0
-	}
-	// At most 63 doublings: d stops at the cap, before it could overflow.
-	for i := 1; i < failure && d < r.MaxBackoff; i++ {
-		if d > r.MaxBackoff/2 {
-			d = r.MaxBackoff
-			break
-		}
-		d *= 2
-	}
-	return max(0, min(d, r.MaxBackoff))
-}
-
-// Context is how ancestors' artifacts are chained into a task's prompt.
-type Context struct {
-	// Budget caps the rendered block in bytes; 0 means
-	// DefaultContextBudget, a negative value no cap.
-	Budget int
-	// Template replaces the default layout (contextchain.WithTemplate).
-	Template string
-}
-
-// Renderer returns the contextchain renderer the settings describe.
-func (c Context) Renderer() (*contextchain.Renderer, error) {
-	budget := c.Budget
-	switch {
-	case budget == 0:
-		budget = DefaultContextBudget
-	case budget < 0:
-		budget = 0
-	}
-	opts := []contextchain.Option{contextchain.WithBudget(budget)}
-	if c.Template != "" {
-		opts = append(opts, contextchain.WithTemplate(c.Template))
-	}
-	return contextchain.New(opts...)
-}
-
-// State is a run's shared state document: its first value, and which
-// agent may read and write which top-level sections.
-type State struct {
-	// Initial holds the document's first sections, as JSON.
-	Initial map[string]json.RawMessage
-	// Owners, when any are declared, limit each agent to its sections:
-	// an agent without an owner block reads everything and writes
-	// nothing. With none declared, every agent reads and writes all.
-	Owners []*Owner
-}
-
-// Owner is one `owner "agent" { ... }` block: the sections an agent reads
-// and writes.
-type Owner struct {
-	Agent string
-	// Reads lists the sections the agent reads; nil means all.
-	Reads  []string
-	Writes []string
-}
-
-// Owner returns the owner block of agent, or nil.
-func (s State) Owner(agent string) *Owner {
-	for _, o := range s.Owners {
-		if o.Agent == agent {
-			return o
-		}
-	}
-	return nil
-}
-
-// CanRead reports whether agent may read section.
-func (s State) CanRead(agent, section string) bool {
-	o := s.Owner(agent)
-	return o == nil || o.Reads == nil || slices.Contains(o.Reads, section)
-}
-
-// CanWrite reports whether agent may write section.
-func (s State) CanWrite(agent, section string) bool {
-	if len(s.Owners) == 0 {
-		return true
-	}
-	o := s.Owner(agent)
-	return o != nil && slices.Contains(o.Writes, section)
-}
-
-// Retention is how long an idle run is kept as it is. A run idle (no
-// task started or finished, no state written) for PauseAfter is paused;
-// paused and idle for AbandonAfter, it is flagged abandoned; idle for
-// DeleteAfter it is deleted with its files and outputs. Zero or a
-// negative duration turns a step off; but the zero Retention means the
-// defaults (Defaults fills it in), so runs kept forever are RetentionOff.
-type Retention struct {
-	PauseAfter   time.Duration
-	AbandonAfter time.Duration
-	DeleteAfter  time.Duration
-}
-
-// RetentionOff keeps idle runs as they are, forever: every step off. A
-// retention block that turns every step off decodes to it.
-var RetentionOff = Retention{PauseAfter: -1, AbandonAfter: -1, DeleteAfter: -1}
-
-// check returns what is wrong with r's order: each step on must come
-// after the steps on before it, or it would act first.
-func (r Retention) check() (field, problem string) {
-	on := func(d time.Duration) bool { return d > 0 }
-	switch {
-	case on(r.AbandonAfter) && on(r.PauseAfter) && r.AbandonAfter <= r.PauseAfter:
-		return "abandon_after", fmt.Sprintf("abandon_after (%s) is not longer than pause_after (%s): a run would be flagged abandoned as soon as it is paused", r.AbandonAfter, r.PauseAfter)
-	case on(r.DeleteAfter) && on(r.AbandonAfter) && r.DeleteAfter <= r.AbandonAfter:
-		return "delete_after", fmt.Sprintf("delete_after (%s) is not longer than abandon_after (%s): a run would be deleted before it is flagged abandoned", r.DeleteAfter, r.AbandonAfter)
-	case on(r.DeleteAfter) && on(r.PauseAfter) && r.DeleteAfter <= r.PauseAfter:
-		return "delete_after", fmt.Sprintf("delete_after (%s) is not longer than pause_after (%s): a run would be deleted before it is paused", r.DeleteAfter, r.PauseAfter)
-	}
-	return "", ""
-}
-
-// reservedStages are the stages a run's transitions start from (before
-// its first stage) and end in (after its last task); the host names them.
-var reservedStages = []string{"created", "completed"}
-
-// stageProblem says what is wrong with a task's stage name, or "".
-func stageProblem(stage string) string {
-	switch {
-	case stage == "":
-		return "stage is empty; name one, as in stage = \"writing\", or remove stage for a task outside any stage"
-	case !validTaskName(stage):
-		return fmt.Sprintf("stage %q must be made of %s, as in stage = \"writing\"; remove stage for a task outside any stage", stage, defaultPipelineTaskOK)
-	case slices.Contains(reservedStages, stage):
-		return fmt.Sprintf("stage %q is reserved: a run's transitions start from %q and end in %q; name the stage for the work its tasks do, as in stage = \"writing\"", stage, reservedStages[0], reservedStages[1])
-	}
-	return ""
-}
-
-// sharedWrite returns the first section two owners both write, and the
-// index of the second owner and of the section in its Writes; ok is false
-// when each section has one writer.
-func sharedWrite(owners []*Owner) (section, first string, owner, index int, ok bool) {
-	writer := make(map[string]string)
-	for i, o := range owners {
-		for j, sec := range o.Writes {
-			if w, dup := writer[sec]; dup && w != o.Agent {
-				return sec, w, i, j, true
-			}
-			writer[sec] = o.Agent
-		}
-	}
-	return "", "", 0, 0, false
-}
-
-// Defaults fills in the zero fields of p with their defaults. Load has
-// done it for pipelines from a file; the Go API calls it for others.
-func (p *Pipeline) Defaults() {
-	p.Parallel = max(p.Parallel, 1)
-	if p.OnFailure == "" {
-		p.OnFailure = DefaultOnFailure
-	}
-	if p.Retry.Attempts == 0 {
-		p.Retry.Attempts = DefaultRetryAttempts
-	}
-	if p.Retry.Backoff == 0 {
-		p.Retry.Backoff = DefaultRetryBackoff
-	}
-	if p.Retry.MaxBackoff == 0 {
-		p.Retry.MaxBackoff = max(DefaultMaxBackoff, p.Retry.Backoff)
-	}
-	if p.Context.Budget == 0 {
-		p.Context.Budget = DefaultContextBudget
-	}
-	if p.Retention == (Retention{}) {
-		p.Retention = Retention{PauseAfter: DefaultPauseAfter, AbandonAfter: DefaultAbandonAfter}
-	}
-}
-
-// Validate checks a pipeline built in Go the way Load checks one from a
-// file: names, dependencies, cycles and settings. Agents are checked by
-// the host, which knows them.
-func (p *Pipeline) Validate() error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if p.Name == "" {
-		add("the pipeline has no name")
-	}
-	if len(p.Tasks) == 0 {
-		add("pipeline %q has no tasks", p.Name)
-	}
-	if p.Parallel < 1 {
-		add("pipeline %q: parallel must be at least 1 (got %d)", p.Name, p.Parallel)
-	}
-	if p.Budget < 0 {
-		add("pipeline %q: budget must be 0 (none) or positive (got %g)", p.Name, p.Budget)
-	}
-	if p.OnFailure != OnFailureFail && p.OnFailure != OnFailurePause {
-		add("pipeline %q: on_failure must be %q or %q (got %q)", p.Name, OnFailureFail, OnFailurePause, p.OnFailure)
-	}
-	if p.Retry.Attempts < 1 || p.Retry.Backoff < 0 || p.Retry.MaxBackoff < p.Retry.Backoff {
-		add("pipeline %q: retry needs attempts >= 1 and 0 <= backoff <= max_backoff (got %+v)", p.Name, p.Retry)
-	}
-	if _, err := p.Context.Renderer(); err != nil {
-		add("pipeline %q: context template: %v", p.Name, err)
-	}
-	names := make(map[string]bool, len(p.Tasks))
-	for _, t := range p.Tasks {
-		switch {
-		case !validTaskName(t.Name):
-			add("pipeline %q: task name %q must be made of %s", p.Name, t.Name, defaultPipelineTaskOK)
-		case names[t.Name]:
-			add("pipeline %q: two tasks are named %q", p.Name, t.Name)
-		}
-		names[t.Name] = true
-		if t.Agent == "" {
-			add("task %q names no agent", t.Name)
-		}
-		if strings.TrimSpace(t.Prompt) == "" {
-			add("task %q has an empty prompt", t.Name)
-		}
-		if t.Attempts < 0 {
-			add("task %q: attempts must be at least 1, or 0 for the pipeline's (got %d)", t.Name, t.Attempts)
-		}
-		if t.OnFailure != "" && t.OnFailure != OnFailureFail && t.OnFailure != OnFailurePause {
-			add("task %q: on_failure must be %q or %q (got %q)", t.Name, OnFailureFail, OnFailurePause, t.OnFailure)
-		}
-		if t.Stage != "" {
-			if msg := stageProblem(t.Stage); msg != "" {
-				add("task %q: %s", t.Name, msg)
-			}
-		}
-	}
-	if _, problem := p.Retention.check(); problem != "" {
-		add("pipeline %q: retention: %s", p.Name, problem)
-	}
-	for _, t := range p.Tasks {
-		for _, d := range t.DependsOn {
-			if d == t.Name {
-				add("task %q depends on itself", t.Name)
-			} else if !names[d] {
-				add("task %q depends on %q, which is not a task of pipeline %q", t.Name, d, p.Name)
-			}
-		}
-	}
-	if cycle := findCycle(p.Tasks); cycle != nil {
-		add("the tasks of pipeline %q depend on each other in a circle: %s", p.Name, strings.Join(append(cycle, cycle[0]), " -> "))
-	}
-	owners := make(map[string]bool, len(p.State.Owners))
-	for _, o := range p.State.Owners {
-		if owners[o.Agent] {
-			add("pipeline %q: agent %q has two owner entries; merge them", p.Name, o.Agent)
-		}
-		owners[o.Agent] = true
-		for _, sec := range slices.Concat(o.Reads, o.Writes) {
-			if sec == "" {
-				add("pipeline %q: owner %q names an empty section", p.Name, o.Agent)
-			}
-		}
-	}
-	if sec, first, i, _, ok := sharedWrite(p.State.Owners); ok {
-		add("pipeline %q: section %q of the state is written by both %q and %q; a section has one owner", p.Name, sec, first, p.State.Owners[i].Agent)
-	}
-	return errors.Join(errs...)
-}
-
-// Task returns the task named name, or nil.
-func (p *Pipeline) Task(name string) *PipelineTask {
-	for _, t := range p.Tasks {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
-func validTaskName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !isLetter(c) && !(c >= '0' && c <= '9') && c != '-' && c != '_' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
 
 type rawPipeline struct {
 	Name        string            `hcl:"name,label"`
@@ -459,8 +87,8 @@ type rawPipelineTask struct {
 	DefRange     hcl.Range      `hcl:",def_range"`
 }
 
-func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
-	p := &Pipeline{Name: rp.Name, Parallel: 1}
+func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
+	p := &host.Pipeline{Name: rp.Name, Parallel: 1}
 	at := func(name string) hcl.Range { return attrRange(rp.Body, name, rp.DefRange) }
 	if rp.Description != nil {
 		p.Description = *rp.Description
@@ -511,12 +139,12 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 			continue
 		}
 		byName[rt.Name] = rt
-		if !validTaskName(rt.Name) {
-			v.errorf(rt.DefRange, "Invalid task name", "Task name %q must be made of %s: it is part of the task's idempotency key. Rename it, as in task \"write_script\".", rt.Name, defaultPipelineTaskOK)
+		if !host.ValidName(rt.Name) {
+			v.errorf(rt.DefRange, "Invalid task name", "Task name %q must be made of %s: it is part of the task's idempotency key. Rename it, as in task \"write_script\".", rt.Name, host.NameRule)
 		}
-		t := &PipelineTask{
+		t := &host.PipelineTask{
 			Name: rt.Name, Prompt: rt.Prompt, DependsOn: rt.DependsOn, Metadata: v.metadata(rt),
-			Hints: Hints{Files: rt.Files, Directories: rt.Directories, Technologies: rt.Technologies},
+			Hints: sdk.Hints{Files: rt.Files, Directories: rt.Directories, Technologies: rt.Technologies},
 		}
 		switch {
 		case rt.Agent != nil:
@@ -541,7 +169,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 		}
 		if rt.Stage != nil {
 			t.Stage = *rt.Stage
-			if msg := stageProblem(t.Stage); msg != "" {
+			if msg := host.StageProblem(t.Stage); msg != "" {
 				v.errorf(tat("stage"), "Invalid stage", "Task %q: %s.", rt.Name, msg)
 			}
 		}
@@ -574,7 +202,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 			}
 		}
 	}
-	if cycle := findCycle(p.Tasks); cycle != nil {
+	if cycle := host.FindCycle(p.Tasks); cycle != nil {
 		// Point at the dependency that closes the circle: cycle[0]'s on
 		// cycle[1].
 		rt := byName[cycle[0]]
@@ -589,7 +217,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *Pipeline {
 		// only add a wrong one.
 		reported := make(map[string]bool)
 		for _, ro := range rp.State.Owners {
-			if reported[ro.Agent] || cfg.Agent(ro.Agent) == nil || slices.ContainsFunc(p.Tasks, func(t *PipelineTask) bool { return t.Agent == ro.Agent }) {
+			if reported[ro.Agent] || cfg.Agent(ro.Agent) == nil || slices.ContainsFunc(p.Tasks, func(t *host.PipelineTask) bool { return t.Agent == ro.Agent }) {
 				continue
 			}
 			reported[ro.Agent] = true
@@ -647,20 +275,20 @@ func entryRange(e hcl.Expression, key string) hcl.Range {
 	return e.Range()
 }
 
-func (v *validator) onFailure(s *string, r hcl.Range) OnFailure {
+func (v *validator) onFailure(s *string, r hcl.Range) host.OnFailure {
 	if s == nil {
-		return DefaultOnFailure
+		return host.DefaultOnFailure
 	}
-	switch f := OnFailure(*s); f {
-	case OnFailureFail, OnFailurePause:
+	switch f := host.OnFailure(*s); f {
+	case host.OnFailureFail, host.OnFailurePause:
 		return f
 	}
-	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q%s.", OnFailureFail, OnFailurePause, *s, suggest(*s, []string{string(OnFailureFail), string(OnFailurePause)}))
-	return DefaultOnFailure
+	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q%s.", host.OnFailureFail, host.OnFailurePause, *s, suggest(*s, []string{string(host.OnFailureFail), string(host.OnFailurePause)}))
+	return host.DefaultOnFailure
 }
 
-func (v *validator) retry(rp *rawPipeline, p *Pipeline) {
-	p.Retry = Retry{Attempts: DefaultRetryAttempts, Backoff: DefaultRetryBackoff, MaxBackoff: DefaultMaxBackoff}
+func (v *validator) retry(rp *rawPipeline, p *host.Pipeline) {
+	p.Retry = host.Retry{Attempts: host.DefaultRetryAttempts, Backoff: host.DefaultRetryBackoff, MaxBackoff: host.DefaultMaxBackoff}
 	r := rp.Retry
 	if r == nil {
 		return
@@ -669,7 +297,7 @@ func (v *validator) retry(rp *rawPipeline, p *Pipeline) {
 	if r.Attempts != nil {
 		p.Retry.Attempts = *r.Attempts
 		if p.Retry.Attempts < 1 {
-			v.errorf(at("attempts"), "Invalid attempts", "attempts is how many times a task is tried in all, 1 meaning no retry; it must be at least 1 (got %d). Remove it for the default, %d.", p.Retry.Attempts, DefaultRetryAttempts)
+			v.errorf(at("attempts"), "Invalid attempts", "attempts is how many times a task is tried in all, 1 meaning no retry; it must be at least 1 (got %d). Remove it for the default, %d.", p.Retry.Attempts, host.DefaultRetryAttempts)
 		}
 	}
 	// An invalid duration is reported already; compared as its default,
@@ -682,8 +310,8 @@ func (v *validator) retry(rp *rawPipeline, p *Pipeline) {
 	}
 }
 
-func (v *validator) context(rp *rawPipeline, p *Pipeline) {
-	p.Context = Context{Budget: DefaultContextBudget}
+func (v *validator) context(rp *rawPipeline, p *host.Pipeline) {
+	p.Context = host.Context{Budget: host.DefaultContextBudget}
 	c := rp.Context
 	if c == nil {
 		return
@@ -692,12 +320,12 @@ func (v *validator) context(rp *rawPipeline, p *Pipeline) {
 	if c.Budget != nil {
 		p.Context.Budget = *c.Budget
 		if p.Context.Budget == 0 {
-			v.errorf(at("budget"), "Invalid context budget", "budget caps the context block in bytes; 0 would leave no room for it. Give a positive number, -1 for no cap, or remove it for the default, %d.", DefaultContextBudget)
+			v.errorf(at("budget"), "Invalid context budget", "budget caps the context block in bytes; 0 would leave no room for it. Give a positive number, -1 for no cap, or remove it for the default, %d.", host.DefaultContextBudget)
 		}
 	}
 	if c.Template != nil {
 		p.Context.Template = *c.Template
-		if _, err := p.Context.Renderer(); err != nil {
+		if _, err := Renderer(p.Context); err != nil {
 			var te *contextchain.TemplateError
 			r := at("template")
 			sb, ok := c.Body.(*hclsyntax.Body)
@@ -733,7 +361,7 @@ func lineOffset(text string, line int) int {
 	return n
 }
 
-func (v *validator) state(rp *rawPipeline, p *Pipeline, cfg *Config) {
+func (v *validator) state(rp *rawPipeline, p *host.Pipeline, cfg *Config) {
 	s := rp.State
 	if s == nil {
 		return
@@ -772,7 +400,7 @@ func (v *validator) state(rp *rawPipeline, p *Pipeline, cfg *Config) {
 		if cfg.Agent(ro.Agent) == nil {
 			v.errorf(ro.DefRange, "Unknown agent", "Owner block names agent %q, which is not configured%s. Agents: %s.", ro.Agent, suggest(ro.Agent, agents), listOrNone(agents))
 		}
-		o := &Owner{Agent: ro.Agent, Reads: ro.Reads, Writes: ro.Writes}
+		o := &host.Owner{Agent: ro.Agent, Reads: ro.Reads, Writes: ro.Writes}
 		for _, list := range []struct {
 			name     string
 			sections []string
@@ -785,15 +413,15 @@ func (v *validator) state(rp *rawPipeline, p *Pipeline, cfg *Config) {
 		}
 		p.State.Owners = append(p.State.Owners, o)
 	}
-	if sec, first, i, j, ok := sharedWrite(p.State.Owners); ok {
+	if sec, first, i, j, ok := p.State.SharedWrite(); ok {
 		// p.State.Owners skips duplicate blocks: find the raw one.
 		ro := &s.Owners[slices.IndexFunc(s.Owners, func(ro rawOwner) bool { return ro.Agent == p.State.Owners[i].Agent })]
 		v.errorf(elemRange(ro.Body, "writes", j, ro.DefRange), "Shared section", "Section %q of pipeline %q's state is written by both %q and %q; a section has one owner, the agent that writes it, and others read it. Keep it in one owner's writes (the other can list it in reads), or split it into two sections.", sec, rp.Name, first, ro.Agent)
 	}
 }
 
-func (v *validator) retention(rp *rawPipeline, p *Pipeline) {
-	p.Retention = Retention{PauseAfter: DefaultPauseAfter, AbandonAfter: DefaultAbandonAfter}
+func (v *validator) retention(rp *rawPipeline, p *host.Pipeline) {
+	p.Retention = host.Retention{PauseAfter: host.DefaultPauseAfter, AbandonAfter: host.DefaultAbandonAfter}
 	r := rp.Retention
 	if r == nil {
 		return
@@ -805,12 +433,12 @@ func (v *validator) retention(rp *rawPipeline, p *Pipeline) {
 	p.Retention.PauseAfter = v.optDuration(r.PauseAfter, at("pause_after"), "pause_after", p.Retention.PauseAfter)
 	p.Retention.AbandonAfter = v.optDuration(r.AbandonAfter, at("abandon_after"), "abandon_after", p.Retention.AbandonAfter)
 	p.Retention.DeleteAfter = v.optDuration(r.DeleteAfter, at("delete_after"), "delete_after", 0)
-	if field, problem := p.Retention.check(); problem != "" && len(v.diags) == n {
+	if field, problem := p.Retention.Check(); problem != "" && len(v.diags) == n {
 		v.errorf(at(field), "Invalid retention", "%s. Each step counts idle time from the run's last activity: make pause_after < abandon_after < delete_after, or turn a step off with \"0\".", problem)
 	}
-	if p.Retention == (Retention{}) {
-		// Every step off; the zero Retention would mean the defaults.
-		p.Retention = RetentionOff
+	if p.Retention == (host.Retention{}) {
+		// Every step off; the zero host.Retention would mean the defaults.
+		p.Retention = host.RetentionOff
 	}
 }
 
@@ -832,50 +460,19 @@ func (v *validator) optDuration(s *string, r hcl.Range, name string, def time.Du
 	return d
 }
 
-// findCycle returns the tasks of a dependency cycle, in order, or nil.
-func findCycle(tasks []*PipelineTask) []string {
-	deps := make(map[string][]string, len(tasks))
-	for _, t := range tasks {
-		deps[t.Name] = t.DependsOn
+// Renderer returns the contextchain renderer a pipeline's context
+// settings describe.
+func Renderer(c host.Context) (*contextchain.Renderer, error) {
+	budget := c.Budget
+	switch {
+	case budget == 0:
+		budget = host.DefaultContextBudget
+	case budget < 0:
+		budget = 0
 	}
-	const (
-		unseen = iota
-		active
-		done
-	)
-	state := make(map[string]int, len(tasks))
-	var stack []string
-	var visit func(string) []string
-	visit = func(n string) []string {
-		state[n] = active
-		stack = append(stack, n)
-		for _, d := range deps[n] {
-			if _, ok := deps[d]; !ok || d == n {
-				continue // reported elsewhere
-			}
-			switch state[d] {
-			case active:
-				i := len(stack) - 1
-				for stack[i] != d {
-					i--
-				}
-				return append([]string(nil), stack[i:]...)
-			case unseen:
-				if c := visit(d); c != nil {
-					return c
-				}
-			}
-		}
-		stack = stack[:len(stack)-1]
-		state[n] = done
-		return nil
+	opts := []contextchain.Option{contextchain.WithBudget(budget)}
+	if c.Template != "" {
+		opts = append(opts, contextchain.WithTemplate(c.Template))
 	}
-	for _, t := range tasks {
-		if state[t.Name] == unseen {
-			if c := visit(t.Name); c != nil {
-				return c
-			}
-		}
-	}
-	return nil
+	return contextchain.New(opts...)
 }

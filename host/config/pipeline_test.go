@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
 // TestParsePipelineSettings pins what testdata/valid/pipeline.hcl, which
@@ -27,36 +30,36 @@ func TestParsePipelineSettings(t *testing.T) {
 	if p == nil || len(cfg.Pipelines) != 1 {
 		t.Fatalf("got pipelines %+v, want podcast alone", cfg.Pipelines)
 	}
-	want := Pipeline{
+	want := host.Pipeline{
 		Name:        "podcast",
 		Description: "a script, judged",
 		Parallel:    2,
 		Budget:      2.5,
-		OnFailure:   OnFailurePause,
+		OnFailure:   host.OnFailurePause,
 		Files:       []string{filepath.Join(dir, "brief.md")},
-		Retry:       Retry{Attempts: 5, Backoff: 2 * time.Second, MaxBackoff: time.Minute},
-		Context:     Context{Budget: -1, Template: "{{range .Steps}}## {{.Artifact.Title}}\n{{end}}\n"},
-		State: State{
+		Retry:       host.Retry{Attempts: 5, Backoff: 2 * time.Second, MaxBackoff: time.Minute},
+		Context:     host.Context{Budget: -1, Template: "{{range .Steps}}## {{.Artifact.Title}}\n{{end}}\n"},
+		State: host.State{
 			Initial: map[string]json.RawMessage{
 				"inputs": json.RawMessage(`{"minutes":5,"topic":"net/http"}`),
 				"notes":  json.RawMessage(`[]`),
 			},
-			Owners: []*Owner{
+			Owners: []*host.Owner{
 				{Agent: "writer", Writes: []string{"notes"}},
 				{Agent: "critic", Reads: []string{"notes"}, Writes: []string{"review"}},
 			},
 		},
-		Retention: Retention{PauseAfter: time.Hour, AbandonAfter: 48 * time.Hour, DeleteAfter: 720 * time.Hour},
-		Tasks: []*PipelineTask{
+		Retention: host.Retention{PauseAfter: time.Hour, AbandonAfter: 48 * time.Hour, DeleteAfter: 720 * time.Hour},
+		Tasks: []*host.PipelineTask{
 			{
 				Name:      "script",
 				Agent:     "writer", // the pipeline's agent
 				Prompt:    "write the script",
-				Hints:     Hints{Files: []string{"script.md"}, Directories: []string{"episodes"}, Technologies: []string{"markdown"}},
+				Hints:     sdk.Hints{Files: []string{"script.md"}, Directories: []string{"episodes"}, Technologies: []string{"markdown"}},
 				Stage:     "writing",
 				Metadata:  map[string]string{"episode": "12", "tone": "calm"},
 				Attempts:  2,
-				OnFailure: OnFailureFail,
+				OnFailure: host.OnFailureFail,
 			},
 			{
 				Name:      "review.v2",
@@ -123,7 +126,7 @@ func stringsOf(m map[string]json.RawMessage) map[string]string {
 
 // assertSettled checks that a pipeline Load returned is one the Go API
 // takes as it is: Defaults changes nothing, Validate finds nothing.
-func assertSettled(t *testing.T, p *Pipeline) {
+func assertSettled(t *testing.T, p *host.Pipeline) {
 	t.Helper()
 	cp := *p
 	cp.Defaults()
@@ -151,14 +154,14 @@ pipeline "p" {
 		t.Fatal(err)
 	}
 	p := cfg.Pipeline("p")
-	want := Pipeline{
+	want := host.Pipeline{
 		Name:      "p",
 		Parallel:  1,
 		OnFailure: "fail",
-		Retry:     Retry{Attempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second},
-		Context:   Context{Budget: DefaultContextBudget},
-		Retention: Retention{PauseAfter: 24 * time.Hour, AbandonAfter: 7 * 24 * time.Hour},
-		Tasks:     []*PipelineTask{{Name: "t", Agent: "a", Prompt: "x"}},
+		Retry:     host.Retry{Attempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second},
+		Context:   host.Context{Budget: host.DefaultContextBudget},
+		Retention: host.Retention{PauseAfter: 24 * time.Hour, AbandonAfter: 7 * 24 * time.Hour},
+		Tasks:     []*host.PipelineTask{{Name: "t", Agent: "a", Prompt: "x"}},
 	}
 	if !reflect.DeepEqual(*p, want) {
 		t.Errorf("from a file:\ngot  %+v\nwant %+v", *p, want)
@@ -176,7 +179,7 @@ pipeline "p" {
 		t.Errorf("first retry: got a wait of %s, want 1s", got)
 	}
 
-	api := Pipeline{Name: "p", Tasks: []*PipelineTask{{Name: "t", Agent: "a", Prompt: "x"}}}
+	api := host.Pipeline{Name: "p", Tasks: []*host.PipelineTask{{Name: "t", Agent: "a", Prompt: "x"}}}
 	api.Defaults()
 	if !reflect.DeepEqual(api, want) {
 		t.Errorf("through the Go API:\ngot  %+v\nwant %+v", api, want)
@@ -189,20 +192,20 @@ pipeline "p" {
 
 // TestRetentionSteps: "0" (or any zero duration) turns one step off, and a
 // block turning every step off keeps runs forever, even once Defaults has
-// seen it (the zero Retention means the defaults).
+// seen it (the zero host.Retention means the defaults).
 func TestRetentionSteps(t *testing.T) {
 	tests := []struct {
 		name  string
 		block string
-		want  Retention
+		want  host.Retention
 	}{
-		{"default", "", Retention{PauseAfter: DefaultPauseAfter, AbandonAfter: DefaultAbandonAfter}},
-		{"empty block", "retention {}", Retention{PauseAfter: DefaultPauseAfter, AbandonAfter: DefaultAbandonAfter}},
-		{"delete too", `retention { delete_after = "720h" }`, Retention{PauseAfter: DefaultPauseAfter, AbandonAfter: DefaultAbandonAfter, DeleteAfter: 720 * time.Hour}},
-		{"no pause", `retention { pause_after = "0" }`, Retention{AbandonAfter: DefaultAbandonAfter}},
-		{"zero with a unit", `retention { abandon_after = "0s" }`, Retention{PauseAfter: DefaultPauseAfter}},
-		{"all off", "retention {\n  pause_after = \"0\"\n  abandon_after = \"0h\"\n}", RetentionOff},
-		{"only delete", "retention {\n  pause_after = \"0\"\n  abandon_after = \"0\"\n  delete_after = \"1h\"\n}", Retention{DeleteAfter: time.Hour}},
+		{"default", "", host.Retention{PauseAfter: host.DefaultPauseAfter, AbandonAfter: host.DefaultAbandonAfter}},
+		{"empty block", "retention {}", host.Retention{PauseAfter: host.DefaultPauseAfter, AbandonAfter: host.DefaultAbandonAfter}},
+		{"delete too", `retention { delete_after = "720h" }`, host.Retention{PauseAfter: host.DefaultPauseAfter, AbandonAfter: host.DefaultAbandonAfter, DeleteAfter: 720 * time.Hour}},
+		{"no pause", `retention { pause_after = "0" }`, host.Retention{AbandonAfter: host.DefaultAbandonAfter}},
+		{"zero with a unit", `retention { abandon_after = "0s" }`, host.Retention{PauseAfter: host.DefaultPauseAfter}},
+		{"all off", "retention {\n  pause_after = \"0\"\n  abandon_after = \"0h\"\n}", host.RetentionOff},
+		{"only delete", "retention {\n  pause_after = \"0\"\n  abandon_after = \"0\"\n  delete_after = \"1h\"\n}", host.Retention{DeleteAfter: time.Hour}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,10 +224,10 @@ func TestRetentionSteps(t *testing.T) {
 }
 
 func TestRetryDelay(t *testing.T) {
-	standard := Retry{Attempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second}
+	standard := host.Retry{Attempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second}
 	tests := []struct {
 		name    string
-		r       Retry
+		r       host.Retry
 		failure int
 		want    time.Duration
 	}{
@@ -235,16 +238,16 @@ func TestRetryDelay(t *testing.T) {
 		{"capped", standard, 6, 30 * time.Second},
 		{"stays capped", standard, 64, 30 * time.Second},
 		{"huge failure count", standard, math.MaxInt, 30 * time.Second},
-		{"cap not a power of two", Retry{Backoff: 3 * time.Second, MaxBackoff: 10 * time.Second}, 3, 10 * time.Second},
+		{"cap not a power of two", host.Retry{Backoff: 3 * time.Second, MaxBackoff: 10 * time.Second}, 3, 10 * time.Second},
 		{"no failure yet", standard, 0, time.Second},
 		{"negative failure", standard, -5, time.Second},
-		{"backoff equal to cap", Retry{Backoff: time.Minute, MaxBackoff: time.Minute}, 9, time.Minute},
-		{"backoff above cap", Retry{Backoff: time.Hour, MaxBackoff: time.Minute}, 1, time.Minute},
-		{"largest cap", Retry{Backoff: 1, MaxBackoff: math.MaxInt64}, math.MaxInt, math.MaxInt64},
-		{"largest cap, 62 doublings", Retry{Backoff: 1, MaxBackoff: math.MaxInt64}, 63, 1 << 62},
-		{"largest backoff", Retry{Backoff: math.MaxInt64, MaxBackoff: math.MaxInt64}, math.MaxInt, math.MaxInt64},
-		{"zero backoff", Retry{MaxBackoff: time.Minute}, math.MaxInt, 0},
-		{"negative backoff", Retry{Backoff: -time.Second, MaxBackoff: time.Minute}, math.MaxInt, 0},
+		{"backoff equal to cap", host.Retry{Backoff: time.Minute, MaxBackoff: time.Minute}, 9, time.Minute},
+		{"backoff above cap", host.Retry{Backoff: time.Hour, MaxBackoff: time.Minute}, 1, time.Minute},
+		{"largest cap", host.Retry{Backoff: 1, MaxBackoff: math.MaxInt64}, math.MaxInt, math.MaxInt64},
+		{"largest cap, 62 doublings", host.Retry{Backoff: 1, MaxBackoff: math.MaxInt64}, 63, 1 << 62},
+		{"largest backoff", host.Retry{Backoff: math.MaxInt64, MaxBackoff: math.MaxInt64}, math.MaxInt, math.MaxInt64},
+		{"zero backoff", host.Retry{MaxBackoff: time.Minute}, math.MaxInt, 0},
+		{"negative backoff", host.Retry{Backoff: -time.Second, MaxBackoff: time.Minute}, math.MaxInt, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,7 +259,7 @@ func TestRetryDelay(t *testing.T) {
 	// The waits never shrink as failures add up.
 	prev := time.Duration(0)
 	for f := 1; f < 200; f++ {
-		d := Retry{Backoff: 7 * time.Millisecond, MaxBackoff: 90 * time.Hour}.Delay(f)
+		d := host.Retry{Backoff: 7 * time.Millisecond, MaxBackoff: 90 * time.Hour}.Delay(f)
 		if d < prev || d <= 0 {
 			t.Fatalf("Delay(%d) = %v after %v", f, d, prev)
 		}
@@ -290,7 +293,7 @@ func TestPipelineErrors(t *testing.T) {
   }
 }`, "t.hcl:5:18", []string{`got "pasue" (did you mean "pause"?)`}},
 
-		// Retry.
+		// host.Retry.
 		{"bad backoff", `pipeline "p" {
   agent = "writer"
   retry {
@@ -346,7 +349,7 @@ func TestPipelineErrors(t *testing.T) {
   task "a" { prompt = "x" }
 }`, "t.hcl:3:14", []string{"parallel is how many tasks run at once; it must be at least 1 (got 0). Remove it for the default, 1."}},
 
-		// Retention.
+		// host.Retention.
 		{"retention in days", `pipeline "p" {
   agent = "writer"
   retention {
@@ -392,7 +395,7 @@ func TestPipelineErrors(t *testing.T) {
   task "a" { prompt = "x" }
 }`, "t.hcl:5:21", []string{"abandon_after (24h0m0s) is not longer than pause_after (48h0m0s)"}},
 
-		// Context.
+		// host.Context.
 		{"zero context budget", `pipeline "p" {
   agent = "writer"
   context {
@@ -429,7 +432,7 @@ TMPL
   task "a" { prompt = "x" }
 }`, "t.hcl:4:35", []string{"context template line 2", "Nmae"}},
 
-		// State.
+		// host.State.
 		{"unknown owner agent", `pipeline "p" {
   agent = "writer"
   state {
@@ -738,73 +741,5 @@ guard "quality" {
 				}
 			}
 		})
-	}
-}
-
-// TestPipelineValidate: Validate, for pipelines built in Go, refuses what
-// Load refuses in a file.
-func TestPipelineValidate(t *testing.T) {
-	valid := func() *Pipeline {
-		p := &Pipeline{Name: "p", Tasks: []*PipelineTask{
-			{Name: "a", Agent: "writer", Prompt: "x"},
-			{Name: "b", Agent: "critic", Prompt: "y", DependsOn: []string{"a"}},
-		}}
-		p.Defaults()
-		return p
-	}
-	if err := valid().Validate(); err != nil {
-		t.Fatalf("valid pipeline: %v", err)
-	}
-	tests := []struct {
-		name   string
-		change func(*Pipeline)
-		want   string
-	}{
-		{"no name", func(p *Pipeline) { p.Name = "" }, "the pipeline has no name"},
-		{"no tasks", func(p *Pipeline) { p.Tasks = nil }, `pipeline "p" has no tasks`},
-		{"parallel", func(p *Pipeline) { p.Parallel = 0 }, "parallel must be at least 1 (got 0)"},
-		{"budget", func(p *Pipeline) { p.Budget = -1 }, "budget must be 0 (none) or positive (got -1)"},
-		{"on_failure", func(p *Pipeline) { p.OnFailure = "stop" }, `on_failure must be "fail" or "pause" (got "stop")`},
-		{"retry", func(p *Pipeline) { p.Retry.MaxBackoff = time.Millisecond }, "retry needs attempts >= 1 and 0 <= backoff <= max_backoff"},
-		{"template", func(p *Pipeline) { p.Context.Template = "{{end}}" }, "context template"},
-		{"task name", func(p *Pipeline) { p.Tasks[0].Name = "a b" }, `task name "a b" must be made of`},
-		{"duplicate task", func(p *Pipeline) { p.Tasks[1].Name = "a" }, `two tasks are named "a"`},
-		{"no agent", func(p *Pipeline) { p.Tasks[0].Agent = "" }, `task "a" names no agent`},
-		{"empty prompt", func(p *Pipeline) { p.Tasks[0].Prompt = " " }, `task "a" has an empty prompt`},
-		{"attempts", func(p *Pipeline) { p.Tasks[0].Attempts = -1 }, `task "a": attempts must be at least 1, or 0 for the pipeline's`},
-		{"task on_failure", func(p *Pipeline) { p.Tasks[0].OnFailure = "x" }, `task "a": on_failure must be`},
-		{"stage", func(p *Pipeline) { p.Tasks[0].Stage = "a b" }, `task "a": stage "a b" must be made of`},
-		{"reserved stage", func(p *Pipeline) { p.Tasks[0].Stage = "created" }, `task "a": stage "created" is reserved`},
-		{"self dependency", func(p *Pipeline) { p.Tasks[0].DependsOn = []string{"a"} }, `task "a" depends on itself`},
-		{"unknown dependency", func(p *Pipeline) { p.Tasks[0].DependsOn = []string{"z"} }, `task "a" depends on "z", which is not a task of pipeline "p"`},
-		{"cycle", func(p *Pipeline) { p.Tasks[0].DependsOn = []string{"b"} }, "in a circle: a -> b -> a"},
-		{"retention order", func(p *Pipeline) { p.Retention.DeleteAfter = time.Hour }, "retention: delete_after (1h0m0s) is not longer than abandon_after"},
-		{"empty section", func(p *Pipeline) { p.State.Owners = []*Owner{{Agent: "writer", Writes: []string{""}}} }, `owner "writer" names an empty section`},
-		{"duplicate owner", func(p *Pipeline) {
-			p.State.Owners = []*Owner{{Agent: "writer", Writes: []string{"a"}}, {Agent: "writer", Writes: []string{"b"}}}
-		}, `agent "writer" has two owner entries; merge them`},
-		{"shared section", func(p *Pipeline) {
-			p.State.Owners = []*Owner{{Agent: "writer", Writes: []string{"a"}}, {Agent: "critic", Writes: []string{"a"}}}
-		}, `section "a" of the state is written by both "writer" and "critic"; a section has one owner`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := valid()
-			tt.change(p)
-			err := p.Validate()
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("got %v\nwant an error containing %q", err, tt.want)
-			}
-		})
-	}
-	// Retention steps turned off are in no order.
-	p := valid()
-	p.Retention = Retention{PauseAfter: 48 * time.Hour, AbandonAfter: -1, DeleteAfter: 24 * time.Hour}
-	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "delete_after (24h0m0s) is not longer than pause_after (48h0m0s)") {
-		t.Errorf("retention with abandon off: got %v", err)
-	}
-	p.Retention = RetentionOff
-	if err := p.Validate(); err != nil {
-		t.Errorf("RetentionOff: %v", err)
 	}
 }

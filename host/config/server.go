@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hearth-dev/hearth/host"
 )
 
 // External agent kinds: sessions hearth does not run but follows through
@@ -32,7 +33,7 @@ const (
 	DefaultHTTP = "127.0.0.1:7411"
 	// SocketName is the API's unix socket, in the data directory unless
 	// server.socket says otherwise.
-	SocketName = "hearth.sock"
+	SocketName = host.SocketName
 	// DefaultMaxExternalSessions bounds an external agent's live
 	// sessions: beyond it, the least recently active one goes dormant.
 	// Reports from anyone who can reach the hooks must not grow the host

@@ -10,19 +10,29 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/store/internal/storepb"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
 // toolEvent is a tool-use event as the host writes one: about 500 bytes.
-func toolEvent(session string) *storepb.Event {
+func toolEvent(session string) host.Event {
 	paths := make([]string, 8)
 	for i := range paths {
 		paths[i] = fmt.Sprintf("services/billing/internal/ledger/reconcile/batch_%02d.go", i)
 	}
-	return &storepb.Event{
-		UnixNano: time.Now().UnixNano(), Kind: "tool.used", Agent: "coder", Session: session, Task: "task-0123456789abcdef",
-		ToolUse: &storepb.ToolUse{Tool: "Grep", Paths: paths, Technologies: []string{"go"}, Outcome: 1, DurationNanos: 1500000},
+	return host.Event{
+		Time: time.Now(), Kind: host.EventToolUsed, Agent: "coder", Session: session, Task: "task-0123456789abcdef",
+		ToolUse: &sdk.ToolUse{Tool: "Grep", Paths: paths, Technologies: []string{"go"}, Outcome: sdk.OutcomeError, Duration: 1500 * time.Microsecond},
 	}
+}
+
+// toolRecord is toolEvent as its record, for raw Badger.
+func toolRecord(session string) *storepb.Event {
+	e := toolEvent(session)
+	m := &storepb.Event{}
+	fillEvent(m, &e)
+	return m
 }
 
 // BenchmarkAppend compares durable event appends through the store's group
@@ -37,7 +47,7 @@ func BenchmarkAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			v, _ := encode(toolEvent("s-1"))
+			v, _ := encode(toolRecord("s-1"))
 			const batch = 1024
 			b.ResetTimer()
 			start := time.Now()
@@ -69,13 +79,13 @@ func BenchmarkAppend(b *testing.B) {
 				wg.Go(func() {
 					// AppendBatch encodes the events before it returns, so
 					// one batch of event values can be reused.
-					batch := make([]*storepb.Event, 256)
+					batch := make([]host.Event, 256)
 					for i := range batch {
 						batch[i] = toolEvent(fmt.Sprintf("s-%d", w))
 					}
 					var last *Pending
 					for i := w * 256; i < b.N; i += writers * 256 {
-						last = s.AppendBatch(batch[:min(256, b.N-i)])
+						_, last = s.AppendBatch(batch[:min(256, b.N-i)])
 					}
 					if last != nil {
 						if err := last.Wait(ctx); err != nil {
@@ -99,7 +109,7 @@ func BenchmarkAppend(b *testing.B) {
 					ev := toolEvent(fmt.Sprintf("s-%d", w))
 					var last *Pending
 					for i := w; i < b.N; i += writers {
-						last = s.Append(ev)
+						_, last = s.Append(ev)
 					}
 					if last != nil {
 						if err := last.Wait(ctx); err != nil {
@@ -120,11 +130,11 @@ func BenchmarkAppend(b *testing.B) {
 // per write.
 func BenchmarkPutSession(b *testing.B) {
 	ctx := context.Background()
-	rec := &storepb.Session{Id: "gotour-1a2b3c4d", Agent: "gotour", Files: make([]string, 40)}
+	rec := SessionRecord{ID: "gotour-1a2b3c4d", Agent: "gotour", Files: make([]string, 40)}
 	for i := range rec.Files {
 		rec.Files[i] = fmt.Sprintf("net/http/file_%02d.go", i)
 	}
-	v, _ := encode(rec)
+	v, _ := encode(sessionToPB(rec))
 	for _, writers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("raw-badger-update/writers=%d", writers), func(b *testing.B) {
 			db, err := badger.Open(badgerOptions(b.TempDir(), false, hclog.NewNullLogger()))
@@ -156,7 +166,7 @@ func BenchmarkPutSession(b *testing.B) {
 			for w := range writers {
 				wg.Go(func() {
 					for i := w; i < b.N; i += writers {
-						r := &storepb.Session{Id: fmt.Sprint(i), Files: rec.Files}
+						r := SessionRecord{ID: fmt.Sprint(i), Files: rec.Files}
 						if err := s.PutSession(ctx, r); err != nil {
 							b.Error(err)
 						}

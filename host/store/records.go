@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
 // HostStream is the event stream of events that belong to no session
@@ -17,68 +19,69 @@ const HostStream = "host"
 
 // StreamOf is the stream an event is stored in: its session's, else its
 // run's, else the host's.
-func StreamOf(ev *storepb.Event) string {
+func StreamOf(e *host.Event) string {
 	switch {
-	case ev.GetSession() != "":
-		return ev.GetSession()
-	case ev.GetRun() != "":
-		return ev.GetRun()
+	case e.Session != "":
+		return e.Session
+	case e.Run != "":
+		return e.Run
 	}
 	return HostStream
 }
 
 // PutSession stores a session record, durably.
-func (s *Store) PutSession(ctx context.Context, rec *storepb.Session) error {
+func (s *Store) PutSession(ctx context.Context, rec SessionRecord) error {
 	return s.SaveSession(rec).Wait(ctx)
 }
 
 // PutSessionState stores a session record together with the agent state it
 // exported, in one atomic write.
-func (s *Store) PutSessionState(ctx context.Context, rec *storepb.Session, state []byte) error {
+func (s *Store) PutSessionState(ctx context.Context, rec SessionRecord, state []byte) error {
 	return s.SaveSessionState(rec, state).Wait(ctx)
 }
 
 // SaveSession queues a session record; it is durable once the Pending's
 // Wait returns nil.
-func (s *Store) SaveSession(rec *storepb.Session) *Pending {
-	v, err := encode(rec)
+func (s *Store) SaveSession(rec SessionRecord) *Pending {
+	v, err := encode(sessionToPB(rec))
 	if err != nil {
 		return failed(err)
 	}
-	return s.submit(&write{sets: []kv{{[]byte("s/" + rec.GetId()), v}}})
+	return s.submit(&write{sets: []kv{{[]byte("s/" + rec.ID), v}}})
 }
 
 // SaveSessionState queues a session record and its agent's state, as one
 // atomic write.
-func (s *Store) SaveSessionState(rec *storepb.Session, state []byte) *Pending {
-	v, err := encode(rec)
+func (s *Store) SaveSessionState(rec SessionRecord, state []byte) *Pending {
+	v, err := encode(sessionToPB(rec))
 	if err != nil {
 		return failed(err)
 	}
 	return s.submit(&write{sets: []kv{
-		{[]byte("s/" + rec.GetId()), v},
-		{[]byte("t/" + rec.GetId()), append([]byte{recordVersion}, state...)},
+		{[]byte("s/" + rec.ID), v},
+		{[]byte("t/" + rec.ID), append([]byte{recordVersion}, state...)},
 	}})
 }
 
-// Session returns the record of session id, or ErrNotFound.
-func (s *Store) Session(id string) (*storepb.Session, error) {
-	rec := &storepb.Session{}
-	if err := s.get([]byte("s/"+id), rec); err != nil {
-		return nil, fmt.Errorf("session %s: %w", id, err)
+// SessionRecord returns the record of session id, or an error wrapping
+// ErrNotFound.
+func (s *Store) SessionRecord(id string) (SessionRecord, error) {
+	m := &storepb.Session{}
+	if err := s.get([]byte("s/"+id), m); err != nil {
+		return SessionRecord{}, fmt.Errorf("session %s: %w", id, err)
 	}
-	return rec, nil
+	return sessionFromPB(m), nil
 }
 
-// Sessions returns every session record, in ID order.
-func (s *Store) Sessions() ([]*storepb.Session, error) {
-	var out []*storepb.Session
+// SessionRecords returns every session record, in ID order.
+func (s *Store) SessionRecords() ([]SessionRecord, error) {
+	var out []SessionRecord
 	err := s.scan([]byte("s/"), func(_, v []byte) error {
-		rec := &storepb.Session{}
-		if err := decode(v, rec); err != nil {
+		m := &storepb.Session{}
+		if err := decode(v, m); err != nil {
 			return err
 		}
-		out = append(out, rec)
+		out = append(out, sessionFromPB(m))
 		return nil
 	})
 	return out, err
@@ -137,35 +140,37 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	return s.apply(ctx, &write{deletes: [][]byte{[]byte("t/" + id), []byte("s/" + id)}})
 }
 
-// Append assigns ev its sequence number and queues it. The event is
-// durable once the returned Pending's Wait returns nil. It goes to the
-// stream StreamOf names; a decision goes to the decision list
+// Append assigns e its sequence number, which it returns, and queues it.
+// The event is durable once the returned Pending's Wait returns nil. It
+// goes to the stream StreamOf names; a decision goes to the decision list
 // and to the index of every session it involved.
-func (s *Store) Append(ev *storepb.Event) *Pending {
-	if d := ev.GetDecision(); d != nil {
-		return s.appendDecision(ev, d)
+func (s *Store) Append(e host.Event) (uint64, *Pending) {
+	if e.Decision != nil {
+		return s.appendDecision(&e)
 	}
-	return s.AppendBatch([]*storepb.Event{ev})
+	return s.AppendBatch([]host.Event{e})
 }
 
-func (s *Store) appendDecision(ev *storepb.Event, d *storepb.Decision) *Pending {
+func (s *Store) appendDecision(e *host.Event) (uint64, *Pending) {
 	if s.isClosed() {
-		return failed(ErrClosed)
+		return 0, failed(ErrClosed)
 	}
 	seq, err := s.nextSeqs(1)
 	if err != nil {
-		return failed(err)
+		return 0, failed(err)
 	}
-	ev.Seq = seq
-	v, err := encode(ev)
+	m := &storepb.Event{}
+	fillEvent(m, e)
+	m.Seq = seq
+	v, err := encode(m)
 	if err != nil {
-		return failed(err)
+		return 0, failed(err)
 	}
 	w := &write{sets: []kv{{seqKey("d/", seq), v}}}
-	for _, id := range involved(d) {
+	for _, id := range involved(e.Decision) {
 		w.sets = append(w.sets, kv{seqKey("x/"+id+"/", seq), nil})
 	}
-	return s.submit(w)
+	return seq, s.submit(w)
 }
 
 func (s *Store) isClosed() bool {
@@ -176,33 +181,52 @@ func (s *Store) isClosed() bool {
 
 // AppendBatch appends events of one stream (all with the same session, or
 // none) as one chunk: consecutive sequence numbers, assigned before it
-// returns, one Badger value under the key of the first. The events are
-// durable once the returned Pending's Wait returns nil.
-func (s *Store) AppendBatch(evs []*storepb.Event) *Pending {
+// returns, one Badger value under the key of the first. It returns the
+// last sequence number. The events are durable once the returned
+// Pending's Wait returns nil.
+func (s *Store) AppendBatch(evs []host.Event) (uint64, *Pending) {
 	if len(evs) == 0 {
-		return failed(nil)
+		return 0, failed(nil)
 	}
 	if s.isClosed() {
-		return failed(ErrClosed)
+		return 0, failed(ErrClosed)
+	}
+	stream := StreamOf(&evs[0])
+	for i := range evs {
+		if s := StreamOf(&evs[i]); s != stream {
+			return 0, failed(fmt.Errorf("a chunk holds events of one stream: %q and %q", stream, s))
+		}
 	}
 	first, err := s.nextSeqs(len(evs))
 	if err != nil {
-		return failed(err)
+		return 0, failed(err)
 	}
-	stream := StreamOf(evs[0])
-	for i, ev := range evs {
-		if s := StreamOf(ev); s != stream {
-			return failed(fmt.Errorf("a chunk holds events of one stream: %q and %q", stream, s))
+	// The records are recycled: an allocation per tool use was the
+	// largest share of the host's garbage under a flood of them.
+	chunk := chunks.Get().(*storepb.EventChunk)
+	defer func() {
+		for _, m := range chunk.Events {
+			m.Decision = nil
 		}
-		ev.Seq = first + uint64(i)
+		chunks.Put(chunk)
+	}()
+	for len(chunk.Events) < len(evs) {
+		chunk.Events = append(chunk.Events, &storepb.Event{})
+	}
+	full := chunk.Events
+	chunk.Events = chunk.Events[:len(evs)]
+	for i := range evs {
+		fillEvent(chunk.Events[i], &evs[i])
+		chunk.Events[i].Seq = first + uint64(i)
 	}
 	// The chunk is encoded into a slab recycled once committed (Badger
-	// has copied it by then): an allocation per chunk was the largest
-	// share of the host's garbage under a flood of tool uses.
+	// has copied it by then).
 	w := &write{slab: slabs.Get().(*[]byte)}
 	slab := append(*w.slab, recordVersion)
-	if slab, err = (proto.MarshalOptions{}).MarshalAppend(slab, &storepb.EventChunk{Events: evs}); err != nil {
-		return failed(fmt.Errorf("encode events: %w", err))
+	slab, err = (proto.MarshalOptions{}).MarshalAppend(slab, chunk)
+	chunk.Events = full
+	if err != nil {
+		return 0, failed(fmt.Errorf("encode events: %w", err))
 	}
 	w.sets = []kv{{seqKey("e/"+stream+"/", first), slab}}
 	if cap(slab) > 4<<20 {
@@ -210,8 +234,11 @@ func (s *Store) AppendBatch(evs []*storepb.Event) *Pending {
 	} else {
 		*w.slab = slab
 	}
-	return s.submit(w)
+	return first + uint64(len(evs)) - 1, s.submit(w)
 }
+
+// chunks recycles the records AppendBatch encodes.
+var chunks = sync.Pool{New: func() any { return &storepb.EventChunk{} }}
 
 func failed(err error) *Pending {
 	p := newPending()
@@ -221,7 +248,7 @@ func failed(err error) *Pending {
 
 // involved lists the sessions a decision concerns: where the task went,
 // and every ranked candidate.
-func involved(d *storepb.Decision) []string {
+func involved(d *host.Decision) []string {
 	seen := make(map[string]bool)
 	var ids []string
 	add := func(id string) {
@@ -230,10 +257,10 @@ func involved(d *storepb.Decision) []string {
 			ids = append(ids, id)
 		}
 	}
-	add(d.GetSession())
-	add(d.GetRetired())
-	for _, c := range d.GetRanked() {
-		add(c.GetId())
+	add(d.Session)
+	add(d.Retired)
+	for _, c := range d.Candidates {
+		add(c.Session)
 	}
 	return ids
 }
@@ -241,8 +268,8 @@ func involved(d *storepb.Decision) []string {
 // Events returns up to limit events of a stream (a session ID, or
 // HostStream) with sequence numbers above after, oldest first; limit 0
 // means all.
-func (s *Store) Events(stream string, after uint64, limit int) ([]*storepb.Event, error) {
-	var out []*storepb.Event
+func (s *Store) Events(stream string, after uint64, limit int) ([]host.Event, error) {
+	var out []host.Event
 	prefix := []byte("e/" + stream + "/")
 	err := s.db.View(func(txn *badger.Txn) error {
 		// The chunk holding after+1 may start before it: find the last
@@ -267,7 +294,7 @@ func (s *Store) Events(stream string, after uint64, limit int) ([]*storepb.Event
 				if limit > 0 && len(out) >= limit {
 					return nil
 				}
-				out = append(out, ev)
+				out = append(out, eventFromPB(ev))
 			}
 		}
 		return nil
@@ -276,8 +303,8 @@ func (s *Store) Events(stream string, after uint64, limit int) ([]*storepb.Event
 }
 
 // RecentEvents returns the last limit events of a stream, oldest first.
-func (s *Store) RecentEvents(stream string, limit int) ([]*storepb.Event, error) {
-	var rev []*storepb.Event
+func (s *Store) RecentEvents(stream string, limit int) ([]host.Event, error) {
+	var rev []host.Event
 	prefix := []byte("e/" + stream + "/")
 	errDone := errors.New("enough")
 	err := s.reverse(prefix, 0, func(_, v []byte) error {
@@ -290,7 +317,7 @@ func (s *Store) RecentEvents(stream string, limit int) ([]*storepb.Event, error)
 			if limit > 0 && len(rev) >= limit {
 				return errDone
 			}
-			rev = append(rev, evs[i])
+			rev = append(rev, eventFromPB(evs[i]))
 		}
 		return nil
 	})
@@ -304,14 +331,14 @@ func (s *Store) RecentEvents(stream string, limit int) ([]*storepb.Event, error)
 }
 
 // Decisions returns the last limit placement decisions, newest first.
-func (s *Store) Decisions(limit int) ([]*storepb.Event, error) {
-	var out []*storepb.Event
+func (s *Store) Decisions(limit int) ([]host.Event, error) {
+	var out []host.Event
 	err := s.reverse([]byte("d/"), limit, func(_, v []byte) error {
 		ev := &storepb.Event{}
 		if err := decode(v, ev); err != nil {
 			return err
 		}
-		out = append(out, ev)
+		out = append(out, eventFromPB(ev))
 		return nil
 	})
 	return out, err
@@ -319,7 +346,7 @@ func (s *Store) Decisions(limit int) ([]*storepb.Event, error) {
 
 // DecisionsFor returns the last limit decisions that involved session id,
 // newest first.
-func (s *Store) DecisionsFor(id string, limit int) ([]*storepb.Event, error) {
+func (s *Store) DecisionsFor(id string, limit int) ([]host.Event, error) {
 	var seqs []uint64
 	if err := s.reverse([]byte("x/"+id+"/"), limit, func(k, _ []byte) error {
 		seqs = append(seqs, keySeq(k))
@@ -327,7 +354,7 @@ func (s *Store) DecisionsFor(id string, limit int) ([]*storepb.Event, error) {
 	}); err != nil {
 		return nil, err
 	}
-	out := make([]*storepb.Event, 0, len(seqs))
+	out := make([]host.Event, 0, len(seqs))
 	for _, seq := range seqs {
 		ev := &storepb.Event{}
 		if err := s.get(seqKey("d/", seq), ev); err != nil {
@@ -336,7 +363,7 @@ func (s *Store) DecisionsFor(id string, limit int) ([]*storepb.Event, error) {
 			}
 			return nil, err
 		}
-		out = append(out, ev)
+		out = append(out, eventFromPB(ev))
 	}
 	return out, nil
 }

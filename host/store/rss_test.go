@@ -11,8 +11,7 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
-
-	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/host"
 )
 
 // rssWorkload writes what a busy host writes in a while: 200,000 tool-use
@@ -29,11 +28,11 @@ const (
 // ("defaults"), then prints its resident set size and peak, in kB.
 func runRSSHelper(kind, dir string) error {
 	ctx := context.Background()
-	rec := &storepb.Session{Agent: "gotour", Files: make([]string, 500)}
+	rec := SessionRecord{Agent: "gotour", Files: make([]string, 500)}
 	for i := range rec.Files {
 		rec.Files[i] = fmt.Sprintf("src/pkg%03d/file_%03d.go", i/10, i)
 	}
-	batch := make([]*storepb.Event, 256)
+	batch := make([]host.Event, 256)
 	switch kind {
 	case "tuned":
 		s, err := Open(dir, Options{GCInterval: -1})
@@ -45,12 +44,12 @@ func runRSSHelper(kind, dir string) error {
 			batch[i] = toolEvent("s-1")
 		}
 		for i := 0; i < rssEvents; i += len(batch) {
-			if err := s.AppendBatch(batch).Wait(ctx); err != nil {
-				return err
+			if _, p := s.AppendBatch(batch); p.Wait(ctx) != nil {
+				return p.Wait(ctx)
 			}
 		}
 		for i := range rssSessions {
-			rec.Id = fmt.Sprintf("gotour-%08d", i)
+			rec.ID = fmt.Sprintf("gotour-%08d", i)
 			s.SaveSession(rec)
 		}
 		if err := s.PutSession(ctx, rec); err != nil {
@@ -65,7 +64,7 @@ func runRSSHelper(kind, dir string) error {
 			return err
 		}
 		defer db.Close()
-		v, _ := encode(toolEvent("s-1"))
+		v, _ := encode(toolRecord("s-1"))
 		for i := 0; i < rssEvents; i += 1024 {
 			txn := db.NewTransaction(true)
 			for j := i; j < i+1024; j++ {
@@ -77,7 +76,7 @@ func runRSSHelper(kind, dir string) error {
 				return err
 			}
 		}
-		sv, _ := encode(rec)
+		sv, _ := encode(sessionToPB(rec))
 		for i := range rssSessions {
 			if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(fmt.Sprintf("s/%d", i)), sv) }); err != nil {
 				return err

@@ -12,18 +12,18 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
 // RunWrite is one atomic write of a run's records: whatever it holds
 // lands in one transaction or not at all. A task's outcome, the run's
 // head and the checkpoint that follows them travel together this way.
 type RunWrite struct {
-	Run        *storepb.Run
-	Graph      *storepb.RunGraph
-	Tasks      []*storepb.RunTask
-	Checkpoint *storepb.Checkpoint
-	Outputs    []*storepb.TaskOutput
+	Run        *RunRecord
+	Graph      *Graph
+	Tasks      []*TaskRecord
+	Checkpoint *CheckpointRecord
+	Outputs    []*OutputRecord
 	// FileRefs are the SHA-256s of files the run now uses: a blob stays
 	// while a run refers to it.
 	FileRefs []string
@@ -41,26 +41,26 @@ func (s *Store) SaveRun(id string, w RunWrite) *Pending {
 		return nil
 	}
 	if w.Graph != nil {
-		v, err := encode(w.Graph)
+		v, err := encode(graphToPB(w.Graph))
 		if err := put(runKey("g/", id), v, err); err != nil {
 			return failed(err)
 		}
 	}
 	for _, t := range w.Tasks {
-		v, err := encode(t)
-		if err := put([]byte("rt/"+id+"/"+t.GetName()), v, err); err != nil {
+		v, err := encode(taskToPB(t))
+		if err := put([]byte("rt/"+id+"/"+t.Name), v, err); err != nil {
 			return failed(err)
 		}
 	}
 	for _, o := range w.Outputs {
-		v, err := encode(o)
-		if err := put(outputKey(id, o.GetTask(), o.GetVersion()), v, err); err != nil {
+		v, err := encode(outputToPB(o))
+		if err := put(outputKey(id, o.Task, o.Version), v, err); err != nil {
 			return failed(err)
 		}
 	}
 	if c := w.Checkpoint; c != nil {
-		v, err := encode(c)
-		if err := put(seqKey("c/"+id+"/", c.GetSeq()), v, err); err != nil {
+		v, err := encode(checkpointToPB(c))
+		if err := put(seqKey("c/"+id+"/", c.Seq), v, err); err != nil {
 			return failed(err)
 		}
 	}
@@ -70,7 +70,7 @@ func (s *Store) SaveRun(id string, w RunWrite) *Pending {
 	// The head goes last: a reader that sees it sees a consistent run,
 	// since the whole write is one transaction anyway.
 	if w.Run != nil {
-		v, err := encode(w.Run)
+		v, err := encode(runToPB(w.Run))
 		if err := put(runKey("r/", id), v, err); err != nil {
 			return failed(err)
 		}
@@ -83,102 +83,103 @@ func (s *Store) SaveRun(id string, w RunWrite) *Pending {
 
 func runKey(prefix, id string) []byte { return []byte(prefix + id) }
 
-func outputKey(run, task string, version int32) []byte {
+func outputKey(run, task string, version int) []byte {
 	k := []byte("o/" + run + "/" + task + "/")
 	return binary.BigEndian.AppendUint32(k, uint32(version))
 }
 
-// Run returns the head of run id, or an error wrapping ErrNotFound.
-func (s *Store) Run(id string) (*storepb.Run, error) {
-	r := &storepb.Run{}
-	if err := s.get(runKey("r/", id), r); err != nil {
+// RunRecord returns the head of run id, or an error wrapping
+// ErrNotFound.
+func (s *Store) RunRecord(id string) (*RunRecord, error) {
+	m := &storepb.Run{}
+	if err := s.get(runKey("r/", id), m); err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
-	return r, nil
+	return runFromPB(m), nil
 }
 
-// Runs returns the head of every run, in ID order.
-func (s *Store) Runs() ([]*storepb.Run, error) {
-	var out []*storepb.Run
+// RunRecords returns the head of every run, in ID order.
+func (s *Store) RunRecords() ([]*RunRecord, error) {
+	var out []*RunRecord
 	err := s.scan([]byte("r/"), func(_, v []byte) error {
-		r := &storepb.Run{}
-		if err := decode(v, r); err != nil {
+		m := &storepb.Run{}
+		if err := decode(v, m); err != nil {
 			return err
 		}
-		out = append(out, r)
+		out = append(out, runFromPB(m))
 		return nil
 	})
 	return out, err
 }
 
 // RunGraph returns the task graph of run id.
-func (s *Store) RunGraph(id string) (*storepb.RunGraph, error) {
-	g := &storepb.RunGraph{}
-	if err := s.get(runKey("g/", id), g); err != nil {
+func (s *Store) RunGraph(id string) (*Graph, error) {
+	m := &storepb.RunGraph{}
+	if err := s.get(runKey("g/", id), m); err != nil {
 		return nil, fmt.Errorf("graph of run %s: %w", id, err)
 	}
-	return g, nil
+	return graphFromPB(m), nil
 }
 
 // RunTasks returns the task records of run id, by task name.
-func (s *Store) RunTasks(id string) (map[string]*storepb.RunTask, error) {
-	out := make(map[string]*storepb.RunTask)
+func (s *Store) RunTasks(id string) (map[string]*TaskRecord, error) {
+	out := make(map[string]*TaskRecord)
 	err := s.scan([]byte("rt/"+id+"/"), func(_, v []byte) error {
-		t := &storepb.RunTask{}
-		if err := decode(v, t); err != nil {
+		m := &storepb.RunTask{}
+		if err := decode(v, m); err != nil {
 			return err
 		}
-		out[t.GetName()] = t
+		out[m.GetName()] = taskFromPB(m)
 		return nil
 	})
 	return out, err
 }
 
 // Checkpoints returns the checkpoints of run id, oldest first.
-func (s *Store) Checkpoints(id string) ([]*storepb.Checkpoint, error) {
-	var out []*storepb.Checkpoint
+func (s *Store) Checkpoints(id string) ([]*CheckpointRecord, error) {
+	var out []*CheckpointRecord
 	err := s.scan([]byte("c/"+id+"/"), func(_, v []byte) error {
-		c := &storepb.Checkpoint{}
-		if err := decode(v, c); err != nil {
+		m := &storepb.Checkpoint{}
+		if err := decode(v, m); err != nil {
 			return err
 		}
-		out = append(out, c)
+		out = append(out, checkpointFromPB(m))
 		return nil
 	})
 	return out, err
 }
 
 // Checkpoint returns checkpoint seq of run id.
-func (s *Store) Checkpoint(id string, seq uint64) (*storepb.Checkpoint, error) {
-	c := &storepb.Checkpoint{}
-	if err := s.get(seqKey("c/"+id+"/", seq), c); err != nil {
+func (s *Store) Checkpoint(id string, seq uint64) (*CheckpointRecord, error) {
+	m := &storepb.Checkpoint{}
+	if err := s.get(seqKey("c/"+id+"/", seq), m); err != nil {
 		return nil, fmt.Errorf("checkpoint %d of run %s: %w", seq, id, err)
 	}
-	return c, nil
+	return checkpointFromPB(m), nil
 }
 
 // TaskOutputs returns every output version of run id, by task name, then
 // version.
-func (s *Store) TaskOutputs(id string) ([]*storepb.TaskOutput, error) {
-	var out []*storepb.TaskOutput
+func (s *Store) TaskOutputs(id string) ([]*OutputRecord, error) {
+	var out []*OutputRecord
 	err := s.scan([]byte("o/"+id+"/"), func(_, v []byte) error {
-		o := &storepb.TaskOutput{}
-		if err := decode(v, o); err != nil {
+		m := &storepb.TaskOutput{}
+		if err := decode(v, m); err != nil {
 			return err
 		}
-		out = append(out, o)
+		out = append(out, outputFromPB(m))
 		return nil
 	})
 	return out, err
 }
 
 // TaskOutput returns version of task's output in run id.
-func (s *Store) TaskOutput(id, task string, version int32) (*storepb.TaskOutput, error) {
-	o := &storepb.TaskOutput{}
-	if err := s.get(outputKey(id, task, version), o); err != nil {
+func (s *Store) TaskOutput(id, task string, version int) (*OutputRecord, error) {
+	m := &storepb.TaskOutput{}
+	if err := s.get(outputKey(id, task, version), m); err != nil {
 		return nil, fmt.Errorf("output v%d of task %s of run %s: %w", version, task, id, err)
 	}
-	return o, nil
+	return outputFromPB(m), nil
 }
 
 // DeleteRun deletes run id: its task records, checkpoints, outputs, file
@@ -188,7 +189,7 @@ func (s *Store) TaskOutput(id, task string, version int32) (*storepb.TaskOutput,
 // happened, deletion included. It returns the files no run refers to any
 // more; RemoveFiles removes them.
 func (s *Store) DeleteRun(ctx context.Context, id string) (unreferenced []string, err error) {
-	r, err := s.Run(id)
+	r, err := s.RunRecord(id)
 	if err != nil {
 		return nil, err
 	}
@@ -201,8 +202,8 @@ func (s *Store) DeleteRun(ctx context.Context, id string) (unreferenced []string
 			return nil, err
 		}
 	}
-	for _, f := range r.GetFiles() {
-		keys = append(keys, []byte("fr/"+f.GetSha256()+"/"+id))
+	for _, f := range r.Files {
+		keys = append(keys, []byte("fr/"+f.SHA256+"/"+id))
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), deleteBatch)
@@ -214,16 +215,16 @@ func (s *Store) DeleteRun(ctx context.Context, id string) (unreferenced []string
 	if err := s.apply(ctx, &write{deletes: [][]byte{runKey("g/", id), runKey("r/", id)}}); err != nil {
 		return nil, fmt.Errorf("delete run %s: %w", id, err)
 	}
-	for _, f := range r.GetFiles() {
+	for _, f := range r.Files {
 		used := false
-		if err := s.scanKeys([]byte("fr/"+f.GetSha256()+"/"), func([]byte) error {
+		if err := s.scanKeys([]byte("fr/"+f.SHA256+"/"), func([]byte) error {
 			used = true
 			return nil
 		}); err != nil {
 			return nil, err
 		}
 		if !used {
-			unreferenced = append(unreferenced, f.GetSha256())
+			unreferenced = append(unreferenced, f.SHA256)
 		}
 	}
 	return unreferenced, nil

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/sdk"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/hearth-dev/hearth/host/store/storepb"
 )
 
 // checkpointBytes is the size of the write a finished task makes in the
@@ -27,38 +27,39 @@ const checkpointBytes = 1024
 // checkpointBytes.
 type runFixture struct {
 	id   string
-	head *storepb.Run
-	task *storepb.RunTask
-	out  *storepb.TaskOutput
-	cp   *storepb.Checkpoint
+	head *RunRecord
+	task *TaskRecord
+	out  *OutputRecord
+	cp   *CheckpointRecord
 }
 
 func newRunFixture(tb testing.TB, id string) *runFixture {
 	tb.Helper()
-	now := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC).UnixNano()
+	now := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 	f := &runFixture{id: id}
-	f.head = &storepb.Run{
-		Id: id, Pipeline: "essay", Status: storepb.RunStatus_RUN_RUNNING, CreatedUnixNano: now, UpdatedUnixNano: now,
-		LastActivityUnixNano: now, StartedUnixNano: now, Budget: 5, Cost: 0.42, Stage: "writing",
+	f.head = &RunRecord{
+		ID: id, Pipeline: "essay", Status: host.RunRunning, Created: now, Updated: now,
+		LastActivity: now, Started: now, Budget: 5, Cost: 0.42, Stage: "writing",
 		TasksTotal: 12, TasksSucceeded: 5,
 	}
-	f.task = &storepb.RunTask{
-		Name: "draft-outline", Status: storepb.TaskStatus_TASK_SUCCEEDED, Round: 1, Attempts: 1, Cost: 0.07,
-		Session: "writer-1a2b3c4d", TaskId: id + "/draft-outline/1/1", StartedUnixNano: now, FinishedUnixNano: now, Version: 1,
+	f.task = &TaskRecord{
+		Name: "draft-outline", Status: host.TaskSucceeded, Round: 1, Attempts: 1, Cost: 0.07,
+		Session: "writer-1a2b3c4d", TaskID: id + "/draft-outline/1/1", Started: now, Finished: now, Version: 1,
 	}
-	f.out = &storepb.TaskOutput{
+	f.out = &OutputRecord{
 		Task: "draft-outline", Version: 1, Output: "Outline: 1. The problem 2. Three approaches 3. What we chose",
 		Metrics: map[string]float64{"quality": 0.82}, Cost: 0.07, Session: "writer-1a2b3c4d", Attempt: 1, Round: 1,
-		UnixNano: now, DurationNanos: int64(3 * time.Second), KeyDecisions: []string{"three sections"},
-		ModifiedFiles: []string{"essay/outline.md"}, SourceSession: "writer-1a2b3c4d", ArtifactUnixNano: now, Action: "reused", Score: 0.71,
+		Time: now, Duration: 3 * time.Second, Action: "reused", Score: 0.71,
+		Artifact: sdk.ContextArtifact{KeyDecisions: []string{"three sections"}, ModifiedFiles: []string{"essay/outline.md"},
+			SourceSession: "writer-1a2b3c4d", CreatedAt: now},
 	}
-	f.cp = &storepb.Checkpoint{Label: "task draft-outline succeeded", Task: "draft-outline", UnixNano: now,
-		Run: f.head, Tasks: []*storepb.RunTask{f.task}}
+	f.cp = &CheckpointRecord{Label: "task draft-outline succeeded", Task: "draft-outline", Time: now,
+		Run: f.head, Tasks: []*TaskRecord{f.task}}
 	f.setSeq(1)
 	// The head is written twice (as itself and in the checkpoint), so
 	// each byte of state adds two to the write.
 	for pad, range4 := 0, 0; range4 < 4; range4++ {
-		f.head.StateJson = fmt.Appendf(nil, `{"notes":%q}`, strings.Repeat("x", pad))
+		f.head.State = fmt.Appendf(nil, `{"notes":%q}`, strings.Repeat("x", pad))
 		d := (checkpointBytes - f.size(tb)) / 2
 		if d == 0 {
 			break
@@ -76,7 +77,7 @@ func (f *runFixture) setSeq(seq uint64) {
 
 // write is the fixture as SaveRun takes it.
 func (f *runFixture) write() RunWrite {
-	return RunWrite{Run: f.head, Tasks: []*storepb.RunTask{f.task}, Outputs: []*storepb.TaskOutput{f.out}, Checkpoint: f.cp}
+	return RunWrite{Run: f.head, Tasks: []*TaskRecord{f.task}, Outputs: []*OutputRecord{f.out}, Checkpoint: f.cp}
 }
 
 // Where the checkpoint and the head are in kvs.
@@ -94,10 +95,10 @@ func (f *runFixture) kvs(tb testing.TB) []kv {
 		key []byte
 		m   proto.Message
 	}{
-		{[]byte("rt/" + f.id + "/" + f.task.GetName()), f.task},
-		{outputKey(f.id, f.out.GetTask(), f.out.GetVersion()), f.out},
-		{seqKey("c/"+f.id+"/", f.cp.GetSeq()), f.cp},
-		{runKey("r/", f.id), f.head},
+		{[]byte("rt/" + f.id + "/" + f.task.Name), taskToPB(f.task)},
+		{outputKey(f.id, f.out.Task, f.out.Version), outputToPB(f.out)},
+		{seqKey("c/"+f.id+"/", f.cp.Seq), checkpointToPB(f.cp)},
+		{runKey("r/", f.id), runToPB(f.head)},
 	} {
 		v, err := encode(x.m)
 		if err != nil {
@@ -234,18 +235,18 @@ func BenchmarkCheckpoint(b *testing.B) {
 							if !read {
 								continue
 							}
-							head, err := s.Run(f.id)
+							head, err := s.RunRecord(f.id)
 							if err != nil {
 								b.Error(err)
 								return
 							}
-							c, err := s.Checkpoint(f.id, head.GetCheckpoint())
+							c, err := s.Checkpoint(f.id, head.Checkpoint)
 							if err != nil {
 								b.Error(err)
 								return
 							}
-							if c.GetSeq() != seq {
-								b.Errorf("read checkpoint %d, want %d", c.GetSeq(), seq)
+							if c.Seq != seq {
+								b.Errorf("read checkpoint %d, want %d", c.Seq, seq)
 								return
 							}
 						}

@@ -5,29 +5,28 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/host"
 )
 
 // saveRun writes a run of one task with its head, graph, task record,
 // output, checkpoint and files, in one write, and waits for it.
-func saveRun(t *testing.T, s *Store, id string, files ...*storepb.RunFile) RunWrite {
+func saveRun(t *testing.T, s *Store, id string, files ...RunFile) RunWrite {
 	t.Helper()
-	head := &storepb.Run{Id: id, Pipeline: "essay", Status: storepb.RunStatus_RUN_RUNNING, Checkpoint: 1, Files: files}
-	task := &storepb.RunTask{Name: "draft", Status: storepb.TaskStatus_TASK_SUCCEEDED, Version: 1}
+	head := &RunRecord{ID: id, Pipeline: "essay", Status: host.RunRunning, Checkpoint: 1, Files: files}
+	task := &TaskRecord{Name: "draft", Status: host.TaskSucceeded, Version: 1}
 	w := RunWrite{
 		Run:        head,
-		Graph:      &storepb.RunGraph{Tasks: []*storepb.GraphTask{{Name: "draft", Agent: "writer"}}},
-		Tasks:      []*storepb.RunTask{task},
-		Outputs:    []*storepb.TaskOutput{{Task: "draft", Version: 1, Output: "v1 of " + id}},
-		Checkpoint: &storepb.Checkpoint{Seq: 1, Label: "task draft succeeded", Task: "draft", Run: head, Tasks: []*storepb.RunTask{task}},
+		Graph:      &Graph{Pipeline: &host.Pipeline{Tasks: []*host.PipelineTask{{Name: "draft", Agent: "writer"}}}},
+		Tasks:      []*TaskRecord{task},
+		Outputs:    []*OutputRecord{{Task: "draft", Version: 1, Output: "v1 of " + id}},
+		Checkpoint: &CheckpointRecord{Seq: 1, Label: "task draft succeeded", Task: "draft", Run: head, Tasks: []*TaskRecord{task}},
 	}
 	for _, f := range files {
-		w.FileRefs = append(w.FileRefs, f.GetSha256())
+		w.FileRefs = append(w.FileRefs, f.SHA256)
 	}
 	if err := s.SaveRun(id, w).Wait(context.Background()); err != nil {
 		t.Fatal(err)
@@ -43,9 +42,9 @@ func TestSaveRunReadsBackAfterReopen(t *testing.T) {
 	}
 	w := saveRun(t, s, "essay-1")
 	// A second checkpoint, newer: Checkpoints lists them in order.
-	cp2 := proto.Clone(w.Checkpoint).(*storepb.Checkpoint)
+	cp2 := *w.Checkpoint
 	cp2.Seq, cp2.Parent, cp2.Label = 2, 1, "asked by writer"
-	if err := s.SaveRun("essay-1", RunWrite{Checkpoint: cp2}).Wait(context.Background()); err != nil {
+	if err := s.SaveRun("essay-1", RunWrite{Checkpoint: &cp2}).Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// A run whose ID extends this one's must not be read as part of it.
@@ -55,32 +54,32 @@ func TestSaveRunReadsBackAfterReopen(t *testing.T) {
 	}
 
 	s = MustOpen(t, dir)
-	head, err := s.Run("essay-1")
-	if err != nil || !proto.Equal(head, w.Run) {
+	head, err := s.RunRecord("essay-1")
+	if err != nil || !reflect.DeepEqual(head, w.Run) {
 		t.Fatalf("head %v, %v; want %v", head, err, w.Run)
 	}
-	if g, err := s.RunGraph("essay-1"); err != nil || !proto.Equal(g, w.Graph) {
+	if g, err := s.RunGraph("essay-1"); err != nil || !reflect.DeepEqual(g, w.Graph) {
 		t.Errorf("graph %v, %v", g, err)
 	}
 	tasks, err := s.RunTasks("essay-1")
-	if err != nil || len(tasks) != 1 || !proto.Equal(tasks["draft"], w.Tasks[0]) {
+	if err != nil || len(tasks) != 1 || !reflect.DeepEqual(tasks["draft"], w.Tasks[0]) {
 		t.Errorf("tasks %v, %v", tasks, err)
 	}
 	cps, err := s.Checkpoints("essay-1")
-	if err != nil || len(cps) != 2 || cps[0].GetSeq() != 1 || !proto.Equal(cps[1], cp2) {
+	if err != nil || len(cps) != 2 || cps[0].Seq != 1 || !reflect.DeepEqual(cps[1], &cp2) {
 		t.Errorf("checkpoints %v, %v; want 1 then 2", cps, err)
 	}
-	if c, err := s.Checkpoint("essay-1", 2); err != nil || !proto.Equal(c, cp2) {
+	if c, err := s.Checkpoint("essay-1", 2); err != nil || !reflect.DeepEqual(c, &cp2) {
 		t.Errorf("checkpoint 2: %v, %v", c, err)
 	}
 	if _, err := s.Checkpoint("essay-1", 3); !errors.Is(err, ErrNotFound) {
 		t.Errorf("checkpoint 3: %v; want ErrNotFound", err)
 	}
 	outs, err := s.TaskOutputs("essay-1")
-	if err != nil || len(outs) != 1 || outs[0].GetOutput() != "v1 of essay-1" {
+	if err != nil || len(outs) != 1 || outs[0].Output != "v1 of essay-1" {
 		t.Errorf("outputs %v, %v", outs, err)
 	}
-	if runs, err := s.Runs(); err != nil || len(runs) != 2 {
+	if runs, err := s.RunRecords(); err != nil || len(runs) != 2 {
 		t.Errorf("runs %v, %v; want essay-1 and essay-10", runs, err)
 	}
 }
@@ -129,7 +128,7 @@ func TestDeleteRunKeepsSharedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &storepb.RunFile{Name: "syllabus.txt", Sha256: sha, Size: size}
+	f := RunFile{Name: "syllabus.txt", SHA256: sha, Size: size}
 	saveRun(t, s, "plan-1", f)
 	saveRun(t, s, "plan-10", f)
 
@@ -137,7 +136,7 @@ func TestDeleteRunKeepsSharedFiles(t *testing.T) {
 	if err != nil || len(orphans) != 0 {
 		t.Fatalf("deleting plan-1: orphans %v, %v; want none, plan-10 uses the file", orphans, err)
 	}
-	if _, err := s.Run("plan-1"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.RunRecord("plan-1"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("plan-1 after its deletion: %v", err)
 	}
 	if cps, _ := s.Checkpoints("plan-1"); len(cps) != 0 {

@@ -15,8 +15,7 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
-
-	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/host"
 )
 
 // The test binary doubles as a second process: HEARTH_STORE_HELPER names
@@ -47,14 +46,20 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		for i := 1; ; i++ {
-			ev := &storepb.Event{Kind: "tool.used", Session: "s-1", Message: strconv.Itoa(i)}
-			if err := s.Append(ev).Wait(context.Background()); err != nil {
+			ev := host.Event{Kind: "tool.used", Session: "s-1", Message: strconv.Itoa(i)}
+			if err := appendEvent(s, ev).Wait(context.Background()); err != nil {
 				fmt.Println("error", err)
 				os.Exit(1)
 			}
 			fmt.Println("acked", i)
 		}
 	}
+}
+
+// appendEvent appends e and returns its write.
+func appendEvent(s *Store, e host.Event) *Pending {
+	_, p := s.Append(e)
+	return p
 }
 
 func MustOpen(tb testing.TB, dir string) *Store {
@@ -74,11 +79,11 @@ func TestSessionsSurviveReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &storepb.Session{Id: "gotour-1", Agent: "gotour", Status: storepb.SessionStatus_SESSION_LIVE, Files: []string{"a.go", "b.go"}, Capacity: 2}
+	rec := SessionRecord{ID: "gotour-1", Agent: "gotour", Status: SessionLive, Files: []string{"a.go", "b.go"}, Capacity: 2}
 	if err := s.PutSessionState(ctx, rec, []byte(`{"summaries":{}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutSession(ctx, &storepb.Session{Id: "gotour-2", Agent: "gotour"}); err != nil {
+	if err := s.PutSession(ctx, SessionRecord{ID: "gotour-2", Agent: "gotour"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -86,22 +91,22 @@ func TestSessionsSurviveReopen(t *testing.T) {
 	}
 
 	s = MustOpen(t, dir)
-	got, err := s.Session("gotour-1")
+	got, err := s.SessionRecord("gotour-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.GetCapacity() != 2 || len(got.GetFiles()) != 2 || got.GetStatus() != storepb.SessionStatus_SESSION_LIVE {
+	if got.Capacity != 2 || len(got.Files) != 2 || got.Status != SessionLive {
 		t.Errorf("got %v", got)
 	}
 	state, err := s.SessionState("gotour-1")
 	if err != nil || string(state) != `{"summaries":{}}` {
 		t.Errorf("state: got %q, %v", state, err)
 	}
-	all, err := s.Sessions()
-	if err != nil || len(all) != 2 || all[0].GetId() != "gotour-1" || all[1].GetId() != "gotour-2" {
+	all, err := s.SessionRecords()
+	if err != nil || len(all) != 2 || all[0].ID != "gotour-1" || all[1].ID != "gotour-2" {
 		t.Errorf("sessions: got %v, %v", all, err)
 	}
-	if _, err := s.Session("nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.SessionRecord("nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing session: got %v, want ErrNotFound", err)
 	}
 	if _, err := s.SessionState("gotour-2"); !errors.Is(err, ErrNotFound) {
@@ -118,7 +123,7 @@ func TestEventsAreOrderedPerStream(t *testing.T) {
 		wg.Go(func() {
 			var last *Pending
 			for i := range each {
-				last = s.Append(&storepb.Event{Kind: "tool.used", Session: fmt.Sprintf("s-%d", w), Message: strconv.Itoa(i)})
+				last = appendEvent(s, host.Event{Kind: "tool.used", Session: fmt.Sprintf("s-%d", w), Message: strconv.Itoa(i)})
 			}
 			if err := last.Wait(ctx); err != nil {
 				t.Error(err)
@@ -136,47 +141,47 @@ func TestEventsAreOrderedPerStream(t *testing.T) {
 			t.Fatalf("stream s-%d: got %d events, want %d", w, len(evs), each)
 		}
 		for i, ev := range evs {
-			if ev.GetMessage() != strconv.Itoa(i) {
-				t.Fatalf("stream s-%d: event %d is %q, want the writer's order", w, i, ev.GetMessage())
+			if ev.Message != strconv.Itoa(i) {
+				t.Fatalf("stream s-%d: event %d is %q, want the writer's order", w, i, ev.Message)
 			}
-			if i > 0 && ev.GetSeq() <= evs[i-1].GetSeq() || seen[ev.GetSeq()] {
-				t.Fatalf("stream s-%d: sequence %d out of order or repeated", w, ev.GetSeq())
+			if i > 0 && ev.Seq <= evs[i-1].Seq || seen[ev.Seq] {
+				t.Fatalf("stream s-%d: sequence %d out of order or repeated", w, ev.Seq)
 			}
-			seen[ev.GetSeq()] = true
+			seen[ev.Seq] = true
 		}
 	}
 	// Paging: events after a sequence number, with a limit.
 	all, _ := s.Events("s-0", 0, 0)
-	page, err := s.Events("s-0", all[9].GetSeq(), 5)
-	if err != nil || len(page) != 5 || page[0].GetSeq() != all[10].GetSeq() {
-		t.Errorf("page: got %d events starting at %d, want 5 from %d (%v)", len(page), page[0].GetSeq(), all[10].GetSeq(), err)
+	page, err := s.Events("s-0", all[9].Seq, 5)
+	if err != nil || len(page) != 5 || page[0].Seq != all[10].Seq {
+		t.Errorf("page: got %d events starting at %d, want 5 from %d (%v)", len(page), page[0].Seq, all[10].Seq, err)
 	}
 	recent, err := s.RecentEvents("s-0", 3)
-	if err != nil || len(recent) != 3 || recent[2].GetSeq() != all[len(all)-1].GetSeq() {
+	if err != nil || len(recent) != 3 || recent[2].Seq != all[len(all)-1].Seq {
 		t.Errorf("recent: got %v, %v; want the last 3 oldest first", recent, err)
 	}
-	if err := s.Append(&storepb.Event{Kind: "host.started"}).Wait(ctx); err != nil {
+	if err := appendEvent(s, host.Event{Kind: "host.started"}).Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if host, _ := s.Events(HostStream, 0, 0); len(host) != 1 {
-		t.Errorf("host stream: got %d events, want 1", len(host))
+	if hostEvents, _ := s.Events(HostStream, 0, 0); len(hostEvents) != 1 {
+		t.Errorf("host stream: got %d events, want 1", len(hostEvents))
 	}
 }
 
 func TestDecisions(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
-	for i, d := range []*storepb.Decision{
+	for i, d := range []*host.Decision{
 		{Task: "t1", Session: "a", Action: "spawned"},
-		{Task: "t2", Session: "a", Action: "reused", Ranked: []*storepb.Candidate{{Id: "a"}, {Id: "b"}}},
+		{Task: "t2", Session: "a", Action: "reused", Candidates: []host.Candidate{{Session: "a"}, {Session: "b"}}},
 		{Task: "t3", Session: "c", Action: "spawned", Retired: "b"},
 	} {
-		if err := s.Append(&storepb.Event{Kind: "decision", Task: d.Task, Decision: d}).Wait(ctx); err != nil {
+		if err := appendEvent(s, host.Event{Kind: "decision", Task: d.Task, Decision: d}).Wait(ctx); err != nil {
 			t.Fatalf("decision %d: %v", i, err)
 		}
 	}
 	all, err := s.Decisions(10)
-	if err != nil || len(all) != 3 || all[0].GetTask() != "t3" {
+	if err != nil || len(all) != 3 || all[0].Task != "t3" {
 		t.Fatalf("decisions: got %v, %v; want 3, newest first", all, err)
 	}
 	for _, tt := range []struct {
@@ -189,7 +194,7 @@ func TestDecisions(t *testing.T) {
 		}
 		var got []string
 		for _, ev := range evs {
-			got = append(got, ev.GetTask())
+			got = append(got, ev.Task)
 		}
 		if strings.Join(got, " ") != tt.want {
 			t.Errorf("decisions for %s: got %v, want %s", tt.session, got, tt.want)
@@ -202,12 +207,12 @@ func TestDecisions(t *testing.T) {
 func TestDeleteLongSession(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
-	if err := s.PutSession(ctx, &storepb.Session{Id: "long-1"}); err != nil {
+	if err := s.PutSession(ctx, SessionRecord{ID: "long-1"}); err != nil {
 		t.Fatal(err)
 	}
 	var last *Pending
 	for range 40_000 {
-		last = s.Append(&storepb.Event{Kind: "tool.used", Session: "long-1"})
+		last = appendEvent(s, host.Event{Kind: "tool.used", Session: "long-1"})
 	}
 	if err := last.Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -218,7 +223,7 @@ func TestDeleteLongSession(t *testing.T) {
 	if evs, _ := s.Events("long-1", 0, 1); len(evs) != 0 {
 		t.Errorf("events left after the delete")
 	}
-	if _, err := s.Session("long-1"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.SessionRecord("long-1"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("record: got %v", err)
 	}
 }
@@ -226,24 +231,24 @@ func TestDeleteLongSession(t *testing.T) {
 func TestDeleteSession(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
-	if err := s.PutSessionState(ctx, &storepb.Session{Id: "x-1"}, []byte("state")); err != nil {
+	if err := s.PutSessionState(ctx, SessionRecord{ID: "x-1"}, []byte("state")); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := s.Append(&storepb.Event{Session: "x-1"}).Wait(ctx); err != nil {
+		if err := appendEvent(s, host.Event{Session: "x-1"}).Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Append(&storepb.Event{Kind: "decision", Decision: &storepb.Decision{Session: "x-1"}}).Wait(ctx); err != nil {
+	if err := appendEvent(s, host.Event{Kind: "decision", Decision: &host.Decision{Session: "x-1"}}).Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutSession(ctx, &storepb.Session{Id: "x-10"}); err != nil {
+	if err := s.PutSession(ctx, SessionRecord{ID: "x-10"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteSession(ctx, "x-1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Session("x-1"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.SessionRecord("x-1"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("record: got %v", err)
 	}
 	if evs, _ := s.Events("x-1", 0, 0); len(evs) != 0 {
@@ -252,7 +257,7 @@ func TestDeleteSession(t *testing.T) {
 	if ds, _ := s.DecisionsFor("x-1", 0); len(ds) != 0 {
 		t.Errorf("decision index: got %d left", len(ds))
 	}
-	if _, err := s.Session("x-10"); err != nil {
+	if _, err := s.SessionRecord("x-10"); err != nil {
 		t.Errorf("a session whose ID extends the deleted one's was touched: %v", err)
 	}
 }
@@ -295,7 +300,7 @@ func TestGroupsSplitBetweenWrites(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "too big for one transaction") {
 		t.Errorf("oversized write: got %v", err)
 	}
-	if err := s.PutSession(ctx, &storepb.Session{Id: "after"}); err != nil {
+	if err := s.PutSession(ctx, SessionRecord{ID: "after"}); err != nil {
 		t.Errorf("a write after the oversized one: %v", err)
 	}
 }
@@ -308,7 +313,7 @@ func TestWritesAfterCloseFail(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(&storepb.Event{}).Wait(context.Background()); !errors.Is(err, ErrClosed) {
+	if err := appendEvent(s, host.Event{}).Wait(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Errorf("got %v, want ErrClosed", err)
 	}
 	if err := s.Close(); err != nil {
@@ -399,8 +404,8 @@ func TestAcknowledgedEventsSurviveKill9(t *testing.T) {
 		t.Fatalf("got %d events after kill -9, but %d were acknowledged", len(evs), acked)
 	}
 	for i := range acked {
-		if evs[i].GetMessage() != strconv.Itoa(i+1) {
-			t.Fatalf("event %d is %q, want %d", i, evs[i].GetMessage(), i+1)
+		if evs[i].Message != strconv.Itoa(i+1) {
+			t.Fatalf("event %d is %q, want %d", i, evs[i].Message, i+1)
 		}
 	}
 }

@@ -35,7 +35,6 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -49,12 +48,14 @@ var (
 	ErrUnresponsive = errors.New("the hearth daemon does not answer")
 )
 
+var _ host.Service = (*Client)(nil)
+
 // Options say how to reach the daemon. Exactly one of Socket, DataDir
 // and Address is needed; Socket wins over DataDir.
 type Options struct {
 	// Socket is the daemon's unix socket.
 	Socket string
-	// DataDir finds the socket in a data directory (config.SocketName).
+	// DataDir finds the socket in a data directory (host.SocketName).
 	DataDir string
 	// Address is the daemon's TCP address (server.listen).
 	Address string
@@ -91,7 +92,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	case opts.Socket != "" || opts.DataDir != "":
 		path := opts.Socket
 		if path == "" {
-			path = filepath.Join(opts.DataDir, config.SocketName)
+			path = filepath.Join(opts.DataDir, host.SocketName)
 		}
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("%w on %s: %w", ErrNoDaemon, path, err)
@@ -263,6 +264,33 @@ func (c *Client) Session(ctx context.Context, id string, limit int) (*host.Sessi
 		return nil, wire.ErrorOf(ctx, err)
 	}
 	return wire.SessionDetailOf(r), nil
+}
+
+// Run reads a run (an ID or a unique prefix).
+func (c *Client) Run(ctx context.Context, id string) (host.RunDetail, error) {
+	v, err := c.ShowRun(ctx, id, ShowOptions{})
+	if err != nil {
+		return host.RunDetail{}, err
+	}
+	return v.RunDetail, nil
+}
+
+// RunOutputs reads every output version of a run's tasks.
+func (c *Client) RunOutputs(ctx context.Context, id string) ([]host.TaskOutput, error) {
+	v, err := c.ShowRun(ctx, id, ShowOptions{Outputs: true})
+	if err != nil {
+		return nil, err
+	}
+	return v.Outputs, nil
+}
+
+// RunCheckpoints reads a run's checkpoints, oldest first.
+func (c *Client) RunCheckpoints(ctx context.Context, id string) ([]host.CheckpointInfo, error) {
+	v, err := c.ShowRun(ctx, id, ShowOptions{Checkpoints: true})
+	if err != nil {
+		return nil, err
+	}
+	return v.Checkpoints, nil
 }
 
 // Runs lists the daemon's runs, most recently active first.

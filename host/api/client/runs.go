@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,39 +13,30 @@ import (
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 )
 
-// StartOptions say which pipeline a run runs, and with what.
-type StartOptions struct {
-	// Config is a config file (or a directory holding hearth.hcl) the
-	// daemon reads the pipeline from; its agents must be the daemon's.
-	// Empty: the daemon's own config.
-	Config string
-	// Pipeline names the pipeline; empty when the file has one.
-	Pipeline string
-	// ID is the run's ID (host.NewRunID); the daemon makes one when empty.
-	ID     string
-	State  map[string]json.RawMessage
-	Files  []string
-	Budget float64
-	// Detach returns once the run started, without following it.
-	Detach bool
-}
+// ErrPipelineValue is returned for a run whose pipeline is given as a
+// Go value: the daemon reads pipelines from config files it can open.
+var ErrPipelineValue = errors.New("a daemon runs pipelines from config files: give the file in RunOptions.Config and the pipeline's name in PipelineName, not a Pipeline value")
 
-// StartRun starts a run on the daemon and follows it. The run is the
-// daemon's: if the client goes away, it goes on (pause it with
-// PauseRun).
-func (c *Client) StartRun(ctx context.Context, opts StartOptions) (*RunStream, error) {
-	cfg := opts.Config
+// StartRun starts a run of the pipeline spec names (in the config file
+// RunOptions.Config, read by the daemon; empty: the daemon's own) and
+// follows it. The run is the daemon's: if the client goes away, it goes
+// on (pause it with PauseRun).
+func (c *Client) StartRun(ctx context.Context, spec host.RunSpec) (host.RunWatch, error) {
+	if spec.Pipeline != nil {
+		return nil, ErrPipelineValue
+	}
+	cfg := spec.Config
 	if cfg != "" {
 		// The daemon resolves paths from its own directory.
 		cfg = absPath(cfg)
 	}
-	files := make([]string, len(opts.Files))
-	for i, f := range opts.Files {
+	files := make([]string, len(spec.Files))
+	for i, f := range spec.Files {
 		files[i] = absPath(f)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	st, err := c.rpc.StartRun(ctx, &apipb.StartRunRequest{Config: cfg, Pipeline: opts.Pipeline, Id: opts.ID,
-		State: wire.State(opts.State), Files: files, Budget: opts.Budget, Detach: opts.Detach})
+	st, err := c.rpc.StartRun(ctx, &apipb.StartRunRequest{Config: cfg, Pipeline: spec.PipelineName, Id: spec.ID,
+		State: wire.State(spec.State), Files: files, Budget: spec.Budget})
 	if err != nil {
 		cancel()
 		return nil, wire.ErrorOf(ctx, err)
@@ -55,10 +45,10 @@ func (c *Client) StartRun(ctx context.Context, opts StartOptions) (*RunStream, e
 }
 
 // ResumeRun resumes a run on the daemon and follows it.
-func (c *Client) ResumeRun(ctx context.Context, id string, opts host.ResumeOptions, detach bool) (*RunStream, error) {
+func (c *Client) ResumeRun(ctx context.Context, id string, opts host.ResumeOptions) (host.RunWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.ResumeRun(ctx, &apipb.ResumeRunRequest{Run: id, Budget: opts.Budget, Repair: opts.Repair,
-		State: wire.State(opts.State), Detach: detach})
+		State: wire.State(opts.State)})
 	if err != nil {
 		cancel()
 		return nil, wire.ErrorOf(ctx, err)
@@ -67,10 +57,10 @@ func (c *Client) ResumeRun(ctx context.Context, id string, opts host.ResumeOptio
 }
 
 // ForkRun starts a new run from checkpoint at of run id and follows it.
-func (c *Client) ForkRun(ctx context.Context, id string, at uint64, opts host.ForkOptions, detach bool) (*RunStream, error) {
+func (c *Client) ForkRun(ctx context.Context, id string, at uint64, opts host.ForkOptions) (host.RunWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.ForkRun(ctx, &apipb.ForkRunRequest{Run: id, At: at, Id: opts.ID, State: wire.State(opts.State),
-		Budget: opts.Budget, Detach: detach})
+		Budget: opts.Budget})
 	if err != nil {
 		cancel()
 		return nil, wire.ErrorOf(ctx, err)
@@ -80,10 +70,10 @@ func (c *Client) ForkRun(ctx context.Context, id string, at uint64, opts host.Fo
 
 // RevisitRun runs task of run id again, treats what came after by
 // impact, and follows the run.
-func (c *Client) RevisitRun(ctx context.Context, id, task string, impact host.Impact, opts host.RevisitOptions, detach bool) (*RunStream, error) {
+func (c *Client) RevisitRun(ctx context.Context, id, task string, impact host.Impact, opts host.RevisitOptions) (host.RunWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.RevisitRun(ctx, &apipb.RevisitRunRequest{Run: id, Task: task, Impact: string(impact), Reason: opts.Reason,
-		Affects: opts.Affects, Detach: detach})
+		Affects: opts.Affects})
 	if err != nil {
 		cancel()
 		return nil, wire.ErrorOf(ctx, err)
@@ -93,7 +83,7 @@ func (c *Client) RevisitRun(ctx context.Context, id, task string, impact host.Im
 
 // WatchRun follows a run that is running on the daemon; for one that is
 // not, the stream ends at once with the run as it is.
-func (c *Client) WatchRun(ctx context.Context, id string) (*RunStream, error) {
+func (c *Client) WatchRun(ctx context.Context, id string) (host.RunWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.WatchRun(ctx, &apipb.RunRef{Run: id})
 	if err != nil {
@@ -103,16 +93,14 @@ func (c *Client) WatchRun(ctx context.Context, id string) (*RunStream, error) {
 	return follow(ctx, cancel, st)
 }
 
-// RunStream follows a run the daemon executes: its events on C until it
-// stops (C is then closed), and how it stopped from Wait.
-type RunStream struct {
-	// ID is the run's ID; Started, the run as it started.
-	ID      string
-	Started host.RunInfo
-	// C carries the run's events; read it, or they wait (up to 1,024)
-	// and the daemon's stream with them. Wait and Close discard what is
-	// left unread.
-	C       <-chan host.Event
+// runStream follows a run the daemon executes: its events until it
+// stops (Events is then closed), and how it stopped from Wait. Its
+// events wait, up to 1,024, for the reader, and the daemon's stream with
+// them; Wait and Close discard what is left unread.
+type runStream struct {
+	id      string
+	started host.RunInfo
+	c       chan host.Event
 	done    chan struct{}
 	cancel  context.CancelFunc
 	stopped *host.RunInfo
@@ -121,7 +109,7 @@ type RunStream struct {
 
 // follow reads a run's stream: the first message (the run as it
 // started) before it returns, the rest in the background.
-func follow(ctx context.Context, cancel context.CancelFunc, st grpc.ServerStreamingClient[apipb.RunUpdate]) (*RunStream, error) {
+func follow(ctx context.Context, cancel context.CancelFunc, st grpc.ServerStreamingClient[apipb.RunUpdate]) (*runStream, error) {
 	first, err := st.Recv()
 	if err != nil {
 		cancel()
@@ -132,12 +120,11 @@ func follow(ctx context.Context, cancel context.CancelFunc, st grpc.ServerStream
 		cancel()
 		return nil, fmt.Errorf("client: the daemon's run stream began with %T, not the run", first.GetUpdate())
 	}
-	ch := make(chan host.Event, 1024)
-	rs := &RunStream{ID: started.GetId(), Started: wire.RunInfoOf(started), C: ch, done: make(chan struct{}), cancel: cancel}
+	rs := &runStream{id: started.GetId(), started: wire.RunInfoOf(started), c: make(chan host.Event, 1024), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(rs.done)
 		defer cancel()
-		defer close(ch)
+		defer close(rs.c)
 		for {
 			m, err := st.Recv()
 			if errors.Is(err, io.EOF) {
@@ -150,7 +137,7 @@ func follow(ctx context.Context, cancel context.CancelFunc, st grpc.ServerStream
 			switch u := m.GetUpdate().(type) {
 			case *apipb.RunUpdate_Event:
 				select {
-				case ch <- wire.EventOf(u.Event):
+				case rs.c <- wire.EventOf(u.Event):
 				case <-ctx.Done():
 					rs.err = ctx.Err()
 					return
@@ -164,19 +151,21 @@ func follow(ctx context.Context, cancel context.CancelFunc, st grpc.ServerStream
 	return rs, nil
 }
 
-// Done is closed when the stream ends: the run stopped, the stream was
-// detached, or it broke.
-func (s *RunStream) Done() <-chan struct{} { return s.done }
+func (s *runStream) ID() string                { return s.id }
+func (s *runStream) Events() <-chan host.Event { return s.c }
 
-// Wait returns the run as it stopped, discarding the events not read
-// from C. The error is nil when it completed, a *host.RunError when it
-// failed, paused or was cancelled, ErrDetached for a stream that did not
-// follow the run, and the stream's error when it broke (the run goes on
-// in the daemon).
-func (s *RunStream) Wait(ctx context.Context) (host.RunInfo, error) {
+// Done is closed when the stream ends: the run stopped, or the stream
+// broke.
+func (s *runStream) Done() <-chan struct{} { return s.done }
+
+// Wait returns the run as it stopped, discarding the events not read.
+// The error is nil when it completed, a *host.RunError when it failed,
+// paused or was cancelled, and a *StreamError when the stream broke (the
+// run goes on in the daemon).
+func (s *runStream) Wait(ctx context.Context) (host.RunInfo, error) {
 	for open := true; open; {
 		select {
-		case _, open = <-s.C:
+		case _, open = <-s.c:
 		case <-ctx.Done():
 			return host.RunInfo{}, ctx.Err()
 		}
@@ -184,24 +173,33 @@ func (s *RunStream) Wait(ctx context.Context) (host.RunInfo, error) {
 	<-s.done
 	switch {
 	case s.err != nil:
-		return s.Started, s.err
+		return s.started, &StreamError{Run: s.id, Err: s.err}
 	case s.stopped == nil:
-		return s.Started, ErrDetached
+		return s.started, &StreamError{Run: s.id, Err: errors.New("the stream ended before the run stopped")}
 	case s.stopped.Status != host.RunCompleted:
-		return *s.stopped, &host.RunError{Run: s.ID, Status: s.stopped.Status, Reason: s.stopped.Reason}
+		return *s.stopped, &host.RunError{Run: s.id, Status: s.stopped.Status, Reason: s.stopped.Reason}
 	}
 	return *s.stopped, nil
 }
 
 // Close stops following the run (it goes on in the daemon) and waits
 // for the stream to end.
-func (s *RunStream) Close() {
+func (s *runStream) Close() {
 	s.cancel()
-	for range s.C {
+	for range s.c {
 	}
 	<-s.done
 }
 
-// ErrDetached is Wait's error for a stream that did not follow its run
-// to the end (StartOptions.Detach).
-var ErrDetached = errors.New("the run was started detached; follow it with WatchRun")
+// StreamError is the error of a run's stream that broke: the run itself
+// goes on (or is paused) in the daemon.
+type StreamError struct {
+	Run string
+	Err error
+}
+
+func (e *StreamError) Error() string {
+	return fmt.Sprintf("lost the daemon's stream of run %s (%v); the run is the daemon's: see it with hearth runs show %s", e.Run, e.Err, e.Run)
+}
+
+func (e *StreamError) Unwrap() error { return e.Err }

@@ -10,7 +10,6 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/apipb"
 	"github.com/hearth-dev/hearth/host/claudecode"
-	"github.com/hearth-dev/hearth/host/config"
 )
 
 // MaxMessage bounds a message either way: a hook payload may carry a
@@ -21,10 +20,6 @@ const MaxMessage = 32 << 20
 // ErrBadPayload is wrapped by the errors of hook payloads that cannot be
 // read; the server reports it as INVALID_ARGUMENT.
 var ErrBadPayload = errors.New("bad hook payload")
-
-// ErrConfig is what a config error becomes on the client's side: the
-// daemon's diagnostics are in the message.
-var ErrConfig = errors.New("invalid config")
 
 // kinds maps the errors that cross the boundary to their code and reason.
 var kinds = []struct {
@@ -45,7 +40,7 @@ var kinds = []struct {
 	{host.ErrClosed, codes.Unavailable, "CLOSED"},
 	{ErrBadPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
 	{claudecode.ErrPayload, codes.InvalidArgument, "BAD_HOOK_PAYLOAD"},
-	{ErrConfig, codes.InvalidArgument, "CONFIG"},
+	{host.ErrConfig, codes.InvalidArgument, "CONFIG"},
 	// A task whose plugin failed under it: the task did not run to its
 	// end, and may be tried again.
 	{host.ErrPluginStart, codes.Aborted, "PLUGIN_START"},
@@ -71,16 +66,10 @@ func Status(err error) error {
 		return err
 	}
 	code, reason := codes.Unknown, ""
-	var ce *config.Error
-	switch {
-	case errors.As(err, &ce):
-		code, reason = codes.InvalidArgument, "CONFIG"
-	default:
-		for _, k := range kinds {
-			if errors.Is(err, k.err) {
-				code, reason = k.code, k.reason
-				break
-			}
+	for _, k := range kinds {
+		if errors.Is(err, k.err) {
+			code, reason = k.code, k.reason
+			break
 		}
 	}
 	if reason == "" {

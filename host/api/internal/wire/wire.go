@@ -16,7 +16,6 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/apipb"
-	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -123,7 +122,7 @@ func OutcomeOf(m *apipb.Outcome) *host.Outcome {
 		Artifact: ArtifactOf(m.GetArtifact()), Duration: time.Duration(m.GetDurationNanos()),
 	}
 	if g := m.GetGate(); g != nil {
-		o.Gate = &host.Gate{Guard: g.GetGuard(), Action: guard.Action(g.GetAction()), Feedback: g.GetFeedback(), To: g.GetTo(), MaxLoops: int(g.GetMaxLoops())}
+		o.Gate = &host.Gate{Guard: g.GetGuard(), Action: host.GateAction(g.GetAction()), Feedback: g.GetFeedback(), To: g.GetTo(), MaxLoops: int(g.GetMaxLoops())}
 	}
 	return o
 }

@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+func rule(t testing.TB, s guard.Spec) *guard.Rule {
+	t.Helper()
+	r, err := guard.Compile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// newGuardedHost starts a host with the scripted agent and the guards.
+func newGuardedHost(t *testing.T, guards ...*guard.Rule) *Host {
+	t.Helper()
+	cfg := &config.Config{DataDir: t.TempDir(), Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher(), Guards: guards}
+	h, err := New(Options{Config: cfg, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	return h
+}
+
+func TestPreToolUseGuardDenies(t *testing.T) {
+	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-secrets", Hook: guard.PreToolUse,
+		Condition: `tool == "Read" && any(paths, glob(#, "**/.env*"))`, Message: "secrets are off limits"}))
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:app/.env.production;read:app/main.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.Result.Output, "denied app/.env.production: secrets are off limits") {
+		t.Errorf("output %q: want the agent to have got the guard's message as the reason", out.Result.Output)
+	}
+	info := sessionInfo(t, h, out.Session)
+	if slices.Contains(info.Files, "app/.env.production") || !slices.Contains(info.Files, "app/main.go") {
+		t.Errorf("fingerprint %v: want the allowed read only", info.Files)
+	}
+	evs, err := h.store.Events(out.Session, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var denial *host.Event
+	for _, e := range evs {
+		if e.Kind == host.EventGuardFired {
+			denial = &e
+		}
+	}
+	if denial == nil || denial.Guard != "no-secrets" || denial.Hook != "pre_tool_use" || denial.Action != "deny" || denial.Message != "secrets are off limits" || denial.Task != out.TaskID {
+		t.Errorf("denial event: got %+v", denial)
+	}
+	if st := h.Guards().Stats(); st[0].Fired != 1 {
+		t.Errorf("stats: got %+v, want one firing counted", st)
+	}
+}
+
+func sessionInfo(t *testing.T, h *Host, id string) host.SessionInfo {
+	t.Helper()
+	for _, s := range sessionsOf(t, h) {
+		if s.ID == id {
+			return s
+		}
+	}
+	t.Fatalf("no session %s", id)
+	return host.SessionInfo{}
+}
+
+func TestPreToolUseGuardSeesTheSession(t *testing.T) {
+	h := newGuardedHost(t, rule(t, guard.Spec{Name: "two-files", Hook: guard.PreToolUse,
+		Condition: `len(session.files) >= 2 && !(paths[0] in session.files)`, Message: "this session has read enough new files"}))
+	// The first task's reads are acknowledged when it returns, so the
+	// second's questions see them. (Within one task, a question can
+	// overtake the task's own reports still in flight.)
+	first, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:a.go;read:b.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:c.go;read:a.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Session != first.Session || out.Result.Output != "denied c.go: this session has read enough new files" {
+		t.Errorf("got %q on %s, want c.go denied and a.go (already known) allowed on %s", out.Result.Output, out.Session, first.Session)
+	}
+}
+
+func TestAdmissionGuardDenies(t *testing.T) {
+	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-drops", Hook: guard.TaskAdmission,
+		Condition: `lower(task.prompt) contains "drop table"`, Message: "destructive prompts need a person"}))
+	_, err := h.Submit(context.Background(), host.Task{ID: "t1", Agent: "scripted", Prompt: "echo:DROP TABLE users"})
+	var de *host.DeniedError
+	if !errors.As(err, &de) || !errors.Is(err, host.ErrDenied) || de.Guard != "no-drops" || !strings.Contains(err.Error(), `task t1 was denied by guard "no-drops": destructive prompts need a person`) {
+		t.Fatalf("got %v", err)
+	}
+	if st := h.Agents()[0]; st.Live != 0 {
+		t.Errorf("a denied task started a session: %+v", st)
+	}
+	if _, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:fine"}); err != nil {
+		t.Errorf("an allowed task: %v", err)
+	}
+}
+
+func TestReuseGuardVetoes(t *testing.T) {
+	h := newGuardedHost(t, rule(t, guard.Spec{Name: "one-task-each", Hook: guard.SessionReuse,
+		Condition: `session.tasks >= 1`, Message: "sessions run one task"}))
+	first := submitReads(t, h, "a/x.go")
+	second := submitReads(t, h, "a/x.go")
+	if second.Session == first.Session || second.Decision.Action != host.ActionSpawned {
+		t.Fatalf("got %s (%s), want a new session: the warm one was vetoed", second.Session, second.Decision.Reason)
+	}
+	if !slices.Equal(second.Decision.Vetoed, []string{first.Session + ":one-task-each"}) || !strings.HasPrefix(second.Decision.Reason, "vetoed "+first.Session+":one-task-each; spawned") {
+		t.Errorf("decision: got %+v", second.Decision)
+	}
+}
+
+func TestResultGate(t *testing.T) {
+	h := newGuardedHost(t, rule(t, guard.Spec{Name: "quality", Hook: guard.TaskResult, Action: guard.SendBack, To: "draft",
+		Condition: `result.metrics.quality < 0.8`, Message: "too rough: revise the draft"}))
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Name: "review", Prompt: "metric:quality=0.6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := host.Gate{Guard: "quality", Action: host.GateSendBack, Feedback: "too rough: revise the draft", To: "draft", MaxLoops: 3}
+	if out.Gate == nil || *out.Gate != want {
+		t.Errorf("gate: got %+v, want %+v", out.Gate, want)
+	}
+	out, err = h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "metric:quality=0.9"})
+	if err != nil || out.Gate != nil {
+		t.Errorf("a good result: got %v, %+v; want no gate", err, out.Gate)
+	}
+}
+
+func TestCheckTransition(t *testing.T) {
+	h := newGuardedHost(t, rule(t, guard.Spec{Name: "midterms", Hook: guard.Transition, From: []string{"collecting_inputs"},
+		Condition: `any(state.courses, (.midterm ?? "") == "")`, Message: "each course needs a midterm date"}))
+	state := map[string]any{"courses": []any{map[string]any{"name": "Calculus", "midterm": "2026-02-21"}, map[string]any{"name": "Chemistry"}}}
+	if v := h.checkTransition("planner", "run-1", "collecting_inputs", "ingesting", state); v == nil || v.Guard != "midterms" {
+		t.Errorf("got %+v, want the transition blocked", v)
+	}
+	if v := h.checkTransition("planner", "run-1", "ingesting", "estimating", state); v != nil {
+		t.Errorf("another stage: got %+v, want no guard to apply", v)
+	}
+	state["courses"].([]any)[1].(map[string]any)["midterm"] = "2026-02-26"
+	if v := h.checkTransition("planner", "run-1", "collecting_inputs", "ingesting", state); v != nil {
+		t.Errorf("complete inputs: got %+v", v)
+	}
+}
+
+// TestReload: a reload swaps guards and settings at once; sessions of an
+// agent whose definition is unchanged are not disturbed, and those of a
+// changed one are retired after their task.
+func TestReload(t *testing.T) {
+	h := newGuardedHost(t)
+	first := submitReads(t, h, "a/x.go")
+
+	// Same agent, a bigger pool, a new guard, and a new agent.
+	cfg := h.config()
+	a := *cfg.Agents[0]
+	a.Pool.MaxSessions = 8
+	b := testAgent("second", "agent")
+	next := &config.Config{DataDir: cfg.DataDir, Matcher: cfg.Matcher, Agents: []*config.Agent{&a, b},
+		Guards: []*guard.Rule{rule(t, guard.Spec{Name: "no-secrets", Hook: guard.PreToolUse, Condition: `any(paths, glob(#, "**/.env"))`, Message: "no"})}}
+	rep, err := h.Reload(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Unchanged, []string{"scripted"}) || !slices.Equal(rep.Added, []string{"second"}) || rep.Guards != 1 {
+		t.Errorf("report: got %+v", rep)
+	}
+	again, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:a/.env", Hints: sdk.Hints{Files: []string{"a/x.go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Session != first.Session || again.Result.Output != "denied a/.env: no" {
+		t.Errorf("after the reload: got %s %q, want the same session and the new guard in force", again.Session, again.Result.Output)
+	}
+	if _, err := h.Submit(context.Background(), host.Task{Agent: "second", Prompt: "echo:hi"}); err != nil {
+		t.Errorf("the added agent: %v", err)
+	}
+
+	// The agent's definition changes: its session is retired, and the
+	// next task gets a new one. The second agent is removed.
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	changed := a
+	changed.Env = map[string]string{envPlugin: "agent", "GORACE": "atexit_sleep_ms=0", "MODE": "new"}
+	rep, err = h.Reload(&config.Config{DataDir: cfg.DataDir, Matcher: cfg.Matcher, Agents: []*config.Agent{&changed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Changed, []string{"scripted"}) || !slices.Equal(rep.Removed, []string{"second"}) {
+		t.Errorf("report: got %+v", rep)
+	}
+	e := waitEvent(t, sub, host.EventSessionRetired)
+	if !strings.Contains(e.Message, "definition changed") && !strings.Contains(e.Message, "removed from the config") {
+		t.Errorf("retirement: got %+v", e)
+	}
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:a/x.go", Hints: sdk.Hints{Files: []string{"a/x.go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Session == first.Session && out.Decision.Action == host.ActionReused {
+		t.Errorf("the stale session was reused: %+v", out.Decision)
+	}
+	if _, err := h.Submit(context.Background(), host.Task{Agent: "second"}); !errors.Is(err, host.ErrUnknownAgent) {
+		t.Errorf("the removed agent: got %v", err)
+	}
+}

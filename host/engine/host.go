@@ -1,0 +1,404 @@
+// Package engine is hearth's in-process engine: the composition root that
+// wires a store (host/store), one pool per agent (host/pool), the run
+// engine (host/runs) and the guards (host/guard) together, owns the event
+// bus, and implements the services of package host. engine.New starts one
+// on a config; the daemon (host/api) serves one; the CLI runs one when no
+// daemon serves the data directory.
+//
+// # Lifecycle
+//
+// New opens the data directory and restores every session of the
+// configured agents as dormant (no plugin outlives a host), with its
+// fingerprint, and pauses the runs a crashed host left running. Submit
+// and StartRun place and run work; live sessions idle past their pool's
+// idle_timeout are retired (made dormant: state exported, process
+// stopped), and runs' retention is applied, by a background reaper. Close
+// refuses new work, lets tasks in flight finish until its context is
+// done, cancels the rest, retires every live session and closes the
+// store. No plugin process outlives Close.
+//
+// # Events
+//
+// Every event is written to the store and published to subscribers once
+// it is on disk, in the order it was emitted (events.go); tool uses, at
+// up to 100k/s, are published as they arrive and are durable before
+// their task's stream is acknowledged.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/pool"
+	"github.com/hearth-dev/hearth/host/runs"
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// BundledFunc returns the command and extra environment that serve the
+// bundled agent name, and whether there is one. cmd/hearth re-executes the
+// hearth binary.
+type BundledFunc func(name string) (argv, env []string, ok bool)
+
+// Options configure a Host. Config is required.
+type Options struct {
+	Config *config.Config
+	Logger hclog.Logger
+	// Bundled resolves `bundled = "name"` agents; BundledNames lists
+	// them, for config files a run is started from.
+	Bundled      BundledFunc
+	BundledNames []string
+	// Store is the host's database. When nil, the host opens
+	// Config.DataDir and closes it on Close.
+	Store *store.Store
+	// Command names the process in the data directory's owner record,
+	// which a second hearth refused the directory reads ("hearth run").
+	Command string
+	// Now is the host's clock; time.Now when nil.
+	Now func() time.Time
+	// ReapInterval is how often idle sessions are looked for; by default a
+	// quarter of the shortest idle timeout, at most a minute.
+	ReapInterval time.Duration
+	// Observe, when set, is told of every event as the host emits it,
+	// tool uses included, before it is on disk: what metrics count. It is
+	// called on the host's hot paths, so it must be quick and must not
+	// block.
+	Observe func(*host.Event)
+}
+
+// Host is the in-process engine. Its methods are safe for concurrent use.
+type Host struct {
+	// mu guards cfg and pools, which a reload replaces.
+	mu           sync.RWMutex
+	cfg          *config.Config
+	logger       hclog.Logger
+	bundled      BundledFunc
+	bundledNames []string
+	now          func() time.Time
+	store        *store.Store
+	ownsStore    bool
+
+	pools   map[string]*pool.Pool
+	runs    *runs.Runs
+	events  bus
+	observe func(*host.Event)
+	tls     *sdk.HostTLS
+	guards  atomic.Pointer[guard.Set]
+
+	// closing is closed when Close begins: no new work is accepted.
+	closing   chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	// hardStop is cancelled when the shutdown grace period is over: tasks
+	// still running are cancelled.
+	hardStop       context.Context
+	hardStopCancel context.CancelFunc
+	inflight       sync.WaitGroup
+	inflightMu     sync.Mutex // orders inflight.Add against Close's Wait
+	// retiring tracks pools a reload removed, whose sessions are retired
+	// as they go idle.
+	retiring []*pool.Pool
+	reaper   sync.WaitGroup
+}
+
+var _ host.Service = (*Host)(nil)
+
+// New starts a host for opts.Config. It spawns nothing until work arrives.
+func New(opts Options) (*Host, error) {
+	if opts.Config == nil {
+		return nil, errors.New("engine: Options.Config is nil; load one with config.Load or use config.Default")
+	}
+	h := &Host{
+		cfg:          opts.Config,
+		logger:       opts.Logger,
+		bundled:      opts.Bundled,
+		bundledNames: opts.BundledNames,
+		now:          opts.Now,
+		store:        opts.Store,
+		pools:        make(map[string]*pool.Pool),
+		closing:      make(chan struct{}),
+		observe:      opts.Observe,
+	}
+	if h.logger == nil {
+		h.logger = hclog.NewNullLogger()
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	h.hardStop, h.hardStopCancel = context.WithCancel(context.Background())
+	h.guards.Store(h.cfg.GuardSet())
+	var err error
+	if h.tls, err = sdk.NewHostTLS(); err != nil {
+		return nil, fmt.Errorf("engine: make the TLS keys plugins are reached with: %w", err)
+	}
+	if h.store == nil {
+		if h.store, err = store.Open(h.cfg.DataDir, store.Options{Logger: h.logger.Named("store"), Command: opts.Command}); err != nil {
+			return nil, err
+		}
+		h.ownsStore = true
+	}
+	fail := func(err error) (*Host, error) {
+		if h.ownsStore {
+			_ = h.store.Close()
+		}
+		return nil, err
+	}
+	h.runs = runs.New(runs.Deps{
+		Store: h.store, Logger: h.logger, Now: h.now,
+		Emit:           h.emit,
+		AfterPublished: h.events.afterPublished,
+		Enter:          h.enter,
+		Runnable:       h.runnable,
+		Admit:          h.admit,
+		Transition:     h.checkTransition,
+		Execute:        h.executeRunTask,
+	})
+	for _, a := range h.cfg.Agents {
+		p, err := h.newPool(a, h.cfg.Matcher)
+		if err != nil {
+			return fail(err)
+		}
+		h.pools[a.Name] = p
+	}
+	if err := h.restorePools(h.pools); err != nil {
+		return fail(err)
+	}
+	if err := h.runs.Recover(); err != nil {
+		return fail(err)
+	}
+	h.runs.Sweep()
+	reap := opts.ReapInterval
+	if reap <= 0 {
+		reap = time.Minute
+		for _, a := range h.cfg.Agents {
+			reap = min(reap, a.Pool.IdleTimeout/4)
+		}
+		reap = max(reap, 10*time.Millisecond)
+	}
+	h.reaper.Add(1)
+	go h.reapLoop(reap)
+	return h, nil
+}
+
+// newPool makes the pool of agent a.
+func (h *Host) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) {
+	argv, env, err := h.command(a)
+	if err != nil {
+		return nil, err
+	}
+	return pool.New(a, m, argv, env, pool.Deps{
+		Store: h.store, Events: (*poolEvents)(h), Guards: h.Guards, TLS: h.tls,
+		Logger: h.logger, Now: h.now, Closing: h.closing, HardStop: h.hardStop,
+	})
+}
+
+// restorePools loads the sessions of the agents of pools from the store.
+func (h *Host) restorePools(pools map[string]*pool.Pool) error {
+	recs, err := h.store.SessionRecords()
+	if err != nil {
+		return fmt.Errorf("engine: read sessions: %w", err)
+	}
+	byAgent := make(map[string][]store.SessionRecord)
+	for _, r := range recs {
+		byAgent[r.Agent] = append(byAgent[r.Agent], r)
+	}
+	for name, p := range pools {
+		if err := p.Restore(byAgent[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// poolList returns the pools in force.
+func (h *Host) poolList() []*pool.Pool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]*pool.Pool, 0, len(h.pools))
+	for _, p := range h.pools {
+		out = append(out, p)
+	}
+	return out
+}
+
+// config returns the config in force.
+func (h *Host) config() *config.Config {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.cfg
+}
+
+func (h *Host) command(a *config.Agent) (argv, env []string, err error) {
+	if a.Bundled == "" {
+		return a.Command, nil, nil
+	}
+	if h.bundled == nil {
+		return nil, nil, fmt.Errorf("agent %q is bundled agent %q, but this host serves no bundled agents", a.Name, a.Bundled)
+	}
+	argv, env, ok := h.bundled(a.Bundled)
+	if !ok {
+		return nil, nil, fmt.Errorf("agent %q: no bundled agent named %q", a.Name, a.Bundled)
+	}
+	return argv, env, nil
+}
+
+func (h *Host) reapLoop(every time.Duration) {
+	defer h.reaper.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.closing:
+			return
+		case <-t.C:
+			now := h.now()
+			for _, p := range h.poolList() {
+				p.RetireIdle(now)
+			}
+			h.runs.SweepIfDue(now)
+		}
+	}
+}
+
+// enter registers one unit of in-flight work, unless the host is
+// closing; the returned func ends it.
+func (h *Host) enter() (func(), error) {
+	h.inflightMu.Lock()
+	defer h.inflightMu.Unlock()
+	select {
+	case <-h.closing:
+		return nil, host.ErrClosed
+	default:
+	}
+	h.inflight.Add(1)
+	return h.inflight.Done, nil
+}
+
+// pool is agent's pool.
+func (h *Host) pool(agent string) (*pool.Pool, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	p, ok := h.pools[agent]
+	if !ok {
+		names := make([]string, 0, len(h.pools))
+		for n := range h.pools {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("%w %q; configured agents: %s", host.ErrUnknownAgent, agent, strings.Join(names, ", "))
+	}
+	return p, nil
+}
+
+// runnable checks that agent is configured and runs tasks.
+func (h *Host) runnable(agent string) error {
+	p, err := h.pool(agent)
+	if err != nil {
+		return err
+	}
+	return p.Runnable()
+}
+
+// Agents lists the configured agents in config order.
+func (h *Host) Agents() []host.AgentStatus {
+	h.mu.RLock()
+	cfg, pools := h.cfg, h.pools
+	h.mu.RUnlock()
+	var out []host.AgentStatus
+	for _, a := range cfg.Agents {
+		p := pools[a.Name]
+		if p == nil {
+			continue
+		}
+		n := p.Counts()
+		out = append(out, host.AgentStatus{
+			Name: a.Name, Bundled: a.Bundled, Command: slices.Clone(a.Command), External: a.External,
+			Live: n["live"] + n["starting"] + n["retiring"], Dormant: n["dormant"],
+		})
+	}
+	return out
+}
+
+// SessionCounts counts the sessions by agent and status (live, starting,
+// retiring, dormant, lost), without reading the store: what a metrics
+// scrape asks for.
+func (h *Host) SessionCounts() []host.SessionCount {
+	var out []host.SessionCount
+	for _, p := range h.poolList() {
+		n := p.Counts()
+		for _, st := range pool.Statuses() {
+			out = append(out, host.SessionCount{Agent: p.Config().Name, Status: st, N: n[st]})
+		}
+	}
+	return out
+}
+
+// StoreSize is the size of the store's files: its LSM tree and its value
+// log.
+func (h *Host) StoreSize() (lsm, vlog int64) { return h.store.Size() }
+
+// DataDir is the data directory the host keeps its store in.
+func (h *Host) DataDir() string { return h.store.Dir() }
+
+// Config returns the configuration in force (it changes on Reload).
+func (h *Host) Config() *config.Config { return h.config() }
+
+// Close shuts the host down. New work is refused at once; tasks in flight
+// may finish until ctx is done (the grace period), after which they are
+// cancelled. Then every live session is retired: its state exported and
+// kept, its plugin stopped, process group and all. Close returns once no
+// plugin process is left and the store is closed.
+func (h *Host) Close(ctx context.Context) error {
+	h.closeOnce.Do(func() {
+		h.inflightMu.Lock()
+		close(h.closing)
+		h.inflightMu.Unlock()
+		// Runs start no new task; their tasks in flight finish within
+		// the grace period like any other, then the runs pause.
+		h.runs.Stop()
+		done := make(chan struct{})
+		go func() {
+			h.inflight.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			h.logger.Warn("shutdown grace period over or cut short; cancelling tasks in flight")
+			h.hardStopCancel()
+			<-done
+		}
+		h.hardStopCancel()
+		h.runs.Wait()
+		h.reaper.Wait()
+		pools := h.poolList()
+		h.mu.RLock()
+		pools = append(pools, h.retiring...)
+		h.mu.RUnlock()
+		var wg sync.WaitGroup
+		for _, p := range pools {
+			wg.Go(func() { p.RetireAll("the host shut down") })
+		}
+		wg.Wait()
+		for _, p := range pools {
+			p.Wait()
+		}
+		if h.ownsStore {
+			h.closeErr = h.store.Close()
+		}
+		h.events.wait()
+	})
+	return h.closeErr
+}

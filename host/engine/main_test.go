@@ -1,0 +1,318 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"golang.org/x/sys/unix"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/internal/procgroup"
+	"github.com/hearth-dev/hearth/internal/rawplugin"
+	"github.com/hearth-dev/hearth/internal/testagent"
+	"github.com/hearth-dev/hearth/plugins"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// The test binary doubles as the plugins and hosts these tests need (the
+// helper-process pattern): HEARTH_TEST_PLUGIN makes it a plugin,
+// HEARTH_TEST_HOST a host.
+const (
+	envPlugin   = "HEARTH_TEST_PLUGIN"
+	envCapacity = "HEARTH_TEST_CAPACITY"
+	envHost     = "HEARTH_TEST_HOST"
+)
+
+func TestMain(m *testing.M) {
+	plugins.ServeIfRequested()
+	if mode := os.Getenv(envPlugin); mode != "" {
+		servePlugin(mode)
+		os.Exit(0)
+	}
+	if mode := os.Getenv(envHost); mode != "" {
+		os.Exit(runHost(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func servePlugin(mode string) {
+	switch mode {
+	case "agent":
+		capacity, _ := strconv.Atoi(os.Getenv(envCapacity))
+		sdk.Serve(testagent.New("scripted", capacity))
+	case "stateless":
+		// The scripted agent, without its StateExporter: its dormant
+		// sessions cannot be rehydrated.
+		sdk.Serve(struct{ sdk.Agent }{testagent.New("scripted", 1)})
+	case "garbage":
+		fmt.Println("hello from a program that is not a plugin")
+		time.Sleep(time.Hour)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "exit":
+		fmt.Fprintln(os.Stderr, "boom: cannot read settings.toml")
+		os.Exit(1)
+	case "raw":
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig: sdk.Handshake,
+			Plugins:         plugin.PluginSet{rawplugin.Name: rawplugin.Plugin{}},
+			GRPCServer:      plugin.DefaultGRPCServer,
+		})
+	case "wrong-version":
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig:  sdk.Handshake,
+			VersionedPlugins: map[int]plugin.PluginSet{99: sdk.VersionedPlugins(testagent.New("scripted", 1), nil)[sdk.ProtocolVersion]},
+			GRPCServer:       plugin.DefaultGRPCServer,
+		})
+	default:
+		fmt.Fprintf(os.Stderr, "unknown %s mode %q\n", envPlugin, mode)
+		os.Exit(1)
+	}
+}
+
+// testAgent is a config for the scripted agent served by this test binary
+// in the given plugin mode.
+func testAgent(name, mode string) *config.Agent {
+	a := config.DefaultAgent(name)
+	a.Command = []string{os.Args[0]}
+	// A -race binary sleeps a second on exit so that late races get
+	// reported; plugins are stopped all the time here, so skip it (the
+	// SDK's races are caught in-process by its own tests).
+	a.Env = map[string]string{envPlugin: mode, "GORACE": "atexit_sleep_ms=0"}
+	a.StartTimeout = 20 * time.Second // a -race test binary is slow to start on a loaded machine
+	a.Workspace = os.TempDir()
+	return a
+}
+
+func newTestHost(t testing.TB, agents ...*config.Agent) *Host {
+	t.Helper()
+	return newTestHostIn(t, t.TempDir(), agents...)
+}
+
+// newTestHostIn starts a host on the data directory dir.
+func newTestHostIn(t testing.TB, dir string, agents ...*config.Agent) *Host {
+	t.Helper()
+	h, err := New(Options{
+		Config: &config.Config{DataDir: dir, Agents: agents, Matcher: config.DefaultMatcher()},
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	return h
+}
+
+// testWriter sends log lines to the test's log, and drops them once the
+// test is over (plugins may log while being stopped in Cleanup).
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	defer func() { _ = recover() }()
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// waitGone reports whether process pid has exited within d. It waits on a
+// pidfd, so the answer comes the moment the process is gone.
+func waitGone(pid int, d time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return errors.Is(err, unix.ESRCH)
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(d)
+	for {
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		if n > 0 {
+			// Exited; a zombie counts as gone (its parent has not reaped
+			// it yet, but it runs nothing).
+			return true
+		}
+		return !alive(pid)
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// runHost is the host side of the helper-process pattern: a host that
+// runs until it is killed or signalled, telling the test what it does on
+// stdout, one line at a time.
+func runHost(mode string) int {
+	if os.Getenv("HEARTH_TEST_NO_PDEATHSIG") != "" {
+		procgroup.DisableDeathSignalForTesting()
+	}
+	h, err := New(Options{
+		Config: &config.Config{DataDir: os.Getenv("HEARTH_TEST_DATA_DIR"), Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher()},
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}),
+	})
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	ctx := context.Background()
+	switch mode {
+	case "run":
+		return runCrashHost(h)
+	case "kill9":
+		// Start a session whose plugin has a child, report both PIDs,
+		// and wait to be killed.
+		out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid;sdkchild"})
+		if err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		fmt.Println("ready", out.Result.Output)
+		select {}
+	case "sessions":
+		// Run two tasks in different places, make sure their sessions'
+		// snapshots are on disk, report the sessions, and wait to be
+		// killed.
+		var ids []string
+		for _, files := range [][]string{{"billing/ledger.go", "billing/tax.go"}, {"search/index.go"}} {
+			prompt, hints := reads(files...)
+			out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: prompt, Hints: hints})
+			if err != nil {
+				fmt.Println("error", err)
+				return 1
+			}
+			ids = append(ids, out.Session)
+		}
+		p := h.pools["scripted"]
+		for _, id := range ids {
+			if err := p.Snapshot(ctx, id); err != nil {
+				fmt.Println("error", err)
+				return 1
+			}
+		}
+		fmt.Println("ready", strings.Join(ids, " "))
+		select {}
+	case "sigterm":
+		// Run a task that waits for a file, report once it is running,
+		// and shut down gracefully on SIGTERM.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		sub := h.Subscribe(64)
+		type result struct {
+			out *host.Outcome
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.1;wait:" + os.Getenv("HEARTH_TEST_RELEASE") + ";echo:finished"})
+			done <- result{out, err}
+		}()
+		var pid int
+		for e := range sub.C {
+			if e.Kind == host.EventSessionSpawned {
+				pid = e.PID
+			}
+			if e.Kind == host.EventTaskProgress {
+				break
+			}
+		}
+		sub.Close()
+		fmt.Println("running", pid)
+		<-sigs
+		grace, _ := time.ParseDuration(os.Getenv("HEARTH_TEST_GRACE"))
+		cctx, cancel := context.WithTimeout(ctx, grace)
+		defer cancel()
+		_ = h.Close(cctx)
+		r := <-done
+		if r.err != nil {
+			fmt.Println("task error", strings.ReplaceAll(r.err.Error(), "\n", " "))
+		} else {
+			fmt.Println("task result", r.out.Result.Output)
+		}
+		fmt.Println("closed")
+		return 0
+	}
+	fmt.Println("unknown mode", mode)
+	return 1
+}
+
+// startHost runs this test binary as a host in mode, with extra env, and
+// returns it with a reader of its stdout lines.
+func startHost(t *testing.T, mode string, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	return startHostIn(t, mode, t.TempDir(), env...)
+}
+
+// startHostIn is startHost on the data directory dir.
+func startHostIn(t *testing.T, mode, dir string, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), envHost+"="+mode, "HEARTH_TEST_DATA_DIR="+dir), env...)
+	cmd.Stderr = testWriter{t}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd, bufio.NewScanner(stdout)
+}
+
+// expectLine reads the host's next stdout line and checks its first word.
+func expectLine(t *testing.T, sc *bufio.Scanner, word string) []string {
+	t.Helper()
+	if !sc.Scan() {
+		t.Fatalf("host ended before saying %q: %v", word, sc.Err())
+	}
+	f := strings.Fields(sc.Text())
+	if len(f) == 0 || f[0] != word {
+		t.Fatalf("host said %q, want a line starting with %q", sc.Text(), word)
+	}
+	return f[1:]
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// sessionsOf lists h's sessions, failing t on an error.
+func sessionsOf(t testing.TB, h *Host) []host.SessionInfo {
+	t.Helper()
+	s, err := h.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

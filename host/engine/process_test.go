@@ -1,0 +1,341 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+)
+
+func TestSubmitRunsOnARealPlugin(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	ctx := context.Background()
+
+	first, err := h.Submit(ctx, host.Task{Agent: "scripted", Name: "first", Prompt: "echo:hello;read:src/a.go;pid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Decision.Action != host.ActionSpawned {
+		t.Errorf("first task: got decision %+v, want a spawn", first.Decision)
+	}
+	if !strings.HasPrefix(first.Result.Output, "hello ") || first.Result.ToolUses != 1 {
+		t.Errorf("first task: got result %+v, want output \"hello <pid>\" and one tool use", first.Result)
+	}
+	if len(first.Artifact.ModifiedFiles) != 1 || first.Artifact.SourceSession != first.Session {
+		t.Errorf("artifact: got %+v, want src/a.go from session %s", first.Artifact, first.Session)
+	}
+
+	second, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Decision.Action != host.ActionReused || second.Session != first.Session {
+		t.Errorf("second task: got session %s (%+v), want warm session %s reused", second.Session, second.Decision, first.Session)
+	}
+	pid := strings.Fields(first.Result.Output)[1]
+	if second.Result.Output != pid {
+		t.Errorf("second task ran in process %s, want %s", second.Result.Output, pid)
+	}
+}
+
+func TestUnknownAgent(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	_, err := h.Submit(context.Background(), host.Task{Agent: "nope"})
+	if !errors.Is(err, host.ErrUnknownAgent) || !strings.Contains(err.Error(), "configured agents: scripted") {
+		t.Errorf("got %v, want ErrUnknownAgent listing the configured agents", err)
+	}
+}
+
+// TestFailingPlugins covers every way a plugin can fail to start: each is
+// an error naming agent and session, with a hint, and no process is left.
+func TestFailingPlugins(t *testing.T) {
+	tests := []struct {
+		name  string
+		agent func() *config.Agent
+		is    error
+		want  []string
+	}{
+		{"hangs before the handshake", func() *config.Agent {
+			a := testAgent("hanger", "hang")
+			a.StartTimeout = 500 * time.Millisecond
+			return a
+		}, host.ErrStartTimeout, []string{`agent "hanger"`, "no handshake within 500ms", "raise start_timeout"}},
+		{"writes garbage to stdout", func() *config.Agent { return testAgent("chatty", "garbage") },
+			host.ErrHandshake, []string{`wrote "hello from a program that is not a plugin" to stdout`, "log to stderr instead"}},
+		{"speaks another protocol version", func() *config.Agent { return testAgent("old", "wrong-version") },
+			host.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks version 1", "rebuild the agent"}},
+		{"exits at start", func() *config.Agent { return testAgent("quitter", "exit") },
+			host.ErrPluginExited, []string{"boom: cannot read settings.toml", "must call sdk.Serve"}},
+		{"is missing", func() *config.Agent {
+			a := testAgent("ghost", "agent")
+			a.Command = []string{filepath.Join(t.TempDir(), "no-such-agent")}
+			return a
+		}, host.ErrPluginStart, []string{"no-such-agent", "check the agent's command"}},
+		{"does not match its checksum", func() *config.Agent {
+			a := testAgent("pinned", "agent")
+			a.SHA256 = strings.Repeat("0", 64)
+			return a
+		}, host.ErrChecksumMismatch, []string{"the config pins 0000", "update sha256 in the config"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := tt.agent()
+			h := newTestHost(t, a)
+			sub := h.Subscribe(16)
+			defer sub.Close()
+			_, err := h.Submit(context.Background(), host.Task{Agent: a.Name, Prompt: "echo:x"})
+			if !errors.Is(err, tt.is) {
+				t.Fatalf("got %v, want %v", err, tt.is)
+			}
+			var pe *host.PluginError
+			if !errors.As(err, &pe) || pe.Agent != a.Name || !strings.HasPrefix(pe.Session, a.Name+"-") {
+				t.Fatalf("got %#v, want a *PluginError naming agent %q and its session", err, a.Name)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+			if n := h.Agents()[0].Live; n != 0 {
+				t.Errorf("live sessions: got %d, want 0", n)
+			}
+		})
+	}
+}
+
+func TestChecksumPinning(t *testing.T) {
+	sum := sha256.New()
+	f, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(sum, f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := testAgent("pinned", "agent")
+	a.SHA256 = hex.EncodeToString(sum.Sum(nil))
+	h := newTestHost(t, a)
+	if _, err := h.Submit(context.Background(), host.Task{Agent: "pinned", Prompt: "echo:ok"}); err != nil {
+		t.Fatalf("with the right checksum: %v", err)
+	}
+}
+
+func TestCrashMidTask(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	ctx := context.Background()
+	out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := atoi(t, out.Result.Output)
+
+	_, err = h.Submit(ctx, host.Task{ID: "doomed", Agent: "scripted", Prompt: "crash"})
+	if !errors.Is(err, host.ErrPluginExited) {
+		t.Fatalf("got %v, want ErrPluginExited", err)
+	}
+	for _, w := range []string{`agent "scripted" (session ` + out.Session, "run task doomed", "exit status 2", "the agent crashed"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\ndoes not contain %q", err, w)
+		}
+	}
+	if !waitGone(pid, 5*time.Second) {
+		t.Errorf("crashed plugin %d is still running", pid)
+	}
+	// The host carries on with a fresh session.
+	again, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "echo:again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Decision.Action != host.ActionSpawned || again.Session == out.Session {
+		t.Errorf("after the crash: got %+v on %s, want a new session", again.Decision, again.Session)
+	}
+}
+
+func TestTaskPastItsDeadlineStopsTheSession(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.TaskTimeout = 2 * time.Second
+	h := newTestHost(t, a)
+	ctx := context.Background()
+	out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := atoi(t, out.Result.Output)
+	_, err = h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "hang"})
+	if !errors.Is(err, host.ErrPluginHung) || !strings.Contains(err.Error(), "did not finish within its 2s task_timeout") {
+		t.Fatalf("got %v, want ErrPluginHung naming the task_timeout", err)
+	}
+	if !waitGone(pid, 5*time.Second) {
+		t.Errorf("hung plugin %d is still running", pid)
+	}
+}
+
+func TestCallerCancellationKeepsTheSession(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.5;sleep:1h"})
+		errc <- err
+	}()
+	waitEvent(t, sub, host.EventTaskProgress)
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:still here"})
+	if err != nil || out.Decision.Action != host.ActionReused {
+		t.Errorf("after a cancelled task: got %v, %+v; want the same session reused", err, out)
+	}
+}
+
+func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.HealthInterval = 100 * time.Millisecond
+	h := newTestHost(t, a)
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "pid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := atoi(t, out.Result.Output)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	e := waitEvent(t, sub, host.EventSessionLost)
+	if e.Session != out.Session || !strings.Contains(e.Err, "health check") {
+		t.Errorf("got %+v, want session %s lost to a failed health check", e, out.Session)
+	}
+	if !waitGone(pid, 5*time.Second) {
+		t.Errorf("frozen plugin %d is still running", pid)
+	}
+}
+
+func TestStoppingAPluginTakesItsProcessGroup(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "pid;child"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := strings.Fields(out.Result.Output)
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pids {
+		if !waitGone(atoi(t, p), 5*time.Second) {
+			t.Errorf("process %s survived Close", p)
+		}
+	}
+	if _, err := h.Submit(context.Background(), host.Task{Agent: "scripted"}); !errors.Is(err, host.ErrClosed) {
+		t.Errorf("Submit after Close: got %v, want ErrClosed", err)
+	}
+}
+
+func TestKill9OfTheHostLeavesNoPlugin(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  []string
+	}{
+		{"with the death signal", nil},
+		// Without Pdeathsig, the SDK's parent watch must end the plugin,
+		// and its process group with it.
+		{"with the parent watch alone", []string{"HEARTH_TEST_NO_PDEATHSIG=1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd, sc := startHost(t, "kill9", tt.env...)
+			f := expectLine(t, sc, "ready")
+			plugin, child := atoi(t, f[0]), atoi(t, f[1])
+			if !alive(plugin) || !alive(child) {
+				t.Fatalf("plugin %d or its child %d is not running", plugin, child)
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			if !waitGone(plugin, time.Second) {
+				t.Errorf("plugin %d outlived its host by more than a second", plugin)
+			}
+			if !waitGone(child, time.Second) {
+				t.Errorf("the plugin's child %d outlived the host by more than a second", child)
+			}
+		})
+	}
+}
+
+func TestSIGTERMWithATaskInFlight(t *testing.T) {
+	t.Run("the task finishes within the grace period", func(t *testing.T) {
+		release := filepath.Join(t.TempDir(), "release")
+		cmd, sc := startHost(t, "sigterm", "HEARTH_TEST_RELEASE="+release, "HEARTH_TEST_GRACE=30s")
+		plugin := atoi(t, expectLine(t, sc, "running")[0])
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		// The host is now waiting for the task; let it finish.
+		if err := os.WriteFile(release, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := expectLine(t, sc, "task"); strings.Join(got, " ") != "result finished" {
+			t.Errorf("task: got %q, want it to finish", got)
+		}
+		expectLine(t, sc, "closed")
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("host exit: %v", err)
+		}
+		if !waitGone(plugin, time.Second) {
+			t.Errorf("plugin %d outlived its host", plugin)
+		}
+	})
+	t.Run("the grace period runs out", func(t *testing.T) {
+		release := filepath.Join(t.TempDir(), "never")
+		cmd, sc := startHost(t, "sigterm", "HEARTH_TEST_RELEASE="+release, "HEARTH_TEST_GRACE=200ms")
+		plugin := atoi(t, expectLine(t, sc, "running")[0])
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(expectLine(t, sc, "task"), " ")
+		if !strings.Contains(got, "host is shutting down") {
+			t.Errorf("task: got %q, want it cancelled by the shutdown", got)
+		}
+		expectLine(t, sc, "closed")
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("host exit: %v", err)
+		}
+		if !waitGone(plugin, time.Second) {
+			t.Errorf("plugin %d outlived its host", plugin)
+		}
+	})
+}
+
+// waitEvent returns the next event of kind, failing the test if none comes.
+func waitEvent(t *testing.T, sub *Subscription, kind host.EventKind) host.Event {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case e, ok := <-sub.C:
+			if !ok {
+				t.Fatalf("subscription closed before a %s event", kind)
+			}
+			if e.Kind == kind {
+				return e
+			}
+		case <-timeout:
+			t.Fatalf("no %s event within 30s", kind)
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/runs"
+	"github.com/hearth-dev/hearth/host/store"
+)
+
+// The run services: the run engine (package host/runs) does the work;
+// the host adds the subscription that makes a RunWatch, and the reading
+// of pipelines from config files.
+
+// watchBuffer is how many events a run's watcher may fall behind before
+// it misses some.
+const watchBuffer = 4096
+
+// runWatch follows a run of this host: its subscription, made before the
+// run started, and its handle.
+type runWatch struct {
+	handle *runs.Handle
+	sub    *Subscription
+}
+
+func (w runWatch) ID() string                { return w.handle.ID }
+func (w runWatch) Events() <-chan host.Event { return w.sub.C }
+func (w runWatch) Done() <-chan struct{}     { return w.handle.Done() }
+func (w runWatch) Close()                    { w.sub.Close() }
+
+// Dropped is how many of the run's events the watcher missed because it
+// fell behind.
+func (w runWatch) Dropped() uint64 { return w.sub.Dropped() }
+func (w runWatch) Wait(ctx context.Context) (host.RunInfo, error) {
+	return w.handle.Wait(ctx)
+}
+
+// watched subscribes to run id's events, then starts it with start.
+func (h *Host) watched(id string, start func() (*runs.Handle, error)) (host.RunWatch, error) {
+	sub := h.SubscribeRun(id, watchBuffer)
+	handle, err := start()
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return runWatch{handle, sub}, nil
+}
+
+// StartRun creates a run of the pipeline spec names and starts it. It
+// returns once the run is recorded (checkpoint 1, "created") and started;
+// the run goes on in the host until it completes, fails, is paused or
+// cancelled, or the host closes (which pauses it).
+func (h *Host) StartRun(ctx context.Context, spec host.RunSpec) (host.RunWatch, error) {
+	p, file, err := h.specPipeline(spec)
+	if err != nil {
+		return nil, err
+	}
+	opts := spec.RunOptions
+	opts.Config = file
+	if opts.ID == "" {
+		opts.ID = host.NewRunID(p.Name, h.now())
+	}
+	return h.watched(opts.ID, func() (*runs.Handle, error) { return h.runs.Start(ctx, p, opts) })
+}
+
+// specPipeline finds the pipeline a spec names: the one it gives, or the
+// one in the config file it names (read by this host, run by this host's
+// agents), and the file it came from.
+func (h *Host) specPipeline(spec host.RunSpec) (*host.Pipeline, string, error) {
+	if spec.Pipeline != nil {
+		return spec.Pipeline, spec.Config, nil
+	}
+	cfg := h.config()
+	if file := spec.Config; file != "" {
+		if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+			file = filepath.Join(file, "hearth.hcl")
+		}
+		if !samePath(file, cfg.Path) {
+			other, err := config.Load(file, config.Options{Bundled: h.bundledNames})
+			if err != nil {
+				return nil, "", err
+			}
+			if missing := missingGuards(other, cfg); len(missing) > 0 {
+				return nil, "", fmt.Errorf("%w: %s declares guards the daemon does not run, or runs otherwise: %s; its run would go unguarded. Start the daemon with --config %s, or put them in the daemon's config and reload it (SIGHUP)",
+					host.ErrConfig, file, strings.Join(missing, ", "), file)
+			}
+			cfg = other
+		}
+	}
+	p, err := cfg.SelectPipeline(spec.PipelineName)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", host.ErrConfig, err)
+	}
+	return p, cfg.Path, nil
+}
+
+func samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return a == b
+	}
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
+
+// missingGuards names the guards of file that daemon does not have as
+// they are: a run from the file is guarded by the host's guards only.
+func missingGuards(file, daemon *config.Config) []string {
+	have := make(map[string]guard.Spec, len(daemon.Guards))
+	for _, g := range daemon.Guards {
+		have[g.Name] = g.Spec
+	}
+	var out []string
+	for _, g := range file.Guards {
+		if d, ok := have[g.Name]; !ok || !reflect.DeepEqual(d, g.Spec) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
+// ResumeRun continues a paused, failed or interrupted run from where its
+// records stand: the newest checkpoint, plus the state writes and chunk
+// marks made since. Tasks that succeeded are not run again; tasks that
+// were running, failed or were skipped become pending, and each gets its
+// attempts again. The run's records are validated first (see
+// host.InvalidRunError).
+func (h *Host) ResumeRun(ctx context.Context, id string, opts host.ResumeOptions) (host.RunWatch, error) {
+	id, err := h.store.ResolveRunID(id)
+	if err != nil {
+		return nil, err
+	}
+	return h.watched(id, func() (*runs.Handle, error) { return h.runs.Resume(ctx, id, opts) })
+}
+
+// ForkRun starts a new run from checkpoint at of run id: the state,
+// tasks, outputs and files as they were then, with opts.State's sections
+// replacing the state's. The original run is not touched. Tasks that
+// were running at the checkpoint run again in the fork.
+func (h *Host) ForkRun(ctx context.Context, id string, at uint64, opts host.ForkOptions) (host.RunWatch, error) {
+	from, err := h.store.ResolveRunID(id)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ID == "" {
+		g, err := h.store.RunGraph(from)
+		if err != nil {
+			return nil, err
+		}
+		opts.ID = host.NewRunID(g.Pipeline.Name, h.now())
+	}
+	return h.watched(opts.ID, func() (*runs.Handle, error) { return h.runs.Fork(ctx, from, at, opts) })
+}
+
+// RevisitRun runs task of a stopped run (paused, failed or completed)
+// again and treats what came after it by impact: minor flags the tasks
+// downstream "needs review"; moderate archives the outputs of the
+// affected tasks (opts.Affects, by default the task's direct dependents)
+// and runs them again, flagging the rest; major archives everything
+// downstream and runs it all again. Archived outputs keep their versions.
+// The revision is recorded in the run's history, and the run resumes.
+func (h *Host) RevisitRun(ctx context.Context, id, task string, impact host.Impact, opts host.RevisitOptions) (host.RunWatch, error) {
+	id, err := h.store.ResolveRunID(id)
+	if err != nil {
+		return nil, err
+	}
+	return h.watched(id, func() (*runs.Handle, error) { return h.runs.Revisit(ctx, id, task, impact, opts) })
+}
+
+// WatchRun follows a run: to its end when this host is running it; a run
+// that is not running here comes back stopped at once, as it is.
+func (h *Host) WatchRun(ctx context.Context, id string) (host.RunWatch, error) {
+	id, err := h.store.ResolveRunID(id)
+	if err != nil {
+		return nil, err
+	}
+	sub := h.SubscribeRun(id, watchBuffer)
+	if handle := h.runs.Handle(id); handle != nil {
+		return runWatch{handle, sub}, nil
+	}
+	sub.Close()
+	d, err := h.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return stoppedWatch{d.RunInfo}, nil
+}
+
+// stoppedWatch is the watch of a run that does not run here.
+type stoppedWatch struct{ info host.RunInfo }
+
+var closedEvents = func() chan host.Event { c := make(chan host.Event); close(c); return c }()
+
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (w stoppedWatch) ID() string                { return w.info.ID }
+func (w stoppedWatch) Events() <-chan host.Event { return closedEvents }
+func (w stoppedWatch) Done() <-chan struct{}     { return closedDone }
+func (w stoppedWatch) Close()                    {}
+func (w stoppedWatch) Wait(context.Context) (host.RunInfo, error) {
+	if w.info.Status == host.RunCompleted {
+		return w.info, nil
+	}
+	return w.info, &host.RunError{Run: w.info.ID, Status: w.info.Status, Reason: w.info.Reason}
+}
+
+// PauseRun pauses a run. Running in this host, its tasks in flight are
+// interrupted (they run again, with their next attempt number, when it
+// resumes) and PauseRun waits until it has stopped or ctx ends. A run
+// recorded as running that no host runs (its host was killed) is marked
+// paused. It returns the run as it stopped.
+func (h *Host) PauseRun(ctx context.Context, id string) (host.RunInfo, error) {
+	return h.stopRun(ctx, id, h.runs.Pause)
+}
+
+// CancelRun cancels a run for good: its tasks in flight are interrupted,
+// the tasks that had not finished are skipped, and it cannot be resumed
+// (it can still be forked). It returns the run as it stopped.
+func (h *Host) CancelRun(ctx context.Context, id string) (host.RunInfo, error) {
+	return h.stopRun(ctx, id, h.runs.Cancel)
+}
+
+func (h *Host) stopRun(ctx context.Context, id string, stop func(context.Context, string) error) (host.RunInfo, error) {
+	id, err := h.store.ResolveRunID(id)
+	if err != nil {
+		return host.RunInfo{}, err
+	}
+	if err := stop(ctx, id); err != nil {
+		return host.RunInfo{}, err
+	}
+	d, err := h.Run(ctx, id)
+	return d.RunInfo, err
+}
+
+// DeleteRun deletes a stopped run with its outputs, checkpoints and
+// files (those no other run uses), and returns its full ID. Its events
+// stay, ending with the deletion.
+func (h *Host) DeleteRun(ctx context.Context, id string) (string, error) {
+	id, err := h.store.ResolveRunID(id)
+	if err != nil {
+		return "", err
+	}
+	return id, h.runs.Delete(ctx, id)
+}
+
+// Runs lists the runs of the host's store, most recently active first.
+// A run recorded as running that this host does not run is interrupted.
+func (h *Host) Runs(context.Context) ([]host.RunInfo, error) {
+	heads, err := h.store.RunRecords()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]host.RunInfo, len(heads))
+	for i, head := range heads {
+		out[i] = store.RunInfo(head, false)
+	}
+	store.SortRuns(out)
+	return out, nil
+}
+
+// Run describes one run of the host's store.
+func (h *Host) Run(_ context.Context, id string) (host.RunDetail, error) {
+	return h.store.RunDetail(id, false)
+}
+
+// RunOutputs reads the outputs of one run of the host's store.
+func (h *Host) RunOutputs(ctx context.Context, id string) ([]host.TaskOutput, error) {
+	return h.store.RunOutputs(ctx, id)
+}
+
+// RunCheckpoints reads the checkpoints of one run of the host's store.
+func (h *Host) RunCheckpoints(ctx context.Context, id string) ([]host.CheckpointInfo, error) {
+	return h.store.RunCheckpoints(ctx, id)
+}
+
+// RunEvents reads the events of one run of the host's store.
+func (h *Host) RunEvents(ctx context.Context, id string, limit int) ([]host.Event, error) {
+	return h.store.RunEvents(ctx, id, limit)
+}

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/pool"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// Submit places t on a session of its agent, runs it and returns the
+// result, the context artifact the agent left and the placement decision.
+// It blocks until the task is done, ctx is done, or the host shuts down.
+func (h *Host) Submit(ctx context.Context, t host.Task) (*host.Outcome, error) {
+	done, err := h.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	p, err := h.pool(t.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Runnable(); err != nil {
+		return nil, err
+	}
+	if t.ID == "" {
+		t.ID = sdk.NewID("task")
+	}
+	if err := h.admit(t, guard.Run{}); err != nil {
+		return nil, err
+	}
+	return h.execute(ctx, p, t, nil)
+}
+
+// executeRunTask runs an admitted attempt of a task of run: the run
+// engine's way to placement.
+func (h *Host) executeRunTask(ctx context.Context, t host.Task, run pool.Run) (*host.Outcome, error) {
+	p, err := h.pool(t.Agent)
+	if err != nil {
+		return nil, err
+	}
+	return h.execute(ctx, p, t, run)
+}
+
+// execute places and runs an admitted task, and applies its quality
+// gate. run is the run it belongs to, nil for none.
+func (h *Host) execute(ctx context.Context, p *pool.Pool, t host.Task, run pool.Run) (*host.Outcome, error) {
+	out, err := p.Execute(ctx, t, run)
+	if err != nil {
+		return nil, err
+	}
+	var gr guard.Run
+	if run != nil {
+		gr = run.Guard()
+	}
+	out.Gate = h.gate(t, out.Session, out.Result, gr)
+	return out, nil
+}
+
+// Place says where a task for agent with hints would run now, and why,
+// without running anything: the decision Submit would start from, made
+// by the same policy. Its Action is what the host would do if nothing
+// changed in between; for an external agent, the session to resume.
+func (h *Host) Place(_ context.Context, agent string, hints sdk.Hints) (host.Decision, error) {
+	p, err := h.pool(agent)
+	if err != nil {
+		return host.Decision{}, err
+	}
+	return p.Place(host.Task{Agent: agent, Hints: hints}), nil
+}

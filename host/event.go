@@ -1,0 +1,101 @@
+package host
+
+import (
+	"time"
+
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// EventKind names what happened.
+type EventKind string
+
+// Kinds of events.
+const (
+	EventSessionSpawned    EventKind = "session.spawned"
+	EventSessionRehydrated EventKind = "session.rehydrated"
+	EventSessionRetired    EventKind = "session.retired"
+	EventSessionLost       EventKind = "session.lost"
+	// EventSessionAttached: an external session reported for the first
+	// time, or again after it went dormant.
+	EventSessionAttached EventKind = "session.attached"
+	EventTaskStarted     EventKind = "task.started"
+	EventTaskProgress    EventKind = "task.progress"
+	EventTaskSucceeded   EventKind = "task.succeeded"
+	EventTaskFailed      EventKind = "task.failed"
+	EventToolUsed        EventKind = "tool.used"
+	EventDecision        EventKind = "decision"
+	// EventGuardFired: a guard denied, blocked, vetoed or gated something;
+	// Guard, Hook, Action and Message say which and why.
+	EventGuardFired EventKind = "guard.fired"
+	// EventConfigReloaded: a new config is in force.
+	EventConfigReloaded EventKind = "config.reloaded"
+
+	// Events of runs, in the run's own stream. Task names a task of the
+	// run; From and To are the two sides of a transition.
+	EventRunCreated EventKind = "run.created"
+	// EventRunStatus: the run's status changed (From, To); Message says
+	// why.
+	EventRunStatus EventKind = "run.status"
+	// EventRunTask: one of its tasks changed status (From, To).
+	EventRunTask EventKind = "run.task"
+	// EventRunStage: the run entered a stage (From, To).
+	EventRunStage EventKind = "run.stage"
+	// EventRunCheckpoint: a checkpoint was written; Message has its number
+	// and label.
+	EventRunCheckpoint EventKind = "run.checkpoint"
+	// EventRunGate: a quality gate fired on a task's result; Guard and
+	// Action say which and what it did.
+	EventRunGate EventKind = "run.gate"
+	// EventRunState: an agent wrote a section of the state document.
+	EventRunState EventKind = "run.state"
+	// EventRunContext: a task's prompt was given its ancestors' context.
+	EventRunContext EventKind = "run.context"
+	// EventRunRevisit: a task was revisited, and what came after it
+	// treated by impact.
+	EventRunRevisit EventKind = "run.revisit"
+	// EventRunForked: the run was forked from another run's checkpoint.
+	EventRunForked EventKind = "run.forked"
+	// EventRunRepaired: resume repaired what validation found.
+	EventRunRepaired EventKind = "run.repaired"
+	// EventRunAbandoned: retention flagged the idle run abandoned.
+	EventRunAbandoned EventKind = "run.abandoned"
+	// EventRunDeleted: retention deleted the run; its final event.
+	EventRunDeleted EventKind = "run.deleted"
+)
+
+// Event is a record of something that happened in the host.
+type Event struct {
+	// Seq orders events; 0 until the event is stored.
+	Seq     uint64    `json:"seq,omitempty"`
+	Time    time.Time `json:"time"`
+	Kind    EventKind `json:"kind"`
+	Agent   string    `json:"agent,omitempty"`
+	Session string    `json:"session,omitempty"`
+	Task    string    `json:"task,omitempty"`
+	// Run is the run the event belongs to, if any.
+	Run string `json:"run,omitempty"`
+	// Message is a one-line human description.
+	Message string `json:"message,omitempty"`
+	// Err is the error text of failures.
+	Err string `json:"error,omitempty"`
+	// PID is the plugin process of session events.
+	PID int `json:"pid,omitempty"`
+	// Fraction is the progress of task.progress events.
+	Fraction float64 `json:"fraction,omitempty"`
+	// ToolUse is the tool use of tool.used events.
+	ToolUse *sdk.ToolUse `json:"tool_use,omitempty"`
+	// Decision is the placement of decision events.
+	Decision *Decision `json:"decision,omitempty"`
+	// Guard, Hook and Action describe guard.fired events.
+	Guard  string `json:"guard,omitempty"`
+	Hook   string `json:"hook,omitempty"`
+	Action string `json:"action,omitempty"`
+	// From and To are the two sides of a transition.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Cost is what a run task's attempt, or a task, cost.
+	Cost float64 `json:"cost,omitempty"`
+	// Duration is how long a finished task took (task.succeeded,
+	// task.failed).
+	Duration time.Duration `json:"duration,omitempty"`
+}

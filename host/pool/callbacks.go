@@ -1,0 +1,203 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// Tool-use events reach the store in batches: one write per batch shares
+// its commit with whatever else is waiting, where a write per event made
+// groups of about 50 and halved throughput. A batch goes when it is full,
+// when its oldest event has waited flushAge by the time another arrives,
+// and always before the task's stream is acknowledged: only then does the
+// agent learn that its reports are durable.
+const (
+	flushEvents = 256
+	flushAge    = 50 * time.Millisecond
+)
+
+// Run is the run a task belongs to, as the task's calls reach it: the
+// run engine (package host/runs) implements it. Each write is durable
+// when its method returns.
+type Run interface {
+	// State returns a section of the run's state document, or the whole
+	// of what agent may read when section is "".
+	State(ctx context.Context, agent, section string) (json.RawMessage, error)
+	// SetState replaces a section of the state document for agent, in
+	// task.
+	SetState(ctx context.Context, agent, task, section string, value any) error
+	// Checkpoint writes a checkpoint asked for by task.
+	Checkpoint(ctx context.Context, task, label string) (uint64, error)
+	Files(ctx context.Context) ([]sdk.File, error)
+	DoneChunks(ctx context.Context, file string) ([]int, error)
+	MarkChunk(ctx context.Context, file string, chunk int) error
+	// Progress notes the cost a running attempt (host task ID) reported.
+	Progress(taskID string, cost float64)
+	// Guard is the run as guards see it.
+	Guard() guard.Run
+}
+
+// callbacks is the host side of one task: what the agent's reports and
+// questions reach (the sdk.Host a task is given).
+type callbacks struct {
+	s    *session
+	task string
+	// t is the task, as submitted: pre-tool-use guards see it.
+	t host.Task
+	// run is the run the task belongs to, nil for a task on its own.
+	run Run
+	// buf holds tool-use events not yet handed to the store.
+	buf      []host.Event
+	bufSince time.Time
+	// pending are the batches handed to the store since the last Sync.
+	// Each is waited for: a failed early batch must not hide behind a
+	// later one that committed.
+	pending []*store.Pending
+}
+
+// ReportToolUse updates the session's fingerprint and the matcher's index
+// at once, and logs the tool use. The SDK calls it from the task's one
+// stream, so calls for a task never overlap.
+func (c *callbacks) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
+	s, p := c.s, c.s.pool
+	now := p.now()
+	if u.At.IsZero() {
+		u.At = now
+	}
+	p.mu.Lock()
+	p.observeLocked(s, u)
+	p.mu.Unlock()
+	if len(c.buf) == 0 {
+		c.bufSince = now
+	}
+	c.buf = append(c.buf, host.Event{Time: u.At, Kind: host.EventToolUsed, Agent: p.cfg().Name, Session: s.id, Task: c.task, ToolUse: &u})
+	p.d.Events.ToolUse(&c.buf[len(c.buf)-1])
+	if len(c.buf) >= flushEvents || now.Sub(c.bufSince) >= flushAge {
+		c.flush()
+	}
+	return nil
+}
+
+// flush hands the buffered events to the store.
+func (c *callbacks) flush() {
+	if len(c.buf) == 0 {
+		return
+	}
+	p := c.s.pool
+	last, pend := p.d.Store.AppendBatch(c.buf)
+	c.pending = append(c.pending, pend)
+	// Sequence numbers are assigned by now. A snapshot that includes
+	// these events in its fingerprint covers them; one taken a moment
+	// earlier replays them on restart, which only touches what is there.
+	p.mu.Lock()
+	c.s.lastSeq = max(c.s.lastSeq, last)
+	p.mu.Unlock()
+	// AppendBatch encoded the events: the buffer is free to refill.
+	clear(c.buf)
+	c.buf = c.buf[:0]
+}
+
+// Sync returns once every tool use of the task is durable: the SDK calls
+// it before it acknowledges the task's stream.
+func (c *callbacks) Sync(ctx context.Context) error {
+	c.flush()
+	pending := c.pending
+	c.pending = nil
+	for _, pd := range pending {
+		if err := pd.Wait(ctx); err != nil {
+			return fmt.Errorf("record tool uses of task %s: %w", c.task, err)
+		}
+	}
+	return nil
+}
+
+// CheckToolUse runs the pre_tool_use guards.
+func (c *callbacks) CheckToolUse(_ context.Context, call sdk.ToolCall) (sdk.Verdict, error) {
+	return c.s.checkToolUse(call, c.t, c.run)
+}
+
+func (c *callbacks) ReportProgress(_ context.Context, pr sdk.Progress) error {
+	c.s.logger.Debug("progress", "task", c.task, "fraction", pr.Fraction, "message", pr.Message)
+	if c.run != nil {
+		c.run.Progress(c.task, pr.Cost)
+	}
+	c.s.pool.emit(host.Event{Kind: host.EventTaskProgress, Agent: c.agent(), Session: c.s.id, Task: c.task, Run: c.t.Run,
+		Fraction: pr.Fraction, Message: pr.Message, Cost: pr.Cost})
+	return nil
+}
+
+func (c *callbacks) Logger() hclog.Logger { return c.s.logger.With("task", c.task) }
+
+func (c *callbacks) agent() string { return c.s.pool.cfg().Name }
+
+// runOf is the task's run, or the error a task outside a run gets.
+func (c *callbacks) runOf() (Run, error) {
+	if c.run == nil {
+		return nil, fmt.Errorf("task %s: %w", c.task, sdk.ErrNoRun)
+	}
+	return c.run, nil
+}
+
+// The run methods of sdk.Host reach the task's run.
+
+func (c *callbacks) State(ctx context.Context, section string) (json.RawMessage, error) {
+	r, err := c.runOf()
+	if err != nil {
+		return nil, err
+	}
+	return r.State(ctx, c.agent(), section)
+}
+
+func (c *callbacks) SetState(ctx context.Context, section string, value any) error {
+	r, err := c.runOf()
+	if err != nil {
+		return err
+	}
+	return r.SetState(ctx, c.agent(), c.t.Name, section, value)
+}
+
+func (c *callbacks) Checkpoint(ctx context.Context, label string) (uint64, error) {
+	r, err := c.runOf()
+	if err != nil {
+		return 0, err
+	}
+	return r.Checkpoint(ctx, c.t.Name, label)
+}
+
+func (c *callbacks) Files(ctx context.Context) ([]sdk.File, error) {
+	r, err := c.runOf()
+	if err != nil {
+		return nil, err
+	}
+	return r.Files(ctx)
+}
+
+func (c *callbacks) DoneChunks(ctx context.Context, file string) ([]int, error) {
+	r, err := c.runOf()
+	if err != nil {
+		return nil, err
+	}
+	return r.DoneChunks(ctx, file)
+}
+
+func (c *callbacks) MarkChunk(ctx context.Context, file string, chunk int) error {
+	r, err := c.runOf()
+	if err != nil {
+		return err
+	}
+	return r.MarkChunk(ctx, file, chunk)
+}
+
+var (
+	_ sdk.Host   = (*callbacks)(nil)
+	_ sdk.Syncer = (*callbacks)(nil)
+)

@@ -1,0 +1,201 @@
+package pool
+
+import (
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/matcher"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// fingerprint is a session's context: the files, directories and
+// technologies it touched, each a bounded set that evicts its least
+// recently used entry, so a long session's memory stays flat.
+type fingerprint struct {
+	files, dirs, techs *lruSet
+}
+
+func newFingerprint(limits config.Fingerprint) *fingerprint {
+	return &fingerprint{
+		files: newLRUSet(limits.MaxFiles),
+		dirs:  newLRUSet(limits.MaxDirectories),
+		techs: newLRUSet(limits.MaxTechnologies),
+	}
+}
+
+// change is what one observation did to a fingerprint: entries added and
+// evicted, for the matcher's index.
+type change struct {
+	addFiles, dropFiles []string
+	addDirs, dropDirs   []string
+	addTechs, dropTechs []string
+}
+
+func (c *change) empty() bool {
+	return len(c.addFiles)+len(c.dropFiles)+len(c.addDirs)+len(c.dropDirs)+len(c.addTechs)+len(c.dropTechs) == 0
+}
+
+// isDirTool reports whether a tool's paths name directories. Every other
+// tool's paths are files: telling them apart by looking at the disk would
+// cost a system call per path on the hottest path in the host, and a path
+// with a trailing slash is a directory whatever the tool.
+func isDirTool(tool string) bool {
+	for _, t := range [...]string{"ls", "list", "glob", "cd", "tree"} {
+		if strings.EqualFold(tool, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// extTechs names the technology of a file by its extension.
+var extTechs = map[string]string{
+	".go": "go", ".s": "asm", ".py": "python", ".ts": "typescript", ".tsx": "typescript",
+	".js": "javascript", ".jsx": "javascript", ".rs": "rust", ".java": "java", ".kt": "kotlin",
+	".rb": "ruby", ".c": "c", ".h": "c", ".cc": "c++", ".cpp": "c++", ".hpp": "c++",
+	".cs": "csharp", ".swift": "swift", ".php": "php", ".sql": "sql", ".sh": "shell",
+	".tf": "terraform", ".hcl": "hcl", ".proto": "protobuf", ".md": "markdown",
+	".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".html": "html", ".css": "css",
+}
+
+// observe records a tool use. Only tool uses that happened count: a denied
+// or failed read taught the session nothing.
+func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
+	var c change
+	if u.Outcome != sdk.OutcomeOK {
+		return c
+	}
+	isDir := isDirTool(u.Tool)
+	for _, raw := range u.Paths {
+		p := relPath(raw, workspace)
+		if p == "." || p == "" {
+			continue
+		}
+		dir := p
+		if !isDir && !strings.HasSuffix(raw, "/") {
+			// A file seen before has had its technology noted.
+			if f.files.touch(p, &c.addFiles, &c.dropFiles) {
+				if t, ok := extTechs[strings.ToLower(path.Ext(p))]; ok {
+					f.techs.touch(t, &c.addTechs, &c.dropTechs)
+				}
+			}
+			dir = parent(p)
+		}
+		// A session that worked in src/models also knows src: the matcher
+		// gives partial credit for ancestors. Ancestors are touched when a
+		// directory is new to the session; a repeated read refreshes only
+		// its own directory, which is most of what a busy session does.
+		for d := dir; d != "." && d != "/" && d != ""; d = parent(d) {
+			if !f.dirs.touch(d, &c.addDirs, &c.dropDirs) {
+				break
+			}
+		}
+	}
+	for _, t := range u.Technologies {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+			f.techs.touch(t, &c.addTechs, &c.dropTechs)
+		}
+	}
+	return c
+}
+
+// parent is path.Dir for a normalized path, without cleaning it again.
+func parent(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	}
+	return p[:i]
+}
+
+// relPath makes p relative to the workspace, normalized as the matcher
+// does. A path outside the workspace stays absolute.
+func relPath(p, workspace string) string {
+	if filepath.IsAbs(p) && workspace != "" {
+		if rel, err := filepath.Rel(workspace, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			p = rel
+		}
+	}
+	if clean(p) {
+		return p
+	}
+	return matcher.NormalizePath(filepath.ToSlash(p))
+}
+
+// clean reports whether p is a relative slash path that normalizing would
+// leave as it is, which agents' paths usually are: checking is cheaper
+// than cleaning.
+func clean(p string) bool {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' || filepath.Separator != '/' {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// normalizeHints puts a task's hints in the form the fingerprint uses.
+func normalizeHints(h sdk.Hints, workspace string) matcher.Hints {
+	var out matcher.Hints
+	for _, f := range h.Files {
+		out.Files = append(out.Files, relPath(f, workspace))
+	}
+	for _, d := range h.Directories {
+		out.Dirs = append(out.Dirs, relPath(d, workspace))
+	}
+	out.Techs = h.Technologies
+	return out
+}
+
+// lruSet is a bounded set that evicts its least recently touched member.
+type lruSet struct {
+	lru     *simplelru.LRU[string, struct{}]
+	evicted []string
+}
+
+func newLRUSet(size int) *lruSet {
+	s := &lruSet{}
+	s.lru, _ = simplelru.NewLRU[string, struct{}](max(size, 1), func(k string, _ struct{}) {
+		s.evicted = append(s.evicted, k)
+	})
+	return s
+}
+
+// touch marks k as just used, recording it in added if it is new and
+// anything it pushed out in dropped. It reports whether k was new.
+func (s *lruSet) touch(k string, added, dropped *[]string) bool {
+	if _, ok := s.lru.Get(k); ok { // Get refreshes its recency
+		return false
+	}
+	s.evicted = s.evicted[:0]
+	s.lru.Add(k, struct{}{})
+	*added = append(*added, k)
+	*dropped = append(*dropped, s.evicted...)
+	return true
+}
+
+// keys lists the members, least recently used first.
+func (s *lruSet) keys() []string { return s.lru.Keys() }
+
+// load restores members in recency order, least recent first.
+func (s *lruSet) load(keys []string) {
+	for _, k := range keys {
+		s.lru.Add(k, struct{}{})
+	}
+}

@@ -1,0 +1,83 @@
+package pool
+
+import (
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// The guards a pool applies: session_reuse guards veto the session
+// placement picked, and pre_tool_use guards answer the tool calls of its
+// sessions' tasks.
+
+// guardSessionLocked is a session's context as guards see it. Its
+// fingerprint lists are built only when a guard reads them. p.mu must be
+// held.
+func (s *session) guardSessionLocked(now time.Time, lists bool) guard.Session {
+	gs := guard.Session{
+		ID: s.id, Agent: s.pool.cfg().Name, Tasks: int(s.tasks), ToolUses: int(s.toolUses),
+		Load: s.load, Capacity: s.capacity, Dormant: s.status == statusDormant,
+		Age: now.Sub(s.created), Idle: now.Sub(s.lastActivity),
+	}
+	if lists && s.fp != nil {
+		gs.Files, gs.Directories, gs.Technologies = s.fp.files.keys(), s.fp.dirs.keys(), s.fp.techs.keys()
+	}
+	return gs
+}
+
+// vetoLocked runs the session_reuse guards on the session the matcher
+// picked for a task. p.mu must be held.
+func (p *Pool) vetoLocked(s *session, score float64, t host.Task, now time.Time) *guard.Verdict {
+	gs := p.d.Guards()
+	m := guard.Match{Agent: t.Agent, Task: t.Name}
+	if !gs.Any(guard.SessionReuse, m) {
+		return nil
+	}
+	env := guard.ReuseEnv{
+		Session: s.guardSessionLocked(now, gs.Uses(guard.SessionReuse, m, "session")),
+		Score:   score, Task: guard.TaskOf(t), Now: now,
+	}
+	return gs.First(guard.SessionReuse, m, env)
+}
+
+// checkToolUse runs the pre_tool_use guards on a tool call the session's
+// agent is about to make for task t (zero for an external session's), of
+// run (nil for none). With no guard, it answers at once; otherwise it
+// builds only the parts of the environment some guard reads (the
+// session's fingerprint lists are the costly part).
+func (s *session) checkToolUse(c sdk.ToolCall, t host.Task, run Run) (sdk.Verdict, error) {
+	p := s.pool
+	gs := p.d.Guards()
+	m := guard.Match{Agent: p.cfg().Name, Task: t.Name}
+	if !gs.Any(guard.PreToolUse, m) {
+		return sdk.Verdict{Allow: true}, nil
+	}
+	now := p.now()
+	if gs.Uses(guard.PreToolUse, m, "input") {
+		if err := c.DecodeInput(); err != nil {
+			return sdk.Verdict{}, err
+		}
+	}
+	env := guard.ToolUseEnv{Tool: c.Tool, Input: c.Input, Paths: c.Paths, Task: guard.TaskOf(t), Now: now}
+	if run != nil && gs.Uses(guard.PreToolUse, m, "run") {
+		env.Run = run.Guard()
+	}
+	if gs.Uses(guard.PreToolUse, m, "session") {
+		p.mu.Lock()
+		env.Session = s.guardSessionLocked(now, true)
+		p.mu.Unlock()
+	}
+	v := gs.First(guard.PreToolUse, m, env)
+	if v == nil {
+		return sdk.Verdict{Allow: true}, nil
+	}
+	p.emitGuard(guard.PreToolUse, v, s.id, t.ID)
+	return sdk.Verdict{Allow: false, Reason: v.Message, Guard: v.Guard}, nil
+}
+
+// emitGuard records that a guard fired on one of the pool's sessions.
+func (p *Pool) emitGuard(hook guard.Hook, v *guard.Verdict, session, task string) {
+	p.emit(guard.Event(hook, v, p.cfg().Name, session, task))
+}

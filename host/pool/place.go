@@ -1,0 +1,551 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+// planKind is what placement decided to do with a task.
+type planKind int
+
+const (
+	// planReuse: run it on a live session with a free slot.
+	planReuse planKind = iota + 1
+	// planRehydrate: start a process for a dormant session (there is
+	// room) and run it there.
+	planRehydrate
+	// planSpawn: start a new session (there is room).
+	planSpawn
+	// planRetire: the pool is full; retire an idle session to make room,
+	// then decide again.
+	planRetire
+	// planWait: the pool is full; wait for a slot, then decide again.
+	planWait
+)
+
+// plan is a placement decision before anything is done about it: what
+// decideLocked returns, and what Place reports and acquire acts on.
+type plan struct {
+	kind planKind
+	// s is the session to reuse or rehydrate, the idle session to
+	// retire, or the busy session a wait is for (nil: any slot).
+	s *session
+	d matcher.Decision
+	// score is the chosen session's total; for a spawn or a wait, the
+	// best candidate's.
+	score float64
+	// below: a reuse below the threshold, because the pool is full and
+	// waiting would not make a better session appear.
+	below bool
+	// vetoes are the winners session_reuse guards refused, in order.
+	vetoes []veto
+	// stateless counts the dormant sessions left out because their agent
+	// exported no state.
+	stateless int
+	// turn is the round_robin placement's next turn, once the plan is
+	// acted on.
+	turn int
+}
+
+type veto struct {
+	s *session
+	v *guard.Verdict
+}
+
+// decideLocked is the placement policy: where a task with hints goes
+// now, decided without changing anything. p.mu must be held.
+//
+// With placement = "matcher" (the default), the matcher scores every
+// live and dormant session that can take a task now against the task's
+// hints; session_reuse guards may veto the winner, and the matcher
+// decides again without it. A live winner is reused; a dormant winner is
+// rehydrated (a new process, given the session's exported state);
+// otherwise a new session is spawned. Starting a process needs room in
+// the pool (max_sessions processes). When the pool is full, the task
+// waits if a busy session would win it: that session frees up sooner
+// than a cold one warms up. Otherwise, with when_full = "retire_idle" and
+// an idle session, the least recently used idle session is retired (kept
+// dormant, with its context) to make room; else the best live session
+// with a free slot is reused even below the threshold (waiting would not
+// make a better one appear); and when every session is busy the task
+// waits for a slot to free. After a wait or a retirement, it decides
+// again.
+//
+// The baselines hearth is measured against are placements too:
+// "fresh" (a new session per task, stopped after it) and "round_robin"
+// (a warm pool of max_sessions sessions, tasks handed out in turn).
+func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time) plan {
+	switch p.cfg().Pool.Placement {
+	case config.PlacementFresh:
+		if p.room() {
+			return plan{kind: planSpawn}
+		}
+		return plan{kind: planWait}
+	case config.PlacementRoundRobin:
+		return p.rotateLocked()
+	}
+	var pl plan
+	exclude := p.unavailableLocked()
+	d := p.index.Decide(hints, now, exclude...)
+	for d.Outcome == matcher.Reuse {
+		s := p.sessions[d.Winner]
+		v := p.vetoLocked(s, d.Ranked[0].Total, t, now)
+		if v == nil {
+			break
+		}
+		pl.vetoes = append(pl.vetoes, veto{s, v})
+		exclude = append(exclude, d.Winner)
+		d = p.index.Decide(hints, now, exclude...)
+	}
+	pl.d = d
+	if len(d.Ranked) > 0 {
+		pl.score = d.Ranked[0].Total
+	}
+	switch {
+	case d.Outcome == matcher.Reuse && !d.Dormant:
+		pl.kind, pl.s = planReuse, p.sessions[d.Winner]
+	case d.Outcome == matcher.Reuse && p.room():
+		pl.kind, pl.s = planRehydrate, p.sessions[d.Winner]
+	case d.Outcome != matcher.Reuse && p.room():
+		pl.kind, pl.stateless = planSpawn, p.statelessDormantLocked()
+	default:
+		// The pool is full.
+		if w := p.busyWinnerLocked(hints, now, exclude); w != nil {
+			pl.kind, pl.s = planWait, w
+			break
+		}
+		if p.cfg().Pool.WhenFull == config.WhenFullRetireIdle {
+			if v := p.idlestLocked(); v != nil {
+				pl.kind, pl.s = planRetire, v
+				break
+			}
+		}
+		if s := p.bestEligibleLiveLocked(d, pl.vetoes); s != nil {
+			pl.kind, pl.s, pl.below, pl.score = planReuse, s, true, totalOf(d, s.id)
+			break
+		}
+		pl.kind = planWait
+	}
+	return pl
+}
+
+// rotateLocked is the round_robin placement: the pool fills up to
+// max_sessions, then tasks go to the next session with a free slot in
+// the order they were made. p.mu must be held.
+func (p *Pool) rotateLocked() plan {
+	var live []*session
+	for _, s := range p.sessions {
+		if s.status == statusLive || s.status == statusStarting {
+			live = append(live, s)
+		}
+	}
+	if len(live) < p.cfg().Pool.MaxSessions && p.room() {
+		return plan{kind: planSpawn}
+	}
+	sortByCreation(live)
+	for i := range live {
+		turn := p.rotation + i
+		if s := live[turn%len(live)]; s.status == statusLive && !s.stale && s.load < s.capacity {
+			return plan{kind: planReuse, s: s, turn: turn + 1}
+		}
+	}
+	return plan{kind: planWait}
+}
+
+// Place returns the decision the pool would make for t now, without
+// acting on it: the same policy acquire acts on. An external agent's
+// decision points at the session to resume.
+func (p *Pool) Place(t host.Task) host.Decision {
+	hints := normalizeHints(t.Hints, p.cfg().Workspace)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if ext := p.cfg().External; ext != "" {
+		return p.placeExternalLocked(t, hints, now)
+	}
+	return finish(p.decisionLocked(t, p.decideLocked(t, hints, now), true), true)
+}
+
+// placeExternalLocked is Place for an external agent: nothing to spawn or
+// rehydrate; the winning session's own program resumes it, where it
+// worked.
+func (p *Pool) placeExternalLocked(t host.Task, hints matcher.Hints, now time.Time) host.Decision {
+	d := p.index.Decide(hints, now, p.unavailableLocked()...)
+	dec := p.baseDecisionLocked(t, plan{d: d})
+	if len(d.Ranked) > 0 {
+		dec.Score = d.Ranked[0].Total
+	}
+	dec.External = p.cfg().External
+	if d.Winner != "" {
+		dec.Action, dec.Session = host.ActionResume, d.Winner
+		dec.Resume = host.ResumeCommand(dec.External, d.Winner)
+		if s := p.sessions[d.Winner]; s != nil {
+			dec.Workspace = s.workspace
+		}
+		dec.Reason = fmt.Sprintf("would resume %s session %s (%.2f > %.2f): %s", dec.External, d.Winner, dec.Score, dec.Threshold, dec.Resume)
+		return dec
+	}
+	dec.Action = host.ActionSpawned
+	dec.Reason = fmt.Sprintf("would start a new %s session: %s", dec.External, spawnReason(d, dec.Threshold))
+	return dec
+}
+
+// baseDecisionLocked is what every decision about t says, whatever it
+// decided: the task, the matcher's outcome and ranking, the vetoes.
+func (p *Pool) baseDecisionLocked(t host.Task, pl plan) host.Decision {
+	dec := host.Decision{
+		Task: t.ID, TaskName: t.Name, Agent: p.cfg().Name, Threshold: p.spec.Load().mcfg.Threshold, Hints: t.Hints,
+		Score: pl.score,
+	}
+	if pl.d.Outcome != 0 {
+		dec.Outcome, dec.Candidates = pl.d.Outcome.String(), candidatesOf(pl.d)
+		dec.Considered, dec.Eligible = pl.d.Considered, pl.d.Eligible
+	}
+	for _, v := range pl.vetoes {
+		dec.Vetoed = append(dec.Vetoed, v.s.id+":"+v.v.Guard)
+	}
+	return dec
+}
+
+// decisionLocked describes a plan as a decision. would says it has not
+// been acted on (Place): its reason is in the conditional. A spawn names
+// no session until acquire has made it.
+func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
+	dec := p.baseDecisionLocked(t, pl)
+	verb := func(past, cond string) string {
+		if would {
+			return cond
+		}
+		return past
+	}
+	placement := p.cfg().Pool.Placement
+	switch pl.kind {
+	case planReuse:
+		dec.Action, dec.Session = host.ActionReused, pl.s.id
+		switch {
+		case placement == config.PlacementRoundRobin:
+			dec.Reason = fmt.Sprintf("%s %s: its turn (placement = round_robin)", verb("reused", "would reuse"), pl.s.id)
+		case pl.below:
+			dec.Reason = fmt.Sprintf("%s %s below the threshold (%.2f): the pool is full at %d sessions", verb("reused", "would reuse"), pl.s.id, pl.score, p.cfg().Pool.MaxSessions)
+		default:
+			dec.Reason = fmt.Sprintf("%s %s (%.2f > %.2f)", verb("reused", "would reuse"), pl.s.id, pl.score, dec.Threshold)
+		}
+	case planRehydrate:
+		dec.Action, dec.Session = host.ActionRehydrated, pl.s.id
+		dec.Reason = fmt.Sprintf("%s dormant %s (%.2f > %.2f)", verb("rehydrated", "would rehydrate"), pl.s.id, pl.score, dec.Threshold)
+	case planSpawn, planRetire:
+		dec.Action = host.ActionSpawned
+		why := spawnReason(pl.d, dec.Threshold)
+		switch placement {
+		case config.PlacementFresh:
+			why = "a new session per task (placement = fresh)"
+		case config.PlacementRoundRobin:
+			why = "filling the pool (placement = round_robin)"
+		}
+		dec.Reason = verb("spawned", "would spawn") + ": " + why
+		if pl.stateless > 0 {
+			// Otherwise "no session to reuse" puzzles whoever sees
+			// dormant sessions listed.
+			dec.Reason += fmt.Sprintf(" (%d dormant session(s) left out: their agent exported no state to rehydrate them with; see sdk.StateExporter)", pl.stateless)
+		}
+		if pl.kind == planRetire {
+			// Retiring the idle session makes room; it was not above the
+			// threshold (or it would have been reused), so the task then
+			// gets a session of its own.
+			dec.Retired = pl.s.id
+		}
+	case planWait:
+		dec.Action = host.ActionWait
+		if pl.s != nil {
+			dec.Session = pl.s.id
+			dec.Reason = fmt.Sprintf("would wait: the pool is full at %d sessions, and busy %s would win (%.2f > %.2f)", p.cfg().Pool.MaxSessions, pl.s.id, pl.score, dec.Threshold)
+		} else {
+			dec.Reason = fmt.Sprintf("would wait for a free slot: the pool is full at %d sessions, all busy", p.cfg().Pool.MaxSessions)
+		}
+	}
+	return dec
+}
+
+// finish completes a decision's reason with what happened, or would
+// happen, on the way.
+func finish(d host.Decision, would bool) host.Decision {
+	if d.Rehydration != "" {
+		d.Reason = d.Rehydration + "; " + d.Reason
+	}
+	if len(d.Vetoed) > 0 {
+		d.Reason = fmt.Sprintf("vetoed %s; %s", strings.Join(d.Vetoed, ", "), d.Reason)
+	}
+	if d.Retired != "" {
+		verb := "retired"
+		if would {
+			verb = "would retire"
+		}
+		d.Reason = verb + " idle " + d.Retired + " to make room; " + d.Reason
+	}
+	if d.Waited >= time.Millisecond {
+		d.Reason = fmt.Sprintf("waited %s (pool full); %s", d.Waited.Round(time.Millisecond), d.Reason)
+	}
+	return d
+}
+
+// acquire places a task and acts on the decision: it returns a live
+// session with a slot reserved for the task, and the decision that chose
+// it. After a wait, a retirement or a failed rehydration it decides
+// again.
+func (p *Pool) acquire(ctx context.Context, t host.Task) (*session, *host.Decision, error) {
+	hints := normalizeHints(t.Hints, p.cfg().Workspace)
+	start := p.now()
+	var (
+		// waited counts only time spent waiting for room, not retiring a
+		// session to make some.
+		waited              time.Duration
+		retired, rehydrated string
+		recorded            = make(map[string]bool)
+	)
+	for {
+		p.mu.Lock()
+		pl := p.decideLocked(t, hints, p.now())
+		dec := p.decisionLocked(t, pl, false)
+		// A vetoed session is a guard that fired: recorded once per task.
+		var vetoes []veto
+		for _, v := range pl.vetoes {
+			if !recorded[v.s.id] {
+				recorded[v.s.id] = true
+				vetoes = append(vetoes, v)
+			}
+		}
+		done := func(s *session) (*session, *host.Decision, error) {
+			dec.Waited, dec.Rehydration = waited, rehydrated
+			if retired != "" && dec.Retired == "" {
+				dec.Retired = retired
+			}
+			dec = finish(dec, false)
+			return s, &dec, nil
+		}
+		switch pl.kind {
+		case planReuse:
+			p.reserveLocked(pl.s)
+			if p.cfg().Pool.Placement == config.PlacementRoundRobin {
+				p.rotation = pl.turn
+			}
+			p.mu.Unlock()
+			p.recordVetoes(vetoes, t)
+			return done(pl.s)
+
+		case planRehydrate:
+			s := pl.s
+			s.status = statusStarting
+			p.procs++
+			p.mu.Unlock()
+			p.recordVetoes(vetoes, t)
+			if err := p.start(ctx, s, true); err != nil {
+				if ctx.Err() != nil {
+					return nil, nil, err
+				}
+				// The session is no candidate any more: decide again,
+				// and say why in the decision.
+				p.logger.Warn("rehydration failed; placing the task elsewhere", "session", s.id, "error", err)
+				rehydrated = fmt.Sprintf("rehydrating %s failed (%v)", s.id, err)
+				continue
+			}
+			return done(s)
+
+		case planSpawn:
+			s := p.newSessionLocked()
+			p.mu.Unlock()
+			p.recordVetoes(vetoes, t)
+			dec.Session = s.id
+			dec.Reason = strings.Replace(dec.Reason, "spawned: ", "spawned "+s.id+": ", 1)
+			if err := p.start(ctx, s, false); err != nil {
+				return nil, nil, err
+			}
+			return done(s)
+
+		case planRetire:
+			v := pl.s
+			v.status = statusRetiring
+			p.mu.Unlock()
+			p.recordVetoes(vetoes, t)
+			p.retire(v, "retired to make room for task "+t.ID)
+			retired = v.id
+
+		case planWait:
+			changed := p.changed
+			p.waiting++
+			p.mu.Unlock()
+			p.recordVetoes(vetoes, t)
+			waitStart := p.now()
+			var woken bool
+			select {
+			case <-changed:
+				woken = true
+			case <-ctx.Done():
+			case <-p.d.Closing:
+			}
+			p.mu.Lock()
+			p.waiting--
+			p.mu.Unlock()
+			switch {
+			case woken:
+				waited += p.now().Sub(waitStart)
+			case ctx.Err() != nil:
+				return nil, nil, fmt.Errorf("agent %q: waited %s for a free session (pool full: all %d sessions busy): %w",
+					p.cfg().Name, p.now().Sub(start).Round(time.Millisecond), p.cfg().Pool.MaxSessions, context.Cause(ctx))
+			default:
+				return nil, nil, host.ErrClosed
+			}
+		}
+	}
+}
+
+// recordVetoes records the session_reuse guards that fired.
+func (p *Pool) recordVetoes(vetoes []veto, t host.Task) {
+	for _, v := range vetoes {
+		p.emitGuard(guard.SessionReuse, v.v, v.s.id, t.ID)
+	}
+}
+
+// Execute places t, runs it on the session it was placed on, and returns
+// what it came to; the engine adds the quality gate. run is the run t
+// belongs to, nil for none.
+func (p *Pool) Execute(ctx context.Context, t host.Task, run Run) (*host.Outcome, error) {
+	start := p.now()
+	s, d, err := p.acquire(ctx, t)
+	if err != nil {
+		p.emit(host.Event{Kind: host.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: err.Error(), Message: t.ID + " could not be placed"})
+		return nil, err
+	}
+	p.recordDecision(d, t.Run)
+	res, art, err := s.run(ctx, t, run)
+	p.release(s, err != nil)
+	if err != nil {
+		return nil, err
+	}
+	return &host.Outcome{
+		TaskID: t.ID, Agent: t.Agent, Session: s.id, Decision: *d,
+		Result: res, Artifact: art, Duration: p.now().Sub(start),
+	}, nil
+}
+
+// recordDecision records a placement. The decision is part of the task's
+// answer: durable before the task runs, so that a crash mid-task leaves
+// the reason it ran where it did.
+func (p *Pool) recordDecision(d *host.Decision, run string) {
+	pend := p.emit(host.Event{Kind: host.EventDecision, Agent: d.Agent, Session: d.Session, Task: d.Task, Run: run, Message: d.Reason, Decision: d})
+	if err := pend.Wait(context.Background()); err != nil {
+		p.logger.Warn("cannot record a decision", "task", d.Task, "error", err)
+	}
+}
+
+func spawnReason(d matcher.Decision, threshold float64) string {
+	switch d.Outcome {
+	case matcher.SpawnNoCandidates:
+		return "no session to reuse"
+	case matcher.SpawnAllBusy:
+		return fmt.Sprintf("all %d candidates busy", d.Considered)
+	}
+	if len(d.Ranked) == 0 {
+		return "no session to reuse"
+	}
+	best := d.Ranked[0]
+	return fmt.Sprintf("best score %.2f (%s) not above %.2f", best.Total, best.ID, threshold)
+}
+
+func totalOf(d matcher.Decision, id string) float64 {
+	for _, r := range d.Ranked {
+		if r.ID == id {
+			return r.Total
+		}
+	}
+	return 0
+}
+
+// busyWinnerLocked returns the busy session that would win the task,
+// scoring above the threshold, if there is one: the decision again, with
+// the sessions that could take the task now (and the dormant ones, which
+// need room the pool does not have) left out, besides exclude.
+func (p *Pool) busyWinnerLocked(hints matcher.Hints, now time.Time, exclude []string) *session {
+	exclude = append([]string(nil), exclude...)
+	for id, s := range p.sessions {
+		if s.status == statusDormant || s.status == statusLive && s.load < s.capacity {
+			exclude = append(exclude, id)
+		}
+	}
+	d := p.index.Decide(hints, now, exclude...)
+	if d.Outcome == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.spec.Load().mcfg.Threshold {
+		return p.sessions[d.Ranked[0].ID]
+	}
+	return nil
+}
+
+// bestEligibleLiveLocked is the highest-ranked live session with a free
+// slot that no guard vetoed: the ranking lists eligible candidates first.
+func (p *Pool) bestEligibleLiveLocked(d matcher.Decision, vetoes []veto) *session {
+	usable := func(s *session) bool {
+		if s == nil || s.status != statusLive || s.stale || s.load >= s.capacity {
+			return false
+		}
+		for _, v := range vetoes {
+			if v.s == s {
+				return false
+			}
+		}
+		return true
+	}
+	for _, r := range d.Ranked {
+		if r.Eligible && !r.Dormant && usable(p.sessions[r.ID]) {
+			return p.sessions[r.ID]
+		}
+	}
+	// The ranking holds the top K only; any live session with room will
+	// do.
+	var best *session
+	for _, s := range p.sessions {
+		if usable(s) && (best == nil || s.lastActivity.After(best.lastActivity)) {
+			best = s
+		}
+	}
+	return best
+}
+
+func candidatesOf(d matcher.Decision) []host.Candidate {
+	out := make([]host.Candidate, 0, len(d.Ranked))
+	for _, r := range d.Ranked {
+		c := host.Candidate{
+			Session: r.ID, Dormant: r.Dormant, Eligible: r.Eligible, Load: r.Load, Capacity: r.Capacity,
+			Directory: r.Scores.Directory, File: r.Scores.File, Tech: r.Scores.Tech,
+			Freshness: r.Scores.Freshness, LoadScore: r.Scores.Load, Total: r.Total,
+		}
+		for _, f := range []struct {
+			on   bool
+			name string
+		}{
+			{r.Applied.Directory, "directory"}, {r.Applied.File, "file"}, {r.Applied.Tech, "tech"},
+			{r.Applied.Freshness, "freshness"}, {r.Applied.Load, "load"},
+		} {
+			if f.on {
+				c.Applied = append(c.Applied, f.name)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// sortByCreation orders sessions by when they were made, oldest first.
+func sortByCreation(ss []*session) {
+	slices.SortFunc(ss, func(a, b *session) int {
+		if c := a.created.Compare(b.created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+}

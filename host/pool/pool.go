@@ -1,0 +1,667 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/process"
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/matcher"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// indexActivityEvery is how stale a session's last activity may be in the
+// matcher's index. Freshness moves by 1/18000 a second with a 30-minute idle
+// timeout, so updating the index on every tool use would buy nothing and
+// cost a reordering of its recency list each time.
+const indexActivityEvery = 250 * time.Millisecond
+
+// Deps is what a pool needs from the engine that composes it.
+type Deps struct {
+	Store  *store.Store
+	Events Events
+	// Guards returns the guards in force (a reload replaces them).
+	Guards func() *guard.Set
+	// TLS makes the keys plugins are reached with.
+	TLS    *sdk.HostTLS
+	Logger hclog.Logger
+	Now    func() time.Time
+	// Closing is closed when the engine begins to shut down: tasks
+	// waiting for room give up with host.ErrClosed.
+	Closing <-chan struct{}
+	// HardStop is done when the shutdown's grace period is over: tasks
+	// still running are cancelled.
+	HardStop context.Context
+}
+
+// Events is where a pool's events go: the engine's event bus, which
+// writes them to the store and publishes them.
+type Events interface {
+	// Append records e and publishes it once it is on disk. It returns
+	// the event's sequence number and its write.
+	Append(e host.Event) (uint64, *store.Pending)
+	// ToolUse tells observers and subscribers of a tool use as it
+	// arrives: tool uses reach the store in batches, and are durable
+	// before their task's stream is acknowledged.
+	ToolUse(e *host.Event)
+}
+
+// Pool holds one agent's sessions, live and dormant, places its tasks
+// (place.go) and runs them. Its methods are safe for concurrent use.
+type Pool struct {
+	d      Deps
+	logger hclog.Logger
+	// spec is what a config reload may change, swapped whole.
+	spec atomic.Pointer[spec]
+	// bg tracks work the pool does in the background: plugins stopped
+	// after they died or hung, sessions retired after a reload.
+	bg sync.WaitGroup
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	index    *matcher.Index
+	// procs counts sessions with a process: starting, live or retiring.
+	procs int
+	// changed is closed, and replaced, whenever a slot frees up or a
+	// process goes away, to wake tasks waiting for room.
+	changed chan struct{}
+	// rotation is the round_robin placement's turn.
+	rotation int
+	// waiting counts the tasks waiting for room in the full pool.
+	waiting int
+	// removed is set when a reload removed the agent: the pool takes no
+	// new tasks, and its sessions are retired as they go idle.
+	removed bool
+}
+
+// spec is an agent's configuration as its pool uses it.
+type spec struct {
+	cfg  *config.Agent
+	mcfg matcher.Config
+	argv []string
+	env  []string
+}
+
+// New makes the pool of agent a, whose program is argv with env added
+// to the agent block's.
+func New(a *config.Agent, m config.Matcher, argv, env []string, d Deps) (*Pool, error) {
+	sp := &spec{cfg: a, mcfg: m.For(a), argv: argv, env: append(envList(a.Env), env...)}
+	ix, err := matcher.NewIndex(sp.mcfg)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: %w", a.Name, err)
+	}
+	p := &Pool{
+		d:        d,
+		logger:   d.Logger.Named(a.Name),
+		sessions: make(map[string]*session),
+		index:    ix,
+		changed:  make(chan struct{}),
+	}
+	p.spec.Store(sp)
+	return p, nil
+}
+
+// Config is the agent's configuration now.
+func (p *Pool) Config() *config.Agent { return p.spec.Load().cfg }
+
+// cfg is Config.
+func (p *Pool) cfg() *config.Agent { return p.spec.Load().cfg }
+
+func (p *Pool) now() time.Time { return p.d.Now() }
+
+// emit records an event; its write is not waited for.
+func (p *Pool) emit(e host.Event) *store.Pending {
+	_, pend := p.d.Events.Append(e)
+	return pend
+}
+
+// persist snapshots a session record, in the background.
+func (p *Pool) persist(rec store.SessionRecord) *store.Pending { return p.d.Store.SaveSession(rec) }
+
+// persistState snapshots a session record with its agent's state, in the
+// background.
+func (p *Pool) persistState(rec store.SessionRecord, state []byte) *store.Pending {
+	return p.d.Store.SaveSessionState(rec, state)
+}
+
+// Wait returns once the pool's background work (stopping lost plugins,
+// retiring sessions after a reload) is done.
+func (p *Pool) Wait() { p.bg.Wait() }
+
+func envList(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// notifyLocked wakes every task waiting for room. p.mu must be held.
+func (p *Pool) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// room reports whether another process may start. p.mu must be held.
+func (p *Pool) room() bool { return p.procs < p.cfg().Pool.MaxSessions }
+
+// stateLocked is a session's entry in the matcher's index.
+func (p *Pool) stateLocked(s *session) matcher.State {
+	return matcher.State{Capacity: s.capacity, Load: s.load, LastActivity: s.lastActivity, Dormant: s.status == statusDormant}
+}
+
+// indexLocked puts a session, fingerprint and all, into the index.
+func (p *Pool) indexLocked(s *session) {
+	p.index.Put(matcher.Candidate{
+		ID: s.id, State: p.stateLocked(s),
+		Files: s.fp.files.keys(), Dirs: s.fp.dirs.keys(), Techs: s.fp.techs.keys(),
+	})
+	s.indexedActivity = s.lastActivity
+}
+
+// unavailableLocked lists the sessions in the index that cannot take a
+// task right now: starting or being retired.
+func (p *Pool) unavailableLocked() []string {
+	var out []string
+	for id, s := range p.sessions {
+		if s.status == statusStarting || s.status == statusRetiring || s.stale {
+			if _, ok := p.index.Candidate(id); ok {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// statelessDormantLocked counts the dormant sessions that are no
+// candidates because their agent exported no state.
+func (p *Pool) statelessDormantLocked() int {
+	n := 0
+	for _, s := range p.sessions {
+		if s.status == statusDormant && !s.hasState {
+			n++
+		}
+	}
+	return n
+}
+
+// idlestLocked is the least recently active live session running nothing.
+func (p *Pool) idlestLocked() *session {
+	var v *session
+	for _, s := range p.sessions {
+		if s.status == statusLive && s.load == 0 && (v == nil || s.lastActivity.Before(v.lastActivity)) {
+			v = s
+		}
+	}
+	return v
+}
+
+func (p *Pool) reserveLocked(s *session) {
+	s.load++
+	p.index.Upsert(s.id, p.stateLocked(s))
+}
+
+func (p *Pool) newSessionLocked() *session {
+	id := newSessionID(p.cfg().Name)
+	s := newSession(p, id, p.now())
+	s.status = statusStarting
+	p.sessions[id] = s
+	p.procs++
+	return s
+}
+
+// start starts the process of a session whose status is starting, new or
+// dormant. On success the session is live with one slot reserved. On
+// failure a new session is forgotten; a dormant one whose rehydration
+// failed stays dormant but is no longer a candidate: otherwise every
+// matching task would pick it and fail the same way.
+func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
+	var (
+		fp   *fingerprint
+		proc *process.Process
+		err  error
+	)
+	if rehydrate {
+		fp, err = s.loadFingerprint()
+	}
+	if err == nil {
+		sp := p.spec.Load()
+		proc, err = process.Start(ctx, process.Launch{
+			Agent:          sp.cfg.Name,
+			Session:        s.id,
+			Argv:           sp.argv,
+			Env:            sp.env,
+			Dir:            sp.cfg.Workspace,
+			SHA256:         sp.cfg.SHA256,
+			StartTimeout:   sp.cfg.StartTimeout,
+			HealthInterval: sp.cfg.HealthInterval,
+			TLS:            p.d.TLS,
+			Logger:         s.logger,
+			LogLevel:       p.d.Logger.GetLevel().String(),
+			OnExit:         func(pe *host.PluginError) { p.lost(s, pe) },
+		})
+	}
+	if err == nil && rehydrate {
+		if err = p.rehydrate(ctx, s, proc); err != nil {
+			proc.Stop(true)
+		}
+	}
+
+	// Events and records are built under the lock and written after it:
+	// a full store queue must not hold up the pool.
+	var (
+		ev  *host.Event
+		rec *store.SessionRecord
+	)
+	record := func() {
+		r := s.recordLocked()
+		rec = &r
+	}
+	p.mu.Lock()
+	switch {
+	case err == nil && s.status == statusLost:
+		// The process died between its start and now; lost() has
+		// accounted for the session, and the process is ours to reap.
+		p.bg.Go(func() { proc.Stop(true) })
+		err = s.lostErr
+	case err != nil && s.status == statusLost:
+	case err != nil && rehydrate:
+		p.procs--
+		s.status = statusDormant
+		s.hasState = false
+		s.reason = "rehydration failed: " + err.Error()
+		p.index.Remove(s.id)
+		record()
+		p.notifyLocked()
+	case err != nil:
+		p.procs--
+		delete(p.sessions, s.id)
+		p.notifyLocked()
+	default:
+		s.proc = proc
+		s.status = statusLive
+		if fp != nil {
+			s.fp = fp
+		}
+		s.capacity = p.cfg().Capacity
+		if s.capacity < 1 {
+			s.capacity = proc.Info().Capacity
+		}
+		s.agentVersion = proc.Info().Version
+		s.exportsState = proc.Info().ExportsState
+		s.load = 1
+		s.lastActivity = p.now()
+		p.indexLocked(s)
+		s.startSaver()
+		record()
+		s.logger.Debug("session live", "pid", proc.PID(), "capacity", s.capacity, "rehydrated", rehydrate)
+		kind, verb := host.EventSessionSpawned, "spawned"
+		if rehydrate {
+			kind, verb = host.EventSessionRehydrated, "rehydrated"
+		}
+		ev = &host.Event{Kind: kind, Agent: p.cfg().Name, Session: s.id, PID: proc.PID(),
+			Message: fmt.Sprintf("%s %s (pid %d, capacity %d)", verb, s.id, proc.PID(), s.capacity)}
+	}
+	p.mu.Unlock()
+	if rec != nil {
+		p.persist(*rec)
+	}
+	if ev != nil {
+		p.emit(*ev)
+	}
+	return err
+}
+
+// rehydrate hands a fresh process the state its session exported.
+func (p *Pool) rehydrate(ctx context.Context, s *session, proc *process.Process) error {
+	state, err := p.d.Store.SessionState(s.id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the fingerprint alone; nothing to import
+	}
+	if err != nil {
+		return fmt.Errorf("rehydrate %s: read its state: %w", s.id, err)
+	}
+	ictx, cancel := context.WithTimeout(ctx, p.cfg().StartTimeout)
+	defer cancel()
+	if err := proc.Agent().(interface {
+		ImportState(context.Context, []byte) error
+	}).ImportState(ictx, state); err != nil {
+		perr, detail, hint := proc.CallError(ictx, err)
+		if perr == err {
+			detail, hint = err.Error(), "the agent refused the state its session exported; the task goes to another session, and this one is not offered again"
+			perr = host.ErrRehydrate
+		}
+		return proc.Errorf("rehydrate", perr, detail, hint)
+	}
+	return nil
+}
+
+// release frees the slot a task held and records the task's effect.
+func (p *Pool) release(s *session, failed bool) {
+	p.mu.Lock()
+	s.load--
+	s.tasks++
+	if failed {
+		s.tasksFailed++
+	}
+	s.lastActivity = p.now()
+	if p.cfg().Pool.Placement == config.PlacementFresh && s.status == statusLive && s.load == 0 {
+		// The fresh baseline keeps nothing: the session is stopped after
+		// its task, without its state.
+		s.status, s.reason = statusLost, "placement = fresh: stopped after its task"
+		p.procs--
+		p.index.Remove(s.id)
+		s.stopSaverLocked()
+		s.fp = nil
+		proc := s.proc
+		p.notifyLocked()
+		p.mu.Unlock()
+		proc.Stop(true)
+		return
+	}
+	defer p.mu.Unlock()
+	if s.status == statusLive {
+		p.index.Upsert(s.id, p.stateLocked(s))
+		s.indexedActivity = s.lastActivity
+		s.requestSave()
+		if s.stale && s.load == 0 {
+			// A reload changed or removed its agent: this was its last
+			// task.
+			s.status = statusRetiring
+			why := "its agent's definition changed"
+			if p.removed {
+				why = "its agent was removed from the config"
+			}
+			p.bg.Go(func() { p.retire(s, why) })
+		}
+	}
+	p.notifyLocked()
+}
+
+// lost removes a session whose plugin died or hung. The pool lock orders
+// it against retirement and shutdown, so a session is stopped once and
+// Close sees every stop it must wait for.
+func (p *Pool) lost(s *session, pe *host.PluginError) {
+	p.mu.Lock()
+	if s.status != statusLive && s.status != statusStarting {
+		p.mu.Unlock()
+		return
+	}
+	s.status = statusLost
+	s.reason = pe.Error()
+	s.lostErr = pe
+	p.procs--
+	p.index.Remove(s.id)
+	s.stopSaverLocked()
+	p.notifyLocked()
+	rec := s.recordLocked()
+	s.fp = nil
+	proc := s.proc
+	if proc != nil {
+		// Started under the lock, so that Close, which retires the
+		// pools first, waits for this stop.
+		p.bg.Go(func() { proc.Stop(true) })
+	}
+	// Still starting (proc == nil): the process is not the session's yet,
+	// and the starter stops it.
+	p.mu.Unlock()
+	p.persist(rec)
+	pid := 0
+	if proc != nil {
+		pid = proc.PID()
+	}
+	p.emit(host.Event{Kind: host.EventSessionLost, Agent: p.cfg().Name, Session: s.id, PID: pid, Err: pe.Error(),
+		Message: fmt.Sprintf("lost %s: %v", s.id, pe.Err)})
+}
+
+// retire makes a live session dormant: its state is exported and stored,
+// its process stopped; its fingerprint stays for the matcher, which may
+// rehydrate it. The caller has set its status to retiring.
+func (p *Pool) retire(s *session, why string) {
+	if s.external != "" {
+		p.detach(s, why)
+		return
+	}
+	s.waitSaver()
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg().StartTimeout)
+	state, saved := s.exportState(ctx)
+	cancel()
+	s.proc.Stop(false)
+	p.mu.Lock()
+	p.procs--
+	s.proc = nil
+	if saved {
+		s.hasState = true
+	}
+	// Without exported state a new process would know nothing the
+	// fingerprint says: not a candidate.
+	rec, evicted := p.dormantLocked(s, why, s.hasState)
+	p.mu.Unlock()
+	if saved {
+		p.persistState(rec, state)
+	} else {
+		p.persist(rec)
+	}
+	p.persisted(s, fmt.Sprintf("retired %s: %s", s.id, why), evicted)
+}
+
+// dormantLocked makes s dormant for why, a candidate of the index or
+// not, and returns its record, fingerprint included, for the caller to
+// queue, and the sessions evicted to make room. Until the caller has
+// queued the record and called persisted, s is not evicted: a delete
+// queued first would be undone by the record.
+func (p *Pool) dormantLocked(s *session, why string, candidate bool) (store.SessionRecord, []string) {
+	s.status = statusDormant
+	s.reason = why
+	s.load = 0
+	if candidate {
+		p.index.Upsert(s.id, p.stateLocked(s))
+	} else {
+		p.index.Remove(s.id)
+	}
+	rec := s.recordLocked()
+	s.fp = nil
+	s.persisting = true
+	evicted := p.evictDormantLocked()
+	p.notifyLocked()
+	return rec, evicted
+}
+
+// persisted ends what dormantLocked began, once s's record is queued:
+// s may be evicted again, the retirement is an event, and the sessions
+// evicted for it are deleted.
+func (p *Pool) persisted(s *session, msg string, evicted []string) {
+	p.mu.Lock()
+	s.persisting = false
+	p.mu.Unlock()
+	p.emit(host.Event{Kind: host.EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: msg})
+	p.deleteEvicted(evicted)
+}
+
+// deleteEvicted deletes the records of sessions evicted beyond
+// max_dormant.
+func (p *Pool) deleteEvicted(ids []string) {
+	for _, id := range ids {
+		if err := p.d.Store.DeleteSession(context.Background(), id); err != nil {
+			p.logger.Warn("cannot delete an evicted dormant session", "session", id, "error", err)
+		}
+	}
+}
+
+// evictDormantLocked forgets the least recently active dormant sessions
+// beyond max_dormant and returns them for deletion from the store.
+func (p *Pool) evictDormantLocked() []string {
+	var dormant []*session
+	for _, s := range p.sessions {
+		if (s.status == statusDormant || s.status == statusLost) && !s.persisting {
+			dormant = append(dormant, s)
+		}
+	}
+	if len(dormant) <= p.cfg().Pool.MaxDormant {
+		return nil
+	}
+	sort.Slice(dormant, func(i, j int) bool { return dormant[i].lastActivity.After(dormant[j].lastActivity) })
+	var ids []string
+	for _, s := range dormant[p.cfg().Pool.MaxDormant:] {
+		delete(p.sessions, s.id)
+		p.index.Remove(s.id)
+		ids = append(ids, s.id)
+	}
+	return ids
+}
+
+// RetireIdle retires the live sessions idle past the idle timeout.
+func (p *Pool) RetireIdle(now time.Time) {
+	p.mu.Lock()
+	var idle []*session
+	for _, s := range p.sessions {
+		// An external session's turn has no end the host sees if its
+		// program died: idle long enough, it is dormant even "busy".
+		if s.status == statusLive && (s.load == 0 || s.external != "") && now.Sub(s.lastActivity) >= p.cfg().Pool.IdleTimeout {
+			s.status = statusRetiring
+			idle = append(idle, s)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range idle {
+		wg.Go(func() { p.retire(s, fmt.Sprintf("idle for more than %s", p.cfg().Pool.IdleTimeout)) })
+	}
+	wg.Wait()
+}
+
+// RetireAll retires every live session: the host is shutting down.
+func (p *Pool) RetireAll(why string) {
+	p.mu.Lock()
+	var live []*session
+	for _, s := range p.sessions {
+		if s.status == statusLive {
+			s.status = statusRetiring
+			live = append(live, s)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range live {
+		wg.Go(func() { p.retire(s, why) })
+	}
+	wg.Wait()
+}
+
+// Restore loads the agent's sessions from the store: all dormant, since no
+// process survives a host. Sessions that were live when the host stopped
+// without retiring them (kill -9) get the tool uses logged after their
+// last snapshot replayed into their fingerprint.
+func (p *Pool) Restore(recs []store.SessionRecord) error {
+	fix, evicted, err := p.restoreLocked(recs)
+	if err != nil {
+		return err
+	}
+	for _, id := range evicted {
+		if err := p.d.Store.DeleteSession(context.Background(), id); err != nil {
+			// Not worth refusing to start over: the next restart tries
+			// again.
+			p.logger.Warn("cannot delete a dormant session beyond max_dormant", "session", id, "error", err)
+		}
+	}
+	// Startup finishes its own writes before the host takes work.
+	for _, r := range fix {
+		if err := p.persist(r).Wait(context.Background()); err != nil {
+			return fmt.Errorf("restore session %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+func (p *Pool) restoreLocked(recs []store.SessionRecord) (fix []store.SessionRecord, evicted []string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range recs {
+		s := newSession(p, r.ID, r.Created)
+		s.fromRecord(r)
+		if r.Status == store.SessionLost {
+			s.status = statusLost
+			s.fp = nil
+			p.sessions[s.id] = s
+			continue
+		}
+		s.status = statusDormant
+		evs, err := p.d.Store.Events(s.id, r.FingerprintSeq, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("restore session %s: %w", s.id, err)
+		}
+		for _, ev := range evs {
+			s.replay(ev)
+		}
+		if r.Status != store.SessionDormant || len(evs) > 0 {
+			if r.Status == store.SessionLive {
+				s.reason = "the host stopped without retiring it"
+			}
+			fix = append(fix, s.recordLocked())
+		}
+		p.sessions[s.id] = s
+		if s.hasState {
+			p.indexLocked(s)
+		}
+		s.fp = nil
+	}
+	return fix, p.evictDormantLocked(), nil
+}
+
+// observeLocked takes a tool use the session reported into its
+// fingerprint, and the fingerprint's change into the index. Reports can
+// arrive after the session was lost or retired (the task timed out, or
+// was cancelled, while its reports were still queued): they are logged,
+// but there is no fingerprint to update any more.
+func (p *Pool) observeLocked(s *session, u sdk.ToolUse) {
+	var c change
+	if s.fp != nil {
+		c = s.fp.observe(u, p.cfg().Workspace)
+	}
+	s.toolUses++
+	if u.At.After(s.lastActivity) {
+		s.lastActivity = u.At
+	}
+	if s.status == statusLive {
+		if !c.empty() {
+			p.applyLocked(s, c)
+		}
+		if s.lastActivity.Sub(s.indexedActivity) >= indexActivityEvery {
+			p.index.Upsert(s.id, p.stateLocked(s))
+			s.indexedActivity = s.lastActivity
+		}
+	}
+}
+
+// applyLocked carries a fingerprint change into the index.
+func (p *Pool) applyLocked(s *session, c change) {
+	if len(c.addFiles) > 0 {
+		p.index.AddFiles(s.id, c.addFiles...)
+	}
+	if len(c.dropFiles) > 0 {
+		p.index.RemoveFiles(s.id, c.dropFiles...)
+	}
+	if len(c.addDirs) > 0 {
+		p.index.AddDirs(s.id, c.addDirs...)
+	}
+	if len(c.dropDirs) > 0 {
+		p.index.RemoveDirs(s.id, c.dropDirs...)
+	}
+	if len(c.addTechs) > 0 {
+		p.index.AddTechs(s.id, c.addTechs...)
+	}
+	if len(c.dropTechs) > 0 {
+		p.index.RemoveTechs(s.id, c.dropTechs...)
+	}
+}

@@ -1,0 +1,436 @@
+// Package process runs one plugin process: it launches the agent's
+// program under go-plugin with hearth's mutual TLS, in its own process
+// group with a parent-death signal, completes the handshake and asks the
+// agent to describe itself (the cold start), watches it with health
+// checks, stops it (gracefully, then its whole process group), and turns
+// every way it can fail into a *host.PluginError that names the agent and
+// session and says how to fix it. go-plugin and process groups are
+// confined here.
+package process
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/internal/procgroup"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// Launch is everything needed to start one plugin process.
+type Launch struct {
+	Agent   string
+	Session string
+	// Argv is the program and its arguments; Env is added to the
+	// plugin's environment.
+	Argv []string
+	Env  []string
+	// Dir is the working directory: the agent's workspace.
+	Dir string
+	// SHA256, when set, pins the program's checksum.
+	SHA256 string
+	// StartTimeout bounds spawn, handshake and the first call.
+	StartTimeout time.Duration
+	// HealthInterval is how often the process is pinged; 0 disables.
+	HealthInterval time.Duration
+	// TLS makes the mutual TLS keys; nil falls back to go-plugin's
+	// AutoMTLS (see sdk.HostTLS for why hearth makes its own).
+	TLS      *sdk.HostTLS
+	Logger   hclog.Logger
+	LogLevel string
+	// OnExit is called once if the process exits or stops answering
+	// without having been asked to stop.
+	OnExit func(*host.PluginError)
+}
+
+// Process is one running plugin: the go-plugin client, its process group,
+// and the remote agent it serves.
+type Process struct {
+	agent   string
+	session string
+	client  *plugin.Client
+	runner  *procgroup.Runner
+	remote  sdk.Agent
+	info    sdk.Info
+	stderr  *tail
+	logger  hclog.Logger
+
+	stopping atomic.Bool
+	stopOnce sync.Once
+	quit     chan struct{} // closed by stop: ends the watcher
+	watched  sync.WaitGroup
+	onExit   func(*host.PluginError)
+}
+
+// pingTimeout bounds one health check: one interval, at least a second
+// (a live plugin answers in well under a millisecond, but a loaded machine
+// deserves slack) and at most five.
+func pingTimeout(every time.Duration) time.Duration {
+	return min(max(every, time.Second), 5*time.Second)
+}
+
+// Start spawns the plugin, completes the handshake, dispenses the
+// agent and asks it to describe itself: the cold start.
+func Start(ctx context.Context, l Launch) (*Process, error) {
+	p := &Process{
+		agent:   l.Agent,
+		session: l.Session,
+		stderr:  newTail(20),
+		logger:  l.Logger,
+		quit:    make(chan struct{}),
+		onExit:  l.OnExit,
+	}
+	fail := func(err error, detail, hint string) (*Process, error) {
+		pe := p.Errorf("start", err, detail, hint)
+		p.Stop(true)
+		return nil, pe
+	}
+
+	path, err := exec.LookPath(l.Argv[0])
+	if err != nil {
+		return fail(host.ErrPluginStart, err.Error(), "check the agent's command in the config")
+	}
+	var secure *plugin.SecureConfig
+	if l.SHA256 != "" {
+		sum, err := hex.DecodeString(l.SHA256)
+		if err != nil {
+			return fail(host.ErrChecksumMismatch, err.Error(), "sha256 must be 64 hexadecimal digits")
+		}
+		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
+	}
+	if secure != nil {
+		// go-plugin checks SecureConfig against ClientConfig.Cmd, which a
+		// RunnerFunc leaves empty, so the check is made here, on the
+		// program that will actually run.
+		ok, err := secure.Check(path)
+		if err != nil {
+			return fail(host.ErrChecksumMismatch, err.Error(), "check that the program exists and is readable")
+		}
+		if !ok {
+			got, _ := fileSHA256(path)
+			return fail(host.ErrChecksumMismatch, fmt.Sprintf("%s has sha256 %s, the config pins %s", path, got, l.SHA256),
+				"if you rebuilt or upgraded the agent on purpose, update sha256 in the config; otherwise the program has been changed")
+		}
+	}
+
+	cc := &plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         l.TLS == nil,
+		StartTimeout:     l.StartTimeout,
+		Logger:           l.Logger,
+		Stderr:           p.stderr,
+	}
+	var keys *sdk.PluginTLS
+	if l.TLS != nil {
+		if keys, err = l.TLS.ForPlugin(); err != nil {
+			return fail(host.ErrPluginStart, "make TLS keys: "+err.Error(), "")
+		}
+		cc.TLSConfig = keys.Config
+	}
+	cc.RunnerFunc = func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+		cmd := exec.Command(path, l.Argv[1:]...)
+		cmd.Env = append(append(spec.Env, l.Env...), sdk.EnvLogLevel+"="+l.LogLevel)
+		cmd.Dir = l.Dir
+		// The plugin gets no stdin: it must never compete with the host
+		// for a person's terminal or a hook's payload.
+		cmd.Stdin = nil
+		if keys != nil {
+			keys.Attach(cmd)
+		}
+		// go-plugin names the plugin's logger after the runner; the
+		// logger already carries the agent and session.
+		r, err := procgroup.New(cmd, "plugin")
+		p.runner = r
+		return r, err
+	}
+	p.client = plugin.NewClient(cc)
+	rpc, err := p.client.Client()
+	if keys != nil {
+		keys.Close()
+	}
+	if err != nil {
+		return fail(classifyStart(err, l.StartTimeout, p.exited()))
+	}
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		return fail(host.ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call sdk.Serve")
+	}
+	p.remote = raw.(sdk.Agent)
+
+	dctx, cancel := context.WithTimeout(ctx, l.StartTimeout)
+	defer cancel()
+	p.info, err = p.remote.Describe(dctx)
+	if err != nil {
+		return fail(p.CallError(dctx, err))
+	}
+	if p.info.Capacity < 1 {
+		p.info.Capacity = 1
+	}
+
+	var conn *plugin.GRPCClient
+	if gc, ok := rpc.(*plugin.GRPCClient); ok {
+		conn = gc
+	}
+	p.watched.Add(1)
+	go p.watch(conn, l.HealthInterval)
+	return p, nil
+}
+
+// Agent is the remote agent the process serves: each call goes to the
+// plugin. It also implements sdk.StateExporter.
+func (p *Process) Agent() sdk.Agent { return p.remote }
+
+// Info is what the agent said of itself when it started, its capacity at
+// least 1.
+func (p *Process) Info() sdk.Info { return p.info }
+
+// exited reports whether the process has exited, waiting briefly: when a
+// call fails because the connection dropped, the exit itself may still be
+// on its way.
+func (p *Process) exited() bool {
+	if p.runner == nil {
+		return false
+	}
+	select {
+	case <-p.runner.Exited():
+		return true
+	case <-time.After(time.Second):
+		return false
+	}
+}
+
+var versionRE = regexp.MustCompile(`Plugin version: (\d+)`)
+
+// classifyStart turns go-plugin's start errors, which are plain strings,
+// into the host's sentinels with a hint at the fix.
+func classifyStart(err error, timeout time.Duration, exited bool) (error, string, string) {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return host.ErrStartTimeout, fmt.Sprintf("no handshake within %s", timeout),
+			"the program may hang before calling sdk.Serve, or not be a hearth agent; raise start_timeout if it is only slow"
+	case strings.Contains(msg, "incompatible API version"):
+		got := "an unknown version"
+		if m := versionRE.FindStringSubmatch(msg); m != nil {
+			got = "version " + m[1]
+		}
+		return host.ErrProtocolVersion, fmt.Sprintf("the plugin speaks agent protocol %s, this host speaks version %d", got, sdk.ProtocolVersion),
+			"rebuild the agent against the hearth sdk this host was built with"
+	case strings.Contains(msg, "incompatible core API version"):
+		return host.ErrProtocolVersion, firstLine(msg), "rebuild the agent against a current hearth sdk"
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		line := strings.TrimPrefix(firstLine(msg), "Unrecognized remote plugin message: ")
+		if line == "" && exited {
+			return host.ErrPluginExited, "the program exited without a handshake",
+				"check that the command runs a hearth agent (its main must call sdk.Serve); see its stderr below"
+		}
+		return host.ErrHandshake, fmt.Sprintf("the plugin wrote %q to stdout instead of the handshake", truncate(line, 80)),
+			"an agent must not print to stdout before sdk.Serve; log to stderr instead"
+	case strings.Contains(msg, "plugin exited before we could connect"):
+		return host.ErrPluginExited, "the program exited during the handshake",
+			"check that the command runs a hearth agent (its main must call sdk.Serve); see its stderr below"
+	case strings.Contains(msg, "exec:") || strings.Contains(msg, "fork/exec"):
+		return host.ErrPluginStart, msg, "check the agent's command in the config"
+	}
+	return host.ErrHandshake, msg, ""
+}
+
+// CallError explains why a call to the plugin failed: a plugin that died
+// or stopped answering is a *host.PluginError; anything else, such as the agent
+// failing its task, is returned as it is.
+func (p *Process) CallError(ctx context.Context, err error) (error, string, string) {
+	if errors.Is(err, sdk.ErrConnectionLost) && p.exited() {
+		return host.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below"
+	}
+	if p.runner != nil {
+		select {
+		case <-p.runner.Exited():
+			return host.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below"
+		default:
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return host.ErrPluginHung, err.Error(), "the agent did not answer in time"
+	}
+	return err, "", ""
+}
+
+func exitDetail(err error) string {
+	if err == nil {
+		return "the process exited with status 0"
+	}
+	return "the process ended: " + err.Error()
+}
+
+// Errorf builds a host.PluginError for this process.
+func (p *Process) Errorf(op string, err error, detail, hint string) *host.PluginError {
+	return &host.PluginError{
+		Agent: p.agent, Session: p.session, Op: op, Err: err,
+		Detail: detail, Hint: hint, Stderr: p.stderr.Lines(),
+	}
+}
+
+// watch notices a process that exits or stops answering health checks
+// without having been asked to stop, and reports it once, after the watch
+// has ended, so that the report may stop the process.
+func (p *Process) watch(conn *plugin.GRPCClient, every time.Duration) {
+	pe := p.watchLoop(conn, every)
+	p.watched.Done()
+	if pe != nil {
+		p.report(pe)
+	}
+}
+
+func (p *Process) watchLoop(conn *plugin.GRPCClient, every time.Duration) *host.PluginError {
+	var tick <-chan time.Time
+	if every > 0 && conn != nil {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-p.quit:
+			return nil
+		case <-p.runner.Exited():
+			if p.stopping.Load() {
+				return nil
+			}
+			return p.Errorf("watch", host.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below")
+		case <-tick:
+			ctx, cancel := context.WithTimeout(context.Background(), pingTimeout(every))
+			_, err := grpc_health_v1.NewHealthClient(conn.Conn).Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: plugin.GRPCServiceName})
+			cancel()
+			if err != nil && !p.stopping.Load() {
+				p.stopping.Store(true)
+				p.killGroup()
+				return p.Errorf("health check", host.ErrPluginHung, fmt.Sprintf("no answer to a health check within %s: %v", pingTimeout(every), err),
+					"the plugin process is stuck (deadlocked, stopped, or starved); it was killed")
+			}
+		}
+	}
+}
+
+func (p *Process) report(pe *host.PluginError) {
+	p.logger.Error("plugin lost", "error", pe.Error())
+	if p.onExit != nil {
+		p.onExit(pe)
+	}
+}
+
+// Stop ends the plugin: a graceful shutdown request first, then SIGKILL to
+// its whole process group, grandchildren included. It returns once the
+// process has been reaped. With force, the graceful step is skipped.
+func (p *Process) Stop(force bool) {
+	p.stopOnce.Do(func() {
+		p.stopping.Store(true)
+		close(p.quit)
+		if force {
+			p.killGroup()
+		}
+		if p.client != nil {
+			// Graceful: go-plugin asks the plugin to shut down and waits
+			// up to two seconds before killing it through our runner. It
+			// returns once the process is reaped.
+			p.client.Kill()
+		}
+		// The leader may have exited on request while processes it
+		// started live on in its group.
+		p.killGroup()
+		p.watched.Wait()
+	})
+}
+
+// killGroup sends SIGKILL to the plugin's whole process group.
+func (p *Process) killGroup() {
+	if p.runner != nil {
+		_ = p.runner.Kill(context.Background())
+	}
+}
+
+// PID is the plugin's process ID, 0 if it never started.
+func (p *Process) PID() int {
+	if p.runner == nil {
+		return 0
+	}
+	return p.runner.PID()
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// tail keeps the last lines written to it, for error messages. go-plugin
+// writes each stderr line to it with its own newline.
+type tail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+	part  []byte
+}
+
+func newTail(n int) *tail { return &tail{max: n} }
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.part = append(t.part, b...)
+	for {
+		i := strings.IndexByte(string(t.part), '\n')
+		if i < 0 {
+			break
+		}
+		t.lines = append(t.lines, string(t.part[:i]))
+		t.part = t.part[i+1:]
+		if len(t.lines) > t.max {
+			t.lines = t.lines[len(t.lines)-t.max:]
+		}
+	}
+	return len(b), nil
+}
+
+// Lines returns the kept lines, oldest first.
+func (t *tail) Lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.lines...)
+}

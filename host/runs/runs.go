@@ -1,0 +1,141 @@
+// Package runs executes pipelines as runs: it decides which tasks start,
+// runs their attempts through the engine's placement, chains context
+// between them, retries and escalates failures, applies quality gates and
+// budgets, and writes each task's outcome, the run's head and a
+// checkpoint in one store transaction. It also resumes, forks, revisits,
+// pauses, cancels and deletes runs, recovers the runs a crashed host left
+// running, and applies retention.
+//
+// Files: runexec.go schedules a run and records its attempts; runapi.go
+// holds the operations on runs; runlife.go the statuses' allowed
+// transitions; runstate.go what agents may do to a run during a task
+// (state sections, checkpoints, files, chunk marks: the pool.Run a task's
+// calls reach); retention.go the recovery of interrupted runs and their
+// retention. The design is in docs/runs.md.
+//
+// A run's truth in memory is plain Go (the store's records); every change
+// is queued to the store while the run's lock is held, so that the store
+// sees changes in the order they were made, and waited for outside it.
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/pool"
+	"github.com/hearth-dev/hearth/host/store"
+)
+
+// Deps is what the run engine needs from the engine that composes it.
+type Deps struct {
+	Store  *store.Store
+	Logger hclog.Logger
+	Now    func() time.Time
+	// Emit records an event and publishes it once it is on disk.
+	Emit func(host.Event) *store.Pending
+	// AfterPublished calls fn once every event emitted so far has reached
+	// subscribers.
+	AfterPublished func(fn func())
+	// Enter registers one unit of in-flight work, unless the engine is
+	// closing (host.ErrClosed); the returned func ends it.
+	Enter func() (func(), error)
+	// Runnable checks that agent is configured and runs tasks.
+	Runnable func(agent string) error
+	// Admit runs the task_admission guards on a task of run.
+	Admit func(t host.Task, run guard.Run) error
+	// Transition runs the transition guards on a run of pipeline leaving
+	// stage from for stage to, and returns the guard that blocks it.
+	Transition func(pipeline, run, from, to string, state map[string]any) *guard.Verdict
+	// Execute places one attempt of a task of run and runs it, with its
+	// quality gate.
+	Execute func(ctx context.Context, t host.Task, run pool.Run) (*host.Outcome, error)
+}
+
+// Runs executes the runs of one engine. Its methods are safe for
+// concurrent use.
+type Runs struct {
+	d Deps
+	// mu guards runs and closed; runs are the runs this engine executes,
+	// or holds while an operation (cancel, revisit) acts on their
+	// records.
+	mu     sync.Mutex
+	runs   map[string]*runExec
+	closed bool
+	// wg counts the runs' loops.
+	wg sync.WaitGroup
+	// lastSweep is when retention last ran.
+	sweepMu   sync.Mutex
+	lastSweep time.Time
+}
+
+// New makes the run engine.
+func New(d Deps) *Runs {
+	return &Runs{d: d, runs: make(map[string]*runExec)}
+}
+
+func (m *Runs) now() time.Time { return m.d.Now() }
+
+// Handle follows a run this engine executes.
+type Handle struct {
+	// ID is the run's ID.
+	ID   string
+	done chan struct{}
+	info host.RunInfo
+	err  error
+}
+
+// Done is closed when the run stops: completed, failed, paused or
+// cancelled, and its last events reached subscribers.
+func (r *Handle) Done() <-chan struct{} { return r.done }
+
+// Wait returns the run as it stopped. The error is nil when the run
+// completed, a *host.RunError when it failed, was paused or cancelled,
+// and ctx's error when ctx ended first (the run goes on).
+func (r *Handle) Wait(ctx context.Context) (host.RunInfo, error) {
+	select {
+	case <-r.done:
+		return r.info, r.err
+	case <-ctx.Done():
+		return host.RunInfo{}, ctx.Err()
+	}
+}
+
+// pipelineOf checks a pipeline submitted through the Go API against the
+// engine's agents, with its defaults applied.
+func (m *Runs) pipelineOf(p *host.Pipeline) (*host.Pipeline, error) {
+	if p == nil {
+		return nil, errors.New("run: nil pipeline")
+	}
+	cp := *p
+	cp.Defaults()
+	var errs []error
+	if err := cp.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := config.Renderer(cp.Context); err != nil {
+		errs = append(errs, fmt.Errorf("context template: %w", err))
+	}
+	for _, t := range cp.Tasks {
+		if t.Agent == "" {
+			continue
+		}
+		if err := m.d.Runnable(t.Agent); err != nil {
+			errs = append(errs, fmt.Errorf("task %q: %w", t.Name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("pipeline %q: %w", cp.Name, err)
+	}
+	return &cp, nil
+}
+
+// Wait returns once every run's loop has ended: after Stop.
+func (m *Runs) Wait() { m.wg.Wait() }

@@ -1,0 +1,397 @@
+package store
+
+import (
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/store/internal/storepb"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// Every record <-> protobuf conversion of the store is here.
+
+// nanos is t as Unix nanoseconds, 0 for the zero time: a record's unset
+// time.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// unixTime is the inverse of nanos.
+func unixTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+var sessionStatusToPB = map[SessionStatus]storepb.SessionStatus{
+	SessionLive:    storepb.SessionStatus_SESSION_LIVE,
+	SessionDormant: storepb.SessionStatus_SESSION_DORMANT,
+	SessionLost:    storepb.SessionStatus_SESSION_LOST,
+}
+
+func sessionToPB(r SessionRecord) *storepb.Session {
+	return &storepb.Session{
+		Id: r.ID, Agent: r.Agent, Status: sessionStatusToPB[r.Status],
+		CreatedUnixNano: nanos(r.Created), LastActivityUnixNano: nanos(r.LastActivity),
+		Capacity: int32(r.Capacity), Files: r.Files, Dirs: r.Dirs, Techs: r.Techs,
+		FingerprintSeq: r.FingerprintSeq, Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses,
+		HasState: r.HasState, Pid: int32(r.PID), AgentVersion: r.AgentVersion, StatusReason: r.Reason,
+		External: r.External, Workspace: r.Workspace, Busy: r.Busy,
+	}
+}
+
+func sessionFromPB(m *storepb.Session) SessionRecord {
+	r := SessionRecord{
+		ID: m.GetId(), Agent: m.GetAgent(), Created: unixTime(m.GetCreatedUnixNano()), LastActivity: unixTime(m.GetLastActivityUnixNano()),
+		Capacity: int(m.GetCapacity()), Files: m.GetFiles(), Dirs: m.GetDirs(), Techs: m.GetTechs(),
+		FingerprintSeq: m.GetFingerprintSeq(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(),
+		HasState: m.GetHasState(), PID: int(m.GetPid()), AgentVersion: m.GetAgentVersion(), Reason: m.GetStatusReason(),
+		External: m.GetExternal(), Workspace: m.GetWorkspace(), Busy: m.GetBusy(),
+	}
+	for s, pb := range sessionStatusToPB {
+		if pb == m.GetStatus() {
+			r.Status = s
+		}
+	}
+	return r
+}
+
+// factorBits packs a candidate's applied factors into the record.
+var factorBits = map[string]uint32{"directory": 1, "file": 2, "tech": 4, "freshness": 8, "load": 16}
+
+var factorOrder = []string{"directory", "file", "tech", "freshness", "load"}
+
+func decisionToPB(d *host.Decision) *storepb.Decision {
+	r := &storepb.Decision{
+		Task: d.Task, TaskName: d.TaskName, Agent: d.Agent, Outcome: d.Outcome, Threshold: d.Threshold,
+		Considered: int32(d.Considered), Eligible: int32(d.Eligible), Action: string(d.Action),
+		Session: d.Session, WaitedNanos: int64(d.Waited), Retired: d.Retired, Reason: d.Reason,
+		HintFiles: d.Hints.Files, HintDirs: d.Hints.Directories, HintTechs: d.Hints.Technologies,
+		Vetoed: d.Vetoed,
+	}
+	if d.Action != host.ActionSpawned {
+		r.Winner = d.Session
+		r.Dormant = d.Action == host.ActionRehydrated
+	}
+	for _, c := range d.Candidates {
+		var applied uint32
+		for _, a := range c.Applied {
+			applied |= factorBits[a]
+		}
+		r.Ranked = append(r.Ranked, &storepb.Candidate{
+			Id: c.Session, Directory: c.Directory, File: c.File, Tech: c.Tech, Freshness: c.Freshness,
+			Load: c.LoadScore, Applied: applied, Total: c.Total, Eligible: c.Eligible, Dormant: c.Dormant,
+			LoadCount: int32(c.Load), Capacity: int32(c.Capacity),
+		})
+	}
+	return r
+}
+
+func decisionFromPB(r *storepb.Decision) host.Decision {
+	d := host.Decision{
+		Task: r.GetTask(), TaskName: r.GetTaskName(), Agent: r.GetAgent(), Action: host.Action(r.GetAction()), Session: r.GetSession(),
+		Outcome: r.GetOutcome(), Threshold: r.GetThreshold(), Considered: int(r.GetConsidered()),
+		Eligible: int(r.GetEligible()), Waited: time.Duration(r.GetWaitedNanos()), Retired: r.GetRetired(),
+		Reason: r.GetReason(), Vetoed: r.GetVetoed(),
+		Hints: sdk.Hints{Files: r.GetHintFiles(), Directories: r.GetHintDirs(), Technologies: r.GetHintTechs()},
+	}
+	for _, c := range r.GetRanked() {
+		cand := host.Candidate{
+			Session: c.GetId(), Dormant: c.GetDormant(), Eligible: c.GetEligible(), Load: int(c.GetLoadCount()),
+			Capacity: int(c.GetCapacity()), Directory: c.GetDirectory(), File: c.GetFile(), Tech: c.GetTech(),
+			Freshness: c.GetFreshness(), LoadScore: c.GetLoad(), Total: c.GetTotal(),
+		}
+		for _, name := range factorOrder {
+			if c.GetApplied()&factorBits[name] != 0 {
+				cand.Applied = append(cand.Applied, name)
+			}
+		}
+		d.Candidates = append(d.Candidates, cand)
+		if cand.Session == d.Session && d.Action != host.ActionSpawned {
+			d.Score = cand.Total
+		}
+	}
+	if d.Action == host.ActionSpawned && len(d.Candidates) > 0 {
+		d.Score = d.Candidates[0].Total
+	}
+	return d
+}
+
+// fillEvent sets every field of r from e, reusing r's tool-use record:
+// tool-use events, the hottest path, recycle their records.
+func fillEvent(r *storepb.Event, e *host.Event) {
+	r.Seq, r.UnixNano, r.Kind, r.Agent, r.Session = e.Seq, e.Time.UnixNano(), string(e.Kind), e.Agent, e.Session
+	r.Task, r.Run, r.Message, r.Error, r.Pid, r.Fraction = e.Task, e.Run, e.Message, e.Err, int32(e.PID), e.Fraction
+	r.Guard, r.Hook, r.Action, r.From, r.To, r.Cost = e.Guard, e.Hook, e.Action, e.From, e.To, e.Cost
+	r.DurationNanos = int64(e.Duration)
+	r.Decision = nil
+	if e.Decision != nil {
+		r.Decision = decisionToPB(e.Decision)
+	}
+	u := e.ToolUse
+	if u == nil {
+		r.ToolUse = nil
+		return
+	}
+	tu := r.ToolUse
+	if tu == nil {
+		tu = &storepb.ToolUse{}
+		r.ToolUse = tu
+	}
+	tu.Tool, tu.Paths, tu.Technologies, tu.Outcome = u.Tool, u.Paths, u.Technologies, int32(u.Outcome)
+	tu.Error, tu.DurationNanos, tu.Cost, tu.CallId = u.Error, int64(u.Duration), u.Cost, u.CallID
+}
+
+func eventFromPB(r *storepb.Event) host.Event {
+	e := host.Event{
+		Seq: r.GetSeq(), Time: time.Unix(0, r.GetUnixNano()), Kind: host.EventKind(r.GetKind()), Agent: r.GetAgent(),
+		Session: r.GetSession(), Task: r.GetTask(), Message: r.GetMessage(), Err: r.GetError(),
+		PID: int(r.GetPid()), Fraction: r.GetFraction(), Guard: r.GetGuard(), Hook: r.GetHook(), Action: r.GetAction(),
+		Run: r.GetRun(), From: r.GetFrom(), To: r.GetTo(), Cost: r.GetCost(), Duration: time.Duration(r.GetDurationNanos()),
+	}
+	if tu := r.GetToolUse(); tu != nil {
+		u := sdk.ToolUse{
+			CallID: tu.GetCallId(), Tool: tu.GetTool(), Paths: tu.GetPaths(), Technologies: tu.GetTechnologies(),
+			Outcome: sdk.Outcome(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()),
+			Cost: tu.GetCost(),
+		}
+		e.ToolUse = &u
+	}
+	if d := r.GetDecision(); d != nil {
+		dec := decisionFromPB(d)
+		e.Decision = &dec
+	}
+	return e
+}
+
+var runStatusToPB = map[host.RunStatus]storepb.RunStatus{
+	host.RunCreated:   storepb.RunStatus_RUN_CREATED,
+	host.RunRunning:   storepb.RunStatus_RUN_RUNNING,
+	host.RunPaused:    storepb.RunStatus_RUN_PAUSED,
+	host.RunCompleted: storepb.RunStatus_RUN_COMPLETED,
+	host.RunFailed:    storepb.RunStatus_RUN_FAILED,
+	host.RunCancelled: storepb.RunStatus_RUN_CANCELLED,
+}
+
+var taskStatusToPB = map[host.TaskStatus]storepb.TaskStatus{
+	host.TaskPending:   storepb.TaskStatus_TASK_PENDING,
+	host.TaskRunning:   storepb.TaskStatus_TASK_RUNNING,
+	host.TaskSucceeded: storepb.TaskStatus_TASK_SUCCEEDED,
+	host.TaskFailed:    storepb.TaskStatus_TASK_FAILED,
+	host.TaskRetrying:  storepb.TaskStatus_TASK_RETRYING,
+	host.TaskSkipped:   storepb.TaskStatus_TASK_SKIPPED,
+}
+
+func runStatusFromPB(s storepb.RunStatus) host.RunStatus {
+	for k, v := range runStatusToPB {
+		if v == s {
+			return k
+		}
+	}
+	return ""
+}
+
+func taskStatusFromPB(s storepb.TaskStatus) host.TaskStatus {
+	for k, v := range taskStatusToPB {
+		if v == s {
+			return k
+		}
+	}
+	return ""
+}
+
+func runToPB(r *RunRecord) *storepb.Run {
+	m := &storepb.Run{
+		Id: r.ID, Pipeline: r.Pipeline, Status: runStatusToPB[r.Status], Reason: r.Reason,
+		CreatedUnixNano: nanos(r.Created), UpdatedUnixNano: nanos(r.Updated), LastActivityUnixNano: nanos(r.LastActivity),
+		StartedUnixNano: nanos(r.Started), FinishedUnixNano: nanos(r.Finished), Budget: r.Budget, Cost: r.Cost,
+		Stage: r.Stage, StateJson: r.State, Checkpoint: r.Checkpoint, ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt,
+		Abandoned: r.Abandoned, TasksTotal: int32(r.TasksTotal), TasksSucceeded: int32(r.TasksSucceeded),
+		TasksFailed: int32(r.TasksFailed), TasksSkipped: int32(r.TasksSkipped),
+	}
+	if len(r.Chunks) > 0 {
+		m.Chunks = make(map[string]*storepb.ChunkSet, len(r.Chunks))
+		for f, cs := range r.Chunks {
+			set := &storepb.ChunkSet{Done: make([]int32, len(cs))}
+			for i, c := range cs {
+				set.Done[i] = int32(c)
+			}
+			m.Chunks[f] = set
+		}
+	}
+	for _, f := range r.Files {
+		m.Files = append(m.Files, &storepb.RunFile{Name: f.Name, Sha256: f.SHA256, Size: f.Size, AddedUnixNano: nanos(f.Added)})
+	}
+	if len(r.GateLoops) > 0 {
+		m.GateLoops = make(map[string]int32, len(r.GateLoops))
+		for k, v := range r.GateLoops {
+			m.GateLoops[k] = int32(v)
+		}
+	}
+	for _, rv := range r.Revisions {
+		m.Revisions = append(m.Revisions, &storepb.Revision{Task: rv.Task, Impact: string(rv.Impact), Reason: rv.Reason,
+			Archived: rv.Archived, Review: rv.Review, ResetTasks: rv.Reset, UnixNano: nanos(rv.Time)})
+	}
+	return m
+}
+
+func runFromPB(m *storepb.Run) *RunRecord {
+	r := &RunRecord{
+		ID: m.GetId(), Pipeline: m.GetPipeline(), Status: runStatusFromPB(m.GetStatus()), Reason: m.GetReason(),
+		Created: unixTime(m.GetCreatedUnixNano()), Updated: unixTime(m.GetUpdatedUnixNano()),
+		LastActivity: unixTime(m.GetLastActivityUnixNano()), Started: unixTime(m.GetStartedUnixNano()),
+		Finished: unixTime(m.GetFinishedUnixNano()), Budget: m.GetBudget(), Cost: m.GetCost(), Stage: m.GetStage(),
+		State: m.GetStateJson(), Checkpoint: m.GetCheckpoint(), ForkedFrom: m.GetForkedFrom(), ForkedAt: m.GetForkedAt(),
+		Abandoned: m.GetAbandoned(), TasksTotal: int(m.GetTasksTotal()), TasksSucceeded: int(m.GetTasksSucceeded()),
+		TasksFailed: int(m.GetTasksFailed()), TasksSkipped: int(m.GetTasksSkipped()),
+	}
+	if len(m.GetChunks()) > 0 {
+		r.Chunks = make(map[string][]int, len(m.GetChunks()))
+		for f, cs := range m.GetChunks() {
+			done := make([]int, len(cs.GetDone()))
+			for i, c := range cs.GetDone() {
+				done[i] = int(c)
+			}
+			r.Chunks[f] = done
+		}
+	}
+	for _, f := range m.GetFiles() {
+		r.Files = append(r.Files, RunFile{Name: f.GetName(), SHA256: f.GetSha256(), Size: f.GetSize(), Added: unixTime(f.GetAddedUnixNano())})
+	}
+	if len(m.GetGateLoops()) > 0 {
+		r.GateLoops = make(map[string]int, len(m.GetGateLoops()))
+		for k, v := range m.GetGateLoops() {
+			r.GateLoops[k] = int(v)
+		}
+	}
+	for _, rv := range m.GetRevisions() {
+		r.Revisions = append(r.Revisions, host.Revision{Task: rv.GetTask(), Impact: host.Impact(rv.GetImpact()), Reason: rv.GetReason(),
+			Archived: rv.GetArchived(), Review: rv.GetReview(), Reset: rv.GetResetTasks(), Time: unixTime(rv.GetUnixNano())})
+	}
+	return r
+}
+
+func graphToPB(g *Graph) *storepb.RunGraph {
+	p := g.Pipeline
+	m := &storepb.RunGraph{
+		Pipeline: p.Name, Description: p.Description, Parallel: int32(p.Parallel),
+		RetryAttempts: int32(p.Retry.Attempts), RetryBackoffNanos: int64(p.Retry.Backoff), RetryMaxBackoffNanos: int64(p.Retry.MaxBackoff),
+		OnFailure: string(p.OnFailure), ContextBudget: int32(p.Context.Budget), ContextTemplate: p.Context.Template,
+		PauseAfterNanos: int64(p.Retention.PauseAfter), AbandonAfterNanos: int64(p.Retention.AbandonAfter),
+		DeleteAfterNanos: int64(p.Retention.DeleteAfter), Config: g.Config,
+	}
+	for _, o := range p.State.Owners {
+		m.Owners = append(m.Owners, &storepb.Owner{Agent: o.Agent, ReadsAll: o.Reads == nil, Reads: o.Reads, Writes: o.Writes})
+	}
+	for _, t := range p.Tasks {
+		m.Tasks = append(m.Tasks, &storepb.GraphTask{
+			Name: t.Name, Agent: t.Agent, Prompt: t.Prompt, DependsOn: t.DependsOn,
+			Files: t.Hints.Files, Dirs: t.Hints.Directories, Techs: t.Hints.Technologies,
+			Stage: t.Stage, Metadata: t.Metadata, Attempts: int32(t.Attempts), OnFailure: string(t.OnFailure),
+		})
+	}
+	return m
+}
+
+func graphFromPB(m *storepb.RunGraph) *Graph {
+	p := &host.Pipeline{
+		Name: m.GetPipeline(), Description: m.GetDescription(), Parallel: int(m.GetParallel()),
+		OnFailure: host.OnFailure(m.GetOnFailure()),
+		Retry: host.Retry{Attempts: int(m.GetRetryAttempts()), Backoff: time.Duration(m.GetRetryBackoffNanos()),
+			MaxBackoff: time.Duration(m.GetRetryMaxBackoffNanos())},
+		Context: host.Context{Budget: int(m.GetContextBudget()), Template: m.GetContextTemplate()},
+		Retention: host.Retention{PauseAfter: time.Duration(m.GetPauseAfterNanos()),
+			AbandonAfter: time.Duration(m.GetAbandonAfterNanos()), DeleteAfter: time.Duration(m.GetDeleteAfterNanos())},
+	}
+	for _, o := range m.GetOwners() {
+		own := &host.Owner{Agent: o.GetAgent(), Writes: o.GetWrites()}
+		if !o.GetReadsAll() {
+			own.Reads = append([]string{}, o.GetReads()...)
+		}
+		p.State.Owners = append(p.State.Owners, own)
+	}
+	for _, t := range m.GetTasks() {
+		p.Tasks = append(p.Tasks, &host.PipelineTask{
+			Name: t.GetName(), Agent: t.GetAgent(), Prompt: t.GetPrompt(), DependsOn: t.GetDependsOn(),
+			Hints: sdk.Hints{Files: t.GetFiles(), Directories: t.GetDirs(), Technologies: t.GetTechs()},
+			Stage: t.GetStage(), Metadata: t.GetMetadata(), Attempts: int(t.GetAttempts()), OnFailure: host.OnFailure(t.GetOnFailure()),
+		})
+	}
+	return &Graph{Pipeline: p, Config: m.GetConfig()}
+}
+
+func taskToPB(t *TaskRecord) *storepb.RunTask {
+	return &storepb.RunTask{
+		Name: t.Name, Status: taskStatusToPB[t.Status], Round: int32(t.Round), Attempts: int32(t.Attempts),
+		Failures: int32(t.Failures), Error: t.Error, Errors: t.Errors, Cost: t.Cost, Session: t.Session, TaskId: t.TaskID,
+		StartedUnixNano: nanos(t.Started), FinishedUnixNano: nanos(t.Finished), RetryAtUnixNano: nanos(t.RetryAt),
+		Version: int32(t.Version), NeedsReview: t.NeedsReview, Feedback: t.Feedback, Reason: t.Reason,
+	}
+}
+
+func taskFromPB(m *storepb.RunTask) *TaskRecord {
+	return &TaskRecord{
+		Name: m.GetName(), Status: taskStatusFromPB(m.GetStatus()), Round: int(m.GetRound()), Attempts: int(m.GetAttempts()),
+		Failures: int(m.GetFailures()), Error: m.GetError(), Errors: m.GetErrors(), Cost: m.GetCost(), Session: m.GetSession(),
+		TaskID: m.GetTaskId(), Started: unixTime(m.GetStartedUnixNano()), Finished: unixTime(m.GetFinishedUnixNano()),
+		RetryAt: unixTime(m.GetRetryAtUnixNano()), Version: int(m.GetVersion()), NeedsReview: m.GetNeedsReview(),
+		Feedback: m.GetFeedback(), Reason: m.GetReason(),
+	}
+}
+
+func checkpointToPB(c *CheckpointRecord) *storepb.Checkpoint {
+	m := &storepb.Checkpoint{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, UnixNano: nanos(c.Time)}
+	if c.Run != nil {
+		m.Run = runToPB(c.Run)
+	}
+	for _, t := range c.Tasks {
+		m.Tasks = append(m.Tasks, taskToPB(t))
+	}
+	return m
+}
+
+func checkpointFromPB(m *storepb.Checkpoint) *CheckpointRecord {
+	c := &CheckpointRecord{Seq: m.GetSeq(), Parent: m.GetParent(), Label: m.GetLabel(), Task: m.GetTask(), Time: unixTime(m.GetUnixNano())}
+	if m.GetRun() != nil {
+		c.Run = runFromPB(m.GetRun())
+	}
+	for _, t := range m.GetTasks() {
+		c.Tasks = append(c.Tasks, taskFromPB(t))
+	}
+	return c
+}
+
+func outputToPB(o *OutputRecord) *storepb.TaskOutput {
+	a := o.Artifact
+	return &storepb.TaskOutput{
+		Task: o.Task, Version: int32(o.Version), Output: o.Output, Metrics: o.Metrics, Cost: o.Cost,
+		Session: o.Session, Attempt: int32(o.Attempt), Round: int32(o.Round), UnixNano: nanos(o.Time),
+		DurationNanos: int64(o.Duration), KeyDecisions: a.KeyDecisions, ModifiedFiles: a.ModifiedFiles,
+		NewPatterns: a.NewPatterns, PotentialGotchas: a.PotentialGotchas, SourceSession: a.SourceSession,
+		ArtifactUnixNano: nanos(a.CreatedAt), Action: o.Action, Score: o.Score,
+	}
+}
+
+func outputFromPB(m *storepb.TaskOutput) *OutputRecord {
+	return &OutputRecord{
+		Task: m.GetTask(), Version: int(m.GetVersion()), Output: m.GetOutput(), Metrics: m.GetMetrics(), Cost: m.GetCost(),
+		Session: m.GetSession(), Attempt: int(m.GetAttempt()), Round: int(m.GetRound()), Time: unixTime(m.GetUnixNano()),
+		Duration: time.Duration(m.GetDurationNanos()), Action: m.GetAction(), Score: m.GetScore(),
+		Artifact: sdk.ContextArtifact{
+			KeyDecisions: m.GetKeyDecisions(), ModifiedFiles: m.GetModifiedFiles(), NewPatterns: m.GetNewPatterns(),
+			PotentialGotchas: m.GetPotentialGotchas(), SourceSession: m.GetSourceSession(), CreatedAt: unixTime(m.GetArtifactUnixNano()),
+		},
+	}
+}
+
+// EncodeEvent is e as the store encodes it, for benchmarks that write
+// the same bytes to raw Badger.
+func EncodeEvent(e host.Event) ([]byte, error) {
+	m := &storepb.Event{}
+	fillEvent(m, &e)
+	return encode(m)
+}

@@ -1,0 +1,316 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// The methods below read sessions and runs as the vocabulary describes
+// them: the store is a host.Reader. Read this way, the store is offline:
+// no host runs on it (a store is open to one process at a time), so a
+// session its record calls live belonged to a host that stopped without
+// retiring it (kill -9) and is shown dormant, as the next host will find
+// it; a run recorded as running is shown interrupted, and the next host
+// pauses it. The engine reads through the same functions and puts what
+// it knows of its live sessions and runs over them.
+
+var _ host.Reader = (*Store)(nil)
+
+// SessionInfo describes a session record. offline says no host runs
+// on the store.
+func SessionInfo(r SessionRecord, offline bool) host.SessionInfo {
+	info := host.SessionInfo{
+		ID: r.ID, Agent: r.Agent, Status: r.Status.String(), Reason: r.Reason,
+		Created: r.Created, LastActivity: r.LastActivity,
+		Capacity: r.Capacity, PID: r.PID, AgentVersion: r.AgentVersion,
+		Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses, HasState: r.HasState,
+		Files: NewestFirst(r.Files), Directories: NewestFirst(r.Dirs), Technologies: NewestFirst(r.Techs),
+		External: r.External, Workspace: r.Workspace, Resume: host.ResumeCommand(r.External, r.ID),
+	}
+	if offline && r.Status == SessionLive {
+		info.Status, info.Reason, info.PID = "dormant", "the host stopped without retiring it", 0
+	}
+	return info
+}
+
+// NewestFirst reverses a fingerprint list, which records keep least
+// recently used first.
+func NewestFirst(lru []string) []string {
+	out := make([]string, len(lru))
+	for i, s := range lru {
+		out[len(lru)-1-i] = s
+	}
+	return out
+}
+
+// SortSessions orders sessions most recently active first.
+func SortSessions(s []host.SessionInfo) {
+	sort.SliceStable(s, func(i, j int) bool {
+		if !s[i].LastActivity.Equal(s[j].LastActivity) {
+			return s[i].LastActivity.After(s[j].LastActivity)
+		}
+		return s[i].ID < s[j].ID
+	})
+}
+
+// Sessions lists every session, most recently active first.
+func (s *Store) Sessions(context.Context) ([]host.SessionInfo, error) {
+	recs, err := s.SessionRecords()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]host.SessionInfo, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, SessionInfo(r, true))
+	}
+	SortSessions(out)
+	return out, nil
+}
+
+// Session describes one session with its latest limit events and the
+// decisions that involved it.
+func (s *Store) Session(_ context.Context, id string, limit int) (*host.SessionDetail, error) {
+	r, err := s.SessionRecord(id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w %q in %s; list them with hearth sessions list", host.ErrUnknownSession, id, s.Dir())
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &host.SessionDetail{SessionInfo: SessionInfo(r, true), Events: []host.Event{}, Decisions: []host.Decision{}}
+	evs, err := s.RecentEvents(id, limit)
+	if err != nil {
+		return nil, err
+	}
+	d.Events = append(d.Events, evs...)
+	decs, err := s.DecisionsFor(id, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range decs {
+		d.Decisions = append(d.Decisions, *ev.Decision)
+	}
+	return d, nil
+}
+
+// RunInfo describes a run's head. offline says no host runs on the
+// store.
+func RunInfo(r *RunRecord, offline bool) host.RunInfo {
+	info := host.RunInfo{
+		ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Reason: r.Reason, Stage: r.Stage,
+		Created: r.Created, Started: r.Started, Updated: r.Updated, LastActivity: r.LastActivity, Finished: r.Finished,
+		Budget: r.Budget, Cost: r.Cost, Tasks: r.TasksTotal, Succeeded: r.TasksSucceeded,
+		Failed: r.TasksFailed, Skipped: r.TasksSkipped, Checkpoint: r.Checkpoint,
+		ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt, Abandoned: r.Abandoned,
+	}
+	if info.Tasks > 0 {
+		info.Progress = float64(info.Succeeded) / float64(info.Tasks)
+	}
+	if offline && info.Status == host.RunRunning {
+		info.Interrupted = true
+	}
+	return info
+}
+
+// SortRuns orders runs most recently active first.
+func SortRuns(rs []host.RunInfo) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if !rs[i].LastActivity.Equal(rs[j].LastActivity) {
+			return rs[i].LastActivity.After(rs[j].LastActivity)
+		}
+		return rs[i].ID < rs[j].ID
+	})
+}
+
+// Runs lists the runs, most recently active first.
+func (s *Store) Runs(context.Context) ([]host.RunInfo, error) {
+	heads, err := s.RunRecords()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]host.RunInfo, len(heads))
+	for i, h := range heads {
+		out[i] = RunInfo(h, true)
+	}
+	SortRuns(out)
+	return out, nil
+}
+
+// ResolveRunID finds the run an ID, or a prefix of one that no other run
+// shares, names.
+func (s *Store) ResolveRunID(id string) (string, error) {
+	if strings.TrimSpace(id) == "" {
+		return "", fmt.Errorf("%w: give a run ID (hearth runs list shows them)", host.ErrUnknownRun)
+	}
+	heads, err := s.RunRecords()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, h := range heads {
+		if h.ID == id {
+			return id, nil
+		}
+		if strings.HasPrefix(h.ID, id) {
+			matches = append(matches, h.ID)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return "", fmt.Errorf("%w %q (hearth runs list shows the runs)", host.ErrUnknownRun, id)
+	}
+	return "", fmt.Errorf("%q names %d runs: %s; give more of the ID", id, len(matches), strings.Join(matches, ", "))
+}
+
+// Run describes one run with its tasks, files, state and history.
+func (s *Store) Run(_ context.Context, id string) (host.RunDetail, error) {
+	return s.RunDetail(id, true)
+}
+
+// RunDetail is Run; offline says no host runs on the store.
+func (s *Store) RunDetail(id string, offline bool) (host.RunDetail, error) {
+	id, err := s.ResolveRunID(id)
+	if err != nil {
+		return host.RunDetail{}, err
+	}
+	head, err := s.RunRecord(id)
+	if err != nil {
+		return host.RunDetail{}, notFoundRun(id, err)
+	}
+	g, err := s.RunGraph(id)
+	if err != nil {
+		return host.RunDetail{}, err
+	}
+	recs, err := s.RunTasks(id)
+	if err != nil {
+		return host.RunDetail{}, err
+	}
+	d := host.RunDetail{
+		RunInfo: RunInfo(head, offline), Config: g.Config, Description: g.Pipeline.Description,
+		Parallel: g.Pipeline.Parallel, State: head.State,
+	}
+	for _, t := range g.Pipeline.Tasks {
+		rt := recs[t.Name]
+		if rt == nil {
+			rt = &TaskRecord{Name: t.Name, Status: host.TaskPending}
+		}
+		d.TaskList = append(d.TaskList, host.RunTaskInfo{
+			Name: t.Name, Agent: t.Agent, Stage: t.Stage, DependsOn: t.DependsOn,
+			Status: rt.Status, Round: rt.Round, Attempt: rt.Attempts, Failures: rt.Failures,
+			Error: rt.Error, Errors: rt.Errors, Cost: rt.Cost, Session: rt.Session,
+			Started: rt.Started, Finished: rt.Finished, RetryAt: rt.RetryAt,
+			Version: rt.Version, NeedsReview: rt.NeedsReview, Feedback: rt.Feedback, Reason: rt.Reason,
+		})
+	}
+	d.Files = s.Files(head.Files)
+	d.Revisions = head.Revisions
+	if len(head.GateLoops) > 0 {
+		d.GateLoops = head.GateLoops
+	}
+	if len(head.Chunks) > 0 {
+		d.Chunks = head.Chunks
+	}
+	return d, nil
+}
+
+// Files describes a run's files as an agent sees them: where to read
+// each.
+func (s *Store) Files(files []RunFile) []sdk.File {
+	var out []sdk.File
+	for _, f := range files {
+		out = append(out, sdk.File{Name: f.Name, Path: s.BlobPath(f.SHA256), SHA256: f.SHA256, Size: f.Size})
+	}
+	return out
+}
+
+func notFoundRun(id string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w %q", host.ErrUnknownRun, id)
+	}
+	return err
+}
+
+// RunOutputs reads every output version of a run's tasks, current and
+// archived, by task in graph order, then version.
+func (s *Store) RunOutputs(_ context.Context, id string) ([]host.TaskOutput, error) {
+	id, err := s.ResolveRunID(id)
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.RunGraph(id)
+	if err != nil {
+		return nil, notFoundRun(id, err)
+	}
+	recs, err := s.RunTasks(id)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := s.TaskOutputs(id)
+	if err != nil {
+		return nil, err
+	}
+	order := make(map[string]int, len(g.Pipeline.Tasks))
+	for i, t := range g.Pipeline.Tasks {
+		order[t.Name] = i
+	}
+	sort.SliceStable(outs, func(i, j int) bool {
+		if a, b := order[outs[i].Task], order[outs[j].Task]; a != b {
+			return a < b
+		}
+		return outs[i].Version < outs[j].Version
+	})
+	res := make([]host.TaskOutput, len(outs))
+	for i, o := range outs {
+		cur := recs[o.Task] != nil && recs[o.Task].Version == o.Version
+		res[i] = host.TaskOutput{
+			Task: o.Task, Version: o.Version, Current: cur, Output: o.Output, Metrics: o.Metrics,
+			Cost: o.Cost, Session: o.Session, Round: o.Round, Attempt: o.Attempt,
+			Time: o.Time, Duration: o.Duration, Action: o.Action, Score: o.Score, Artifact: o.Artifact,
+		}
+	}
+	return res, nil
+}
+
+// RunCheckpoints reads a run's checkpoints, oldest first.
+func (s *Store) RunCheckpoints(_ context.Context, id string) ([]host.CheckpointInfo, error) {
+	id, err := s.ResolveRunID(id)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := s.Checkpoints(id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]host.CheckpointInfo, len(cps))
+	for i, c := range cps {
+		out[i] = host.CheckpointInfo{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, Time: c.Time}
+		if r := c.Run; r != nil {
+			out[i].Status, out[i].Stage, out[i].Cost, out[i].Succeeded = r.Status, r.Stage, r.Cost, r.TasksSucceeded
+		}
+	}
+	return out, nil
+}
+
+// RunEvents reads the last limit events of a run (0: all), oldest first.
+// A deleted run still has its events, ending with its deletion.
+func (s *Store) RunEvents(_ context.Context, id string, limit int) ([]host.Event, error) {
+	if rid, err := s.ResolveRunID(id); err == nil {
+		id = rid
+	}
+	evs, err := s.RecentEvents(id, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) == 0 {
+		return nil, fmt.Errorf("%w %q (hearth runs list shows the runs)", host.ErrUnknownRun, id)
+	}
+	return evs, nil
+}
