@@ -132,8 +132,38 @@ func (e Event) fill(r *storepb.Event) {
 		tu = &storepb.ToolUse{}
 		r.ToolUse = tu
 	}
-	tu.Tool, tu.Paths, tu.Technologies, tu.Outcome = u.Tool, u.Paths, u.Technologies, int32(u.Outcome)
-	tu.Error, tu.DurationNanos, tu.Cost, tu.CallId = u.Error, int64(u.Duration), u.Cost, u.CallID
+	tu.Tool, tu.Paths, tu.Technologies, tu.Outcome = u.Tool, u.Paths, u.Technologies, outcomeToRecord(u.Outcome)
+	tu.Error, tu.DurationNanos, tu.Cost, tu.CallId, tu.Kind = u.Error, int64(u.Duration), u.Cost, u.CallID, string(u.Kind)
+}
+
+// outcomeToRecord encodes an outcome as the store keeps it: 0 ok, 1
+// error, 2 denied, the numbering records had before sdk.OutcomeUnset
+// became the zero value, so that records written then read the same. An
+// unset outcome, which no report should carry, is 3 and never reads as
+// ok.
+func outcomeToRecord(o sdk.Outcome) int32 {
+	switch o {
+	case sdk.OutcomeOK:
+		return 0
+	case sdk.OutcomeError:
+		return 1
+	case sdk.OutcomeDenied:
+		return 2
+	}
+	return 3
+}
+
+// outcomeFromRecord is the inverse of outcomeToRecord.
+func outcomeFromRecord(n int32) sdk.Outcome {
+	switch n {
+	case 0:
+		return sdk.OutcomeOK
+	case 1:
+		return sdk.OutcomeError
+	case 2:
+		return sdk.OutcomeDenied
+	}
+	return sdk.OutcomeUnset
 }
 
 // eventFromRecord is the inverse of record.
@@ -157,8 +187,8 @@ func eventFromRecord(r *storepb.Event) Event {
 
 func toolUseFromRecord(tu *storepb.ToolUse) sdk.ToolUse {
 	return sdk.ToolUse{
-		CallID: tu.GetCallId(), Tool: tu.GetTool(), Paths: tu.GetPaths(), Technologies: tu.GetTechnologies(),
-		Outcome: sdk.Outcome(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()), Cost: tu.GetCost(),
+		CallID: tu.GetCallId(), Tool: tu.GetTool(), Kind: sdk.ToolKind(tu.GetKind()), Paths: tu.GetPaths(), Technologies: tu.GetTechnologies(),
+		Outcome: outcomeFromRecord(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()), Cost: tu.GetCost(),
 	}
 }
 

@@ -295,6 +295,9 @@ func (h *Host) CheckExternalToolUse(_ context.Context, ref ExternalRef, call sdk
 // (Claude Code's PostToolUse): its fingerprint and the matcher's index
 // take it at once, and the event is on disk when it returns.
 func (h *Host) ReportExternalToolUse(ctx context.Context, ref ExternalRef, u sdk.ToolUse) error {
+	if u.Outcome == sdk.OutcomeUnset {
+		return fmt.Errorf("tool use %q of session %s has no outcome; set it to sdk.OutcomeOK, OutcomeError or OutcomeDenied", u.Tool, ref.Session)
+	}
 	if u.At.IsZero() {
 		u.At = h.now()
 	}

@@ -271,6 +271,13 @@ type Task struct {
 	Run            string `json:"run,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	Attempt        int    `json:"attempt,omitempty"`
+	// Upstream, Context and Feedback go to the agent beside the prompt
+	// (sdk.Task): what the task's ancestors in its run learned, nearest
+	// first, that rendered as text, and why the task was sent back. The
+	// host sets them for the tasks of a run.
+	Upstream []sdk.Upstream `json:"upstream,omitempty"`
+	Context  string         `json:"context,omitempty"`
+	Feedback string         `json:"feedback,omitempty"`
 }
 
 // Outcome is what Submit returns for a task that ran.
@@ -281,6 +288,8 @@ type Outcome struct {
 	Decision Decision            `json:"decision"`
 	Result   sdk.Result          `json:"result"`
 	Artifact sdk.ContextArtifact `json:"artifact"`
+	// ToolUses is how many tool uses the agent reported for the task.
+	ToolUses uint64 `json:"tool_uses"`
 	// Gate is the task_result guard that fired on the result, if any: the
 	// result stands, but the guard asks for a retry or for the work to go
 	// back to an earlier task (runs act on it).
@@ -323,7 +332,7 @@ func (h *Host) execute(ctx context.Context, p *pool, t Task, run guard.Run) (*Ou
 		return nil, err
 	}
 	h.emitDecision(d, t.Run)
-	res, art, err := s.run(ctx, t, h.hardStop)
+	res, uses, err := s.run(ctx, t, h.hardStop)
 	p.release(s, err != nil)
 	if err != nil {
 		return nil, err
@@ -335,7 +344,8 @@ func (h *Host) execute(ctx context.Context, p *pool, t Task, run guard.Run) (*Ou
 		Session:  s.id,
 		Decision: *d,
 		Result:   res,
-		Artifact: art,
+		Artifact: res.Artifact,
+		ToolUses: uses,
 		Duration: h.now().Sub(start),
 	}, nil
 }

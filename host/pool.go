@@ -454,7 +454,7 @@ func (p *pool) start(ctx context.Context, s *session, rehydrate bool) error {
 			s.capacity = proc.info.Capacity
 		}
 		s.agentVersion = proc.info.Version
-		s.exportsState = proc.info.ExportsState
+		s.exportsState = proc.remote.ExportsState()
 		s.load = 1
 		s.lastActivity = p.h.now()
 		p.indexLocked(s)

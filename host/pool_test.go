@@ -117,7 +117,7 @@ func TestFingerprintFromToolUses(t *testing.T) {
 	if err := th.ReportToolUse(context.Background(), sdk.ToolUse{Tool: "Read", Paths: []string{".env"}, Outcome: sdk.OutcomeDenied}); err != nil {
 		t.Fatal(err)
 	}
-	if err := th.ReportToolUse(context.Background(), sdk.ToolUse{Tool: "LS", Paths: []string{"docs/api"}}); err != nil {
+	if err := th.ReportToolUse(context.Background(), sdk.ToolUse{Tool: "LS", Paths: []string{"docs/api"}, Outcome: sdk.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	p2.mu.Lock()
@@ -320,7 +320,7 @@ func TestToolUsesAfterTheSnapshotAreReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"b/2.go", "b/3.go"} {
-		ev := Event{Time: time.Now(), Kind: EventToolUsed, Agent: "scripted", Session: "scripted-00000001", ToolUse: &sdk.ToolUse{Tool: "Read", Paths: []string{f}}}
+		ev := Event{Time: time.Now(), Kind: EventToolUsed, Agent: "scripted", Session: "scripted-00000001", ToolUse: &sdk.ToolUse{Tool: "Read", Paths: []string{f}, Outcome: sdk.OutcomeOK}}
 		if err := st.Append(ev.record()).Wait(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,7 +55,7 @@ type process struct {
 	session string
 	client  *plugin.Client
 	runner  *procgroup.Runner
-	remote  sdk.Agent
+	remote  sdk.Remote
 	info    sdk.Info
 	stderr  *tail
 	logger  hclog.Logger
@@ -160,7 +162,7 @@ func startProcess(ctx context.Context, l launch) (*process, error) {
 	if err != nil {
 		return fail(ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call sdk.Serve")
 	}
-	p.remote = raw.(sdk.Agent)
+	p.remote = raw.(sdk.Remote)
 
 	dctx, cancel := context.WithTimeout(ctx, l.startTimeout)
 	defer cancel()
@@ -198,6 +200,20 @@ func (p *process) exited() bool {
 
 var versionRE = regexp.MustCompile(`Plugin version: (\d+)`)
 
+// hostVersions names the agent protocol versions a host speaks: "versions
+// 1 and 2".
+func hostVersions() string {
+	var vs []string
+	for v := range sdk.VersionedPlugins(nil, nil) {
+		vs = append(vs, strconv.Itoa(v))
+	}
+	slices.Sort(vs)
+	if len(vs) == 1 {
+		return "version " + vs[0]
+	}
+	return "versions " + strings.Join(vs[:len(vs)-1], ", ") + " and " + vs[len(vs)-1]
+}
+
 // classifyStart turns go-plugin's start errors, which are plain strings,
 // into the host's sentinels with a hint at the fix.
 func classifyStart(err error, timeout time.Duration, exited bool) (error, string, string) {
@@ -211,7 +227,7 @@ func classifyStart(err error, timeout time.Duration, exited bool) (error, string
 		if m := versionRE.FindStringSubmatch(msg); m != nil {
 			got = "version " + m[1]
 		}
-		return ErrProtocolVersion, fmt.Sprintf("the plugin speaks agent protocol %s, this host speaks version %d", got, sdk.ProtocolVersion),
+		return ErrProtocolVersion, fmt.Sprintf("the plugin speaks agent protocol %s, this host speaks %s", got, hostVersions()),
 			"rebuild the agent against the hearth sdk this host was built with"
 	case strings.Contains(msg, "incompatible core API version"):
 		return ErrProtocolVersion, firstLine(msg), "rebuild the agent against a current hearth sdk"

@@ -636,12 +636,13 @@ func (r *runExec) taskLocked(i int) Task {
 	}
 }
 
-// startLocked records task i as running and prepares its attempt: the
-// prompt gets the ancestors' context and any feedback.
+// startLocked records task i as running and prepares its attempt: beside
+// its prompt, as written, go the ancestors' context and any feedback.
 func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 	t := r.taskLocked(i)
 	rt := r.tasks[i]
-	t.Prompt = r.promptLocked(i, t.Prompt)
+	t.Upstream, t.Context = r.contextLocked(i)
+	t.Feedback = rt.GetFeedback()
 	rt.Attempts++
 	rt.TaskId = t.ID
 	rt.StartedUnixNano, rt.FinishedUnixNano, rt.RetryAtUnixNano = now.UnixNano(), 0, 0
@@ -655,15 +656,19 @@ func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 	return attemptSpec{i: i, task: t, round: rt.GetRound()}
 }
 
-// promptLocked builds the prompt of task i: the context its ancestors
-// left, the task's own prompt, and the feedback that sent it back.
-func (r *runExec) promptLocked(i int, base string) string {
+// contextLocked collects what the ancestors of task i learned: their
+// current outputs' artifacts as contextchain selects them (nearest first,
+// then newest), whole, and the block contextchain renders from them for
+// agents that want text.
+func (r *runExec) contextLocked(i int) ([]sdk.Upstream, string) {
 	name := r.tasks[i].GetName()
 	var arts []contextchain.Artifact
+	byTask := make(map[string]*storepb.TaskOutput, len(r.current))
 	for j, o := range r.current {
 		if o == nil || j == i {
 			continue
 		}
+		byTask[o.GetTask()] = o
 		arts = append(arts, contextchain.Artifact{
 			Task: o.GetTask(), SourceSession: o.GetSourceSession(), CreatedAt: time.Unix(0, o.GetArtifactUnixNano()),
 			Version: int(o.GetVersion()), KeyDecisions: o.GetKeyDecisions(), ModifiedFiles: o.GetModifiedFiles(),
@@ -673,18 +678,29 @@ func (r *runExec) promptLocked(i int, base string) string {
 	res, err := r.render.Build(name, r.depMap, arts)
 	if err != nil {
 		// The template was tried when the run was made; a failure now is
-		// logged, and the task runs without context rather than not at all.
+		// logged, and the task runs without the rendered block rather
+		// than not at all.
 		r.h.logger.Warn("context template failed", "run", r.id, "task", name, "error", err)
 	}
-	prompt := contextchain.Prompt(base, res.Block)
+	var up []sdk.Upstream
+	for _, st := range res.Steps {
+		o := byTask[st.Task]
+		if o == nil {
+			continue
+		}
+		up = append(up, sdk.Upstream{
+			Task: o.GetTask(), Version: int(o.GetVersion()), Session: o.GetSourceSession(), CreatedAt: unixTime(o.GetArtifactUnixNano()),
+			Artifact: sdk.ContextArtifact{
+				KeyDecisions: o.GetKeyDecisions(), ModifiedFiles: o.GetModifiedFiles(),
+				NewPatterns: o.GetNewPatterns(), PotentialGotchas: o.GetPotentialGotchas(),
+			},
+		})
+	}
 	if res.Block != "" {
 		r.emit(Event{Kind: EventRunContext, Task: name, Message: fmt.Sprintf("%s: %d bytes of context from %d earlier steps (%d steps, %d items left out)",
 			name, len(res.Block), len(res.Steps)-res.OmittedSteps, res.OmittedSteps, res.OmittedItems)})
 	}
-	if fb := r.tasks[i].GetFeedback(); fb != "" {
-		prompt += "\n\n# Feedback\n" + fb + "\n"
-	}
-	return prompt
+	return up, res.Block
 }
 
 // attempt runs one attempt of a task and records its outcome.
@@ -783,7 +799,7 @@ func (r *runExec) outcome(a attemptSpec, out *Outcome, err error) *store.Pending
 		Session: out.Session, Attempt: int32(a.task.Attempt), Round: a.round, UnixNano: now.UnixNano(),
 		DurationNanos: int64(out.Duration), KeyDecisions: out.Artifact.KeyDecisions, ModifiedFiles: out.Artifact.ModifiedFiles,
 		NewPatterns: out.Artifact.NewPatterns, PotentialGotchas: out.Artifact.PotentialGotchas,
-		SourceSession: out.Artifact.SourceSession, ArtifactUnixNano: out.Artifact.CreatedAt.UnixNano(),
+		SourceSession: out.Session, ArtifactUnixNano: now.UnixNano(),
 		Action: string(out.Decision.Action), Score: out.Decision.Score,
 	}
 	r.current[i] = o

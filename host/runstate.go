@@ -18,13 +18,16 @@ import (
 // document travels with every checkpoint.
 const maxSection = 1 << 20
 
-// These are the run methods of sdk.Host for a task of a run: the run's
+// These are the methods of sdk.RunHost for a task of a run: the run's
 // state document, checkpoints, files and chunk progress. Each write is
 // durable when the method returns.
 
+// runOf returns the task's run. Only the task of a run is given these
+// methods, but its run may have ended since (a cancelled run's straggler):
+// that is a permanent failure.
 func (th *taskHost) runOf() (*runExec, error) {
 	if th.run == nil {
-		return nil, fmt.Errorf("task %s: %w", th.task, sdk.ErrNoRun)
+		return nil, sdk.Permanent(fmt.Errorf("task %s: its run %q is not running on this host; the task's work there is over", th.task, th.t.Run))
 	}
 	return th.run, nil
 }

@@ -222,7 +222,7 @@ func RunOutputs(st *store.Store, id string) ([]TaskOutput, error) {
 			Time: unixTime(o.GetUnixNano()), Duration: time.Duration(o.GetDurationNanos()), Action: o.GetAction(), Score: o.GetScore(),
 			Artifact: sdk.ContextArtifact{
 				KeyDecisions: o.GetKeyDecisions(), ModifiedFiles: o.GetModifiedFiles(), NewPatterns: o.GetNewPatterns(),
-				PotentialGotchas: o.GetPotentialGotchas(), SourceSession: o.GetSourceSession(), CreatedAt: unixTime(o.GetArtifactUnixNano()),
+				PotentialGotchas: o.GetPotentialGotchas(),
 			},
 		}
 	}

@@ -14,9 +14,8 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// summarizeTimeout bounds the call that collects a task's artifact, and
-// the export of a session's state.
-const summarizeTimeout = 30 * time.Second
+// exportTimeout bounds the export of a session's state.
+const exportTimeout = 30 * time.Second
 
 type sessionStatus int
 
@@ -237,7 +236,7 @@ func (s *session) waitSaver() {
 // save snapshots the session, with its agent's exported state if it has
 // one. The snapshot is durable once the returned Pending's Wait returns.
 func (s *session) save() *store.Pending {
-	ctx, cancel := context.WithTimeout(context.Background(), summarizeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), exportTimeout)
 	defer cancel()
 	state, ok := s.exportState(ctx)
 	s.pool.mu.Lock()
@@ -261,7 +260,7 @@ func (s *session) exportState(ctx context.Context) ([]byte, bool) {
 	if proc == nil || !exports {
 		return nil, false
 	}
-	b, err := proc.remote.(sdk.StateExporter).ExportState(ctx)
+	b, err := proc.remote.ExportState(ctx)
 	if err != nil {
 		if !errors.Is(err, sdk.ErrStateNotSupported) {
 			s.logger.Warn("cannot export the session's state", "error", err)
@@ -274,8 +273,9 @@ func (s *session) exportState(ctx context.Context) ([]byte, bool) {
 // run runs one task on the session. The task is cancelled when ctx is
 // done, when it runs past its agent's task_timeout (the plugin is then
 // considered hung and stopped), or when the host's shutdown grace period
-// ends.
-func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sdk.Result, sdk.ContextArtifact, error) {
+// ends. It also returns how many tool uses the agent reported for the
+// task.
+func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sdk.Result, uint64, error) {
 	cfg := s.pool.cfg()
 	h := s.pool.h
 	base, cancelBase := context.WithCancelCause(ctx)
@@ -298,6 +298,9 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 		Session:        s.id,
 		Prompt:         t.Prompt,
 		Hints:          t.Hints,
+		Upstream:       t.Upstream,
+		Context:        t.Context,
+		Feedback:       t.Feedback,
 		IdempotencyKey: cmp.Or(t.IdempotencyKey, t.ID),
 		Attempt:        max(t.Attempt, 1),
 		Metadata:       t.Metadata,
@@ -310,25 +313,22 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 	op := "run task " + t.ID
 	start := h.now()
 	h.emit(Event{Kind: EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
-	res, err := remote.Run(tctx, st, th)
+	// A task of a run is given the run's methods (sdk.RunHost); any other
+	// task a Host without them.
+	var host sdk.Host = soloHost{th}
+	if t.Run != "" {
+		host = th
+	}
+	res, err := remote.Run(tctx, st, host)
 	if err != nil {
 		err = s.runError(tctx, proc, op, err)
 		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
 			Duration: h.now().Sub(start)})
-		return res, sdk.ContextArtifact{}, err
-	}
-	sctx, scancel := context.WithTimeout(base, summarizeTimeout)
-	defer scancel()
-	art, err := remote.Summarize(sctx, t.ID)
-	if err != nil {
-		err = s.runError(sctx, proc, "summarize task "+t.ID, err)
-		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
-			Duration: h.now().Sub(start)})
-		return res, art, err
+		return res, th.reported, err
 	}
 	h.emit(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
 		Duration: h.now().Sub(start), Cost: res.Cost})
-	return res, art, nil
+	return res, th.reported, nil
 }
 
 // runError explains a failed call: a hung or dead plugin becomes a

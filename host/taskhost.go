@@ -42,7 +42,31 @@ type taskHost struct {
 	// Each is waited for: a failed early batch must not hide behind a
 	// later one that committed.
 	pending []*store.Pending
+	// reported counts the task's tool-use reports; read once Run has
+	// returned.
+	reported uint64
 }
+
+// soloHost is the Host of a task outside a run: a taskHost without the
+// run's methods, so an agent's check for sdk.RunHost says no.
+type soloHost struct{ th *taskHost }
+
+func (h soloHost) ReportToolUse(ctx context.Context, u sdk.ToolUse) error {
+	return h.th.ReportToolUse(ctx, u)
+}
+
+func (h soloHost) CheckToolUse(ctx context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
+	return h.th.CheckToolUse(ctx, c)
+}
+
+func (h soloHost) ReportProgress(ctx context.Context, p sdk.Progress) error {
+	return h.th.ReportProgress(ctx, p)
+}
+
+func (h soloHost) Logger() hclog.Logger { return h.th.Logger() }
+
+// Sync implements sdk.Syncer.
+func (h soloHost) Sync(ctx context.Context) error { return h.th.Sync(ctx) }
 
 // ReportToolUse updates the session's fingerprint and the matcher's index
 // at once, and logs the tool use. The SDK calls it from the task's one
@@ -54,6 +78,7 @@ func (th *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	if u.At.IsZero() {
 		u.At = now
 	}
+	th.reported++
 	e := Event{Time: u.At, Kind: EventToolUsed, Agent: p.cfg().Name, Session: s.id, Task: th.task, ToolUse: &u}
 	var rec *storepb.Event
 	if n := len(th.spare); n > 0 {
@@ -167,6 +192,8 @@ func (th *taskHost) ReportProgress(_ context.Context, p sdk.Progress) error {
 func (th *taskHost) Logger() hclog.Logger { return th.s.logger.With("task", th.task) }
 
 var (
-	_ sdk.Host   = (*taskHost)(nil)
-	_ sdk.Syncer = (*taskHost)(nil)
+	_ sdk.RunHost = (*taskHost)(nil)
+	_ sdk.Syncer  = (*taskHost)(nil)
+	_ sdk.Host    = soloHost{}
+	_ sdk.Syncer  = soloHost{}
 )
