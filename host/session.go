@@ -324,11 +324,11 @@ func (s *session) run(ctx context.Context, t Task, hardStop context.Context) (sd
 		err = s.runError(tctx, proc, op, err)
 		h.emit(Event{Kind: EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
 			Duration: h.now().Sub(start)})
-		return res, th.reported, err
+		return res, th.reported.Load(), err
 	}
 	h.emit(Event{Kind: EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
 		Duration: h.now().Sub(start), Cost: res.Cost})
-	return res, th.reported, nil
+	return res, th.reported.Load(), nil
 }
 
 // runError explains a failed call: a hung or dead plugin becomes a

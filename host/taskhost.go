@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,9 +43,10 @@ type taskHost struct {
 	// Each is waited for: a failed early batch must not hide behind a
 	// later one that committed.
 	pending []*store.Pending
-	// reported counts the task's tool-use reports; read once Run has
-	// returned.
-	reported uint64
+	// reported counts the task's tool-use reports. It is read when Run
+	// returns, which a plugin that died does without waiting for the
+	// reports still on their way.
+	reported atomic.Uint64
 }
 
 // soloHost is the Host of a task outside a run: a taskHost without the
@@ -78,7 +80,7 @@ func (th *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	if u.At.IsZero() {
 		u.At = now
 	}
-	th.reported++
+	th.reported.Add(1)
 	e := Event{Time: u.At, Kind: EventToolUsed, Agent: p.cfg().Name, Session: s.id, Task: th.task, ToolUse: &u}
 	var rec *storepb.Event
 	if n := len(th.spare); n > 0 {
