@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -113,6 +115,23 @@ type Local interface {
 // InProcess returns the Target of the agents newAgent makes, each served
 // in this process with Start. It implements Local.
 func InProcess(newAgent func() sdk.Agent) Target { return localAgents(newAgent) }
+
+// Command returns the Target of the plugin program argv: each session is
+// a process of its own, started with StartCommand, with env added to the
+// environment it inherits. It is not Local: the check of a Run whose
+// context is already cancelled is skipped.
+func Command(env []string, argv ...string) Target { return command{env: env, argv: argv} }
+
+type command struct{ env, argv []string }
+
+func (c command) Start(opts Options) (*Harness, error) {
+	if len(c.argv) == 0 {
+		return nil, errors.New("sdktest: Command needs the program to run")
+	}
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Env = append(os.Environ(), c.env...)
+	return StartCommand(cmd, opts)
+}
 
 type localAgents func() sdk.Agent
 

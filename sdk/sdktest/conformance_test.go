@@ -351,3 +351,36 @@ func (a *racyAgent) Run(context.Context, sdk.Task, sdk.Host) (sdk.Result, error)
 	a.tasks++
 	return sdk.Result{Output: fmt.Sprint(a.tasks)}, nil
 }
+
+// TestHelperPlugin is the plugin program of the tests over a command: the
+// test binary run again, serving the agent SDKTEST_PLUGIN names.
+func TestHelperPlugin(t *testing.T) {
+	switch os.Getenv("SDKTEST_PLUGIN") {
+	case "":
+		return
+	case "scripted":
+		sdk.Serve(testagent.New("scripted", 2))
+	case "never-asks":
+		sdk.Serve(&badAgent{info: okInfo, neverAsks: true})
+	}
+	os.Exit(0)
+}
+
+// TestConformanceOverACommand runs the same checks against plugin
+// processes, over the real protocol: a keeping agent passes, a breaking
+// one is caught.
+func TestConformanceOverACommand(t *testing.T) {
+	target := func(agent string) sdktest.Target {
+		return sdktest.Command([]string{"SDKTEST_PLUGIN=" + agent}, os.Args[0], "-test.run=^TestHelperPlugin$")
+	}
+	if _, ok := target("scripted").(sdktest.Local); ok {
+		t.Error("a command's target claims to be in this process")
+	}
+	if err := sdktest.TestTarget(context.Background(), target("scripted"), sdk.Task{Name: "read", Prompt: "read:src/a.go;echo:done"}); err != nil {
+		t.Fatal(err)
+	}
+	err := sdktest.TestTarget(context.Background(), target("never-asks"), sdk.Task{Name: "t", Prompt: "go"})
+	if err == nil || !strings.Contains(err.Error(), "tool use Read [.env] was reported without a CheckToolUse before it") {
+		t.Errorf("got %v, want the unasked tool use caught", err)
+	}
+}

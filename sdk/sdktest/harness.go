@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -158,6 +159,46 @@ func (h *Harness) Close() error {
 	h.closeOnce.Do(func() { h.closeErr = h.close() })
 	return h.closeErr
 }
+
+// StartCommand starts the plugin program cmd, as a hearth host does (the
+// handshake, mutual TLS, protocol versions 2 and 1), and connects to it.
+// Close the harness when done: it stops the process.
+func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     commandStartTimeout,
+		Logger:           logger,
+	})
+	h := &Harness{Session: sdk.NewID("session"), Host: NewRecorder(opts.Policy)}
+	h.close = func() error {
+		client.Kill()
+		return nil
+	}
+	rpc, err := client.Client()
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("sdktest: start %s: %w", cmd.Path, err)
+	}
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("sdktest: dispense the agent of %s: %w", cmd.Path, err)
+	}
+	h.Agent = raw.(sdk.Remote)
+	return h, nil
+}
+
+// commandStartTimeout bounds a plugin program's start: a loaded machine
+// building nothing still starts one in well under a second.
+const commandStartTimeout = 20 * time.Second
 
 // inProcess is the runner of a plugin served by this very process.
 type inProcess struct{ served <-chan struct{} }
