@@ -385,16 +385,16 @@ func chunks(ctx context.Context, h sdk.RunHost, arg string) (string, error) {
 // FloodToolUse is the tool use the tools step reports: about 512 bytes on
 // the wire, like a search that touched a few files.
 func FloodToolUse() sdk.ToolUse {
-	// A search names the directory it searched, with a trailing slash,
-	// and the files it matched.
-	paths := []string{"services/billing/internal/ledger/reconcile/"}
-	for i := range 7 {
-		paths = append(paths, fmt.Sprintf("services/billing/internal/ledger/reconcile/batch_%02d.go", i))
+	// The files a grep read: the same paths, and the same cost to the
+	// host, as the benchmarks had before tool kinds.
+	paths := make([]string, 8)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("services/billing/internal/ledger/reconcile/batch_%02d.go", i)
 	}
 	return sdk.ToolUse{
 		CallID:       "call-0123456789abcdef",
 		Tool:         "Grep",
-		Kind:         sdk.KindSearch,
+		Kind:         sdk.KindRead,
 		Paths:        paths,
 		Outcome:      sdk.OutcomeOK,
 		Technologies: []string{"go"},
