@@ -91,6 +91,14 @@ func (p page) wait(what, sel string) {
 	p.do(what, chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
+// waitText waits until the element matching sel shows want: the page
+// redraws from a snapshot a moment after the events that changed it.
+func (p page) waitText(what, sel, want string) {
+	p.t.Helper()
+	expr := fmt.Sprintf("(document.querySelector(%q)?.textContent || '').includes(%q)", sel, want)
+	p.do(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingMutation()))
+}
+
 func (p page) text(sel string) string {
 	p.t.Helper()
 	ctx, cancel := p.deadline()
@@ -149,6 +157,7 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 	session := fmt.Sprintf(`#sessions tr[data-session=%q][data-status="live"]`, out.Session)
 	p.wait("the placement", decision)
 	p.wait("the session", session)
+	p.waitText("the session's fingerprint", session+" .fp", "1 files")
 	if reason, fp := p.text(decision+" > div.muted"), p.text(session+" .fp"); !contains(reason, "spawned "+out.Session) || !contains(fp, "src/cart", "go", "1 files") {
 		t.Errorf("decision reason %q, fingerprint %q", reason, fp)
 	}
