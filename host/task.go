@@ -21,6 +21,13 @@ type Task struct {
 	Run            string `json:"run,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	Attempt        int    `json:"attempt,omitempty"`
+	// Upstream, Context and Feedback go to the agent beside the prompt
+	// (sdk.Task): what the task's ancestors in its run learned, nearest
+	// first, that rendered as text, and why the task was sent back. The
+	// host sets them for the tasks of a run.
+	Upstream []sdk.Upstream `json:"upstream,omitempty"`
+	Context  string         `json:"context,omitempty"`
+	Feedback string         `json:"feedback,omitempty"`
 }
 
 // Outcome is what a task that ran came to: its result, the context
@@ -33,6 +40,8 @@ type Outcome struct {
 	Decision Decision            `json:"decision"`
 	Result   sdk.Result          `json:"result"`
 	Artifact sdk.ContextArtifact `json:"artifact"`
+	// ToolUses is how many tool uses the agent reported for the task.
+	ToolUses uint64 `json:"tool_uses"`
 	// Gate is the task_result guard that fired on the result, if any: the
 	// result stands, but the guard asks for a retry or for the work to go
 	// back to an earlier task (runs act on it).

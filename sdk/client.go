@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -26,6 +28,11 @@ import (
 type agentClient struct {
 	rpc    agentpb.AgentClient
 	broker *plugin.GRPCBroker
+	// protocol is the version negotiated at the handshake: 1 for a
+	// plugin built before version 2, which is spoken as it expects.
+	protocol int
+	// exports is what the plugin's last Describe said about its state.
+	exports atomic.Bool
 
 	attachMu sync.Mutex
 	attached bool
@@ -37,8 +44,8 @@ type agentClient struct {
 	tasks   map[string]Host
 }
 
-func newAgentClient(rpc agentpb.AgentClient, broker *plugin.GRPCBroker) *agentClient {
-	return &agentClient{rpc: rpc, broker: broker, tasks: make(map[string]Host)}
+func newAgentClient(rpc agentpb.AgentClient, broker *plugin.GRPCBroker, protocol int) *agentClient {
+	return &agentClient{rpc: rpc, broker: broker, protocol: protocol, tasks: make(map[string]Host)}
 }
 
 func (c *agentClient) Describe(ctx context.Context) (Info, error) {
@@ -46,8 +53,15 @@ func (c *agentClient) Describe(ctx context.Context) (Info, error) {
 	if err != nil {
 		return Info{}, fromStatus(ctx, "describe", err)
 	}
+	c.exports.Store(m.GetExportsState())
 	return infoFromWire(m), nil
 }
+
+// ExportsState implements Remote.
+func (c *agentClient) ExportsState() bool { return c.exports.Load() }
+
+// Protocol implements Remote.
+func (c *agentClient) Protocol() int { return c.protocol }
 
 // attach starts serving host callbacks on a broker connection and tells
 // the plugin where to find them. It runs once per plugin.
@@ -101,19 +115,42 @@ func (c *agentClient) Run(ctx context.Context, t Task, h Host) (Result, error) {
 		c.tasksMu.Unlock()
 	}()
 
-	m, err := c.rpc.Run(ctx, &agentpb.RunRequest{Task: taskToWire(t)})
+	wt := taskToWire(t)
+	if c.protocol == 1 {
+		wt.Prompt = promptV1(t)
+	}
+	m, err := c.rpc.Run(ctx, &agentpb.RunRequest{Task: wt})
 	if err != nil {
 		return Result{}, fromStatus(ctx, "run", err)
 	}
-	return resultFromWire(m), nil
+	res := resultFromWire(m)
+	if c.protocol == 1 {
+		// A version-1 plugin keeps the artifact until asked for it.
+		a, err := c.rpc.Summarize(ctx, &agentpb.SummarizeRequest{TaskId: t.ID})
+		if err != nil {
+			return Result{}, fromStatus(ctx, "summarize (agent protocol version 1)", err)
+		}
+		res.Artifact = artifactFromWire(a)
+	}
+	return res, nil
 }
 
-func (c *agentClient) Summarize(ctx context.Context, taskID string) (ContextArtifact, error) {
-	m, err := c.rpc.Summarize(ctx, &agentpb.SummarizeRequest{TaskId: taskID})
-	if err != nil {
-		return ContextArtifact{}, fromStatus(ctx, "summarize", err)
+// promptV1 is the prompt a version-1 plugin expects: the upstream context
+// before the task's own prompt and the feedback after it, as version-1
+// hosts wrote them, since such a plugin has no other way to see them.
+func promptV1(t Task) string {
+	p := t.Prompt
+	if block := strings.TrimRight(t.Context, "\n"); strings.TrimSpace(block) != "" {
+		if p == "" {
+			p = block + "\n"
+		} else {
+			p = block + "\n\n" + p
+		}
 	}
-	return artifactFromWire(m), nil
+	if t.Feedback != "" {
+		p += "\n\n# Feedback\n" + t.Feedback + "\n"
+	}
+	return p
 }
 
 func (c *agentClient) ExportState(ctx context.Context) ([]byte, error) {
@@ -144,6 +181,21 @@ func (c *agentClient) host(taskID string) (Host, error) {
 		return nil, status.Errorf(codes.NotFound, "no task %q is running on this session", taskID)
 	}
 	return h, nil
+}
+
+// runHost returns the RunHost of a task that belongs to a run. A task
+// outside one gets FAILED_PRECONDITION, which the plugin reads as a
+// permanent failure.
+func (c *agentClient) runHost(taskID string) (RunHost, error) {
+	h, err := c.host(taskID)
+	if err != nil {
+		return nil, err
+	}
+	rh, ok := h.(RunHost)
+	if !ok {
+		return nil, status.Errorf(codes.FailedPrecondition, "task %s is not part of a run: only a run's tasks reach its state, checkpoints, files and chunks", taskID)
+	}
+	return rh, nil
 }
 
 // hostServer serves the Host service in the host process and hands each
@@ -181,6 +233,15 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 			_ = stop()
 			return err
 		}
+		u := toolUseFromWire(m)
+		if u.Outcome == OutcomeUnset {
+			if s.c.protocol != 1 {
+				_ = stop()
+				return status.Errorf(codes.InvalidArgument, "tool use %q of task %s has no outcome (OUTCOME_UNSPECIFIED); agent protocol version 2 requires OK, ERROR or DENIED", u.Tool, m.GetTaskId())
+			}
+			// Version 1 meant OK by it.
+			u.Outcome = OutcomeOK
+		}
 		if h == nil {
 			if h, err = s.c.host(m.GetTaskId()); err != nil {
 				return err
@@ -189,7 +250,7 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 			go reportAll(ctx, h, uses, done)
 		}
 		select {
-		case uses <- toolUseFromWire(m):
+		case uses <- u:
 			n++
 		case err := <-done:
 			// The worker failed; it drains until uses is closed.
@@ -251,7 +312,7 @@ func (s *hostServer) Progress(ctx context.Context, m *agentpb.ProgressReport) (*
 }
 
 func (s *hostServer) GetState(ctx context.Context, m *agentpb.StateRequest) (*agentpb.StateValue, error) {
-	h, err := s.c.host(m.GetTaskId())
+	h, err := s.c.runHost(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +324,7 @@ func (s *hostServer) GetState(ctx context.Context, m *agentpb.StateRequest) (*ag
 }
 
 func (s *hostServer) SetState(ctx context.Context, m *agentpb.StateValue) (*agentpb.StateAck, error) {
-	h, err := s.c.host(m.GetTaskId())
+	h, err := s.c.runHost(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +342,7 @@ func (s *hostServer) SetState(ctx context.Context, m *agentpb.StateValue) (*agen
 }
 
 func (s *hostServer) Checkpoint(ctx context.Context, m *agentpb.CheckpointRequest) (*agentpb.CheckpointAck, error) {
-	h, err := s.c.host(m.GetTaskId())
+	h, err := s.c.runHost(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +354,7 @@ func (s *hostServer) Checkpoint(ctx context.Context, m *agentpb.CheckpointReques
 }
 
 func (s *hostServer) Files(ctx context.Context, m *agentpb.FilesRequest) (*agentpb.FileList, error) {
-	h, err := s.c.host(m.GetTaskId())
+	h, err := s.c.runHost(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +366,7 @@ func (s *hostServer) Files(ctx context.Context, m *agentpb.FilesRequest) (*agent
 }
 
 func (s *hostServer) Chunks(ctx context.Context, m *agentpb.ChunksRequest) (*agentpb.ChunkList, error) {
-	h, err := s.c.host(m.GetTaskId())
+	h, err := s.c.runHost(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +382,7 @@ func (s *hostServer) Chunks(ctx context.Context, m *agentpb.ChunksRequest) (*age
 }
 
 func (s *hostServer) MarkChunk(ctx context.Context, m *agentpb.ChunkMark) (*agentpb.ChunkAck, error) {
-	h, err := s.c.host(m.GetTaskId())
+	h, err := s.c.runHost(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +403,4 @@ func NewID(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-var (
-	_ Agent         = (*agentClient)(nil)
-	_ StateExporter = (*agentClient)(nil)
-)
+var _ Remote = (*agentClient)(nil)

@@ -2,47 +2,58 @@ package sdk_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
-// wordCounter is a complete agent: it asks before reading each hinted
-// file, reports the reads, and counts words.
-type wordCounter struct{}
+// wordCounter is a complete agent: it reads each hinted file through
+// sdk.Tools, which asks the host first (a guard may say no), reads, and
+// reports the read; it counts words and says what it learned.
+type wordCounter struct{ root string }
 
 func (wordCounter) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "wordcount", Version: "1.0.0", Technologies: []string{"text"}}, nil
 }
 
-func (wordCounter) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a wordCounter) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+	tools := sdk.NewTools(h, a.root)
 	words := 0
 	for _, f := range t.Hints.Files {
-		v, err := h.CheckToolUse(ctx, sdk.ToolCall{Tool: "Read", Paths: []string{f}})
+		b, err := tools.Read(ctx, f)
+		if errors.Is(err, sdk.ErrDenied) {
+			continue // a guard said no: skip the file
+		}
 		if err != nil {
 			return sdk.Result{}, err
 		}
-		if !v.Allow {
-			continue // a guard said no: skip the file
-		}
-		words += len(f) // stands in for reading the file
-		if err := h.ReportToolUse(ctx, sdk.ToolUse{Tool: "Read", Paths: []string{f}}); err != nil {
-			return sdk.Result{}, err
-		}
+		words += len(strings.Fields(string(b)))
 	}
-	return sdk.Result{Output: fmt.Sprint(words), Metrics: map[string]float64{"word_count": float64(words)}}, nil
-}
-
-func (wordCounter) Summarize(context.Context, string) (sdk.ContextArtifact, error) {
-	return sdk.ContextArtifact{KeyDecisions: []string{"counted words"}}, nil
+	return sdk.Result{
+		Output:   fmt.Sprint(words),
+		Metrics:  map[string]float64{"word_count": float64(words)},
+		Artifact: sdk.ContextArtifact{KeyDecisions: []string{"counted words with strings.Fields"}},
+	}, nil
 }
 
 // An agent is tested through the real plugin protocol with sdktest, with no
 // binary to build.
 func Example() {
-	h, err := sdktest.Start(wordCounter{}, sdktest.Options{})
+	root, err := os.MkdirTemp("", "wordcount")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(root)
+	_ = os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello hearth"), 0o644)
+	_ = os.WriteFile(filepath.Join(root, "notes.md"), []byte("one two three"), 0o644)
+
+	h, err := sdktest.Start(wordCounter{root: root}, sdktest.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -58,12 +69,81 @@ func Example() {
 		return
 	}
 	fmt.Println("output:", res.Output)
-	fmt.Println("tool uses acknowledged:", res.ToolUses)
-	fmt.Println("first read:", h.Host.ToolUses("t1")[0].Paths[0])
+	fmt.Println("learned:", res.Artifact.KeyDecisions[0])
+	first := h.Host.ToolUses("t1")[0]
+	fmt.Println("first use:", first.Tool, first.Kind, first.Paths[0], first.Outcome)
+	fmt.Println("asked first:", h.Host.Calls("t1")[0].Call.CallID == first.CallID)
 	// Output:
-	// output: 13
-	// tool uses acknowledged: 2
-	// first read: a.txt
+	// output: 5
+	// learned: counted words with strings.Fields
+	// first use: Read read a.txt ok
+	// asked first: true
+}
+
+// A task that belongs to a run is given a RunHost: the run's state,
+// checkpoints, files and chunks. Check for it with a type assertion.
+func ExampleRunHost() {
+	agent := runReader{}
+	h, err := sdktest.Start(agent, sdktest.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer h.Close()
+	run := sdktest.NewRun()
+	run.Set("topic", "warm sessions")
+	h.Host.SetRun(run)
+
+	for _, t := range []sdk.Task{{Prompt: "alone"}, {Run: "run-1", Prompt: "in a run"}} {
+		res, err := h.Run(context.Background(), t)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(res.Output)
+	}
+	// Output:
+	// alone: no run
+	// in a run: topic "warm sessions"
+}
+
+type runReader struct{}
+
+func (runReader) Describe(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "reader", Version: "1.0.0"}, nil
+}
+
+func (runReader) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+	rh, ok := h.(sdk.RunHost)
+	if !ok {
+		return sdk.Result{Output: t.Prompt + ": no run"}, nil
+	}
+	topic, err := rh.State(ctx, "topic")
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	return sdk.Result{Output: fmt.Sprintf("%s: topic %s", t.Prompt, topic)}, nil
+}
+
+// What the tasks a task depends on learned comes beside its prompt: as
+// structured data in Upstream, and rendered as text in Context. The
+// prompt is exactly as written.
+func ExampleTask_upstream() {
+	t := sdk.Task{
+		Prompt: "symbol net/http Server",
+		Upstream: []sdk.Upstream{{
+			Task: "overview", Version: 1,
+			Artifact: sdk.ContextArtifact{KeyDecisions: []string{"net/http is package http: 60 files"}},
+		}},
+		Context: "# Context from Previous Steps\n...",
+	}
+	fmt.Println(strings.Fields(t.Prompt)[0])
+	for _, u := range t.Upstream {
+		fmt.Printf("%s v%d: %s\n", u.Task, u.Version, u.Artifact.KeyDecisions[0])
+	}
+	// Output:
+	// symbol
+	// overview v1: net/http is package http: 60 files
 }
 
 // An agent binary's main is one call to Serve.

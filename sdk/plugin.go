@@ -11,9 +11,12 @@ import (
 )
 
 // ProtocolVersion is the version of the hearth agent protocol this SDK
-// speaks. go-plugin negotiates it at the handshake: a host and a plugin
-// that share no version refuse to talk, with an error naming both.
-const ProtocolVersion = 1
+// serves. go-plugin negotiates it at the handshake: a host offers the
+// versions it speaks, the plugin picks the newest it shares, and a host
+// and a plugin that share none refuse to talk, with an error naming both.
+// Plugins built with this SDK serve version 2 only; hosts built with it
+// speak 2 and 1, so plugins built before version 2 keep working.
+const ProtocolVersion = 2
 
 // PluginName is the name under which a plugin serves its agent.
 const PluginName = "agent"
@@ -27,11 +30,18 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: "7d1f0c2b-hearth-agent",
 }
 
-// VersionedPlugins returns the plugin sets for every protocol version this
-// SDK speaks. A plugin passes its agent; a host passes nil.
+// VersionedPlugins returns the plugin sets for the protocol versions this
+// SDK speaks. A plugin passes its agent and serves version 2 only; a host
+// passes nil and speaks versions 2 and 1.
 func VersionedPlugins(impl Agent, logger hclog.Logger) map[int]plugin.PluginSet {
+	if impl != nil {
+		return map[int]plugin.PluginSet{
+			ProtocolVersion: {PluginName: &AgentPlugin{Impl: impl, Logger: logger, Protocol: ProtocolVersion}},
+		}
+	}
 	return map[int]plugin.PluginSet{
-		ProtocolVersion: {PluginName: &AgentPlugin{Impl: impl, Logger: logger}},
+		ProtocolVersion: {PluginName: &AgentPlugin{Logger: logger, Protocol: ProtocolVersion}},
+		1:               {PluginName: &AgentPlugin{Logger: logger, Protocol: 1}},
 	}
 }
 
@@ -44,6 +54,25 @@ type AgentPlugin struct {
 	Impl Agent
 	// Logger is the plugin-side logger handed to tasks through Host.Logger.
 	Logger hclog.Logger
+	// Protocol is the protocol version the glue speaks; zero means
+	// ProtocolVersion. Only a host speaks version 1.
+	Protocol int
+}
+
+// Remote is the host's view of an agent in a plugin process: the value
+// AgentPlugin.GRPCClient returns, and what a host dispenses. Its Run also
+// carries the version-1 protocol for plugins built before version 2.
+type Remote interface {
+	Agent
+	// ExportState and ImportState reach the plugin's agent; an agent that
+	// does not implement StateExporter answers ErrStateNotSupported.
+	StateExporter
+	// ExportsState reports whether the plugin's agent implements
+	// StateExporter, as its last Describe said: false until Describe
+	// returns. Hosts call Describe first, right after the plugin starts.
+	ExportsState() bool
+	// Protocol is the protocol version negotiated with the plugin.
+	Protocol() int
 }
 
 // GRPCServer registers the agent's service in the plugin process.
@@ -56,10 +85,15 @@ func (p *AgentPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) erro
 	return nil
 }
 
-// GRPCClient returns, in the host process, an Agent that forwards to the
-// plugin. The returned value also implements StateExporter.
+// GRPCClient returns, in the host process, a Remote: an Agent that
+// forwards to the plugin, and also tells whether the plugin's agent
+// exports its state (Remote.ExportsState).
 func (p *AgentPlugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return newAgentClient(agentpb.NewAgentClient(c), broker), nil
+	v := p.Protocol
+	if v == 0 {
+		v = ProtocolVersion
+	}
+	return newAgentClient(agentpb.NewAgentClient(c), broker, v), nil
 }
 
 var _ plugin.GRPCPlugin = (*AgentPlugin)(nil)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk"
@@ -22,8 +23,9 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "scripted" || info.Capacity != 2 || !info.ExportsState {
-		t.Fatalf("Describe: got %+v, want name scripted, capacity 2, exports state", info)
+	if info.Name != "scripted" || info.Capacity != 2 || !h.Agent.ExportsState() || h.Agent.Protocol() != sdk.ProtocolVersion {
+		t.Fatalf("Describe: got %+v, exports state %v, protocol %d; want name scripted, capacity 2, exports state, protocol %d",
+			info, h.Agent.ExportsState(), h.Agent.Protocol(), sdk.ProtocolVersion)
 	}
 
 	task := sdk.Task{
@@ -44,29 +46,24 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("Result: got %+v, want output hello, cost 0.25, quality 0.9", res)
 	}
 	uses := h.Host.ToolUses("t1")
-	if len(uses) != 2 || res.ToolUses != 2 {
-		t.Fatalf("tool uses: recorded %d, acknowledged %d, want 2 and 2", len(uses), res.ToolUses)
+	if len(uses) != 2 {
+		t.Fatalf("tool uses: recorded %d, want 2", len(uses))
 	}
-	if got := uses[1]; got.Tool != "Read" || !slices.Equal(got.Paths, []string{"src/b.go"}) || got.At.IsZero() {
-		t.Errorf("tool use 2: got %+v, want Read src/b.go with a time", got)
+	if got := uses[1]; got.Tool != "Read" || got.Kind != sdk.KindRead || got.Outcome != sdk.OutcomeOK || !slices.Equal(got.Paths, []string{"src/b.go"}) || got.At.IsZero() {
+		t.Errorf("tool use 2: got %+v, want an OK Read (kind read) of src/b.go with a time", got)
 	}
 	if n := h.Host.Syncs("t1"); n != 1 {
 		t.Errorf("syncs: got %d, want 1 (the stream is made durable once, at its end)", n)
 	}
 	calls := h.Host.Calls("t1")
-	if len(calls) != 2 || calls[0].Call.Input["file_path"] != "src/a.go" || calls[0].Call.CallID != uses[0].CallID {
-		t.Errorf("calls: got %+v, want two Read calls with their input and call IDs matching the reports", calls)
+	if len(calls) != 2 || calls[0].Call.Input["file_path"] != "src/a.go" || calls[0].Call.CallID != uses[0].CallID || calls[0].Call.Kind != sdk.KindRead {
+		t.Errorf("calls: got %+v, want two Read calls with their kind, input and call IDs matching the reports", calls)
 	}
 	if p := h.Host.Progress("t1"); len(p) != 1 || p[0].Fraction != 0.5 {
 		t.Errorf("progress: got %+v, want one report at 0.5", p)
 	}
-
-	art, err := h.Agent.Summarize(ctx, "t1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(art.ModifiedFiles, []string{"src/a.go", "src/b.go"}) || art.SourceSession != h.Session || art.CreatedAt.IsZero() {
-		t.Errorf("artifact: got %+v, want both files, session %s and a time", art, h.Session)
+	if art := res.Artifact; !slices.Equal(art.ModifiedFiles, []string{"src/a.go", "src/b.go"}) || len(art.KeyDecisions) != 1 {
+		t.Errorf("artifact: got %+v, want both files and a key decision", art)
 	}
 }
 
@@ -78,8 +75,14 @@ func TestTaskFieldsReachTheAgent(t *testing.T) {
 	}}
 	h := sdktest.New(t, a, sdktest.Options{})
 	want := sdk.Task{
-		ID: "t9", Run: "r", Name: "n", Session: "s", Prompt: "p",
-		Hints:          sdk.Hints{Files: []string{"f"}, Directories: []string{"d"}, Technologies: []string{"go"}},
+		ID: "t9", Run: "r", Name: "n", Session: "s", Prompt: "# not context\np",
+		Hints: sdk.Hints{Files: []string{"f"}, Directories: []string{"d"}, Technologies: []string{"go"}},
+		Upstream: []sdk.Upstream{
+			{Task: "a", Version: 2, Session: "s1", CreatedAt: time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC),
+				Artifact: sdk.ContextArtifact{KeyDecisions: []string{"k"}, ModifiedFiles: []string{"m"}, NewPatterns: []string{"n"}, PotentialGotchas: []string{"g"}}},
+			{Task: "b", Version: 1},
+		},
+		Context: "# Context from Previous Steps\n- k\n", Feedback: "say more",
 		IdempotencyKey: "k", Attempt: 3, Metadata: map[string]string{"a": "b"},
 	}
 	if _, err := h.Run(context.Background(), want); err != nil {
@@ -221,8 +224,8 @@ func TestState(t *testing.T) {
 	if _, err := stateless.Agent.(sdk.StateExporter).ExportState(ctx); !errors.Is(err, sdk.ErrStateNotSupported) {
 		t.Errorf("stateless ExportState: got %v, want ErrStateNotSupported", err)
 	}
-	if info, _ := stateless.Agent.Describe(ctx); info.ExportsState {
-		t.Error("stateless agent: Info.ExportsState is set")
+	if _, err := stateless.Agent.Describe(ctx); err != nil || stateless.Agent.ExportsState() {
+		t.Errorf("stateless agent: Describe %v, ExportsState %v; want no error and false", err, stateless.Agent.ExportsState())
 	}
 }
 
@@ -270,8 +273,4 @@ func (a *funcAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result
 		return sdk.Result{}, nil
 	}
 	return a.run(ctx, t, h)
-}
-
-func (a *funcAgent) Summarize(context.Context, string) (sdk.ContextArtifact, error) {
-	return sdk.ContextArtifact{}, nil
 }

@@ -51,8 +51,8 @@ func (s *agentServer) Describe(ctx context.Context, _ *agentpb.DescribeRequest) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	_, info.ExportsState = s.impl.(StateExporter)
-	return infoToWire(info), nil
+	_, exports := s.impl.(StateExporter)
+	return infoToWire(info, exports), nil
 }
 
 func (s *agentServer) Attach(_ context.Context, m *agentpb.AttachRequest) (*agentpb.AttachResponse, error) {
@@ -81,46 +81,40 @@ func (s *agentServer) Run(ctx context.Context, m *agentpb.RunRequest) (*agentpb.
 	if t.Session == "" {
 		t.Session = session
 	}
-	h := &taskHost{
+	th := &taskHost{
 		rpc:    hc,
 		taskID: t.ID,
 		logger: s.logger.With("session", t.Session, "task", t.ID),
+	}
+	// Only the task of a run is given the run's methods: an agent asks
+	// whether it has them with a type assertion.
+	var h Host = th
+	if t.Run != "" {
+		h = &runTaskHost{th}
 	}
 	res, runErr := s.run(ctx, t, h)
 	// The result goes back only after every tool-use report is durable on
 	// the host, whether or not the task succeeded: the reports describe
 	// what the session touched either way.
-	acked, closeErr := h.closeToolUses()
+	acked, closeErr := th.closeToolUses()
 	if runErr != nil {
 		return nil, toStatus(runErr)
 	}
 	if closeErr != nil {
 		return nil, status.Errorf(codes.Unavailable, "task %s: tool-use reports were not acknowledged: %v", t.ID, closeErr)
 	}
-	res.ToolUses = acked
-	return resultToWire(res), nil
+	if err := th.refusedReport(); err != nil {
+		// The agent went on after a report was refused: the session's
+		// context is missing what that tool use touched. The same code
+		// does the same again, so the failure is permanent.
+		return nil, status.Errorf(codes.FailedPrecondition, "task %s: a tool-use report was refused: %v", t.ID, err)
+	}
+	return resultToWire(res, acked), nil
 }
 
 func (s *agentServer) run(ctx context.Context, t Task, h Host) (_ Result, err error) {
 	defer s.recoverPanic("Run", &err)
 	return s.impl.Run(ctx, t, h)
-}
-
-func (s *agentServer) Summarize(ctx context.Context, m *agentpb.SummarizeRequest) (_ *agentpb.Artifact, err error) {
-	defer s.recoverPanic("Summarize", &err)
-	a, err := s.impl.Summarize(ctx, m.GetTaskId())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	if a.SourceSession == "" {
-		s.mu.RLock()
-		a.SourceSession = s.session
-		s.mu.RUnlock()
-	}
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = time.Now()
-	}
-	return artifactToWire(a), nil
 }
 
 func (s *agentServer) ExportState(ctx context.Context, _ *agentpb.ExportStateRequest) (_ *agentpb.SessionState, err error) {
@@ -165,11 +159,24 @@ type taskHost struct {
 	// ended is set once the task has returned: a report after that (from
 	// an agent goroutine still running) has no stream to go on.
 	ended bool
+	// refused is the first report the SDK refused to send (no outcome, an
+	// unknown kind): the task fails with it even if the agent ignored the
+	// error ReportToolUse returned.
+	refused error
 }
 
 func (h *taskHost) ReportToolUse(ctx context.Context, u ToolUse) error {
 	if h.rpc == nil {
 		return ErrNotAttached
+	}
+	if err := checkToolUse(u); err != nil {
+		err = fmt.Errorf("task %s: %w", h.taskID, err)
+		h.mu.Lock()
+		if h.refused == nil {
+			h.refused = err
+		}
+		h.mu.Unlock()
+		return err
 	}
 	if u.At.IsZero() {
 		u.At = time.Now()
@@ -207,6 +214,13 @@ func (h *taskHost) ReportToolUse(ctx context.Context, u ToolUse) error {
 	}
 	h.sent++
 	return nil
+}
+
+// refusedReport returns the first report the SDK refused, or nil.
+func (h *taskHost) refusedReport() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.refused
 }
 
 // closeToolUses ends the task's stream and waits for the host's
@@ -262,7 +276,10 @@ func (h *taskHost) ReportProgress(ctx context.Context, p Progress) error {
 
 func (h *taskHost) Logger() hclog.Logger { return h.logger }
 
-func (h *taskHost) State(ctx context.Context, section string) (json.RawMessage, error) {
+// runTaskHost is the Host of a task that belongs to a run: a RunHost.
+type runTaskHost struct{ *taskHost }
+
+func (h *runTaskHost) State(ctx context.Context, section string) (json.RawMessage, error) {
 	if h.rpc == nil {
 		return nil, ErrNotAttached
 	}
@@ -276,7 +293,7 @@ func (h *taskHost) State(ctx context.Context, section string) (json.RawMessage, 
 	return v.GetValueJson(), nil
 }
 
-func (h *taskHost) SetState(ctx context.Context, section string, value any) error {
+func (h *runTaskHost) SetState(ctx context.Context, section string, value any) error {
 	if h.rpc == nil {
 		return ErrNotAttached
 	}
@@ -306,7 +323,7 @@ func encodeState(section string, value any) ([]byte, error) {
 	return b, nil
 }
 
-func (h *taskHost) Checkpoint(ctx context.Context, label string) (uint64, error) {
+func (h *runTaskHost) Checkpoint(ctx context.Context, label string) (uint64, error) {
 	if h.rpc == nil {
 		return 0, ErrNotAttached
 	}
@@ -317,7 +334,7 @@ func (h *taskHost) Checkpoint(ctx context.Context, label string) (uint64, error)
 	return ack.GetCheckpoint(), nil
 }
 
-func (h *taskHost) Files(ctx context.Context) ([]File, error) {
+func (h *runTaskHost) Files(ctx context.Context) ([]File, error) {
 	if h.rpc == nil {
 		return nil, ErrNotAttached
 	}
@@ -328,7 +345,7 @@ func (h *taskHost) Files(ctx context.Context) ([]File, error) {
 	return filesFromWire(m), nil
 }
 
-func (h *taskHost) DoneChunks(ctx context.Context, file string) ([]int, error) {
+func (h *runTaskHost) DoneChunks(ctx context.Context, file string) ([]int, error) {
 	if h.rpc == nil {
 		return nil, ErrNotAttached
 	}
@@ -343,7 +360,7 @@ func (h *taskHost) DoneChunks(ctx context.Context, file string) ([]int, error) {
 	return out, nil
 }
 
-func (h *taskHost) MarkChunk(ctx context.Context, file string, chunk int) error {
+func (h *runTaskHost) MarkChunk(ctx context.Context, file string, chunk int) error {
 	if h.rpc == nil {
 		return ErrNotAttached
 	}
@@ -357,4 +374,5 @@ func (h *taskHost) MarkChunk(ctx context.Context, file string, chunk int) error 
 var (
 	_ agentpb.AgentServer = (*agentServer)(nil)
 	_ Host                = (*taskHost)(nil)
+	_ RunHost             = (*runTaskHost)(nil)
 )

@@ -17,14 +17,14 @@ import (
 // This file translates between the SDK's Go types and the protobuf wire.
 // Nothing else in the SDK touches agentpb message fields.
 
-func infoToWire(i Info) *agentpb.Info {
+func infoToWire(i Info, exportsState bool) *agentpb.Info {
 	return &agentpb.Info{
 		Name:         i.Name,
 		Version:      i.Version,
 		Description:  i.Description,
 		Technologies: i.Technologies,
 		Capacity:     int32(i.Capacity),
-		ExportsState: i.ExportsState,
+		ExportsState: exportsState,
 	}
 }
 
@@ -35,7 +35,6 @@ func infoFromWire(m *agentpb.Info) Info {
 		Description:  m.GetDescription(),
 		Technologies: m.GetTechnologies(),
 		Capacity:     int(m.GetCapacity()),
-		ExportsState: m.GetExportsState(),
 	}
 }
 
@@ -54,7 +53,60 @@ func taskToWire(t Task) *agentpb.Task {
 		Attempt:        int32(t.Attempt),
 		Metadata:       t.Metadata,
 		SessionId:      t.Session,
+		Upstream:       upstreamToWire(t.Upstream),
+		Context:        t.Context,
+		Feedback:       t.Feedback,
 	}
+}
+
+func upstreamToWire(us []Upstream) []*agentpb.Upstream {
+	if len(us) == 0 {
+		return nil
+	}
+	out := make([]*agentpb.Upstream, len(us))
+	for i, u := range us {
+		out[i] = &agentpb.Upstream{
+			Task:            u.Task,
+			Version:         int32(u.Version),
+			SessionId:       u.Session,
+			CreatedUnixNano: unixNano(u.CreatedAt),
+			Artifact:        artifactToWire(u.Artifact),
+		}
+	}
+	return out
+}
+
+func upstreamFromWire(ms []*agentpb.Upstream) []Upstream {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]Upstream, len(ms))
+	for i, m := range ms {
+		out[i] = Upstream{
+			Task:      m.GetTask(),
+			Version:   int(m.GetVersion()),
+			Session:   m.GetSessionId(),
+			CreatedAt: fromUnixNano(m.GetCreatedUnixNano()),
+			Artifact:  artifactFromWire(m.GetArtifact()),
+		}
+	}
+	return out
+}
+
+// unixNano is t in nanoseconds since the epoch, 0 for the zero time.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromUnixNano is the inverse of unixNano, in UTC.
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }
 
 func taskFromWire(m *agentpb.Task) Task {
@@ -73,15 +125,21 @@ func taskFromWire(m *agentpb.Task) Task {
 		Attempt:        int(m.GetAttempt()),
 		Metadata:       m.GetMetadata(),
 		Session:        m.GetSessionId(),
+		Upstream:       upstreamFromWire(m.GetUpstream()),
+		Context:        m.GetContext(),
+		Feedback:       m.GetFeedback(),
 	}
 }
 
-func resultToWire(r Result) *agentpb.RunResponse {
+// resultToWire encodes a result with the number of tool-use reports the
+// host acknowledged for its task.
+func resultToWire(r Result, toolUses uint64) *agentpb.RunResponse {
 	return &agentpb.RunResponse{
 		Output:   r.Output,
 		Metrics:  r.Metrics,
 		Cost:     r.Cost,
-		ToolUses: r.ToolUses,
+		ToolUses: toolUses,
+		Artifact: artifactToWire(r.Artifact),
 	}
 }
 
@@ -90,43 +148,54 @@ func resultFromWire(m *agentpb.RunResponse) Result {
 		Output:   m.GetOutput(),
 		Metrics:  m.GetMetrics(),
 		Cost:     m.GetCost(),
-		ToolUses: m.GetToolUses(),
+		Artifact: artifactFromWire(m.GetArtifact()),
 	}
 }
 
 func artifactToWire(a ContextArtifact) *agentpb.Artifact {
-	var created int64
-	if !a.CreatedAt.IsZero() {
-		created = a.CreatedAt.UnixNano()
+	if a.Empty() {
+		return nil
 	}
 	return &agentpb.Artifact{
 		KeyDecisions:     a.KeyDecisions,
 		ModifiedFiles:    a.ModifiedFiles,
 		NewPatterns:      a.NewPatterns,
 		PotentialGotchas: a.PotentialGotchas,
-		SourceSession:    a.SourceSession,
-		CreatedUnixNano:  created,
 	}
 }
 
+// artifactFromWire decodes an artifact. The version-1 fields
+// source_session and created_unix_nano are not read: the host knows where
+// and when a task ran.
 func artifactFromWire(m *agentpb.Artifact) ContextArtifact {
-	a := ContextArtifact{
+	return ContextArtifact{
 		KeyDecisions:     m.GetKeyDecisions(),
 		ModifiedFiles:    m.GetModifiedFiles(),
 		NewPatterns:      m.GetNewPatterns(),
 		PotentialGotchas: m.GetPotentialGotchas(),
-		SourceSession:    m.GetSourceSession(),
 	}
-	if n := m.GetCreatedUnixNano(); n != 0 {
-		a.CreatedAt = time.Unix(0, n).UTC()
-	}
-	return a
 }
 
 var outcomeToWire = map[Outcome]agentpb.Outcome{
 	OutcomeOK:     agentpb.Outcome_OUTCOME_OK,
 	OutcomeError:  agentpb.Outcome_OUTCOME_ERROR,
 	OutcomeDenied: agentpb.Outcome_OUTCOME_DENIED,
+}
+
+// checkToolUse is what the SDK refuses to send: a tool use without an
+// outcome or with a kind it does not know.
+func checkToolUse(u ToolUse) error {
+	switch u.Outcome {
+	case OutcomeOK, OutcomeError, OutcomeDenied:
+	case OutcomeUnset:
+		return fmt.Errorf("tool use %q has no outcome: set ToolUse.Outcome to OutcomeOK, OutcomeError or OutcomeDenied", u.Tool)
+	default:
+		return fmt.Errorf("tool use %q has an unknown outcome %d: set ToolUse.Outcome to OutcomeOK, OutcomeError or OutcomeDenied", u.Tool, u.Outcome)
+	}
+	if !u.Kind.Valid() {
+		return fmt.Errorf("tool use %q has an unknown kind %q: use one of the sdk.Kind constants, or leave it empty", u.Tool, u.Kind)
+	}
+	return nil
 }
 
 func toolUseToWire(taskID string, u ToolUse) *agentpb.ToolUse {
@@ -141,12 +210,18 @@ func toolUseToWire(taskID string, u ToolUse) *agentpb.ToolUse {
 		DurationNanos: int64(u.Duration),
 		Cost:          u.Cost,
 		AtUnixNano:    u.At.UnixNano(),
+		Kind:          string(u.Kind),
 	}
 }
 
+// toolUseFromWire decodes a tool use; OUTCOME_UNSPECIFIED becomes
+// OutcomeUnset, which the caller refuses or, for protocol version 1,
+// reads as OutcomeOK.
 func toolUseFromWire(m *agentpb.ToolUse) ToolUse {
 	var o Outcome
 	switch m.GetOutcome() {
+	case agentpb.Outcome_OUTCOME_OK:
+		o = OutcomeOK
 	case agentpb.Outcome_OUTCOME_ERROR:
 		o = OutcomeError
 	case agentpb.Outcome_OUTCOME_DENIED:
@@ -155,6 +230,7 @@ func toolUseFromWire(m *agentpb.ToolUse) ToolUse {
 	u := ToolUse{
 		CallID:       m.GetCallId(),
 		Tool:         m.GetTool(),
+		Kind:         ToolKind(m.GetKind()),
 		Paths:        m.GetPaths(),
 		Technologies: m.GetTechnologies(),
 		Outcome:      o,
@@ -169,7 +245,10 @@ func toolUseFromWire(m *agentpb.ToolUse) ToolUse {
 }
 
 func toolCallToWire(taskID string, c ToolCall) (*agentpb.ToolCall, error) {
-	m := &agentpb.ToolCall{TaskId: taskID, CallId: c.CallID, Tool: c.Tool, Paths: c.Paths, InputJson: c.RawInput}
+	if !c.Kind.Valid() {
+		return nil, fmt.Errorf("tool call %q has an unknown kind %q: use one of the sdk.Kind constants, or leave it empty", c.Tool, c.Kind)
+	}
+	m := &agentpb.ToolCall{TaskId: taskID, CallId: c.CallID, Tool: c.Tool, Kind: string(c.Kind), Paths: c.Paths, InputJson: c.RawInput}
 	if c.Input != nil && c.RawInput == nil {
 		b, err := json.Marshal(c.Input)
 		if err != nil {
@@ -184,7 +263,7 @@ func toolCallToWire(taskID string, c ToolCall) (*agentpb.ToolCall, error) {
 // it needs it (ToolCall.DecodeInput). Decoding every input cost more than
 // the rest of answering a question without guards.
 func toolCallFromWire(m *agentpb.ToolCall) (ToolCall, error) {
-	c := ToolCall{CallID: m.GetCallId(), Tool: m.GetTool(), Paths: m.GetPaths()}
+	c := ToolCall{CallID: m.GetCallId(), Tool: m.GetTool(), Kind: ToolKind(m.GetKind()), Paths: m.GetPaths()}
 	if b := m.GetInputJson(); len(b) > 0 {
 		if !json.Valid(b) {
 			return c, fmt.Errorf("tool call %q: input is not valid JSON", c.Tool)
@@ -230,8 +309,6 @@ func toStatus(err error) error {
 		return status.Error(codes.Unimplemented, err.Error())
 	case errors.Is(err, ErrNotOwner):
 		return status.Error(codes.PermissionDenied, err.Error())
-	case errors.Is(err, ErrNoRun):
-		return status.Error(codes.OutOfRange, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())
 }
@@ -290,8 +367,6 @@ func fromStatus(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("%s: %s: %w", op, msg, ErrConnectionLost)
 	case codes.PermissionDenied:
 		return fmt.Errorf("%s: %w", op, &ownerError{msg})
-	case codes.OutOfRange:
-		return fmt.Errorf("%s: %s: %w", op, msg, ErrNoRun)
 	}
 	return fmt.Errorf("%s: %s", op, msg)
 }

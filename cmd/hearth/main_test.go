@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,7 +99,7 @@ func TestVersion(t *testing.T) {
 		t.Errorf("got %d %q, want JSON naming the protocol version", code, out)
 	}
 	code, out, _ = run(t, nil, "version")
-	if code != 0 || !strings.HasPrefix(out, "hearth ") || !strings.Contains(out, "agent protocol 1") {
+	if code != 0 || !strings.HasPrefix(out, "hearth ") || !strings.Contains(out, "agent protocol "+strconv.Itoa(sdk.ProtocolVersion)) {
 		t.Errorf("got %d %q", code, out)
 	}
 }

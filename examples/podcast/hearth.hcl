@@ -33,7 +33,7 @@ agent "synthesizer" {
 
 # The quality gate: a task_result guard on evaluate's metrics. When it
 # fires, the work goes back to write_script, with this message and the
-# evaluator's report in its prompt under "# Feedback"; write_script and
+# evaluator's report as its feedback (sdk.Task.Feedback); write_script and
 # everything after it run again. After max_loops send-backs in one run,
 # the gate gives up and the run stops for a person.
 guard "script-quality" {

@@ -32,7 +32,7 @@ func BenchmarkPlace(b *testing.B) {
 		for j := range paths {
 			paths[j] = fmt.Sprintf("/repo/pkg%03d/f%02d.go", i%200, j)
 		}
-		if err := d.h.ReportExternalToolUse(ctx, ref, sdk.ToolUse{Tool: "Read", Paths: paths}); err != nil {
+		if err := d.h.ReportExternalToolUse(ctx, ref, sdk.ToolUse{Tool: "Read", Paths: paths, Outcome: sdk.OutcomeOK}); err != nil {
 			b.Fatal(err)
 		}
 		if err := d.h.ExternalTurn(ctx, ref, false); err != nil {

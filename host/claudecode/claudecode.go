@@ -236,7 +236,7 @@ func Handle(ctx context.Context, h Sessions, agent string, p *Payload) (Answer, 
 		}
 		return nil, nil
 	case PostToolUse, PostToolUseFailure:
-		u := sdk.ToolUse{CallID: p.ToolUseID, Tool: p.ToolName, Paths: Paths(p.ToolName, p.ToolInput, p.Cwd)}
+		u := sdk.ToolUse{CallID: p.ToolUseID, Tool: p.ToolName, Paths: Paths(p.ToolName, p.ToolInput, p.Cwd), Outcome: sdk.OutcomeOK}
 		if p.HookEventName == PostToolUseFailure || failed(p.ToolResponse) {
 			u.Outcome, u.Error = sdk.OutcomeError, p.Error
 		}

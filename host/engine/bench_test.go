@@ -253,8 +253,8 @@ func BenchmarkToolUseStream(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if out.Result.ToolUses != uint64(b.N) {
-			b.Fatalf("acknowledged %d tool uses, want %d", out.Result.ToolUses, b.N)
+		if out.ToolUses != uint64(b.N) {
+			b.Fatalf("acknowledged %d tool uses, want %d", out.ToolUses, b.N)
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 	})

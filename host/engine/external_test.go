@@ -33,7 +33,9 @@ func externalHost(t *testing.T, dir string, tune ...func(*config.Agent)) *Host {
 	return h
 }
 
-func read(path string) sdk.ToolUse { return sdk.ToolUse{Tool: "Read", Paths: []string{path}} }
+func read(path string) sdk.ToolUse {
+	return sdk.ToolUse{Tool: "Read", Paths: []string{path}, Outcome: sdk.OutcomeOK}
+}
 
 func TestExternalSessionLifecycle(t *testing.T) {
 	dir := t.TempDir()

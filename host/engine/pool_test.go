@@ -150,7 +150,7 @@ func TestToolUsesAfterTheSnapshotAreReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"b/2.go", "b/3.go"} {
-		ev := host.Event{Time: time.Now(), Kind: host.EventToolUsed, Agent: "scripted", Session: "scripted-00000001", ToolUse: &sdk.ToolUse{Tool: "Read", Paths: []string{f}}}
+		ev := host.Event{Time: time.Now(), Kind: host.EventToolUsed, Agent: "scripted", Session: "scripted-00000001", ToolUse: &sdk.ToolUse{Tool: "Read", Paths: []string{f}, Outcome: sdk.OutcomeOK}}
 		if _, pend := st.Append(ev); pend != nil {
 			if err := pend.Wait(ctx); err != nil {
 				t.Fatal(err)

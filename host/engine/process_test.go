@@ -28,11 +28,11 @@ func TestSubmitRunsOnARealPlugin(t *testing.T) {
 	if first.Decision.Action != host.ActionSpawned {
 		t.Errorf("first task: got decision %+v, want a spawn", first.Decision)
 	}
-	if !strings.HasPrefix(first.Result.Output, "hello ") || first.Result.ToolUses != 1 {
-		t.Errorf("first task: got result %+v, want output \"hello <pid>\" and one tool use", first.Result)
+	if !strings.HasPrefix(first.Result.Output, "hello ") || first.ToolUses != 1 {
+		t.Errorf("first task: got result %+v and %d tool uses, want output \"hello <pid>\" and one tool use", first.Result, first.ToolUses)
 	}
-	if len(first.Artifact.ModifiedFiles) != 1 || first.Artifact.SourceSession != first.Session {
-		t.Errorf("artifact: got %+v, want src/a.go from session %s", first.Artifact, first.Session)
+	if len(first.Artifact.ModifiedFiles) != 1 || first.Artifact.ModifiedFiles[0] != "src/a.go" {
+		t.Errorf("artifact: got %+v, want src/a.go", first.Artifact)
 	}
 
 	second, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid"})
@@ -73,7 +73,7 @@ func TestFailingPlugins(t *testing.T) {
 		{"writes garbage to stdout", func() *config.Agent { return testAgent("chatty", "garbage") },
 			host.ErrHandshake, []string{`wrote "hello from a program that is not a plugin" to stdout`, "log to stderr instead"}},
 		{"speaks another protocol version", func() *config.Agent { return testAgent("old", "wrong-version") },
-			host.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks version 1", "rebuild the agent"}},
+			host.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks versions 1 and 2", "rebuild the agent"}},
 		{"exits at start", func() *config.Agent { return testAgent("quitter", "exit") },
 			host.ErrPluginExited, []string{"boom: cannot read settings.toml", "must call sdk.Serve"}},
 		{"is missing", func() *config.Agent {

@@ -110,8 +110,8 @@ func TestRunChainsContextAndCheckpointsEachTask(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("chain",
 		[]string{"a", "read:src/a.go;echo:a"},
-		[]string{"b", "prompt", "a"},
-		[]string{"c", "echo:c;attempt", "b"},
+		[]string{"b", "upstream;context;prompt", "a"},
+		[]string{"c", "echo:c;attempt;upstream", "b"},
 	)
 	info, err := startRun(t, h, p, host.RunOptions{})
 	if err != nil {
@@ -121,14 +121,18 @@ func TestRunChainsContextAndCheckpointsEachTask(t *testing.T) {
 		t.Fatalf("run = %+v, want completed with 3 tasks", info)
 	}
 	outs := outputsOf(t, h, info.ID)
+	// b's context comes beside its prompt, which reaches it as written.
 	b := current(t, outs, "b").Output
+	if !strings.HasPrefix(b, "a@1 ") || !strings.HasSuffix(b, " upstream;context;prompt") {
+		t.Errorf("b saw %q; want upstream a@1 and its prompt as written", b)
+	}
 	for _, want := range []string{"# Context from Previous Steps", `learned from the "a" session`, "src/a.go", `ran "read:src/a.go;echo:a"`, "Use this knowledge to maintain consistency."} {
 		if !strings.Contains(b, want) {
-			t.Errorf("b's prompt lacks %q:\n%s", want, b)
+			t.Errorf("b's context lacks %q:\n%s", want, b)
 		}
 	}
-	// c's prompt has b's context (distance 1) and a's (distance 2).
-	if c := current(t, outs, "c"); c.Output != "c attempt=1 key="+info.ID+"/c/1" || c.Version != 1 {
+	// c's upstream has b (distance 1), then a (distance 2).
+	if c := current(t, outs, "c"); c.Output != "c attempt=1 key="+info.ID+"/c/1 b@1,a@1" || c.Version != 1 {
 		t.Errorf("c = %+v", c)
 	}
 	cps, err := h.RunCheckpoints(context.Background(), info.ID)
@@ -259,7 +263,7 @@ func TestRunQualityGateSendsWorkBack(t *testing.T) {
 	newPipe := func() *host.Pipeline {
 		return pipe("podcast",
 			[]string{"research", "echo:notes"},
-			[]string{"script", "attempt;prompt", "research"},
+			[]string{"script", "attempt;feedback;prompt", "research"},
 			[]string{"evaluate", "roundmetric:quality=0.7,0.8,0.9;echo:report", "script"},
 			[]string{"synthesize", "echo:audio", "evaluate"})
 	}
@@ -279,10 +283,13 @@ func TestRunQualityGateSendsWorkBack(t *testing.T) {
 		if script.Version != 3 || !strings.HasPrefix(script.Output, "attempt=1 key="+info.ID+"/script/3") {
 			t.Errorf("current script = v%d %q", script.Version, strings.SplitN(script.Output, "\n", 2)[0])
 		}
-		for _, want := range []string{"# Feedback", `quality gate "script-quality" sent this work back (loop 2 of 3): tighten the opening`, "Its report:\nreport"} {
+		for _, want := range []string{`quality gate "script-quality" sent this work back (loop 2 of 3): tighten the opening`, "Its report:\nreport"} {
 			if !strings.Contains(script.Output, want) {
-				t.Errorf("the script's last prompt lacks %q:\n%s", want, script.Output)
+				t.Errorf("the script's last feedback lacks %q:\n%s", want, script.Output)
 			}
+		}
+		if !strings.HasSuffix(script.Output, " attempt;feedback;prompt") || strings.Contains(script.Output, "# Feedback") {
+			t.Errorf("the script's prompt was rewritten:\n%s", script.Output)
 		}
 		if outs["script"][0].Current || outs["evaluate"][0].Current || len(outs["research"]) != 1 || len(outs["synthesize"]) != 1 {
 			t.Errorf("versions: %+v", outs)

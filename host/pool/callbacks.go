@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -53,8 +54,13 @@ type callbacks struct {
 	task string
 	// t is the task, as submitted: pre-tool-use guards see it.
 	t host.Task
-	// run is the run the task belongs to, nil for a task on its own.
+	// run is the run the task belongs to, nil for a task on its own: what
+	// guards see of it.
 	run Run
+	// reported counts the task's tool-use reports. It is read when Run
+	// returns, which a plugin that died does without waiting for the
+	// reports still on their way.
+	reported atomic.Uint64
 	// buf holds tool-use events not yet handed to the store.
 	buf      []host.Event
 	bufSince time.Time
@@ -73,6 +79,7 @@ func (c *callbacks) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	if u.At.IsZero() {
 		u.At = now
 	}
+	c.reported.Add(1)
 	p.mu.Lock()
 	p.observeLocked(s, u)
 	p.mu.Unlock()
@@ -139,65 +146,38 @@ func (c *callbacks) Logger() hclog.Logger { return c.s.logger.With("task", c.tas
 
 func (c *callbacks) agent() string { return c.s.pool.cfg().Name }
 
-// runOf is the task's run, or the error a task outside a run gets.
-func (c *callbacks) runOf() (Run, error) {
-	if c.run == nil {
-		return nil, fmt.Errorf("task %s: %w", c.task, sdk.ErrNoRun)
-	}
-	return c.run, nil
+// runCallbacks are the calls of a task of a run: with the run's methods
+// (sdk.RunHost), which reach the run.
+type runCallbacks struct {
+	*callbacks
+	r Run
 }
 
-// The run methods of sdk.Host reach the task's run.
-
-func (c *callbacks) State(ctx context.Context, section string) (json.RawMessage, error) {
-	r, err := c.runOf()
-	if err != nil {
-		return nil, err
-	}
-	return r.State(ctx, c.agent(), section)
+func (c runCallbacks) State(ctx context.Context, section string) (json.RawMessage, error) {
+	return c.r.State(ctx, c.agent(), section)
 }
 
-func (c *callbacks) SetState(ctx context.Context, section string, value any) error {
-	r, err := c.runOf()
-	if err != nil {
-		return err
-	}
-	return r.SetState(ctx, c.agent(), c.t.Name, section, value)
+func (c runCallbacks) SetState(ctx context.Context, section string, value any) error {
+	return c.r.SetState(ctx, c.agent(), c.t.Name, section, value)
 }
 
-func (c *callbacks) Checkpoint(ctx context.Context, label string) (uint64, error) {
-	r, err := c.runOf()
-	if err != nil {
-		return 0, err
-	}
-	return r.Checkpoint(ctx, c.t.Name, label)
+func (c runCallbacks) Checkpoint(ctx context.Context, label string) (uint64, error) {
+	return c.r.Checkpoint(ctx, c.t.Name, label)
 }
 
-func (c *callbacks) Files(ctx context.Context) ([]sdk.File, error) {
-	r, err := c.runOf()
-	if err != nil {
-		return nil, err
-	}
-	return r.Files(ctx)
+func (c runCallbacks) Files(ctx context.Context) ([]sdk.File, error) { return c.r.Files(ctx) }
+
+func (c runCallbacks) DoneChunks(ctx context.Context, file string) ([]int, error) {
+	return c.r.DoneChunks(ctx, file)
 }
 
-func (c *callbacks) DoneChunks(ctx context.Context, file string) ([]int, error) {
-	r, err := c.runOf()
-	if err != nil {
-		return nil, err
-	}
-	return r.DoneChunks(ctx, file)
-}
-
-func (c *callbacks) MarkChunk(ctx context.Context, file string, chunk int) error {
-	r, err := c.runOf()
-	if err != nil {
-		return err
-	}
-	return r.MarkChunk(ctx, file, chunk)
+func (c runCallbacks) MarkChunk(ctx context.Context, file string, chunk int) error {
+	return c.r.MarkChunk(ctx, file, chunk)
 }
 
 var (
-	_ sdk.Host   = (*callbacks)(nil)
-	_ sdk.Syncer = (*callbacks)(nil)
+	_ sdk.Host    = (*callbacks)(nil)
+	_ sdk.Syncer  = (*callbacks)(nil)
+	_ sdk.RunHost = runCallbacks{}
+	_ sdk.Syncer  = runCallbacks{}
 )

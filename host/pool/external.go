@@ -216,6 +216,9 @@ func (p *Pool) CheckExternalToolUse(_ context.Context, ref host.ExternalRef, cal
 // (Claude Code's PostToolUse): its fingerprint and the matcher's index
 // take it at once, and the event is on disk when it returns.
 func (p *Pool) ReportExternalToolUse(ctx context.Context, ref host.ExternalRef, u sdk.ToolUse) error {
+	if u.Outcome == sdk.OutcomeUnset {
+		return fmt.Errorf("tool use %q of session %s has no outcome; set it to sdk.OutcomeOK, OutcomeError or OutcomeDenied", u.Tool, ref.Session)
+	}
 	if u.At.IsZero() {
 		u.At = p.now()
 	}

@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -39,10 +38,12 @@ func (c *change) empty() bool {
 	return len(c.addFiles)+len(c.dropFiles)+len(c.addDirs)+len(c.dropDirs)+len(c.addTechs)+len(c.dropTechs) == 0
 }
 
-// isDirTool reports whether a tool's paths name directories. Every other
-// tool's paths are files: telling them apart by looking at the disk would
-// cost a system call per path on the hottest path in the host, and a path
-// with a trailing slash is a directory whatever the tool.
+// isDirTool reports whether a tool's paths name directories, for a tool
+// use that does not say what it did (no sdk.ToolKind): LS, List, Glob, CD
+// and Tree. Every other tool's paths are files: telling them apart by
+// looking at the disk would cost a system call per path on the hottest
+// path in the host, and a path with a trailing slash is a directory
+// whatever the tool.
 func isDirTool(tool string) bool {
 	for _, t := range [...]string{"ls", "list", "glob", "cd", "tree"} {
 		if strings.EqualFold(tool, t) {
@@ -52,14 +53,26 @@ func isDirTool(tool string) bool {
 	return false
 }
 
-// extTechs names the technology of a file by its extension.
-var extTechs = map[string]string{
-	".go": "go", ".s": "asm", ".py": "python", ".ts": "typescript", ".tsx": "typescript",
-	".js": "javascript", ".jsx": "javascript", ".rs": "rust", ".java": "java", ".kt": "kotlin",
-	".rb": "ruby", ".c": "c", ".h": "c", ".cc": "c++", ".cpp": "c++", ".hpp": "c++",
-	".cs": "csharp", ".swift": "swift", ".php": "php", ".sql": "sql", ".sh": "shell",
-	".tf": "terraform", ".hcl": "hcl", ".proto": "protobuf", ".md": "markdown",
-	".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml", ".html": "html", ".css": "css",
+// pathsAreDirs reports whether the paths of u without a trailing slash
+// are directories, as sdk.ToolKind defines: a listing's are, a search's
+// are unless one of its paths ends in "/" (it then names files too), and
+// every other kind's are files. A tool use of no known kind is judged by
+// its tool's name.
+func pathsAreDirs(u *sdk.ToolUse) bool {
+	switch u.Kind {
+	case sdk.KindList:
+		return true
+	case sdk.KindSearch:
+		for _, p := range u.Paths {
+			if strings.HasSuffix(p, "/") {
+				return false
+			}
+		}
+		return true
+	case sdk.KindRead, sdk.KindWrite, sdk.KindExec, sdk.KindOther:
+		return false
+	}
+	return isDirTool(u.Tool)
 }
 
 // observe records a tool use. Only tool uses that happened count: a denied
@@ -69,7 +82,7 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 	if u.Outcome != sdk.OutcomeOK {
 		return c
 	}
-	isDir := isDirTool(u.Tool)
+	isDir := pathsAreDirs(&u)
 	for _, raw := range u.Paths {
 		p := relPath(raw, workspace)
 		if p == "." || p == "" {
@@ -79,7 +92,7 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 		if !isDir && !strings.HasSuffix(raw, "/") {
 			// A file seen before has had its technology noted.
 			if f.files.touch(p, &c.addFiles, &c.dropFiles) {
-				if t, ok := extTechs[strings.ToLower(path.Ext(p))]; ok {
+				if t := sdk.TechnologyOf(p); t != "" {
 					f.techs.touch(t, &c.addTechs, &c.dropTechs)
 				}
 			}

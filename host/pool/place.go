@@ -424,14 +424,14 @@ func (p *Pool) Execute(ctx context.Context, t host.Task, run Run) (*host.Outcome
 		return nil, err
 	}
 	p.recordDecision(d, t.Run)
-	res, art, err := s.run(ctx, t, run)
+	res, uses, err := s.run(ctx, t, run)
 	p.release(s, err != nil)
 	if err != nil {
 		return nil, err
 	}
 	return &host.Outcome{
 		TaskID: t.ID, Agent: t.Agent, Session: s.id, Decision: *d,
-		Result: res, Artifact: art, Duration: p.now().Sub(start),
+		Result: res, Artifact: res.Artifact, ToolUses: uses, Duration: p.now().Sub(start),
 	}, nil
 }
 

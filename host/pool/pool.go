@@ -299,7 +299,7 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 			s.capacity = proc.Info().Capacity
 		}
 		s.agentVersion = proc.Info().Version
-		s.exportsState = proc.Info().ExportsState
+		s.exportsState = proc.Agent().ExportsState()
 		s.load = 1
 		s.lastActivity = p.now()
 		p.indexLocked(s)

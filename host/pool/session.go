@@ -15,9 +15,8 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// summarizeTimeout bounds the call that collects a task's artifact, and
-// the export of a session's state.
-const summarizeTimeout = 30 * time.Second
+// exportTimeout bounds the export of a session's state.
+const exportTimeout = 30 * time.Second
 
 type sessionStatus int
 
@@ -237,7 +236,7 @@ func (s *session) waitSaver() {
 // save snapshots the session, with its agent's exported state if it has
 // one. The snapshot is durable once the returned Pending's Wait returns.
 func (s *session) save() *store.Pending {
-	ctx, cancel := context.WithTimeout(context.Background(), summarizeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), exportTimeout)
 	defer cancel()
 	state, ok := s.exportState(ctx)
 	s.pool.mu.Lock()
@@ -268,7 +267,7 @@ func (s *session) exportState(ctx context.Context) ([]byte, bool) {
 	if proc == nil || !exports {
 		return nil, false
 	}
-	b, err := proc.Agent().(sdk.StateExporter).ExportState(ctx)
+	b, err := proc.Agent().ExportState(ctx)
 	if err != nil {
 		if !errors.Is(err, sdk.ErrStateNotSupported) {
 			s.logger.Warn("cannot export the session's state", "error", err)
@@ -291,8 +290,9 @@ func (e taskTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 // run runs one task on the session; run is the run it belongs to, nil for
 // none. The task is cancelled when ctx is done, when it runs past its
 // agent's task_timeout (the plugin is then considered hung and stopped),
-// or when the engine's shutdown grace period ends.
-func (s *session) run(ctx context.Context, t host.Task, run Run) (sdk.Result, sdk.ContextArtifact, error) {
+// or when the engine's shutdown grace period ends. It also returns how
+// many tool uses the agent reported for the task.
+func (s *session) run(ctx context.Context, t host.Task, run Run) (sdk.Result, uint64, error) {
 	p := s.pool
 	cfg := p.cfg()
 	base, cancelBase := context.WithCancelCause(ctx)
@@ -315,6 +315,9 @@ func (s *session) run(ctx context.Context, t host.Task, run Run) (sdk.Result, sd
 		Session:        s.id,
 		Prompt:         t.Prompt,
 		Hints:          t.Hints,
+		Upstream:       t.Upstream,
+		Context:        t.Context,
+		Feedback:       t.Feedback,
 		IdempotencyKey: cmp.Or(t.IdempotencyKey, t.ID),
 		Attempt:        max(t.Attempt, 1),
 		Metadata:       t.Metadata,
@@ -322,30 +325,25 @@ func (s *session) run(ctx context.Context, t host.Task, run Run) (sdk.Result, sd
 	p.mu.Lock()
 	proc := s.proc
 	p.mu.Unlock()
-	remote := proc.Agent()
 	calls := &callbacks{s: s, task: t.ID, t: t, run: run}
-	op := "run task " + t.ID
+	// A task of a run is given the run's methods (sdk.RunHost); any other
+	// task a Host without them.
+	var th sdk.Host = calls
+	if run != nil {
+		th = runCallbacks{calls, run}
+	}
 	start := p.now()
 	p.emit(host.Event{Kind: host.EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
-	fail := func(ctx context.Context, op string, err error) error {
-		err = s.runError(ctx, proc, op, err)
+	res, err := proc.Agent().Run(tctx, st, th)
+	if err != nil {
+		err = s.runError(tctx, proc, "run task "+t.ID, err)
 		p.emit(host.Event{Kind: host.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
 			Duration: p.now().Sub(start)})
-		return err
-	}
-	res, err := remote.Run(tctx, st, calls)
-	if err != nil {
-		return res, sdk.ContextArtifact{}, fail(tctx, op, err)
-	}
-	sctx, scancel := context.WithTimeout(base, summarizeTimeout)
-	defer scancel()
-	art, err := remote.Summarize(sctx, t.ID)
-	if err != nil {
-		return res, art, fail(sctx, "summarize task "+t.ID, err)
+		return res, calls.reported.Load(), err
 	}
 	p.emit(host.Event{Kind: host.EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
 		Duration: p.now().Sub(start), Cost: res.Cost})
-	return res, art, nil
+	return res, calls.reported.Load(), nil
 }
 
 // runError explains a failed call: a hung or dead plugin becomes a

@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,7 +68,7 @@ type Process struct {
 	session string
 	client  *plugin.Client
 	runner  *procgroup.Runner
-	remote  sdk.Agent
+	remote  sdk.Remote
 	info    sdk.Info
 	stderr  *tail
 	logger  hclog.Logger
@@ -173,7 +175,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	if err != nil {
 		return fail(host.ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call sdk.Serve")
 	}
-	p.remote = raw.(sdk.Agent)
+	p.remote = raw.(sdk.Remote)
 
 	dctx, cancel := context.WithTimeout(ctx, l.StartTimeout)
 	defer cancel()
@@ -195,8 +197,8 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 }
 
 // Agent is the remote agent the process serves: each call goes to the
-// plugin. It also implements sdk.StateExporter.
-func (p *Process) Agent() sdk.Agent { return p.remote }
+// plugin.
+func (p *Process) Agent() sdk.Remote { return p.remote }
 
 // Info is what the agent said of itself when it started, its capacity at
 // least 1.
@@ -219,6 +221,20 @@ func (p *Process) exited() bool {
 
 var versionRE = regexp.MustCompile(`Plugin version: (\d+)`)
 
+// hostVersions names the agent protocol versions a host speaks: "versions
+// 1 and 2".
+func hostVersions() string {
+	var vs []string
+	for v := range sdk.VersionedPlugins(nil, nil) {
+		vs = append(vs, strconv.Itoa(v))
+	}
+	slices.Sort(vs)
+	if len(vs) == 1 {
+		return "version " + vs[0]
+	}
+	return "versions " + strings.Join(vs[:len(vs)-1], ", ") + " and " + vs[len(vs)-1]
+}
+
 // classifyStart turns go-plugin's start errors, which are plain strings,
 // into the host's sentinels with a hint at the fix.
 func classifyStart(err error, timeout time.Duration, exited bool) (error, string, string) {
@@ -232,7 +248,7 @@ func classifyStart(err error, timeout time.Duration, exited bool) (error, string
 		if m := versionRE.FindStringSubmatch(msg); m != nil {
 			got = "version " + m[1]
 		}
-		return host.ErrProtocolVersion, fmt.Sprintf("the plugin speaks agent protocol %s, this host speaks version %d", got, sdk.ProtocolVersion),
+		return host.ErrProtocolVersion, fmt.Sprintf("the plugin speaks agent protocol %s, this host speaks %s", got, hostVersions()),
 			"rebuild the agent against the hearth sdk this host was built with"
 	case strings.Contains(msg, "incompatible core API version"):
 		return host.ErrProtocolVersion, firstLine(msg), "rebuild the agent against a current hearth sdk"

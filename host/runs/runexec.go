@@ -578,12 +578,13 @@ func (r *runExec) taskLocked(i int) host.Task {
 	}
 }
 
-// startLocked records task i as running and prepares its attempt: the
-// prompt gets the ancestors' context and any feedback.
+// startLocked records task i as running and prepares its attempt: beside
+// its prompt, as written, go the ancestors' context and any feedback.
 func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 	t := r.taskLocked(i)
 	rt := r.tasks[i]
-	t.Prompt = r.promptLocked(i, t.Prompt)
+	t.Upstream, t.Context = r.contextLocked(i)
+	t.Feedback = rt.Feedback
 	rt.Attempts++
 	rt.TaskID = t.ID
 	rt.Started, rt.Finished, rt.RetryAt = now, time.Time{}, time.Time{}
@@ -597,17 +598,21 @@ func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 	return attemptSpec{i: i, task: t, round: rt.Round}
 }
 
-// promptLocked builds the prompt of task i: the context its ancestors
-// left, the task's own prompt, and the feedback that sent it back.
-func (r *runExec) promptLocked(i int, base string) string {
+// contextLocked collects what the ancestors of task i learned: their
+// current outputs' artifacts as contextchain selects them (nearest first,
+// then newest), whole, and the block contextchain renders from them for
+// agents that want text.
+func (r *runExec) contextLocked(i int) ([]sdk.Upstream, string) {
 	name := r.tasks[i].Name
 	var arts []contextchain.Artifact
+	byTask := make(map[string]*store.OutputRecord, len(r.current))
 	for j, o := range r.current {
 		if o == nil || j == i {
 			continue
 		}
+		byTask[o.Task] = o
 		arts = append(arts, contextchain.Artifact{
-			Task: o.Task, SourceSession: o.Artifact.SourceSession, CreatedAt: o.Artifact.CreatedAt,
+			Task: o.Task, SourceSession: o.Session, CreatedAt: o.Time,
 			Version: o.Version, KeyDecisions: o.Artifact.KeyDecisions, ModifiedFiles: o.Artifact.ModifiedFiles,
 			NewPatterns: o.Artifact.NewPatterns, PotentialGotchas: o.Artifact.PotentialGotchas,
 		})
@@ -615,18 +620,23 @@ func (r *runExec) promptLocked(i int, base string) string {
 	res, err := r.render.Build(name, r.depMap, arts)
 	if err != nil {
 		// The template was tried when the run was made; a failure now is
-		// logged, and the task runs without context rather than not at all.
+		// logged, and the task runs without the rendered block rather
+		// than not at all.
 		r.m.d.Logger.Warn("context template failed", "run", r.id, "task", name, "error", err)
 	}
-	prompt := contextchain.Prompt(base, res.Block)
+	var up []sdk.Upstream
+	for _, st := range res.Steps {
+		o := byTask[st.Task]
+		if o == nil {
+			continue
+		}
+		up = append(up, sdk.Upstream{Task: o.Task, Version: o.Version, Session: o.Session, CreatedAt: o.Time, Artifact: o.Artifact})
+	}
 	if res.Block != "" {
 		r.emit(host.Event{Kind: host.EventRunContext, Task: name, Message: fmt.Sprintf("%s: %d bytes of context from %d earlier steps (%d steps, %d items left out)",
 			name, len(res.Block), len(res.Steps)-res.OmittedSteps, res.OmittedSteps, res.OmittedItems)})
 	}
-	if fb := r.tasks[i].Feedback; fb != "" {
-		prompt += "\n\n# Feedback\n" + fb + "\n"
-	}
-	return prompt
+	return up, res.Block
 }
 
 // attempt runs one attempt of a task and records its outcome.

@@ -142,8 +142,37 @@ func fillEvent(r *storepb.Event, e *host.Event) {
 		tu = &storepb.ToolUse{}
 		r.ToolUse = tu
 	}
-	tu.Tool, tu.Paths, tu.Technologies, tu.Outcome = u.Tool, u.Paths, u.Technologies, int32(u.Outcome)
-	tu.Error, tu.DurationNanos, tu.Cost, tu.CallId = u.Error, int64(u.Duration), u.Cost, u.CallID
+	tu.Tool, tu.Paths, tu.Technologies, tu.Outcome = u.Tool, u.Paths, u.Technologies, outcomeToPB(u.Outcome)
+	tu.Error, tu.DurationNanos, tu.Cost, tu.CallId, tu.Kind = u.Error, int64(u.Duration), u.Cost, u.CallID, string(u.Kind)
+}
+
+// outcomeToPB encodes an outcome as the store keeps it: 0 ok, 1 error, 2
+// denied, the numbering records had before sdk.OutcomeUnset became the
+// zero value, so that records written then read the same. An unset
+// outcome, which no report should carry, is 3 and never reads as ok.
+func outcomeToPB(o sdk.Outcome) int32 {
+	switch o {
+	case sdk.OutcomeOK:
+		return 0
+	case sdk.OutcomeError:
+		return 1
+	case sdk.OutcomeDenied:
+		return 2
+	}
+	return 3
+}
+
+// outcomeFromPB is the inverse of outcomeToPB.
+func outcomeFromPB(n int32) sdk.Outcome {
+	switch n {
+	case 0:
+		return sdk.OutcomeOK
+	case 1:
+		return sdk.OutcomeError
+	case 2:
+		return sdk.OutcomeDenied
+	}
+	return sdk.OutcomeUnset
 }
 
 func eventFromPB(r *storepb.Event) host.Event {
@@ -155,8 +184,8 @@ func eventFromPB(r *storepb.Event) host.Event {
 	}
 	if tu := r.GetToolUse(); tu != nil {
 		u := sdk.ToolUse{
-			CallID: tu.GetCallId(), Tool: tu.GetTool(), Paths: tu.GetPaths(), Technologies: tu.GetTechnologies(),
-			Outcome: sdk.Outcome(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()),
+			CallID: tu.GetCallId(), Tool: tu.GetTool(), Kind: sdk.ToolKind(tu.GetKind()), Paths: tu.GetPaths(), Technologies: tu.GetTechnologies(),
+			Outcome: outcomeFromPB(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()),
 			Cost: tu.GetCost(),
 		}
 		e.ToolUse = &u
@@ -371,8 +400,8 @@ func outputToPB(o *OutputRecord) *storepb.TaskOutput {
 		Task: o.Task, Version: int32(o.Version), Output: o.Output, Metrics: o.Metrics, Cost: o.Cost,
 		Session: o.Session, Attempt: int32(o.Attempt), Round: int32(o.Round), UnixNano: nanos(o.Time),
 		DurationNanos: int64(o.Duration), KeyDecisions: a.KeyDecisions, ModifiedFiles: a.ModifiedFiles,
-		NewPatterns: a.NewPatterns, PotentialGotchas: a.PotentialGotchas, SourceSession: a.SourceSession,
-		ArtifactUnixNano: nanos(a.CreatedAt), Action: o.Action, Score: o.Score,
+		NewPatterns: a.NewPatterns, PotentialGotchas: a.PotentialGotchas, SourceSession: o.Session,
+		ArtifactUnixNano: nanos(o.Time), Action: o.Action, Score: o.Score,
 	}
 }
 
@@ -383,7 +412,7 @@ func outputFromPB(m *storepb.TaskOutput) *OutputRecord {
 		Duration: time.Duration(m.GetDurationNanos()), Action: m.GetAction(), Score: m.GetScore(),
 		Artifact: sdk.ContextArtifact{
 			KeyDecisions: m.GetKeyDecisions(), ModifiedFiles: m.GetModifiedFiles(), NewPatterns: m.GetNewPatterns(),
-			PotentialGotchas: m.GetPotentialGotchas(), SourceSession: m.GetSourceSession(), CreatedAt: unixTime(m.GetArtifactUnixNano()),
+			PotentialGotchas: m.GetPotentialGotchas(),
 		},
 	}
 }

@@ -50,8 +50,7 @@ func newRunFixture(tb testing.TB, id string) *runFixture {
 		Task: "draft-outline", Version: 1, Output: "Outline: 1. The problem 2. Three approaches 3. What we chose",
 		Metrics: map[string]float64{"quality": 0.82}, Cost: 0.07, Session: "writer-1a2b3c4d", Attempt: 1, Round: 1,
 		Time: now, Duration: 3 * time.Second, Action: "reused", Score: 0.71,
-		Artifact: sdk.ContextArtifact{KeyDecisions: []string{"three sections"}, ModifiedFiles: []string{"essay/outline.md"},
-			SourceSession: "writer-1a2b3c4d", CreatedAt: now},
+		Artifact: sdk.ContextArtifact{KeyDecisions: []string{"three sections"}, ModifiedFiles: []string{"essay/outline.md"}},
 	}
 	f.cp = &CheckpointRecord{Label: "task draft-outline succeeded", Task: "draft-outline", Time: now,
 		Run: f.head, Tasks: []*TaskRecord{f.task}}

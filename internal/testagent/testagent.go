@@ -8,7 +8,8 @@
 //
 //	echo:TEXT         append TEXT to the output
 //	read:PATH         ask before reading PATH, then report a Read tool use
-//	tools:N           report N tool uses (FloodToolUse) as fast as possible
+//	tools:N           ask once, then report N tool uses (FloodToolUse) as
+//	                  fast as possible
 //	checks:N          ask N pre-tool-use questions (BenchCall), one at a
 //	                  time; metrics p50_ns and p99_ns time them
 //	sleep:DURATION    wait, returning early with ctx's error when it is done
@@ -31,7 +32,10 @@
 //	                  tasks; metric running_max is the most seen at once
 //	failuntil:N       fail (to be retried) every attempt before attempt N
 //	attempt           append "attempt=N key=KEY"
-//	prompt            append the whole prompt, context and feedback included
+//	prompt            append the whole prompt
+//	context           append the task's rendered context (Task.Context)
+//	feedback          append the task's feedback (Task.Feedback)
+//	upstream          append the upstream tasks as TASK@VERSION, in order
 //	set:SECTION=JSON  write a section of the run's state
 //	get:SECTION       append a section of the run's state
 //	checkpoint:LABEL  ask for a checkpoint; append its number
@@ -45,9 +49,9 @@
 //	ckfile:FILE:LABEL ask for a checkpoint and append its number to FILE
 //	                  once it is acknowledged
 //
-// A prompt from a run has the context of earlier steps before the script
-// and feedback after it, in paragraphs of their own: the script is the
-// first paragraph whose every step is known.
+// The steps from set to ckfile reach the task's run (sdk.RunHost), and
+// fail a task outside one. Every allowed read is in the task's artifact
+// (ModifiedFiles), with the prompt as its key decision.
 package testagent
 
 import (
@@ -73,14 +77,13 @@ type Agent struct {
 
 	mu         sync.Mutex
 	seen       []string
-	artifacts  map[string]sdk.ContextArtifact
 	running    int
 	runningMax int
 }
 
 // New returns a scripted agent with the given name and capacity.
 func New(name string, capacity int) *Agent {
-	return &Agent{name: name, capacity: capacity, artifacts: make(map[string]sdk.ContextArtifact)}
+	return &Agent{name: name, capacity: capacity}
 }
 
 // Describe implements sdk.Agent.
@@ -95,19 +98,33 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		res = sdk.Result{Metrics: map[string]float64{}}
 		art sdk.ContextArtifact
 	)
-	for step := range strings.SplitSeq(script(t.Prompt), ";") {
+	runHost := func(step string) (sdk.RunHost, error) {
+		rh, ok := h.(sdk.RunHost)
+		if !ok {
+			return nil, sdk.Permanent(fmt.Errorf("testagent: step %q needs a task of a run", step))
+		}
+		return rh, nil
+	}
+	for step := range strings.SplitSeq(t.Prompt, ";") {
 		verb, arg, _ := strings.Cut(strings.TrimSpace(step), ":")
+		var rh sdk.RunHost
+		if slices.Contains(runSteps, verb) {
+			var err error
+			if rh, err = runHost(step); err != nil {
+				return res, err
+			}
+		}
 		switch verb {
 		case "":
 		case "echo":
 			out = append(out, arg)
 		case "read":
-			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Paths: []string{arg}, Input: map[string]any{"file_path": arg}}
+			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Input: map[string]any{"file_path": arg}}
 			v, err := h.CheckToolUse(ctx, call)
 			if err != nil {
 				return res, err
 			}
-			u := sdk.ToolUse{CallID: call.CallID, Tool: "Read", Paths: []string{arg}, Technologies: []string{"go"}}
+			u := sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Technologies: []string{"go"}, Outcome: sdk.OutcomeOK}
 			if !v.Allow {
 				u.Outcome = sdk.OutcomeDenied
 				u.Error = v.Reason
@@ -127,6 +144,12 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 				return res, sdk.Permanent(fmt.Errorf("tools:%s: %w", arg, err))
 			}
 			u := FloodToolUse()
+			call := sdk.ToolCall{CallID: u.CallID, Tool: u.Tool, Kind: u.Kind, Paths: u.Paths}
+			if v, err := h.CheckToolUse(ctx, call); err != nil {
+				return res, err
+			} else if !v.Allow {
+				u.Outcome, u.Error, n = sdk.OutcomeDenied, v.Reason, 1
+			}
 			for range n {
 				if err := h.ReportToolUse(ctx, u); err != nil {
 					return res, err
@@ -232,25 +255,35 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			out = append(out, fmt.Sprintf("attempt=%d key=%s", t.Attempt, t.IdempotencyKey))
 		case "prompt":
 			out = append(out, t.Prompt)
+		case "context":
+			out = append(out, t.Context)
+		case "feedback":
+			out = append(out, t.Feedback)
+		case "upstream":
+			var ups []string
+			for _, u := range t.Upstream {
+				ups = append(ups, fmt.Sprintf("%s@%d", u.Task, u.Version))
+			}
+			out = append(out, strings.Join(ups, ","))
 		case "set":
 			sec, val, _ := strings.Cut(arg, "=")
-			if err := h.SetState(ctx, sec, json.RawMessage(val)); err != nil {
+			if err := rh.SetState(ctx, sec, json.RawMessage(val)); err != nil {
 				return res, err
 			}
 		case "get":
-			v, err := h.State(ctx, arg)
+			v, err := rh.State(ctx, arg)
 			if err != nil {
 				return res, err
 			}
 			out = append(out, string(v))
 		case "checkpoint":
-			n, err := h.Checkpoint(ctx, arg)
+			n, err := rh.Checkpoint(ctx, arg)
 			if err != nil {
 				return res, err
 			}
 			out = append(out, fmt.Sprintf("checkpoint=%d", n))
 		case "files":
-			fs, err := h.Files(ctx)
+			fs, err := rh.Files(ctx)
 			if err != nil {
 				return res, err
 			}
@@ -276,7 +309,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			}
 		case "ckfile":
 			file, label, _ := strings.Cut(arg, ":")
-			n, err := h.Checkpoint(ctx, label)
+			n, err := rh.Checkpoint(ctx, label)
 			if err != nil {
 				return res, err
 			}
@@ -284,7 +317,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 				return res, err
 			}
 		case "chunks":
-			o, err := chunks(ctx, h, arg)
+			o, err := chunks(ctx, rh, arg)
 			if err != nil {
 				return res, err
 			}
@@ -294,17 +327,13 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		}
 	}
 	art.KeyDecisions = []string{"ran " + strconv.Quote(t.Prompt)}
-	a.mu.Lock()
-	a.artifacts[t.ID] = art
-	a.mu.Unlock()
 	res.Output = strings.Join(out, " ")
+	res.Artifact = art
 	return res, nil
 }
 
-// known lists the steps Run understands.
-var known = []string{"", "echo", "read", "tools", "checks", "sleep", "hang", "crash", "panic", "fail", "permanent",
-	"progress", "cost", "metric", "pid", "child", "seen", "enter", "leave", "sdkchild", "wait", "touch",
-	"failuntil", "attempt", "prompt", "set", "get", "checkpoint", "files", "chunks", "roundmetric", "append", "ckfile"}
+// runSteps are the steps that reach the task's run.
+var runSteps = []string{"set", "get", "checkpoint", "files", "chunks", "ckfile"}
 
 func appendLine(file, text string) error {
 	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -318,27 +347,8 @@ func appendLine(file, text string) error {
 	return err
 }
 
-// script finds the script in a prompt: the first paragraph whose steps are
-// all known, or the whole prompt.
-func script(prompt string) string {
-	for para := range strings.SplitSeq(prompt, "\n\n") {
-		ok := true
-		for step := range strings.SplitSeq(para, ";") {
-			verb, _, _ := strings.Cut(strings.TrimSpace(step), ":")
-			if !slices.Contains(known, verb) {
-				ok = false
-				break
-			}
-		}
-		if ok && strings.TrimSpace(para) != "" {
-			return para
-		}
-	}
-	return prompt
-}
-
 // chunks does the chunks step: "FILE:N" or "FILE:N:K".
-func chunks(ctx context.Context, h sdk.Host, arg string) (string, error) {
+func chunks(ctx context.Context, h sdk.RunHost, arg string) (string, error) {
 	parts := strings.Split(arg, ":")
 	if len(parts) < 2 {
 		return "", sdk.Permanent(fmt.Errorf("chunks:%s: want FILE:N[:K]", arg))
@@ -375,6 +385,8 @@ func chunks(ctx context.Context, h sdk.Host, arg string) (string, error) {
 // FloodToolUse is the tool use the tools step reports: about 512 bytes on
 // the wire, like a search that touched a few files.
 func FloodToolUse() sdk.ToolUse {
+	// The files a grep read: the same paths, and the same cost to the
+	// host, as the benchmarks had before tool kinds.
 	paths := make([]string, 8)
 	for i := range paths {
 		paths[i] = fmt.Sprintf("services/billing/internal/ledger/reconcile/batch_%02d.go", i)
@@ -382,7 +394,9 @@ func FloodToolUse() sdk.ToolUse {
 	return sdk.ToolUse{
 		CallID:       "call-0123456789abcdef",
 		Tool:         "Grep",
+		Kind:         sdk.KindRead,
 		Paths:        paths,
+		Outcome:      sdk.OutcomeOK,
 		Technologies: []string{"go"},
 		Duration:     1500 * time.Microsecond,
 		At:           time.Unix(1_700_000_000, 0),
@@ -394,20 +408,10 @@ func BenchCall() sdk.ToolCall {
 	return sdk.ToolCall{
 		CallID: "call-0123456789abcdef",
 		Tool:   "Read",
+		Kind:   sdk.KindRead,
 		Paths:  []string{"services/billing/internal/ledger/reconcile/batch_00.go"},
 		Input:  map[string]any{"file_path": "services/billing/internal/ledger/reconcile/batch_00.go"},
 	}
-}
-
-// Summarize implements sdk.Agent.
-func (a *Agent) Summarize(_ context.Context, taskID string) (sdk.ContextArtifact, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	art, ok := a.artifacts[taskID]
-	if !ok {
-		return sdk.ContextArtifact{}, fmt.Errorf("testagent: no task %q ran on this session", taskID)
-	}
-	return art, nil
 }
 
 // ExportState implements sdk.StateExporter: the paths the session read.

@@ -13,9 +13,17 @@
 //	callers PKG NAME     the call sites of NAME inside PKG
 //	imports PKG          the packages PKG imports
 //
+// The prompt is the question alone: what earlier tasks of a run learned
+// comes beside it (sdk.Task.Upstream), and the agent does not need it.
+// Each task returns what it learned about its package as its artifact.
+//
 // The root is GOTOUR_ROOT when set, else $(go env GOROOT)/src, resolved on
 // the first task (not at spawn, which stays fast). Set GOTOUR_ROOT in the
-// agent's env in the config to tour another tree.
+// agent's env in the config to tour another tree. Paths the agent reports
+// (and asks guards about) are relative to the root, as the tasks' hints
+// are: "net/http/server.go". Listings and reads go through sdk.Tools;
+// answering from memory is a "Recall" tool use of kind read, asked about
+// like a read.
 package gotour
 
 import (
@@ -28,6 +36,7 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -35,7 +44,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -55,8 +63,7 @@ type Agent struct {
 	summaries map[string]*Summary  // by package directory
 	// calls indexes each package's call sites by callee name, built on
 	// the first callers question about it.
-	calls   map[string]map[string][]string
-	learned map[string]sdk.ContextArtifact
+	calls map[string]map[string][]string
 }
 
 // New returns an agent answering about the packages under root; an empty
@@ -71,7 +78,6 @@ func New(root string) *Agent {
 		files:     make(map[string]*ast.File),
 		summaries: make(map[string]*Summary),
 		calls:     make(map[string]map[string][]string),
-		learned:   make(map[string]sdk.ContextArtifact),
 	}
 }
 
@@ -171,8 +177,33 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		sum = a.summaries[q.pkg]
 		a.mu.Unlock()
 	}
-	a.learn(t.ID, q, sum)
-	return sdk.Result{Output: out, Metrics: map[string]float64{"lines": float64(strings.Count(out, "\n") + 1)}}, nil
+	return sdk.Result{
+		Output:   out,
+		Metrics:  map[string]float64{"lines": float64(strings.Count(out, "\n") + 1)},
+		Artifact: learned(sum),
+	}, nil
+}
+
+// recall asks the host before the agent answers about files from memory,
+// and reports it: a guard that denies reading a file denies recalling it.
+// It returns the host's reason when denied.
+func recall(ctx context.Context, h sdk.Host, files, techs []string) (string, error) {
+	call := sdk.ToolCall{CallID: sdk.NewID("recall"), Tool: "Recall", Kind: sdk.KindRead, Paths: files}
+	v, err := h.CheckToolUse(ctx, call)
+	if err != nil {
+		return "", err
+	}
+	u := sdk.ToolUse{CallID: call.CallID, Tool: "Recall", Kind: sdk.KindRead, Paths: files, Technologies: techs, Outcome: sdk.OutcomeOK}
+	if !v.Allow {
+		u.Outcome, u.Error = sdk.OutcomeDenied, v.Reason
+	}
+	if err := h.ReportToolUse(ctx, u); err != nil {
+		return "", err
+	}
+	if !v.Allow {
+		return v.Reason, nil
+	}
+	return "", nil
 }
 
 // summary returns a package's summary: from memory when the session has
@@ -182,8 +213,14 @@ func (a *Agent) summary(ctx context.Context, h sdk.Host, pkg string) (*Summary, 
 	s := a.summaries[pkg]
 	a.mu.Unlock()
 	if s != nil {
-		err := h.ReportToolUse(ctx, sdk.ToolUse{Tool: "Recall", Paths: s.Files, Technologies: technologies(s)})
-		return s, err
+		denied, err := recall(ctx, h, s.Files, technologies(s))
+		if err != nil {
+			return nil, err
+		}
+		if denied != "" {
+			return nil, sdk.Permanent(fmt.Errorf("gotour: cannot answer about %s from memory: %s", pkg, denied))
+		}
+		return s, nil
 	}
 	if _, err := a.load(ctx, h, pkg); err != nil {
 		return nil, err
@@ -194,26 +231,22 @@ func (a *Agent) summary(ctx context.Context, h sdk.Host, pkg string) (*Summary, 
 }
 
 // load returns the parsed non-test Go files of pkg, parsing those not yet
-// in memory. Each read is put to the host first (a guard may deny it) and
-// reported after.
+// in memory. Each listing and read goes through sdk.Tools: put to the host
+// first (a guard may deny it) and reported after.
 func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*ast.File, error) {
 	root, err := a.rootDir(ctx)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, filepath.FromSlash(pkg))
-	if v, err := h.CheckToolUse(ctx, sdk.ToolCall{Tool: "LS", Paths: []string{pkg}, Input: map[string]any{"path": pkg}}); err != nil {
-		return nil, err
-	} else if !v.Allow {
-		_ = h.ReportToolUse(ctx, sdk.ToolUse{Tool: "LS", Paths: []string{pkg}, Outcome: sdk.OutcomeDenied, Error: v.Reason})
-		return nil, sdk.Permanent(fmt.Errorf("gotour: listing %s was denied: %s", pkg, v.Reason))
-	}
-	start := time.Now()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, sdk.Permanent(fmt.Errorf("gotour: no package %s under %s; package paths are relative to the root, such as net/http", pkg, root))
-		}
+	tools := sdk.NewTools(h, root)
+	entries, err := tools.List(ctx, pkg)
+	var denied *sdk.DeniedError
+	switch {
+	case errors.As(err, &denied):
+		return nil, sdk.Permanent(fmt.Errorf("gotour: listing %s was denied: %s", pkg, denied.Reason))
+	case errors.Is(err, os.ErrNotExist):
+		return nil, sdk.Permanent(fmt.Errorf("gotour: no package %s under %s; package paths are relative to the root, such as net/http", pkg, root))
+	case err != nil:
 		return nil, err
 	}
 	var names []string
@@ -228,17 +261,15 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 			names = append(names, path.Join(pkg, n))
 		}
 	}
-	if err := h.ReportToolUse(ctx, sdk.ToolUse{Tool: "LS", Paths: []string{pkg}, Technologies: []string{"go"}, Duration: time.Since(start)}); err != nil {
-		return nil, err
-	}
 	if len(names) == 0 {
 		return nil, sdk.Permanent(fmt.Errorf("gotour: %s holds no Go files", pkg))
 	}
 
 	files := make(map[string]*ast.File, len(names))
 	var (
-		recalled []string
-		denied   string // the first denial's reason
+		recalled   []string
+		deniedWhy  string // the first denial's reason
+		deniedFile string
 	)
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
@@ -252,33 +283,22 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 			recalled = append(recalled, name)
 			continue
 		}
-		call := sdk.ToolCall{CallID: sdk.NewID("read"), Tool: "Read", Paths: []string{name}, Input: map[string]any{"file_path": name}}
-		v, err := h.CheckToolUse(ctx, call)
-		if err != nil {
-			return nil, err
-		}
-		if !v.Allow {
-			if err := h.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Paths: []string{name}, Outcome: sdk.OutcomeDenied, Error: v.Reason}); err != nil {
-				return nil, err
-			}
-			if denied == "" {
-				denied = fmt.Sprintf("reading %s was denied: %s", name, v.Reason)
+		src, err := tools.Read(ctx, name)
+		if errors.As(err, &denied) {
+			if deniedWhy == "" {
+				deniedWhy, deniedFile = denied.Reason, name
 			}
 			continue
 		}
-		start := time.Now()
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
-		if err == nil {
-			// token.FileSet is safe for concurrent use: no lock needed.
-			f, err = parser.ParseFile(a.fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			continue // gone or unreadable since the listing: skipped
 		}
-		u := sdk.ToolUse{CallID: call.CallID, Tool: "Read", Paths: []string{name}, Technologies: []string{"go"}, Duration: time.Since(start)}
 		if err != nil {
-			u.Outcome, u.Error = sdk.OutcomeError, err.Error()
+			return nil, err
 		}
-		if rerr := h.ReportToolUse(ctx, u); rerr != nil {
-			return nil, rerr
-		}
+		// token.FileSet is safe for concurrent use: no lock needed.
+		f, err = parser.ParseFile(a.fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			continue // a file that does not parse is skipped, not fatal
 		}
@@ -288,12 +308,22 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 		files[name] = f
 	}
 	if len(recalled) > 0 {
-		if err := h.ReportToolUse(ctx, sdk.ToolUse{Tool: "Recall", Paths: recalled, Technologies: []string{"go"}}); err != nil {
+		why, err := recall(ctx, h, recalled, []string{"go"})
+		if err != nil {
 			return nil, err
 		}
+		if why != "" {
+			for _, name := range recalled {
+				delete(files, name)
+			}
+			if deniedWhy == "" {
+				deniedWhy, deniedFile = why, recalled[0]
+			}
+			recalled = nil
+		}
 	}
-	if len(files) == 0 && denied != "" {
-		return nil, sdk.Permanent(fmt.Errorf("gotour: cannot answer about %s: %s", pkg, denied))
+	if len(files) == 0 && deniedWhy != "" {
+		return nil, sdk.Permanent(fmt.Errorf("gotour: cannot answer about %s: reading %s was denied: %s", pkg, deniedFile, deniedWhy))
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -429,38 +459,27 @@ func (a *Agent) indexCalls(files map[string]*ast.File) map[string][]string {
 	return index
 }
 
-// learn records the task's artifact for Summarize.
-func (a *Agent) learn(taskID string, q question, s *Summary) {
+// learned is what a task taught about the package of summary s (nil when
+// it has none).
+func learned(s *Summary) sdk.ContextArtifact {
 	var art sdk.ContextArtifact
-	if s != nil {
-		art.KeyDecisions = []string{fmt.Sprintf("%s is package %s: %d files, %d exported funcs, %d exported types", s.Dir, s.Name, len(s.Files), s.Funcs, s.Types)}
-		if len(s.Largest) > 0 {
-			art.NewPatterns = []string{fmt.Sprintf("the largest function in %s is %s (%d lines)", s.Dir, s.Largest[0].Name, s.Largest[0].Lines)}
-		}
-		if len(s.BuildFiles) > 0 {
-			art.PotentialGotchas = append(art.PotentialGotchas, fmt.Sprintf("%d files in %s have build constraints; not every declaration exists on every platform", len(s.BuildFiles), s.Dir))
-		}
-		if s.UsesCgo {
-			art.PotentialGotchas = append(art.PotentialGotchas, s.Dir+" uses cgo")
-		}
-		if s.HasAsm {
-			art.PotentialGotchas = append(art.PotentialGotchas, s.Dir+" has assembly implementations")
-		}
+	if s == nil {
+		return art
 	}
-	a.mu.Lock()
-	a.learned[taskID] = art
-	a.mu.Unlock()
-}
-
-// Summarize implements sdk.Agent.
-func (a *Agent) Summarize(_ context.Context, taskID string) (sdk.ContextArtifact, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	art, ok := a.learned[taskID]
-	if !ok {
-		return sdk.ContextArtifact{}, fmt.Errorf("gotour: task %s did not run on this session", taskID)
+	art.KeyDecisions = []string{fmt.Sprintf("%s is package %s: %d files, %d exported funcs, %d exported types", s.Dir, s.Name, len(s.Files), s.Funcs, s.Types)}
+	if len(s.Largest) > 0 {
+		art.NewPatterns = []string{fmt.Sprintf("the largest function in %s is %s (%d lines)", s.Dir, s.Largest[0].Name, s.Largest[0].Lines)}
 	}
-	return art, nil
+	if len(s.BuildFiles) > 0 {
+		art.PotentialGotchas = append(art.PotentialGotchas, fmt.Sprintf("%d files in %s have build constraints; not every declaration exists on every platform", len(s.BuildFiles), s.Dir))
+	}
+	if s.UsesCgo {
+		art.PotentialGotchas = append(art.PotentialGotchas, s.Dir+" uses cgo")
+	}
+	if s.HasAsm {
+		art.PotentialGotchas = append(art.PotentialGotchas, s.Dir+" has assembly implementations")
+	}
+	return art
 }
 
 // state is what a session exports: the package summaries it computed.

@@ -90,9 +90,39 @@ func TestWarmSessionAnswersFromMemory(t *testing.T) {
 	if warm["Read"] != 0 || warm["Recall"] != 1 {
 		t.Errorf("warm session: got tool uses %v, want one recall and no reads", warm)
 	}
-	// Every read was asked for first.
-	if calls := h.Host.Calls("cold"); len(calls) != cold["Read"]+cold["LS"] {
-		t.Errorf("cold session asked %d times for %d reads and listings", len(calls), cold["Read"]+cold["LS"])
+	// Every read, listing and recall was asked for first.
+	for _, id := range []string{"cold", "warm"} {
+		u := tools(h.Host.ToolUses(id))
+		if calls := h.Host.Calls(id); len(calls) != u["Read"]+u["List"]+u["Recall"] || u["List"] != 1 {
+			t.Errorf("%s session asked %d times for %v", id, len(calls), u)
+		}
+	}
+	for _, u := range h.Host.ToolUses("warm") {
+		if u.Tool == "Recall" && (u.Kind != sdk.KindRead || u.Outcome != sdk.OutcomeOK) {
+			t.Errorf("recall: got %+v, want an OK use of kind read", u)
+		}
+	}
+}
+
+// TestRecallIsAskedAbout: a warm session does not answer from memory
+// about files a guard now denies reading.
+func TestRecallIsAskedAbout(t *testing.T) {
+	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	ctx := context.Background()
+	if _, err := h.Run(ctx, sdk.Task{Prompt: "summary crypto/hmac"}); err != nil {
+		t.Fatal(err)
+	}
+	h.Host.SetPolicy(func(_ string, c sdk.ToolCall) sdk.Verdict {
+		if c.Kind == sdk.KindRead {
+			return sdk.Verdict{Guard: "g", Reason: "crypto is off limits"}
+		}
+		return sdk.Verdict{Allow: true}
+	})
+	for _, prompt := range []string{"summary crypto/hmac", "symbol crypto/hmac New"} {
+		_, err := h.Run(ctx, sdk.Task{Prompt: prompt})
+		if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "crypto is off limits") {
+			t.Errorf("%s: got %v, want the recall denied", prompt, err)
+		}
 	}
 }
 
@@ -125,6 +155,21 @@ func TestStateRehydratesSummaries(t *testing.T) {
 	}
 	if err := second.Agent.(sdk.StateExporter).ImportState(ctx, []byte(`{"version": 7}`)); err == nil || !strings.Contains(err.Error(), "version 7") {
 		t.Errorf("future state version: got %v, want a refusal naming the version", err)
+	}
+}
+
+// TestContextBesideThePrompt: in a chain, the question is the prompt as
+// written; what earlier tasks learned comes beside it.
+func TestContextBesideThePrompt(t *testing.T) {
+	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	res, err := h.Run(context.Background(), sdk.Task{
+		Prompt:   "symbol net/http Server",
+		Upstream: []sdk.Upstream{{Task: "overview", Version: 1, Artifact: sdk.ContextArtifact{KeyDecisions: []string{"net/http is package http"}}}},
+		Context:  "# Context from Previous Steps\n- **Key Decision:** net/http is package http\n",
+		Feedback: "be brief",
+	})
+	if err != nil || !strings.Contains(res.Output, "Server struct") {
+		t.Fatalf("got %q, %v; want the declaration of Server", res.Output, err)
 	}
 }
 
@@ -171,15 +216,12 @@ func TestEveryReadDenied(t *testing.T) {
 
 func TestArtifact(t *testing.T) {
 	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
-	if _, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "summary os"}); err != nil {
-		t.Fatal(err)
-	}
-	art, err := h.Agent.Summarize(context.Background(), "t")
+	res, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "summary os"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(art.KeyDecisions) != 1 || !strings.HasPrefix(art.KeyDecisions[0], "os is package os:") || len(art.PotentialGotchas) == 0 {
-		t.Errorf("got %+v, want the package summary and its build-constraint gotcha", art)
+	if art := res.Artifact; len(art.KeyDecisions) != 1 || !strings.HasPrefix(art.KeyDecisions[0], "os is package os:") || len(art.PotentialGotchas) == 0 {
+		t.Errorf("got %+v, want the package summary and its build-constraint gotcha", res.Artifact)
 	}
 }
 

@@ -1,7 +1,6 @@
 package workshop
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -147,8 +146,8 @@ func studyCollect(w *work) (string, error) {
 	if in.SharedConstraints.MaxMinutesPerDay == 0 {
 		in.SharedConstraints.MaxMinutesPerDay = 240
 	}
-	files, err := w.h.Files(w.ctx)
-	if err != nil && !isNoRun(err) {
+	files, err := w.files()
+	if err != nil {
 		return "", err
 	}
 	reg := make(map[string]registeredFile, len(files))
@@ -208,8 +207,6 @@ func contentType(name string) string {
 	return "text/plain"
 }
 
-func isNoRun(err error) bool { return errors.Is(err, sdk.ErrNoRun) }
-
 func studyIngest(w *work) (string, error) {
 	size, err := w.intArg("chunk_lines", 8)
 	if err != nil {
@@ -230,8 +227,8 @@ func studyIngest(w *work) (string, error) {
 	if st.Files == nil {
 		st.Files = map[string]*fileIngestion{}
 	}
-	files, err := w.h.Files(w.ctx)
-	if err != nil && !isNoRun(err) {
+	files, err := w.files()
+	if err != nil {
 		return "", err
 	}
 	byName := make(map[string]sdk.File, len(files))
@@ -255,19 +252,23 @@ func studyIngest(w *work) (string, error) {
 		if !ok {
 			return "", sdk.Permanent(fmt.Errorf("workshop: study.ingest: file_registry lists %s (%s), which is not attached to the run", id, rf.Filename))
 		}
-		data, err := os.ReadFile(f.Path)
-		if err != nil {
-			return "", err
-		}
-		if err := w.h.ReportToolUse(w.ctx, sdk.ToolUse{Tool: "Read", Paths: []string{f.Name}, Technologies: []string{"markdown"}}); err != nil {
+		// The host is asked about the file by its name in the run; it is
+		// read where the host keeps it.
+		var data []byte
+		if err := w.use("Read", sdk.KindRead, f.Name, func() (err error) {
+			data, err = os.ReadFile(f.Path)
+			return err
+		}); err != nil {
 			return "", err
 		}
 		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 		topics := topicOfLines(lines)
 		total := (len(lines) + size - 1) / size
-		done, err := w.h.DoneChunks(w.ctx, f.Name)
-		if err != nil && !isNoRun(err) {
-			return "", err
+		var done []int
+		if w.run != nil {
+			if done, err = w.run.DoneChunks(w.ctx, f.Name); err != nil {
+				return "", err
+			}
 		}
 		fi := st.Files[id]
 		if fi == nil {
@@ -299,8 +300,10 @@ func studyIngest(w *work) (string, error) {
 			if err := w.save("ingestion_state", st); err != nil {
 				return "", err
 			}
-			if err := w.h.MarkChunk(w.ctx, f.Name, c); err != nil && !isNoRun(err) {
-				return "", err
+			if w.run != nil {
+				if err := w.run.MarkChunk(w.ctx, f.Name, c); err != nil {
+					return "", err
+				}
 			}
 			fileDid++
 			did++

@@ -4,8 +4,9 @@
 // anywhere, offline, the same way every time. It calls no model and no
 // network: each skill writes plausible text from its inputs with fixed
 // rules, reports metrics and a cost, uses the run's state document,
-// checkpoints, files and chunk progress as a real agent would, and
-// answers Summarize with what the task decided.
+// checkpoints, files and chunk progress as a real agent would (through
+// sdk.RunHost; outside a run it sees an empty state document), and
+// returns what the task decided as its artifact.
 //
 // A task's prompt holds one command line:
 //
@@ -14,9 +15,9 @@
 // such as `podcast.write_script cost=0.2` or `study.ingest chunk_lines=8
 // crash_after_chunks=3`. A value with spaces is double-quoted:
 // topic="free will". The command is the first line of the prompt that
-// starts with a known SKILL.ACTION: hearth puts the context of earlier
-// steps before it and a gate's or a revisit's feedback after it, under
-// "# Feedback", which some skills read.
+// starts with a known SKILL.ACTION, so a prompt may hold prose around it.
+// Some skills read the task's feedback (sdk.Task.Feedback): a quality
+// gate's report, or a revisit's reason.
 //
 // Every skill takes these knobs besides its own arguments:
 //
@@ -43,7 +44,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hearth-dev/hearth/sdk"
@@ -52,24 +52,17 @@ import (
 // Version of the agent.
 const Version = "0.1.0"
 
-// maxLearned bounds the artifacts an agent keeps for Summarize.
-const maxLearned = 256
-
 // Agent is the workshop agent. Use New.
 type Agent struct {
 	// exit ends the plugin process for crash_after_chunks; tests replace
 	// it.
 	exit func(code int)
-
-	mu      sync.Mutex
-	learned map[string]sdk.ContextArtifact
-	order   []string
 }
 
 // New returns a workshop agent; exit ends the process for
 // crash_after_chunks (os.Exit when nil).
 func New(exit func(int)) *Agent {
-	return &Agent{exit: exit, learned: make(map[string]sdk.ContextArtifact)}
+	return &Agent{exit: exit}
 }
 
 // Describe implements sdk.Agent.
@@ -136,8 +129,8 @@ func Skills() []string {
 type Command struct {
 	Skill string
 	Args  map[string]string
-	// Feedback is what followed "# Feedback" in the prompt: a quality
-	// gate's report, or a revisit's reason.
+	// Feedback is the task's feedback (sdk.Task.Feedback): a quality
+	// gate's report, or a revisit's reason. Parse leaves it empty.
 	Feedback string
 	Cost     float64
 	Delay    time.Duration
@@ -199,9 +192,6 @@ func Parse(prompt string) (Command, error) {
 			}
 		}
 	}
-	if _, fb, ok := strings.Cut(prompt, "\n# Feedback\n"); ok {
-		c.Feedback = strings.TrimSpace(fb)
-	}
 	return c, nil
 }
 
@@ -240,11 +230,13 @@ func split(line string) ([]string, error) {
 }
 
 // work is one task being carried out: the command, the host, and what the
-// skill learned for Summarize.
+// skill learned.
 type work struct {
-	ctx     context.Context
-	t       sdk.Task
-	h       sdk.Host
+	ctx context.Context
+	t   sdk.Task
+	h   sdk.Host
+	// run reaches the task's run; nil outside one.
+	run     sdk.RunHost
 	cmd     Command
 	a       *Agent
 	metrics map[string]float64
@@ -257,8 +249,10 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 	if err != nil {
 		return sdk.Result{}, sdk.Permanent(err)
 	}
+	cmd.Feedback = strings.TrimSpace(t.Feedback)
 	attempt := max(t.Attempt, 1)
 	w := &work{ctx: ctx, t: t, h: h, cmd: cmd, a: a, metrics: make(map[string]float64)}
+	w.run, _ = h.(sdk.RunHost)
 	if !skills[cmd.Skill].units {
 		if err := w.pause(); err != nil {
 			return sdk.Result{}, err
@@ -276,28 +270,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		return sdk.Result{}, err
 	}
 	w.metrics["words"] = float64(len(strings.Fields(out)))
-	a.remember(t.ID, w.art)
-	return sdk.Result{Output: out, Metrics: w.metrics, Cost: cmd.Cost}, nil
-}
-
-// Summarize implements sdk.Agent.
-func (a *Agent) Summarize(_ context.Context, taskID string) (sdk.ContextArtifact, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.learned[taskID], nil
-}
-
-func (a *Agent) remember(taskID string, art sdk.ContextArtifact) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, ok := a.learned[taskID]; !ok {
-		a.order = append(a.order, taskID)
-	}
-	a.learned[taskID] = art
-	for len(a.order) > maxLearned {
-		delete(a.learned, a.order[0])
-		a.order = a.order[1:]
-	}
+	return sdk.Result{Output: out, Metrics: w.metrics, Cost: cmd.Cost, Artifact: w.art}, nil
 }
 
 // pause waits the delay knob, or until the task is cancelled.
@@ -354,10 +327,10 @@ func (w *work) intArg(key string, def int) (int, error) {
 // load reads state section into v and reports whether it was set. A task
 // outside a run sees an empty document.
 func (w *work) load(section string, v any) (bool, error) {
-	b, err := w.h.State(w.ctx, section)
-	if errors.Is(err, sdk.ErrNoRun) {
+	if w.run == nil {
 		return false, nil
 	}
+	b, err := w.run.State(w.ctx, section)
 	if err != nil {
 		return false, err
 	}
@@ -372,27 +345,69 @@ func (w *work) load(section string, v any) (bool, error) {
 
 // save writes state section; outside a run it does nothing.
 func (w *work) save(section string, v any) error {
-	err := w.h.SetState(w.ctx, section, v)
-	if errors.Is(err, sdk.ErrNoRun) {
+	if w.run == nil {
 		return nil
 	}
-	return err
+	return w.run.SetState(w.ctx, section, v)
 }
 
 // checkpoint asks for a checkpoint; outside a run it does nothing.
 func (w *work) checkpoint(label string) error {
-	_, err := w.h.Checkpoint(w.ctx, label)
-	if errors.Is(err, sdk.ErrNoRun) {
+	if w.run == nil {
 		return nil
 	}
+	_, err := w.run.Checkpoint(w.ctx, label)
 	return err
 }
 
-// wrote reports a Write tool use of a (virtual) file and lists it in the
-// artifact.
+// files lists the run's files; outside a run there are none.
+func (w *work) files() ([]sdk.File, error) {
+	if w.run == nil {
+		return nil, nil
+	}
+	return w.run.Files(w.ctx)
+}
+
+// use asks the host about a tool use of path, does it with do (nil for a
+// file the skill only pretends to write), and reports it. A denied use
+// fails the task for good: the skill cannot do without it.
+func (w *work) use(tool string, kind sdk.ToolKind, path string, do func() error) error {
+	call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: tool, Kind: kind, Paths: []string{path}}
+	v, err := w.h.CheckToolUse(w.ctx, call)
+	if err != nil {
+		return err
+	}
+	u := sdk.ToolUse{CallID: call.CallID, Tool: tool, Kind: kind, Paths: []string{path}, Technologies: []string{"markdown"}, Outcome: sdk.OutcomeOK}
+	if !v.Allow {
+		u.Outcome, u.Error = sdk.OutcomeDenied, v.Reason
+		if err := w.h.ReportToolUse(w.ctx, u); err != nil {
+			return err
+		}
+		return sdk.Permanent(fmt.Errorf("workshop: %s: %w", w.cmd.Skill, &sdk.DeniedError{Tool: tool, Paths: []string{path}, Guard: v.Guard, Reason: v.Reason}))
+	}
+	var derr error
+	if do != nil {
+		start := time.Now()
+		derr = do()
+		u.Duration = time.Since(start)
+		if derr != nil {
+			u.Outcome, u.Error = sdk.OutcomeError, derr.Error()
+		}
+	}
+	if err := w.h.ReportToolUse(w.ctx, u); err != nil {
+		return err
+	}
+	return derr
+}
+
+// wrote reports a Write of a (virtual) file, asked about first, and lists
+// it in the artifact.
 func (w *work) wrote(path string) error {
+	if err := w.use("Write", sdk.KindWrite, path, nil); err != nil {
+		return err
+	}
 	w.art.ModifiedFiles = append(w.art.ModifiedFiles, path)
-	return w.h.ReportToolUse(w.ctx, sdk.ToolUse{Tool: "Write", Paths: []string{path}, Technologies: []string{"markdown"}})
+	return nil
 }
 
 // pick chooses one of options by a hash of key: the same key, the same

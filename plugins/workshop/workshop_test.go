@@ -27,8 +27,8 @@ func TestParse(t *testing.T) {
 		{name: "knobs", prompt: "story.chapter n=2 cost=0.5 delay=20ms fail_attempts=1",
 			want: Command{Skill: "story.chapter", Cost: 0.5, Delay: 20 * time.Millisecond, FailAttempts: 1}},
 		{name: "quoted", prompt: `podcast.research topic="free will"`, want: Command{Skill: "podcast.research", Cost: 0.12}},
-		{name: "after context, with feedback", prompt: "# Context from Previous Steps\n- decided x\n\nstudy.ingest crash_after_chunks=3\n\n# Feedback\nmore please\n",
-			want: Command{Skill: "study.ingest", Cost: 0.02, CrashAfterChunks: 3, Feedback: "more please"}},
+		{name: "after prose", prompt: "# Ingest\nRead the syllabi.\n\nstudy.ingest crash_after_chunks=3\n\nThanks!\n",
+			want: Command{Skill: "study.ingest", Cost: 0.02, CrashAfterChunks: 3}},
 		{name: "no command", prompt: "write me a podcast", err: "no command in the prompt"},
 		{name: "unknown argument", prompt: "essay.thesis tone=wry", err: `takes no argument "tone"`},
 		{name: "bad cost", prompt: "essay.thesis cost=lots", err: "cost=lots"},
@@ -60,8 +60,8 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// harness serves a workshop agent in-process with run r as every task's
-// run.
+// harness serves a workshop agent in-process with run r as the run of
+// every task with a Task.Run (run fills it in).
 func harness(t *testing.T, r *sdktest.Run) *sdktest.Harness {
 	t.Helper()
 	h := sdktest.New(t, New(func(int) { panic("exit") }), sdktest.Options{Logger: hclog.NewNullLogger()})
@@ -69,8 +69,12 @@ func harness(t *testing.T, r *sdktest.Run) *sdktest.Harness {
 	return h
 }
 
+// run runs task as a task of the harness's run.
 func run(t *testing.T, h *sdktest.Harness, task sdk.Task) sdk.Result {
 	t.Helper()
+	if task.Run == "" {
+		task.Run = "run-1"
+	}
 	res, err := h.Run(context.Background(), task)
 	if err != nil {
 		t.Fatalf("%s: %v", task.Prompt, err)
@@ -109,8 +113,8 @@ func TestPodcastGateLoop(t *testing.T) {
 		t.Errorf("first evaluation has no recommendations:\n%s", first.Output)
 	}
 
-	feedback := "\n\n# Feedback\nThe evaluate step's quality gate \"q\" sent this work back (loop 1 of 3): too short\n\nIts report:\n" + first.Output
-	second := run(t, h, sdk.Task{Prompt: "podcast.write_script" + feedback, IdempotencyKey: "run/write_script/2"})
+	feedback := "The evaluate step's quality gate \"q\" sent this work back (loop 1 of 3): too short\n\nIts report:\n" + first.Output
+	second := run(t, h, sdk.Task{Prompt: "podcast.write_script", Feedback: feedback, IdempotencyKey: "run/write_script/2"})
 	if !strings.Contains(second.Output, "draft 2") || !strings.Contains(second.Output, "Addressed feedback:\n- lengthen the middle act") {
 		t.Errorf("second draft does not address the recommendations:\n%s", second.Output)
 	}
@@ -123,20 +127,51 @@ func TestPodcastGateLoop(t *testing.T) {
 	if q := again.Metrics["quality"]; q < 0.8 {
 		t.Errorf("second draft: quality %v, want at least 0.8", q)
 	}
-	res = run(t, h, sdk.Task{Prompt: "podcast.synthesize"})
+	res = run(t, h, sdk.Task{ID: "synth", Prompt: "podcast.synthesize"})
 	if !strings.Contains(res.Output, "draft 2") {
 		t.Errorf("synthesize: got %q, want it to use draft 2", res.Output)
 	}
-	art, err := h.Agent.Summarize(context.Background(), "")
-	if err != nil || !art.Empty() {
-		t.Errorf("Summarize of an unknown task: got %+v, %v; want an empty artifact", art, err)
+	if a := res.Artifact; len(a.KeyDecisions) != 1 || !strings.Contains(a.KeyDecisions[0], "synthesized draft 2") || len(a.ModifiedFiles) != 1 {
+		t.Errorf("synthesize's artifact: got %+v, want the decision and the file it wrote", a)
+	}
+	// The file written was asked about first.
+	uses, calls := h.Host.ToolUses("synth"), h.Host.Calls("synth")
+	if len(uses) != 1 || len(calls) != 1 || uses[0].CallID != calls[0].Call.CallID || uses[0].Kind != sdk.KindWrite || uses[0].Outcome != sdk.OutcomeOK {
+		t.Errorf("synthesize: asked %+v, reported %+v; want one write, asked first", calls, uses)
+	}
+}
+
+// TestOutsideARun: a task outside a run sees an empty state document and
+// no files.
+func TestOutsideARun(t *testing.T) {
+	h := harness(t, sdktest.NewRun())
+	res, err := h.Run(context.Background(), sdk.Task{Prompt: "essay.thesis"})
+	if err != nil || !strings.Contains(res.Output, "Thesis (revision 1") {
+		t.Errorf("got %q, %v; want a thesis from the defaults", res.Output, err)
+	}
+	res, err = h.Run(context.Background(), sdk.Task{Prompt: "study.collect"})
+	if err == nil || !strings.Contains(err.Error(), "no user_inputs") {
+		t.Errorf("got %q, %v; want a request for user_inputs", res.Output, err)
+	}
+}
+
+// TestDeniedWrite: a skill whose write is denied fails for good, saying
+// by which guard.
+func TestDeniedWrite(t *testing.T) {
+	r := sdktest.NewRun()
+	r.Set("episode", episode{Number: 2, Topic: "free will", Complexity: 2, DurationTarget: 20})
+	h := sdktest.New(t, New(nil), sdktest.Options{Policy: sdktest.DenyAll})
+	h.Host.SetRun(r)
+	_, err := h.Run(context.Background(), sdk.Task{Run: "run-1", Prompt: "podcast.research"})
+	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), `Write episodes/ep002/research.md was denied by guard "sdktest-deny-all"`) {
+		t.Errorf("got %v, want a permanent failure naming the file and the guard", err)
 	}
 }
 
 func TestFailAttempts(t *testing.T) {
 	h := harness(t, sdktest.NewRun())
 	for attempt := 1; attempt <= 3; attempt++ {
-		_, err := h.Run(context.Background(), sdk.Task{ID: fmt.Sprintf("t%d", attempt), Prompt: "podcast.research fail_attempts=2 cost=0.5", Attempt: attempt})
+		_, err := h.Run(context.Background(), sdk.Task{ID: fmt.Sprintf("t%d", attempt), Run: "run-1", Prompt: "podcast.research fail_attempts=2 cost=0.5", Attempt: attempt})
 		switch {
 		case attempt <= 2 && (err == nil || errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "fail_attempts=2")):
 			t.Errorf("attempt %d: got %v, want a transient failure naming fail_attempts", attempt, err)
@@ -208,7 +243,7 @@ func TestEssayRevisit(t *testing.T) {
 	if !strings.Contains(draft.Output, "write things down") {
 		t.Errorf("draft does not carry the thesis:\n%s", draft.Output)
 	}
-	revised := run(t, h, sdk.Task{Prompt: "essay.thesis\n\n# Feedback\nThis task is revisited: make it an explainer\n", IdempotencyKey: "run/thesis/2"})
+	revised := run(t, h, sdk.Task{Prompt: "essay.thesis", Feedback: "This task is revisited: make it an explainer", IdempotencyKey: "run/thesis/2"})
 	if revised.Output == first.Output || !strings.Contains(revised.Output, "explainer") || !strings.Contains(revised.Output, "revision 2") {
 		t.Errorf("revised thesis:\n%s\nwant an explainer, revision 2", revised.Output)
 	}
@@ -251,14 +286,14 @@ func TestStudyPlannerChunkResume(t *testing.T) {
 	}
 
 	// Chunk 0 of 3 was done by an earlier attempt.
-	if err := h.Host.For("x").MarkChunk(context.Background(), "calc-syllabus.md", 0); err != nil {
+	if err := h.Host.ForRun("x").MarkChunk(context.Background(), "calc-syllabus.md", 0); err != nil {
 		t.Fatal(err)
 	}
 	res := run(t, h, sdk.Task{Prompt: "study.ingest chunk_lines=4 crash_after_chunks=1", Attempt: 2})
 	if res.Metrics["chunks_done"] != 2 || res.Metrics["chunks_skipped"] != 1 {
 		t.Errorf("ingest: metrics %v, want 2 chunks done and 1 skipped", res.Metrics)
 	}
-	done, _ := h.Host.For("x").DoneChunks(context.Background(), "calc-syllabus.md")
+	done, _ := h.Host.ForRun("x").DoneChunks(context.Background(), "calc-syllabus.md")
 	if len(done) != 3 {
 		t.Errorf("chunks done: %v, want all 3", done)
 	}
@@ -300,11 +335,11 @@ func TestStudyIngestCrash(t *testing.T) {
 	run(t, h, sdk.Task{Prompt: "study.collect"})
 	// In-process, the crash is a panic the plugin server turns into an
 	// error: the chunk marked before it stays marked.
-	_, err := h.Run(context.Background(), sdk.Task{Prompt: "study.ingest chunk_lines=4 crash_after_chunks=1", Attempt: 1})
+	_, err := h.Run(context.Background(), sdk.Task{Run: "run-1", Prompt: "study.ingest chunk_lines=4 crash_after_chunks=1", Attempt: 1})
 	if !errors.Is(err, sdk.ErrAgentPanicked) {
 		t.Fatalf("attempt 1: got %v, want the crash", err)
 	}
-	done, _ := h.Host.For("x").DoneChunks(context.Background(), "calc-syllabus.md")
+	done, _ := h.Host.ForRun("x").DoneChunks(context.Background(), "calc-syllabus.md")
 	if len(done) != 1 || done[0] != 0 {
 		t.Errorf("after the crash, chunks done: %v, want [0]", done)
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,265 +21,521 @@ const callLimit = 30 * time.Second
 // cancelLimit is how long Run may take to return once its context is done.
 const cancelLimit = 5 * time.Second
 
+// concurrencyRounds is how many times the concurrency check starts its
+// tasks at once: more rounds, more interleavings for the race detector.
+const concurrencyRounds = 2
+
+// besideCalls bounds the Describe and ExportState calls the concurrency
+// check makes beside each round of tasks.
+const besideCalls = 64
+
 // TestAgent checks that the agents made by newAgent keep the hearth agent
 // contract while running tasks, each of which the agent should complete
-// successfully. It returns nil, or an error listing every violation found:
+// successfully. It returns nil, or an error listing every violation found.
+// The checks are those of Checks, in order:
 //
 //   - Describe names the agent and its version and declares a non-negative
 //     capacity.
-//   - Every task succeeds through the plugin protocol, reports well-formed
-//     tool uses, and can be summarized afterwards.
-//   - With every tool use denied, Run still returns, and no tool use whose
-//     pre-tool-use question was denied is reported as having succeeded.
+//   - Every task succeeds through the plugin protocol, and reports
+//     well-formed tool uses: a tool name, a known kind, an outcome (a
+//     report without one is refused by the SDK, which fails the task), no
+//     empty path; its artifact has no blank item.
+//   - Every task also succeeds with upstream context and feedback beside
+//     its prompt (Task.Upstream, Context, Feedback).
+//   - The agent asks before each tool use: every tool use reported as done
+//     or failed follows a CheckToolUse with the same call ID, or with the
+//     same tool and paths.
+//   - With every tool use denied, Run still returns, and no tool use that
+//     was denied (by call ID, or by tool and paths) is reported as done.
 //   - Run returns promptly when its context is already cancelled.
-//   - Capacity tasks run at once on one session all succeed (run your
-//     tests with -race to catch data races here).
+//   - Capacity tasks run at once on one session (at least one), twice
+//     over, while Describe and ExportState are called beside them, and
+//     all succeed. The agent runs in the test's own process, so run your
+//     tests with -race: the race detector then fails the test on any
+//     data race among concurrent tasks, their tool reports and the
+//     session's other calls. Without -race a race goes unseen.
 //   - An agent that exports state can be rehydrated into a fresh agent
 //     that then runs the first task, and does not panic on malformed state.
-//   - Summarize of an unknown task does not panic.
 //
-// newAgent is called once per fresh session the check needs.
+// newAgent is called once per fresh session the checks need.
 func TestAgent(ctx context.Context, newAgent func() sdk.Agent, tasks ...sdk.Task) error {
+	return TestTarget(ctx, InProcess(newAgent), tasks...)
+}
+
+// TestTarget runs Checks against the agent reached through t, as
+// TestAgent does for an agent in this process.
+func TestTarget(ctx context.Context, t Target, tasks ...sdk.Task) error {
 	if len(tasks) == 0 {
 		return errors.New("sdktest: TestAgent needs at least one task the agent should complete")
 	}
-	c := &checker{ctx: ctx, newAgent: newAgent, tasks: tasks}
-	c.run()
-	return errors.Join(c.errs...)
-}
-
-type checker struct {
-	ctx      context.Context
-	newAgent func() sdk.Agent
-	tasks    []sdk.Task
-	name     string
-	info     sdk.Info
-	errs     []error
-}
-
-func (c *checker) fail(check, format string, args ...any) {
-	c.errs = append(c.errs, fmt.Errorf("sdktest: agent %q: %s: %s", c.name, check, fmt.Sprintf(format, args...)))
-}
-
-func (c *checker) call() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.ctx, callLimit)
-}
-
-func (c *checker) start(check string, p Policy) *Harness {
-	h, err := Start(c.newAgent(), Options{Policy: p})
+	s := &Subject{Target: t, Tasks: tasks}
+	h, err := t.Start(Options{})
 	if err != nil {
-		c.fail(check, "%v", err)
-		return nil
+		return fmt.Errorf("sdktest: start the agent: %w", err)
 	}
-	return h
-}
-
-func (c *checker) run() {
-	h := c.start("start", nil)
-	if h == nil {
-		return
+	cctx, cancel := context.WithTimeout(ctx, callLimit)
+	s.Info, err = h.Agent.Describe(cctx)
+	cancel()
+	s.ExportsState = h.Agent.ExportsState()
+	if cerr := h.Close(); err == nil && cerr != nil {
+		err = cerr
 	}
-	defer h.Close()
-	c.describe(h)
-	c.runTasks(h)
-	c.stateful(h)
-	c.unknownSummary(h)
-	c.denied()
-	c.cancelled()
-	c.concurrent()
-}
-
-func (c *checker) describe(h *Harness) {
-	ctx, cancel := c.call()
-	defer cancel()
-	info, err := h.Agent.Describe(ctx)
 	if err != nil {
-		c.fail("Describe", "%v", err)
-		return
+		return fmt.Errorf("sdktest: Describe failed: %w", err)
 	}
-	c.info, c.name = info, info.Name
+	var errs []error
+	for _, c := range Checks() {
+		for _, e := range c.Run(ctx, s) {
+			errs = append(errs, fmt.Errorf("sdktest: agent %q: %s: %w", s.Info.Name, c.Name, e))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Target is the agent under test, however the checks reach it: an agent
+// in this process (InProcess) or a plugin program spoken to over the real
+// protocol. Every check starts the sessions it needs.
+type Target interface {
+	// Start starts a fresh session of the agent, served over the plugin
+	// protocol, with a Recorder answering with opts.Policy. Close it when
+	// done.
+	Start(opts Options) (*Harness, error)
+}
+
+// Local is an optional upgrade of a Target whose agent lives in this
+// process. The check of a Run whose context is already cancelled needs
+// one: gRPC does not even send such a call, and it is the author's code
+// that must notice.
+type Local interface {
+	Target
+	// NewAgent returns a fresh agent, called directly.
+	NewAgent() sdk.Agent
+}
+
+// InProcess returns the Target of the agents newAgent makes, each served
+// in this process with Start. It implements Local.
+func InProcess(newAgent func() sdk.Agent) Target { return localAgents(newAgent) }
+
+// Command returns the Target of the plugin program argv: each session is
+// a process of its own, started with StartCommand, with env added to the
+// environment it inherits. It is not Local: the check of a Run whose
+// context is already cancelled is skipped.
+func Command(env []string, argv ...string) Target { return command{env: env, argv: argv} }
+
+type command struct{ env, argv []string }
+
+func (c command) Start(opts Options) (*Harness, error) {
+	if len(c.argv) == 0 {
+		return nil, errors.New("sdktest: Command needs the program to run")
+	}
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Env = append(os.Environ(), c.env...)
+	return StartCommand(cmd, opts)
+}
+
+type localAgents func() sdk.Agent
+
+func (f localAgents) Start(opts Options) (*Harness, error) { return Start(f(), opts) }
+func (f localAgents) NewAgent() sdk.Agent                  { return f() }
+
+// Subject is the agent under test as a check sees it.
+type Subject struct {
+	// Target starts its sessions.
+	Target Target
+	// Tasks are tasks the agent should complete.
+	Tasks []sdk.Task
+	// Info is what its Describe said.
+	Info sdk.Info
+	// ExportsState is whether it exports its session's state.
+	ExportsState bool
+
+	ranOnce sync.Once
+	ran     []taskRun
+	ranErr  error
+}
+
+// taskRun is one of the subject's tasks run on a session that allows
+// every tool use.
+type taskRun struct {
+	task sdk.Task
+	res  sdk.Result
+	err  error
+	log  []Entry
+}
+
+// allowed runs every task once on one session that allows all tool uses,
+// for the checks that read what they did.
+func (s *Subject) allowed(ctx context.Context) ([]taskRun, error) {
+	s.ranOnce.Do(func() {
+		h, err := s.Target.Start(Options{})
+		if err != nil {
+			s.ranErr = err
+			return
+		}
+		defer h.Close()
+		for i, t := range s.Tasks {
+			t.ID = fmt.Sprintf("conformance-%d", i)
+			cctx, cancel := context.WithTimeout(ctx, callLimit)
+			res, err := h.Run(cctx, t)
+			cancel()
+			s.ran = append(s.ran, taskRun{task: t, res: res, err: err, log: h.Host.Log(t.ID)})
+		}
+	})
+	return s.ran, s.ranErr
+}
+
+// Check is one check of the contract. Checks run in the order Checks
+// lists them, each on sessions of its own.
+type Check struct {
+	// Name names the check in its failures.
+	Name string
+	// Description says what the check holds the agent to.
+	Description string
+	// Run checks s and returns what it found wrong, one error per
+	// violation.
+	Run func(ctx context.Context, s *Subject) []error
+}
+
+// Checks returns the contract's checks, in the order TestAgent runs them.
+func Checks() []Check {
+	return []Check{
+		{"Describe", "Describe names the agent (one word) and its version, and declares a capacity of 0 or more.", checkDescribe},
+		{"tasks", "Every task succeeds through the plugin protocol and reports well-formed tool uses (a tool name, a known kind, an outcome, no empty path); its artifact has no blank item.", checkTasks},
+		{"context beside the prompt", "Every task succeeds when upstream context and feedback come beside its prompt (Task.Upstream, Task.Context, Task.Feedback).", checkContext},
+		{"asks first", "Every tool use reported as done or failed follows a CheckToolUse with the same call ID, or with the same tool and paths.", checkAsksFirst},
+		{"denied tool uses", "With every tool use denied, Run returns, and no denied tool use (by call ID, or by tool and paths) is reported as done.", checkDenied},
+		{"cancelled context", "Run returns within 5s when its context is already cancelled (agents in this process only).", checkCancelled},
+		{"concurrent tasks", "Capacity tasks run at once on one session, twice over, beside Describe and ExportState calls, and all succeed; run with -race to catch data races.", checkConcurrent},
+		{"state", "An agent that exports state is rehydrated into a fresh session that runs the first task, and malformed state is an error, not a panic.", checkState},
+	}
+}
+
+func checkDescribe(_ context.Context, s *Subject) []error {
+	var errs []error
+	info := s.Info
 	switch {
 	case info.Name == "":
-		c.fail("Describe", "Info.Name is empty; name the agent")
+		errs = append(errs, errors.New("Info.Name is empty; name the agent"))
 	case strings.ContainsAny(info.Name, " \t\n"):
-		c.fail("Describe", "Info.Name %q contains whitespace; use a single word such as %q", info.Name, strings.Join(strings.Fields(info.Name), "-"))
+		errs = append(errs, fmt.Errorf("Info.Name %q contains whitespace; use a single word such as %q", info.Name, strings.Join(strings.Fields(info.Name), "-")))
 	}
 	if info.Version == "" {
-		c.fail("Describe", "Info.Version is empty; give the agent a version such as \"0.1.0\"")
+		errs = append(errs, errors.New("Info.Version is empty; give the agent a version such as \"0.1.0\""))
 	}
 	if info.Capacity < 0 {
-		c.fail("Describe", "Info.Capacity is %d; use 0 or 1 for one task at a time, more for concurrent tasks", info.Capacity)
+		errs = append(errs, fmt.Errorf("Info.Capacity is %d; use 0 or 1 for one task at a time, more for concurrent tasks", info.Capacity))
 	}
+	return errs
 }
 
-func (c *checker) runTasks(h *Harness) {
-	for i, t := range c.tasks {
-		t.ID = fmt.Sprintf("conformance-%d", i)
-		check := fmt.Sprintf("task %d (%s)", i, describeTask(t))
-		ctx, cancel := c.call()
-		res, err := h.Run(ctx, t)
-		cancel()
-		if err != nil {
-			c.fail(check, "Run failed: %v", err)
+func checkTasks(ctx context.Context, s *Subject) []error {
+	runs, err := s.allowed(ctx)
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for i, r := range runs {
+		fail := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("task %d (%s): %s", i, describeTask(r.task), fmt.Sprintf(format, args...)))
+		}
+		if r.err != nil {
+			fail("Run failed: %v", r.err)
 			continue
 		}
-		uses := h.Host.ToolUses(t.ID)
-		if res.ToolUses != uint64(len(uses)) {
-			c.fail(check, "the host acknowledged %d tool uses but recorded %d", res.ToolUses, len(uses))
-		}
-		for j, u := range uses {
-			if u.Tool == "" {
-				c.fail(check, "tool use %d has no Tool name", j)
+		j := 0
+		for _, e := range r.log {
+			if e.Use == nil {
+				continue
 			}
-			if u.Outcome < sdk.OutcomeOK || u.Outcome > sdk.OutcomeDenied {
-				c.fail(check, "tool use %d (%s) has an unknown outcome %d", j, u.Tool, u.Outcome)
+			u := e.Use
+			if u.Tool == "" {
+				fail("tool use %d has no Tool name", j)
+			}
+			switch {
+			case u.Outcome == sdk.OutcomeUnset:
+				fail("tool use %d (%s) has no outcome; set Outcome to OutcomeOK, OutcomeError or OutcomeDenied", j, u.Tool)
+			case u.Outcome < sdk.OutcomeUnset || u.Outcome > sdk.OutcomeDenied:
+				fail("tool use %d (%s) has an unknown outcome %d", j, u.Tool, u.Outcome)
+			}
+			if !u.Kind.Valid() {
+				fail("tool use %d (%s) has an unknown kind %q; use one of the sdk.Kind constants, or leave it empty", j, u.Tool, u.Kind)
 			}
 			for _, p := range u.Paths {
 				if strings.TrimSpace(p) == "" {
-					c.fail(check, "tool use %d (%s) reports an empty path", j, u.Tool)
+					fail("tool use %d (%s) reports an empty path", j, u.Tool)
+				}
+			}
+			j++
+		}
+		a := r.res.Artifact
+		for _, list := range []struct {
+			name  string
+			items []string
+		}{{"KeyDecisions", a.KeyDecisions}, {"ModifiedFiles", a.ModifiedFiles}, {"NewPatterns", a.NewPatterns}, {"PotentialGotchas", a.PotentialGotchas}} {
+			for k, item := range list.items {
+				if strings.TrimSpace(item) == "" {
+					fail("Result.Artifact.%s[%d] is blank; leave blank items out", list.name, k)
 				}
 			}
 		}
-		ctx, cancel = c.call()
-		if _, err := h.Agent.Summarize(ctx, t.ID); err != nil {
-			c.fail(check, "Summarize after a successful Run failed: %v", err)
-		}
-		cancel()
 	}
+	return errs
 }
 
-func (c *checker) denied() {
-	h := c.start("denied tool uses", DenyAll)
-	if h == nil {
-		return
+// sampleUpstream is the context the context check puts beside a prompt.
+func sampleUpstream() ([]sdk.Upstream, string, string) {
+	up := []sdk.Upstream{{
+		Task: "earlier", Version: 1, Session: "session-sdktest", CreatedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
+		Artifact: sdk.ContextArtifact{
+			KeyDecisions:     []string{"Used the standard library only."},
+			ModifiedFiles:    []string{"notes.md"},
+			PotentialGotchas: []string{"# headings and \"quotes\" in context must not confuse the agent"},
+		},
+	}}
+	block := "# Context from Previous Steps\nThe following context was learned from the \"earlier\" session:\n\n" +
+		"- **Key Decision:** Used the standard library only.\n- **Modified:** notes.md\n\n*Use this knowledge to maintain consistency.*\n"
+	return up, block, "The evaluate step's quality gate sent this work back: say more."
+}
+
+func checkContext(ctx context.Context, s *Subject) []error {
+	h, err := s.Target.Start(Options{})
+	if err != nil {
+		return []error{err}
 	}
 	defer h.Close()
-	for i, t := range c.tasks {
+	up, block, feedback := sampleUpstream()
+	var errs []error
+	for i, t := range s.Tasks {
+		t.ID = fmt.Sprintf("context-%d", i)
+		t.Upstream, t.Context, t.Feedback = up, block, feedback
+		cctx, cancel := context.WithTimeout(ctx, callLimit)
+		_, err := h.Run(cctx, t)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("task %d (%s): Run failed: %v; the prompt comes as written, with what earlier tasks learned beside it in Task.Upstream and Task.Context, and feedback in Task.Feedback", i, describeTask(t), err))
+		}
+	}
+	return errs
+}
+
+// sameCall reports whether a question and a report are about the same
+// tool use: the same call ID, or, without one, the same tool and paths.
+func sameCall(c sdk.ToolCall, u *sdk.ToolUse) bool {
+	if c.CallID != "" && c.CallID == u.CallID {
+		return true
+	}
+	return c.Tool == u.Tool && samePaths(c.Paths, u.Paths)
+}
+
+func samePaths(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+func checkAsksFirst(ctx context.Context, s *Subject) []error {
+	runs, err := s.allowed(ctx)
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for i, r := range runs {
+		var asked []sdk.ToolCall
+		for _, e := range r.log {
+			if e.Call != nil {
+				asked = append(asked, e.Call.Call)
+				continue
+			}
+			u := e.Use
+			if u.Outcome != sdk.OutcomeOK && u.Outcome != sdk.OutcomeError {
+				continue
+			}
+			if !slices.ContainsFunc(asked, func(c sdk.ToolCall) bool { return sameCall(c, u) }) {
+				errs = append(errs, fmt.Errorf("task %d (%s): tool use %s %v was reported without a CheckToolUse before it; ask the host first, with the same call ID (sdk.Tools asks, does the work and reports in one call)",
+					i, describeTask(r.task), u.Tool, u.Paths))
+			}
+		}
+	}
+	return errs
+}
+
+func checkDenied(ctx context.Context, s *Subject) []error {
+	h, err := s.Target.Start(Options{Policy: DenyAll})
+	if err != nil {
+		return []error{err}
+	}
+	defer h.Close()
+	var errs []error
+	for i, t := range s.Tasks {
 		t.ID = fmt.Sprintf("denied-%d", i)
-		check := fmt.Sprintf("task %d (%s) with every tool use denied", i, describeTask(t))
-		ctx, cancel := c.call()
-		_, err := h.Run(ctx, t)
+		fail := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("task %d (%s) with every tool use denied: %s", i, describeTask(t), fmt.Sprintf(format, args...)))
+		}
+		cctx, cancel := context.WithTimeout(ctx, callLimit)
+		_, err := h.Run(cctx, t)
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) {
-			c.fail(check, "Run did not return within %s", callLimit)
+			fail("Run did not return within %s", callLimit)
 			continue
 		}
 		if errors.Is(err, sdk.ErrAgentPanicked) {
-			c.fail(check, "Run panicked: %v", err)
+			fail("Run panicked: %v", err)
 			continue
 		}
-		denied := make(map[string]bool)
-		for _, call := range h.Host.Calls(t.ID) {
-			if call.Call.CallID != "" {
-				denied[call.Call.CallID] = true
+		var denied []sdk.ToolCall
+		for _, e := range h.Host.Log(t.ID) {
+			if e.Call != nil {
+				if !e.Call.Verdict.Allow {
+					denied = append(denied, e.Call.Call)
+				}
+				continue
 			}
-		}
-		for _, u := range h.Host.ToolUses(t.ID) {
-			if u.CallID != "" && denied[u.CallID] && u.Outcome == sdk.OutcomeOK {
-				c.fail(check, "tool use %s (%s) was denied but reported as done; skip a denied call and report it with OutcomeDenied", u.CallID, u.Tool)
+			u := e.Use
+			if u.Outcome != sdk.OutcomeOK && u.Outcome != sdk.OutcomeError {
+				continue
+			}
+			if slices.ContainsFunc(denied, func(c sdk.ToolCall) bool { return sameCall(c, u) }) {
+				fail("tool use %s %v was denied but reported as done; skip a denied call and report it with OutcomeDenied", u.Tool, u.Paths)
 			}
 		}
 	}
+	return errs
 }
 
-func (c *checker) cancelled() {
-	// Called directly, not through the protocol: gRPC does not even send
-	// a call whose context is already done, and it is the author's code
-	// that must notice.
-	a := c.newAgent()
-	ctx, cancel := context.WithCancel(c.ctx)
+func checkCancelled(ctx context.Context, s *Subject) []error {
+	local, ok := s.Target.(Local)
+	if !ok {
+		return nil
+	}
+	a := local.NewAgent()
+	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	t := c.tasks[0]
+	t := s.Tasks[0]
 	t.ID = "cancelled"
 	done := make(chan struct{})
 	var panicked any
 	go func() {
 		defer close(done)
 		defer func() { panicked = recover() }()
-		_, _ = a.Run(ctx, t, NewRecorder(nil).For(t.ID))
+		_, _ = a.Run(cctx, t, NewRecorder(nil).ForTask(t))
 	}()
 	select {
 	case <-done:
 		if panicked != nil {
-			c.fail("cancelled context", "Run panicked: %v", panicked)
+			return []error{fmt.Errorf("Run panicked: %v", panicked)}
 		}
 	case <-time.After(cancelLimit):
-		c.fail("cancelled context", "Run did not return within %s of its context being cancelled; check ctx.Done() or ctx.Err() in long loops and pass ctx to blocking calls", cancelLimit)
+		return []error{fmt.Errorf("Run did not return within %s of its context being cancelled; check ctx.Done() or ctx.Err() in long loops and pass ctx to blocking calls", cancelLimit)}
 	}
+	return nil
 }
 
-func (c *checker) concurrent() {
-	n := c.info.Capacity
-	if n <= 1 {
-		return
-	}
-	n = min(n, 8)
-	h := c.start("concurrent tasks", nil)
-	if h == nil {
-		return
+func checkConcurrent(ctx context.Context, s *Subject) []error {
+	n := min(max(s.Info.Capacity, 1), 8)
+	h, err := s.Target.Start(Options{})
+	if err != nil {
+		return []error{err}
 	}
 	defer h.Close()
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			t := c.tasks[0]
-			t.ID = fmt.Sprintf("concurrent-%d", i)
-			ctx, cancel := c.call()
-			defer cancel()
-			_, errs[i] = h.Run(ctx, t)
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	for round := range concurrencyRounds {
+		cctx, cancel := context.WithTimeout(ctx, callLimit)
+		var tasks, beside sync.WaitGroup
+		stop := make(chan struct{})
+		// The session's other calls come at any time: a host describes
+		// it and saves its state while tasks run. The calls are bounded,
+		// not paced: a long task should not turn into a flood.
+		beside.Go(func() {
+			for range besideCalls {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := h.Agent.Describe(cctx); err != nil {
+					fail(fmt.Errorf("Describe while tasks ran failed: %v", err))
+					return
+				}
+				if s.ExportsState {
+					if _, err := h.Agent.ExportState(cctx); err != nil {
+						fail(fmt.Errorf("ExportState while tasks ran failed: %v", err))
+						return
+					}
+				}
+			}
 		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			c.fail("concurrent tasks", "task %d of %d running at once (capacity %d) failed: %v", i+1, n, c.info.Capacity, err)
+		for i := range n {
+			tasks.Go(func() {
+				t := s.Tasks[i%len(s.Tasks)]
+				t.ID = fmt.Sprintf("concurrent-%d-%d", round, i)
+				if _, err := h.Run(cctx, t); err != nil {
+					fail(fmt.Errorf("task %d of %d running at once (capacity %d) failed: %v", i+1, n, s.Info.Capacity, err))
+				}
+			})
 		}
+		tasks.Wait()
+		close(stop)
+		beside.Wait()
+		cancel()
 	}
+	return errs
 }
 
-func (c *checker) stateful(h *Harness) {
-	if !c.info.ExportsState {
-		return
+func checkState(ctx context.Context, s *Subject) []error {
+	if !s.ExportsState {
+		return nil
 	}
-	exp := h.Agent.(sdk.StateExporter)
-	ctx, cancel := c.call()
+	cctx, cancel := context.WithTimeout(ctx, callLimit)
 	defer cancel()
-	state, err := exp.ExportState(ctx)
+	h, err := s.Target.Start(Options{})
 	if err != nil {
-		c.fail("ExportState", "%v", err)
-		return
+		return []error{err}
 	}
-	fresh := c.start("ImportState", nil)
-	if fresh == nil {
-		return
+	defer h.Close()
+	t := s.Tasks[0]
+	t.ID = "before-export"
+	if _, err := h.Run(cctx, t); err != nil {
+		return []error{fmt.Errorf("the first task failed: %v", err)}
+	}
+	state, err := h.Agent.ExportState(cctx)
+	if err != nil {
+		return []error{fmt.Errorf("ExportState: %v", err)}
+	}
+	fresh, err := s.Target.Start(Options{})
+	if err != nil {
+		return []error{err}
 	}
 	defer fresh.Close()
-	if err := fresh.Agent.(sdk.StateExporter).ImportState(ctx, state); err != nil {
-		c.fail("ImportState", "importing the state a session exported failed: %v", err)
-		return
+	var errs []error
+	if err := fresh.Agent.ImportState(cctx, state); err != nil {
+		errs = append(errs, fmt.Errorf("importing the state a session exported failed: %v", err))
+	} else {
+		t.ID = "rehydrated"
+		if _, err := fresh.Run(cctx, t); err != nil {
+			errs = append(errs, fmt.Errorf("a rehydrated session failed the first task: %v", err))
+		}
 	}
-	t := c.tasks[0]
-	t.ID = "rehydrated"
-	if _, err := fresh.Run(ctx, t); err != nil {
-		c.fail("ImportState", "a rehydrated session failed the first task: %v", err)
-	}
-	garbage := c.start("ImportState", nil)
-	if garbage == nil {
-		return
+	garbage, err := s.Target.Start(Options{})
+	if err != nil {
+		return append(errs, err)
 	}
 	defer garbage.Close()
-	if err := garbage.Agent.(sdk.StateExporter).ImportState(ctx, []byte("\x00not state\xff")); errors.Is(err, sdk.ErrAgentPanicked) {
-		c.fail("ImportState", "malformed state made the agent panic: %v; return an error instead", err)
+	if err := garbage.Agent.ImportState(cctx, []byte("\x00not state\xff")); errors.Is(err, sdk.ErrAgentPanicked) {
+		errs = append(errs, fmt.Errorf("malformed state made the agent panic: %v; return an error instead", err))
 	}
-}
-
-func (c *checker) unknownSummary(h *Harness) {
-	ctx, cancel := c.call()
-	defer cancel()
-	if _, err := h.Agent.Summarize(ctx, "no-such-task"); errors.Is(err, sdk.ErrAgentPanicked) {
-		c.fail("Summarize", "an unknown task ID made the agent panic: %v; return an error or an empty artifact", err)
-	}
+	return errs
 }
 
 func describeTask(t sdk.Task) string {

@@ -4,8 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk"
@@ -20,6 +26,34 @@ func TestConformingAgentPasses(t *testing.T) {
 	newAgent := func() sdk.Agent { return testagent.New("scripted", 4) }
 	if err := sdktest.TestAgent(context.Background(), newAgent, tasks...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestToolsAgentPasses(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "notes.md"), []byte("hello hearth\nsecond line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newAgent := func() sdk.Agent { return &toolsAgent{root: root} }
+	if err := sdktest.TestAgent(context.Background(), newAgent, sdk.Task{Name: "words", Prompt: "notes.md"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConcurrencyCheckRunsTasksAtOnce: the concurrency case really runs
+// capacity tasks at the same time, which is what lets -race see a race
+// between them: this agent fails unless all four are in flight together.
+func TestConcurrencyCheckRunsTasksAtOnce(t *testing.T) {
+	gate := &together{n: 4, all: make(chan struct{})}
+	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return gate }, sdk.Task{Name: "t", Prompt: "go"})
+	if err == nil {
+		t.Fatal("got no violation; the agent fails every task that runs on its own")
+	}
+	if strings.Contains(err.Error(), "concurrent tasks:") {
+		t.Errorf("the concurrency check did not run 4 tasks at once:\n%v", err)
+	}
+	if !strings.Contains(err.Error(), "tasks: task 0 (t): Run failed") {
+		t.Errorf("got %v\nwant the lone task of the tasks check to fail (a sign that the agent really waits)", err)
 	}
 }
 
@@ -40,9 +74,34 @@ func TestConformanceFindsViolations(t *testing.T) {
 			want:  []string{`contains whitespace; use a single word such as "my-agent"`},
 		},
 		{
-			name:  "ignores denials",
+			name:  "ignores denials, with a call ID",
+			agent: func() sdk.Agent { return &badAgent{info: okInfo, ignoreDenial: true, callID: "c1"} },
+			want:  []string{"denied tool uses: task 0 (t) with every tool use denied: tool use Read [.env] was denied but reported as done"},
+		},
+		{
+			name:  "ignores denials, without a call ID",
 			agent: func() sdk.Agent { return &badAgent{info: okInfo, ignoreDenial: true} },
-			want:  []string{"was denied but reported as done"},
+			want:  []string{"tool use Read [.env] was denied but reported as done"},
+		},
+		{
+			name:  "never asks",
+			agent: func() sdk.Agent { return &badAgent{info: okInfo, neverAsks: true} },
+			want:  []string{"asks first: task 0 (t): tool use Read [.env] was reported without a CheckToolUse before it"},
+		},
+		{
+			name:  "asks about another file",
+			agent: func() sdk.Agent { return &badAgent{info: okInfo, asksOther: true} },
+			want:  []string{"tool use Read [.env] was reported without a CheckToolUse before it"},
+		},
+		{
+			name:  "unset outcome, error ignored",
+			agent: func() sdk.Agent { return &badAgent{info: okInfo, unsetOutcome: true} },
+			want:  []string{`tasks: task 0 (t): Run failed`, `tool use "Read" has no outcome: set ToolUse.Outcome`},
+		},
+		{
+			name:  "unset outcome, error returned",
+			agent: func() sdk.Agent { return &badAgent{info: okInfo, unsetOutcome: true, returnReportErr: true} },
+			want:  []string{`tasks: task 0 (t): Run failed`, `tool use "Read" has no outcome: set ToolUse.Outcome`},
 		},
 		{
 			name:  "ignores cancellation",
@@ -55,14 +114,19 @@ func TestConformanceFindsViolations(t *testing.T) {
 			want:  []string{"Run failed: run: nope"},
 		},
 		{
+			name:  "chokes on context beside the prompt",
+			agent: func() sdk.Agent { return &badAgent{info: okInfo, strictPrompt: true} },
+			want:  []string{"context beside the prompt: task 0 (t): Run failed", "prompt must be one word"},
+		},
+		{
 			name:  "panics on bad state",
 			agent: func() sdk.Agent { return &statefulBadAgent{badAgent{info: okInfo}} },
 			want:  []string{"malformed state made the agent panic"},
 		},
 		{
-			name:  "empty tool name and empty path",
+			name:  "empty tool name, empty path, blank artifact item",
 			agent: func() sdk.Agent { return &badAgent{info: okInfo, sloppyReport: true} },
-			want:  []string{"has no Tool name", "reports an empty path"},
+			want:  []string{"has no Tool name", "reports an empty path", "Result.Artifact.KeyDecisions[0] is blank"},
 		},
 	}
 	for _, tt := range tests {
@@ -80,6 +144,51 @@ func TestConformanceFindsViolations(t *testing.T) {
 	}
 }
 
+// TestRacyAgentFailsUnderRace runs the conformance check on an agent with
+// a data race in a test binary of its own: built with -race, the race
+// detector fails it. (Run in this process, the race would fail this test.)
+func TestRacyAgentFailsUnderRace(t *testing.T) {
+	if os.Getenv("SDKTEST_RACY_AGENT") == "1" {
+		if err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return &racyAgent{} }, sdk.Task{Name: "t", Prompt: "go"}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !raceEnabled {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("this test needs the race detector: run go test -race")
+		}
+		t.Skip("this test needs the race detector: run go test -race")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRacyAgentFailsUnderRace$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SDKTEST_RACY_AGENT=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the racy agent passed the conformance check under -race:\n%s", out)
+	}
+	if !strings.Contains(string(out), "DATA RACE") || !strings.Contains(string(out), "racyAgent") {
+		t.Errorf("got %v and\n%s\nwant a data race report naming racyAgent", err, out)
+	}
+}
+
+func TestChecksAreListed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range sdktest.Checks() {
+		if c.Name == "" || c.Description == "" || c.Run == nil {
+			t.Errorf("check %+v: want a name, a description and a Run", c)
+		}
+		if seen[c.Name] {
+			t.Errorf("check %q is listed twice", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	for _, want := range []string{"asks first", "denied tool uses", "concurrent tasks", "context beside the prompt"} {
+		if !seen[want] {
+			t.Errorf("no check %q", want)
+		}
+	}
+}
+
 func TestConformanceNeedsATask(t *testing.T) {
 	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return &badAgent{info: okInfo} })
 	if err == nil || !strings.Contains(err.Error(), "needs at least one task") {
@@ -89,36 +198,68 @@ func TestConformanceNeedsATask(t *testing.T) {
 
 var okInfo = sdk.Info{Name: "bad", Version: "1"}
 
-// badAgent breaks the contract in the ways its flags say.
+// badAgent breaks the contract in the ways its flags say; with none set,
+// it keeps it.
 type badAgent struct {
-	info         sdk.Info
-	ignoreDenial bool
-	ignoreCancel bool
-	fail         bool
-	sloppyReport bool
+	info            sdk.Info
+	ignoreDenial    bool
+	callID          string
+	neverAsks       bool
+	asksOther       bool
+	unsetOutcome    bool
+	returnReportErr bool
+	ignoreCancel    bool
+	fail            bool
+	strictPrompt    bool
+	sloppyReport    bool
 }
 
 func (a *badAgent) Describe(context.Context) (sdk.Info, error) { return a.info, nil }
 
-func (a *badAgent) Run(ctx context.Context, _ sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *badAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
 	if a.ignoreCancel && ctx.Err() != nil {
 		select {} // never returns: the check gives up after its limit
 	}
 	if a.fail {
 		return sdk.Result{}, errors.New("nope")
 	}
-	if a.ignoreDenial {
-		_, _ = h.CheckToolUse(ctx, sdk.ToolCall{CallID: "c1", Tool: "Read", Paths: []string{".env"}})
-		return sdk.Result{}, h.ReportToolUse(ctx, sdk.ToolUse{CallID: "c1", Tool: "Read", Paths: []string{".env"}})
+	if a.strictPrompt && (len(strings.Fields(t.Prompt)) != 1 || t.Context != "" || t.Feedback != "") {
+		// An agent that folds context into its prompt and then parses it.
+		return sdk.Result{}, sdk.Permanent(fmt.Errorf("prompt must be one word, got %q", t.Context+t.Prompt+t.Feedback))
 	}
-	if a.sloppyReport {
-		return sdk.Result{}, h.ReportToolUse(ctx, sdk.ToolUse{Paths: []string{" "}})
+	read := []string{".env"}
+	switch {
+	case a.ignoreDenial:
+		_, _ = h.CheckToolUse(ctx, sdk.ToolCall{CallID: a.callID, Tool: "Read", Kind: sdk.KindRead, Paths: read})
+		return sdk.Result{}, h.ReportToolUse(ctx, sdk.ToolUse{CallID: a.callID, Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
+	case a.neverAsks:
+		return sdk.Result{}, h.ReportToolUse(ctx, sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
+	case a.asksOther:
+		v, err := h.CheckToolUse(ctx, sdk.ToolCall{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"README.md"}})
+		if err != nil || !v.Allow {
+			return sdk.Result{}, err
+		}
+		return sdk.Result{}, h.ReportToolUse(ctx, sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
+	case a.unsetOutcome:
+		call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: read}
+		v, err := h.CheckToolUse(ctx, call)
+		if err != nil || !v.Allow {
+			return sdk.Result{}, err
+		}
+		err = h.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: read})
+		if a.returnReportErr {
+			return sdk.Result{}, err
+		}
+		return sdk.Result{Output: "read .env"}, nil
+	case a.sloppyReport:
+		call := sdk.ToolCall{CallID: sdk.NewID("call"), Paths: []string{" "}}
+		if v, err := h.CheckToolUse(ctx, call); err != nil || !v.Allow {
+			return sdk.Result{}, err
+		}
+		err := h.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Paths: []string{" "}, Outcome: sdk.OutcomeOK})
+		return sdk.Result{Artifact: sdk.ContextArtifact{KeyDecisions: []string{"  "}}}, err
 	}
 	return sdk.Result{}, nil
-}
-
-func (a *badAgent) Summarize(context.Context, string) (sdk.ContextArtifact, error) {
-	return sdk.ContextArtifact{}, nil
 }
 
 type statefulBadAgent struct{ badAgent }
@@ -134,4 +275,112 @@ func (a *statefulBadAgent) ImportState(_ context.Context, b []byte) error {
 		panic("state without n")
 	}
 	return nil
+}
+
+// toolsAgent counts the words of the file its prompt names, through
+// sdk.Tools: it keeps the contract without thinking about it.
+type toolsAgent struct{ root string }
+
+func (a *toolsAgent) Describe(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "words", Version: "1", Capacity: 2}, nil
+}
+
+func (a *toolsAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+	tools := sdk.NewTools(h, a.root)
+	b, err := tools.Read(ctx, t.Prompt)
+	if errors.Is(err, sdk.ErrDenied) {
+		return sdk.Result{Output: "not allowed to read " + t.Prompt}, nil
+	}
+	if err != nil {
+		return sdk.Result{}, err
+	}
+	n := len(strings.Fields(string(b)))
+	return sdk.Result{
+		Output:   fmt.Sprintf("%d words", n),
+		Artifact: sdk.ContextArtifact{KeyDecisions: []string{fmt.Sprintf("%s has %d words", t.Prompt, n)}},
+	}, nil
+}
+
+// together fails every task that does not find n-1 others running beside
+// it within a few seconds.
+type together struct {
+	n       int
+	mu      sync.Mutex
+	running int
+	all     chan struct{}
+}
+
+func (a *together) Describe(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "together", Version: "1", Capacity: a.n}, nil
+}
+
+func (a *together) Run(ctx context.Context, t sdk.Task, _ sdk.Host) (sdk.Result, error) {
+	a.mu.Lock()
+	a.running++
+	if a.running == a.n {
+		close(a.all)
+	}
+	all := a.all
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.running--
+		if a.running == 0 {
+			a.all = make(chan struct{})
+		}
+		a.mu.Unlock()
+	}()
+	select {
+	case <-all:
+		return sdk.Result{Output: "together"}, nil
+	case <-ctx.Done():
+		return sdk.Result{}, ctx.Err()
+	case <-time.After(2 * time.Second):
+		return sdk.Result{}, fmt.Errorf("task %s ran alone: want %d tasks at once", t.ID, a.n)
+	}
+}
+
+// racyAgent counts its tasks without a lock.
+type racyAgent struct{ tasks int }
+
+func (a *racyAgent) Describe(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "racy", Version: "1", Capacity: 4}, nil
+}
+
+func (a *racyAgent) Run(context.Context, sdk.Task, sdk.Host) (sdk.Result, error) {
+	a.tasks++
+	return sdk.Result{Output: fmt.Sprint(a.tasks)}, nil
+}
+
+// TestHelperPlugin is the plugin program of the tests over a command: the
+// test binary run again, serving the agent SDKTEST_PLUGIN names.
+func TestHelperPlugin(t *testing.T) {
+	switch os.Getenv("SDKTEST_PLUGIN") {
+	case "":
+		return
+	case "scripted":
+		sdk.Serve(testagent.New("scripted", 2))
+	case "never-asks":
+		sdk.Serve(&badAgent{info: okInfo, neverAsks: true})
+	}
+	os.Exit(0)
+}
+
+// TestConformanceOverACommand runs the same checks against plugin
+// processes, over the real protocol: a keeping agent passes, a breaking
+// one is caught.
+func TestConformanceOverACommand(t *testing.T) {
+	target := func(agent string) sdktest.Target {
+		return sdktest.Command([]string{"SDKTEST_PLUGIN=" + agent}, os.Args[0], "-test.run=^TestHelperPlugin$")
+	}
+	if _, ok := target("scripted").(sdktest.Local); ok {
+		t.Error("a command's target claims to be in this process")
+	}
+	if err := sdktest.TestTarget(context.Background(), target("scripted"), sdk.Task{Name: "read", Prompt: "read:src/a.go;echo:done"}); err != nil {
+		t.Fatal(err)
+	}
+	err := sdktest.TestTarget(context.Background(), target("never-asks"), sdk.Task{Name: "t", Prompt: "go"})
+	if err == nil || !strings.Contains(err.Error(), "tool use Read [.env] was reported without a CheckToolUse before it") {
+		t.Errorf("got %v, want the unasked tool use caught", err)
+	}
 }

@@ -3,13 +3,15 @@
 // protocol (go-plugin's test mode: the same gRPC services, broker and SDK
 // adapters that carry a plugin subprocess) and plays the host with a
 // Recorder. TestAgent is a conformance check, in the spirit of
-// testing/fstest.TestFS, that any author can call from their own tests.
+// testing/fstest.TestFS, that any author can call from their own tests;
+// its checks are listed by Checks and run against any Target.
 package sdktest
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -25,17 +27,16 @@ import (
 // Agent a hearth host uses, with a Recorder as its host.
 type Harness struct {
 	// Agent forwards every call over the plugin protocol to the served
-	// agent. It also implements sdk.StateExporter.
-	Agent sdk.Agent
+	// agent, as a host's does: it also implements sdk.StateExporter and
+	// says whether the agent exports its state.
+	Agent sdk.Remote
 	// Host records what the agent reported and answers its questions.
 	Host *Recorder
 	// Session is the session ID the harness gives its tasks.
 	Session string
 
-	client    *plugin.Client
-	rpc       plugin.ClientProtocol
-	cancel    context.CancelFunc
-	served    chan struct{}
+	// close disconnects and stops the agent's server.
+	close     func() error
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -91,20 +92,36 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           logger,
 	})
-	h := &Harness{client: client, cancel: cancel, served: served, Session: sdk.NewID("session")}
+	var rpc plugin.ClientProtocol
+	h := &Harness{Session: sdk.NewID("session"), Host: NewRecorder(opts.Policy)}
+	h.close = func() error {
+		// Closing the client asks the server to shut down; cancelling the
+		// serve context as well would race go-plugin's two Stop paths, so
+		// it is only the fallback for a server that did not hear us.
+		var err error
+		if rpc != nil {
+			err = rpc.Close()
+		}
+		select {
+		case <-served:
+		case <-time.After(shutdownGrace):
+		}
+		cancel()
+		<-served
+		client.Kill()
+		return err
+	}
 	rpc, err := client.Client()
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("sdktest: connect to the in-process agent: %w", err)
 	}
-	h.rpc = rpc
 	raw, err := rpc.Dispense(sdk.PluginName)
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("sdktest: dispense the agent: %w", err)
 	}
-	h.Agent = raw.(sdk.Agent)
-	h.Host = NewRecorder(opts.Policy)
+	h.Agent = raw.(sdk.Remote)
 	return h, nil
 }
 
@@ -124,8 +141,9 @@ func New(t testing.TB, a sdk.Agent, opts Options) *Harness {
 	return h
 }
 
-// Run runs t on the served agent with the harness's Recorder as its host.
-// An empty task ID or session is filled in.
+// Run runs t on the served agent with the harness's Recorder as its host:
+// a task with a Run is given a RunHost (Recorder.ForTask). An empty task
+// ID or session is filled in.
 func (h *Harness) Run(ctx context.Context, t sdk.Task) (sdk.Result, error) {
 	if t.ID == "" {
 		t.ID = sdk.NewID("task")
@@ -133,28 +151,54 @@ func (h *Harness) Run(ctx context.Context, t sdk.Task) (sdk.Result, error) {
 	if t.Session == "" {
 		t.Session = h.Session
 	}
-	return h.Agent.Run(ctx, t, h.Host.For(t.ID))
+	return h.Agent.Run(ctx, t, h.Host.ForTask(t))
 }
 
-// Close disconnects from the agent and stops its in-process server.
+// Close disconnects from the agent and stops its server.
 func (h *Harness) Close() error {
-	h.closeOnce.Do(func() {
-		// Closing the client asks the server to shut down; cancelling the
-		// serve context as well would race go-plugin's two Stop paths, so
-		// it is only the fallback for a server that did not hear us.
-		if h.rpc != nil {
-			h.closeErr = h.rpc.Close()
-		}
-		select {
-		case <-h.served:
-		case <-time.After(shutdownGrace):
-		}
-		h.cancel()
-		<-h.served
-		h.client.Kill()
-	})
+	h.closeOnce.Do(func() { h.closeErr = h.close() })
 	return h.closeErr
 }
+
+// StartCommand starts the plugin program cmd, as a hearth host does (the
+// handshake, mutual TLS, protocol versions 2 and 1), and connects to it.
+// Close the harness when done: it stops the process.
+func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     commandStartTimeout,
+		Logger:           logger,
+	})
+	h := &Harness{Session: sdk.NewID("session"), Host: NewRecorder(opts.Policy)}
+	h.close = func() error {
+		client.Kill()
+		return nil
+	}
+	rpc, err := client.Client()
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("sdktest: start %s: %w", cmd.Path, err)
+	}
+	raw, err := rpc.Dispense(sdk.PluginName)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("sdktest: dispense the agent of %s: %w", cmd.Path, err)
+	}
+	h.Agent = raw.(sdk.Remote)
+	return h, nil
+}
+
+// commandStartTimeout bounds a plugin program's start: a loaded machine
+// building nothing still starts one in well under a second.
+const commandStartTimeout = 20 * time.Second
 
 // inProcess is the runner of a plugin served by this very process.
 type inProcess struct{ served <-chan struct{} }

@@ -23,8 +23,19 @@ func DenyAll(_ string, c sdk.ToolCall) sdk.Verdict {
 
 // Call is one pre-tool-use question and the answer it got.
 type Call struct {
-	Call    sdk.ToolCall
+	// Call is the question, with its input decoded.
+	Call sdk.ToolCall
+	// Verdict is the Policy's answer.
 	Verdict sdk.Verdict
+}
+
+// Entry is one question or report of a task, in the order the Recorder
+// received them: exactly one of Call and Use is set.
+type Entry struct {
+	// Call is a pre-tool-use question and its answer.
+	Call *Call
+	// Use is a tool-use report.
+	Use *sdk.ToolUse
 }
 
 // Recorder is a host that records everything agents report, per task, and
@@ -34,8 +45,7 @@ type Recorder struct {
 	policy Policy
 
 	mu       sync.Mutex
-	toolUses map[string][]sdk.ToolUse
-	calls    map[string][]Call
+	log      map[string][]Entry
 	progress map[string][]sdk.Progress
 	syncs    map[string]int
 	run      *Run
@@ -49,8 +59,7 @@ func NewRecorder(p Policy) *Recorder {
 	}
 	return &Recorder{
 		policy:   p,
-		toolUses: make(map[string][]sdk.ToolUse),
-		calls:    make(map[string][]Call),
+		log:      make(map[string][]Entry),
 		progress: make(map[string][]sdk.Progress),
 		syncs:    make(map[string]int),
 	}
@@ -66,21 +75,52 @@ func (r *Recorder) SetPolicy(p Policy) {
 	r.mu.Unlock()
 }
 
-// For returns the Host of one task, to pass to Agent.Run.
+// For returns the Host of one task outside a run, to pass to Agent.Run.
+// It is not a RunHost.
 func (r *Recorder) For(taskID string) sdk.Host { return &taskHost{r: r, task: taskID} }
+
+// ForRun returns the RunHost of one task of a run: the run set with
+// SetRun, or an empty one the Recorder makes.
+func (r *Recorder) ForRun(taskID string) sdk.RunHost {
+	return &runTaskHost{&taskHost{r: r, task: taskID}}
+}
+
+// ForTask returns ForRun(t.ID) for a task with a Run, else For(t.ID), as
+// a hearth host does.
+func (r *Recorder) ForTask(t sdk.Task) sdk.Host {
+	if t.Run != "" {
+		return r.ForRun(t.ID)
+	}
+	return r.For(t.ID)
+}
+
+// Log returns a task's questions and reports in the order they arrived.
+func (r *Recorder) Log(taskID string) []Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.log[taskID])
+}
 
 // ToolUses returns the tool uses reported for a task, in arrival order.
 func (r *Recorder) ToolUses(taskID string) []sdk.ToolUse {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.toolUses[taskID])
+	var out []sdk.ToolUse
+	for _, e := range r.Log(taskID) {
+		if e.Use != nil {
+			out = append(out, *e.Use)
+		}
+	}
+	return out
 }
 
 // Calls returns the pre-tool-use questions of a task and their verdicts.
 func (r *Recorder) Calls(taskID string) []Call {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.calls[taskID])
+	var out []Call
+	for _, e := range r.Log(taskID) {
+		if e.Call != nil {
+			out = append(out, *e.Call)
+		}
+	}
+	return out
 }
 
 // Progress returns the progress reports of a task.
@@ -105,7 +145,7 @@ type taskHost struct {
 
 func (h *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	h.r.mu.Lock()
-	h.r.toolUses[h.task] = append(h.r.toolUses[h.task], u)
+	h.r.log[h.task] = append(h.r.log[h.task], Entry{Use: &u})
 	h.r.mu.Unlock()
 	return nil
 }
@@ -118,7 +158,7 @@ func (h *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict,
 	h.r.mu.Lock()
 	defer h.r.mu.Unlock()
 	v := h.r.policy(h.task, c)
-	h.r.calls[h.task] = append(h.r.calls[h.task], Call{Call: c, Verdict: v})
+	h.r.log[h.task] = append(h.r.log[h.task], Entry{Call: &Call{Call: c, Verdict: v}})
 	return v, nil
 }
 
@@ -138,7 +178,11 @@ func (h *taskHost) Sync(context.Context) error {
 
 func (h *taskHost) Logger() hclog.Logger { return hclog.NewNullLogger() }
 
+// runTaskHost is the Host of a task of a run.
+type runTaskHost struct{ *taskHost }
+
 var (
-	_ sdk.Host   = (*taskHost)(nil)
-	_ sdk.Syncer = (*taskHost)(nil)
+	_ sdk.Host    = (*taskHost)(nil)
+	_ sdk.Syncer  = (*taskHost)(nil)
+	_ sdk.RunHost = (*runTaskHost)(nil)
 )

@@ -13,10 +13,10 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// Run is an in-memory run for testing agents that use the run methods of
-// sdk.Host: its state document, checkpoints, files and chunk progress.
-// Give it to a Recorder with SetRun; tasks then see it whatever their
-// Task.Run says. It is safe for concurrent use.
+// Run is an in-memory run for testing agents that use the methods of
+// sdk.RunHost: its state document, checkpoints, files and chunk progress.
+// Give it to a Recorder with SetRun; the tasks with a Task.Run then see
+// it. It is safe for concurrent use.
 //
 // It keeps a hearth host's rules: sections are replaced whole, a JSON
 // null deletes one, and writes outside the sections set with Own are
@@ -35,8 +35,8 @@ func NewRun() *Run {
 	return &Run{state: make(map[string]json.RawMessage), chunks: make(map[string]map[int]bool)}
 }
 
-// SetRun makes run the run every task of r belongs to; nil makes the run
-// methods return sdk.ErrNoRun again.
+// SetRun makes run the run that every task of r with a Task.Run belongs
+// to (ForRun, ForTask); nil gives them a new empty one.
 func (r *Recorder) SetRun(run *Run) {
 	r.mu.Lock()
 	r.run = run
@@ -47,7 +47,7 @@ func (r *Recorder) currentRun() (*Run, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.run == nil {
-		return nil, sdk.ErrNoRun
+		r.run = NewRun()
 	}
 	return r.run, nil
 }
@@ -167,7 +167,7 @@ func (run *Run) mark(file string, chunk int) error {
 	return nil
 }
 
-func (h *taskHost) State(_ context.Context, section string) (json.RawMessage, error) {
+func (h *runTaskHost) State(_ context.Context, section string) (json.RawMessage, error) {
 	run, err := h.r.currentRun()
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func (h *taskHost) State(_ context.Context, section string) (json.RawMessage, er
 	return run.read(section)
 }
 
-func (h *taskHost) SetState(_ context.Context, section string, value any) error {
+func (h *runTaskHost) SetState(_ context.Context, section string, value any) error {
 	run, err := h.r.currentRun()
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func (h *taskHost) SetState(_ context.Context, section string, value any) error 
 	return run.write(section, value)
 }
 
-func (h *taskHost) Checkpoint(_ context.Context, label string) (uint64, error) {
+func (h *runTaskHost) Checkpoint(_ context.Context, label string) (uint64, error) {
 	run, err := h.r.currentRun()
 	if err != nil {
 		return 0, err
@@ -191,7 +191,7 @@ func (h *taskHost) Checkpoint(_ context.Context, label string) (uint64, error) {
 	return run.checkpoint(label), nil
 }
 
-func (h *taskHost) Files(context.Context) ([]sdk.File, error) {
+func (h *runTaskHost) Files(context.Context) ([]sdk.File, error) {
 	run, err := h.r.currentRun()
 	if err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func (h *taskHost) Files(context.Context) ([]sdk.File, error) {
 	return run.fileList(), nil
 }
 
-func (h *taskHost) DoneChunks(_ context.Context, file string) ([]int, error) {
+func (h *runTaskHost) DoneChunks(_ context.Context, file string) ([]int, error) {
 	run, err := h.r.currentRun()
 	if err != nil {
 		return nil, err
@@ -207,7 +207,7 @@ func (h *taskHost) DoneChunks(_ context.Context, file string) ([]int, error) {
 	return run.done(file), nil
 }
 
-func (h *taskHost) MarkChunk(_ context.Context, file string, chunk int) error {
+func (h *runTaskHost) MarkChunk(_ context.Context, file string, chunk int) error {
 	run, err := h.r.currentRun()
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
-// runAgent uses every run method of its Host, over the real plugin
+// runAgent uses every method of its RunHost, over the real plugin
 // protocol, and returns what it saw.
 type runAgent struct{}
 
@@ -22,11 +22,14 @@ func (runAgent) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "runner", Version: "1"}, nil
 }
 
-func (runAgent) Summarize(context.Context, string) (sdk.ContextArtifact, error) {
-	return sdk.ContextArtifact{}, nil
-}
+// errNotARun is what runAgent returns when its Host is not a RunHost.
+var errNotARun = errors.New("runner: the task is not part of a run")
 
-func (runAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (runAgent) Run(ctx context.Context, t sdk.Task, host sdk.Host) (sdk.Result, error) {
+	h, ok := host.(sdk.RunHost)
+	if !ok {
+		return sdk.Result{}, sdk.Permanent(errNotARun)
+	}
 	in, err := h.State(ctx, "inputs")
 	if err != nil {
 		return sdk.Result{}, err
@@ -68,7 +71,7 @@ func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
 	run.Own("output")
 	h.Host.SetRun(run)
 
-	res, err := h.Run(context.Background(), sdk.Task{Prompt: "go"})
+	res, err := h.Run(context.Background(), sdk.Task{Run: "run-1", Prompt: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,7 @@ func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
 	}
 
 	// A second task resumes: the three chunks are done.
-	if _, err := h.Run(context.Background(), sdk.Task{Prompt: "again"}); err != nil {
+	if _, err := h.Run(context.Background(), sdk.Task{Run: "run-1", Prompt: "again"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(run.Get("output"), &out); err != nil {
@@ -103,8 +106,15 @@ func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
 
 func TestRunMethodsOutsideARun(t *testing.T) {
 	h := sdktest.New(t, runAgent{}, sdktest.Options{})
+	// A task outside a run is not given a RunHost.
 	_, err := h.Run(context.Background(), sdk.Task{Prompt: "go"})
-	if !errors.Is(err, sdk.ErrNoRun) {
-		t.Fatalf("err = %v, want ErrNoRun across the wire", err)
+	if err == nil || !strings.Contains(err.Error(), errNotARun.Error()) {
+		t.Fatalf("err = %v, want the agent to find no RunHost", err)
+	}
+	// A host that answers the run calls of a task it does not count as
+	// part of a run refuses them for good, whatever the task says.
+	_, err = h.Agent.Run(context.Background(), sdk.Task{ID: "t", Run: "run-1", Prompt: "go"}, h.Host.For("t"))
+	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "task t is not part of a run") {
+		t.Fatalf("err = %v, want a permanent failure saying the task is not part of a run", err)
 	}
 }

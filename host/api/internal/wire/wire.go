@@ -84,19 +84,22 @@ func DecisionOf(m *apipb.Decision) host.Decision {
 	return d
 }
 
-// Artifact encodes a context artifact.
-func Artifact(a sdk.ContextArtifact) *apipb.Artifact {
+// Artifact encodes a context artifact learned on session at a time (zero
+// when unknown); the message keeps saying where and when for clients
+// that read it there.
+func Artifact(a sdk.ContextArtifact, session string, at time.Time) *apipb.Artifact {
 	return &apipb.Artifact{
 		KeyDecisions: a.KeyDecisions, ModifiedFiles: a.ModifiedFiles, NewPatterns: a.NewPatterns,
-		PotentialGotchas: a.PotentialGotchas, SourceSession: a.SourceSession, CreatedUnixNano: nanos(a.CreatedAt),
+		PotentialGotchas: a.PotentialGotchas, SourceSession: session, CreatedUnixNano: nanos(at),
 	}
 }
 
-// ArtifactOf decodes a context artifact.
+// ArtifactOf decodes a context artifact; where and when it was learned is
+// in the outcome or output that carries it.
 func ArtifactOf(m *apipb.Artifact) sdk.ContextArtifact {
 	return sdk.ContextArtifact{
 		KeyDecisions: m.GetKeyDecisions(), ModifiedFiles: m.GetModifiedFiles(), NewPatterns: m.GetNewPatterns(),
-		PotentialGotchas: m.GetPotentialGotchas(), SourceSession: m.GetSourceSession(), CreatedAt: unixTime(m.GetCreatedUnixNano()),
+		PotentialGotchas: m.GetPotentialGotchas(),
 	}
 }
 
@@ -104,8 +107,8 @@ func ArtifactOf(m *apipb.Artifact) sdk.ContextArtifact {
 func Outcome(o *host.Outcome) *apipb.Outcome {
 	m := &apipb.Outcome{
 		TaskId: o.TaskID, Agent: o.Agent, Session: o.Session, Decision: Decision(&o.Decision),
-		Result:   &apipb.Result{Output: o.Result.Output, Metrics: o.Result.Metrics, Cost: o.Result.Cost, ToolUses: o.Result.ToolUses},
-		Artifact: Artifact(o.Artifact), DurationNanos: int64(o.Duration),
+		Result:   &apipb.Result{Output: o.Result.Output, Metrics: o.Result.Metrics, Cost: o.Result.Cost, ToolUses: o.ToolUses},
+		Artifact: Artifact(o.Artifact, o.Session, time.Time{}), DurationNanos: int64(o.Duration),
 	}
 	if g := o.Gate; g != nil {
 		m.Gate = &apipb.Gate{Guard: g.Guard, Action: string(g.Action), Feedback: g.Feedback, To: g.To, MaxLoops: int32(g.MaxLoops)}
@@ -118,8 +121,8 @@ func OutcomeOf(m *apipb.Outcome) *host.Outcome {
 	r := m.GetResult()
 	o := &host.Outcome{
 		TaskID: m.GetTaskId(), Agent: m.GetAgent(), Session: m.GetSession(), Decision: DecisionOf(m.GetDecision()),
-		Result:   sdk.Result{Output: r.GetOutput(), Metrics: r.GetMetrics(), Cost: r.GetCost(), ToolUses: r.GetToolUses()},
-		Artifact: ArtifactOf(m.GetArtifact()), Duration: time.Duration(m.GetDurationNanos()),
+		Result:   sdk.Result{Output: r.GetOutput(), Metrics: r.GetMetrics(), Cost: r.GetCost(), Artifact: ArtifactOf(m.GetArtifact())},
+		Artifact: ArtifactOf(m.GetArtifact()), ToolUses: r.GetToolUses(), Duration: time.Duration(m.GetDurationNanos()),
 	}
 	if g := m.GetGate(); g != nil {
 		o.Gate = &host.Gate{Guard: g.GetGuard(), Action: host.GateAction(g.GetAction()), Feedback: g.GetFeedback(), To: g.GetTo(), MaxLoops: int(g.GetMaxLoops())}
@@ -191,11 +194,39 @@ func Event(e host.Event) *apipb.Event {
 	}
 	if u := e.ToolUse; u != nil {
 		m.ToolUse = &apipb.ToolUse{
-			CallId: u.CallID, Tool: u.Tool, Paths: u.Paths, Technologies: u.Technologies, Outcome: int32(u.Outcome),
+			CallId: u.CallID, Tool: u.Tool, Paths: u.Paths, Technologies: u.Technologies, Outcome: outcomeCode(u.Outcome),
 			Error: u.Error, DurationNanos: int64(u.Duration), Cost: u.Cost, AtUnixNano: nanos(u.At),
 		}
 	}
 	return m
+}
+
+// outcomeCode encodes a tool use's outcome for the API: 0 ok, 1 error, 2
+// denied (3 none given), the numbering the API had before sdk.OutcomeUnset
+// became the zero value, so clients and daemons of either age agree.
+func outcomeCode(o sdk.Outcome) int32 {
+	switch o {
+	case sdk.OutcomeOK:
+		return 0
+	case sdk.OutcomeError:
+		return 1
+	case sdk.OutcomeDenied:
+		return 2
+	}
+	return 3
+}
+
+// outcomeOfCode is the inverse of outcomeCode.
+func outcomeOfCode(n int32) sdk.Outcome {
+	switch n {
+	case 0:
+		return sdk.OutcomeOK
+	case 1:
+		return sdk.OutcomeError
+	case 2:
+		return sdk.OutcomeDenied
+	}
+	return sdk.OutcomeUnset
 }
 
 // EventOf decodes an event.
@@ -213,7 +244,7 @@ func EventOf(m *apipb.Event) host.Event {
 	if u := m.GetToolUse(); u != nil {
 		e.ToolUse = &sdk.ToolUse{
 			CallID: u.GetCallId(), Tool: u.GetTool(), Paths: u.GetPaths(), Technologies: u.GetTechnologies(),
-			Outcome: sdk.Outcome(u.GetOutcome()), Error: u.GetError(), Duration: time.Duration(u.GetDurationNanos()),
+			Outcome: outcomeOfCode(u.GetOutcome()), Error: u.GetError(), Duration: time.Duration(u.GetDurationNanos()),
 			Cost: u.GetCost(), At: unixTime(u.GetAtUnixNano()),
 		}
 	}
@@ -327,7 +358,7 @@ func TaskOutput(o host.TaskOutput) *apipb.TaskOutput {
 	return &apipb.TaskOutput{
 		Task: o.Task, Version: int32(o.Version), Current: o.Current, Output: o.Output, Metrics: o.Metrics, Cost: o.Cost,
 		Session: o.Session, Round: int32(o.Round), Attempt: int32(o.Attempt), UnixNano: nanos(o.Time),
-		DurationNanos: int64(o.Duration), Artifact: Artifact(o.Artifact), Action: o.Action, Score: o.Score,
+		DurationNanos: int64(o.Duration), Artifact: Artifact(o.Artifact, o.Session, o.Time), Action: o.Action, Score: o.Score,
 	}
 }
 

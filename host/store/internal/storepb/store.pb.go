@@ -416,15 +416,20 @@ func (x *Session) GetBusy() bool {
 }
 
 type ToolUse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tool          string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
-	Paths         []string               `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
-	Technologies  []string               `protobuf:"bytes,3,rep,name=technologies,proto3" json:"technologies,omitempty"`
-	Outcome       int32                  `protobuf:"varint,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	Error         string                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
-	DurationNanos int64                  `protobuf:"varint,6,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
-	Cost          float64                `protobuf:"fixed64,7,opt,name=cost,proto3" json:"cost,omitempty"`
-	CallId        string                 `protobuf:"bytes,8,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Tool         string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	Paths        []string               `protobuf:"bytes,2,rep,name=paths,proto3" json:"paths,omitempty"`
+	Technologies []string               `protobuf:"bytes,3,rep,name=technologies,proto3" json:"technologies,omitempty"`
+	// outcome: 0 ok, 1 error, 2 denied (3: none given, never counted as
+	// ok). The numbering predates sdk.OutcomeUnset and is kept.
+	Outcome       int32   `protobuf:"varint,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Error         string  `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	DurationNanos int64   `protobuf:"varint,6,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
+	Cost          float64 `protobuf:"fixed64,7,opt,name=cost,proto3" json:"cost,omitempty"`
+	CallId        string  `protobuf:"bytes,8,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// kind is what the tool did (sdk.ToolKind: read, write, list, search,
+	// exec, other), empty when the agent did not say.
+	Kind          string `protobuf:"bytes,9,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -511,6 +516,13 @@ func (x *ToolUse) GetCost() float64 {
 func (x *ToolUse) GetCallId() string {
 	if x != nil {
 		return x.CallId
+	}
+	return ""
+}
+
+func (x *ToolUse) GetKind() string {
+	if x != nil {
+		return x.Kind
 	}
 	return ""
 }
@@ -2401,7 +2413,7 @@ const file_store_proto_rawDesc = "" +
 	"\ftasks_failed\x18\x12 \x01(\x04R\vtasksFailed\x12\x1a\n" +
 	"\bexternal\x18\x13 \x01(\tR\bexternal\x12\x1c\n" +
 	"\tworkspace\x18\x14 \x01(\tR\tworkspace\x12\x12\n" +
-	"\x04busy\x18\x15 \x01(\bR\x04busy\"\xdb\x01\n" +
+	"\x04busy\x18\x15 \x01(\bR\x04busy\"\xef\x01\n" +
 	"\aToolUse\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\"\n" +
@@ -2410,7 +2422,8 @@ const file_store_proto_rawDesc = "" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12%\n" +
 	"\x0eduration_nanos\x18\x06 \x01(\x03R\rdurationNanos\x12\x12\n" +
 	"\x04cost\x18\a \x01(\x01R\x04cost\x12\x17\n" +
-	"\acall_id\x18\b \x01(\tR\x06callId\"\xb4\x02\n" +
+	"\acall_id\x18\b \x01(\tR\x06callId\x12\x12\n" +
+	"\x04kind\x18\t \x01(\tR\x04kind\"\xb4\x02\n" +
 	"\tCandidate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tdirectory\x18\x02 \x01(\x01R\tdirectory\x12\x12\n" +
