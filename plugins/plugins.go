@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dev/hearth/plugins/gotour"
 	"github.com/hearth-dev/hearth/plugins/workshop"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // EnvServe names the bundled agent a re-executed hearth binary serves.
@@ -46,7 +47,7 @@ func ServeIfRequested() {
 		fmt.Fprintf(os.Stderr, "hearth: no bundled agent named %q (bundled: %v)\n", name, Names())
 		os.Exit(2)
 	}
-	sdk.Serve(newAgent())
+	plugin.Serve(newAgent())
 	os.Exit(0)
 }
 

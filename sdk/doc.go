@@ -1,12 +1,15 @@
 // Package sdk is what hearth agent authors import: the agent contract in
-// plain Go, Serve to run an agent as a plugin, and the go-plugin glue that
-// carries the contract between a hearth host and a plugin process.
+// plain Go, and the tool helpers that keep it. Package sdk/plugin runs an
+// agent as a plugin: it is the go-plugin glue that carries the contract
+// between a hearth host and a plugin process, kept apart so that code
+// that only speaks the contract's types (hearth's vocabulary, the
+// daemon's client) does not link go-plugin.
 //
 // An agent implements Agent (and, to be rehydratable, StateExporter). Its
 // whole main is one call:
 //
 //	func main() {
-//		sdk.Serve(&myAgent{})
+//		plugin.Serve(&myAgent{}) // import "github.com/hearth-dev/hearth/sdk/plugin"
 //	}
 //
 // # A task

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -148,8 +149,8 @@ func ExampleTask_upstream() {
 
 // An agent binary's main is one call to Serve.
 func ExampleServe() {
-	if os.Getenv(sdk.Handshake.MagicCookieKey) == "" {
+	if os.Getenv(plugin.Handshake.MagicCookieKey) == "" {
 		return // run by hand, not by a host: nothing to serve
 	}
-	sdk.Serve(wordCounter{})
+	plugin.Serve(wordCounter{})
 }

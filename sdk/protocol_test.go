@@ -13,11 +13,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -26,7 +27,7 @@ import (
 // versions between a host and a plugin built at different times.
 
 // helperEnv selects what TestHelperProcess serves: "sdk" (an agent served
-// with sdk.Serve, version 2), or "wire1" and "wire2" (a plugin written
+// with plugin.Serve, version 2), or "wire1" and "wire2" (a plugin written
 // against the wire alone, served as version 1 or 2, that reports its tool
 // use without an outcome as version-1 plugins did).
 const helperEnv = "HEARTH_SDK_TEST_HELPER"
@@ -38,15 +39,15 @@ func TestHelperProcess(t *testing.T) {
 	}
 	switch which {
 	case "sdk":
-		sdk.Serve(&funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Host) (sdk.Result, error) {
+		plugin.Serve(&funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Host) (sdk.Result, error) {
 			return sdk.Result{Output: "v2 saw: " + tk.Prompt}, nil
 		}})
 	case "wire1", "wire2":
 		v, _ := strconv.Atoi(which[len("wire"):])
-		plugin.Serve(&plugin.ServeConfig{
-			HandshakeConfig:  plugin.HandshakeConfig{ProtocolVersion: uint(v), MagicCookieKey: sdk.Handshake.MagicCookieKey, MagicCookieValue: sdk.Handshake.MagicCookieValue},
-			VersionedPlugins: map[int]plugin.PluginSet{v: {sdk.PluginName: wirePlugin{}}},
-			GRPCServer:       plugin.DefaultGRPCServer,
+		goplugin.Serve(&goplugin.ServeConfig{
+			HandshakeConfig:  goplugin.HandshakeConfig{ProtocolVersion: uint(v), MagicCookieKey: plugin.Handshake.MagicCookieKey, MagicCookieValue: plugin.Handshake.MagicCookieValue},
+			VersionedPlugins: map[int]goplugin.PluginSet{v: {plugin.PluginName: wirePlugin{}}},
+			GRPCServer:       goplugin.DefaultGRPCServer,
 		})
 	}
 	os.Exit(0)
@@ -54,15 +55,15 @@ func TestHelperProcess(t *testing.T) {
 
 // startHelper starts the helper process serving which, as a host offering
 // the given plugin sets, and returns its client.
-func startHelper(t *testing.T, which string, handshake plugin.HandshakeConfig, versions map[int]plugin.PluginSet) *plugin.Client {
+func startHelper(t *testing.T, which string, handshake goplugin.HandshakeConfig, versions map[int]goplugin.PluginSet) *goplugin.Client {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+which)
-	c := plugin.NewClient(&plugin.ClientConfig{
+	c := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: versions,
 		Cmd:              cmd,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		StartTimeout:     20 * time.Second,
 		Logger:           hclog.NewNullLogger(),
@@ -71,17 +72,17 @@ func startHelper(t *testing.T, which string, handshake plugin.HandshakeConfig, v
 	return c
 }
 
-func dispense(t *testing.T, c *plugin.Client) sdk.Remote {
+func dispense(t *testing.T, c *goplugin.Client) plugin.Remote {
 	t.Helper()
 	rpc, err := c.Client()
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(plugin.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return raw.(sdk.Remote)
+	return raw.(plugin.Remote)
 }
 
 // TestVersion1PluginStillWorks: a plugin built before version 2 gets the
@@ -89,7 +90,7 @@ func dispense(t *testing.T, c *plugin.Client) sdk.Remote {
 // is collected with Summarize; and its tool use without an outcome counts
 // as done, as it meant.
 func TestVersion1PluginStillWorks(t *testing.T) {
-	c := startHelper(t, "wire1", sdk.Handshake, sdk.VersionedPlugins(nil, nil))
+	c := startHelper(t, "wire1", plugin.Handshake, plugin.VersionedPlugins(nil, nil))
 	remote := dispense(t, c)
 	if remote.Protocol() != 1 {
 		t.Fatalf("negotiated protocol %d, want 1", remote.Protocol())
@@ -127,7 +128,7 @@ func TestVersion1PluginStillWorks(t *testing.T) {
 // tool use without an outcome (one not built with this SDK, which never
 // sends it) has its report refused, and its task fails.
 func TestUnsetOutcomeIsRefusedInVersion2(t *testing.T) {
-	c := startHelper(t, "wire2", sdk.Handshake, sdk.VersionedPlugins(nil, nil))
+	c := startHelper(t, "wire2", plugin.Handshake, plugin.VersionedPlugins(nil, nil))
 	remote := dispense(t, c)
 	if remote.Protocol() != 2 {
 		t.Fatalf("negotiated protocol %d, want 2", remote.Protocol())
@@ -146,9 +147,9 @@ func TestUnsetOutcomeIsRefusedInVersion2(t *testing.T) {
 // serves version 2 only; a host that speaks only version 1 gets go-plugin's
 // error naming both versions.
 func TestHostSpeakingOnlyVersion1IsRefused(t *testing.T) {
-	old := sdk.Handshake
+	old := plugin.Handshake
 	old.ProtocolVersion = 1
-	c := startHelper(t, "sdk", old, map[int]plugin.PluginSet{1: sdk.VersionedPlugins(nil, nil)[1]})
+	c := startHelper(t, "sdk", old, map[int]goplugin.PluginSet{1: plugin.VersionedPlugins(nil, nil)[1]})
 	_, err := c.Client()
 	if err == nil {
 		t.Fatal("a version-1 host connected to a version-2 plugin")
@@ -163,10 +164,10 @@ func TestHostSpeakingOnlyVersion1IsRefused(t *testing.T) {
 // TestVersion2PluginAsSubprocess: the same host speaks version 2 to a
 // plugin built with this SDK, and never rewrites the prompt.
 func TestVersion2PluginAsSubprocess(t *testing.T) {
-	c := startHelper(t, "sdk", sdk.Handshake, sdk.VersionedPlugins(nil, nil))
+	c := startHelper(t, "sdk", plugin.Handshake, plugin.VersionedPlugins(nil, nil))
 	remote := dispense(t, c)
-	if remote.Protocol() != sdk.ProtocolVersion {
-		t.Fatalf("negotiated protocol %d, want %d", remote.Protocol(), sdk.ProtocolVersion)
+	if remote.Protocol() != plugin.ProtocolVersion {
+		t.Fatalf("negotiated protocol %d, want %d", remote.Protocol(), plugin.ProtocolVersion)
 	}
 	res, err := remote.Run(context.Background(), sdk.Task{ID: "t1", Prompt: "p", Context: "# Context\n", Feedback: "f"}, sdktest.NewRecorder(nil).For("t1"))
 	if err != nil || res.Output != "v2 saw: p" {
@@ -176,20 +177,22 @@ func TestVersion2PluginAsSubprocess(t *testing.T) {
 
 // wirePlugin serves wireServer: an agent written against the protocol's
 // messages alone, as a plugin in another language would be.
-type wirePlugin struct{ plugin.NetRPCUnsupportedPlugin }
+type wirePlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+}
 
-func (wirePlugin) GRPCServer(b *plugin.GRPCBroker, s *grpc.Server) error {
+func (wirePlugin) GRPCServer(b *goplugin.GRPCBroker, s *grpc.Server) error {
 	agentpb.RegisterAgentServer(s, &wireServer{broker: b})
 	return nil
 }
 
-func (wirePlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+func (wirePlugin) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.ClientConn) (any, error) {
 	return nil, errors.New("wirePlugin is served, never dispensed")
 }
 
 type wireServer struct {
 	agentpb.UnimplementedAgentServer
-	broker *plugin.GRPCBroker
+	broker *goplugin.GRPCBroker
 	mu     sync.Mutex
 	host   agentpb.HostClient
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -23,9 +24,9 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "scripted" || info.Capacity != 2 || !h.Agent.ExportsState() || h.Agent.Protocol() != sdk.ProtocolVersion {
+	if info.Name != "scripted" || info.Capacity != 2 || !h.Agent.ExportsState() || h.Agent.Protocol() != plugin.ProtocolVersion {
 		t.Fatalf("Describe: got %+v, exports state %v, protocol %d; want name scripted, capacity 2, exports state, protocol %d",
-			info, h.Agent.ExportsState(), h.Agent.Protocol(), sdk.ProtocolVersion)
+			info, h.Agent.ExportsState(), h.Agent.Protocol(), plugin.ProtocolVersion)
 	}
 
 	task := sdk.Task{

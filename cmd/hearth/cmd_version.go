@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -21,7 +21,7 @@ type versionInfo struct {
 }
 
 func buildInfo() versionInfo {
-	v := versionInfo{Version: version, Go: runtime.Version(), ProtocolVersion: sdk.ProtocolVersion}
+	v := versionInfo{Version: version, Go: runtime.Version(), ProtocolVersion: plugin.ProtocolVersion}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {

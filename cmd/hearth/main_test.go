@@ -18,7 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/plugins"
-	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // The test binary serves the bundled agents, as the hearth binary does,
@@ -26,7 +26,7 @@ import (
 func TestMain(m *testing.M) {
 	plugins.ServeIfRequested()
 	if os.Getenv("HEARTH_TEST_PLUGIN") != "" {
-		sdk.Serve(testagent.New("scripted", 1))
+		plugin.Serve(testagent.New("scripted", 1))
 		os.Exit(0)
 	}
 	// HEARTH_TEST_MAIN makes the test binary the hearth command, with the
@@ -95,11 +95,11 @@ func writeConfig(t *testing.T, body string) string {
 func TestVersion(t *testing.T) {
 	code, out, _ := run(t, nil, "version", "--json")
 	var v versionInfo
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.ProtocolVersion != sdk.ProtocolVersion || v.Go == "" {
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.ProtocolVersion != plugin.ProtocolVersion || v.Go == "" {
 		t.Errorf("got %d %q, want JSON naming the protocol version", code, out)
 	}
 	code, out, _ = run(t, nil, "version")
-	if code != 0 || !strings.HasPrefix(out, "hearth ") || !strings.Contains(out, "agent protocol "+strconv.Itoa(sdk.ProtocolVersion)) {
+	if code != 0 || !strings.HasPrefix(out, "hearth ") || !strings.Contains(out, "agent protocol "+strconv.Itoa(plugin.ProtocolVersion)) {
 		t.Errorf("got %d %q", code, out)
 	}
 }

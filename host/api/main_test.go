@@ -20,7 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/testagent"
-	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // The test binary doubles as the scripted test agent's plugin
@@ -29,7 +29,7 @@ const envPlugin = "HEARTH_TEST_PLUGIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envPlugin) != "" {
-		sdk.Serve(testagent.New("scripted", 0))
+		plugin.Serve(testagent.New("scripted", 0))
 		os.Exit(0)
 	}
 	// Every daemon a test starts is closed by its cleanup: nothing of it

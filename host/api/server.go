@@ -28,7 +28,7 @@ import (
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
-	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // Options configure a Server. Host is required.
@@ -78,7 +78,7 @@ func NewServer(opts Options) *Server {
 // Status describes the daemon.
 func (s *Server) Status(context.Context, *apipb.StatusRequest) (*apipb.StatusReply, error) {
 	r := &apipb.StatusReply{Version: s.version, DataDir: s.h.DataDir(), Pid: int32(os.Getpid()),
-		StartedUnixNano: s.started.UnixNano(), Config: s.h.Config().Path, ProtocolVersion: int32(sdk.ProtocolVersion)}
+		StartedUnixNano: s.started.UnixNano(), Config: s.h.Config().Path, ProtocolVersion: int32(plugin.ProtocolVersion)}
 	for _, a := range s.h.Agents() {
 		r.Agents = append(r.Agents, wire.Agent(a))
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/rawplugin"
 	"github.com/hearth-dev/hearth/internal/rawplugin/rawpb"
 	"github.com/hearth-dev/hearth/internal/testagent"
-	"github.com/hearth-dev/hearth/sdk"
+	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // The benchmarks here compare hearth with the raw layer underneath in the
@@ -39,7 +39,7 @@ func startRawTLS(b *testing.B, autoMTLS bool) (*plugin.Client, rawpb.RawClient) 
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), envPlugin+"=raw")
 	c := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
+		HandshakeConfig:  agentplugin.Handshake,
 		Plugins:          plugin.PluginSet{rawplugin.Name: rawplugin.Plugin{}},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -98,7 +98,7 @@ func BenchmarkColdStart(b *testing.B) {
 	b.Run("hearth", func(b *testing.B) {
 		a := testAgent("scripted", "agent")
 		logger := hclog.NewNullLogger()
-		keys, err := sdk.NewHostTLS()
+		keys, err := agentplugin.NewHostTLS()
 		if err != nil {
 			b.Fatal(err)
 		}

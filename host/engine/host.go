@@ -44,7 +44,7 @@ import (
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/runs"
 	"github.com/hearth-dev/hearth/host/store"
-	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // BundledFunc returns the command and extra environment that serve the
@@ -94,7 +94,7 @@ type Host struct {
 	runs    *runs.Runs
 	events  bus
 	observe func(*host.Event)
-	tls     *sdk.HostTLS
+	tls     *plugin.HostTLS
 	guards  atomic.Pointer[guard.Set]
 
 	// closing is closed when Close begins: no new work is accepted.
@@ -140,7 +140,7 @@ func New(opts Options) (*Host, error) {
 	h.hardStop, h.hardStopCancel = context.WithCancel(context.Background())
 	h.guards.Store(h.cfg.GuardSet())
 	var err error
-	if h.tls, err = sdk.NewHostTLS(); err != nil {
+	if h.tls, err = plugin.NewHostTLS(); err != nil {
 		return nil, fmt.Errorf("engine: make the TLS keys plugins are reached with: %w", err)
 	}
 	if h.store == nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk"
+	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // The test binary doubles as the plugins and hosts these tests need (the
@@ -52,11 +53,11 @@ func servePlugin(mode string) {
 	switch mode {
 	case "agent":
 		capacity, _ := strconv.Atoi(os.Getenv(envCapacity))
-		sdk.Serve(testagent.New("scripted", capacity))
+		agentplugin.Serve(testagent.New("scripted", capacity))
 	case "stateless":
 		// The scripted agent, without its StateExporter: its dormant
 		// sessions cannot be rehydrated.
-		sdk.Serve(struct{ sdk.Agent }{testagent.New("scripted", 1)})
+		agentplugin.Serve(struct{ sdk.Agent }{testagent.New("scripted", 1)})
 	case "garbage":
 		fmt.Println("hello from a program that is not a plugin")
 		time.Sleep(time.Hour)
@@ -67,14 +68,14 @@ func servePlugin(mode string) {
 		os.Exit(1)
 	case "raw":
 		plugin.Serve(&plugin.ServeConfig{
-			HandshakeConfig: sdk.Handshake,
+			HandshakeConfig: agentplugin.Handshake,
 			Plugins:         plugin.PluginSet{rawplugin.Name: rawplugin.Plugin{}},
 			GRPCServer:      plugin.DefaultGRPCServer,
 		})
 	case "wrong-version":
 		plugin.Serve(&plugin.ServeConfig{
-			HandshakeConfig:  sdk.Handshake,
-			VersionedPlugins: map[int]plugin.PluginSet{99: sdk.VersionedPlugins(testagent.New("scripted", 1), nil)[sdk.ProtocolVersion]},
+			HandshakeConfig:  agentplugin.Handshake,
+			VersionedPlugins: map[int]plugin.PluginSet{99: agentplugin.VersionedPlugins(testagent.New("scripted", 1), nil)[agentplugin.ProtocolVersion]},
 			GRPCServer:       plugin.DefaultGRPCServer,
 		})
 	default:

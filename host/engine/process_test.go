@@ -75,7 +75,7 @@ func TestFailingPlugins(t *testing.T) {
 		{"speaks another protocol version", func() *config.Agent { return testAgent("old", "wrong-version") },
 			host.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks versions 1 and 2", "rebuild the agent"}},
 		{"exits at start", func() *config.Agent { return testAgent("quitter", "exit") },
-			host.ErrPluginExited, []string{"boom: cannot read settings.toml", "must call sdk.Serve"}},
+			host.ErrPluginExited, []string{"boom: cannot read settings.toml", "must call plugin.Serve"}},
 		{"is missing", func() *config.Agent {
 			a := testAgent("ghost", "agent")
 			a.Command = []string{filepath.Join(t.TempDir(), "no-such-agent")}

@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/matcher"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // indexActivityEvery is how stale a session's last activity may be in the
@@ -33,7 +34,7 @@ type Deps struct {
 	// Guards returns the guards in force (a reload replaces them).
 	Guards func() *guard.Set
 	// TLS makes the keys plugins are reached with.
-	TLS    *sdk.HostTLS
+	TLS    *plugin.HostTLS
 	Logger hclog.Logger
 	Now    func() time.Time
 	// Closing is closed when the engine begins to shut down: tasks

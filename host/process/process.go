@@ -33,6 +33,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
 	"github.com/hearth-dev/hearth/sdk"
+	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // Launch is everything needed to start one plugin process.
@@ -52,8 +53,8 @@ type Launch struct {
 	// HealthInterval is how often the process is pinged; 0 disables.
 	HealthInterval time.Duration
 	// TLS makes the mutual TLS keys; nil falls back to go-plugin's
-	// AutoMTLS (see sdk.HostTLS for why hearth makes its own).
-	TLS      *sdk.HostTLS
+	// AutoMTLS (see agentplugin.HostTLS for why hearth makes its own).
+	TLS      *agentplugin.HostTLS
 	Logger   hclog.Logger
 	LogLevel string
 	// OnExit is called once if the process exits or stops answering
@@ -68,7 +69,7 @@ type Process struct {
 	session string
 	client  *plugin.Client
 	runner  *procgroup.Runner
-	remote  sdk.Remote
+	remote  agentplugin.Remote
 	info    sdk.Info
 	stderr  *tail
 	logger  hclog.Logger
@@ -132,15 +133,15 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	}
 
 	cc := &plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		HandshakeConfig:  agentplugin.Handshake,
+		VersionedPlugins: agentplugin.VersionedPlugins(nil, nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         l.TLS == nil,
 		StartTimeout:     l.StartTimeout,
 		Logger:           l.Logger,
 		Stderr:           p.stderr,
 	}
-	var keys *sdk.PluginTLS
+	var keys *agentplugin.PluginTLS
 	if l.TLS != nil {
 		if keys, err = l.TLS.ForPlugin(); err != nil {
 			return fail(host.ErrPluginStart, "make TLS keys: "+err.Error(), "")
@@ -149,7 +150,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	}
 	cc.RunnerFunc = func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 		cmd := exec.Command(path, l.Argv[1:]...)
-		cmd.Env = append(append(spec.Env, l.Env...), sdk.EnvLogLevel+"="+l.LogLevel)
+		cmd.Env = append(append(spec.Env, l.Env...), agentplugin.EnvLogLevel+"="+l.LogLevel)
 		cmd.Dir = l.Dir
 		// The plugin gets no stdin: it must never compete with the host
 		// for a person's terminal or a hook's payload.
@@ -171,11 +172,11 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	if err != nil {
 		return fail(classifyStart(err, l.StartTimeout, p.exited()))
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
-		return fail(host.ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call sdk.Serve")
+		return fail(host.ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call agentplugin.Serve")
 	}
-	p.remote = raw.(sdk.Remote)
+	p.remote = raw.(agentplugin.Remote)
 
 	dctx, cancel := context.WithTimeout(ctx, l.StartTimeout)
 	defer cancel()
@@ -198,7 +199,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 
 // Agent is the remote agent the process serves: each call goes to the
 // plugin.
-func (p *Process) Agent() sdk.Remote { return p.remote }
+func (p *Process) Agent() agentplugin.Remote { return p.remote }
 
 // Info is what the agent said of itself when it started, its capacity at
 // least 1.
@@ -225,7 +226,7 @@ var versionRE = regexp.MustCompile(`Plugin version: (\d+)`)
 // 1 and 2".
 func hostVersions() string {
 	var vs []string
-	for v := range sdk.VersionedPlugins(nil, nil) {
+	for v := range agentplugin.VersionedPlugins(nil, nil) {
 		vs = append(vs, strconv.Itoa(v))
 	}
 	slices.Sort(vs)
@@ -242,7 +243,7 @@ func classifyStart(err error, timeout time.Duration, exited bool) (error, string
 	switch {
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		return host.ErrStartTimeout, fmt.Sprintf("no handshake within %s", timeout),
-			"the program may hang before calling sdk.Serve, or not be a hearth agent; raise start_timeout if it is only slow"
+			"the program may hang before calling agentplugin.Serve, or not be a hearth agent; raise start_timeout if it is only slow"
 	case strings.Contains(msg, "incompatible API version"):
 		got := "an unknown version"
 		if m := versionRE.FindStringSubmatch(msg); m != nil {
@@ -256,13 +257,13 @@ func classifyStart(err error, timeout time.Duration, exited bool) (error, string
 		line := strings.TrimPrefix(firstLine(msg), "Unrecognized remote plugin message: ")
 		if line == "" && exited {
 			return host.ErrPluginExited, "the program exited without a handshake",
-				"check that the command runs a hearth agent (its main must call sdk.Serve); see its stderr below"
+				"check that the command runs a hearth agent (its main must call agentplugin.Serve); see its stderr below"
 		}
 		return host.ErrHandshake, fmt.Sprintf("the plugin wrote %q to stdout instead of the handshake", truncate(line, 80)),
-			"an agent must not print to stdout before sdk.Serve; log to stderr instead"
+			"an agent must not print to stdout before agentplugin.Serve; log to stderr instead"
 	case strings.Contains(msg, "plugin exited before we could connect"):
 		return host.ErrPluginExited, "the program exited during the handshake",
-			"check that the command runs a hearth agent (its main must call sdk.Serve); see its stderr below"
+			"check that the command runs a hearth agent (its main must call agentplugin.Serve); see its stderr below"
 	case strings.Contains(msg, "exec:") || strings.Contains(msg, "fork/exec"):
 		return host.ErrPluginStart, msg, "check the agent's command in the config"
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -359,9 +360,9 @@ func TestHelperPlugin(t *testing.T) {
 	case "":
 		return
 	case "scripted":
-		sdk.Serve(testagent.New("scripted", 2))
+		plugin.Serve(testagent.New("scripted", 2))
 	case "never-asks":
-		sdk.Serve(&badAgent{info: okInfo, neverAsks: true})
+		plugin.Serve(&badAgent{info: okInfo, neverAsks: true})
 	}
 	os.Exit(0)
 }

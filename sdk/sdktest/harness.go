@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/hearth-dev/hearth/sdk"
+	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // Harness is an agent served in-process, seen through the same remote
@@ -29,7 +30,7 @@ type Harness struct {
 	// Agent forwards every call over the plugin protocol to the served
 	// agent, as a host's does: it also implements sdk.StateExporter and
 	// says whether the agent exports its state.
-	Agent sdk.Remote
+	Agent agentplugin.Remote
 	// Host records what the agent reported and answers its questions.
 	Host *Recorder
 	// Session is the session ID the harness gives its tasks.
@@ -64,8 +65,8 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	served := make(chan struct{})
 	go plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(a, logger),
+		HandshakeConfig:  agentplugin.Handshake,
+		VersionedPlugins: agentplugin.VersionedPlugins(a, logger),
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           logger,
 		Test: &plugin.ServeTestConfig{
@@ -85,9 +86,9 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 	// test process itself, forever; this one ends when the server does.
 	rc.ReattachFunc = func() (runner.AttachedRunner, error) { return inProcess{served}, nil }
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: sdk.Handshake,
+		HandshakeConfig: agentplugin.Handshake,
 		// A reattaching client skips version negotiation and uses Plugins.
-		Plugins:          sdk.VersionedPlugins(nil, nil)[rc.ProtocolVersion],
+		Plugins:          agentplugin.VersionedPlugins(nil, nil)[rc.ProtocolVersion],
 		Reattach:         rc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           logger,
@@ -116,12 +117,12 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 		h.Close()
 		return nil, fmt.Errorf("sdktest: connect to the in-process agent: %w", err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("sdktest: dispense the agent: %w", err)
 	}
-	h.Agent = raw.(sdk.Remote)
+	h.Agent = raw.(agentplugin.Remote)
 	return h, nil
 }
 
@@ -169,8 +170,8 @@ func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
 		logger = hclog.NewNullLogger()
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil, nil),
+		HandshakeConfig:  agentplugin.Handshake,
+		VersionedPlugins: agentplugin.VersionedPlugins(nil, nil),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
@@ -187,12 +188,12 @@ func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
 		h.Close()
 		return nil, fmt.Errorf("sdktest: start %s: %w", cmd.Path, err)
 	}
-	raw, err := rpc.Dispense(sdk.PluginName)
+	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("sdktest: dispense the agent of %s: %w", cmd.Path, err)
 	}
-	h.Agent = raw.(sdk.Remote)
+	h.Agent = raw.(agentplugin.Remote)
 	return h, nil
 }
 

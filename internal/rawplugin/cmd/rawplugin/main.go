@@ -6,12 +6,12 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/hearth-dev/hearth/internal/rawplugin"
-	"github.com/hearth-dev/hearth/sdk"
+	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 func main() {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: sdk.Handshake,
+		HandshakeConfig: agentplugin.Handshake,
 		Plugins:         plugin.PluginSet{rawplugin.Name: rawplugin.Plugin{}},
 		GRPCServer:      plugin.DefaultGRPCServer,
 	})

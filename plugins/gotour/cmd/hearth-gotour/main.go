@@ -8,9 +8,9 @@ package main
 
 import (
 	"github.com/hearth-dev/hearth/plugins/gotour"
-	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 func main() {
-	sdk.Serve(gotour.New(""))
+	plugin.Serve(gotour.New(""))
 }

@@ -8,9 +8,9 @@ package main
 
 import (
 	"github.com/hearth-dev/hearth/plugins/workshop"
-	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 func main() {
-	sdk.Serve(workshop.New(nil))
+	plugin.Serve(workshop.New(nil))
 }

@@ -1,12 +1,19 @@
-package sdk
+// Package plugin runs hearth agents as go-plugin plugins: Serve on the
+// agent's side, VersionedPlugins and the Remote agent it dispenses on the
+// host's side, the mutual TLS both use (HostTLS), and the translation
+// between the contract of package sdk and the protobuf wire
+// (sdk/internal/agentpb), whose generated types never appear in a
+// signature. The wire protocol is documented in docs/protocol.md.
+package plugin
 
 import (
 	"context"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
 )
 
@@ -24,7 +31,7 @@ const PluginName = "agent"
 // Handshake is the go-plugin handshake shared by hearth hosts and agents.
 // The cookie is not a secret; it only stops a plugin binary run by hand
 // from waiting forever for a host.
-var Handshake = plugin.HandshakeConfig{
+var Handshake = goplugin.HandshakeConfig{
 	ProtocolVersion:  ProtocolVersion,
 	MagicCookieKey:   "HEARTH_AGENT_PLUGIN",
 	MagicCookieValue: "7d1f0c2b-hearth-agent",
@@ -33,13 +40,13 @@ var Handshake = plugin.HandshakeConfig{
 // VersionedPlugins returns the plugin sets for the protocol versions this
 // SDK speaks. A plugin passes its agent and serves version 2 only; a host
 // passes nil and speaks versions 2 and 1.
-func VersionedPlugins(impl Agent, logger hclog.Logger) map[int]plugin.PluginSet {
+func VersionedPlugins(impl sdk.Agent, logger hclog.Logger) map[int]goplugin.PluginSet {
 	if impl != nil {
-		return map[int]plugin.PluginSet{
+		return map[int]goplugin.PluginSet{
 			ProtocolVersion: {PluginName: &AgentPlugin{Impl: impl, Logger: logger, Protocol: ProtocolVersion}},
 		}
 	}
-	return map[int]plugin.PluginSet{
+	return map[int]goplugin.PluginSet{
 		ProtocolVersion: {PluginName: &AgentPlugin{Logger: logger, Protocol: ProtocolVersion}},
 		1:               {PluginName: &AgentPlugin{Logger: logger, Protocol: 1}},
 	}
@@ -49,9 +56,9 @@ func VersionedPlugins(impl Agent, logger hclog.Logger) map[int]plugin.PluginSet 
 // through VersionedPlugins; it is exported for tools that assemble their
 // own plugin sets.
 type AgentPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
+	goplugin.NetRPCUnsupportedPlugin
 	// Impl is the agent served by a plugin; nil on the host side.
-	Impl Agent
+	Impl sdk.Agent
 	// Logger is the plugin-side logger handed to tasks through Host.Logger.
 	Logger hclog.Logger
 	// Protocol is the protocol version the glue speaks; zero means
@@ -63,10 +70,10 @@ type AgentPlugin struct {
 // AgentPlugin.GRPCClient returns, and what a host dispenses. Its Run also
 // carries the version-1 protocol for plugins built before version 2.
 type Remote interface {
-	Agent
+	sdk.Agent
 	// ExportState and ImportState reach the plugin's agent; an agent that
 	// does not implement StateExporter answers ErrStateNotSupported.
-	StateExporter
+	sdk.StateExporter
 	// ExportsState reports whether the plugin's agent implements
 	// StateExporter, as its last Describe said: false until Describe
 	// returns. Hosts call Describe first, right after the plugin starts.
@@ -76,7 +83,7 @@ type Remote interface {
 }
 
 // GRPCServer registers the agent's service in the plugin process.
-func (p *AgentPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *AgentPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) error {
 	logger := p.Logger
 	if logger == nil {
 		logger = hclog.NewNullLogger()
@@ -88,7 +95,7 @@ func (p *AgentPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) erro
 // GRPCClient returns, in the host process, a Remote: an Agent that
 // forwards to the plugin, and also tells whether the plugin's agent
 // exports its state (Remote.ExportsState).
-func (p *AgentPlugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+func (p *AgentPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	v := p.Protocol
 	if v == 0 {
 		v = ProtocolVersion
@@ -96,4 +103,4 @@ func (p *AgentPlugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, c
 	return newAgentClient(agentpb.NewAgentClient(c), broker, v), nil
 }
 
-var _ plugin.GRPCPlugin = (*AgentPlugin)(nil)
+var _ goplugin.GRPCPlugin = (*AgentPlugin)(nil)

@@ -1,9 +1,7 @@
-package sdk
+package plugin
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,11 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
 )
 
@@ -27,7 +26,7 @@ import (
 // task's latency.
 type agentClient struct {
 	rpc    agentpb.AgentClient
-	broker *plugin.GRPCBroker
+	broker *goplugin.GRPCBroker
 	// protocol is the version negotiated at the handshake: 1 for a
 	// plugin built before version 2, which is spoken as it expects.
 	protocol int
@@ -41,17 +40,17 @@ type agentClient struct {
 	brokerID uint32
 
 	tasksMu sync.RWMutex
-	tasks   map[string]Host
+	tasks   map[string]sdk.Host
 }
 
-func newAgentClient(rpc agentpb.AgentClient, broker *plugin.GRPCBroker, protocol int) *agentClient {
-	return &agentClient{rpc: rpc, broker: broker, protocol: protocol, tasks: make(map[string]Host)}
+func newAgentClient(rpc agentpb.AgentClient, broker *goplugin.GRPCBroker, protocol int) *agentClient {
+	return &agentClient{rpc: rpc, broker: broker, protocol: protocol, tasks: make(map[string]sdk.Host)}
 }
 
-func (c *agentClient) Describe(ctx context.Context) (Info, error) {
+func (c *agentClient) Describe(ctx context.Context) (sdk.Info, error) {
 	m, err := c.rpc.Describe(ctx, &agentpb.DescribeRequest{})
 	if err != nil {
-		return Info{}, fromStatus(ctx, "describe", err)
+		return sdk.Info{}, fromStatus(ctx, "describe", err)
 	}
 	c.exports.Store(m.GetExportsState())
 	return infoFromWire(m), nil
@@ -89,23 +88,23 @@ func (c *agentClient) attach(ctx context.Context, session string) error {
 	return nil
 }
 
-func (c *agentClient) Run(ctx context.Context, t Task, h Host) (Result, error) {
+func (c *agentClient) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
 	if h == nil {
-		return Result{}, errors.New("run: nil Host; pass the host callbacks the task reports to")
+		return sdk.Result{}, errors.New("run: nil Host; pass the host callbacks the task reports to")
 	}
 	if t.ID == "" {
-		t.ID = NewID("task")
+		t.ID = sdk.NewID("task")
 	}
 	if t.Attempt == 0 {
 		t.Attempt = 1
 	}
 	if err := c.attach(ctx, t.Session); err != nil {
-		return Result{}, err
+		return sdk.Result{}, err
 	}
 	c.tasksMu.Lock()
 	if _, dup := c.tasks[t.ID]; dup {
 		c.tasksMu.Unlock()
-		return Result{}, fmt.Errorf("run: task %s is already running on this session; give each task its own ID", t.ID)
+		return sdk.Result{}, fmt.Errorf("run: task %s is already running on this session; give each task its own ID", t.ID)
 	}
 	c.tasks[t.ID] = h
 	c.tasksMu.Unlock()
@@ -121,14 +120,14 @@ func (c *agentClient) Run(ctx context.Context, t Task, h Host) (Result, error) {
 	}
 	m, err := c.rpc.Run(ctx, &agentpb.RunRequest{Task: wt})
 	if err != nil {
-		return Result{}, fromStatus(ctx, "run", err)
+		return sdk.Result{}, fromStatus(ctx, "run", err)
 	}
 	res := resultFromWire(m)
 	if c.protocol == 1 {
 		// A version-1 plugin keeps the artifact until asked for it.
 		a, err := c.rpc.Summarize(ctx, &agentpb.SummarizeRequest{TaskId: t.ID})
 		if err != nil {
-			return Result{}, fromStatus(ctx, "summarize (agent protocol version 1)", err)
+			return sdk.Result{}, fromStatus(ctx, "summarize (agent protocol version 1)", err)
 		}
 		res.Artifact = artifactFromWire(a)
 	}
@@ -138,7 +137,7 @@ func (c *agentClient) Run(ctx context.Context, t Task, h Host) (Result, error) {
 // promptV1 is the prompt a version-1 plugin expects: the upstream context
 // before the task's own prompt and the feedback after it, as version-1
 // hosts wrote them, since such a plugin has no other way to see them.
-func promptV1(t Task) string {
+func promptV1(t sdk.Task) string {
 	p := t.Prompt
 	if block := strings.TrimRight(t.Context, "\n"); strings.TrimSpace(block) != "" {
 		if p == "" {
@@ -168,12 +167,12 @@ func (c *agentClient) ImportState(ctx context.Context, state []byte) error {
 
 func stateError(err error) error {
 	if errors.Is(err, errors.ErrUnsupported) {
-		return ErrStateNotSupported
+		return sdk.ErrStateNotSupported
 	}
 	return err
 }
 
-func (c *agentClient) host(taskID string) (Host, error) {
+func (c *agentClient) host(taskID string) (sdk.Host, error) {
 	c.tasksMu.RLock()
 	h := c.tasks[taskID]
 	c.tasksMu.RUnlock()
@@ -186,12 +185,12 @@ func (c *agentClient) host(taskID string) (Host, error) {
 // runHost returns the RunHost of a task that belongs to a run. A task
 // outside one gets FAILED_PRECONDITION, which the plugin reads as a
 // permanent failure.
-func (c *agentClient) runHost(taskID string) (RunHost, error) {
+func (c *agentClient) runHost(taskID string) (sdk.RunHost, error) {
 	h, err := c.host(taskID)
 	if err != nil {
 		return nil, err
 	}
-	rh, ok := h.(RunHost)
+	rh, ok := h.(sdk.RunHost)
 	if !ok {
 		return nil, status.Errorf(codes.FailedPrecondition, "task %s is not part of a run: only a run's tasks reach its state, checkpoints, files and chunks", taskID)
 	}
@@ -212,8 +211,8 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 	// both held a flood of reports to about half of what the connection
 	// carries.
 	var (
-		h    Host
-		uses chan ToolUse
+		h    sdk.Host
+		uses chan sdk.ToolUse
 		done chan error
 		n    uint64
 	)
@@ -234,19 +233,19 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 			return err
 		}
 		u := toolUseFromWire(m)
-		if u.Outcome == OutcomeUnset {
+		if u.Outcome == sdk.OutcomeUnset {
 			if s.c.protocol != 1 {
 				_ = stop()
 				return status.Errorf(codes.InvalidArgument, "tool use %q of task %s has no outcome (OUTCOME_UNSPECIFIED); agent protocol version 2 requires OK, ERROR or DENIED", u.Tool, m.GetTaskId())
 			}
 			// Version 1 meant OK by it.
-			u.Outcome = OutcomeOK
+			u.Outcome = sdk.OutcomeOK
 		}
 		if h == nil {
 			if h, err = s.c.host(m.GetTaskId()); err != nil {
 				return err
 			}
-			uses, done = make(chan ToolUse, 512), make(chan error, 1)
+			uses, done = make(chan sdk.ToolUse, 512), make(chan error, 1)
 			go reportAll(ctx, h, uses, done)
 		}
 		select {
@@ -261,7 +260,7 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 	if err := stop(); err != nil {
 		return toStatus(err)
 	}
-	if sy, ok := h.(Syncer); ok {
+	if sy, ok := h.(sdk.Syncer); ok {
 		if err := sy.Sync(ctx); err != nil {
 			return toStatus(err)
 		}
@@ -271,7 +270,7 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 
 // reportAll hands reports to h in order, then sends nil on done, or the
 // first error, after which it only drains uses until it is closed.
-func reportAll(ctx context.Context, h Host, uses <-chan ToolUse, done chan<- error) {
+func reportAll(ctx context.Context, h sdk.Host, uses <-chan sdk.ToolUse, done chan<- error) {
 	for u := range uses {
 		if err := h.ReportToolUse(ctx, u); err != nil {
 			done <- err
@@ -304,7 +303,7 @@ func (s *hostServer) Progress(ctx context.Context, m *agentpb.ProgressReport) (*
 	if err != nil {
 		return nil, err
 	}
-	p := Progress{Fraction: m.GetFraction(), Message: m.GetMessage(), Cost: m.GetCost()}
+	p := sdk.Progress{Fraction: m.GetFraction(), Message: m.GetMessage(), Cost: m.GetCost()}
 	if err := h.ReportProgress(ctx, p); err != nil {
 		return nil, toStatus(err)
 	}
@@ -393,14 +392,6 @@ func (s *hostServer) MarkChunk(ctx context.Context, m *agentpb.ChunkMark) (*agen
 		return nil, toStatus(err)
 	}
 	return &agentpb.ChunkAck{}, nil
-}
-
-// NewID returns a random identifier with the given prefix, such as
-// "task-3f9a0c1e2b7d4a58".
-func NewID(prefix string) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
 var _ Remote = (*agentClient)(nil)

@@ -1,4 +1,4 @@
-package sdk
+package plugin
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
 )
 
 // This file translates between the SDK's Go types and the protobuf wire.
 // Nothing else in the SDK touches agentpb message fields.
 
-func infoToWire(i Info, exportsState bool) *agentpb.Info {
+func infoToWire(i sdk.Info, exportsState bool) *agentpb.Info {
 	return &agentpb.Info{
 		Name:         i.Name,
 		Version:      i.Version,
@@ -28,8 +29,8 @@ func infoToWire(i Info, exportsState bool) *agentpb.Info {
 	}
 }
 
-func infoFromWire(m *agentpb.Info) Info {
-	return Info{
+func infoFromWire(m *agentpb.Info) sdk.Info {
+	return sdk.Info{
 		Name:         m.GetName(),
 		Version:      m.GetVersion(),
 		Description:  m.GetDescription(),
@@ -38,7 +39,7 @@ func infoFromWire(m *agentpb.Info) Info {
 	}
 }
 
-func taskToWire(t Task) *agentpb.Task {
+func taskToWire(t sdk.Task) *agentpb.Task {
 	return &agentpb.Task{
 		Id:     t.ID,
 		RunId:  t.Run,
@@ -59,7 +60,7 @@ func taskToWire(t Task) *agentpb.Task {
 	}
 }
 
-func upstreamToWire(us []Upstream) []*agentpb.Upstream {
+func upstreamToWire(us []sdk.Upstream) []*agentpb.Upstream {
 	if len(us) == 0 {
 		return nil
 	}
@@ -76,13 +77,13 @@ func upstreamToWire(us []Upstream) []*agentpb.Upstream {
 	return out
 }
 
-func upstreamFromWire(ms []*agentpb.Upstream) []Upstream {
+func upstreamFromWire(ms []*agentpb.Upstream) []sdk.Upstream {
 	if len(ms) == 0 {
 		return nil
 	}
-	out := make([]Upstream, len(ms))
+	out := make([]sdk.Upstream, len(ms))
 	for i, m := range ms {
-		out[i] = Upstream{
+		out[i] = sdk.Upstream{
 			Task:      m.GetTask(),
 			Version:   int(m.GetVersion()),
 			Session:   m.GetSessionId(),
@@ -109,14 +110,14 @@ func fromUnixNano(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-func taskFromWire(m *agentpb.Task) Task {
+func taskFromWire(m *agentpb.Task) sdk.Task {
 	h := m.GetHints()
-	return Task{
+	return sdk.Task{
 		ID:     m.GetId(),
 		Run:    m.GetRunId(),
 		Name:   m.GetName(),
 		Prompt: m.GetPrompt(),
-		Hints: Hints{
+		Hints: sdk.Hints{
 			Files:        h.GetFiles(),
 			Directories:  h.GetDirectories(),
 			Technologies: h.GetTechnologies(),
@@ -133,7 +134,7 @@ func taskFromWire(m *agentpb.Task) Task {
 
 // resultToWire encodes a result with the number of tool-use reports the
 // host acknowledged for its task.
-func resultToWire(r Result, toolUses uint64) *agentpb.RunResponse {
+func resultToWire(r sdk.Result, toolUses uint64) *agentpb.RunResponse {
 	return &agentpb.RunResponse{
 		Output:   r.Output,
 		Metrics:  r.Metrics,
@@ -143,8 +144,8 @@ func resultToWire(r Result, toolUses uint64) *agentpb.RunResponse {
 	}
 }
 
-func resultFromWire(m *agentpb.RunResponse) Result {
-	return Result{
+func resultFromWire(m *agentpb.RunResponse) sdk.Result {
+	return sdk.Result{
 		Output:   m.GetOutput(),
 		Metrics:  m.GetMetrics(),
 		Cost:     m.GetCost(),
@@ -152,7 +153,7 @@ func resultFromWire(m *agentpb.RunResponse) Result {
 	}
 }
 
-func artifactToWire(a ContextArtifact) *agentpb.Artifact {
+func artifactToWire(a sdk.ContextArtifact) *agentpb.Artifact {
 	if a.Empty() {
 		return nil
 	}
@@ -167,8 +168,8 @@ func artifactToWire(a ContextArtifact) *agentpb.Artifact {
 // artifactFromWire decodes an artifact. The version-1 fields
 // source_session and created_unix_nano are not read: the host knows where
 // and when a task ran.
-func artifactFromWire(m *agentpb.Artifact) ContextArtifact {
-	return ContextArtifact{
+func artifactFromWire(m *agentpb.Artifact) sdk.ContextArtifact {
+	return sdk.ContextArtifact{
 		KeyDecisions:     m.GetKeyDecisions(),
 		ModifiedFiles:    m.GetModifiedFiles(),
 		NewPatterns:      m.GetNewPatterns(),
@@ -176,18 +177,18 @@ func artifactFromWire(m *agentpb.Artifact) ContextArtifact {
 	}
 }
 
-var outcomeToWire = map[Outcome]agentpb.Outcome{
-	OutcomeOK:     agentpb.Outcome_OUTCOME_OK,
-	OutcomeError:  agentpb.Outcome_OUTCOME_ERROR,
-	OutcomeDenied: agentpb.Outcome_OUTCOME_DENIED,
+var outcomeToWire = map[sdk.Outcome]agentpb.Outcome{
+	sdk.OutcomeOK:     agentpb.Outcome_OUTCOME_OK,
+	sdk.OutcomeError:  agentpb.Outcome_OUTCOME_ERROR,
+	sdk.OutcomeDenied: agentpb.Outcome_OUTCOME_DENIED,
 }
 
 // checkToolUse is what the SDK refuses to send: a tool use without an
 // outcome or with a kind it does not know.
-func checkToolUse(u ToolUse) error {
+func checkToolUse(u sdk.ToolUse) error {
 	switch u.Outcome {
-	case OutcomeOK, OutcomeError, OutcomeDenied:
-	case OutcomeUnset:
+	case sdk.OutcomeOK, sdk.OutcomeError, sdk.OutcomeDenied:
+	case sdk.OutcomeUnset:
 		return fmt.Errorf("tool use %q has no outcome: set ToolUse.Outcome to OutcomeOK, OutcomeError or OutcomeDenied", u.Tool)
 	default:
 		return fmt.Errorf("tool use %q has an unknown outcome %d: set ToolUse.Outcome to OutcomeOK, OutcomeError or OutcomeDenied", u.Tool, u.Outcome)
@@ -198,7 +199,7 @@ func checkToolUse(u ToolUse) error {
 	return nil
 }
 
-func toolUseToWire(taskID string, u ToolUse) *agentpb.ToolUse {
+func toolUseToWire(taskID string, u sdk.ToolUse) *agentpb.ToolUse {
 	return &agentpb.ToolUse{
 		TaskId:        taskID,
 		CallId:        u.CallID,
@@ -217,20 +218,20 @@ func toolUseToWire(taskID string, u ToolUse) *agentpb.ToolUse {
 // toolUseFromWire decodes a tool use; OUTCOME_UNSPECIFIED becomes
 // OutcomeUnset, which the caller refuses or, for protocol version 1,
 // reads as OutcomeOK.
-func toolUseFromWire(m *agentpb.ToolUse) ToolUse {
-	var o Outcome
+func toolUseFromWire(m *agentpb.ToolUse) sdk.ToolUse {
+	var o sdk.Outcome
 	switch m.GetOutcome() {
 	case agentpb.Outcome_OUTCOME_OK:
-		o = OutcomeOK
+		o = sdk.OutcomeOK
 	case agentpb.Outcome_OUTCOME_ERROR:
-		o = OutcomeError
+		o = sdk.OutcomeError
 	case agentpb.Outcome_OUTCOME_DENIED:
-		o = OutcomeDenied
+		o = sdk.OutcomeDenied
 	}
-	u := ToolUse{
+	u := sdk.ToolUse{
 		CallID:       m.GetCallId(),
 		Tool:         m.GetTool(),
-		Kind:         ToolKind(m.GetKind()),
+		Kind:         sdk.ToolKind(m.GetKind()),
 		Paths:        m.GetPaths(),
 		Technologies: m.GetTechnologies(),
 		Outcome:      o,
@@ -244,7 +245,7 @@ func toolUseFromWire(m *agentpb.ToolUse) ToolUse {
 	return u
 }
 
-func toolCallToWire(taskID string, c ToolCall) (*agentpb.ToolCall, error) {
+func toolCallToWire(taskID string, c sdk.ToolCall) (*agentpb.ToolCall, error) {
 	if !c.Kind.Valid() {
 		return nil, fmt.Errorf("tool call %q has an unknown kind %q: use one of the sdk.Kind constants, or leave it empty", c.Tool, c.Kind)
 	}
@@ -262,8 +263,8 @@ func toolCallToWire(taskID string, c ToolCall) (*agentpb.ToolCall, error) {
 // toolCallFromWire leaves the input as JSON: the host decodes it only if
 // it needs it (ToolCall.DecodeInput). Decoding every input cost more than
 // the rest of answering a question without guards.
-func toolCallFromWire(m *agentpb.ToolCall) (ToolCall, error) {
-	c := ToolCall{CallID: m.GetCallId(), Tool: m.GetTool(), Kind: ToolKind(m.GetKind()), Paths: m.GetPaths()}
+func toolCallFromWire(m *agentpb.ToolCall) (sdk.ToolCall, error) {
+	c := sdk.ToolCall{CallID: m.GetCallId(), Tool: m.GetTool(), Kind: sdk.ToolKind(m.GetKind()), Paths: m.GetPaths()}
 	if b := m.GetInputJson(); len(b) > 0 {
 		if !json.Valid(b) {
 			return c, fmt.Errorf("tool call %q: input is not valid JSON", c.Tool)
@@ -273,7 +274,7 @@ func toolCallFromWire(m *agentpb.ToolCall) (ToolCall, error) {
 	return c, nil
 }
 
-func filesToWire(fs []File) *agentpb.FileList {
+func filesToWire(fs []sdk.File) *agentpb.FileList {
 	out := &agentpb.FileList{Files: make([]*agentpb.RunFile, len(fs))}
 	for i, f := range fs {
 		out.Files[i] = &agentpb.RunFile{Name: f.Name, Path: f.Path, Sha256: f.SHA256, Size: f.Size}
@@ -281,10 +282,10 @@ func filesToWire(fs []File) *agentpb.FileList {
 	return out
 }
 
-func filesFromWire(m *agentpb.FileList) []File {
-	out := make([]File, len(m.GetFiles()))
+func filesFromWire(m *agentpb.FileList) []sdk.File {
+	out := make([]sdk.File, len(m.GetFiles()))
 	for i, f := range m.GetFiles() {
-		out[i] = File{Name: f.GetName(), Path: f.GetPath(), SHA256: f.GetSha256(), Size: f.GetSize()}
+		out[i] = sdk.File{Name: f.GetName(), Path: f.GetPath(), SHA256: f.GetSha256(), Size: f.GetSize()}
 	}
 	return out
 }
@@ -303,11 +304,11 @@ func toStatus(err error) error {
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
-	case errors.Is(err, ErrPermanent):
+	case errors.Is(err, sdk.ErrPermanent):
 		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, ErrStateNotSupported):
+	case errors.Is(err, sdk.ErrStateNotSupported):
 		return status.Error(codes.Unimplemented, err.Error())
-	case errors.Is(err, ErrNotOwner):
+	case errors.Is(err, sdk.ErrNotOwner):
 		return status.Error(codes.PermissionDenied, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())
@@ -318,7 +319,7 @@ func toStatus(err error) error {
 type ownerError struct{ msg string }
 
 func (e *ownerError) Error() string        { return e.msg }
-func (e *ownerError) Is(target error) bool { return target == ErrNotOwner }
+func (e *ownerError) Is(target error) bool { return target == sdk.ErrNotOwner }
 
 // panicPrefix starts the message of a panic the plugin recovered.
 const panicPrefix = "agent panicked in "
@@ -354,17 +355,17 @@ func fromStatus(ctx context.Context, op string, err error) error {
 		}
 		return fmt.Errorf("%s: %s: %w", op, msg, context.Canceled)
 	case codes.FailedPrecondition:
-		return fmt.Errorf("%s: %w", op, &permanentError{errors.New(msg)})
+		return fmt.Errorf("%s: %w", op, sdk.Permanent(errors.New(msg)))
 	case codes.Unimplemented:
 		return fmt.Errorf("%s: %s: %w", op, msg, errors.ErrUnsupported)
 	case codes.Internal:
 		// gRPC reports its own transport and encoding failures as
 		// Internal too: only the SDK's recovered panics say so.
 		if strings.HasPrefix(msg, panicPrefix) {
-			return fmt.Errorf("%s: %s: %w", op, msg, ErrAgentPanicked)
+			return fmt.Errorf("%s: %s: %w", op, msg, sdk.ErrAgentPanicked)
 		}
 	case codes.Unavailable:
-		return fmt.Errorf("%s: %s: %w", op, msg, ErrConnectionLost)
+		return fmt.Errorf("%s: %s: %w", op, msg, sdk.ErrConnectionLost)
 	case codes.PermissionDenied:
 		return fmt.Errorf("%s: %w", op, &ownerError{msg})
 	}

@@ -1,4 +1,4 @@
-package sdk
+package plugin
 
 import (
 	"crypto/tls"
@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
 // EnvLogLevel is the environment variable through which a host tells its
@@ -24,11 +25,11 @@ const parentPollInterval = 200 * time.Millisecond
 // Serve serves a as a hearth agent plugin and does not return. It is the
 // whole main of an agent binary:
 //
-//	func main() { sdk.Serve(myagent.New()) }
+//	func main() { plugin.Serve(myagent.New()) }
 //
 // Run by hand rather than by a hearth host, it prints a short explanation
 // and exits with status 1.
-func Serve(a Agent) {
+func Serve(a sdk.Agent) {
 	// go-plugin replaces os.Stderr with a pipe once serving starts; the
 	// log must go to the real stderr, where the host parses it as JSON
 	// and files it under the agent's and session's names.
@@ -38,10 +39,10 @@ func Serve(a Agent) {
 		Level:      hclog.LevelFromString(os.Getenv(EnvLogLevel)),
 	})
 	go watchParent(os.Getppid(), parentPollInterval, orphaned)
-	cfg := &plugin.ServeConfig{
+	cfg := &goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(a, logger),
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       goplugin.DefaultGRPCServer,
 		Logger:           logger,
 	}
 	tlsConfig, err := pluginTLS()
@@ -54,7 +55,7 @@ func Serve(a Agent) {
 		// AutoMTLS applies.
 		cfg.TLSProvider = func() (*tls.Config, error) { return tlsConfig, nil }
 	}
-	plugin.Serve(cfg)
+	goplugin.Serve(cfg)
 }
 
 // watchParent calls gone once the process that started this one is no

@@ -1,4 +1,4 @@
-package sdk
+package plugin
 
 import (
 	"context"
@@ -10,19 +10,20 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
 )
 
 // agentServer serves an author's Agent in the plugin process.
 type agentServer struct {
 	agentpb.UnimplementedAgentServer
-	impl   Agent
-	broker *plugin.GRPCBroker
+	impl   sdk.Agent
+	broker *goplugin.GRPCBroker
 	logger hclog.Logger
 
 	mu      sync.RWMutex
@@ -31,7 +32,7 @@ type agentServer struct {
 	session string
 }
 
-func newAgentServer(impl Agent, broker *plugin.GRPCBroker, logger hclog.Logger) *agentServer {
+func newAgentServer(impl sdk.Agent, broker *goplugin.GRPCBroker, logger hclog.Logger) *agentServer {
 	return &agentServer{impl: impl, broker: broker, logger: logger}
 }
 
@@ -51,7 +52,7 @@ func (s *agentServer) Describe(ctx context.Context, _ *agentpb.DescribeRequest) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	_, exports := s.impl.(StateExporter)
+	_, exports := s.impl.(sdk.StateExporter)
 	return infoToWire(info, exports), nil
 }
 
@@ -88,7 +89,7 @@ func (s *agentServer) Run(ctx context.Context, m *agentpb.RunRequest) (*agentpb.
 	}
 	// Only the task of a run is given the run's methods: an agent asks
 	// whether it has them with a type assertion.
-	var h Host = th
+	var h sdk.Host = th
 	if t.Run != "" {
 		h = &runTaskHost{th}
 	}
@@ -112,16 +113,16 @@ func (s *agentServer) Run(ctx context.Context, m *agentpb.RunRequest) (*agentpb.
 	return resultToWire(res, acked), nil
 }
 
-func (s *agentServer) run(ctx context.Context, t Task, h Host) (_ Result, err error) {
+func (s *agentServer) run(ctx context.Context, t sdk.Task, h sdk.Host) (_ sdk.Result, err error) {
 	defer s.recoverPanic("Run", &err)
 	return s.impl.Run(ctx, t, h)
 }
 
 func (s *agentServer) ExportState(ctx context.Context, _ *agentpb.ExportStateRequest) (_ *agentpb.SessionState, err error) {
 	defer s.recoverPanic("ExportState", &err)
-	se, ok := s.impl.(StateExporter)
+	se, ok := s.impl.(sdk.StateExporter)
 	if !ok {
-		return nil, toStatus(ErrStateNotSupported)
+		return nil, toStatus(sdk.ErrStateNotSupported)
 	}
 	b, err := se.ExportState(ctx)
 	if err != nil {
@@ -132,9 +133,9 @@ func (s *agentServer) ExportState(ctx context.Context, _ *agentpb.ExportStateReq
 
 func (s *agentServer) ImportState(ctx context.Context, m *agentpb.SessionState) (_ *agentpb.ImportStateResponse, err error) {
 	defer s.recoverPanic("ImportState", &err)
-	se, ok := s.impl.(StateExporter)
+	se, ok := s.impl.(sdk.StateExporter)
 	if !ok {
-		return nil, toStatus(ErrStateNotSupported)
+		return nil, toStatus(sdk.ErrStateNotSupported)
 	}
 	if err := se.ImportState(ctx, m.GetData()); err != nil {
 		return nil, toStatus(err)
@@ -165,9 +166,9 @@ type taskHost struct {
 	refused error
 }
 
-func (h *taskHost) ReportToolUse(ctx context.Context, u ToolUse) error {
+func (h *taskHost) ReportToolUse(ctx context.Context, u sdk.ToolUse) error {
 	if h.rpc == nil {
-		return ErrNotAttached
+		return sdk.ErrNotAttached
 	}
 	if err := checkToolUse(u); err != nil {
 		err = fmt.Errorf("task %s: %w", h.taskID, err)
@@ -249,24 +250,24 @@ func (h *taskHost) closeToolUses() (uint64, error) {
 	return ack.GetCount(), nil
 }
 
-func (h *taskHost) CheckToolUse(ctx context.Context, c ToolCall) (Verdict, error) {
+func (h *taskHost) CheckToolUse(ctx context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
 	if h.rpc == nil {
-		return Verdict{}, ErrNotAttached
+		return sdk.Verdict{}, sdk.ErrNotAttached
 	}
 	m, err := toolCallToWire(h.taskID, c)
 	if err != nil {
-		return Verdict{}, err
+		return sdk.Verdict{}, err
 	}
 	v, err := h.rpc.CheckToolUse(ctx, m)
 	if err != nil {
-		return Verdict{}, fromStatus(ctx, "check tool use", err)
+		return sdk.Verdict{}, fromStatus(ctx, "check tool use", err)
 	}
-	return Verdict{Allow: v.GetAllow(), Reason: v.GetReason(), Guard: v.GetGuard()}, nil
+	return sdk.Verdict{Allow: v.GetAllow(), Reason: v.GetReason(), Guard: v.GetGuard()}, nil
 }
 
-func (h *taskHost) ReportProgress(ctx context.Context, p Progress) error {
+func (h *taskHost) ReportProgress(ctx context.Context, p sdk.Progress) error {
 	if h.rpc == nil {
-		return ErrNotAttached
+		return sdk.ErrNotAttached
 	}
 	_, err := h.rpc.Progress(ctx, &agentpb.ProgressReport{
 		TaskId: h.taskID, Fraction: p.Fraction, Message: p.Message, Cost: p.Cost,
@@ -281,7 +282,7 @@ type runTaskHost struct{ *taskHost }
 
 func (h *runTaskHost) State(ctx context.Context, section string) (json.RawMessage, error) {
 	if h.rpc == nil {
-		return nil, ErrNotAttached
+		return nil, sdk.ErrNotAttached
 	}
 	v, err := h.rpc.GetState(ctx, &agentpb.StateRequest{TaskId: h.taskID, Section: section})
 	if err != nil {
@@ -295,7 +296,7 @@ func (h *runTaskHost) State(ctx context.Context, section string) (json.RawMessag
 
 func (h *runTaskHost) SetState(ctx context.Context, section string, value any) error {
 	if h.rpc == nil {
-		return ErrNotAttached
+		return sdk.ErrNotAttached
 	}
 	b, err := encodeState(section, value)
 	if err != nil {
@@ -325,7 +326,7 @@ func encodeState(section string, value any) ([]byte, error) {
 
 func (h *runTaskHost) Checkpoint(ctx context.Context, label string) (uint64, error) {
 	if h.rpc == nil {
-		return 0, ErrNotAttached
+		return 0, sdk.ErrNotAttached
 	}
 	ack, err := h.rpc.Checkpoint(ctx, &agentpb.CheckpointRequest{TaskId: h.taskID, Label: label})
 	if err != nil {
@@ -334,9 +335,9 @@ func (h *runTaskHost) Checkpoint(ctx context.Context, label string) (uint64, err
 	return ack.GetCheckpoint(), nil
 }
 
-func (h *runTaskHost) Files(ctx context.Context) ([]File, error) {
+func (h *runTaskHost) Files(ctx context.Context) ([]sdk.File, error) {
 	if h.rpc == nil {
-		return nil, ErrNotAttached
+		return nil, sdk.ErrNotAttached
 	}
 	m, err := h.rpc.Files(ctx, &agentpb.FilesRequest{TaskId: h.taskID})
 	if err != nil {
@@ -347,7 +348,7 @@ func (h *runTaskHost) Files(ctx context.Context) ([]File, error) {
 
 func (h *runTaskHost) DoneChunks(ctx context.Context, file string) ([]int, error) {
 	if h.rpc == nil {
-		return nil, ErrNotAttached
+		return nil, sdk.ErrNotAttached
 	}
 	m, err := h.rpc.Chunks(ctx, &agentpb.ChunksRequest{TaskId: h.taskID, File: file})
 	if err != nil {
@@ -362,7 +363,7 @@ func (h *runTaskHost) DoneChunks(ctx context.Context, file string) ([]int, error
 
 func (h *runTaskHost) MarkChunk(ctx context.Context, file string, chunk int) error {
 	if h.rpc == nil {
-		return ErrNotAttached
+		return sdk.ErrNotAttached
 	}
 	if chunk < 0 || chunk > math.MaxInt32 {
 		return fmt.Errorf("chunk %d of %s: chunks are numbered from 0 to %d", chunk, file, math.MaxInt32)
@@ -373,6 +374,6 @@ func (h *runTaskHost) MarkChunk(ctx context.Context, file string, chunk int) err
 
 var (
 	_ agentpb.AgentServer = (*agentServer)(nil)
-	_ Host                = (*taskHost)(nil)
-	_ RunHost             = (*runTaskHost)(nil)
+	_ sdk.Host            = (*taskHost)(nil)
+	_ sdk.RunHost         = (*runTaskHost)(nil)
 )
