@@ -174,7 +174,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	}
 	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
-		return fail(host.ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call agentplugin.Serve")
+		return fail(host.ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call plugin.Serve")
 	}
 	p.remote = raw.(agentplugin.Remote)
 
@@ -243,7 +243,7 @@ func classifyStart(err error, timeout time.Duration, exited bool) (error, string
 	switch {
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		return host.ErrStartTimeout, fmt.Sprintf("no handshake within %s", timeout),
-			"the program may hang before calling agentplugin.Serve, or not be a hearth agent; raise start_timeout if it is only slow"
+			"the program may hang before calling plugin.Serve, or not be a hearth agent; raise start_timeout if it is only slow"
 	case strings.Contains(msg, "incompatible API version"):
 		got := "an unknown version"
 		if m := versionRE.FindStringSubmatch(msg); m != nil {
@@ -257,13 +257,13 @@ func classifyStart(err error, timeout time.Duration, exited bool) (error, string
 		line := strings.TrimPrefix(firstLine(msg), "Unrecognized remote plugin message: ")
 		if line == "" && exited {
 			return host.ErrPluginExited, "the program exited without a handshake",
-				"check that the command runs a hearth agent (its main must call agentplugin.Serve); see its stderr below"
+				"check that the command runs a hearth agent (its main must call plugin.Serve); see its stderr below"
 		}
 		return host.ErrHandshake, fmt.Sprintf("the plugin wrote %q to stdout instead of the handshake", truncate(line, 80)),
-			"an agent must not print to stdout before agentplugin.Serve; log to stderr instead"
+			"an agent must not print to stdout before plugin.Serve; log to stderr instead"
 	case strings.Contains(msg, "plugin exited before we could connect"):
 		return host.ErrPluginExited, "the program exited during the handshake",
-			"check that the command runs a hearth agent (its main must call agentplugin.Serve); see its stderr below"
+			"check that the command runs a hearth agent (its main must call plugin.Serve); see its stderr below"
 	case strings.Contains(msg, "exec:") || strings.Contains(msg, "fork/exec"):
 		return host.ErrPluginStart, msg, "check the agent's command in the config"
 	}
