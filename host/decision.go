@@ -111,8 +111,9 @@ func candidatesOf(d matcher.Decision) []Candidate {
 }
 
 // Explain renders a candidate's scores on one line, with "-" for factors
-// that did not apply.
-func (c Candidate) Explain() string {
+// that did not apply. Its total has the digits it takes to show on which
+// side of threshold, its decision's, it lies (matcher.FormatScore).
+func (c Candidate) Explain(threshold float64) string {
 	applied := make(map[string]bool, len(c.Applied))
 	for _, a := range c.Applied {
 		applied[a] = true
@@ -131,7 +132,8 @@ func (c Candidate) Explain() string {
 			parts = append(parts, f.label+" -")
 		}
 	}
-	s := fmt.Sprintf("%s %.2f = %s", c.Session, c.Total, strings.Join(parts, " "))
+	total, _ := matcher.FormatScore(c.Total, threshold)
+	s := fmt.Sprintf("%s %s = %s", c.Session, total, strings.Join(parts, " "))
 	if c.Dormant {
 		s += " (dormant)"
 	}

@@ -10,9 +10,10 @@
 // (see process.go: its own process group, a parent-death signal, health
 // checks, and errors that name the agent and session) running up to its
 // capacity of tasks at once. Every tool use the agent reports updates the
-// session's fingerprint at once: the files, directories (with their
-// ancestors) and technologies it touched, each a bounded set that evicts
-// its least recently used entries. Reads, searches and listings count as
+// session's fingerprint at once: the files, directories (where it read,
+// wrote or listed, the workspace root "." included; the matcher derives
+// their ancestors) and technologies it touched, each a bounded set that
+// evicts its least recently used entries. Reads, searches and listings count as
 // much as writes; denied or failed tool uses do not count.
 //
 // A session idle past its pool's idle_timeout is retired: the agent's state

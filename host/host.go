@@ -17,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/host/store/storepb"
+	"github.com/hearth-dev/hearth/matcher"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -354,22 +355,23 @@ func (h *Host) Place(agent string, hints sdk.Hints) (Decision, error) {
 	if len(md.Ranked) > 0 {
 		d.Score = md.Ranked[0].Total
 	}
+	score, threshold := matcher.FormatScore(d.Score, d.Threshold)
 	switch {
 	case d.External != "" && md.Winner != "":
 		// Nothing to spawn or rehydrate: the session's own program resumes
 		// it, where it worked.
 		d.Action, d.Session = ActionResume, md.Winner
 		d.Resume, d.Workspace = ResumeCommand(d.External, md.Winner), p.workspaceOf(md.Winner)
-		d.Reason = fmt.Sprintf("would resume %s session %s (%.2f > %.2f): %s", d.External, md.Winner, d.Score, d.Threshold, d.Resume)
+		d.Reason = fmt.Sprintf("would resume %s session %s (%s > %s): %s", d.External, md.Winner, score, threshold, d.Resume)
 	case d.External != "":
 		d.Action = ActionSpawned
 		d.Reason = fmt.Sprintf("would start a new %s session: %s", d.External, spawnReason(md, md.Threshold))
 	case md.Dormant:
 		d.Action, d.Session = ActionRehydrated, md.Winner
-		d.Reason = fmt.Sprintf("would rehydrate dormant %s (%.2f > %.2f)", md.Winner, d.Score, d.Threshold)
+		d.Reason = fmt.Sprintf("would rehydrate dormant %s (%s > %s)", md.Winner, score, threshold)
 	case md.Winner != "":
 		d.Action, d.Session = ActionReused, md.Winner
-		d.Reason = fmt.Sprintf("would reuse %s (%.2f > %.2f)", md.Winner, d.Score, d.Threshold)
+		d.Reason = fmt.Sprintf("would reuse %s (%s > %s)", md.Winner, score, threshold)
 	default:
 		d.Action = ActionSpawned
 		d.Reason = "would spawn: " + spawnReason(md, md.Threshold)

@@ -189,7 +189,8 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 			p.reserveLocked(s)
 			p.mu.Unlock()
 			dec.Action, dec.Session = ActionReused, s.id
-			dec.Reason = fmt.Sprintf("reused %s (%.2f > %.2f)", s.id, dec.Score, dec.Threshold)
+			score, threshold := matcher.FormatScore(dec.Score, dec.Threshold)
+			dec.Reason = fmt.Sprintf("reused %s (%s > %s)", s.id, score, threshold)
 			return s, p.finish(dec), nil
 
 		case d.Outcome == matcher.Reuse && p.room():
@@ -208,7 +209,8 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 				continue
 			}
 			dec.Action, dec.Session = ActionRehydrated, s.id
-			dec.Reason = fmt.Sprintf("rehydrated dormant %s (%.2f > %.2f)", s.id, dec.Score, dec.Threshold)
+			score, threshold := matcher.FormatScore(dec.Score, dec.Threshold)
+			dec.Reason = fmt.Sprintf("rehydrated dormant %s (%s > %s)", s.id, score, threshold)
 			return s, p.finish(dec), nil
 
 		case d.Outcome != matcher.Reuse && p.room():
@@ -250,7 +252,8 @@ func (p *pool) acquire(ctx context.Context, t Task) (*session, *Decision, error)
 				p.mu.Unlock()
 				dec.Action, dec.Session = ActionReused, s.id
 				dec.Score = p.totalOf(d, s.id)
-				dec.Reason = fmt.Sprintf("reused %s below the threshold (%.2f): the pool is full at %d sessions", s.id, dec.Score, p.cfg().Pool.MaxSessions)
+				score, threshold := matcher.FormatScore(dec.Score, dec.Threshold)
+				dec.Reason = fmt.Sprintf("reused %s below the threshold (%s, not above %s): the pool is full at %d sessions", s.id, score, threshold, p.cfg().Pool.MaxSessions)
 				return s, p.finish(dec), nil
 			}
 		}
@@ -295,7 +298,8 @@ func spawnReason(d matcher.Decision, threshold float64) string {
 		return fmt.Sprintf("all %d candidates busy", d.Considered)
 	}
 	best := d.Ranked[0]
-	return fmt.Sprintf("best score %.2f (%s) not above %.2f", best.Total, best.ID, threshold)
+	score, th := matcher.FormatScore(best.Total, threshold)
+	return fmt.Sprintf("best score %s (%s) not above %s", score, best.ID, th)
 }
 
 func (p *pool) totalOf(d matcher.Decision, id string) float64 {

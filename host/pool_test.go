@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/host/store/storepb"
@@ -72,7 +74,7 @@ func TestWarmSessionFollowsContext(t *testing.T) {
 	}
 	win, lose := a2.Decision.Candidates[0], a2.Decision.Candidates[1]
 	if win.Session != a1.Session || win.Directory != 1 || win.File != 0.5 || win.Tech != 1 || lose.Directory != 0 {
-		t.Errorf("scores: got winner %s, runner-up %s", win.Explain(), lose.Explain())
+		t.Errorf("scores: got winner %s, runner-up %s", win.Explain(0.6), lose.Explain(0.6))
 	}
 	if a2.Decision.Score <= 0.6 || !strings.HasPrefix(a2.Decision.Reason, "reused "+a1.Session) {
 		t.Errorf("reason: got %q (%.2f)", a2.Decision.Reason, a2.Decision.Score)
@@ -123,8 +125,67 @@ func TestFingerprintFromToolUses(t *testing.T) {
 	p2.mu.Lock()
 	files, dirs = s2.fp.files.keys(), s2.fp.dirs.keys()
 	p2.mu.Unlock()
-	if slices.Contains(files, ".env") || !slices.Contains(dirs, "docs/api") || !slices.Contains(dirs, "docs") || slices.Contains(files, "docs/api") {
-		t.Errorf("files %v dirs %v: want the denied read ignored and the listing counted as directories", files, dirs)
+	if slices.Contains(files, ".env") || !slices.Contains(dirs, "docs/api") || slices.Contains(dirs, "docs") || slices.Contains(files, "docs/api") {
+		t.Errorf("files %v dirs %v: want the denied read ignored and the listing counted as the directory it lists, not its ancestors", files, dirs)
+	}
+}
+
+// TestFingerprintRecordsTheRoot: the workspace root is a directory like
+// any other. A session that read a file at the root worked in "."; hints
+// naming that file say "."; a listing of the root counts; paths outside
+// the workspace stay absolute, and the file system's root is no directory.
+func TestFingerprintRecordsTheRoot(t *testing.T) {
+	ws := t.TempDir()
+	fp := newFingerprint(config.Fingerprint{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
+	for _, u := range []sdk.ToolUse{
+		{Tool: "Read", Paths: []string{"main.go"}},
+		{Tool: "Read", Paths: []string{filepath.Join(ws, "cmd", "x.go")}},
+		{Tool: "LS", Paths: []string{ws, "./"}},
+		{Tool: "Read", Paths: []string{"/etc/hosts", "", "/"}},
+	} {
+		fp.observe(u, ws)
+	}
+	dirs, files := fp.dirs.keys(), fp.files.keys()
+	slices.Sort(dirs)
+	slices.Sort(files)
+	if want := []string{".", "/etc", "cmd"}; !slices.Equal(dirs, want) {
+		t.Errorf("dirs: got %q, want %q", dirs, want)
+	}
+	if want := []string{"/etc/hosts", "cmd/x.go", "main.go"}; !slices.Equal(files, want) {
+		t.Errorf("files: got %q, want %q", files, want)
+	}
+	h := normalizeHints(sdk.Hints{Files: []string{filepath.Join(ws, "main.go")}, Directories: []string{ws}}, ws)
+	if !slices.Equal(h.Files, []string{"main.go"}) || !slices.Equal(h.Dirs, []string{"."}) {
+		t.Errorf("hints: got files %q, dirs %q, want main.go and .", h.Files, h.Dirs)
+	}
+}
+
+// TestRootTaskKeepsItsSession: the README's wordcount case. A task naming
+// a file at the workspace root goes back to the session that read it for
+// the whole idle timeout, not only for the first minutes.
+func TestRootTaskKeepsItsSession(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	clock := &fakeClock{now: time.Now()}
+	h, err := New(Options{
+		Config: &config.Config{DataDir: t.TempDir(), Agents: []*config.Agent{a}, Matcher: config.DefaultMatcher()},
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
+		Now:    clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	first := submitReads(t, h, "main.go")
+	clock.Advance(a.Pool.IdleTimeout - time.Minute)
+	d, err := h.Place("scripted", sdk.Hints{Files: []string{"main.go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != ActionReused || d.Session != first.Session {
+		t.Errorf("%s later: got %s %s (%s), want %s reused", a.Pool.IdleTimeout-time.Minute, d.Action, d.Session, d.Reason, first.Session)
+	}
+	if c := d.Candidates[0]; c.Directory != 1 || c.File != 1 {
+		t.Errorf("candidate: got %s, want dir 1.00 and file 1.00", c.Explain(d.Threshold))
 	}
 }
 
