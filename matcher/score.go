@@ -29,7 +29,10 @@ type Candidate struct {
 	ID string
 	State
 	Files []string // files accessed
-	Dirs  []string // directories worked in, parents of Files included
+	// Dirs are the directories it worked in: those of its files, the root
+	// "." for a file at the root, and those it listed. Their ancestors
+	// are not listed: the matcher derives them.
+	Dirs  []string
 	Techs []string // technologies primed for, e.g. "go", "react"
 }
 
