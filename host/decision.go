@@ -1,8 +1,6 @@
 package host
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/sdk"
@@ -86,35 +84,4 @@ type Candidate struct {
 	// freshness, load.
 	Applied []string `json:"applied"`
 	Total   float64  `json:"total"`
-}
-
-// Explain renders a candidate's scores on one line, with "-" for factors
-// that did not apply.
-func (c Candidate) Explain() string {
-	applied := make(map[string]bool, len(c.Applied))
-	for _, a := range c.Applied {
-		applied[a] = true
-	}
-	parts := make([]string, 0, 5)
-	for _, f := range []struct {
-		label, name string
-		v           float64
-	}{
-		{"dir", "directory", c.Directory}, {"file", "file", c.File}, {"tech", "tech", c.Tech},
-		{"fresh", "freshness", c.Freshness}, {"load", "load", c.LoadScore},
-	} {
-		if applied[f.name] {
-			parts = append(parts, fmt.Sprintf("%s %.2f", f.label, f.v))
-		} else {
-			parts = append(parts, f.label+" -")
-		}
-	}
-	s := fmt.Sprintf("%s %.2f = %s", c.Session, c.Total, strings.Join(parts, " "))
-	if c.Dormant {
-		s += " (dormant)"
-	}
-	if !c.Eligible {
-		s += fmt.Sprintf(" (busy %d/%d)", c.Load, c.Capacity)
-	}
-	return s
 }

@@ -20,8 +20,8 @@ import (
 // seen. A session works in 3 to 5 areas, chosen near its home area (in the
 // same top-level directory) 60% of the time, and has accessed
 // filesPer files drawn from them, plus go.mod (80%) and README.md (50%); its
-// directories are the parents of its files, its technologies its areas'
-// languages. A sixth of the sessions are full, a fifth dormant; last
+// directories are those of its files (the root for go.mod), its
+// technologies its areas' languages. A sixth of the sessions are full, a fifth dormant; last
 // activity is spread over the past hour.
 //
 // A task comes from the area of a random session (70%) or from a random
@@ -101,17 +101,11 @@ func getBenchWorld(b *testing.B, sessions, filesPer int) *benchWorld {
 		if rng.IntN(2) == 0 {
 			c.Files = append(c.Files, "README.md")
 		}
+		// The directories it worked in, as the host records them: those
+		// of its files ("." for go.mod); the Index derives the rest.
 		dirs := map[string]bool{}
 		for _, f := range c.Files {
-			for d := NormalizePath(dirOf(f)); ; d = NormalizePath(dirOf(d)) {
-				if dirs[d] {
-					break
-				}
-				dirs[d] = true
-				if d == "." {
-					break
-				}
-			}
+			dirs[dirOf(f)] = true
 		}
 		for d := range dirs {
 			c.Dirs = append(c.Dirs, d)

@@ -12,7 +12,7 @@ type reach struct {
 	hits int32 // task files it holds, among walked postings
 }
 
-// skip is a directory posting not walked: sessions in it get closeness v.
+// skip is a directory posting not walked: sessions in it get m(d) = v.
 type skip struct {
 	p *posting
 	v float64
@@ -92,9 +92,9 @@ func (ix *Index) nextEpoch() {
 	}
 }
 
-// gather walks the postings of the task's files and directories, recording
-// the sessions they reach with their file hits and m(d) so far, and sets
-// aside the postings with a bitmap.
+// gather weighs the task's directories and walks the postings of its
+// files and directories, recording the sessions they reach with their file
+// hits and m(d) so far, and sets aside the postings with a bitmap.
 func (ix *Index) gather() {
 	q := &ix.q
 	nd := len(q.dirs)
@@ -121,25 +121,34 @@ func (ix *Index) gather() {
 		}
 	}
 
+	total := ix.n
+	q.weigh(func(j int) int {
+		if id, ok := ix.dirs.ids[q.dirs[j]]; ok {
+			return len(ix.dirs.nodes[id].sub.slots)
+		}
+		return 0
+	}, total)
 	for j, name := range q.dirs {
 		ix.skipAt = append(ix.skipAt, len(ix.skips))
 		dd := q.depths[j]
+		// Sources come best value first, which skips rely on: working in
+		// d (1), under it (dd/(dd+1)), then beside it through ancestors,
+		// deepest first, whose credit only falls going up.
 		var a int32 // the deepest indexed proper ancestor of the task dir
 		if id, ok := ix.dirs.ids[name]; ok {
 			n := &ix.dirs.nodes[id]
-			ix.source(&n.posting, j, 1)
+			if len(n.slots) > 0 {
+				// Someone worked in d: only that counts.
+				ix.source(&n.posting, j, 1)
+				continue
+			}
 			if dd > 0 {
-				for _, o := range n.below {
-					if r := ix.touch(o.slot); r >= 0 {
-						v := float64(dd) / float64(o.depth)
-						ix.mv[int(r)*nd+j] = max(ix.mv[int(r)*nd+j], v)
-					}
-				}
+				ix.source(&n.sub, j, insideCredit(dd))
 			}
 			a = n.parent
 		} else {
-			// Nobody holds the task dir or anything below it; some may hold
-			// an ancestor. The root is always indexed, so this ends.
+			// Nobody worked in or under the task dir; some may have
+			// worked beside it. The root is always indexed, so this ends.
 			for p := name; ; {
 				p = parentDir(p)
 				if id, ok := ix.dirs.ids[p]; ok {
@@ -148,17 +157,18 @@ func (ix *Index) gather() {
 				}
 			}
 		}
-		// Ancestors, deepest first: skips then come best value first. The
-		// root is no ancestor that counts: its depth is 0.
+		// The root gives no credit: its depth is 0.
 		for ; a > rootDir; a = ix.dirs.nodes[a].parent {
 			n := &ix.dirs.nodes[a]
-			ix.source(&n.posting, j, float64(n.depth)/float64(dd))
+			if len(n.sub.slots) > 0 {
+				ix.source(&n.sub, j, besideCredit(int(n.depth), dd, len(n.sub.slots), total))
+			}
 		}
 	}
 	ix.skipAt = append(ix.skipAt, len(ix.skips))
 }
 
-// source walks a directory posting that gives closeness v to task dir j, or
+// source walks a directory posting that gives m(d) = v to task dir j, or
 // sets it aside if it has a bitmap.
 func (ix *Index) source(p *posting, j int, v float64) {
 	if p.bits != nil {
@@ -264,13 +274,13 @@ func (ix *Index) collect(out []Ranked, now int64, busy bool, k int) []Ranked {
 	// one. Only freshness varies along the list, and it only falls.
 	var ub Scores
 	if q.applied.Directory {
-		var sum float64
+		m := ix.dirScratch()
 		for j := range q.dirs {
 			if from := ix.skipAt[j]; from < ix.skipAt[j+1] {
-				sum += ix.skips[from].v // score adds m(d) <= this, in the same order
+				m[j] = ix.skips[from].v // the best skipped posting bounds m(d)
 			}
 		}
-		ub.Directory = sum / float64(len(q.dirs))
+		ub.Directory = dirFactor(q.weights, q.wsum, m)
 	}
 	if q.applied.File {
 		ub.File = float64(len(ix.skipFiles)) / float64(len(q.files))
@@ -286,7 +296,13 @@ func (ix *Index) collect(out []Ranked, now int64, busy bool, k int) []Ranked {
 		}
 		if len(top) == k {
 			ub.Freshness = freshness(now, h.last, ix.cfg.IdleTimeout)
-			if combine(&ix.cfg.Weights, q.applied, &ub) < top[k-1].total {
+			// A session at the bound ties the k-th at best; the tie goes
+			// to the lower load ratio, then the more recent activity. So
+			// an idle k-th more recent than this session beats all the
+			// rest of the list too, which matters when the bound does not
+			// fall: with no context, freshness does not count.
+			b, kth := combine(&ix.cfg.Weights, q.applied, &ub), &top[k-1]
+			if b < kth.total || b == kth.total && kth.ratio == 0 && kth.last > h.last {
 				break
 			}
 		}
@@ -312,22 +328,21 @@ func (ix *Index) collect(out []Ranked, now int64, busy bool, k int) []Ranked {
 // reachedBound bounds the total of reached[r] without reading its
 // slotState: its m(d) so far or the best skipped posting of each task dir,
 // its hits plus one per skipped file, any technology, its freshness, no
-// load. Like score, it adds in task dir order, so that rounding keeps it
-// above the score.
+// load. Like score, it goes through dirFactor and combine, so that
+// rounding keeps it above the score.
 func (ix *Index) reachedBound(r int, now int64, busy bool) float64 {
 	q := &ix.q
 	var ub Scores
 	if q.applied.Directory {
 		nd := len(q.dirs)
-		var sum float64
+		m := ix.dirScratch()
 		for j := range nd {
-			m := ix.mv[r*nd+j]
+			m[j] = ix.mv[r*nd+j]
 			if from := ix.skipAt[j]; from < ix.skipAt[j+1] {
-				m = max(m, ix.skips[from].v)
+				m[j] = max(m[j], ix.skips[from].v)
 			}
-			sum += m
 		}
-		ub.Directory = sum / float64(nd)
+		ub.Directory = dirFactor(q.weights, q.wsum, m)
 	}
 	if q.applied.File {
 		ub.File = float64(int(ix.reached[r].hits)+len(ix.skipFiles)) / float64(len(q.files))
@@ -368,24 +383,22 @@ func (ix *Index) score(slot uint32, ref int32, now int64) (Scores, float64) {
 	var sc Scores
 	if q.applied.Directory {
 		nd := len(q.dirs)
-		var sum float64
+		m := ix.dirScratch()
 		for j := range nd {
-			var m float64
 			if ref >= 0 {
-				m = ix.mv[int(ref)*nd+j]
+				m[j] = ix.mv[int(ref)*nd+j]
 			}
 			for _, sk := range ix.skips[ix.skipAt[j]:ix.skipAt[j+1]] {
-				if sk.v <= m {
+				if sk.v <= m[j] {
 					break
 				}
 				if sk.p.has(slot) {
-					m = sk.v
+					m[j] = sk.v
 					break
 				}
 			}
-			sum += m
 		}
-		sc.Directory = sum / float64(nd)
+		sc.Directory = dirFactor(q.weights, q.wsum, m)
 	}
 	if q.applied.File {
 		var hits int
@@ -414,4 +427,15 @@ func (ix *Index) score(slot uint32, ref int32, now int64) (Scores, float64) {
 	sc.Freshness = freshness(now, h.last, ix.cfg.IdleTimeout)
 	sc.Load = h.loadFactor
 	return sc, combine(&ix.cfg.Weights, q.applied, &sc)
+}
+
+// dirScratch returns a zeroed slice of one m(d) per task directory.
+func (ix *Index) dirScratch() []float64 {
+	nd := len(ix.q.dirs)
+	if cap(ix.ms) < nd {
+		ix.ms = make([]float64, nd)
+	}
+	m := ix.ms[:nd]
+	clear(m)
+	return m
 }

@@ -94,7 +94,8 @@ func (d Decision) String() string {
 			b.WriteString("dormant ")
 		}
 		r := &d.Ranked[0]
-		b.WriteString(r.ID + " (" + two(r.Total) + " > " + two(d.Threshold) + "): ")
+		total, threshold := FormatScore(r.Total, d.Threshold)
+		b.WriteString(r.ID + " (" + total + " > " + threshold + "): ")
 		r.writeScores(&b)
 	case SpawnNoCandidates:
 		b.WriteString("spawn: no candidates")
@@ -109,7 +110,8 @@ func (d Decision) String() string {
 		}
 	case SpawnBelowThreshold:
 		r := &d.Ranked[0]
-		b.WriteString("spawn: best " + r.ID + " scored " + two(r.Total) + ", not above " + two(d.Threshold) + ": ")
+		total, threshold := FormatScore(r.Total, d.Threshold)
+		b.WriteString("spawn: best " + r.ID + " scored " + total + ", not above " + threshold + ": ")
 		r.writeScores(&b)
 	default:
 		b.WriteString(d.Outcome.String())
@@ -142,3 +144,23 @@ func (r *Ranked) writeScores(b *strings.Builder) {
 }
 
 func two(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// FormatScore renders a total and the threshold it was compared with, both
+// with the same number of decimals: two, or as many more as it takes for
+// them to read differently when they differ. So a total just above 0.6
+// reads "0.6004 > 0.6000", never "0.60 > 0.60", and one just below reads
+// "0.5996", never "0.60". Equal values read alike: "0.60", "0.60" (a total
+// equal to the threshold does not pass it). Every place that prints a
+// score beside its threshold should use it.
+func FormatScore(total, threshold float64) (string, string) {
+	for prec := 2; prec <= 17; prec++ {
+		t := strconv.FormatFloat(total, 'f', prec, 64)
+		th := strconv.FormatFloat(threshold, 'f', prec, 64)
+		if t != th || total == threshold {
+			return t, th
+		}
+	}
+	// Tiny values that differ past 17 decimals (or NaN): the shortest
+	// spellings that tell every two floats apart.
+	return strconv.FormatFloat(total, 'g', -1, 64), strconv.FormatFloat(threshold, 'g', -1, 64)
+}

@@ -29,24 +29,44 @@
 // "go"); empty ones are ignored.
 //
 // The depth of a directory is its number of path components: "." has depth
-// 0, "src" 1, "src/models" 2 (and "/abs/dir" 2).
+// 0, "src" 1, "src/models" 2 (and "/abs/dir" 2). The ancestors of a
+// directory are the directories on its path up to the root: "src/models"
+// has "src" and "."; "/abs/dir" has "/abs" and ".".
+//
+// # Fingerprints
+//
+// A session's directories are the ones it worked in: where it read or
+// wrote files, or that it listed. The host records the directory of each
+// file and each listed directory, the root "." like any other (a session
+// that read "main.go" worked in "."), but not their ancestors: the
+// matcher derives those, and tells a session that worked in "src/models"
+// from one that worked in "src". A session worked under a directory if it
+// worked in one of its descendants, and it knows a directory if it worked
+// in it or under it: every session that worked anywhere knows ".".
+//
+// Two counts over all the sessions (the candidates given to Scan, or the
+// sessions in the Index, excluded and full ones included) weigh
+// directories, as a search engine weighs a rare term above a common one.
+// N is the number of sessions and n(x) the number that know directory x.
+// The rarity of x is
+//
+//	r(x) = 1 − n(x)/(N+1)
+//
+// the share of sessions, counting the new one a spawn would add (which
+// knows nothing), that do not know x: 1 for a directory nobody knows,
+// 1/(N+1) for one every session knows, such as the root, a repository's
+// top directory or "github.com". Since the counts cover every session,
+// excluding a candidate never changes the scores of the others.
 //
 // # Factors
 //
 // The task's directories T_d are its hint directories together with the
-// directory of each hint file (path.Dir, normalized). A session's directories
-// are the ones it was given; the host already includes the parents of every
-// file it accessed. Each factor is a number in [0, 1]:
+// directory of each hint file (path.Dir, normalized). Each factor is a
+// number in [0, 1]:
 //
-//   - Directory (weight 0.30), coverage of the task's directories. For each
-//     task directory d, m(d) is the largest closeness(s, d) over the
-//     session's directories s, where closeness is 1 if s == d;
-//     depth(s)/depth(d) if s is a proper ancestor of d (a session that
-//     worked in "src" scores 0.5 for a task in "src/models"); depth(d)/depth(s)
-//     if s is a proper descendant of d (it knows a corner of d); and 0
-//     otherwise: siblings, unrelated directories, and "." against anything
-//     but "." (it has depth 0). The factor is the mean of m(d) over T_d,
-//     summed in sorted order of T_d.
+//   - Directory (weight 0.30): the mean of m(d), defined below, over the
+//     task directories d, weighted by their rarities r(d) and summed in
+//     sorted order of T_d; with one task directory, it is m(d).
 //   - File (0.25): |task files ∩ session files| / |task files|.
 //   - Tech (0.20): |task techs ∩ session techs| / |task techs|.
 //   - Freshness (0.15): max(0, 1 − idle/IdleTimeout), where idle is now minus
@@ -58,22 +78,84 @@
 //   - Load (0.10): 1 − load/capacity, where a capacity below 1 counts as 1
 //     and a negative load as 0; 0 for a full session.
 //
+// For a task directory d of depth dd, a session's m(d) is the first of
+// these that applies:
+//
+//  1. 1 if it worked in d.
+//  2. 0 if another session worked in d: when some session holds the task's
+//     own directory, knowing its neighborhood earns nothing.
+//  3. dd/(dd+1) if it worked under d: it knows a part of d (0 for the root,
+//     whose parts say nothing about it).
+//  4. depth(c)/dd · r(c), where c is the deepest proper ancestor of d it
+//     knows (it worked beside d, or above it): the share of d's path that
+//     c covers, times c's rarity.
+//  5. 0: it knows no ancestor of d but the root, of depth 0.
+//
+// Worked examples, with the seed's weights:
+//
+//   - Directory. Five sessions; a task in "a/b/c/d" (depth 4). If s-1
+//     worked in "a/b/c/d", it scores 1 and every other session 0, however
+//     close. If nobody did: a session that worked in "a/b/c/d/x" scores
+//     4/5 = 0.8; one that worked in "a/b/c/e" knows "a/b/c", and if 2 of
+//     the 5 sessions know "a/b/c" it scores 3/4 · (1 − 2/6) = 0.5, and
+//     only 3/4 · 1/6 = 0.125 if all 5 know it; one that worked only in
+//     "x/y" scores 0. A task naming "go.mod" and "host/pool.go" has
+//     T_d = {".", "host"}; with 5 sessions, all knowing "." and 1 knowing
+//     "host", r(".") = 1/6 and r("host") = 5/6, so a session that read only
+//     "go.mod" scores (1/6 · 1 + 5/6 · 0) / (6/6) = 0.17 on directory.
+//   - File. A task naming "a.go" and "b.go", a session that read "a.go":
+//     1/2 = 0.5.
+//   - Tech. A task needing "go" and "sql", a session primed for "go": 0.5.
+//   - Freshness. Last active 6 minutes ago, idle timeout 30 minutes:
+//     1 − 6/30 = 0.8.
+//   - Load. One task running, capacity 4: 1 − 1/4 = 0.75.
+//
 // File, tech and directory are coverage of what the task needs, not Jaccard
 // similarity: a session that knows more than the task needs is not
 // penalized, since its warm cache is a superset.
 //
+// # Total
+//
 // A factor the task gives no hints for does not apply: directory applies if
-// T_d is not empty, file if the task names files, tech if it names
-// technologies; freshness and load always apply. The total is
+// T_d is not empty (so whenever the task names files or directories), file
+// if it names files, tech if it names technologies; freshness and load
+// always apply. Freshness and load say how ready a session is, not whether
+// it knows anything; they count in proportion to the context agreement
 //
-//	Σ w_i·f_i over applicable factors / Σ w_i over applicable factors
+//	A = the larger of directory and file, among those that apply
+//	  = 1 if the task names neither directories nor files
 //
-// (0 if that weight sum is 0), summed in the order directory, file, tech,
-// freshness, load. Scoring an unhinted factor as a vacuous 1 would let a
-// Python session win a Go task that gave only tech hints, on directory and
-// file scores it never earned; renormalizing keeps what the task did say
-// decisive. A task with no hints at all is decided by freshness and load
-// alone, so an idle warm session is reused rather than paying a cold start.
+// and the total is, over the applicable factors, summed in this order,
+//
+//	(0.30·dir + 0.25·file + 0.20·tech + 0.15·A·fresh + 0.10·A·load) / W
+//
+// where W is the sum of the applicable weights (the total is 0 if W is 0).
+// So a session that knows none of a task's directories and files (A = 0)
+// owes its total to technology alone: at most 0.20/0.75 = 0.27 with the
+// seed's weights, never above the threshold, however fresh and idle. A
+// session that worked in the task's directory keeps its place for the
+// whole idle timeout: for a task naming its directory and technology,
+// dir 1, tech 1 and A = 1 total at least (0.30 + 0.20 + 0.10)/0.75 = 0.80
+// even at freshness 0; naming only the directory, 0.40/0.55 = 0.73.
+//
+// A task with only technology hints has A = 1: (0.20·tech + 0.15·fresh +
+// 0.10·load) / 0.45, so a fresh idle session of the right technology scores
+// 1 and one of another technology 0.56 (spawn). A task with no hints at
+// all is decided by freshness and load alone, (0.15·fresh + 0.10·load) /
+// 0.25, so an idle warm session is reused rather than paying a cold start.
+// Scoring an unhinted factor as a vacuous 1 would let a Python session win
+// a Go task that gave only tech hints, on directory and file scores it
+// never earned; renormalizing keeps what the task did say decisive.
+//
+// Worked totals, a task naming directory "net/http" and technology "go"
+// (W = 0.75): the session that worked in "net/http", idle 6 minutes
+// (fresh 0.8), load 0: (0.30 + 0.20 + 0.15·0.8 + 0.10) / 0.75 = 0.96,
+// reused. A fresh idle session that worked only in "net/url": another
+// session worked in "net/http", so m = 0, A = 0, and its total is
+// 0.20/0.75 = 0.27. Had nobody worked in "net/http", and 2 of 4 sessions
+// knew "net": m = 1/2 · (1 − 2/5) = 0.3 = A, and (0.30·0.3 + 0.20 +
+// 0.15·0.3 + 0.10·0.3) / 0.75 = 0.49: below the threshold, so a new
+// session is spawned if the pool has room.
 //
 // # Decision
 //
@@ -93,6 +175,10 @@
 // are candidates but none is eligible, and [SpawnBelowThreshold] otherwise.
 // The [Decision] carries the top K ranked candidates (5 by default) with
 // every factor, for logs and for the dashboard. Candidates the caller
-// excludes (a reuse guard vetoed them) are skipped entirely: not scored, not
-// counted as considered.
+// excludes (a reuse guard vetoed them) are skipped: not scored, not counted
+// as considered, though they count in N and n(x) like every session.
+//
+// A score printed beside the threshold goes through [FormatScore], which
+// prints as many decimals as it takes to show on which side it lies:
+// "0.6004 > 0.6000", never "0.60 > 0.60".
 package matcher

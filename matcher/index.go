@@ -24,28 +24,32 @@ import (
 // # How it avoids a scan
 //
 // Paths and technologies are interned to integer ids; a session keeps
-// sorted id slices, and each file and directory keeps a posting: the sorted
-// slots of the sessions that hold it. Decide walks the postings of the
-// task's files, counting each reached session's file hits, and those of its
-// directories, recording each reached session's m(d) so far: for each task
-// directory d, the sessions holding d (closeness 1), those holding an
-// ancestor a of d (depth(a)/depth(d)), and those holding a descendant of d.
-// For the last, a session's shallowest directory under d (the one the
-// closeness uses) is always an "orphan", a directory whose parent the
-// session lacks, unless the session holds d itself and scores 1 anyway.
-// Each directory therefore lists the orphans below it; since the host
-// records the parents of what a session touches, these lists are usually
-// empty.
+// sorted id slices, and each file keeps a posting: the sorted slots of the
+// sessions that hold it. The directories sessions worked in form a tree,
+// with their ancestors; each directory keeps two postings, the sessions
+// that worked in it and those that know it (worked in it or under it),
+// so that the counts of the package doc are posting lengths. A session
+// keeps, for each directory it knows, how many of its own directories and
+// known children account for it, so that adding or forgetting a directory
+// updates only the path above it up to the first directory already known.
+//
+// Decide walks the postings of the task's files, counting each reached
+// session's file hits, and those of its directories, recording each
+// reached session's m(d) so far: for each task directory d, the sessions
+// that worked in d if there are any, and otherwise those that know d (under
+// it) and those that know each of its ancestors (beside it), deepest
+// first, with the credit of the package doc.
 //
 // A session reached through no posting has no file hit and no directory
-// closeness, so its total is at most (w_tech·1 + w_fresh·fresh +
-// w_load·1) / W over the applicable weights: technologies give no
-// postings, since nearly every session of a Go agent has "go", and count as
-// 1 in the bound, like load. Sessions are kept in a list ordered by last
-// activity, most recent first. Decide first ranks the reached sessions,
-// then walks that list, scoring the sessions not reached, and stops once
-// their bound, which only falls along the list, is strictly below the K-th
-// best total so far (an equal bound could still win a tie).
+// credit, so its context agreement is 0 and its total at most
+// w_tech·1 / W over the applicable weights: technologies give no
+// postings, since nearly every session of a Go agent has "go", and count
+// as 1 in the bound. Sessions are kept in a list ordered by last activity,
+// most recent first. Decide first ranks the reached sessions, then walks
+// that list, scoring the sessions not reached, and stops once their bound,
+// which only falls along the list, is strictly below the K-th best total
+// so far, or equal to it when the K-th is idle and more recent than the
+// rest of the list (an equal total loses the tie to it).
 //
 // Postings shared by a large part of the sessions (a top-level directory,
 // the root, go.mod) would reach nearly everyone and defeat that bound. A
@@ -98,6 +102,7 @@ type Index struct {
 	techIDs   []uint32 // and the others that some session has
 	reached   []reach
 	mv        []float64 // m(d) so far: mv[r*len(q.dirs)+j] for reached[r], task dir j
+	ms        []float64 // one session's m(d), by task dir
 	zeros     []float64
 	skips     []skip // skipped directory postings, by task dir, best value first
 	skipAt    []int  // task dir j's are skips[skipAt[j]:skipAt[j+1]]
@@ -133,28 +138,31 @@ type mark struct {
 }
 
 type session struct {
-	id      string
-	st      State
-	files   []uint32 // sorted file ids
-	dirs    []uint32 // sorted directory ids
-	techs   []uint32 // sorted technology ids
-	orphans []uint32 // directories of depth >= 2 whose parent the session lacks
+	id    string
+	st    State
+	files []uint32 // sorted file ids
+	dirs  []uint32 // sorted ids of the directories it worked in
+	techs []uint32 // sorted technology ids
+	// under is the directories it worked in or under, sorted by id, each
+	// with its count: 1 if the session worked in it, plus 1 for each of
+	// its child directories in under. A directory leaves under when its
+	// count falls to 0.
+	under []dirCount
 }
 
-// dirNode is one directory of the tree of every directory a session holds,
-// with all their ancestors.
+type dirCount struct {
+	dir uint32
+	n   uint32
+}
+
+// dirNode is one directory of the tree of every directory a session worked
+// in, with all their ancestors.
 type dirNode struct {
-	posting
-	parent int32 // -1 for the root "."
-	depth  int32
-	kids   int32    // child directories; a node is freed when it has none and no session
-	below  []orphan // orphans strictly below this directory (not kept for the root)
-}
-
-type orphan struct {
-	slot  uint32
-	dir   uint32
-	depth int32
+	posting         // the sessions that worked in it
+	sub     posting // the sessions that worked in it or under it
+	parent  int32   // -1 for the root "."
+	depth   int32
+	kids    int32 // child directories; a node is freed when it has none and no session
 }
 
 // rootDir is the id of ".", created with the Index and never freed.
@@ -345,13 +353,17 @@ func (ix *Index) Remove(id string) bool {
 		ix.files.nodes[f].remove(slot)
 		ix.fileChanged(f, want)
 	}
-	for _, o := range s.orphans {
-		ix.dropOrphan(slot, o)
+	for _, u := range s.under {
+		n := &ix.dirs.nodes[u.dir]
+		n.sub.remove(slot)
+		n.sub.tune(want)
 	}
 	for _, d := range s.dirs {
 		n := &ix.dirs.nodes[d]
 		n.remove(slot)
 		n.tune(want)
+	}
+	for _, d := range s.dirs {
 		ix.releaseDir(d)
 	}
 	for _, t := range s.techs {
@@ -436,7 +448,8 @@ func (ix *Index) fileChanged(f uint32, want int) {
 	}
 }
 
-// AddDirs records directories session id worked in.
+// AddDirs records directories session id worked in: where it read or
+// wrote files, or listed. Their ancestors are the Index's to derive.
 func (ix *Index) AddDirs(id string, dirs ...string) bool {
 	slot, ok := ix.slots[id]
 	if !ok {
@@ -454,21 +467,7 @@ func (ix *Index) AddDirs(id string, dirs ...string) bool {
 		n := &ix.dirs.nodes[d]
 		n.insert(slot)
 		n.tune(want)
-		if n.depth >= 2 {
-			if _, ok := slices.BinarySearch(s.dirs, uint32(n.parent)); !ok {
-				ix.addOrphan(slot, d)
-			}
-		}
-		// d may be the missing parent of orphans the session has.
-		for k := 0; k < len(s.orphans); {
-			if o := s.orphans[k]; ix.dirs.nodes[o].parent == int32(d) {
-				ix.dropOrphan(slot, o)
-				s.orphans[k] = s.orphans[len(s.orphans)-1]
-				s.orphans = s.orphans[:len(s.orphans)-1]
-				continue
-			}
-			k++
-		}
+		ix.enter(slot, d, want)
 	}
 	return true
 }
@@ -495,24 +494,54 @@ func (ix *Index) RemoveDirs(id string, dirs ...string) bool {
 		n := &ix.dirs.nodes[d]
 		n.remove(slot)
 		n.tune(want)
-		if k := slices.Index(s.orphans, d); k >= 0 {
-			ix.dropOrphan(slot, d)
-			s.orphans = slices.Delete(s.orphans, k, k+1)
-		}
-		// The session's children of d lose their parent. Children of the
-		// root have depth 1 and are never orphans: nothing but "." is
-		// close to ".".
-		if n.depth >= 1 {
-			for _, c := range s.dirs {
-				if ix.dirs.nodes[c].parent == int32(d) {
-					ix.addOrphan(slot, c)
-				}
-			}
-		}
+		ix.leave(slot, d, want)
 		ix.releaseDir(d)
 	}
 	return true
 }
+
+// enter counts one more reason for d to be in slot's under set: the
+// session worked in d, or a child of d entered the set. A directory new to
+// the set joins its sub posting and counts as a reason for its parent.
+func (ix *Index) enter(slot, d uint32, want int) {
+	for {
+		s := &ix.sess[slot]
+		i, found := slices.BinarySearchFunc(s.under, d, cmpDirCount)
+		if found {
+			s.under[i].n++
+			return
+		}
+		s.under = slices.Insert(s.under, i, dirCount{dir: d, n: 1})
+		n := &ix.dirs.nodes[d]
+		n.sub.insert(slot)
+		n.sub.tune(want)
+		if d == rootDir {
+			return
+		}
+		d = uint32(n.parent)
+	}
+}
+
+// leave undoes enter.
+func (ix *Index) leave(slot, d uint32, want int) {
+	for {
+		s := &ix.sess[slot]
+		i, _ := slices.BinarySearchFunc(s.under, d, cmpDirCount)
+		if s.under[i].n--; s.under[i].n > 0 {
+			return
+		}
+		s.under = slices.Delete(s.under, i, i+1)
+		n := &ix.dirs.nodes[d]
+		n.sub.remove(slot)
+		n.sub.tune(want)
+		if d == rootDir {
+			return
+		}
+		d = uint32(n.parent)
+	}
+}
+
+func cmpDirCount(c dirCount, d uint32) int { return cmp.Compare(c.dir, d) }
 
 // internDir returns the id of a normalized directory, creating it and its
 // missing ancestors.
@@ -525,44 +554,18 @@ func (ix *Index) internDir(p string) uint32 {
 	return ix.dirs.add(p, dirNode{parent: int32(parent), depth: ix.dirs.nodes[parent].depth + 1})
 }
 
-// releaseDir frees d and then its ancestors while they are held by no
-// session and have no children left.
+// releaseDir frees d and then its ancestors while no session worked in or
+// under them and they have no children left.
 func (ix *Index) releaseDir(d uint32) {
 	for d != rootDir {
 		n := &ix.dirs.nodes[d]
-		if ix.dirs.names[d] == "" || len(n.slots) > 0 || n.kids > 0 {
+		if ix.dirs.names[d] == "" || len(n.slots) > 0 || len(n.sub.slots) > 0 || n.kids > 0 {
 			return
 		}
 		parent := n.parent
 		ix.dirs.drop(d)
 		ix.dirs.nodes[parent].kids--
 		d = uint32(parent)
-	}
-}
-
-// addOrphan records directory d as an orphan of slot, in the session and in
-// the below lists of d's ancestors (but the root's).
-func (ix *Index) addOrphan(slot, d uint32) {
-	ix.sess[slot].orphans = append(ix.sess[slot].orphans, d)
-	n := &ix.dirs.nodes[d]
-	o := orphan{slot: slot, dir: d, depth: n.depth}
-	for a := n.parent; a > rootDir; a = ix.dirs.nodes[a].parent {
-		ix.dirs.nodes[a].below = append(ix.dirs.nodes[a].below, o)
-	}
-}
-
-// dropOrphan removes orphan d of slot from its ancestors' below lists; the
-// caller updates the session's own list.
-func (ix *Index) dropOrphan(slot, d uint32) {
-	for a := ix.dirs.nodes[d].parent; a > rootDir; a = ix.dirs.nodes[a].parent {
-		n := &ix.dirs.nodes[a]
-		for i, o := range n.below {
-			if o.slot == slot && o.dir == d {
-				n.below[i] = n.below[len(n.below)-1]
-				n.below = n.below[:len(n.below)-1]
-				break
-			}
-		}
 	}
 }
 

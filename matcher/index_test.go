@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ type world struct {
 	techs []string
 	times []time.Time
 	now   time.Time
+	idle  bool // sessions are mostly idle, of capacity 1
 }
 
 func newWorld(seed uint64) *world {
@@ -79,6 +81,13 @@ func newWorld(seed uint64) *world {
 	// decide; some at and beyond the idle timeout, one in the future.
 	for _, ago := range []time.Duration{0, time.Minute, 15 * time.Minute, 30 * time.Minute, 2 * time.Hour, -time.Minute} {
 		w.times = append(w.times, w.now.Add(-ago))
+	}
+	if w.rng.IntN(4) == 0 {
+		// Mostly idle sessions, active at one of two times: many equal
+		// totals, where the Index stops on ties.
+		w.idle = true
+		w.times = w.times[:2]
+		return w
 	}
 	// Times outside what int64 nanoseconds hold, where only the times
 	// themselves break ties.
@@ -155,6 +164,9 @@ func (w *world) pickTechs(max int) []string {
 }
 
 func (w *world) state() State {
+	if w.idle && w.rng.IntN(8) > 0 {
+		return State{Capacity: 1, LastActivity: w.times[w.rng.IntN(len(w.times))], Dormant: w.rng.IntN(3) == 0}
+	}
 	return State{
 		Capacity:     w.rng.IntN(5) - 1,
 		Load:         w.rng.IntN(6) - 1,
@@ -165,12 +177,25 @@ func (w *world) state() State {
 
 func (w *world) candidate(id string) Candidate {
 	c := Candidate{ID: id, State: w.state(), Files: w.pick(w.files, 6, false), Techs: w.pickTechs(3)}
-	if w.rng.IntN(2) == 0 {
+	switch w.rng.IntN(3) {
+	case 0:
 		c.Dirs = w.pickClosedDirs(4)
-	} else {
+	case 1:
 		c.Dirs = w.pickDirs(5)
+	default:
+		// As the host records them: the directories of its files.
+		c.Dirs = fileDirs(c.Files)
 	}
 	return c
+}
+
+// fileDirs returns the directories of files.
+func fileDirs(files []string) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, path.Dir(f))
+	}
+	return out
 }
 
 func (w *world) hints() Hints {
@@ -180,8 +205,11 @@ func (w *world) hints() Hints {
 	}
 	if w.rng.IntN(4) > 0 {
 		h.Dirs = w.pickDirs(3)
-		if w.rng.IntN(4) == 0 { // a directory nobody holds
+		switch w.rng.IntN(4) {
+		case 0: // a directory nobody worked in or under
 			h.Dirs = append(h.Dirs, w.dirs[w.rng.IntN(len(w.dirs))]+"/new")
+		case 1: // one more level, so that some worked beside it
+			h.Dirs = append(h.Dirs, w.dirs[w.rng.IntN(len(w.dirs))]+"/"+[]string{"a", "b", "x"}[w.rng.IntN(3)])
 		}
 	}
 	if w.rng.IntN(3) > 0 {
@@ -212,7 +240,14 @@ func (w *world) mutate(ix *Index) {
 	case 4:
 		ix.RemoveFiles(id, w.pick(w.files, 4, false)...)
 	case 5:
-		ix.AddDirs(id, w.pickDirs(3)...)
+		if w.rng.IntN(2) == 0 {
+			ix.AddDirs(id, w.pickDirs(3)...)
+		} else {
+			// A tool use as the host reports it: files and their directories.
+			files := w.pick(w.files, 3, false)
+			ix.AddFiles(id, files...)
+			ix.AddDirs(id, fileDirs(files)...)
+		}
 	case 6:
 		ix.AddDirs(id, w.pickClosedDirs(2)...)
 	case 7:
@@ -288,6 +323,9 @@ func checkWorld(t *testing.T, cfg Config, seed uint64) {
 	ix.bitmapFloor = []int{bitmapFloor, 1, 2, 3}[w.rng.IntN(4)]
 	for step := range 40 + w.rng.IntN(120) {
 		w.mutate(ix)
+		if step%16 == 0 {
+			checkUnder(t, ix, seed)
+		}
 		if w.rng.IntN(3) > 0 {
 			continue
 		}
@@ -336,8 +374,56 @@ func checkEmpty(t *testing.T, ix *Index, seed uint64) {
 		t.Fatalf("seed %d: emptied index keeps %d files, %d techs, %d dirs (want 0, 0, 1)",
 			seed, len(ix.files.ids), len(ix.techs.ids), len(ix.dirs.ids))
 	}
-	if root := ix.dirs.nodes[rootDir]; root.kids != 0 || len(root.slots) != 0 {
-		t.Fatalf("seed %d: emptied index root has %d kids, %d sessions", seed, root.kids, len(root.slots))
+	if root := ix.dirs.nodes[rootDir]; root.kids != 0 || len(root.slots) != 0 || len(root.sub.slots) != 0 {
+		t.Fatalf("seed %d: emptied index root has %d kids, %d sessions in it, %d under it", seed, root.kids, len(root.slots), len(root.sub.slots))
+	}
+}
+
+// checkUnder verifies each session's under set and counts against its
+// directories, and the sub postings against the under sets.
+func checkUnder(t *testing.T, ix *Index, seed uint64) {
+	t.Helper()
+	subs := map[uint32][]uint32{}
+	for _, slot := range ix.slots {
+		s := &ix.sess[slot]
+		// A directory's count is 1 if the session worked in it, plus its
+		// children in the set.
+		want := map[uint32]uint32{}
+		known := map[uint32]bool{}
+		for _, d := range s.dirs {
+			for a := int32(d); a >= 0; a = ix.dirs.nodes[a].parent {
+				known[uint32(a)] = true
+			}
+		}
+		for d := range known {
+			if slices.Contains(s.dirs, d) {
+				want[d]++
+			}
+			if p := ix.dirs.nodes[d].parent; p >= 0 {
+				want[uint32(p)]++
+			}
+		}
+		got := map[uint32]uint32{}
+		for i, u := range s.under {
+			if i > 0 && s.under[i-1].dir >= u.dir {
+				t.Fatalf("seed %d: session %s under set not sorted: %v", seed, s.id, s.under)
+			}
+			got[u.dir] = u.n
+			subs[u.dir] = append(subs[u.dir], slot)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: session %s under counts %v, want %v", seed, s.id, got, want)
+		}
+	}
+	for id, name := range ix.dirs.names {
+		if name == "" && id != rootDir {
+			continue
+		}
+		want := subs[uint32(id)]
+		slices.Sort(want)
+		if got := ix.dirs.nodes[id].sub.slots; !slices.Equal(got, want) {
+			t.Fatalf("seed %d: directory %q has sessions %v under it, want %v", seed, name, got, want)
+		}
 	}
 }
 

@@ -41,6 +41,15 @@ func Scan(cfg Config, cands []Candidate, h Hints, now time.Time, exclude ...stri
 	techSeen := make([]bool, len(t.techs))
 	m := make([]float64, len(t.dirs))
 
+	// The directory factor needs, for each directory on the path of a task
+	// directory, which candidates worked in it and which in or under it,
+	// over all candidates, excluded ones included.
+	var paths dirPaths
+	if t.applied.Directory {
+		paths.learn(&t, cands)
+		t.weigh(func(j int) int { return paths.under[paths.at[t.dirs[j]]] }, len(cands))
+	}
+
 	d := Decision{Threshold: cfg.Threshold}
 	var eligible, busy []Ranked
 	for i := range cands {
@@ -53,19 +62,10 @@ func Scan(cfg Config, cands []Candidate, h Hints, now time.Time, exclude ...stri
 		r.LastActivity = r.LastActivity.Round(0) // as the Index stores it
 
 		if t.applied.Directory {
-			clear(m)
-			for _, s := range c.Dirs {
-				s = NormalizePath(s)
-				ds := depth(s)
-				for j, dir := range t.dirs {
-					m[j] = max(m[j], closeness(s, ds, dir, t.depths[j]))
-				}
+			for j, dir := range t.dirs {
+				m[j] = paths.credit(i, dir, t.depths[j], len(cands))
 			}
-			var sum float64
-			for _, v := range m {
-				sum += v
-			}
-			r.Scores.Directory = sum / float64(len(t.dirs))
+			r.Scores.Directory = dirFactor(t.weights, t.wsum, m)
 		}
 		if t.applied.File {
 			clear(fileSeen)
@@ -128,4 +128,94 @@ func Scan(cfg Config, cands []Candidate, h Hints, now time.Time, exclude ...stri
 	}
 	d.settle()
 	return d
+}
+
+// dirPaths is what Scan learns about the directories on the paths of a
+// task's directories (each task directory and its ancestors, the root
+// included): how many candidates worked in each, how many in or under
+// it, and which.
+type dirPaths struct {
+	dirs   []string       // the directories on the paths, each once
+	depths []int          // depth of dirs[k]
+	at     map[string]int // index in dirs
+	in     []int          // candidates that worked in dirs[k]
+	under  []int          // candidates that worked in or under dirs[k]
+	// Per candidate i and path directory k, at i*len(dirs)+k: whether it
+	// worked in dirs[k], and whether in or under it.
+	worked, knows []bool
+}
+
+func (p *dirPaths) learn(t *task, cands []Candidate) {
+	p.at = make(map[string]int)
+	for _, d := range t.dirs {
+		for {
+			if _, ok := p.at[d]; !ok {
+				p.at[d] = len(p.dirs)
+				p.dirs = append(p.dirs, d)
+				p.depths = append(p.depths, depth(d))
+			}
+			if d == "." {
+				break
+			}
+			d = parentDir(d)
+		}
+	}
+	nk := len(p.dirs)
+	p.in, p.under = make([]int, nk), make([]int, nk)
+	p.worked, p.knows = make([]bool, len(cands)*nk), make([]bool, len(cands)*nk)
+	for i := range cands {
+		worked, knows := p.worked[i*nk:(i+1)*nk], p.knows[i*nk:(i+1)*nk]
+		for _, s := range cands[i].Dirs {
+			s = NormalizePath(s)
+			if k, ok := p.at[s]; ok {
+				worked[k] = true
+			}
+			// s and its ancestors are known; once one is marked, so are
+			// the rest, by the walk that marked it.
+			for a := s; ; a = parentDir(a) {
+				if k, ok := p.at[a]; ok {
+					if knows[k] {
+						break
+					}
+					knows[k] = true
+				}
+				if a == "." {
+					break
+				}
+			}
+		}
+		for k := range nk {
+			if worked[k] {
+				p.in[k]++
+			}
+			if knows[k] {
+				p.under[k]++
+			}
+		}
+	}
+}
+
+// credit is m(d) for candidate i and task directory d of depth dd, total
+// candidates in all.
+func (p *dirPaths) credit(i int, d string, dd, total int) float64 {
+	nk := len(p.dirs)
+	worked, knows := p.worked[i*nk:(i+1)*nk], p.knows[i*nk:(i+1)*nk]
+	k := p.at[d]
+	switch {
+	case worked[k]:
+		return 1
+	case p.in[k] > 0: // someone worked in d: nothing less counts
+		return 0
+	case knows[k]:
+		if dd == 0 {
+			return 0
+		}
+		return insideCredit(dd)
+	}
+	for a := parentDir(d); a != "."; a = parentDir(a) {
+		if c := p.at[a]; knows[c] {
+			return besideCredit(p.depths[c], dd, p.under[c], total)
+		}
+	}
+	return 0
 }

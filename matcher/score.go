@@ -29,7 +29,10 @@ type Candidate struct {
 	ID string
 	State
 	Files []string // files accessed
-	Dirs  []string // directories worked in, parents of Files included
+	// Dirs are the directories it worked in: those of its files, the root
+	// "." for a file at the root, and those it listed. Their ancestors
+	// are not listed: the matcher derives them.
+	Dirs  []string
 	Techs []string // technologies primed for, e.g. "go", "react"
 }
 
@@ -104,19 +107,43 @@ func depth(dir string) int {
 	return strings.Count(strings.TrimPrefix(dir, "/"), "/") + 1
 }
 
-// closeness is how well knowing directory s (of depth ds) covers directory d
-// (of depth dd). Both are normalized, so s is a proper ancestor of d exactly
-// when d starts with s+"/".
-func closeness(s string, ds int, d string, dd int) float64 {
-	switch {
-	case s == d:
-		return 1
-	case len(s) < len(d) && d[len(s)] == '/' && d[:len(s)] == s:
-		return float64(ds) / float64(dd)
-	case len(d) < len(s) && s[len(d)] == '/' && s[:len(d)] == d:
-		return float64(dd) / float64(ds)
+// rarity is 1 − n/(N+1): the share of the sessions, counting the one a
+// spawn would add (which knows nothing), that did not work in or under a
+// directory n of N sessions worked in or under. It is in (0, 1]: 1 for a
+// directory nobody knows, 1/(N+1) for one every session knows.
+func rarity(n, total int) float64 {
+	return 1 - float64(n)/float64(total+1)
+}
+
+// insideCredit is m(d) for a session that worked under a task directory of
+// depth dd but not in it, when no session worked in it: it knows a part of
+// d, as much as one that worked in a child of d would have under the
+// depth ratio. The root has depth 0: working somewhere in the workspace
+// says nothing about its root.
+func insideCredit(dd int) float64 {
+	return float64(dd) / float64(dd+1)
+}
+
+// besideCredit is m(d) for a session whose deepest knowledge on d's path is
+// the proper ancestor c (depth dc, known by n of total sessions), when no
+// session worked in d: the share of d's depth c covers, times c's rarity.
+func besideCredit(dc, dd, n, total int) float64 {
+	return float64(float64(dc)/float64(dd)) * rarity(n, total)
+}
+
+// dirFactor is the directory factor from the m(d) of each task directory:
+// their mean weighted by w, the task directories' rarities, whose sum is
+// wsum. One directory is its m(d) itself, without rounding through the
+// weights. Scan and Index both call it, so that they add in one order.
+func dirFactor(w []float64, wsum float64, m []float64) float64 {
+	if len(m) == 1 {
+		return m[0]
 	}
-	return 0
+	var sum float64
+	for j, v := range m {
+		sum += float64(w[j] * v)
+	}
+	return sum / wsum
 }
 
 // wallNanos is t on the wall clock, in nanoseconds since 1970, saturated
@@ -182,13 +209,30 @@ func full(st *State) bool {
 	return max(st.Load, 0) >= max(st.Capacity, 1)
 }
 
-// combine computes the renormalized weighted total. Scan and Index both call
-// it, in this order, so their totals agree bit for bit; the float64
-// conversions forbid the compiler to fuse a multiply and an add into one
-// FMA instruction, which would round differently. Since every operation is
-// monotone in each factor, combine of upper bounds is an upper bound of
-// combine, which the Index's pruning relies on.
+// agreement is A, how much of the task's context a session knows: the
+// larger of its directory and file factors among those that apply, and 1
+// when the task names neither directories nor files.
+func agreement(a Applied, s *Scores) float64 {
+	switch {
+	case a.Directory && a.File:
+		return max(s.Directory, s.File)
+	case a.Directory:
+		return s.Directory
+	case a.File:
+		return s.File
+	}
+	return 1
+}
+
+// combine computes the renormalized weighted total, freshness and load
+// scaled by the context A. Scan and Index both call it, in this order, so
+// their totals agree bit for bit; the float64 conversions forbid the
+// compiler to fuse a multiply and an add into one FMA instruction, which
+// would round differently. Since every operation is monotone in each
+// factor, combine of upper bounds is an upper bound of combine, which the
+// Index's pruning relies on.
 func combine(w *Weights, a Applied, s *Scores) float64 {
+	ctx := agreement(a, s)
 	var num, den float64
 	if a.Directory {
 		num += float64(w.Directory * s.Directory)
@@ -203,11 +247,11 @@ func combine(w *Weights, a Applied, s *Scores) float64 {
 		den += w.Tech
 	}
 	if a.Freshness {
-		num += float64(w.Freshness * s.Freshness)
+		num += float64(w.Freshness * float64(ctx*s.Freshness))
 		den += w.Freshness
 	}
 	if a.Load {
-		num += float64(w.Load * s.Load)
+		num += float64(w.Load * float64(ctx*s.Load))
 		den += w.Load
 	}
 	if den == 0 {
@@ -224,6 +268,22 @@ type task struct {
 	depths  []int    // depth of dirs[i]
 	techs   []string
 	applied Applied
+
+	// Set per decision by weigh, from how many sessions know each
+	// directory of T_d.
+	weights []float64 // rarity of dirs[i]
+	wsum    float64
+}
+
+// weigh sets the task directories' weights: n(j) of total sessions
+// worked in or under dirs[j].
+func (t *task) weigh(n func(j int) int, total int) {
+	t.weights, t.wsum = t.weights[:0], 0
+	for j := range t.dirs {
+		w := rarity(n(j), total)
+		t.weights = append(t.weights, w)
+		t.wsum += w
+	}
 }
 
 // load replaces t's content with h's, reusing t's slices.

@@ -1,8 +1,10 @@
 package matcher
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -65,43 +67,203 @@ func TestDepth(t *testing.T) {
 	}
 }
 
+// TestDirectoryFactor pins m(d) and the weighted mean: the session under
+// test is "s"; the others only change the counts N and n(x).
 func TestDirectoryFactor(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		session []string
+		others  [][]string // the other sessions' directories
 		task    Hints
 		want    float64
 	}{
-		{"same directory", []string{"src/models"}, Hints{Dirs: []string{"src/models"}}, 1},
-		{"ancestor covers half", []string{"src"}, Hints{Dirs: []string{"src/models"}}, 0.5},
-		{"ancestor two levels up", []string{"src"}, Hints{Dirs: []string{"src/models/user"}}, 1.0 / 3},
-		{"descendant knows a corner", []string{"src/models/user"}, Hints{Dirs: []string{"src/models"}}, 2.0 / 3},
-		{"shallowest descendant counts", []string{"src/a/b/c", "src/a/b"}, Hints{Dirs: []string{"src"}}, 1.0 / 3},
-		{"siblings", []string{"src/views"}, Hints{Dirs: []string{"src/models"}}, 0},
-		{"string prefix is no ancestor", []string{"src/mod"}, Hints{Dirs: []string{"src/models"}}, 0},
-		{"unrelated", []string{"docs"}, Hints{Dirs: []string{"src"}}, 0},
-		{"root session, task below", []string{"."}, Hints{Dirs: []string{"src"}}, 0},
-		{"session below, root task", []string{"src"}, Hints{Dirs: []string{"."}}, 0},
-		{"root and root", []string{"."}, Hints{Dirs: []string{""}}, 1},
-		{"./ and trailing slash", []string{"./src/models/"}, Hints{Dirs: []string{"src//models"}}, 1},
-		{"best session dir wins", []string{"src", "src/models"}, Hints{Dirs: []string{"src/models"}}, 1},
-		{"mean over task dirs", []string{"src/models"}, Hints{Dirs: []string{"src/models", "docs"}}, 0.5},
-		{"file hints add their dirs", []string{"src/models"}, Hints{Files: []string{"src/models/user.go"}}, 1},
-		{"file and dir hints merge", []string{"src"}, Hints{Dirs: []string{"src"}, Files: []string{"src/models/user.go"}}, 0.75},
-		{"absolute paths", []string{"/repo"}, Hints{Dirs: []string{"/repo/src"}}, 0.5},
-		{"absolute is not relative", []string{"repo"}, Hints{Dirs: []string{"/repo"}}, 0},
-		{"session with empty context", nil, Hints{Dirs: []string{"src"}}, 0},
+		{"worked in d", []string{"src/models"}, nil, Hints{Dirs: []string{"src/models"}}, 1},
+		{"worked in d among others", []string{"src/models"}, [][]string{{"src/models"}, {"src"}}, Hints{Dirs: []string{"src/models"}}, 1},
+		// Rule 2: someone worked in d, so nothing less counts.
+		{"sibling of a known directory", []string{"a/b/c/e"}, [][]string{{"a/b/c/d"}}, Hints{Dirs: []string{"a/b/c/d"}}, 0},
+		{"under a known directory", []string{"src/models/user"}, [][]string{{"src/models"}}, Hints{Dirs: []string{"src/models"}}, 0},
+		{"above a known directory", []string{"src"}, [][]string{{"src/models"}}, Hints{Dirs: []string{"src/models"}}, 0},
+		// Rule 3: under d, when nobody worked in it: dd/(dd+1).
+		{"under d", []string{"src/models/user"}, nil, Hints{Dirs: []string{"src/models"}}, 2.0 / 3},
+		{"far under d", []string{"src/models/user/a/b"}, [][]string{{"src/models/x"}}, Hints{Dirs: []string{"src/models"}}, 2.0 / 3},
+		{"under d at depth 1", []string{"src/models"}, nil, Hints{Dirs: []string{"src"}}, 0.5},
+		{"under the root says nothing of it", []string{"src"}, nil, Hints{Dirs: []string{"."}}, 0},
+		// Rule 4: beside or above d: depth(c)/dd · (1 − n(c)/(N+1)).
+		{"sibling, alone", []string{"a/b/c/e"}, nil, Hints{Dirs: []string{"a/b/c/d"}}, 3.0 / 4 * (1 - 1.0/2)},
+		{"sibling, a rare parent", []string{"a/b/c/e"}, [][]string{{"a/b/c/f"}, {"x"}, {"y"}, {"z"}}, Hints{Dirs: []string{"a/b/c/d"}}, 3.0 / 4 * (1 - 2.0/6)},
+		{"sibling, a parent everyone knows", []string{"a/b/c/e"}, [][]string{{"a/b/c/f"}, {"a/b/c/g/h"}, {"a/b/c"}, {"a/b/c/i"}}, Hints{Dirs: []string{"a/b/c/d"}}, 3.0 / 4 * (1 - 5.0/6)},
+		{"cousin: the deepest ancestor known", []string{"a/b/x/y"}, [][]string{{"a/q"}}, Hints{Dirs: []string{"a/b/c/d"}}, 2.0 / 4 * (1 - 1.0/3)},
+		{"above", []string{"src"}, nil, Hints{Dirs: []string{"src/models"}}, 1.0 / 2 * (1 - 1.0/2)},
+		{"string prefix is no ancestor", []string{"src/mod"}, nil, Hints{Dirs: []string{"src/models/user"}}, 1.0 / 3 * (1 - 1.0/2)},
+		{"absolute paths", []string{"/repo"}, nil, Hints{Dirs: []string{"/repo/src"}}, 1.0 / 2 * (1 - 1.0/2)},
+		{"absolute is not relative", []string{"repo"}, nil, Hints{Dirs: []string{"/repo"}}, 0},
+		// Rule 5: only the root in common.
+		{"unrelated", []string{"docs"}, nil, Hints{Dirs: []string{"src"}}, 0},
+		{"root session, task below", []string{"."}, nil, Hints{Dirs: []string{"src"}}, 0},
+		{"session with empty context", nil, nil, Hints{Dirs: []string{"src"}}, 0},
+		// The root is a directory like any other.
+		{"root and root", []string{"."}, [][]string{{"src"}}, Hints{Dirs: []string{""}}, 1},
+		{"a root file's directory is the root", []string{"."}, nil, Hints{Files: []string{"main.go"}}, 1},
+		{"another worked in the root", []string{"src"}, [][]string{{"."}}, Hints{Files: []string{"main.go"}}, 0},
+		// Spellings and hints.
+		{"./ and trailing slash", []string{"./src/models/"}, nil, Hints{Dirs: []string{"src//models"}}, 1},
+		{"a directory listed twice", []string{"src/models", "src/models/"}, [][]string{{"src/x"}}, Hints{Dirs: []string{"src/y"}}, 1.0 / 2 * (1 - 2.0/3)},
+		{"file hints add their dirs", []string{"src/models"}, nil, Hints{Files: []string{"src/models/user.go"}}, 1},
+		// The mean over T_d, weighted by r(d) = 1 − n(d)/(N+1).
+		{"mean over task dirs", []string{"src/models"}, nil, Hints{Dirs: []string{"src/models", "docs"}}, (1 - 1.0/2) / ((1 - 1.0/2) + 1)},
+		{"a task dir everyone knows weighs little", []string{"."}, [][]string{{"."}, {"."}, {"."}, {"host"}},
+			Hints{Files: []string{"go.mod", "host/pool.go"}}, (1.0 / 6) / (1.0/6 + 5.0/6)},
+		{"file and dir hints merge", []string{"src"}, nil, Hints{Dirs: []string{"src"}, Files: []string{"src/models/user.go"}},
+			(1.0/2*1 + 1*(1.0/2*(1-1.0/2))) / (1.0/2 + 1)}, // src: 1; src/models: above, through src
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := live("s-1")
+			c := live("s")
 			c.Dirs = tc.session
-			d := decide(t, DefaultConfig(), []Candidate{c}, tc.task)
-			r := d.Ranked[0]
+			cands := []Candidate{c}
+			for i, dirs := range tc.others {
+				o := live(fmt.Sprintf("o-%d", i))
+				o.Dirs = dirs
+				cands = append(cands, o)
+			}
+			d := decide(t, DefaultConfig(), cands, tc.task)
+			r := find(t, d, "s")
 			if !r.Applied.Directory {
 				t.Fatalf("directory factor does not apply, want it to")
 			}
 			if math.Abs(r.Scores.Directory-tc.want) > 1e-15 {
 				t.Errorf("directory: got %v, want %v", r.Scores.Directory, tc.want)
+			}
+		})
+	}
+}
+
+// TestExcludedSessionsCount checks that excluding a session changes no
+// other session's score: the counts cover every session.
+func TestExcludedSessionsCount(t *testing.T) {
+	s, o := live("s"), live("o")
+	s.Dirs, o.Dirs = []string{"a/b/e"}, []string{"a/b/f"}
+	h := Hints{Dirs: []string{"a/b/d"}}
+	all := decide(t, DefaultConfig(), []Candidate{s, o}, h)
+	without := decide(t, DefaultConfig(), []Candidate{s, o}, h, "o")
+	if got, want := find(t, without, "s").Scores, find(t, all, "s").Scores; got != want {
+		t.Errorf("scores with o excluded: got %+v, want %+v", got, want)
+	}
+	if got, want := find(t, all, "s").Scores.Directory, 2.0/3*(1-2.0/3); math.Abs(got-want) > 1e-15 {
+		t.Errorf("directory: got %v, want %v", got, want)
+	}
+}
+
+// find returns the ranked candidate id of d.
+func find(t *testing.T, d Decision, id string) Ranked {
+	t.Helper()
+	for _, r := range d.Ranked {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("%s is not ranked in %s", id, dump(d))
+	return Ranked{}
+}
+
+// TestContextAgreement pins the total of sessions that know all, some or
+// none of a task's context: freshness and load count in proportion to A,
+// so they never lift a session that knows none of it over the threshold.
+func TestContextAgreement(t *testing.T) {
+	type session struct {
+		dirs, files, techs []string
+		idle               time.Duration
+		load, capacity     int
+	}
+	holder := session{dirs: []string{"net/http"}, files: []string{"net/http/server.go"}, techs: []string{"go"}, capacity: 1}
+	stranger := session{dirs: []string{"net/url"}, files: []string{"net/url/url.go"}, techs: []string{"go"}, capacity: 1}
+	for _, tc := range []struct {
+		name   string
+		s      session
+		others []session
+		task   Hints
+		want   float64
+		reuse  bool
+	}{
+		{
+			name: "stranger, fresh and idle, knows only the technology", s: stranger, others: []session{holder},
+			task: Hints{Dirs: []string{"net/http"}, Techs: []string{"go"}},
+			want: 0.20 / 0.75,
+		},
+		{
+			name: "stranger, no technology hint", s: stranger, others: []session{holder},
+			task: Hints{Dirs: []string{"net/http"}},
+			want: 0,
+		},
+		{
+			name: "stranger, file hints too", s: stranger, others: []session{holder},
+			task: Hints{Files: []string{"net/http/server.go"}, Techs: []string{"go"}},
+			want: 0.20 / 1.0,
+		},
+		{
+			name: "sibling of a directory nobody knows: A is its directory credit", s: stranger,
+			task: Hints{Dirs: []string{"net/http"}, Techs: []string{"go"}},
+			want: (0.30*0.25 + 0.20 + 0.15*0.25 + 0.10*0.25) / 0.75, // m = 1/2 · (1 − 1/2)
+		},
+		{
+			name: "holder, idle for the whole timeout", s: session{dirs: holder.dirs, techs: holder.techs, idle: 30 * time.Minute, capacity: 1},
+			others: []session{stranger},
+			task:   Hints{Dirs: []string{"net/http"}, Techs: []string{"go"}},
+			want:   (0.30 + 0.20 + 0.10) / 0.75, reuse: true,
+		},
+		{
+			name: "holder, directory hint only, idle for the whole timeout", s: session{dirs: holder.dirs, idle: 30 * time.Minute, capacity: 1},
+			task: Hints{Dirs: []string{"net/http"}},
+			want: (0.30 + 0.10) / 0.55, reuse: true,
+		},
+		{
+			name: "holder of the directory, not of the file", s: session{dirs: holder.dirs, techs: holder.techs, idle: 15 * time.Minute, capacity: 1},
+			task: Hints{Files: []string{"net/http/new.go"}, Techs: []string{"go"}},
+			want: 0.30 + 0 + 0.20 + 0.15*0.5 + 0.10, reuse: true, // A = max(1, 0)
+		},
+		{
+			name: "half busy holder", s: session{dirs: holder.dirs, techs: holder.techs, load: 1, capacity: 2},
+			task: Hints{Dirs: []string{"net/http"}, Techs: []string{"go"}},
+			want: (0.30 + 0.20 + 0.15 + 0.10*0.5) / 0.75, reuse: true,
+		},
+		{
+			name: "tech only, right technology: A = 1", s: stranger,
+			task: Hints{Techs: []string{"go"}},
+			want: 1, reuse: true,
+		},
+		{
+			name: "tech only, another technology", s: session{techs: []string{"python"}, capacity: 1},
+			task: Hints{Techs: []string{"go"}},
+			want: (0.15 + 0.10) / 0.45,
+		},
+		{
+			name: "no hints: freshness and load", s: session{idle: 15 * time.Minute, capacity: 1},
+			task: Hints{},
+			want: (0.15*0.5 + 0.10) / 0.25, reuse: true,
+		},
+		{
+			name: "the root task keeps its session: wordcount 25 minutes later", s: session{dirs: []string{"."}, files: []string{"main.go"}, techs: []string{"text"}, idle: 25 * time.Minute, capacity: 1},
+			task: Hints{Files: []string{"main.go"}},
+			want: (0.30 + 0.25 + 0.15/6 + 0.10) / 0.80, reuse: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mk := func(id string, s session) Candidate {
+				return Candidate{ID: id, Dirs: s.dirs, Files: s.files, Techs: s.techs,
+					State: State{Capacity: s.capacity, Load: s.load, LastActivity: now.Add(-s.idle)}}
+			}
+			cands := []Candidate{mk("s", tc.s)}
+			for i, o := range tc.others {
+				c := mk(fmt.Sprintf("o-%d", i), o)
+				c.Load = c.Capacity // busy: s is the only eligible candidate
+				cands = append(cands, c)
+			}
+			d := decide(t, DefaultConfig(), cands, tc.task)
+			r := find(t, d, "s")
+			if math.Abs(r.Total-tc.want) > 1e-12 {
+				t.Errorf("total: got %v, want %v (%s)", r.Total, tc.want, d)
+			}
+			if got := d.Outcome == Reuse; got != tc.reuse {
+				t.Errorf("reuse: got %t, want %t (%s)", got, tc.reuse, d)
 			}
 		})
 	}
@@ -238,6 +400,7 @@ func TestRenormalization(t *testing.T) {
 	c.Capacity, c.Load = 2, 1 // load 0.5
 	c.LastActivity = now.Add(-15 * time.Minute)
 	c.Dirs, c.Files, c.Techs = []string{"src"}, []string{"src/a.go"}, []string{"go"}
+	above := 1.0 / 2 * (1 - 1.0/2) // "src" for a task in "src/models", one session: A
 	for _, tc := range []struct {
 		name string
 		h    Hints
@@ -245,7 +408,7 @@ func TestRenormalization(t *testing.T) {
 	}{
 		{"no hints: freshness and load", Hints{}, (0.15*0.5 + 0.10*0.5) / 0.25},
 		{"tech only", Hints{Techs: []string{"go"}}, (0.20*1 + 0.15*0.5 + 0.10*0.5) / 0.45},
-		{"dir only", Hints{Dirs: []string{"src/models"}}, (0.30*0.5 + 0.15*0.5 + 0.10*0.5) / 0.55},
+		{"dir only", Hints{Dirs: []string{"src/models"}}, (0.30*above + 0.15*above*0.5 + 0.10*above*0.5) / 0.55},
 		{"files (and so dirs)", Hints{Files: []string{"src/a.go", "src/b.go"}}, (0.30*1 + 0.25*0.5 + 0.15*0.5 + 0.10*0.5) / 0.80},
 		{"everything", Hints{Files: []string{"src/a.go"}, Techs: []string{"go", "sql"}}, 0.30 + 0.25 + 0.20*0.5 + 0.15*0.5 + 0.10*0.5},
 	} {
@@ -485,5 +648,41 @@ func TestScanInvalidConfig(t *testing.T) {
 	}
 	if got, want := (Decision{}).String(), "Outcome(0)"; got != want {
 		t.Errorf("zero Decision: got %q, want %q", got, want)
+	}
+}
+
+func TestFormatScore(t *testing.T) {
+	for _, tc := range []struct {
+		total, threshold float64
+		want, wantTh     string
+	}{
+		{0.83, 0.6, "0.83", "0.60"},
+		{0.6, 0.6, "0.60", "0.60"},
+		{0.6004, 0.6, "0.6004", "0.6000"},
+		{0.5996, 0.6, "0.5996", "0.6000"},
+		{0.604, 0.6, "0.604", "0.600"},
+		{0.623, 0.625, "0.623", "0.625"}, // "0.62" both, at two decimals
+		{math.Nextafter(0.6, 1), 0.6, "0.6000000000000001", "0.6000000000000000"},
+		{1e-300, 0, "1e-300", "0"},
+	} {
+		got, gotTh := FormatScore(tc.total, tc.threshold)
+		if got != tc.want || gotTh != tc.wantTh {
+			t.Errorf("FormatScore(%v, %v): got %q, %q, want %q, %q", tc.total, tc.threshold, got, gotTh, tc.want, tc.wantTh)
+		}
+		// The printed values compare as the values do.
+		p, _ := strconv.ParseFloat(got, 64)
+		q, _ := strconv.ParseFloat(gotTh, 64)
+		if (p > q) != (tc.total > tc.threshold) || (p == q) != (tc.total == tc.threshold) {
+			t.Errorf("FormatScore(%v, %v) = %q, %q reads on the wrong side", tc.total, tc.threshold, got, gotTh)
+		}
+	}
+	// A decision never reads "0.60 > 0.60".
+	d := Decision{Outcome: Reuse, Winner: "s-1", Threshold: 0.6, Ranked: []Ranked{{ID: "s-1", Total: 0.6004, Applied: Applied{Freshness: true, Load: true}}}}
+	if got, want := d.String(), "reuse s-1 (0.6004 > 0.6000): dir - file - tech - fresh 0.00 load 0.00"; got != want {
+		t.Errorf("String: got %q, want %q", got, want)
+	}
+	d = Decision{Outcome: SpawnBelowThreshold, Threshold: 0.6, Ranked: []Ranked{{ID: "s-1", Total: 0.5996}}}
+	if got, want := d.String(), "spawn: best s-1 scored 0.5996, not above 0.6000: dir - file - tech - fresh - load -"; got != want {
+		t.Errorf("String: got %q, want %q", got, want)
 	}
 }

@@ -61,7 +61,7 @@ func (m *Main) printPlacement(d host.Decision) {
 		}
 	}
 	for _, c := range d.Candidates {
-		fmt.Fprintf(w, "  candidate %s\n", c.Explain())
+		fmt.Fprintf(w, "  candidate %s\n", explain(c, d.Threshold))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/matcher"
 )
 
 func (m *Main) sessionsCommand() *cobra.Command {
@@ -149,7 +150,8 @@ func (m *Main) printSession(d *host.SessionDetail) {
 			mine := ""
 			for _, c := range dec.Candidates {
 				if c.Session == d.ID {
-					mine = fmt.Sprintf(" (it scored %.2f)", c.Total)
+					score, _ := matcher.FormatScore(c.Total, dec.Threshold)
+					mine = " (it scored " + score + ")"
 				}
 			}
 			task := dec.Task

@@ -57,7 +57,7 @@ func (m *Main) printOutcome(o *host.Outcome) {
 	w := m.Stdout
 	fmt.Fprintf(w, "%s ran on %s in %s: %s\n", o.TaskID, o.Session, o.Duration.Round(100_000), o.Decision.Reason)
 	for _, c := range o.Decision.Candidates {
-		fmt.Fprintf(w, "  candidate %s\n", c.Explain())
+		fmt.Fprintf(w, "  candidate %s\n", explain(c, o.Decision.Threshold))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, o.Result.Output)

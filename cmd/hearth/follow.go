@@ -170,7 +170,7 @@ func (f *follower) line(e host.Event) {
 				if i == 2 {
 					break
 				}
-				fmt.Fprintf(w, "        %s\n", c.Explain())
+				fmt.Fprintf(w, "        %s\n", explain(c, d.Threshold))
 			}
 		case host.TaskFailed:
 			fmt.Fprintf(w, "%s FAILED: %s\n", prefix(), firstLineOf(e.Err))

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -71,7 +73,7 @@ func TestWarmSessionFollowsContext(t *testing.T) {
 	}
 	win, lose := a2.Decision.Candidates[0], a2.Decision.Candidates[1]
 	if win.Session != a1.Session || win.Directory != 1 || win.File != 0.5 || win.Tech != 1 || lose.Directory != 0 {
-		t.Errorf("scores: got winner %s, runner-up %s", win.Explain(), lose.Explain())
+		t.Errorf("scores: got winner %+v, runner-up %+v", win, lose)
 	}
 	if a2.Decision.Score <= 0.6 || !strings.HasPrefix(a2.Decision.Reason, "reused "+a1.Session) {
 		t.Errorf("reason: got %q (%.2f)", a2.Decision.Reason, a2.Decision.Score)
@@ -337,5 +339,34 @@ func TestRefusedStateDoesNotPoisonTheSession(t *testing.T) {
 	}
 	if _, ok := h2.pools["scripted"].Candidate(first.Session); ok {
 		t.Error("the refused session is still a candidate")
+	}
+}
+
+// TestRootTaskKeepsItsSession: the README's wordcount case. A task naming
+// a file at the workspace root goes back to the session that read it for
+// the whole idle timeout, not only for the first minutes.
+func TestRootTaskKeepsItsSession(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	clock := &fakeClock{now: time.Now()}
+	h, err := New(Options{
+		Config: &config.Config{DataDir: t.TempDir(), Agents: []*config.Agent{a}, Matcher: config.DefaultMatcher()},
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
+		Now:    clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	first := submitReads(t, h, "main.go")
+	clock.Advance(a.Pool.IdleTimeout - time.Minute)
+	d, err := h.Place(context.Background(), "scripted", sdk.Hints{Files: []string{"main.go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Action != host.ActionReused || d.Session != first.Session {
+		t.Errorf("%s later: got %s %s (%s), want %s reused", a.Pool.IdleTimeout-time.Minute, d.Action, d.Session, d.Reason, first.Session)
+	}
+	if c := d.Candidates[0]; c.Directory != 1 || c.File != 1 {
+		t.Errorf("candidate: got %+v, want dir 1.00 and file 1.00", c)
 	}
 }

@@ -84,12 +84,12 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 	}
 	isDir := pathsAreDirs(&u)
 	for _, raw := range u.Paths {
-		p := relPath(raw, workspace)
-		if p == "." || p == "" {
-			continue
+		if raw == "" || raw == "/" && filepath.Clean(workspace) != "/" {
+			continue // no path, or the file system's root, outside the workspace
 		}
+		p := relPath(raw, workspace)
 		dir := p
-		if !isDir && !strings.HasSuffix(raw, "/") {
+		if !isDir && !strings.HasSuffix(raw, "/") && p != "." {
 			// A file seen before has had its technology noted.
 			if f.files.touch(p, &c.addFiles, &c.dropFiles) {
 				if t := sdk.TechnologyOf(p); t != "" {
@@ -98,14 +98,13 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 			}
 			dir = parent(p)
 		}
-		// A session that worked in src/models also knows src: the matcher
-		// gives partial credit for ancestors. Ancestors are touched when a
-		// directory is new to the session; a repeated read refreshes only
-		// its own directory, which is most of what a busy session does.
-		for d := dir; d != "." && d != "/" && d != ""; d = parent(d) {
-			if !f.dirs.touch(d, &c.addDirs, &c.dropDirs) {
-				break
-			}
+		// The directory the session worked in, the workspace root "." like
+		// any other (a session that read main.go worked in "."), but not
+		// its ancestors: the matcher derives those, and tells a session
+		// that worked in src/models from one that worked in src. The root
+		// of the file system is no directory of the workspace.
+		if dir != "/" {
+			f.dirs.touch(dir, &c.addDirs, &c.dropDirs)
 		}
 	}
 	for _, t := range u.Technologies {

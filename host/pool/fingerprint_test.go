@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -9,8 +10,8 @@ import (
 )
 
 // TestFingerprintObserves: what a tool use teaches a session. Denied or
-// failed uses teach nothing; listings count as directories, with their
-// ancestors; files bring their directory and their technology.
+// failed uses teach nothing; a listing counts as the directory it lists;
+// files bring their directory and their technology.
 func TestFingerprintObserves(t *testing.T) {
 	fp := newFingerprint(config.Fingerprint{MaxFiles: 3, MaxDirectories: 10, MaxTechnologies: 4})
 	for _, u := range []sdk.ToolUse{
@@ -25,10 +26,9 @@ func TestFingerprintObserves(t *testing.T) {
 	if !slices.Equal(files, []string{"src/a/1.go", "src/b/2.py"}) {
 		t.Errorf("files: got %v, want the two reads, relative to the workspace", files)
 	}
-	for _, d := range []string{"docs/api", "docs", "src/a", "src", "src/b"} {
-		if !slices.Contains(dirs, d) {
-			t.Errorf("dirs %v: want %s", dirs, d)
-		}
+	slices.Sort(dirs)
+	if want := []string{"docs/api", "src/a", "src/b"}; !slices.Equal(dirs, want) {
+		t.Errorf("dirs %v: want %v, the directories worked in (the matcher derives their ancestors)", dirs, want)
 	}
 	if slices.Contains(dirs, "secrets") || slices.Contains(files, ".env") {
 		t.Errorf("denied or failed uses were counted: files %v dirs %v", files, dirs)
@@ -52,19 +52,19 @@ func TestFingerprintByKind(t *testing.T) {
 		{"write", sdk.ToolUse{Tool: "Edit", Kind: sdk.KindWrite, Paths: []string{"db/schema.sql"}, Technologies: []string{"postgres"}},
 			[]string{"db/schema.sql"}, []string{"db"}, []string{"postgres", "sql"}},
 		{"list", sdk.ToolUse{Tool: "dir", Kind: sdk.KindList, Paths: []string{"docs/api"}},
-			nil, []string{"docs", "docs/api"}, nil},
+			nil, []string{"docs/api"}, nil},
 		{"search of a directory", sdk.ToolUse{Tool: "Grep", Kind: sdk.KindSearch, Paths: []string{"src/models"}},
-			nil, []string{"src", "src/models"}, nil},
+			nil, []string{"src/models"}, nil},
 		{"search naming its matches", sdk.ToolUse{Tool: "Search", Kind: sdk.KindSearch, Paths: []string{"src/", "src/models/user.py"}},
 			[]string{"src/models/user.py"}, []string{"src", "src/models"}, []string{"python"}},
 		{"exec", sdk.ToolUse{Tool: "Exec", Kind: sdk.KindExec, Paths: []string{"scripts/build.sh"}},
 			[]string{"scripts/build.sh"}, []string{"scripts"}, []string{"shell"}},
 		{"other, with a directory", sdk.ToolUse{Tool: "parse", Kind: sdk.KindOther, Paths: []string{"a.md", "notes/"}},
-			[]string{"a.md"}, []string{"notes"}, []string{"markdown"}},
+			[]string{"a.md"}, []string{".", "notes"}, []string{"markdown"}},
 		{"no kind: Grep names files", sdk.ToolUse{Tool: "Grep", Paths: []string{"src/models"}},
 			[]string{"src/models"}, []string{"src"}, nil},
 		{"no kind: LS names directories", sdk.ToolUse{Tool: "LS", Paths: []string{"src/models"}},
-			nil, []string{"src", "src/models"}, nil},
+			nil, []string{"src/models"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,5 +79,35 @@ func TestFingerprintByKind(t *testing.T) {
 				t.Errorf("got files %v, dirs %v, techs %v; want %v, %v, %v", files, dirs, techs, tt.files, tt.dirs, tt.techs)
 			}
 		})
+	}
+}
+
+// TestFingerprintRecordsTheRoot: the workspace root is a directory like
+// any other. A session that read a file at the root worked in "."; hints
+// naming that file say "."; a listing of the root counts; paths outside
+// the workspace stay absolute, and the file system's root is no directory.
+func TestFingerprintRecordsTheRoot(t *testing.T) {
+	ws := t.TempDir()
+	fp := newFingerprint(config.Fingerprint{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
+	for _, u := range []sdk.ToolUse{
+		{Tool: "Read", Paths: []string{"main.go"}, Outcome: sdk.OutcomeOK},
+		{Tool: "Read", Paths: []string{filepath.Join(ws, "cmd", "x.go")}, Outcome: sdk.OutcomeOK},
+		{Tool: "LS", Paths: []string{ws, "./"}, Outcome: sdk.OutcomeOK},
+		{Tool: "Read", Paths: []string{"/etc/hosts", "", "/"}, Outcome: sdk.OutcomeOK},
+	} {
+		fp.observe(u, ws)
+	}
+	dirs, files := fp.dirs.keys(), fp.files.keys()
+	slices.Sort(dirs)
+	slices.Sort(files)
+	if want := []string{".", "/etc", "cmd"}; !slices.Equal(dirs, want) {
+		t.Errorf("dirs: got %q, want %q", dirs, want)
+	}
+	if want := []string{"/etc/hosts", "cmd/x.go", "main.go"}; !slices.Equal(files, want) {
+		t.Errorf("files: got %q, want %q", files, want)
+	}
+	h := normalizeHints(sdk.Hints{Files: []string{filepath.Join(ws, "main.go")}, Directories: []string{ws}}, ws)
+	if !slices.Equal(h.Files, []string{"main.go"}) || !slices.Equal(h.Dirs, []string{"."}) {
+		t.Errorf("hints: got files %q, dirs %q, want main.go and .", h.Files, h.Dirs)
 	}
 }

@@ -190,7 +190,7 @@ func (p *Pool) placeExternalLocked(t host.Task, hints matcher.Hints, now time.Ti
 		if s := p.sessions[d.Winner]; s != nil {
 			dec.Workspace = s.workspace
 		}
-		dec.Reason = fmt.Sprintf("would resume %s session %s (%.2f > %.2f): %s", dec.External, d.Winner, dec.Score, dec.Threshold, dec.Resume)
+		dec.Reason = fmt.Sprintf("would resume %s session %s (%s): %s", dec.External, d.Winner, above(dec.Score, dec.Threshold), dec.Resume)
 		return dec
 	}
 	dec.Action = host.ActionSpawned
@@ -234,13 +234,14 @@ func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
 		case placement == config.PlacementRoundRobin:
 			dec.Reason = fmt.Sprintf("%s %s: its turn (placement = round_robin)", verb("reused", "would reuse"), pl.s.id)
 		case pl.below:
-			dec.Reason = fmt.Sprintf("%s %s below the threshold (%.2f): the pool is full at %d sessions", verb("reused", "would reuse"), pl.s.id, pl.score, p.cfg().Pool.MaxSessions)
+			score, threshold := matcher.FormatScore(pl.score, dec.Threshold)
+			dec.Reason = fmt.Sprintf("%s %s below the threshold (%s, not above %s): the pool is full at %d sessions", verb("reused", "would reuse"), pl.s.id, score, threshold, p.cfg().Pool.MaxSessions)
 		default:
-			dec.Reason = fmt.Sprintf("%s %s (%.2f > %.2f)", verb("reused", "would reuse"), pl.s.id, pl.score, dec.Threshold)
+			dec.Reason = fmt.Sprintf("%s %s (%s)", verb("reused", "would reuse"), pl.s.id, above(pl.score, dec.Threshold))
 		}
 	case planRehydrate:
 		dec.Action, dec.Session = host.ActionRehydrated, pl.s.id
-		dec.Reason = fmt.Sprintf("%s dormant %s (%.2f > %.2f)", verb("rehydrated", "would rehydrate"), pl.s.id, pl.score, dec.Threshold)
+		dec.Reason = fmt.Sprintf("%s dormant %s (%s)", verb("rehydrated", "would rehydrate"), pl.s.id, above(pl.score, dec.Threshold))
 	case planSpawn, planRetire:
 		dec.Action = host.ActionSpawned
 		why := spawnReason(pl.d, dec.Threshold)
@@ -266,7 +267,7 @@ func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
 		dec.Action = host.ActionWait
 		if pl.s != nil {
 			dec.Session = pl.s.id
-			dec.Reason = fmt.Sprintf("would wait: the pool is full at %d sessions, and busy %s would win (%.2f > %.2f)", p.cfg().Pool.MaxSessions, pl.s.id, pl.score, dec.Threshold)
+			dec.Reason = fmt.Sprintf("would wait: the pool is full at %d sessions, and busy %s would win (%s)", p.cfg().Pool.MaxSessions, pl.s.id, above(pl.score, dec.Threshold))
 		} else {
 			dec.Reason = fmt.Sprintf("would wait for a free slot: the pool is full at %d sessions, all busy", p.cfg().Pool.MaxSessions)
 		}
@@ -456,7 +457,15 @@ func spawnReason(d matcher.Decision, threshold float64) string {
 		return "no session to reuse"
 	}
 	best := d.Ranked[0]
-	return fmt.Sprintf("best score %.2f (%s) not above %.2f", best.Total, best.ID, threshold)
+	score, th := matcher.FormatScore(best.Total, threshold)
+	return fmt.Sprintf("best score %s (%s) not above %s", score, best.ID, th)
+}
+
+// above says that score is above threshold, with the digits it takes to
+// show it (matcher.FormatScore): never "0.60 > 0.60".
+func above(score, threshold float64) string {
+	s, t := matcher.FormatScore(score, threshold)
+	return s + " > " + t
 }
 
 func totalOf(d matcher.Decision, id string) float64 {

@@ -168,13 +168,27 @@ function renderGraph(run) {
 }
 
 // contributions splits a candidate's total into each factor's share:
-// weight x score, reweighted over the factors that applied, as the
-// matcher computes it.
+// weight x score, reweighted over the factors that applied, freshness and
+// load scaled by the context agreement A (the larger of directory and
+// file among those that applied, else 1), as the matcher computes it.
 function contributions(c, weights) {
   const applied = c.applied || [];
   const sum = applied.reduce((a, f) => a + weights[f], 0) || 1;
   const score = { directory: c.directory, file: c.file, tech: c.tech, freshness: c.freshness, load: c.load_score };
-  return FACTORS.filter((f) => applied.includes(f)).map((f) => ({ f, v: weights[f] * score[f] / sum, score: score[f] }));
+  const context = ["directory", "file"].filter((f) => applied.includes(f));
+  const agreement = context.length ? Math.max(...context.map((f) => score[f])) : 1;
+  const scale = (f) => (f === "freshness" || f === "load") ? agreement : 1;
+  return FACTORS.filter((f) => applied.includes(f)).map((f) => ({ f, v: weights[f] * scale(f) * score[f] / sum, score: score[f] }));
+}
+
+// formatScore prints a total with the decimals it takes to read on the
+// right side of the threshold: "0.6004", never "0.60" (matcher.FormatScore).
+function formatScore(total, threshold) {
+  for (let n = 2; n <= 17; n++) {
+    const t = total.toFixed(n);
+    if (t !== threshold.toFixed(n) || total === threshold) return t;
+  }
+  return String(total);
 }
 
 function renderDecisions(s) {
@@ -190,9 +204,9 @@ function renderDecisions(s) {
       });
       return [
         el("span", { class: "mono" }, c.session + (c.dormant ? " (dormant)" : "") + (c.eligible ? "" : " (busy)")),
-        el("span", { class: "stack", "data-candidate": c.session, "data-total": c.total.toFixed(2) }, ...segs,
+        el("span", { class: "stack", "data-candidate": c.session, "data-total": formatScore(c.total, d.threshold) }, ...segs,
           el("span", { class: "threshold", title: "threshold " + d.threshold, style: `left:${d.threshold * 100}%` })),
-        el("span", {}, c.total.toFixed(2)),
+        el("span", {}, formatScore(c.total, d.threshold)),
       ];
     });
     return el("li", { "data-task": d.task, "data-action": d.action, "data-session": d.session },

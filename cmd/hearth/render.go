@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+// explain renders a candidate's scores on one line, with "-" for factors
+// that did not apply. Its total has the digits it takes to show on which
+// side of threshold, its decision's, it lies (matcher.FormatScore).
+func explain(c host.Candidate, threshold float64) string {
+	applied := make(map[string]bool, len(c.Applied))
+	for _, a := range c.Applied {
+		applied[a] = true
+	}
+	parts := make([]string, 0, 5)
+	for _, f := range []struct {
+		label, name string
+		v           float64
+	}{
+		{"dir", "directory", c.Directory}, {"file", "file", c.File}, {"tech", "tech", c.Tech},
+		{"fresh", "freshness", c.Freshness}, {"load", "load", c.LoadScore},
+	} {
+		if applied[f.name] {
+			parts = append(parts, fmt.Sprintf("%s %.2f", f.label, f.v))
+		} else {
+			parts = append(parts, f.label+" -")
+		}
+	}
+	total, _ := matcher.FormatScore(c.Total, threshold)
+	s := fmt.Sprintf("%s %s = %s", c.Session, total, strings.Join(parts, " "))
+	if c.Dormant {
+		s += " (dormant)"
+	}
+	if !c.Eligible {
+		s += fmt.Sprintf(" (busy %d/%d)", c.Load, c.Capacity)
+	}
+	return s
+}
