@@ -150,7 +150,8 @@ func (e *CompileError) Error() string {
 // Rule is a compiled guard. Its methods are safe for concurrent use.
 type Rule struct {
 	Spec
-	program *vm.Program
+	program  *vm.Program
+	resolver *Resolver
 	// uses holds the environment's top-level names the condition reads,
 	// so that callers build only those.
 	uses   map[string]bool
@@ -159,8 +160,15 @@ type Rule struct {
 }
 
 // Compile checks a spec and compiles its condition against its hook's
-// environment.
-func Compile(s Spec) (*Rule, error) {
+// environment, with paths read under the default PathPolicy.
+func Compile(s Spec) (*Rule, error) { return CompileWith(s, nil) }
+
+// CompileWith is Compile with paths read by r (nil: the default
+// PathPolicy). The guards of one Set share one Resolver.
+func CompileWith(s Spec, r *Resolver) (*Rule, error) {
+	if r == nil {
+		r = defaultResolver()
+	}
 	fail := func(offset int, format string, args ...any) (*Rule, error) {
 		return nil, &CompileError{Guard: s.Name, Offset: offset, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -190,7 +198,10 @@ func Compile(s Spec) (*Rule, error) {
 	if len(s.Condition) > MaxSource {
 		return fail(-1, "the condition is %d bytes, more than the %d allowed; split it into several guards", len(s.Condition), MaxSource)
 	}
-	opts := append(options(), expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes))
+	if ce := checkHelpers(s, r); ce != nil {
+		return nil, ce
+	}
+	opts := append(options(r), expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes))
 	program, err := expr.Compile(s.Condition, opts...)
 	if err != nil {
 		ce := &CompileError{Guard: s.Name, Offset: -1, Msg: err.Error()}
@@ -201,8 +212,7 @@ func Compile(s Spec) (*Rule, error) {
 		ce.Msg, ce.Hint = explain(s.Hook, env, ce.Msg)
 		return nil, ce
 	}
-	r := &Rule{Spec: s, program: program, uses: topLevelNames(program.Node())}
-	return r, nil
+	return &Rule{Spec: s, program: program, resolver: r, uses: topLevelNames(program.Node())}, nil
 }
 
 func contains[T comparable](s []T, v T) bool {
@@ -364,6 +374,7 @@ func (s *Set) Any(h Hook, m Match) bool {
 // First evaluates the guards of hook that apply to m, in config order, and
 // returns the first that fires, or nil.
 func (s *Set) First(h Hook, m Match, env any) *Verdict {
+	env = s.prepare(env)
 	for _, r := range s.Rules(h) {
 		if !r.Applies(m) {
 			continue
@@ -373,6 +384,16 @@ func (s *Set) First(h Hook, m Match, env any) *Verdict {
 		}
 	}
 	return nil
+}
+
+// prepare reads the paths of a pre_tool_use environment that was not
+// built by ToolUse, so that no guard sees a path that is not canonical.
+func (s *Set) prepare(env any) any {
+	if e, ok := env.(ToolUseEnv); ok && !e.read {
+		s.resolver().fill(&e)
+		return e
+	}
+	return env
 }
 
 // Outcome is one guard's answer, for trying rules out.
@@ -388,6 +409,7 @@ type Outcome struct {
 // All evaluates every guard of hook and reports each: whether it applies
 // to m, whether it fired, and what it said.
 func (s *Set) All(h Hook, m Match, env any) []Outcome {
+	env = s.prepare(env)
 	var out []Outcome
 	for _, r := range s.Rules(h) {
 		o := Outcome{Guard: r.Name, Applies: r.Applies(m), Action: r.Action}
@@ -473,5 +495,9 @@ func Describe(h Hook) string {
 	}
 	names := fieldNames(env)
 	sort.Strings(names)
-	return fmt.Sprintf("a %s condition can use %s, and the helpers glob, under, ext, base, dir, dates, days_between", h, strings.Join(names, ", "))
+	helpers := "glob, under, ext, base, dir, dates, days_between"
+	if h == PreToolUse {
+		helpers = "touches, reads, writes, names, touches_under, reads_under, writes_under, " + helpers
+	}
+	return fmt.Sprintf("a %s condition can use %s, and the helpers %s", h, strings.Join(names, ", "), helpers)
 }

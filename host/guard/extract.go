@@ -1,0 +1,427 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// What a tool call names. Each tool is read for what it is known to
+// do (the table in the package documentation); a tool hearth does not
+// know is read by its kind, when its agent says it, and for the input
+// fields of PathPolicy.Fields and DefaultPathFields. Every path becomes
+// a Target: where it is (absolute, clean), where it leads (through
+// symbolic links), what the call does there, and, for a listing or a
+// search, which names below it the call reaches.
+
+// Access is what a tool call does at a path. It is a plain string, so
+// that conditions compare it with one: .access == "read".
+type Access = string
+
+// Accesses.
+const (
+	// AccessRead reads a file's content.
+	AccessRead Access = "read"
+	// AccessWrite writes (creates, edits) a file.
+	AccessWrite Access = "write"
+	// AccessList lists names: a directory's entries, or the paths a
+	// pattern matches.
+	AccessList Access = "list"
+	// AccessSearch reads the content of a file, or of the files below a
+	// directory that its filter admits.
+	AccessSearch Access = "search"
+	// AccessAny may read or write: a word of a shell command, a field
+	// of a tool hearth does not know.
+	AccessAny Access = "any"
+)
+
+// Tool kinds an agent may declare for its tools (sdk.ToolCall.Kind).
+const (
+	KindRead   = "read"
+	KindWrite  = "write"
+	KindList   = "list"
+	KindSearch = "search"
+	KindExec   = "exec"
+	KindOther  = "other"
+)
+
+// Call is a tool call an agent is about to make, as the host hears of
+// it: what ToolUse needs to read its paths.
+type Call struct {
+	Tool string
+	// Kind is what the agent says the tool does (KindRead, ...); empty
+	// when it does not say.
+	Kind string
+	// Paths are the paths the agent says the call touches.
+	Paths []string
+	// Input is the tool's input, when decoded; RawInput the same as
+	// JSON. RawInput is read when set: it keeps keys a decoded map
+	// loses (one of two duplicates, say).
+	Input    map[string]any
+	RawInput json.RawMessage
+	// Cwd is the directory the call's relative paths are relative to:
+	// the agent's workspace, or the cwd a Claude Code hook reports.
+	// Empty means "/".
+	Cwd string
+}
+
+// Target is one path a tool call names, as a condition sees it (an
+// element of targets).
+type Target struct {
+	// Path is the path as given, absolute and clean; Real, where it
+	// leads through symbolic links (Path when no link is on the way).
+	Path string `expr:"path" json:"path"`
+	Real string `expr:"real" json:"real"`
+	// Dir: Real is an existing directory.
+	Dir    bool   `expr:"dir" json:"dir,omitempty"`
+	Access Access `expr:"access" json:"access"`
+	// Filter is, for a listing or a search, the names below Path the
+	// call reaches, as a pattern relative to it ("**" for all, "*" for
+	// a directory's entries); empty for Path alone.
+	Filter string `expr:"filter" json:"filter,omitempty"`
+	// From is where in the call the path came from: an input field
+	// ("file_path", "command"), or "paths" for the agent's own list.
+	From string `expr:"from" json:"from,omitempty"`
+
+	// folded forms, and the compiled patterns of what a listing or a
+	// search reaches below Path and Real.
+	fpath, freal string
+	reach        []*pattern
+}
+
+// rawTarget is a path as the call names it, before it is made
+// canonical.
+type rawTarget struct {
+	p       string
+	access  Access
+	filters []string
+	from    string
+	// tilde: an input field may hold "~/x", which the tool may or may
+	// not expand: both are read.
+	tilde bool
+	// cwds, for a shell word: the directories it may be relative to.
+	cwds []string
+}
+
+// extraction is what reading a call found.
+type extraction struct {
+	raws   []rawTarget
+	unread []string
+}
+
+func (x *extraction) add(t rawTarget) {
+	if t.p == "" {
+		return
+	}
+	x.raws = append(x.raws, t)
+}
+
+func (x *extraction) failf(format string, args ...any) {
+	x.unread = append(x.unread, fmt.Sprintf(format, args...))
+}
+
+// input reads fields of a call's input: every value under a key equal
+// to one of names when case is folded, so that duplicate keys and keys
+// that differ by case (which JSON decoders settle differently) all
+// count. Strings count, and the strings of a list.
+type input struct {
+	raw json.RawMessage
+	m   map[string]any
+	// values holds what was read, by lower-case name.
+	values map[string][]string
+	done   bool
+}
+
+// get returns the strings under name (lower case).
+func (in *input) get(name string) []string {
+	if !in.done {
+		in.read()
+	}
+	return in.values[name]
+}
+
+func (in *input) first(name string) string {
+	if v := in.get(name); len(v) > 0 {
+		return v[len(v)-1]
+	}
+	return ""
+}
+
+func (in *input) read() {
+	in.done = true
+	in.values = make(map[string][]string)
+	if len(in.raw) > 0 {
+		d := json.NewDecoder(bytes.NewReader(in.raw))
+		if t, err := d.Token(); err != nil || t != json.Delim('{') {
+			return
+		}
+		for d.More() {
+			k, err := d.Token()
+			if err != nil {
+				return
+			}
+			key, _ := k.(string)
+			var v any
+			if err := d.Decode(&v); err != nil {
+				return
+			}
+			in.put(key, v)
+		}
+		return
+	}
+	for k, v := range in.m {
+		in.put(k, v)
+	}
+}
+
+func (in *input) put(key string, v any) {
+	key = strings.ToLower(key)
+	switch t := v.(type) {
+	case string:
+		in.values[key] = append(in.values[key], t)
+	case []any:
+		for _, e := range t {
+			if s, ok := e.(string); ok {
+				in.values[key] = append(in.values[key], s)
+			}
+		}
+	case []string:
+		in.values[key] = append(in.values[key], t...)
+	}
+}
+
+// extract reads what c names.
+func (r *Resolver) extract(c Call, cwd string) *extraction {
+	x := &extraction{}
+	in := &input{raw: c.RawInput, m: c.Input}
+	field := func(name string, a Access, filters ...string) {
+		for _, v := range in.get(name) {
+			x.add(rawTarget{p: v, access: a, filters: filters, from: name, tilde: true})
+		}
+	}
+	dirField := func(name string, a Access, filters ...string) {
+		vs := in.get(name)
+		if len(vs) == 0 {
+			vs = []string{cwd}
+		}
+		for _, v := range vs {
+			x.add(rawTarget{p: v, access: a, filters: filters, from: name, tilde: true})
+		}
+	}
+	known := true
+	switch c.Tool {
+	case "Read":
+		field("file_path", AccessRead)
+	case "NotebookRead":
+		field("notebook_path", AccessRead)
+	case "Write", "Edit", "MultiEdit":
+		field("file_path", AccessWrite)
+	case "NotebookEdit":
+		field("notebook_path", AccessWrite)
+	case "LS":
+		dirField("path", AccessList, "*")
+	case "Glob":
+		r.glob(x, in, cwd)
+	case "Grep":
+		dirField("path", AccessSearch, grepFilters(in)...)
+	case "Bash":
+		r.commands(x, in, cwd)
+	default:
+		known = false
+	}
+	if !known {
+		switch c.Kind {
+		case KindExec:
+			r.commands(x, in, cwd)
+		case KindList, KindSearch:
+			// A listing or search tool names its directory in a field
+			// of its own; the default fields are read below.
+		}
+		names := slices.Clone(DefaultPathFields)
+		for _, tf := range r.fields {
+			if tf.tool.match(c.Tool) {
+				names = append(names, tf.fields...)
+			}
+		}
+		a, filters := kindAccess(c.Kind)
+		for _, n := range names {
+			field(strings.ToLower(n), a, filters...)
+		}
+	}
+	a, filters := kindAccess(c.Kind)
+	if known {
+		a, filters = toolAccess(c.Tool)
+	}
+	for _, p := range c.Paths {
+		x.add(rawTarget{p: p, access: a, filters: filters, from: "paths", tilde: true})
+	}
+	return x
+}
+
+// kindAccess is what a tool of kind does at the paths it names.
+func kindAccess(kind string) (Access, []string) {
+	switch kind {
+	case KindRead:
+		return AccessRead, nil
+	case KindWrite:
+		return AccessWrite, nil
+	case KindList:
+		return AccessList, []string{"*"}
+	case KindSearch:
+		return AccessSearch, []string{"**"}
+	}
+	return AccessAny, nil
+}
+
+// toolAccess is what a known tool does at the paths its agent lists.
+func toolAccess(tool string) (Access, []string) {
+	switch tool {
+	case "Read", "NotebookRead":
+		return AccessRead, nil
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		return AccessWrite, nil
+	case "LS", "Glob":
+		return AccessList, []string{"**"}
+	case "Grep":
+		return AccessSearch, []string{"**"}
+	}
+	return AccessAny, nil
+}
+
+// glob reads a Glob call: the pattern's literal leading directories
+// join its path, and the rest is the filter of a listing there.
+func (r *Resolver) glob(x *extraction, in *input, cwd string) {
+	bases := in.get("path")
+	if len(bases) == 0 {
+		bases = []string{cwd}
+	}
+	pats := in.get("pattern")
+	if len(pats) == 0 {
+		pats = []string{"*"}
+	}
+	for _, b := range bases {
+		for _, p := range pats {
+			dir, filter := splitPattern(p)
+			if dir != "" {
+				if path.IsAbs(dir) || strings.HasPrefix(dir, "~") {
+					b = dir
+				} else {
+					b = b + "/" + dir
+				}
+			}
+			x.add(rawTarget{p: b, access: AccessList, filters: []string{filter}, from: "pattern", tilde: true})
+		}
+	}
+}
+
+// splitPattern splits a pattern into its leading directories without
+// special characters and the rest. A rest that climbs ("..") is read as
+// reaching anything below the root.
+func splitPattern(p string) (dir, rest string) {
+	segs := strings.Split(p, "/")
+	i := 0
+	for i < len(segs)-1 && !strings.ContainsAny(segs[i], `*?[{\`) {
+		i++
+	}
+	dir = strings.Join(segs[:i], "/")
+	if dir == "" && strings.HasPrefix(p, "/") {
+		dir = "/"
+	}
+	rest = strings.Join(segs[i:], "/")
+	if slices.Contains(segs[i:], "..") {
+		return "/", "**"
+	}
+	if rest == "" {
+		rest = "*"
+	}
+	return dir, rest
+}
+
+// grepFilters are the names below its path a Grep reaches: its glob,
+// read as ripgrep reads one (a glob without a slash matches a name at
+// any depth), or the files of its type; everything when it has
+// neither, or a glob that excludes ("!x") or a type hearth does not
+// know.
+func grepFilters(in *input) []string {
+	var out []string
+	for _, g := range in.get("glob") {
+		g = strings.TrimSpace(g)
+		switch {
+		case g == "" || strings.HasPrefix(g, "!"):
+			return []string{"**"}
+		case strings.HasPrefix(g, "/"):
+			out = append(out, strings.TrimPrefix(g, "/"), "**/"+strings.TrimPrefix(g, "/"))
+		default:
+			out = append(out, g, "**/"+g)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, t := range in.get("type") {
+		globs, ok := ripgrepTypes[strings.TrimSpace(t)]
+		if !ok {
+			return []string{"**"}
+		}
+		for _, g := range globs {
+			out = append(out, "**/"+g)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	return []string{"**"}
+}
+
+// ripgrepTypes are the file types of ripgrep's built-in list that a
+// Grep's type may name, with their globs. A type not here reaches
+// every file.
+var ripgrepTypes = map[string][]string{
+	"c":        {"*.[chH]", "*.[chH].in", "*.cats"},
+	"config":   {"*.cfg", "*.conf", "*.config", "*.ini"},
+	"cpp":      {"*.[ChH]", "*.cc", "*.[ch]pp", "*.[ch]xx", "*.hh", "*.inl", "*.[ChH].in", "*.cc.in", "*.[ch]pp.in", "*.[ch]xx.in", "*.hh.in"},
+	"cs":       {"*.cs"},
+	"csharp":   {"*.cs"},
+	"css":      {"*.css", "*.scss"},
+	"go":       {"*.go"},
+	"h":        {"*.h", "*.hh", "*.hpp"},
+	"html":     {"*.htm", "*.html", "*.ejs"},
+	"java":     {"*.java", "*.jsp", "*.jspx", "*.properties"},
+	"js":       {"*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"},
+	"json":     {"*.json", "composer.lock"},
+	"kotlin":   {"*.kt", "*.kts"},
+	"lua":      {"*.lua"},
+	"markdown": {"*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn"},
+	"md":       {"*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn"},
+	"php":      {"*.php", "*.php3", "*.php4", "*.php5", "*.php7", "*.php8", "*.pht", "*.phtml"},
+	"protobuf": {"*.proto"},
+	"py":       {"*.py"},
+	"ruby":     {"config.ru", "Gemfile", ".irbrc", "Rakefile", "*.gemspec", "*.rb", "*.rbw"},
+	"rust":     {"*.rs"},
+	"scala":    {"*.scala", "*.sbt"},
+	"sh": {".login", ".logout", ".profile", "profile", ".bash_login", "bash_login", ".bash_logout", "bash_logout",
+		".bash_profile", "bash_profile", ".bashrc", "bashrc", "*.bashrc", ".cshrc", "*.cshrc", ".kshrc", "*.kshrc",
+		".tcshrc", ".zshenv", "zshenv", ".zlogin", "zlogin", ".zlogout", "zlogout", ".zprofile", "zprofile",
+		".zshrc", "zshrc", "*.bash", "*.csh", "*.ksh", "*.sh", "*.tcsh", "*.zsh"},
+	"sql":   {"*.sql", "*.psql"},
+	"swift": {"*.swift"},
+	"toml":  {"*.toml", "Cargo.lock"},
+	"ts":    {"*.ts", "*.tsx", "*.cts", "*.mts"},
+	"txt":   {"*.txt"},
+	"xml":   {"*.xml", "*.xml.dist", "*.dtd", "*.xsl", "*.xslt", "*.xsd", "*.xjb", "*.rng", "*.sch", "*.xhtml"},
+	"yaml":  {"*.yaml", "*.yml"},
+}
+
+// commands reads the shell commands of a call: its command field, a
+// string or a list of words.
+func (r *Resolver) commands(x *extraction, in *input, cwd string) {
+	if !in.done {
+		in.read()
+	}
+	for _, cmd := range in.values["command"] {
+		r.shell(x, cmd, cwd)
+	}
+}
