@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 
@@ -150,6 +149,20 @@ func (sr *shellReader) visit(n syntax.Node) bool {
 		}
 	case *syntax.Assign:
 		sr.assignNode(n)
+	case *syntax.ParamExp:
+		// Its default or replacement words may be paths; its name and
+		// index are not.
+		if n.Exp != nil && n.Exp.Word != nil {
+			syntax.Walk(n.Exp.Word, sr.visit)
+		}
+		if n.Repl != nil {
+			for _, w := range []*syntax.Word{n.Repl.Orig, n.Repl.With} {
+				if w != nil {
+					syntax.Walk(w, sr.visit)
+				}
+			}
+		}
+		return false
 	case *syntax.Word:
 		if !sr.done[n] {
 			sr.done[n] = true
@@ -202,9 +215,7 @@ func (sr *shellReader) operands(args []string) string {
 			opts = false
 			continue
 		case opts && strings.HasPrefix(a, "-") && a != "-":
-			if _, v, ok := strings.Cut(a, "="); ok {
-				sr.add(v, AccessAny)
-			}
+			sr.optionValues(a)
 			continue
 		}
 		sr.add(a, AccessAny)
@@ -216,6 +227,34 @@ func (sr *shellReader) operands(args []string) string {
 		sr.chdir(sr.r.home)
 	}
 	return name
+}
+
+// optionValues reads the paths an option may carry: the value of
+// --opt=value, and the argument attached to a short option (-f.env,
+// -xf/etc/passwd, -i~/.ssh/id_rsa): what follows its first letter, and
+// each tail that starts like a path.
+func (sr *shellReader) optionValues(a string) {
+	if _, v, ok := strings.Cut(a, "="); ok {
+		sr.add(v, AccessAny)
+	}
+	if strings.HasPrefix(a, "--") || len(a) < 3 {
+		return
+	}
+	sr.add(sr.tilde(a[2:]), AccessAny)
+	for i := 3; i < len(a) && i < 256; i++ {
+		if a[i] == '.' || a[i] == '/' || a[i] == '~' {
+			sr.add(sr.tilde(a[i:]), AccessAny)
+		}
+	}
+}
+
+// tilde expands a leading ~ the shell left alone because it was not at
+// the start of a word.
+func (sr *shellReader) tilde(s string) string {
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		return sr.r.expandHome(s)
+	}
+	return s
 }
 
 // redirect reads a redirection of command name.
@@ -467,7 +506,7 @@ func (sr *shellReader) config(vars map[string]string) *expand.Config {
 			if sr.dirs > maxGlobDirs {
 				return nil, errGlobBudget
 			}
-			return os.ReadDir(dir)
+			return readDir(dir)
 		},
 		DotGlob:    true,
 		NoCaseGlob: sr.r.fold,
