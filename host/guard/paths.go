@@ -34,21 +34,56 @@ func (r *Resolver) read(c Call) ([]Target, []string) {
 				if i > 0 && path.IsAbs(v) {
 					break
 				}
-				t := r.target(v, dir, raw)
-				key := t.Path + "\x00" + t.Real + "\x00" + t.Access + "\x00" + t.Filter
-				if seen[key] {
-					continue
+				for _, t := range r.targets(v, dir, raw) {
+					key := t.Path + "\x00" + t.Real + "\x00" + t.Access + "\x00" + t.Filter
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					if len(out) >= maxTargets {
+						x.failf("the call names more than %d paths", maxTargets)
+						return out, x.unread
+					}
+					out = append(out, t)
 				}
-				seen[key] = true
-				if len(out) >= maxTargets {
-					x.failf("the call names more than %d paths", maxTargets)
-					return out, x.unread
-				}
-				out = append(out, t)
 			}
 		}
 	}
 	return out, x.unread
+}
+
+// targets makes one path of a call canonical. For a listing or a search
+// whose filter names one entry (a Grep with glob "link-env"), the
+// entry is a target too, resolved: a symbolic link there leads where
+// the tool may follow it. (Links deeper below a searched directory are
+// not followed; see the package documentation.)
+func (r *Resolver) targets(p, cwd string, raw rawTarget) []Target {
+	t := r.target(p, cwd, raw)
+	out := []Target{t}
+	for _, f := range raw.filters {
+		name := strings.TrimPrefix(f, "**/")
+		if name == "" || strings.ContainsAny(name, `*?[{\`) {
+			continue
+		}
+		for _, base := range []string{t.Path, t.Real} {
+			er := rawTarget{access: entryAccess(raw.access), from: raw.from}
+			if r.resolve(base+"/"+name).dir {
+				er.access, er.filters = raw.access, []string{"**"}
+			}
+			if entry := r.target(base+"/"+name, "/", er); entry.Real != entry.Path {
+				out = append(out, entry)
+			}
+		}
+	}
+	return out
+}
+
+// entryAccess is what a listing or search does to an entry it reaches.
+func entryAccess(a Access) Access {
+	if a == AccessSearch {
+		return AccessRead
+	}
+	return a
 }
 
 // target makes one path of a call canonical.
