@@ -67,7 +67,7 @@ func (r *Resolver) targets(p, cwd string, raw rawTarget) []Target {
 		}
 		for _, base := range []string{t.Path, t.Real} {
 			er := rawTarget{access: entryAccess(raw.access), from: raw.from}
-			if r.resolve(base+"/"+name).dir {
+			if r.resolve(base + "/" + name).dir {
 				er.access, er.filters = raw.access, []string{"**"}
 			}
 			if entry := r.target(base+"/"+name, "/", er); entry.Real != entry.Path {
