@@ -101,9 +101,9 @@ type toolFields struct {
 // resolution is where a path leads.
 type resolution struct {
 	real string
-	// dir: real is an existing directory.
-	dir bool
-	at  time.Time
+	// exists: real exists; dir: it is a directory.
+	exists, dir bool
+	at          time.Time
 }
 
 // NewResolver returns a Resolver for p. A tool pattern in p.Fields that
@@ -263,7 +263,7 @@ func walk(p string) resolution {
 			rest = target + "/" + rest
 		}
 	}
-	return resolution{real: dest, dir: isDir && !missing}
+	return resolution{real: dest, exists: !missing, dir: isDir && !missing}
 }
 
 // canonical returns p as given, made absolute against cwd and cleaned,

@@ -283,7 +283,9 @@ func toolAccess(tool string) (Access, []string) {
 		return AccessRead, nil
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
 		return AccessWrite, nil
-	case "LS", "Glob":
+	case "LS":
+		return AccessList, []string{"*"}
+	case "Glob":
 		return AccessList, []string{"**"}
 	case "Grep":
 		return AccessSearch, []string{"**"}

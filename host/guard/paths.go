@@ -115,6 +115,39 @@ func (r *Resolver) target(p, cwd string, raw rawTarget) Target {
 	return t
 }
 
+// Named returns the paths a call names as it names them, for a
+// session's fingerprint rather than a guard: absolute and clean, not
+// followed through symbolic links, a shell command's words left out.
+// Dir is set for a directory: what a listing lists, and a search's path
+// when the file system says it is one (or, for a path that does not
+// exist, when its name has no extension).
+func Named(c Call) []Target {
+	r := defaultResolver()
+	cwd := absDir(c.Cwd)
+	if c.Tool == "Bash" || c.Kind == KindExec {
+		c.RawInput, c.Input = nil, nil
+	}
+	var out []Target
+	for _, raw := range r.extract(c, cwd).raws {
+		if raw.from == "command" {
+			continue
+		}
+		p := path.Clean(join(cwd, raw.p))
+		t := Target{Path: p, Real: p, Access: raw.access, From: raw.from}
+		switch raw.access {
+		case AccessList:
+			t.Dir = true
+		case AccessSearch:
+			// What does not exist (yet, or here) is taken for a
+			// directory unless its name has an extension.
+			res := r.resolve(p)
+			t.Dir = res.dir || (!res.exists && path.Ext(p) == "")
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // fill reads the paths of e's call, unless they were read already.
 func (r *Resolver) fill(e *ToolUseEnv) {
 	if e.read {
