@@ -280,7 +280,13 @@ func (r *Resolver) canonical(p, cwd string) (given string, res resolution) {
 // time (from a tool's input, say) are not, so that what is kept stays
 // bounded by the config.
 func (r *Resolver) pattern(src string, keep bool) (*pattern, error) {
-	return r.compiled("\x00anchored\x00"+src, keep, func() (*pattern, error) { return compilePattern(r.anchor(src), r.fold) })
+	return r.compiled("\x00anchored\x00"+src, keep, func() (*pattern, error) {
+		// Errors point into the pattern as written.
+		if _, err := compilePattern(src, r.fold); err != nil {
+			return nil, err
+		}
+		return compilePattern(r.anchor(src), r.fold)
+	})
 }
 
 // globPattern compiles glob()'s pattern: ~ expanded, read as written.
@@ -335,6 +341,9 @@ func (r *Resolver) underPattern(dir string, strict, keep bool) (*pattern, error)
 }
 
 func (r *Resolver) compileUnder(dir string, strict bool) (*pattern, error) {
+	if _, err := compilePattern(dir, r.fold); err != nil {
+		return nil, err
+	}
 	d := strings.TrimSuffix(r.anchor(dir), "/")
 	if d == "" {
 		d = "/"

@@ -153,14 +153,25 @@ func options(r *Resolver) []expr.Option {
 		expr.DisableBuiltin("now"),
 		expr.Patch(envPatcher{}),
 		expr.Function("glob", func(args ...any) (any, error) {
-			p, err := r.globPattern(args[1].(string), false)
-			if err != nil {
-				return false, fmt.Errorf("glob pattern %q: %w", args[1], err)
+			name, src := cleanPath(args[0].(string)), args[1].(string)
+			p, err := r.globPattern(src, false)
+			if err == nil && path.IsAbs(name) && !isAnchored(src) {
+				// The paths guards see are absolute: a relative
+				// pattern matches at any depth.
+				p, err = r.pattern(src, false)
 			}
-			return p.match(fold(cleanPath(args[0].(string)))), nil
+			if err != nil {
+				return false, fmt.Errorf("glob pattern %q: %w", src, err)
+			}
+			return p.match(fold(name)), nil
 		}, new(func(path, pattern string) bool)),
 		expr.Function("under", func(args ...any) (any, error) {
 			p, d := fold(path.Clean(args[0].(string))), fold(path.Clean(r.expandHome(args[1].(string))))
+			if path.IsAbs(p) && !path.IsAbs(d) && d != "." {
+				// A relative directory, for an absolute path: at any
+				// depth.
+				return strings.HasSuffix(p, "/"+d) || strings.Contains(p, "/"+d+"/"), nil
+			}
 			return p == d || d == "." || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/"), nil
 		}, new(func(path, dir string) bool)),
 		expr.Function("ext", func(args ...any) (any, error) { return path.Ext(args[0].(string)), nil }, new(func(string) string)),
@@ -199,6 +210,12 @@ func options(r *Resolver) []expr.Option {
 		}, new(func(env any, pattern string) bool)))
 	}
 	return opts
+}
+
+// isAnchored reports whether a pattern says where it starts: at the
+// root, at home, or at any depth already.
+func isAnchored(src string) bool {
+	return path.IsAbs(src) || src == "~" || strings.HasPrefix(src, "~/") || strings.HasPrefix(src, "**")
 }
 
 // cleanPath cleans p as path.Clean does, keeping "" empty.

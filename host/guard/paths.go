@@ -346,7 +346,11 @@ func checkHelpers(s Spec, r *Resolver) *CompileError {
 		}
 		if id.Value == "glob" && len(call.Arguments) == 2 {
 			if str, ok := call.Arguments[1].(*ast.StringNode); ok {
-				if _, err := r.globPattern(str.Value, true); err != nil {
+				_, err := r.globPattern(str.Value, true)
+				if err == nil && !isAnchored(str.Value) {
+					_, err = r.pattern(str.Value, true)
+				}
+				if err != nil {
 					ce = &CompileError{Guard: s.Name, Offset: str.Location().From, Msg: fmt.Sprintf("glob pattern: %v", err)}
 				}
 			}

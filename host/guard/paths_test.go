@@ -144,6 +144,33 @@ func TestGlobCleans(t *testing.T) {
 	}
 }
 
+// TestRelativeRules: conditions written for relative paths keep
+// matching the absolute paths guards now see.
+func TestRelativeRules(t *testing.T) {
+	tests := []struct {
+		cond string
+		path string
+		want bool
+	}{
+		{`glob(path, "crypto/**")`, "/w/crypto/k.go", true},
+		{`glob(path, "crypto/**")`, "/w/cryptox/k.go", false},
+		{`glob(path, "*.pem")`, "/w/a/b.pem", true},
+		{`glob(path, "crypto/**")`, "crypto/k.go", true},
+		{`glob(path, "crypto/*")`, "x/crypto/k.go", false},
+		{`under(path, "src")`, "/w/src/a.go", true},
+		{`under(path, "src")`, "/w/srcs/a.go", false},
+		{`under(path, "src/models")`, "/w/src/models", true},
+		{`under(path, "src")`, "src/a.go", true},
+		{`under(path, "src")`, "x/src/a.go", false},
+	}
+	for _, tt := range tests {
+		rule := mustCompile(t, Spec{Name: "g", Hook: Transition, Condition: strings.ReplaceAll(tt.cond, "path", "state.p")})
+		if got, err := rule.Eval(TransitionEnv{State: map[string]any{"p": tt.path}}); got != tt.want || err != nil {
+			t.Errorf("%s on %s: got %v, %v", tt.cond, tt.path, got, err)
+		}
+	}
+}
+
 // TestCaseSensitive: with case_sensitive, names differing in case are
 // other files.
 func TestCaseSensitive(t *testing.T) {
