@@ -44,6 +44,9 @@
 //	                                  beyond loopback it needs token_file
 //	guards.case_sensitive     false  path matching folds case, on every
 //	                                  system (package guard says why)
+//	guards.searches_skip_hidden
+//	                          false  a Grep without glob or type may read
+//	                                  hidden files below its path
 //	guards.path_fields        {}     input fields that hold paths, by tool
 //	                                  name pattern: {"mcp__fs__*" = ["path"]}
 //	hooks.agent               the first agent with external = "claude-code"

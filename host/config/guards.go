@@ -33,10 +33,11 @@ type rawGuard struct {
 // rawGuardPaths is the `guards { ... }` block: how every guard reads
 // the paths of tool calls (guard.PathPolicy).
 type rawGuardPaths struct {
-	CaseSensitive *bool               `hcl:"case_sensitive,optional"`
-	PathFields    map[string][]string `hcl:"path_fields,optional"`
-	Body          hcl.Body            `hcl:",body"`
-	DefRange      hcl.Range           `hcl:",def_range"`
+	CaseSensitive      *bool               `hcl:"case_sensitive,optional"`
+	SearchesSkipHidden *bool               `hcl:"searches_skip_hidden,optional"`
+	PathFields         map[string][]string `hcl:"path_fields,optional"`
+	Body               hcl.Body            `hcl:",body"`
+	DefRange           hcl.Range           `hcl:",def_range"`
 }
 
 // guardPaths reads the guards block into cfg.GuardPaths, and makes the
@@ -45,6 +46,9 @@ func (v *validator) guardPaths(raw *rawGuardPaths, cfg *Config) {
 	if raw != nil {
 		if raw.CaseSensitive != nil {
 			cfg.GuardPaths.CaseSensitive = *raw.CaseSensitive
+		}
+		if raw.SearchesSkipHidden != nil {
+			cfg.GuardPaths.SearchesSkipHidden = *raw.SearchesSkipHidden
 		}
 		for tool, fields := range raw.PathFields {
 			at := attrRange(raw.Body, "path_fields", raw.DefRange)
@@ -57,7 +61,7 @@ func (v *validator) guardPaths(raw *rawGuardPaths, cfg *Config) {
 	r, err := guard.NewResolver(cfg.GuardPaths)
 	if err != nil {
 		v.errorf(attrRange(raw.Body, "path_fields", raw.DefRange), "Invalid tool pattern", "path_fields: %v. A key is a pattern on tool names, such as \"mcp__filesystem__*\".", err)
-		r, _ = guard.NewResolver(guard.PathPolicy{CaseSensitive: cfg.GuardPaths.CaseSensitive})
+		r, _ = guard.NewResolver(guard.PathPolicy{CaseSensitive: cfg.GuardPaths.CaseSensitive, SearchesSkipHidden: cfg.GuardPaths.SearchesSkipHidden})
 	}
 	cfg.resolver = r
 }

@@ -107,8 +107,9 @@ guard "quality" {
 func TestGuardPaths(t *testing.T) {
 	src := `
 guards {
-  case_sensitive = true
-  path_fields    = { "mcp__vault__*" = ["secret_file"] }
+  case_sensitive       = true
+  searches_skip_hidden = true
+  path_fields          = { "mcp__vault__*" = ["secret_file"] }
 }
 guard "no-env" {
   hook      = "pre_tool_use"
@@ -118,7 +119,7 @@ guard "no-env" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.GuardPaths.CaseSensitive || !slices.Equal(cfg.GuardPaths.Fields["mcp__vault__*"], []string{"secret_file"}) {
+	if !cfg.GuardPaths.CaseSensitive || !cfg.GuardPaths.SearchesSkipHidden || !slices.Equal(cfg.GuardPaths.Fields["mcp__vault__*"], []string{"secret_file"}) {
 		t.Errorf("got %+v", cfg.GuardPaths)
 	}
 	set := cfg.GuardSet()

@@ -112,6 +112,7 @@ matcher {
 # How guards read paths (every setting, with its default):
 # guards {
 #   case_sensitive = false  # ".ENV" is ".env"; true where every file system tells case apart
+#   searches_skip_hidden = false  # true: a Grep without glob or type skips dot files, as ripgrep does
 #   path_fields    = {}     # input fields holding paths, by tool: { "mcp__fs__*" = ["path", "dest"] }
 # }
 

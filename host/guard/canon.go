@@ -64,6 +64,14 @@ type PathPolicy struct {
 	// "mcp__filesystem__*". Every tool hearth does not know is also read
 	// for the fields in DefaultPathFields.
 	Fields map[string][]string
+	// SearchesSkipHidden takes a search or listing with no filter of
+	// its own (a Grep without glob or type) to skip hidden files and
+	// directories below its path, as ripgrep — Claude Code's Grep —
+	// does unless told otherwise. By default a guard assumes it may read
+	// them: a guard on .env then refuses every unfiltered Grep of a tree
+	// that may hold one. A search that names a hidden path, or whose
+	// glob or type admits hidden names, reaches them either way.
+	SearchesSkipHidden bool
 	// CacheTTL bounds how long a symbolic link resolution is reused; 0
 	// means DefaultCacheTTL, a negative value turns the cache off.
 	CacheTTL time.Duration
@@ -81,7 +89,8 @@ var DefaultPathFields = []string{
 // Resolver makes tool calls' paths canonical under a PathPolicy. Its
 // methods are safe for concurrent use.
 type Resolver struct {
-	fold   bool
+	fold       bool
+	skipHidden bool
 	home   string
 	fields []toolFields
 	ttl    time.Duration
@@ -109,7 +118,7 @@ type resolution struct {
 // NewResolver returns a Resolver for p. A tool pattern in p.Fields that
 // does not compile is an error wrapping ErrPattern.
 func NewResolver(p PathPolicy) (*Resolver, error) {
-	r := &Resolver{fold: !p.CaseSensitive, home: p.Home, ttl: p.CacheTTL, now: p.Now}
+	r := &Resolver{fold: !p.CaseSensitive, skipHidden: p.SearchesSkipHidden, home: p.Home, ttl: p.CacheTTL, now: p.Now}
 	if r.home == "" {
 		r.home = HomeDir()
 	}

@@ -100,6 +100,10 @@ func (r *Resolver) target(p, cwd string, raw rawTarget) Target {
 			break
 		}
 		for _, f := range raw.filters {
+			if f == "**" && r.skipHidden && (raw.access == AccessSearch || raw.access == AccessList) {
+				t.reach = append(t.reach, compileVisibleBelow(strings.TrimSuffix(base, "/"), r.fold))
+				continue
+			}
 			b := escapeGlob(base)
 			if b == "/" {
 				b = ""
@@ -185,6 +189,43 @@ func (s *Set) ToolUse(c Call) ToolUseEnv {
 	targets, unread := r.read(c)
 	r.setTargets(&e, targets, unread)
 	return e
+}
+
+// ToolUseFor is ToolUse for the guards that apply to m: when none of
+// them reads the call's paths (paths, targets, unread or a path
+// helper), they are not read at all.
+func (s *Set) ToolUseFor(m Match, c Call) ToolUseEnv {
+	for _, name := range pathNames {
+		if s.Uses(PreToolUse, m, name) {
+			return s.ToolUse(c)
+		}
+	}
+	return ToolUseEnv{Tool: c.Tool, Kind: c.Kind, Input: c.Input, Cwd: absDir(c.Cwd), read: true}
+}
+
+// pathNames are the names a condition reads a call's paths through.
+var pathNames = func() []string {
+	names := []string{"paths", "targets", "unread"}
+	for _, h := range pathHelpers {
+		names = append(names, h.name)
+	}
+	return names
+}()
+
+// Absolute makes relative paths (such as a session fingerprint's, which
+// are relative to its agent's workspace) absolute against dir and
+// clean, as the paths of a tool call are: a condition compares them
+// with paths as they are. An empty dir leaves them as they are.
+func Absolute(dir string, paths []string) []string {
+	if dir == "" {
+		return paths
+	}
+	dir = absDir(dir)
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = path.Clean(join(dir, p))
+	}
+	return out
 }
 
 // resolver is the Resolver the set's guards were compiled with.

@@ -293,3 +293,47 @@ func TestHomeDir(t *testing.T) {
 		t.Errorf("default resolver: home %q, case sensitive %v", r.Home(), r.CaseSensitive())
 	}
 }
+
+// TestToolUseFor: a call's paths are read only for guards that read
+// them.
+func TestToolUseFor(t *testing.T) {
+	set := NewSet([]*Rule{
+		mustCompile(t, Spec{Name: "shell", Hook: PreToolUse, Condition: `tool == "Bash"`, Agents: []string{"a"}}),
+		mustCompile(t, Spec{Name: "env", Hook: PreToolUse, Condition: `tool == "Read" && reads(".env")`, Agents: []string{"b"}}),
+	})
+	c := Call{Tool: "Read", Input: map[string]any{"file_path": ".env"}, Cwd: "/w"}
+	if e := set.ToolUseFor(Match{Agent: "a"}, c); e.Targets != nil || !e.read {
+		t.Errorf("agent a: read %v", e.Targets)
+	}
+	if e := set.ToolUseFor(Match{Agent: "b"}, c); len(e.Targets) != 1 || set.First(PreToolUse, Match{Agent: "b"}, e) == nil {
+		t.Errorf("agent b: got %v", e.Targets)
+	}
+}
+
+// TestSearchesSkipHidden: with searches_skip_hidden, a Grep without a
+// filter is taken to skip hidden names below its path, as ripgrep does;
+// one that names them, by path or glob, still reaches them.
+func TestSearchesSkipHidden(t *testing.T) {
+	tr := newTree(t)
+	for _, skip := range []bool{false, true} {
+		r := tr.resolver(t, PathPolicy{SearchesSkipHidden: skip})
+		set := secretsGuard(t, r)
+		for _, tc := range []struct {
+			input string
+			deny  bool // with skip set
+		}{
+			{`{"pattern":"x"}`, false},
+			{`{"pattern":"x","path":"$HOME"}`, false},
+			{`{"pattern":"x","path":"$HOME/.ssh"}`, true},
+			{`{"pattern":"x","glob":".env"}`, true},
+			{`{"pattern":"x","path":"$HOME","glob":"id_*"}`, true},
+			{`{"pattern":"x","path":"$HOME","type":"sh"}`, true},
+			{`{"pattern":"x","path":"$W/ssh"}`, true},
+		} {
+			got := set.First(PreToolUse, Match{}, set.ToolUse(tr.call(bypassCase{tool: "Grep", input: tc.input}))) != nil
+			if want := tc.deny || !skip; got != want {
+				t.Errorf("skip %v, Grep %s: denied %v, want %v", skip, tc.input, got, want)
+			}
+		}
+	}
+}

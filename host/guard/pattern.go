@@ -388,6 +388,21 @@ func compilePattern(src string, fold bool) (*pattern, error) {
 	return p, nil
 }
 
+// compileVisibleBelow is the pattern of base and of every path below it
+// whose names below base are not hidden (do not start with a dot).
+func compileVisibleBelow(base string, fold bool) *pattern {
+	if fold {
+		base = foldCase(base)
+	}
+	b := &builder{src: base}
+	visible := &class{neg: true, ranges: []rune{'.', '.'}}
+	seg := b.cat(b.one(inst{op: opChar, r: '/'}), b.cat(b.one(inst{op: opClass, cls: visible}), b.star(b.one(inst{op: opAny}))))
+	f := b.cat(b.lit(base), b.star(seg))
+	m := b.add(inst{op: opMatch})
+	b.patch(f.outs, m)
+	return &pattern{src: base + "/**", insts: b.insts, start: f.start, prefix: base}
+}
+
 // maxAlternatives bounds the patterns braces expand to before they are
 // compiled; past it they are compiled as they are.
 const maxAlternatives = 64
