@@ -98,8 +98,10 @@ type Resolver struct {
 
 	mu    sync.Mutex
 	cache *simplelru.LRU[string, resolution]
-	// patterns holds the patterns conditions name, compiled.
-	patterns sync.Map
+	// The patterns conditions name, compiled: as the path helpers read
+	// them, as glob() reads them, and as directories (with all below,
+	// and strictly below).
+	anchored, globs, under, below sync.Map
 }
 
 type toolFields struct {
@@ -289,7 +291,7 @@ func (r *Resolver) canonical(p, cwd string) (given string, res resolution) {
 // time (from a tool's input, say) are not, so that what is kept stays
 // bounded by the config.
 func (r *Resolver) pattern(src string, keep bool) (*pattern, error) {
-	return r.compiled("\x00anchored\x00"+src, keep, func() (*pattern, error) {
+	return r.compiled(&r.anchored, src, keep, func() (*pattern, error) {
 		// Errors point into the pattern as written.
 		if _, err := compilePattern(src, r.fold); err != nil {
 			return nil, err
@@ -300,7 +302,7 @@ func (r *Resolver) pattern(src string, keep bool) (*pattern, error) {
 
 // globPattern compiles glob()'s pattern: ~ expanded, read as written.
 func (r *Resolver) globPattern(src string, keep bool) (*pattern, error) {
-	return r.compiled("\x00glob\x00"+src, keep, func() (*pattern, error) {
+	return r.compiled(&r.globs, src, keep, func() (*pattern, error) {
 		if src == "~" {
 			src = escapeGlob(r.home)
 		} else if rest, ok := strings.CutPrefix(src, "~/"); ok {
@@ -310,8 +312,8 @@ func (r *Resolver) globPattern(src string, keep bool) (*pattern, error) {
 	})
 }
 
-func (r *Resolver) compiled(key string, keep bool, compile func() (*pattern, error)) (*pattern, error) {
-	if p, ok := r.patterns.Load(key); ok {
+func (r *Resolver) compiled(cache *sync.Map, key string, keep bool, compile func() (*pattern, error)) (*pattern, error) {
+	if p, ok := cache.Load(key); ok {
 		return p.(*pattern), nil
 	}
 	p, err := compile()
@@ -319,7 +321,7 @@ func (r *Resolver) compiled(key string, keep bool, compile func() (*pattern, err
 		return nil, err
 	}
 	if keep {
-		r.patterns.Store(key, p)
+		cache.Store(key, p)
 	}
 	return p, nil
 }
@@ -342,11 +344,11 @@ func (r *Resolver) anchor(src string) string {
 // underPattern is the pattern of dir and everything below it; with
 // strict, only what is below it.
 func (r *Resolver) underPattern(dir string, strict, keep bool) (*pattern, error) {
-	key := "\x00under\x00" + dir
+	cache := &r.under
 	if strict {
-		key = "\x00below\x00" + dir
+		cache = &r.below
 	}
-	return r.compiled(key, keep, func() (*pattern, error) { return r.compileUnder(dir, strict) })
+	return r.compiled(cache, dir, keep, func() (*pattern, error) { return r.compileUnder(dir, strict) })
 }
 
 func (r *Resolver) compileUnder(dir string, strict bool) (*pattern, error) {

@@ -7,6 +7,9 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // What a tool call names. Each tool is read for what it is known to
@@ -124,36 +127,57 @@ func (x *extraction) failf(format string, args ...any) {
 }
 
 // input reads fields of a call's input: every value under a key equal
-// to one of names when case is folded, so that duplicate keys and keys
-// that differ by case (which JSON decoders settle differently) all
-// count. Strings count, and the strings of a list.
+// to a name when case is folded, so that duplicate keys and keys that
+// differ by case (which JSON decoders settle differently) all count.
+// Strings count, and the strings of a list.
 type input struct {
 	raw json.RawMessage
 	m   map[string]any
-	// values holds what was read, by lower-case name.
-	values map[string][]string
+	// fields holds what was read, in order.
+	fields []field
 	done   bool
 }
 
-// get returns the strings under name (lower case).
+type field struct {
+	key    string
+	values []string
+	list   bool
+	// one holds a single value without a slice of its own.
+	one [1]string
+}
+
+// get returns the strings under name (lower case). The slice is the
+// input's own when one key holds them all: callers do not change it.
 func (in *input) get(name string) []string {
 	if !in.done {
 		in.read()
 	}
-	return in.values[name]
-}
-
-func (in *input) first(name string) string {
-	if v := in.get(name); len(v) > 0 {
-		return v[len(v)-1]
+	var out []string
+	shared := false
+	for _, f := range in.fields {
+		if !strings.EqualFold(f.key, name) {
+			continue
+		}
+		switch {
+		case out == nil:
+			out, shared = f.values, true
+		case shared:
+			out = append(slices.Clip(out), f.values...)
+			shared = false
+		default:
+			out = append(out, f.values...)
+		}
 	}
-	return ""
+	return out
 }
 
 func (in *input) read() {
 	in.done = true
-	in.values = make(map[string][]string)
-	if len(in.raw) > 0 {
+	switch {
+	case len(in.raw) > 0 && json.Valid(in.raw):
+		scanObject(in.raw, in.putRaw)
+	case len(in.raw) > 0:
+		// Broken JSON: what the decoder reads before the break.
 		d := json.NewDecoder(bytes.NewReader(in.raw))
 		if t, err := d.Token(); err != nil || t != json.Delim('{') {
 			return
@@ -170,33 +194,139 @@ func (in *input) read() {
 			}
 			in.put(key, v)
 		}
-		return
-	}
-	for k, v := range in.m {
-		in.put(k, v)
+	default:
+		for k, v := range in.m {
+			in.put(k, v)
+		}
 	}
 }
 
 func (in *input) put(key string, v any) {
-	key = strings.ToLower(key)
 	switch t := v.(type) {
 	case string:
-		in.values[key] = append(in.values[key], t)
+		in.fields = append(in.fields, field{key: key, values: []string{t}})
 	case []any:
+		f := field{key: key, list: true}
 		for _, e := range t {
 			if s, ok := e.(string); ok {
-				in.values[key] = append(in.values[key], s)
+				f.values = append(f.values, s)
 			}
 		}
+		in.fields = append(in.fields, f)
 	case []string:
-		in.values[key] = append(in.values[key], t...)
+		in.fields = append(in.fields, field{key: key, values: t, list: true})
 	}
 }
 
-// extract reads what c names.
-func (r *Resolver) extract(c Call, cwd string) *extraction {
-	x := &extraction{}
-	in := &input{raw: c.RawInput, m: c.Input}
+// putRaw records a value of valid JSON.
+func (in *input) putRaw(key string, v []byte) {
+	switch v[0] {
+	case '"':
+		// The value lives in the field itself: one allocation less per
+		// call. (A field moved by a later append keeps its values
+		// readable where they were.)
+		in.fields = append(in.fields, field{key: key})
+		f := &in.fields[len(in.fields)-1]
+		f.one[0] = unquote(v)
+		f.values = f.one[:]
+	case '[':
+		var list []any
+		if json.Unmarshal(v, &list) == nil {
+			in.put(key, list)
+		}
+	}
+}
+
+// unquote decodes a JSON string token, as encoding/json does.
+func unquote(tok []byte) string {
+	body := tok[1 : len(tok)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body)
+	}
+	var s string
+	_ = json.Unmarshal(tok, &s)
+	return s
+}
+
+// scanObject calls fn with each key and raw value of the top level of b,
+// a valid JSON document; it does nothing when b is not an object.
+func scanObject(b []byte, fn func(key string, value []byte)) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] == '}' {
+			return
+		}
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		end := stringEnd(b, i)
+		key := unquote(b[i:end])
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // the colon
+		vend := valueEnd(b, i)
+		fn(key, b[i:vend])
+		i = vend
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the string token starting at i.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd is the index just past the value starting at i.
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[j])) {
+		j++
+	}
+	return j
+}
+
+// extract reads what c names into x.
+func (r *Resolver) extract(x *extraction, c Call, cwd string) {
+	x.raws = make([]rawTarget, 0, 2)
+	in := &input{raw: c.RawInput, m: c.Input, fields: make([]field, 0, 4)}
 	field := func(name string, a Access, filters ...string) {
 		for _, v := range in.get(name) {
 			x.add(rawTarget{p: v, access: a, filters: filters, from: name, tilde: true})
@@ -258,7 +388,6 @@ func (r *Resolver) extract(c Call, cwd string) *extraction {
 	for _, p := range c.Paths {
 		x.add(rawTarget{p: p, access: a, filters: filters, from: "paths", tilde: true})
 	}
-	return x
 }
 
 // kindAccess is what a tool of kind does at the paths it names.
@@ -423,7 +552,26 @@ func (r *Resolver) commands(x *extraction, in *input, cwd string) {
 	if !in.done {
 		in.read()
 	}
-	for _, cmd := range in.values["command"] {
-		r.shell(x, cmd, cwd)
+	for _, f := range in.fields {
+		if !strings.EqualFold(f.key, "command") {
+			continue
+		}
+		if f.list {
+			// A list of words: each is a word, and the list a command.
+			words := make([]string, 0, len(f.values))
+			for _, w := range f.values {
+				x.add(rawTarget{p: w, access: AccessAny, from: "command", tilde: true})
+				q, err := syntax.Quote(w, syntax.LangBash)
+				if err != nil {
+					q = w
+				}
+				words = append(words, q)
+			}
+			r.shell(x, strings.Join(words, " "), cwd)
+			continue
+		}
+		for _, cmd := range f.values {
+			r.shell(x, cmd, cwd)
+		}
 	}
 }

@@ -1,9 +1,11 @@
 package guard
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -223,4 +225,59 @@ func FuzzToolUse(f *testing.F) {
 		}
 		_ = set.First(PreToolUse, Match{}, env)
 	})
+}
+
+// FuzzScanObject: on valid JSON, the quick scan of a tool input's top
+// level reads the keys and values encoding/json reads, in order.
+func FuzzScanObject(f *testing.F) {
+	for _, s := range []string{
+		`{"file_path":"a","FILE_PATH":"b","file_path":null}`, `{"a":{"b":["}",1]},"c":"d\"e"}`,
+		`{"k\u0065y":"\u00e9\ud83d\ude00","x":[1,"y",{"z":"w"}],"n":-1.5e3,"t":true}`, ` { } `, `[1]`, `"s"`,
+		"{\"a\":\"\xff\"}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		var got []string
+		scanObject(b, func(k string, v []byte) {
+			var x any
+			if err := json.Unmarshal(v, &x); err != nil {
+				t.Fatalf("value %q of %q is not JSON: %v", v, k, err)
+			}
+			got = append(got, k, string(mustJSON(t, x)))
+		})
+		var want []string
+		d := json.NewDecoder(bytes.NewReader(b))
+		if tok, err := d.Token(); err == nil && tok == json.Delim('{') {
+			for d.More() {
+				k, _ := d.Token()
+				var x any
+				if err := d.Decode(&x); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, k.(string), string(mustJSON(t, x)))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("scan %q\ndecoder %q", got, want)
+		}
+		in := &input{raw: b}
+		for i := 0; i+1 < len(want); i += 2 {
+			var s string
+			if strings.HasPrefix(want[i+1], `"`) && json.Unmarshal([]byte(want[i+1]), &s) == nil && !slices.Contains(in.get(want[i]), s) {
+				t.Fatalf("input.get(%q) = %q lacks %q", want[i], in.get(want[i]), s)
+			}
+		}
+	})
+}
+
+func mustJSON(t *testing.T, x any) []byte {
+	b, err := json.Marshal(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -2,7 +2,6 @@ package guard
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,30 +282,4 @@ func FuzzDecodeInput(f *testing.F) {
 			t.Fatalf("a decoded input does not run: %v %v", fired, err)
 		}
 	})
-}
-
-// BenchmarkEval: one five-clause pre-tool-use rule, evaluated with a pooled
-// VM. Reference on this machine class: 0.33-0.41 µs; target <= 1 µs p50.
-func BenchmarkEval(b *testing.B) {
-	r := mustCompile(b, Spec{Name: "five", Hook: PreToolUse, Condition: `tool == "Read" && len(paths) > 0 && any(paths, glob(#, "**/.env*")) && task.agent != "admin" && session.tool_uses < 1000`})
-	env := ToolUseEnv{Tool: "Read", Paths: []string{"services/billing/config/.env.production"}, Task: Task{Agent: "coder"}, Session: Session{ToolUses: 10}}
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		if fired, err := r.Eval(env); !fired || err != nil {
-			b.Fatal(fired, err)
-		}
-		ds = append(ds, time.Since(start))
-	}
-	b.StopTimer()
-	reportP50(b, ds)
-}
-
-func reportP50(b *testing.B, ds []time.Duration) {
-	if len(ds) == 0 {
-		return
-	}
-	slices.Sort(ds)
-	b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds())/1000, "p50-µs")
 }

@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/expr-lang/expr/ast"
@@ -17,34 +18,58 @@ const maxTargets = 1024
 // of it could not be read (nil when all of it was).
 func (r *Resolver) read(c Call) ([]Target, []string) {
 	cwd := absDir(c.Cwd)
-	x := r.extract(c, cwd)
-	var out []Target
-	seen := make(map[string]bool)
+	var x extraction
+	r.extract(&x, c, cwd)
+	out := make([]Target, 0, len(x.raws))
+	var seen map[targetKey]bool // past a few targets
+	add := func(t Target) bool {
+		k := targetKey{t.Path, t.Real, t.Access, t.Filter}
+		if seen == nil && len(out) < 16 {
+			for i := range out {
+				if (targetKey{out[i].Path, out[i].Real, out[i].Access, out[i].Filter}) == k {
+					return true
+				}
+			}
+		} else {
+			if seen == nil {
+				seen = make(map[targetKey]bool, 2*len(out))
+				for i := range out {
+					seen[targetKey{out[i].Path, out[i].Real, out[i].Access, out[i].Filter}] = true
+				}
+			}
+			if seen[k] {
+				return true
+			}
+			seen[k] = true
+		}
+		if len(out) >= maxTargets {
+			x.failf("the call names more than %d paths", maxTargets)
+			return false
+		}
+		out = append(out, t)
+		return true
+	}
 	for _, raw := range x.raws {
-		variants := []string{raw.p}
-		if raw.tilde && (raw.p == "~" || strings.HasPrefix(raw.p, "~/")) {
-			variants = append(variants, r.expandHome(raw.p))
-		}
-		cwds := raw.cwds
-		if len(cwds) == 0 {
-			cwds = []string{cwd}
-		}
-		for _, v := range variants {
+		home := raw.tilde && (raw.p == "~" || strings.HasPrefix(raw.p, "~/"))
+		for variant := range 2 {
+			v := raw.p
+			if variant == 1 {
+				if !home {
+					break
+				}
+				v = r.expandHome(raw.p)
+			}
+			cwds := raw.cwds
+			if len(cwds) == 0 {
+				one := [1]string{cwd}
+				cwds = one[:]
+			}
 			for i, dir := range cwds {
 				if i > 0 && path.IsAbs(v) {
 					break
 				}
-				for _, t := range r.targets(v, dir, raw) {
-					key := t.Path + "\x00" + t.Real + "\x00" + t.Access + "\x00" + t.Filter
-					if seen[key] {
-						continue
-					}
-					seen[key] = true
-					if len(out) >= maxTargets {
-						x.failf("the call names more than %d paths", maxTargets)
-						return out, x.unread
-					}
-					out = append(out, t)
+				if !r.targets(v, dir, raw, add) {
+					return out, x.unread
 				}
 			}
 		}
@@ -52,14 +77,18 @@ func (r *Resolver) read(c Call) ([]Target, []string) {
 	return out, x.unread
 }
 
+type targetKey struct{ path, real, access, filter string }
+
 // targets makes one path of a call canonical. For a listing or a search
 // whose filter names one entry (a Grep with glob "link-env"), the
 // entry is a target too, resolved: a symbolic link there leads where
 // the tool may follow it. (Links deeper below a searched directory are
 // not followed; see the package documentation.)
-func (r *Resolver) targets(p, cwd string, raw rawTarget) []Target {
+func (r *Resolver) targets(p, cwd string, raw rawTarget, emit func(Target) bool) bool {
 	t := r.target(p, cwd, raw)
-	out := []Target{t}
+	if !emit(t) {
+		return false
+	}
 	for _, f := range raw.filters {
 		name := strings.TrimPrefix(f, "**/")
 		if name == "" || strings.ContainsAny(name, `*?[{\`) {
@@ -70,12 +99,12 @@ func (r *Resolver) targets(p, cwd string, raw rawTarget) []Target {
 			if r.resolve(base + "/" + name).dir {
 				er.access, er.filters = raw.access, []string{"**"}
 			}
-			if entry := r.target(base+"/"+name, "/", er); entry.Real != entry.Path {
-				out = append(out, entry)
+			if entry := r.target(base+"/"+name, "/", er); entry.Real != entry.Path && !emit(entry) {
+				return false
 			}
 		}
 	}
-	return out
+	return true
 }
 
 // entryAccess is what a listing or search does to an entry it reaches.
@@ -93,7 +122,10 @@ func (r *Resolver) target(p, cwd string, raw rawTarget) Target {
 	t.Filter = strings.Join(raw.filters, " ")
 	t.fpath, t.freal = t.Path, t.Real
 	if r.fold {
-		t.fpath, t.freal = foldCase(t.Path), foldCase(t.Real)
+		t.fpath, t.freal = foldCase(t.Path), t.fpath
+		if t.Real != t.Path {
+			t.freal = foldCase(t.Real)
+		}
 	}
 	for _, base := range []string{t.Path, t.Real} {
 		if base == t.Real && t.Real == t.Path && len(t.reach) > 0 {
@@ -132,7 +164,9 @@ func Named(c Call) []Target {
 		c.RawInput, c.Input = nil, nil
 	}
 	var out []Target
-	for _, raw := range r.extract(c, cwd).raws {
+	var x extraction
+	r.extract(&x, c, cwd)
+	for _, raw := range x.raws {
 		if raw.from == "command" {
 			continue
 		}
@@ -166,13 +200,26 @@ func (r *Resolver) setTargets(e *ToolUseEnv, targets []Target, unread []string) 
 	e.Targets = targets
 	e.Unread = strings.Join(unread, "; ")
 	e.Paths = make([]string, 0, 2*len(targets))
-	seen := make(map[string]bool, 2*len(targets))
+	var seen map[string]bool // past a few paths
 	for _, t := range targets {
-		for _, p := range []string{t.Path, t.Real} {
-			if !seen[p] {
+		for _, p := range [2]string{t.Path, t.Real} {
+			if seen == nil && len(e.Paths) < 16 {
+				if slices.Contains(e.Paths, p) {
+					continue
+				}
+			} else {
+				if seen == nil {
+					seen = make(map[string]bool, 2*len(targets))
+					for _, q := range e.Paths {
+						seen[q] = true
+					}
+				}
+				if seen[p] {
+					continue
+				}
 				seen[p] = true
-				e.Paths = append(e.Paths, p)
 			}
+			e.Paths = append(e.Paths, p)
 		}
 	}
 	if e.Cwd == "" {

@@ -3,8 +3,8 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -80,6 +80,16 @@ type pattern struct {
 	src   string
 	insts []inst
 	start int32
+	// first, follow and final drive match (see prepare).
+	words  int
+	first  bitset
+	follow []bitset
+	final  int32
+	// ascii holds, for each ASCII character, the states that accept
+	// it, for patterns of at most 64 states.
+	ascii *[128]uint64
+	// required is literal text every match contains.
+	required string
 	// prefix and suffix are literal text every match starts and ends
 	// with: a quick refusal before running the automaton.
 	prefix, suffix string
@@ -385,6 +395,10 @@ func compilePattern(src string, fold bool) (*pattern, error) {
 		suffix = ""
 	}
 	p.prefix, p.suffix = prefix, suffix
+	if !strings.Contains(src, "{") && !slashed {
+		p.required = requiredLiteral(src)
+	}
+	p.prepare()
 	return p, nil
 }
 
@@ -400,7 +414,9 @@ func compileVisibleBelow(base string, fold bool) *pattern {
 	f := b.cat(b.lit(base), b.star(seg))
 	m := b.add(inst{op: opMatch})
 	b.patch(f.outs, m)
-	return &pattern{src: base + "/**", insts: b.insts, start: f.start, prefix: base}
+	p := &pattern{src: base + "/**", insts: b.insts, start: f.start, prefix: base}
+	p.prepare()
+	return p
 }
 
 // maxAlternatives bounds the patterns braces expand to before they are
@@ -495,7 +511,9 @@ func compileLiteral(path string, fold bool) *pattern {
 	f := b.lit(path)
 	m := b.add(inst{op: opMatch})
 	b.patch(f.outs, m)
-	return &pattern{src: path, insts: b.insts, start: f.start, literal: true, prefix: path, suffix: path}
+	p := &pattern{src: path, insts: b.insts, start: f.start, literal: true, prefix: path, suffix: path}
+	p.prepare()
+	return p
 }
 
 // literalEnds returns the literal text before a pattern's first special
@@ -548,6 +566,43 @@ func commonSuffix(a, b string) string {
 	return a[len(a)-n:]
 }
 
+// requiredLiteral is the longest run of plain characters that every
+// match of a pattern without braces contains: a quick refusal of most
+// paths. The slash that goes with a ** segment is optional, and is not
+// part of a run.
+func requiredLiteral(src string) string {
+	best, run := "", ""
+	flush := func() {
+		if len(run) > len(best) {
+			best = run
+		}
+		run = ""
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\\':
+			if i+1 < len(src) && !strings.ContainsRune(`*?[]{},\/`, rune(src[i+1])) {
+				run += src[i+1 : i+2]
+			} else {
+				flush()
+			}
+			i++
+		case c == '[':
+			flush()
+			i = classEnd(src, i)
+		case c == '*' || c == '?':
+			flush()
+		case c == '/' && (strings.HasPrefix(src[i+1:], "**") || (i >= 2 && src[i-2:i] == "**")):
+			flush()
+		default:
+			run += src[i : i+1]
+		}
+	}
+	flush()
+	return best
+}
+
 // foldCase lower-cases s, without allocating when it has no upper case.
 func foldCase(s string) string {
 	for i := 0; i < len(s); i++ {
@@ -559,36 +614,61 @@ func foldCase(s string) string {
 	return s
 }
 
-// machine holds a match's thread lists, reused through a pool.
-type machine struct {
-	cur, next sparse
-}
+// bitset is a set of automaton states.
+type bitset []uint64
 
-type sparse struct {
-	dense  []int32
-	sparse []int32
-}
+func (b bitset) set(i int32)      { b[i/64] |= 1 << (uint(i) % 64) }
+func (b bitset) has(i int32) bool { return b[i/64]&(1<<(uint(i)%64)) != 0 }
 
-func (s *sparse) reset(n int) {
-	if cap(s.sparse) < n {
-		s.sparse = make([]int32, n)
-		s.dense = make([]int32, 0, n)
+// prepare precomputes what matching needs: for each state that
+// consumes a rune, the states that follow it once the splits after it
+// are taken (its closure), and the closure of the start. A match then
+// moves a set of states one rune at a time, with no recursion.
+func (p *pattern) prepare() {
+	n := len(p.insts)
+	p.words = (n + 63) / 64
+	closure := func(from int32) bitset {
+		b := make(bitset, p.words)
+		var walk func(i int32)
+		seen := make(bitset, p.words)
+		walk = func(i int32) {
+			if i < 0 || seen.has(i) {
+				return
+			}
+			seen.set(i)
+			if in := &p.insts[i]; in.op == opSplit {
+				walk(in.out)
+				walk(in.alt)
+				return
+			}
+			b.set(i)
+		}
+		walk(from)
+		return b
 	}
-	s.sparse = s.sparse[:n]
-	s.dense = s.dense[:0]
+	p.first = closure(p.start)
+	p.follow = make([]bitset, n)
+	for i := range p.insts {
+		if in := &p.insts[i]; in.op != opSplit && in.op != opMatch {
+			p.follow[i] = closure(in.out)
+		}
+	}
+	for i := range p.insts {
+		if p.insts[i].op == opMatch {
+			p.final = int32(i)
+		}
+	}
+	if p.words == 1 {
+		p.ascii = new([128]uint64)
+		for c := range rune(128) {
+			for i := range p.insts {
+				if p.insts[i].accepts(c) {
+					p.ascii[c] |= 1 << uint(i)
+				}
+			}
+		}
+	}
 }
-
-func (s *sparse) has(i int32) bool {
-	j := s.sparse[i]
-	return int(j) < len(s.dense) && s.dense[j] == i
-}
-
-func (s *sparse) add(i int32) {
-	s.sparse[i] = int32(len(s.dense))
-	s.dense = append(s.dense, i)
-}
-
-var machines = sync.Pool{New: func() any { return new(machine) }}
 
 // match reports whether path (folded already when the pattern is) is in
 // the pattern's language.
@@ -596,44 +676,54 @@ func (p *pattern) match(path string) bool {
 	if p.literal {
 		return path == p.src
 	}
-	if !strings.HasPrefix(path, p.prefix) || !strings.HasSuffix(path, p.suffix) {
+	if !strings.HasPrefix(path, p.prefix) || !strings.HasSuffix(path, p.suffix) || !strings.Contains(path, p.required) {
 		return false
 	}
-	m := machines.Get().(*machine)
-	defer machines.Put(m)
-	m.cur.reset(len(p.insts))
-	m.next.reset(len(p.insts))
-	p.addThread(&m.cur, p.start)
-	for _, r := range path {
-		if len(m.cur.dense) == 0 {
-			return false
+	if p.words == 1 {
+		cur := p.first[0]
+		for _, r := range path {
+			var next uint64
+			if r < 128 {
+				for m := cur & p.ascii[r]; m != 0; m &= m - 1 {
+					next |= p.follow[bits.TrailingZeros64(m)][0]
+				}
+			} else {
+				for m := cur; m != 0; m &= m - 1 {
+					i := bits.TrailingZeros64(m)
+					if p.insts[i].accepts(r) {
+						next |= p.follow[i][0]
+					}
+				}
+			}
+			if next == 0 {
+				return false
+			}
+			cur = next
 		}
-		for _, i := range m.cur.dense {
-			in := &p.insts[i]
-			if in.accepts(r) {
-				p.addThread(&m.next, in.out)
+		return cur&(1<<uint(p.final)) != 0
+	}
+	cur, next := make(bitset, p.words), make(bitset, p.words)
+	copy(cur, p.first)
+	for _, r := range path {
+		clear(next)
+		any := false
+		for w, word := range cur {
+			for m := word; m != 0; m &= m - 1 {
+				i := w*64 + bits.TrailingZeros64(m)
+				if p.insts[i].accepts(r) {
+					for k, f := range p.follow[i] {
+						next[k] |= f
+					}
+					any = true
+				}
 			}
 		}
-		m.cur, m.next = m.next, m.cur
-		m.next.dense = m.next.dense[:0]
-	}
-	for _, i := range m.cur.dense {
-		if p.insts[i].op == opMatch {
-			return true
+		if !any {
+			return false
 		}
+		cur, next = next, cur
 	}
-	return false
-}
-
-func (p *pattern) addThread(s *sparse, i int32) {
-	if i < 0 || s.has(i) {
-		return
-	}
-	s.add(i)
-	if in := &p.insts[i]; in.op == opSplit {
-		p.addThread(s, in.out)
-		p.addThread(s, in.alt)
-	}
+	return cur.has(p.final)
 }
 
 func (in *inst) accepts(r rune) bool {
