@@ -91,10 +91,10 @@ var DefaultPathFields = []string{
 type Resolver struct {
 	fold       bool
 	skipHidden bool
-	home   string
-	fields []toolFields
-	ttl    time.Duration
-	now    func() time.Time
+	home       string
+	fields     []toolFields
+	ttl        time.Duration
+	now        func() time.Time
 
 	mu    sync.Mutex
 	cache *simplelru.LRU[string, resolution]
