@@ -133,8 +133,10 @@
 // command it is used in, a directory walked by a command (grep -r, find,
 // tar) below the names the command gives, and a symbolic link below a
 // searched directory that the search's glob does not name (ripgrep,
-// Claude Code's Grep, does not follow those unless told to). Nor can a
-// pre-tool-use check see a file change between the check and the use. An agent's own code calling
+// Claude Code's Grep, does not follow those unless told to), a hard link
+// made before the guard was there, and names that mean something else in
+// the agent's process than in the host's (/proc/self, /dev/fd). Nor can
+// a pre-tool-use check see a file change between the check and the use. An agent's own code calling
 // the operating system is never seen at all. Confinement (Landlock, on
 // Linux) is what holds there; guards say no early, with a reason.
 package guard

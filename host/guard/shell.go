@@ -38,7 +38,9 @@ import (
 // or of a command that runs its arguments as a command (sh -c, bash -c,
 // eval, sudo, env, xargs, find -exec, ssh, ...; see runsCommands), and
 // here-documents and here-strings given to one, are parsed as commands
-// in turn, to a depth of maxShellDepth.
+// in turn, to a depth of maxShellDepth; in a command that runs a shell
+// at all, every argument is, since the shell may read it from a pipe
+// (echo 'cat .env' | sh).
 //
 // A command that does not parse, or that exceeds the limits below, is
 // not read whole: the call's unread says why, and the path helpers
@@ -90,6 +92,9 @@ type shellReader struct {
 	done map[*syntax.Word]bool
 	// failed: a limit was reached; the rest is not read.
 	failed bool
+	// shellRuns: the command runs a shell, which may read commands from
+	// anywhere in it.
+	shellRuns bool
 }
 
 // shell reads the command line cmd, run in cwd.
@@ -123,9 +128,26 @@ func (sr *shellReader) script(src string) {
 		sr.failf("the command does not parse as bash: %v", err)
 		return
 	}
+	if !sr.shellRuns {
+		// A shell anywhere in the command may run what the rest
+		// writes to it (echo 'cat .env' | sh): then every word that
+		// looks like a command is read as one.
+		syntax.Walk(f, func(n syntax.Node) bool {
+			if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 && shells[path.Base(c.Args[0].Lit())] {
+				sr.shellRuns = true
+			}
+			return !sr.shellRuns
+		})
+	}
 	sr.depth++
 	defer func() { sr.depth-- }()
 	syntax.Walk(f, sr.visit)
+}
+
+// shells are the commands that run a script from their standard input.
+var shells = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
+	"csh": true, "tcsh": true, "busybox": true, "source": true, ".": true,
 }
 
 func (sr *shellReader) visit(n syntax.Node) bool {
@@ -204,7 +226,7 @@ func (sr *shellReader) operands(args []string) string {
 		// A program named by its path.
 		sr.add(args[0], AccessAny)
 	}
-	nested := runsCommands[name]
+	nested := runsCommands[name] || sr.shellRuns
 	opts := true
 	for _, a := range args[1:] {
 		if nested && strings.ContainsAny(a, " \t\n;|&<>$`()") {
