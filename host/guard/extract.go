@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -109,10 +110,28 @@ type rawTarget struct {
 	cwds []string
 }
 
-// extraction is what reading a call found.
+// extraction is what reading a call found. Its slices are reused from
+// call to call (extractions): what a call's targets keep are strings.
 type extraction struct {
 	raws   []rawTarget
 	unread []string
+	fields []field
+}
+
+var extractions = sync.Pool{New: func() any { return new(extraction) }}
+
+// getExtraction returns an empty extraction; putExtraction takes it back
+// once its targets are made.
+func getExtraction() *extraction { return extractions.Get().(*extraction) }
+
+func putExtraction(x *extraction) {
+	if cap(x.raws) > 64 || cap(x.fields) > 64 {
+		return
+	}
+	clear(x.raws[:cap(x.raws)])
+	clear(x.fields[:cap(x.fields)])
+	x.raws, x.unread, x.fields = x.raws[:0], nil, x.fields[:0]
+	extractions.Put(x)
 }
 
 func (x *extraction) add(t rawTarget) {
@@ -325,8 +344,11 @@ func valueEnd(b []byte, i int) int {
 
 // extract reads what c names into x.
 func (r *Resolver) extract(x *extraction, c Call, cwd string) {
-	x.raws = make([]rawTarget, 0, 2)
-	in := &input{raw: c.RawInput, m: c.Input, fields: make([]field, 0, 4)}
+	if x.raws == nil {
+		x.raws = make([]rawTarget, 0, 2)
+	}
+	in := &input{raw: c.RawInput, m: c.Input, fields: x.fields[:0]}
+	defer func() { x.fields = in.fields }()
 	field := func(name string, a Access, filters ...string) {
 		for _, v := range in.get(name) {
 			x.add(rawTarget{p: v, access: a, filters: filters, from: name, tilde: true})

@@ -18,8 +18,9 @@ const maxTargets = 1024
 // of it could not be read (nil when all of it was).
 func (r *Resolver) read(c Call) ([]Target, []string) {
 	cwd := absDir(c.Cwd)
-	var x extraction
-	r.extract(&x, c, cwd)
+	x := getExtraction()
+	defer putExtraction(x)
+	r.extract(x, c, cwd)
 	out := make([]Target, 0, len(x.raws))
 	var seen map[targetKey]bool // past a few targets
 	add := func(t Target) bool {
