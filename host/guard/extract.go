@@ -385,13 +385,11 @@ func (r *Resolver) extract(x *extraction, c Call, cwd string) {
 		known = false
 	}
 	if !known {
-		switch c.Kind {
-		case KindExec:
+		if c.Kind == KindExec {
 			r.commands(x, in, cwd)
-		case KindList, KindSearch:
-			// A listing or search tool names its directory in a field
-			// of its own; the default fields are read below.
 		}
+		// Its fields, read for what its kind does: a listing or search
+		// tool names its directory in one of them.
 		names := slices.Clone(DefaultPathFields)
 		for _, tf := range r.fields {
 			if tf.tool.match(c.Tool) {
