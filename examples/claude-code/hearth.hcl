@@ -15,10 +15,18 @@ agent "claude-code" {
   }
 }
 
+# Guards see every path of a tool call canonical (absolute, clean, through
+# symbolic links), a Bash command's words and Grep's glob included.
+# Claude Code's Grep is ripgrep, which skips dot files unless its glob
+# names them: a Grep of the project without a glob cannot read .env.
+guards {
+  searches_skip_hidden = true
+}
+
 guard "no-env-files" {
   hook      = "pre_tool_use"
   agents    = ["claude-code"]
-  condition = "any(paths, glob(#, '**/.env*'))"
+  condition = "touches('**/.env*')"
   message   = ".env files hold secrets: read settings through config/settings.go instead"
 }
 

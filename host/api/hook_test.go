@@ -229,3 +229,34 @@ func TestBadHookPayloads(t *testing.T) {
 		t.Errorf("hook for an unknown agent: %v", err)
 	}
 }
+
+// TestHookGuardsReadTheWholeCall: the example's .env guard, given a
+// Claude Code payload, sees the paths its tool input names however they
+// are spelled, a shell command's included, read against the payload's
+// cwd.
+func TestHookGuardsReadTheWholeCall(t *testing.T) {
+	d := claudeCodeDaemon(t)
+	for _, tc := range []struct {
+		tool, input string
+		deny        bool
+	}{
+		{"Read", `{"file_path":"./src/../.env"}`, true},
+		{"Read", `{"file_path":"//home//dev/shop/.ENV"}`, true},
+		{"Bash", `{"command":"cat .env | head -1"}`, true},
+		{"Bash", `{"command":"sh -c 'cd config && cat ../.env.local'"}`, true},
+		{"Grep", `{"pattern":"KEY","glob":".env*"}`, true},
+		{"Bash", `{"command":"go test ./..."}`, false},
+		{"Read", `{"file_path":"src/cart/cart.go"}`, false},
+	} {
+		for name, via := range map[string]hookVia{"grpc": viaGRPC, "http": viaHTTP} {
+			payload := `{"session_id":"s-guards","hook_event_name":"PreToolUse","cwd":"/home/dev/shop","tool_name":"` + tc.tool + `","tool_input":` + tc.input + `}`
+			out, errText := via(t, d, []byte(payload))
+			if errText != "" {
+				t.Fatalf("%s %s: %s", name, tc.input, errText)
+			}
+			if denied := bytes.Contains(out, []byte(`"permissionDecision":"deny"`)); denied != tc.deny {
+				t.Errorf("%s %s %s: denied %v, want %v (%s)", name, tc.tool, tc.input, denied, tc.deny, out)
+			}
+		}
+	}
+}

@@ -25,7 +25,9 @@
 //
 // Paths are taken as Claude Code gives them: absolute (a relative one is
 // joined to the session's cwd). A tool that works on a directory (Glob,
-// Grep and LS without a path) works in cwd.
+// Grep and LS without a path) works in cwd. The pre_tool_use guards read
+// the whole tool input themselves (package host/guard): the payload's
+// cwd is what its relative paths and shell commands are read against.
 package claudecode
 
 import (
@@ -34,10 +36,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
+	"slices"
 	"strings"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -144,32 +147,46 @@ func position(b []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
-// EventName reads a payload's hook_event_name as far as it can: it
-// finds it among the object's first keys even when the payload is too
-// big, or broken after it. "" when it cannot tell.
+// EventName reads a payload's hook_event_name as the decoder does: on
+// every payload Parse accepts, it is the name Parse reads — keys
+// compared without case, the last one winning, null changing nothing —
+// because it is the same decoding. On a payload the decoder refuses
+// (too big, or broken after the name), it reads the keys before the
+// spot where the payload breaks by the same rules; "" when it cannot
+// tell. The hook's fail-closed handling depends on it.
 func EventName(b []byte) string {
+	var p struct {
+		HookEventName string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(b, &p) == nil {
+		return p.HookEventName
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
+	name := ""
 	for d.More() {
 		k, err := d.Token()
 		if err != nil {
-			return ""
-		}
-		if k == "hook_event_name" {
-			var name string
-			if d.Decode(&name) != nil {
-				return ""
-			}
 			return name
+		}
+		if key, _ := k.(string); strings.EqualFold(key, "hook_event_name") {
+			var v *string
+			if d.Decode(&v) != nil {
+				return name
+			}
+			if v != nil {
+				name = *v
+			}
+			continue
 		}
 		var skip json.RawMessage
 		if d.Decode(&skip) != nil {
-			return ""
+			return name
 		}
 	}
-	return ""
+	return name
 }
 
 // Answer is what the hook answers Claude Code: the JSON to print on
@@ -260,55 +277,28 @@ func failed(resp json.RawMessage) bool {
 	return r.IsError || (r.Success != nil && !*r.Success)
 }
 
-// Paths are the files and directories a tool use names, for guards and
-// the session's fingerprint. A directory ends in "/": the fingerprint
-// tells directories from files by it.
+// Paths are the files and directories a tool use names, for the
+// session's fingerprint: absolute (a relative path is joined to cwd),
+// clean, as given (not through symbolic links). A directory ends in
+// "/": the fingerprint tells directories from files by it. The fields
+// are read as the guards read them (guard.Named): Read, Write, Edit,
+// MultiEdit, NotebookEdit and NotebookRead name a file; LS, and Glob
+// (its pattern's leading directories), a directory; Grep's path is a
+// file or a directory, as the file system says. Shell commands name no
+// path for the fingerprint: their words are for guards.
 func Paths(tool string, input json.RawMessage, cwd string) []string {
-	var in struct {
-		FilePath     string `json:"file_path"`
-		NotebookPath string `json:"notebook_path"`
-		Path         string `json:"path"`
+	if tool == "Bash" {
+		return nil
 	}
-	if len(input) > 0 {
-		// Tool inputs that are not objects name no paths.
-		_ = json.Unmarshal(input, &in)
+	var out []string
+	for _, t := range guard.Named(guard.Call{Tool: tool, RawInput: input, Cwd: cwd}) {
+		p := t.Path
+		if t.Dir && p != "/" {
+			p += "/"
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
 	}
-	abs := func(p string) string {
-		if p == "" {
-			return ""
-		}
-		if !path.IsAbs(p) && cwd != "" {
-			p = path.Join(cwd, p)
-		}
-		return p
-	}
-	dir := func(p string) []string {
-		if p = abs(p); p == "" {
-			p = cwd
-		}
-		if p == "" {
-			return nil
-		}
-		return []string{strings.TrimSuffix(p, "/") + "/"}
-	}
-	switch tool {
-	case "Read", "Write", "Edit", "MultiEdit":
-		if p := abs(in.FilePath); p != "" {
-			return []string{p}
-		}
-	case "NotebookRead", "NotebookEdit":
-		if p := abs(in.NotebookPath); p != "" {
-			return []string{p}
-		}
-	case "Glob", "LS":
-		return dir(in.Path)
-	case "Grep":
-		// Grep's path is a file or a directory; a name with an extension
-		// is taken for a file.
-		if p := abs(in.Path); p != "" && path.Ext(p) != "" {
-			return []string{p}
-		}
-		return dir(in.Path)
-	}
-	return nil
+	return out
 }

@@ -59,11 +59,97 @@ func TestPaths(t *testing.T) {
 		{"Bash", `{"command":"cat /w/.env"}`, nil},
 		{"mcp__db__query", `{"sql":"select 1"}`, nil},
 		{"Read", `not json`, nil},
+		// Clean, whatever the spelling.
+		{"Read", `{"file_path":"./src/../a.go"}`, []string{"/w/a.go"}},
+		{"Write", `{"file_path":"//w//b//c.go"}`, []string{"/w/b/c.go"}},
+		{"Glob", `{"pattern":"src/**/*.go"}`, []string{"/w/src/"}},
+		{"Glob", `{"pattern":"../other/*.go"}`, []string{"/other/"}},
+		{"LS", `{"path":"/"}`, []string{"/"}},
+		{"NotebookRead", `{"notebook_path":"n.ipynb"}`, []string{"/w/n.ipynb"}},
+		// Keys the decoders settle differently all count.
+		{"Read", `{"file_path":"/w/a","FILE_PATH":"/w/b"}`, []string{"/w/a", "/w/b"}},
 	} {
 		if got := Paths(tc.tool, json.RawMessage(tc.input), "/w"); !slices.Equal(got, tc.want) {
 			t.Errorf("%s %s: got %q, want %q", tc.tool, tc.input, got, tc.want)
 		}
 	}
+}
+
+// TestGrepPathOnDisk is finding 4: Grep's path is a file or a
+// directory as the file system says, extension or not.
+func TestGrepPathOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".ssh", "keys.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".ssh", "id_rsa"), []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.ToSlash(dir)
+	for _, tc := range []struct{ in, want string }{
+		{`{"pattern":"x","path":".ssh/id_rsa"}`, d + "/.ssh/id_rsa"},
+		{`{"pattern":"x","path":".ssh/keys.d"}`, d + "/.ssh/keys.d/"},
+		{`{"pattern":"x","path":"missing"}`, d + "/missing/"},
+		{`{"pattern":"x","path":"missing.go"}`, d + "/missing.go"},
+	} {
+		if got := Paths("Grep", json.RawMessage(tc.in), dir); !slices.Equal(got, []string{tc.want}) {
+			t.Errorf("%s: got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestEventName is finding 6: the name the hook's fail-closed handling
+// reads is the name the daemon decodes, duplicate and differently cased
+// keys included.
+func TestEventName(t *testing.T) {
+	for _, tc := range []struct{ payload, want string }{
+		{`{"session_id":"s","hook_event_name":"PreToolUse"}`, "PreToolUse"},
+		{`{"hook_event_name":"Stop","hook_event_name":"PreToolUse","session_id":"s"}`, "PreToolUse"},
+		{`{"hook_event_name":"PreToolUse","Hook_Event_Name":"Stop","session_id":"s"}`, "Stop"},
+		{`{"HOOK_EVENT_NAME":"PreToolUse","session_id":"s"}`, "PreToolUse"},
+		{"{\"hoo\u212a_event_name\":\"PreToolUse\",\"session_id\":\"s\"}", "PreToolUse"}, // the Kelvin sign folds to k
+		{`{"hook_event_name":"PreToolUse","hook_event_name":null,"session_id":"s"}`, "PreToolUse"},
+		{`{"hook\u005fevent_name":"PreToolUse","session_id":"s"}`, "PreToolUse"},
+		// Broken after the name, or too big: the name read before.
+		{`{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"content":"abc`, "PreToolUse"},
+		{`{"hook_event_name":"Stop","hook_event_name":"PreToolUse",`, "PreToolUse"},
+		{`{"hook_event_name":5}`, ""},
+		{`[1]`, ""},
+		{``, ""},
+	} {
+		got := EventName([]byte(tc.payload))
+		if got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.payload, got, tc.want)
+		}
+		if p, err := Parse([]byte(tc.payload)); err == nil && p.HookEventName != got {
+			t.Errorf("%s: Parse reads %q, EventName %q", tc.payload, p.HookEventName, got)
+		}
+	}
+}
+
+// FuzzEventName: on every input the decoder accepts, EventName and Parse
+// read the same name; on any input, EventName does not panic.
+func FuzzEventName(f *testing.F) {
+	for _, s := range []string{
+		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read"}`,
+		`{"hook_event_name":"Stop","HOOK_EVENT_NAME":"PreToolUse","session_id":"s"}`,
+		`{"hook_event_name":"PreToolUse","hook_event_name":null}`,
+		"{\"hoo\u212a_event_name\":\"x\"}",
+		`{"hook_event_name":"A"} trailing`,
+		`{"hook_event_name":"A","x":[1,{"hook_event_name":"B"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := EventName(b)
+		var p Payload
+		if json.Unmarshal(b, &p) == nil && p.HookEventName != got {
+			t.Fatalf("the decoder reads %q, EventName %q, from %s", p.HookEventName, got, b)
+		}
+		if pp, err := Parse(b); err == nil && pp.HookEventName != got {
+			t.Fatalf("Parse reads %q, EventName %q, from %s", pp.HookEventName, got, b)
+		}
+	})
 }
 
 func TestDeny(t *testing.T) {

@@ -46,6 +46,13 @@
 //	                                  tls.client_ca_file
 //	server.http               "127.0.0.1:7411"  dashboard, /metrics, hooks;
 //	                                  beyond loopback it needs token_file
+//	guards.case_sensitive     false  path matching folds case, on every
+//	                                  system (package guard says why)
+//	guards.searches_skip_hidden
+//	                          false  a Grep without glob or type may read
+//	                                  hidden files below its path
+//	guards.path_fields        {}     input fields that hold paths, by tool
+//	                                  name pattern: {"mcp__fs__*" = ["path"]}
 //	hooks.agent               the first agent with external = "claude-code"
 //	hooks.when_unreachable    "allow" (fail open; "deny" fails closed)
 //
@@ -158,8 +165,11 @@ type Config struct {
 	Agents    []*Agent
 	Matcher   Matcher
 	Pipelines []*host.Pipeline
-	// Guards are compiled, in the order the file declares them.
-	Guards []*guard.Rule
+	// Guards are compiled, in the order the file declares them, with
+	// paths read under GuardPaths (the guards block).
+	Guards     []*guard.Rule
+	GuardPaths guard.PathPolicy
+	resolver   *guard.Resolver
 	// Server is how `hearth serve` listens; Hooks, how `hearth hook`
 	// reports.
 	Server Server

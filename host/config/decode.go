@@ -76,13 +76,14 @@ func (p *parser) fail(diags hcl.Diagnostics) error {
 // typed Config. Pointers tell "absent" from "zero".
 
 type rawFile struct {
-	DataDir   *string       `hcl:"data_dir,optional"`
-	Agents    []rawAgent    `hcl:"agent,block"`
-	Matcher   *rawMatcher   `hcl:"matcher,block"`
-	Pipelines []rawPipeline `hcl:"pipeline,block"`
-	Guards    []rawGuard    `hcl:"guard,block"`
-	Server    *rawServer    `hcl:"server,block"`
-	Hooks     *rawHooks     `hcl:"hooks,block"`
+	DataDir   *string        `hcl:"data_dir,optional"`
+	Agents    []rawAgent     `hcl:"agent,block"`
+	Matcher   *rawMatcher    `hcl:"matcher,block"`
+	Pipelines []rawPipeline  `hcl:"pipeline,block"`
+	Guards    []rawGuard     `hcl:"guard,block"`
+	GuardPath *rawGuardPaths `hcl:"guards,block"`
+	Server    *rawServer     `hcl:"server,block"`
+	Hooks     *rawHooks      `hcl:"hooks,block"`
 }
 
 type rawMatcher struct {
@@ -238,6 +239,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 		pseen[rp.Name] = rp.DefRange
 		cfg.Pipelines = append(cfg.Pipelines, v.pipeline(rp, cfg))
 	}
+	v.guardPaths(raw.GuardPath, cfg)
 	v.guards(raw.Guards, cfg, v.src)
 	cfg.Server = v.server(raw.Server)
 	cfg.Hooks = v.hooks(raw.Hooks, cfg)

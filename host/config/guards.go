@@ -30,6 +30,42 @@ type rawGuard struct {
 	DefRange  hcl.Range      `hcl:",def_range"`
 }
 
+// rawGuardPaths is the `guards { ... }` block: how every guard reads
+// the paths of tool calls (guard.PathPolicy).
+type rawGuardPaths struct {
+	CaseSensitive      *bool               `hcl:"case_sensitive,optional"`
+	SearchesSkipHidden *bool               `hcl:"searches_skip_hidden,optional"`
+	PathFields         map[string][]string `hcl:"path_fields,optional"`
+	Body               hcl.Body            `hcl:",body"`
+	DefRange           hcl.Range           `hcl:",def_range"`
+}
+
+// guardPaths reads the guards block into cfg.GuardPaths, and makes the
+// Resolver the file's guards are compiled with.
+func (v *validator) guardPaths(raw *rawGuardPaths, cfg *Config) {
+	if raw != nil {
+		if raw.CaseSensitive != nil {
+			cfg.GuardPaths.CaseSensitive = *raw.CaseSensitive
+		}
+		if raw.SearchesSkipHidden != nil {
+			cfg.GuardPaths.SearchesSkipHidden = *raw.SearchesSkipHidden
+		}
+		for tool, fields := range raw.PathFields {
+			at := attrRange(raw.Body, "path_fields", raw.DefRange)
+			if strings.TrimSpace(tool) == "" || slices.ContainsFunc(fields, func(f string) bool { return strings.TrimSpace(f) == "" }) {
+				v.errorf(at, "Invalid path fields", "path_fields maps a tool name pattern, such as \"mcp__filesystem__*\", to the input fields that hold paths, such as [\"path\", \"destination\"]; a name is empty in %q = %q.", tool, fields)
+			}
+		}
+		cfg.GuardPaths.Fields = raw.PathFields
+	}
+	r, err := guard.NewResolver(cfg.GuardPaths)
+	if err != nil {
+		v.errorf(attrRange(raw.Body, "path_fields", raw.DefRange), "Invalid tool pattern", "path_fields: %v. A key is a pattern on tool names, such as \"mcp__filesystem__*\".", err)
+		r, _ = guard.NewResolver(guard.PathPolicy{CaseSensitive: cfg.GuardPaths.CaseSensitive, SearchesSkipHidden: cfg.GuardPaths.SearchesSkipHidden})
+	}
+	cfg.resolver = r
+}
+
 // guards compiles the file's guards; each problem is reported at its spot,
 // inside the condition for the condition's own errors.
 func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
@@ -94,7 +130,7 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 		if (len(rg.From) > 0 || len(rg.To) > 0) && spec.Hook != guard.Transition {
 			v.errorf(at(firstSet(rg.From, "from", "to")), "Stage filter on a non-transition guard", "from and to name the stages of a transition; a %s guard has none. Remove them, or use hook = \"transition\".", rg.Hook)
 		}
-		rule, err := guard.Compile(spec)
+		rule, err := guard.CompileWith(spec, cfg.resolver)
 		if err != nil {
 			v.guardError(rg, err, src)
 			continue

@@ -35,6 +35,11 @@ func TestGuardErrorPositions(t *testing.T) {
 		{"duplicate", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"true\"\n}\nguard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"true\"\n}\n", "t.hcl:5:1", `A guard named "g" is already declared`},
 		{"send back to no task", "guard \"g\" {\n  hook = \"task_result\"\n  action = \"send_back\"\n  back_to = \"scirpt\"\n  condition = \"true\"\n}\n", "t.hcl:4:13", `sends work back to task "scirpt", which no pipeline has`},
 		{"missing condition", "guard \"g\" {\n  hook = \"pre_tool_use\"\n}\n", "t.hcl:1:1", `Guard "g" needs a condition`},
+		{"bad helper pattern", "guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"touches('[a')\"\n}\n", "t.hcl:3:24", `bad path pattern "[a": a [ is not closed`},
+		{"helper on another hook", "guard \"g\" {\n  hook = \"task_result\"\n  condition = \"reads('x')\"\n}\n", "t.hcl:3:16", `reads is for pre_tool_use conditions`},
+		{"bad tool pattern", "guards {\n  path_fields = { \"mcp__[\" = [\"path\"] }\n}\n", "t.hcl:2:17", `path_fields: bad path pattern "mcp__["`},
+		{"empty field name", "guards {\n  path_fields = { \"mcp__*\" = [\"\"] }\n}\n", "t.hcl:2:17", `a name is empty`},
+		{"unknown guards setting", "guards {\n  case_insensitive = true\n}\n", "t.hcl:2:3", `An argument named "case_insensitive" is not expected here`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,6 +101,48 @@ guard "quality" {
 	v := set.First(guard.PreToolUse, guard.Match{Agent: "coder"}, guard.ToolUseEnv{Paths: []string{"x/.env"}})
 	if v == nil || v.Message != "no secrets" {
 		t.Errorf("evaluation: got %+v", v)
+	}
+}
+
+// TestGuardPaths: the guards block says how every guard reads paths.
+func TestGuardPaths(t *testing.T) {
+	src := `
+guards {
+  case_sensitive       = true
+  searches_skip_hidden = true
+  path_fields          = { "mcp__vault__*" = ["secret_file"] }
+}
+guard "no-env" {
+  hook      = "pre_tool_use"
+  condition = "touches('**/.env')"
+}`
+	cfg, err := Parse([]byte(src), "g.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.GuardPaths.CaseSensitive || !cfg.GuardPaths.SearchesSkipHidden || !slices.Equal(cfg.GuardPaths.Fields["mcp__vault__*"], []string{"secret_file"}) {
+		t.Errorf("got %+v", cfg.GuardPaths)
+	}
+	set := cfg.GuardSet()
+	for _, tc := range []struct {
+		call guard.Call
+		deny bool
+	}{
+		{guard.Call{Tool: "mcp__vault__get", Input: map[string]any{"secret_file": "/w/.env"}}, true},
+		{guard.Call{Tool: "Read", Input: map[string]any{"file_path": "/w/.ENV"}}, false},
+	} {
+		if got := set.First(guard.PreToolUse, guard.Match{}, set.ToolUse(tc.call)) != nil; got != tc.deny {
+			t.Errorf("%+v: denied %v, want %v", tc.call, got, tc.deny)
+		}
+	}
+	// By default, case folds.
+	cfg, err = Parse([]byte("guard \"g\" {\n  hook = \"pre_tool_use\"\n  condition = \"touches('**/.env')\"\n}\n"), "g.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set = cfg.GuardSet()
+	if set.First(guard.PreToolUse, guard.Match{}, set.ToolUse(guard.Call{Tool: "Read", Input: map[string]any{"file_path": "/w/.ENV"}})) == nil {
+		t.Error("by default, .ENV passed a guard on .env")
 	}
 }
 

@@ -89,7 +89,8 @@ matcher {
 # act when their condition is true. Each watches one hook:
 #
 #   hook            the condition sees                          action
-#   pre_tool_use    tool, input, paths, session, task, run      deny
+#   pre_tool_use    tool, kind, input, paths, targets, cwd,     deny
+#                   unread, session, task, run
 #   task_admission  task, run                                   deny
 #   transition      from, to, state, run                        block
 #   task_result     result, task, run                           retry, send_back
@@ -99,10 +100,25 @@ matcher {
 # dir, dates(from, to), days_between(a, b), and expr's builtins (any, all,
 # filter, map, len, ...). Filters narrow a guard: agents, tasks (pipeline
 # task names), and, for transitions, from and to (stage names).
+#
+# A pre_tool_use guard sees every path of the call canonical: absolute,
+# clean, and followed through symbolic links; shell commands are parsed,
+# and Grep's and Glob's patterns read. Its path helpers cannot be fooled
+# by how a path is spelled: touches, reads, writes and names take a
+# pattern ("**/.env", "~/.ssh/id_*"; a relative one matches at any
+# depth), touches_under, reads_under and writes_under a directory
+# ("~/.ssh"). docs/guards.md says what a guard can and cannot stop.
+
+# How guards read paths (every setting, with its default):
+# guards {
+#   case_sensitive = false  # ".ENV" is ".env"; true where every file system tells case apart
+#   searches_skip_hidden = false  # true: a Grep without glob or type skips dot files, as ripgrep does
+#   path_fields    = {}     # input fields holding paths, by tool: { "mcp__fs__*" = ["path", "dest"] }
+# }
 
 guard "no-secrets" {
   hook      = "pre_tool_use"
-  condition = "any(paths, glob(#, '**/.env*') || glob(#, '**/*.pem'))"
+  condition = "touches('**/.env*') || touches('**/*.pem') || touches_under('~/.ssh')"
   message   = "secrets are off limits: read configuration through the app, not its files"
 }
 

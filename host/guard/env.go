@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/expr-lang/expr"
 )
 
@@ -15,15 +14,33 @@ import (
 // conditions are the expr tags: snake_case, as in the config file.
 
 // ToolUseEnv is what a pre_tool_use condition sees: a tool use an agent is
-// about to make.
+// about to make. Set.ToolUse builds its path part from the call; an
+// environment built otherwise has its paths read the same way before
+// any guard sees it (Set.First, Set.All).
 type ToolUseEnv struct {
-	Tool    string         `expr:"tool" json:"tool"`
-	Input   map[string]any `expr:"input" json:"input"`
-	Paths   []string       `expr:"paths" json:"paths"`
-	Session Session        `expr:"session" json:"session"`
-	Task    Task           `expr:"task" json:"task"`
-	Run     Run            `expr:"run" json:"run"`
-	Now     time.Time      `expr:"now" json:"now"`
+	Tool string `expr:"tool" json:"tool"`
+	// Kind is what the agent says the tool does: read, write, list,
+	// search, exec or other; empty when it does not say.
+	Kind  string         `expr:"kind" json:"kind,omitempty"`
+	Input map[string]any `expr:"input" json:"input"`
+	// Paths are the call's paths, canonical: each as given (absolute,
+	// clean) and where it leads through symbolic links.
+	Paths []string `expr:"paths" json:"paths"`
+	// Targets are the same paths with what the call does there.
+	Targets []Target `expr:"targets" json:"targets,omitempty"`
+	// Cwd is the directory the call's relative paths were read against.
+	Cwd string `expr:"cwd" json:"cwd,omitempty"`
+	// Unread says why part of the call could not be read (a command
+	// that does not parse, say); empty when all of it was. The path
+	// helpers refuse a call with an unread part.
+	Unread  string    `expr:"unread" json:"unread,omitempty"`
+	Session Session   `expr:"session" json:"session"`
+	Task    Task      `expr:"task" json:"task"`
+	Run     Run       `expr:"run" json:"run"`
+	Now     time.Time `expr:"now" json:"now"`
+
+	// read: Paths and Targets were read from the call.
+	read bool
 }
 
 // AdmissionEnv is what a task_admission condition sees: a task about to be
@@ -123,19 +140,38 @@ func fieldNames(env any) []string {
 }
 
 // options are the compile options every condition shares: the helpers,
-// and no builtin with a side effect.
-func options() []expr.Option {
-	return []expr.Option{
+// and no builtin with a side effect. Paths and patterns are read under
+// r's policy (case, home).
+func options(r *Resolver) []expr.Option {
+	fold := func(s string) string {
+		if r.fold {
+			return foldCase(s)
+		}
+		return s
+	}
+	opts := []expr.Option{
 		expr.DisableBuiltin("now"),
+		expr.Patch(envPatcher{}),
 		expr.Function("glob", func(args ...any) (any, error) {
-			ok, err := doublestar.Match(args[1].(string), args[0].(string))
-			if err != nil {
-				return false, fmt.Errorf("glob pattern %q: %w", args[1], err)
+			name, src := cleanPath(args[0].(string)), args[1].(string)
+			p, err := r.globPattern(src, false)
+			if err == nil && path.IsAbs(name) && !isAnchored(src) {
+				// The paths guards see are absolute: a relative
+				// pattern matches at any depth.
+				p, err = r.pattern(src, false)
 			}
-			return ok, nil
+			if err != nil {
+				return false, fmt.Errorf("glob pattern %q: %w", src, err)
+			}
+			return p.match(fold(name)), nil
 		}, new(func(path, pattern string) bool)),
 		expr.Function("under", func(args ...any) (any, error) {
-			p, d := path.Clean(args[0].(string)), path.Clean(args[1].(string))
+			p, d := fold(path.Clean(args[0].(string))), fold(path.Clean(r.expandHome(args[1].(string))))
+			if path.IsAbs(p) && !path.IsAbs(d) && d != "." {
+				// A relative directory, for an absolute path: at any
+				// depth.
+				return strings.HasSuffix(p, "/"+d) || strings.Contains(p, "/"+d+"/"), nil
+			}
 			return p == d || d == "." || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/"), nil
 		}, new(func(path, dir string) bool)),
 		expr.Function("ext", func(args ...any) (any, error) { return path.Ext(args[0].(string)), nil }, new(func(string) string)),
@@ -163,6 +199,31 @@ func options() []expr.Option {
 			return int(to.Sub(from).Hours() / 24), nil
 		}, new(func(from, to any) int)),
 	}
+	for i := range pathHelpers {
+		h := &pathHelpers[i]
+		opts = append(opts, expr.Function(h.name, func(args ...any) (any, error) {
+			e, ok := args[0].(ToolUseEnv)
+			if !ok {
+				return true, fmt.Errorf("%s is for pre_tool_use conditions", h.name)
+			}
+			return h.eval(r, &e, args[1].(string))
+		}, new(func(env any, pattern string) bool)))
+	}
+	return opts
+}
+
+// isAnchored reports whether a pattern says where it starts: at the
+// root, at home, or at any depth already.
+func isAnchored(src string) bool {
+	return path.IsAbs(src) || src == "~" || strings.HasPrefix(src, "~/") || strings.HasPrefix(src, "**")
+}
+
+// cleanPath cleans p as path.Clean does, keeping "" empty.
+func cleanPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	return path.Clean(p)
 }
 
 // parseDates reads two YYYY-MM-DD dates, as strings from a state document.

@@ -23,8 +23,11 @@
 // ...) minus now(), which would make a rule depend on when it runs; the
 // time a hook fired is the variable now instead. Added helpers:
 //
-//	glob(path, pattern)   shell pattern with ** for any depth: glob(p, "**/.env*")
-//	under(path, dir)      path is dir or inside it
+//	glob(path, pattern)   path pattern (see pattern.go) with ** for any depth:
+//	                      glob(p, "**/.env*"); the path is cleaned first, and a
+//	                      relative pattern matches an absolute path at any depth
+//	under(path, dir)      path is dir or inside it (cleaned; a relative dir, at
+//	                      any depth of an absolute path)
 //	ext(path), base(path), dir(path)
 //	dates(from, to)       every day from one YYYY-MM-DD date to another, inclusive
 //	days_between(a, b)    whole days from date a to date b (YYYY-MM-DD)
@@ -34,6 +37,108 @@
 // run time (a missing key in a state document, say) counts as firing, with
 // the error in its message: a guard that cannot tell is a guard that says
 // no.
+//
+// # Paths
+//
+// A pre_tool_use condition sees the paths of the call canonical, read in
+// one place (Set.ToolUse, by a Resolver) before any guard runs: absolute
+// against the call's working directory (the agent's workspace, or the cwd
+// of a Claude Code hook), cleaned, and followed through symbolic links —
+// the existing part resolved as the kernel resolves it, the rest, which
+// may not exist yet, cleaned on top. paths lists every path the call
+// names, as given and where it leads; targets holds the same with what the
+// call does there:
+//
+//	path, real   as given (absolute, clean), and where it leads
+//	dir          real is an existing directory
+//	access       "read", "write", "list" (names only), "search" (the content
+//	             of the file, or of the files below the directory its filter
+//	             admits), "any" (may read or write: a shell word, an unknown
+//	             tool's field)
+//	filter       for a list or search, what below path it reaches ("**", "*",
+//	             "**/*.go")
+//	from         the input field the path came from, or "paths"
+//
+// Each tool is read for what it does:
+//
+//	Read, NotebookRead        file_path, notebook_path: read
+//	Write, Edit, MultiEdit,   file_path, notebook_path: write
+//	NotebookEdit
+//	LS                        path (default: cwd): list of its entries
+//	Glob                      the pattern's leading directories, joined to path
+//	                          (default: cwd): list of what the rest matches; a
+//	                          pattern that climbs ("*/../..") lists anything
+//	Grep                      path (default: cwd): search of that file, or of the
+//	                          files below it that its glob (read as ripgrep reads
+//	                          one) or type admits; everything for a glob that
+//	                          excludes ("!x") or a type not in ripgrepTypes
+//	Bash                      command: every word of the shell command, parsed
+//	                          (see shell.go): what it reads from and writes to,
+//	                          and the rest as "any"
+//	any other tool            by the kind its agent declares (sdk.ToolCall.Kind):
+//	                          "exec" is read as Bash; and its input fields named
+//	                          in DefaultPathFields and PathPolicy.Fields (MCP
+//	                          tools), as "any" unless the kind says read or write
+//
+// and the paths an agent lists with a call (sdk.ToolCall.Paths) count too.
+// An input field is read under every key that equals its name when case
+// is folded, duplicates included: JSON decoders disagree on which of
+// {"file_path": a, "FILE_PATH": b} a tool gets, so a guard sees both.
+//
+// Path helpers answer for the whole call, and cannot be fooled by how a
+// path is spelled. A pattern is read as glob() reads one, ~ is the home
+// directory of the user the host runs as (PathPolicy.Home), and a pattern
+// that is neither absolute nor starts with ** or ~ matches at any depth:
+//
+//	touches(pattern)          some path the call may read, write or search
+//	                          matches, or a directory it lists does
+//	reads(pattern)            ... may read the content of (read, search, any)
+//	writes(pattern)           ... may write (write, any)
+//	names(pattern)            some path the call names, as given or where it
+//	                          leads, matches; not what a search finds below it
+//	touches_under(dir)        the call may read, write, search or list dir or
+//	                          anything below it
+//	reads_under(dir), writes_under(dir)
+//
+// A search reaches what its filter admits below its directory: Grep of
+// the workspace without a glob may read a .env anywhere in it, and
+// touches("**/.env") refuses it (PathPolicy.SearchesSkipHidden takes such a
+// search to skip dot files, as ripgrep does). A listing shows names, it
+// does not open files: it touches the directory it lists, and what it
+// shows below counts for the _under helpers. For example:
+//
+//	touches("**/.env") || touches_under("~/.ssh")
+//	writes("/etc/**") || writes("**/.git/hooks/**")
+//	tool == "Bash" && reads("**/*.pem")
+//	reads("**/.env*") && !names("**/.env.example")
+//
+// A call that could not be read whole (a command that does not parse, or
+// expands past the limits) says why in unread, and the path helpers
+// refuse it.
+//
+// # Case
+//
+// Matching folds case by default, on every system (PathPolicy.CaseSensitive
+// says why): ".ENV" is refused by a guard on ".env", which on a file
+// system that folds case is the same file, and on one that does not is a
+// name that differs from a secret's by case alone. Folding is Unicode
+// lower-casing of both the path and the pattern.
+//
+// # What a guard cannot stop
+//
+// A guard reads the call, not what the program it starts will do: a
+// path built at run time (a script that joins "~/." and "ssh", a
+// variable set outside the command, a file the agent wrote and then
+// runs, code passed to python -c), a symbolic link made in the same
+// command it is used in, a directory walked by a command (grep -r, find,
+// tar) below the names the command gives, and a symbolic link below a
+// searched directory that the search's glob does not name (ripgrep,
+// Claude Code's Grep, does not follow those unless told to), a hard link
+// made before the guard was there, and names that mean something else in
+// the agent's process than in the host's (/proc/self, /dev/fd). Nor can
+// a pre-tool-use check see a file change between the check and the use. An agent's own code calling
+// the operating system is never seen at all. Confinement (Landlock, on
+// Linux) is what holds there; guards say no early, with a reason.
 package guard
 
 import (
@@ -150,7 +255,8 @@ func (e *CompileError) Error() string {
 // Rule is a compiled guard. Its methods are safe for concurrent use.
 type Rule struct {
 	Spec
-	program *vm.Program
+	program  *vm.Program
+	resolver *Resolver
 	// uses holds the environment's top-level names the condition reads,
 	// so that callers build only those.
 	uses   map[string]bool
@@ -159,8 +265,15 @@ type Rule struct {
 }
 
 // Compile checks a spec and compiles its condition against its hook's
-// environment.
-func Compile(s Spec) (*Rule, error) {
+// environment, with paths read under the default PathPolicy.
+func Compile(s Spec) (*Rule, error) { return CompileWith(s, nil) }
+
+// CompileWith is Compile with paths read by r (nil: the default
+// PathPolicy). The guards of one Set share one Resolver.
+func CompileWith(s Spec, r *Resolver) (*Rule, error) {
+	if r == nil {
+		r = defaultResolver()
+	}
 	fail := func(offset int, format string, args ...any) (*Rule, error) {
 		return nil, &CompileError{Guard: s.Name, Offset: offset, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -190,7 +303,10 @@ func Compile(s Spec) (*Rule, error) {
 	if len(s.Condition) > MaxSource {
 		return fail(-1, "the condition is %d bytes, more than the %d allowed; split it into several guards", len(s.Condition), MaxSource)
 	}
-	opts := append(options(), expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes))
+	if ce := checkHelpers(s, r); ce != nil {
+		return nil, ce
+	}
+	opts := append(options(r), expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes))
 	program, err := expr.Compile(s.Condition, opts...)
 	if err != nil {
 		ce := &CompileError{Guard: s.Name, Offset: -1, Msg: err.Error()}
@@ -201,8 +317,7 @@ func Compile(s Spec) (*Rule, error) {
 		ce.Msg, ce.Hint = explain(s.Hook, env, ce.Msg)
 		return nil, ce
 	}
-	r := &Rule{Spec: s, program: program, uses: topLevelNames(program.Node())}
-	return r, nil
+	return &Rule{Spec: s, program: program, resolver: r, uses: topLevelNames(program.Node())}, nil
 }
 
 func contains[T comparable](s []T, v T) bool {
@@ -364,6 +479,7 @@ func (s *Set) Any(h Hook, m Match) bool {
 // First evaluates the guards of hook that apply to m, in config order, and
 // returns the first that fires, or nil.
 func (s *Set) First(h Hook, m Match, env any) *Verdict {
+	env = s.prepare(env)
 	for _, r := range s.Rules(h) {
 		if !r.Applies(m) {
 			continue
@@ -373,6 +489,16 @@ func (s *Set) First(h Hook, m Match, env any) *Verdict {
 		}
 	}
 	return nil
+}
+
+// prepare reads the paths of a pre_tool_use environment that was not
+// built by ToolUse, so that no guard sees a path that is not canonical.
+func (s *Set) prepare(env any) any {
+	if e, ok := env.(ToolUseEnv); ok && !e.read {
+		s.resolver().fill(&e)
+		return e
+	}
+	return env
 }
 
 // Outcome is one guard's answer, for trying rules out.
@@ -388,6 +514,7 @@ type Outcome struct {
 // All evaluates every guard of hook and reports each: whether it applies
 // to m, whether it fired, and what it said.
 func (s *Set) All(h Hook, m Match, env any) []Outcome {
+	env = s.prepare(env)
 	var out []Outcome
 	for _, r := range s.Rules(h) {
 		o := Outcome{Guard: r.Name, Applies: r.Applies(m), Action: r.Action}
@@ -473,5 +600,9 @@ func Describe(h Hook) string {
 	}
 	names := fieldNames(env)
 	sort.Strings(names)
-	return fmt.Sprintf("a %s condition can use %s, and the helpers glob, under, ext, base, dir, dates, days_between", h, strings.Join(names, ", "))
+	helpers := "glob, under, ext, base, dir, dates, days_between"
+	if h == PreToolUse {
+		helpers = "touches, reads, writes, names, touches_under, reads_under, writes_under, " + helpers
+	}
+	return fmt.Sprintf("a %s condition can use %s, and the helpers %s", h, strings.Join(names, ", "), helpers)
 }

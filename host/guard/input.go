@@ -32,6 +32,13 @@ func DecodeInput(h Hook, b []byte, now time.Time) (any, Match, error) {
 	if err := d.Decode(&raw); err != nil {
 		return nil, Match{}, fmt.Errorf("the input is not a JSON object: %w", err)
 	}
+	if h == PreToolUse {
+		for _, k := range []string{"targets", "unread"} {
+			if _, ok := raw[k]; ok {
+				return nil, Match{}, fmt.Errorf("the input sets %s, which is read from the call (tool, kind, input, paths, cwd); leave it out", k)
+			}
+		}
+	}
 	if err := durationsToNanos(raw); err != nil {
 		return nil, Match{}, err
 	}

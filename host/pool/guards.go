@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"cmp"
+	"os"
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
@@ -60,7 +62,16 @@ func (s *session) checkToolUse(c sdk.ToolCall, t host.Task, run Run) (sdk.Verdic
 			return sdk.Verdict{}, err
 		}
 	}
-	env := guard.ToolUseEnv{Tool: c.Tool, Input: c.Input, Paths: c.Paths, Task: guard.TaskOf(t), Now: now}
+	// The call's paths, canonical: relative ones are read against where
+	// the agent works (an external session's latest cwd).
+	p.mu.Lock()
+	cwd := cmp.Or(s.workspace, p.cfg().Workspace)
+	p.mu.Unlock()
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	env := gs.ToolUseFor(m, guard.Call{Tool: c.Tool, Kind: string(c.Kind), Paths: c.Paths, Input: c.Input, RawInput: c.RawInput, Cwd: cwd})
+	env.Task, env.Now = guard.TaskOf(t), now
 	if run != nil && gs.Uses(guard.PreToolUse, m, "run") {
 		env.Run = run.Guard()
 	}
@@ -68,6 +79,9 @@ func (s *session) checkToolUse(c sdk.ToolCall, t host.Task, run Run) (sdk.Verdic
 		p.mu.Lock()
 		env.Session = s.guardSessionLocked(now, true)
 		p.mu.Unlock()
+		// As absolute as the call's paths.
+		env.Session.Files = guard.Absolute(p.cfg().Workspace, env.Session.Files)
+		env.Session.Directories = guard.Absolute(p.cfg().Workspace, env.Session.Directories)
 	}
 	v := gs.First(guard.PreToolUse, m, env)
 	if v == nil {
