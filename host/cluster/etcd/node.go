@@ -17,6 +17,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/hearth-dev/hearth/host/cluster"
 )
@@ -163,6 +165,13 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		DialKeepAliveTimeout: o.Config.LeaseTTL / 3,
 		Logger:               zap.NewNop(),
 		MaxCallSendMsgSize:   maxTxnBytes + 64<<10,
+		// gRPC's default reconnection backoff grows to 2 minutes: a host
+		// would rejoin that long after etcd came back. Retry at least
+		// every maxBackoff instead.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: minBackoff, Multiplier: 1.6, Jitter: 0.2, MaxDelay: maxBackoff},
+			MinConnectTimeout: o.Config.DialTimeout,
+		})},
 	}
 	if t := o.Config.TLS; t != nil {
 		tc, err := transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.CAFile}.ClientConfig()
