@@ -85,6 +85,26 @@ func (v *View) Apply(rev int64, changes []Change) {
 }
 
 func (v *View) applyLocked(rev int64, changes []Change) {
+	// Index updates are gathered by agent and session and made at the
+	// end, puts oldest first (PutAll): a listing of thousands of sessions
+	// in arbitrary order would otherwise walk the index's recency list
+	// for each.
+	pend := make(map[string]map[string]*Summary) // agent, RemoteID; nil: remove
+	set := func(host string, s *Summary, put bool) {
+		if host == v.self {
+			return
+		}
+		byID := pend[s.Agent]
+		if byID == nil {
+			byID = make(map[string]*Summary)
+			pend[s.Agent] = byID
+		}
+		if put {
+			byID[RemoteID(host, s.Session)] = s
+		} else {
+			byID[RemoteID(host, s.Session)] = nil
+		}
+	}
 	for i := range changes {
 		c := &changes[i]
 		switch c.Kind {
@@ -94,7 +114,7 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 			case c.Delete && known:
 				delete(v.hosts, c.Host)
 				for _, s := range v.sessions[c.Host] {
-					v.unindexLocked(c.Host, &s)
+					set(c.Host, &s, false)
 				}
 			case !c.Delete:
 				info := c.Info
@@ -102,7 +122,7 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 				v.hosts[c.Host] = info
 				if !known {
 					for _, s := range v.sessions[c.Host] {
-						v.indexLocked(c.Host, &s)
+						set(c.Host, &s, true)
 					}
 				}
 			}
@@ -110,7 +130,7 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 			byHost := v.sessions[c.Host]
 			old, had := byHost[c.Summary.Session]
 			if had && (c.Delete || old.Agent != c.Summary.Agent) {
-				v.unindexLocked(c.Host, &old)
+				set(c.Host, &old, false)
 			}
 			if c.Delete {
 				delete(byHost, c.Summary.Session)
@@ -125,43 +145,37 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 			}
 			byHost[c.Summary.Session] = c.Summary
 			if _, member := v.hosts[c.Host]; member {
-				v.indexLocked(c.Host, &c.Summary)
+				set(c.Host, &c.Summary, true)
 			}
 		}
+	}
+	for agent, byID := range pend {
+		a := v.agents[agent]
+		if a == nil {
+			ix, err := matcher.NewIndex(v.cfgFor(agent))
+			if err != nil {
+				// cfgFor's configurations are validated with the host's
+				// config; fall back rather than lose the sessions.
+				ix, _ = matcher.NewIndex(matcher.DefaultConfig())
+			}
+			a = &agentIndex{ix: ix}
+			v.agents[agent] = a
+		}
+		puts := make([]matcher.Candidate, 0, len(byID))
+		a.mu.Lock()
+		for id, s := range byID {
+			if s == nil {
+				a.ix.Remove(id)
+			} else {
+				puts = append(puts, s.Candidate(id))
+			}
+		}
+		a.ix.PutAll(puts)
+		a.mu.Unlock()
 	}
 	v.rev = max(v.rev, rev)
 	close(v.changed)
 	v.changed = make(chan struct{})
-}
-
-// indexLocked puts a member's session into its agent's index, unless the
-// host is this one.
-func (v *View) indexLocked(host string, s *Summary) {
-	if host == v.self {
-		return
-	}
-	a := v.agents[s.Agent]
-	if a == nil {
-		ix, err := matcher.NewIndex(v.cfgFor(s.Agent))
-		if err != nil {
-			// cfgFor's configurations are validated with the host's
-			// config; fall back rather than lose the session.
-			ix, _ = matcher.NewIndex(matcher.DefaultConfig())
-		}
-		a = &agentIndex{ix: ix}
-		v.agents[s.Agent] = a
-	}
-	a.mu.Lock()
-	a.ix.Put(s.Candidate(RemoteID(host, s.Session)))
-	a.mu.Unlock()
-}
-
-func (v *View) unindexLocked(host string, s *Summary) {
-	if a := v.agents[s.Agent]; a != nil {
-		a.mu.Lock()
-		a.ix.Remove(RemoteID(host, s.Session))
-		a.mu.Unlock()
-	}
 }
 
 // Revision is the etcd revision the view reflects.
