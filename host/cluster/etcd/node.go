@@ -84,6 +84,11 @@ type Stats struct {
 	// Registrations counts the leases the node registered under: 1, plus
 	// one for each lost lease it recovered from.
 	Registrations int64
+	// Listings counts the times the node read the whole cluster: at
+	// start, after each registration, and when a watch failed;
+	// Compactions, the watches that failed because etcd had compacted
+	// the revisions they resumed from.
+	Listings, Compactions int64
 }
 
 // Node is one host's membership of the cluster: it registers the host
@@ -112,9 +117,8 @@ type Node struct {
 	// pubMu serializes registering and publishing, which both write
 	// under the current lease.
 	pubMu     sync.Mutex
-	last      map[string]published // what etcd holds for our sessions
-	lastHost  []byte
-	lostSince time.Time
+	last     map[string]published // what etcd holds for our sessions
+	lastHost []byte
 
 	// mu guards the current session and what is waiting to be published.
 	mu        sync.Mutex
@@ -123,6 +127,7 @@ type Node struct {
 	dirty     map[string]struct{}
 	hostDirty bool
 	state     chan struct{} // closed and replaced when the lease is lost or taken
+	lostSince time.Time     // when the lease was lost; zero while registered
 
 	// viewMu orders the watch's updates of the view with emptying it
 	// when the lease is lost; gen counts registrations and losses, so
@@ -132,7 +137,7 @@ type Node struct {
 	gen    uint64
 	lost   bool
 
-	stats   struct{ txns, puts, deletes, regs atomic.Int64 }
+	stats   struct{ txns, puts, deletes, regs, lists, compactions atomic.Int64 }
 	crashed atomic.Bool
 }
 
@@ -226,7 +231,10 @@ func (n *Node) ID() string { return n.id }
 
 // Stats returns what the node wrote so far.
 func (n *Node) Stats() Stats {
-	return Stats{Txns: n.stats.txns.Load(), Puts: n.stats.puts.Load(), Deletes: n.stats.deletes.Load(), Registrations: n.stats.regs.Load()}
+	return Stats{
+		Txns: n.stats.txns.Load(), Puts: n.stats.puts.Load(), Deletes: n.stats.deletes.Load(),
+		Registrations: n.stats.regs.Load(), Listings: n.stats.lists.Load(), Compactions: n.stats.compactions.Load(),
+	}
 }
 
 // Lease returns the lease the host is registered under, and false while
@@ -433,10 +441,11 @@ func (n *Node) register(ctx context.Context) error {
 	n.epoch = make(chan struct{})
 	close(n.state)
 	n.state = make(chan struct{})
+	lost := n.lostSince
+	n.lostSince = time.Time{}
 	n.mu.Unlock()
-	if !n.lostSince.IsZero() {
-		n.log.Info("registered again", "lease", fmt.Sprintf("%x", lease), "unregistered_for", time.Since(n.lostSince).Round(time.Millisecond), "sessions", len(current))
-		n.lostSince = time.Time{}
+	if !lost.IsZero() {
+		n.log.Info("registered again", "lease", fmt.Sprintf("%x", lease), "unregistered_for", time.Since(lost).Round(time.Millisecond), "sessions", len(current))
 	} else {
 		n.log.Info("registered", "lease", fmt.Sprintf("%x", lease), "ttl", n.cfg.LeaseTTL, "sessions", len(current))
 	}
@@ -515,6 +524,11 @@ func (n *Node) Flush(ctx context.Context) error {
 	slices.Sort(dirty)
 
 	lease := sess.Lease()
+	// Writing under a lost lease is pointless: registering again
+	// publishes everything.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(sess.Ctx(), cancel)()
 	var (
 		ops   []clientv3.Op
 		sizes []int
@@ -618,19 +632,17 @@ func (n *Node) keepMembership() {
 		// the lease is gone (etcd restarted without it). The other hosts
 		// see this one leave; it sees them no more either, and places
 		// locally until it is back.
-		n.mu.Lock()
-		n.sess = nil
-		close(n.state)
-		n.state = make(chan struct{})
-		n.mu.Unlock()
-		n.pubMu.Lock()
-		n.lostSince = time.Now()
-		n.pubMu.Unlock()
 		n.viewMu.Lock()
 		n.gen++
 		n.lost = true
 		n.view.Reset(0, nil)
 		n.viewMu.Unlock()
+		n.mu.Lock()
+		n.lostSince = time.Now()
+		n.sess = nil
+		close(n.state)
+		n.state = make(chan struct{})
+		n.mu.Unlock()
 		n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL)
 		for b := minBackoff; ; b = min(2*b, maxBackoff) {
 			ctx, cancel := context.WithTimeout(n.ctx, n.cfg.DialTimeout)

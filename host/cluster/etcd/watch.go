@@ -35,6 +35,7 @@ func (n *Node) list(ctx context.Context) (int64, uint64, error) {
 		return 0, 0, errReregistered
 	}
 	n.view.Reset(resp.Header.Revision, changes)
+	n.stats.lists.Add(1)
 	return resp.Header.Revision, gen, nil
 }
 
@@ -101,6 +102,9 @@ func (n *Node) watch(rev int64, gen uint64) error {
 				return errors.New("watch channel closed")
 			}
 			if err := wr.Err(); err != nil {
+				if wr.CompactRevision != 0 {
+					n.stats.compactions.Add(1)
+				}
 				return fmt.Errorf("watching from revision %d: %w", rev+1, err)
 			}
 			if wr.IsProgressNotify() || len(wr.Events) == 0 {
