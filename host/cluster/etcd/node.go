@@ -116,7 +116,7 @@ type Node struct {
 
 	// pubMu serializes registering and publishing, which both write
 	// under the current lease.
-	pubMu     sync.Mutex
+	pubMu    sync.Mutex
 	last     map[string]published // what etcd holds for our sessions
 	lastHost []byte
 
