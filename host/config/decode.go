@@ -83,6 +83,7 @@ type rawFile struct {
 	Guards    []rawGuard    `hcl:"guard,block"`
 	Server    *rawServer    `hcl:"server,block"`
 	Hooks     *rawHooks     `hcl:"hooks,block"`
+	Cluster   *rawCluster   `hcl:"cluster,block"`
 }
 
 type rawMatcher struct {
@@ -240,6 +241,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	v.guards(raw.Guards, cfg, v.src)
 	cfg.Server = v.server(raw.Server)
 	cfg.Hooks = v.hooks(raw.Hooks, cfg)
+	cfg.Cluster = v.cluster(raw.Cluster)
 	return cfg
 }
 
