@@ -156,8 +156,14 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	if o.View == nil || o.View.Self() != o.Config.HostID {
-		return nil, fmt.Errorf("cluster node %s: the view must belong to the same host", o.Config.HostID)
+	switch {
+	case o.View == nil || o.View.Self() != o.Config.HostID:
+		return nil, fmt.Errorf("cluster node %s: the view must belong to the same host (cluster.NewView(%q, ...))", o.Config.HostID, o.Config.HostID)
+	case o.Source == nil:
+		return nil, fmt.Errorf("cluster node %s: no Source of sessions to publish", o.Config.HostID)
+	case o.Identity == "":
+		// An empty identity would let any host take this one's place.
+		return nil, fmt.Errorf("cluster node %s: no identity; pass cluster.Identity(hostname, dataDir)", o.Config.HostID)
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()

@@ -216,3 +216,19 @@ func TestBadRecords(t *testing.T) {
 		t.Errorf("members %q, want a and b", got)
 	}
 }
+
+func TestStartRefusesMisuse(t *testing.T) {
+	cfg := cluster.Config{Endpoints: []string{"http://127.0.0.1:1"}, Advertise: "a:1", HostID: "a"}.WithDefaults("h", "/d")
+	view := cluster.NewView("a", func(string) matcher.Config { return matcher.DefaultConfig() })
+	for name, o := range map[string]Options{
+		"bad config":     {Config: cluster.Config{}, Identity: "i", Source: newSource("a:1"), View: view},
+		"another's view": {Config: cfg, Identity: "i", Source: newSource("a:1"), View: cluster.NewView("b", nil)},
+		"no source":      {Config: cfg, Identity: "i", View: view},
+		"no identity":    {Config: cfg, Source: newSource("a:1"), View: view},
+	} {
+		if n, err := Start(context.Background(), o); err == nil {
+			n.Close()
+			t.Errorf("%s: started", name)
+		}
+	}
+}
