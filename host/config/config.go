@@ -55,6 +55,16 @@
 //	                                  name pattern: {"mcp__fs__*" = ["path"]}
 //	hooks.agent               the first agent with external = "claude-code"
 //	hooks.when_unreachable    "allow" (fail open; "deny" fails closed)
+//	cluster                   off: one host, no etcd. With the block:
+//	cluster.endpoints         (required) etcd's client URLs
+//	cluster.advertise         (required) this host's API as others dial it
+//	cluster.host_id           hostname-<hash of the data dir>, applied by
+//	                          hearth serve (flags may move the data dir)
+//	cluster.lease_ttl         "10s"  2s to 5m: a dead host leaves after it
+//	cluster.publish_interval  "1s"   100ms to 1m: one etcd write per interval
+//	cluster.dial_timeout      "5s"
+//	cluster.tls               off; ca_file, cert_file, key_file (mutual TLS
+//	                          to etcd; relative paths: to the config file)
 //
 // The matcher's freshness reaches 0 at each agent's pool.idle_timeout.
 // Pipelines' defaults are in the next section.
@@ -138,6 +148,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -174,6 +185,10 @@ type Config struct {
 	// reports.
 	Server Server
 	Hooks  Hooks
+	// Cluster is the cluster block; nil without one: one host, no etcd.
+	// Its HostID is empty unless the file sets it (see
+	// cluster.Config.WithDefaults).
+	Cluster *cluster.Config
 }
 
 // Pipeline returns the pipeline named name, or nil.

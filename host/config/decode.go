@@ -84,6 +84,7 @@ type rawFile struct {
 	GuardPath *rawGuardPaths `hcl:"guards,block"`
 	Server    *rawServer     `hcl:"server,block"`
 	Hooks     *rawHooks      `hcl:"hooks,block"`
+	Cluster   *rawCluster    `hcl:"cluster,block"`
 }
 
 type rawMatcher struct {
@@ -243,6 +244,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	v.guards(raw.Guards, cfg, v.src)
 	cfg.Server = v.server(raw.Server)
 	cfg.Hooks = v.hooks(raw.Hooks, cfg)
+	cfg.Cluster = v.cluster(raw.Cluster)
 	return cfg
 }
 

@@ -1,0 +1,28 @@
+package cluster
+
+import "errors"
+
+// The package's sentinel errors; the errors it returns wrap one of them.
+var (
+	// ErrInvalidConfig is wrapped by every error Config.Validate returns.
+	ErrInvalidConfig = errors.New("invalid cluster config")
+	// ErrBadRecord is wrapped by errors about a key or value read from
+	// etcd that this host cannot use: written by another version, by hand,
+	// or damaged. The record is left out; the host goes on.
+	ErrBadRecord = errors.New("unreadable cluster record")
+	// ErrHostIDInUse: another live host (another machine or data
+	// directory) is registered under this host's ID.
+	ErrHostIDInUse = errors.New("host ID in use")
+	// ErrRefused is wrapped by a forward's error when the target host
+	// answered that it will not run the task: it did not start it, so the
+	// task may go elsewhere.
+	ErrRefused = errors.New("forward refused")
+	// ErrUnreachable is wrapped by a forward's error when the request
+	// never reached the target (dialing failed): the task did not start
+	// there.
+	ErrUnreachable = errors.New("host unreachable")
+	// ErrExhausted: every attempt a forward was allowed failed.
+	ErrExhausted = errors.New("no host could run the task")
+	// ErrNoHost: no member runs the agent.
+	ErrNoHost = errors.New("no member runs the agent")
+)

@@ -1,0 +1,280 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+
+	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testEtcd is a real etcd server, embedded, on loopback ports of its own,
+// with its data in a temporary directory. It can be stopped and started
+// again on the same directory and ports, as an operator restarts etcd.
+type testEtcd struct {
+	t                  testing.TB
+	dir                string
+	clientURL, peerURL url.URL
+	e                  *embed.Etcd
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func newEtcd(t testing.TB) *testEtcd {
+	s := &testEtcd{
+		t:         t,
+		dir:       t.TempDir(),
+		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+	}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *testEtcd) start() {
+	s.t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Name = "test"
+	cfg.Dir = s.dir
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{s.clientURL}, []url.URL{s.clientURL}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{s.peerURL}, []url.URL{s.peerURL}
+	cfg.InitialCluster = "test=" + s.peerURL.String()
+	// Fast elections; leases' minimum TTL follows (1.5 election
+	// timeouts, rounded up to a second).
+	cfg.TickMs, cfg.ElectionMs = 10, 100
+	cfg.UnsafeNoFsync = true
+	var (
+		e   *embed.Etcd
+		err error
+	)
+	// A port just released by the previous server may linger briefly.
+	for range 50 {
+		if e, err = embed.StartEtcd(cfg); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		s.t.Fatalf("starting etcd: %v", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(20 * time.Second):
+		e.Close()
+		s.t.Fatal("etcd did not become ready in 20s")
+	}
+	s.e = e
+}
+
+func (s *testEtcd) stop() {
+	if s.e != nil {
+		s.e.Close()
+		s.e = nil
+	}
+}
+
+func (s *testEtcd) restart() {
+	s.stop()
+	s.start()
+}
+
+func (s *testEtcd) endpoints() []string { return []string{s.clientURL.String()} }
+
+// revision is etcd's current revision: every write transaction adds one.
+func (s *testEtcd) revision() int64 {
+	return s.e.Server.KV().Rev()
+}
+
+// source stands for the engine: a host's record and sessions.
+type source struct {
+	mu       sync.Mutex
+	host     cluster.HostInfo
+	sessions map[string]cluster.Summary
+	reads    int // Session calls
+}
+
+func newSource(addr string) *source {
+	return &source{
+		host: cluster.HostInfo{Addr: addr, Hostname: "test", Started: time.Now(),
+			Agents: []cluster.AgentLoad{{Name: "coder", MaxSessions: 4}}},
+		sessions: make(map[string]cluster.Summary),
+	}
+}
+
+func (s *source) Host() cluster.HostInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.host
+	h.Agents = slices.Clone(h.Agents)
+	return h
+}
+
+func (s *source) Session(id string) (cluster.Summary, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads++
+	v, ok := s.sessions[id]
+	return v, ok
+}
+
+func (s *source) Sessions() []cluster.Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]cluster.Summary, 0, len(s.sessions))
+	for _, v := range s.sessions {
+		out = append(out, v)
+	}
+	return out
+}
+
+func (s *source) put(sum cluster.Summary) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sum.Agent == "" {
+		sum.Agent = "coder"
+	}
+	if sum.Capacity == 0 {
+		sum.Capacity = 1
+	}
+	if sum.LastActivity.IsZero() {
+		sum.LastActivity = time.Now()
+	}
+	s.sessions[sum.Session] = sum
+}
+
+func (s *source) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, id)
+}
+
+const testTTL = 2 * time.Second
+
+// member is one host of a test cluster.
+type member struct {
+	*Node
+	src *source
+}
+
+func startNode(t testing.TB, etcd *testEtcd, id string, edit ...func(*Options)) *member {
+	t.Helper()
+	src := newSource(id + ".test:7420")
+	cfg := cluster.Config{
+		Endpoints:       etcd.endpoints(),
+		Advertise:       id + ".test:7420",
+		HostID:          id,
+		LeaseTTL:        testTTL,
+		PublishInterval: 100 * time.Millisecond,
+	}.WithDefaults("test", "/data/"+id)
+	o := Options{
+		Config:   cfg,
+		Identity: cluster.Identity("test", "/data/"+id),
+		Source:   src,
+	}
+	for _, e := range edit {
+		e(&o)
+	}
+	o.View = cluster.NewView(o.Config.HostID, func(string) matcher.Config { return matcher.DefaultConfig() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := Start(ctx, o)
+	if err != nil {
+		t.Fatalf("starting node %s: %v", id, err)
+	}
+	m := &member{Node: n, src: src}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// Close closes the node once; tests close some early.
+func (m *member) Close() error {
+	if m.Node == nil {
+		return nil
+	}
+	err := m.Node.Close()
+	m.Node = nil
+	return err
+}
+
+// crash stops the node as kill -9 would: no revoke, the lease expires on
+// its own.
+func (m *member) crash() {
+	m.crashed.Store(true)
+	m.Close()
+}
+
+// waitView waits, on the view's change signal, until cond holds, failing
+// after limit.
+func waitView(t testing.TB, v *cluster.View, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		ch := v.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("host %s: not within %s: %s", v.Self(), limit, what)
+		}
+	}
+}
+
+// waitState waits, on the node's state signal, until it is registered
+// (or not).
+func waitState(t testing.TB, n *Node, registered bool, limit time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		ch := n.StateChanged()
+		if _, ok := n.Lease(); ok == registered {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("host %s: registered is not %v within %s", n.ID(), registered, limit)
+		}
+	}
+}
+
+func memberIDs(v *cluster.View) []string {
+	var ids []string
+	for _, h := range v.Members() {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
+func sessionIDs(v *cluster.View, host string) []string {
+	var ids []string
+	for _, s := range v.Sessions(host) {
+		ids = append(ids, s.Session)
+	}
+	return ids
+}

@@ -1,0 +1,307 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Target is where a task goes: a session on a host, or, with Session
+// empty, a new session the host spawns.
+type Target struct {
+	Host    string
+	Session string
+}
+
+func (t Target) String() string {
+	if t.Session == "" {
+		return "a new session on " + t.Host
+	}
+	return t.Session + " on " + t.Host
+}
+
+// TaskStatus is what a host knows of a task by its idempotency key.
+type TaskStatus int
+
+// What a host can answer about a key.
+const (
+	// TaskUnknown: the host never accepted the key (the request did not
+	// arrive, or the host refused it). The task is not running there.
+	TaskUnknown TaskStatus = iota
+	// TaskRunning: the host accepted the task and has not finished it.
+	TaskRunning
+	// TaskDone: the host finished the task; its result is kept under the
+	// key and returned again to whoever asks.
+	TaskDone
+)
+
+// Forwarder is what the engine implements to run a task on another host,
+// over the hosts' mutually authenticated API. The task itself is the
+// engine's: a Forwarder is made for one task (a closure over it), so this
+// package never sees its type.
+//
+// The receiving host keeps, under the task's idempotency key, that it
+// accepted the task and, once finished, its result (in its store, for at
+// least as long as a forward may be retried). A second Forward or a Status
+// with a key it knows never starts the task again: it returns the result,
+// or waits for it.
+type Forwarder interface {
+	// Forward sends the task to t and returns when it finished there (its
+	// result, success or failure of the work, is the engine's). Its
+	// error wraps ErrRefused when the host answered that it did not start
+	// the task (the session is gone or busy, the host is draining, it
+	// does not run the agent), ErrUnreachable when the request never
+	// reached the host (dialing failed); any other error means the
+	// outcome is unknown: the task may be running there.
+	Forward(ctx context.Context, t Target, key string) error
+	// Status asks host what became of key. An error means the host could
+	// not be asked. When it answers TaskDone, the engine has the result.
+	Status(ctx context.Context, host, key string) (TaskStatus, error)
+}
+
+// StepKind says what a forward does next.
+type StepKind int
+
+// The steps of a forward.
+const (
+	// StepPlace: decide where the task goes, over local and remote
+	// sessions, leaving out Forward.ExcludedHosts and Forward.Excluded;
+	// report it with Forward.Placed, or Forward.Unplaceable.
+	StepPlace StepKind = iota + 1
+	// StepSend: Forwarder.Forward to Step.Target; report with
+	// Forward.Sent.
+	StepSend
+	// StepAsk: Forwarder.Status of Step.Target.Host; report with
+	// Forward.Asked.
+	StepAsk
+	// StepWait: the task may be running on Step.Target.Host, which could
+	// not be asked. Wait for a while or for the view to change, then
+	// report with Forward.Waited whether the host is still a member.
+	StepWait
+	// StepDone: the task ran, on Step.Target; its result is the engine's.
+	StepDone
+	// StepFail: give up with Step.Err.
+	StepFail
+)
+
+var stepNames = [...]string{StepPlace: "place", StepSend: "send", StepAsk: "ask", StepWait: "wait", StepDone: "done", StepFail: "fail"}
+
+func (k StepKind) String() string {
+	if k >= StepPlace && int(k) < len(stepNames) {
+		return stepNames[k]
+	}
+	return fmt.Sprintf("StepKind(%d)", int(k))
+}
+
+// Step is what to do next.
+type Step struct {
+	Kind   StepKind
+	Target Target
+	Err    error // for StepFail
+}
+
+// DefaultMaxPlacements bounds how often a forward is placed: the first
+// placement and the retries after refusals and unreachable hosts.
+const DefaultMaxPlacements = 4
+
+// Forward is the retry and idempotency state machine of one task placed
+// across hosts. It does no I/O: the engine runs the steps and reports
+// what happened, and the machine says what to do next:
+//
+//	f := cluster.NewForward(key, 0)
+//	for s := f.Start(); ; {
+//		switch s.Kind {
+//		case cluster.StepPlace: t := place(f.ExcludedHosts(), f.Excluded()); s = f.Placed(t)
+//		case cluster.StepSend:  s = f.Sent(fw.Forward(ctx, s.Target, key))
+//		case cluster.StepAsk:   st, err := fw.Status(ctx, s.Target.Host, key); s = f.Asked(st, err)
+//		case cluster.StepWait:  wait(ctx); _, member := view.Member(s.Target.Host); s = f.Waited(member)
+//		case cluster.StepDone:  return result
+//		case cluster.StepFail:  return s.Err
+//		}
+//	}
+//
+// The rules, which keep a task from running twice once it succeeded:
+//
+//   - A task goes to another target only when it is known not to run
+//     where it was sent: the host refused it or was never reached, it
+//     answers that it does not know the key, or it left the cluster (its
+//     lease expired, and a host that loses its lease cancels the
+//     forwarded tasks it runs: see the package doc on fencing).
+//   - When a send fails in any other way (a timeout, a connection lost
+//     after the request went out), the host is asked about the key: done
+//     ends the forward with that result; running or unanswered while the
+//     host is a member means wait and ask again, for as long as the
+//     task's context allows.
+//   - A target that refused is left out of the next placements; a host
+//     that was unreachable, refused twice or left, entirely.
+//   - At most maxPlacements placements; then the forward fails with
+//     ErrExhausted and what each attempt met.
+type Forward struct {
+	key           string
+	maxPlacements int
+	placements    int
+	cur           Target
+	state         StepKind
+	hosts         []string // left out entirely
+	sessions      []string // RemoteIDs left out
+	refusals      map[string]int
+	history       []string
+}
+
+// NewForward starts the forward of the task with idempotency key key;
+// maxPlacements <= 0 means DefaultMaxPlacements.
+func NewForward(key string, maxPlacements int) *Forward {
+	if maxPlacements <= 0 {
+		maxPlacements = DefaultMaxPlacements
+	}
+	return &Forward{key: key, maxPlacements: maxPlacements, refusals: make(map[string]int)}
+}
+
+// Key is the task's idempotency key.
+func (f *Forward) Key() string { return f.key }
+
+// ExcludedHosts are the hosts placement must leave out.
+func (f *Forward) ExcludedHosts() []string { return slices.Clone(f.hosts) }
+
+// Excluded are the remote sessions (RemoteIDs) placement must leave out.
+func (f *Forward) Excluded() []string { return slices.Clone(f.sessions) }
+
+// History says what each attempt met, for the task's events.
+func (f *Forward) History() []string { return slices.Clone(f.history) }
+
+// Start returns the first step: place the task.
+func (f *Forward) Start() Step { return f.place() }
+
+func (f *Forward) place() Step {
+	if f.placements >= f.maxPlacements {
+		return f.fail(fmt.Errorf("%w: task %s: %d placements failed: %s", ErrExhausted, f.key, f.placements, strings.Join(f.history, "; ")))
+	}
+	f.state = StepPlace
+	return Step{Kind: StepPlace}
+}
+
+func (f *Forward) fail(err error) Step {
+	f.state = StepFail
+	return Step{Kind: StepFail, Err: err}
+}
+
+// misuse reports a report that does not answer the step the machine is
+// in: a bug in the engine's loop.
+func (f *Forward) misuse(report string) Step {
+	return f.fail(fmt.Errorf("forward of task %s: %s reported while the step is %s; the engine's loop must report the step it ran", f.key, report, f.state))
+}
+
+// Placed reports where placement put the task.
+func (f *Forward) Placed(t Target) Step {
+	if f.state != StepPlace {
+		return f.misuse("Placed")
+	}
+	f.placements++
+	f.cur = t
+	f.state = StepSend
+	return Step{Kind: StepSend, Target: t}
+}
+
+// Unplaceable reports that placement found no target (no member runs the
+// agent, or all were left out); err says why.
+func (f *Forward) Unplaceable(err error) Step {
+	if f.state != StepPlace {
+		return f.misuse("Unplaceable")
+	}
+	if len(f.history) > 0 {
+		err = fmt.Errorf("%w (after: %s)", err, strings.Join(f.history, "; "))
+	}
+	return f.fail(err)
+}
+
+// Sent reports what Forwarder.Forward returned.
+func (f *Forward) Sent(err error) Step {
+	if f.state != StepSend {
+		return f.misuse("Sent")
+	}
+	t := f.cur
+	switch {
+	case err == nil:
+		f.state = StepDone
+		return Step{Kind: StepDone, Target: t}
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		// The caller gave up; the task may still run where it was sent,
+		// and a later Forward with the key finds it there.
+		return f.fail(fmt.Errorf("task %s sent to %s: %w", f.key, t, err))
+	case errors.Is(err, ErrUnreachable):
+		f.note(t, "unreachable", err)
+		f.excludeHost(t.Host)
+		return f.place()
+	case errors.Is(err, ErrRefused):
+		f.note(t, "refused", err)
+		f.refusals[t.Host]++
+		if t.Session == "" || f.refusals[t.Host] >= 2 {
+			f.excludeHost(t.Host)
+		} else {
+			f.sessions = append(f.sessions, RemoteID(t.Host, t.Session))
+		}
+		return f.place()
+	}
+	f.note(t, "lost", err)
+	f.state = StepAsk
+	return Step{Kind: StepAsk, Target: t}
+}
+
+// Asked reports what Forwarder.Status returned.
+func (f *Forward) Asked(st TaskStatus, err error) Step {
+	if f.state != StepAsk {
+		return f.misuse("Asked")
+	}
+	t := f.cur
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return f.fail(fmt.Errorf("task %s on %s: asking for its outcome: %w", f.key, t, err))
+	case err != nil:
+		f.state = StepWait
+		return Step{Kind: StepWait, Target: t}
+	case st == TaskDone:
+		f.state = StepDone
+		return Step{Kind: StepDone, Target: t}
+	case st == TaskRunning:
+		f.state = StepWait
+		return Step{Kind: StepWait, Target: t}
+	}
+	// The host never accepted it: the task is not running anywhere.
+	f.note(t, "not accepted", nil)
+	f.excludeHost(t.Host)
+	return f.place()
+}
+
+// Waited reports, after a wait, whether the host the task may run on is
+// still a member.
+func (f *Forward) Waited(member bool) Step {
+	if f.state != StepWait {
+		return f.misuse("Waited")
+	}
+	t := f.cur
+	if member {
+		f.state = StepAsk
+		return Step{Kind: StepAsk, Target: t}
+	}
+	// Its lease expired: it cancelled what it ran for others, and its
+	// answer, should it come back, is no longer awaited.
+	f.note(t, "left the cluster", nil)
+	f.excludeHost(t.Host)
+	return f.place()
+}
+
+func (f *Forward) excludeHost(h string) {
+	if !slices.Contains(f.hosts, h) {
+		f.hosts = append(f.hosts, h)
+	}
+}
+
+func (f *Forward) note(t Target, what string, err error) {
+	s := t.String() + ": " + what
+	if err != nil {
+		s += " (" + err.Error() + ")"
+	}
+	f.history = append(f.history, s)
+}

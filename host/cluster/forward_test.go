@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// report is one thing the engine reports to a Forward, and the step it
+// expects back.
+type report struct {
+	do   func(f *Forward) Step
+	want StepKind
+	to   Target // the step's target, when it has one
+}
+
+func placed(host, session string) report {
+	t := Target{host, session}
+	return report{func(f *Forward) Step { return f.Placed(t) }, StepSend, t}
+}
+
+func sent(err error, want StepKind) report {
+	return report{func(f *Forward) Step { return f.Sent(err) }, want, Target{}}
+}
+
+func asked(st TaskStatus, err error, want StepKind) report {
+	return report{func(f *Forward) Step { return f.Asked(st, err) }, want, Target{}}
+}
+
+func waited(member bool, want StepKind) report {
+	return report{func(f *Forward) Step { return f.Waited(member) }, want, Target{}}
+}
+
+var (
+	errRefused = fmt.Errorf("host b: session busy: %w", ErrRefused)
+	errDial    = fmt.Errorf("dial b:7420: connection refused: %w", ErrUnreachable)
+	errLost    = errors.New("rpc error: connection reset by peer")
+)
+
+func TestForward(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		max          int
+		reports      []report
+		wantHosts    []string
+		wantSessions []string
+		wantErr      error
+	}{
+		{
+			name:    "runs where placed",
+			reports: []report{placed("b", "s1"), sent(nil, StepDone)},
+		},
+		{
+			name:         "refused: the session is left out, the host stays",
+			reports:      []report{placed("b", "s1"), sent(errRefused, StepPlace), placed("b", "s2"), sent(nil, StepDone)},
+			wantSessions: []string{"b/s1"},
+		},
+		{
+			name:         "refused twice: the host is left out",
+			reports:      []report{placed("b", "s1"), sent(errRefused, StepPlace), placed("b", "s2"), sent(errRefused, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			wantHosts:    []string{"b"},
+			wantSessions: []string{"b/s1"},
+		},
+		{
+			name:      "a refused spawn leaves the host out",
+			reports:   []report{placed("b", ""), sent(errRefused, StepPlace)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "unreachable: placed elsewhere at once",
+			reports:   []report{placed("b", "s1"), sent(errDial, StepPlace), placed("c", "s9"), sent(nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:    "lost mid-forward, done there: its result, never a second run",
+			reports: []report{placed("b", "s1"), sent(errLost, StepAsk), asked(TaskDone, nil, StepDone)},
+		},
+		{
+			name:      "lost mid-forward, never arrived: placed again",
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(TaskUnknown, nil, StepPlace)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name: "lost mid-forward, still running: wait and ask until done",
+			reports: []report{placed("b", "s1"), sent(errLost, StepAsk), asked(TaskRunning, nil, StepWait), waited(true, StepAsk),
+				asked(TaskRunning, nil, StepWait), waited(true, StepAsk), asked(TaskDone, nil, StepDone)},
+		},
+		{
+			name: "lost, unanswered while a member: keep waiting, never place elsewhere",
+			reports: []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(true, StepAsk),
+				asked(0, errDial, StepWait), waited(true, StepAsk), asked(TaskDone, nil, StepDone)},
+		},
+		{
+			name:      "lost, and the host left the cluster: placed elsewhere",
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:    "the caller gave up: fail, no retry elsewhere",
+			reports: []report{placed("b", "s1"), sent(context.DeadlineExceeded, StepFail)},
+			wantErr: context.DeadlineExceeded,
+		},
+		{
+			name:    "the caller gave up while asking",
+			reports: []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, context.Canceled, StepFail)},
+			wantErr: context.Canceled,
+		},
+		{
+			name:      "placements are bounded",
+			max:       2,
+			reports:   []report{placed("b", "s1"), sent(errDial, StepPlace), placed("c", "s1"), sent(errDial, StepFail)},
+			wantHosts: []string{"b", "c"},
+			wantErr:   ErrExhausted,
+		},
+		{
+			name:    "a report out of turn is a loop bug, not a retry",
+			reports: []report{{func(f *Forward) Step { return f.Sent(nil) }, StepFail, Target{}}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewForward("task-1", tc.max)
+			if s := f.Start(); s.Kind != StepPlace {
+				t.Fatalf("Start = %v, want place", s.Kind)
+			}
+			var last Step
+			for i, r := range tc.reports {
+				last = r.do(f)
+				if last.Kind != r.want {
+					t.Fatalf("report %d: got step %v (%v), want %v", i, last.Kind, last.Err, r.want)
+				}
+				if r.to != (Target{}) && last.Target != r.to {
+					t.Fatalf("report %d: got target %v, want %v", i, last.Target, r.to)
+				}
+			}
+			if !reflect.DeepEqual(f.ExcludedHosts(), tc.wantHosts) && len(f.ExcludedHosts())+len(tc.wantHosts) > 0 {
+				t.Errorf("excluded hosts %q, want %q", f.ExcludedHosts(), tc.wantHosts)
+			}
+			if !reflect.DeepEqual(f.Excluded(), tc.wantSessions) && len(f.Excluded())+len(tc.wantSessions) > 0 {
+				t.Errorf("excluded sessions %q, want %q", f.Excluded(), tc.wantSessions)
+			}
+			if tc.wantErr != nil && !errors.Is(last.Err, tc.wantErr) {
+				t.Errorf("got error %v, want %v", last.Err, tc.wantErr)
+			}
+			if last.Kind == StepFail && !strings.Contains(last.Err.Error(), "task-1") {
+				t.Errorf("error %q does not name the task", last.Err)
+			}
+		})
+	}
+}
+
+func TestForwardUnplaceable(t *testing.T) {
+	f := NewForward("task-2", 0)
+	f.Start()
+	f.Placed(Target{"b", "s1"})
+	f.Sent(errDial)
+	s := f.Unplaceable(ErrNoHost)
+	if s.Kind != StepFail || !errors.Is(s.Err, ErrNoHost) || !strings.Contains(s.Err.Error(), "s1 on b: unreachable") {
+		t.Fatalf("got %v %v, want a failure wrapping ErrNoHost that says what the attempts met", s.Kind, s.Err)
+	}
+	if h := f.History(); len(h) != 1 {
+		t.Fatalf("history %q", h)
+	}
+}

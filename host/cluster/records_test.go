@@ -1,0 +1,269 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func TestSummaryRoundTrip(t *testing.T) {
+	s := Summary{
+		Session: "coder-1a2b3c4d", Agent: "coder",
+		Dirs: []string{"pkg/a", "pkg"}, Files: []string{"pkg/a/x.go", "pkg/a/y.go"}, Techs: []string{"go"},
+		LastActivity: t0, Load: 1, Capacity: 2, Dormant: true,
+	}
+	b, err := EncodeSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeSummary(s.Session, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("got %+v, want %+v", got, s)
+	}
+	if strings.Contains(string(b), s.Session) {
+		t.Errorf("the value %s repeats the session ID, which is the key's", b)
+	}
+}
+
+func TestSummaryBounds(t *testing.T) {
+	var files []string
+	for i := range 100 {
+		files = append(files, fmt.Sprintf("d/f%03d.go", i)) // most recent first
+	}
+	files = slices.Insert(files, 1, "", strings.Repeat("x", MaxPathBytes+1), "d/f000.go", "bad\xff")
+	s := Summary{Session: "s", Agent: "a", Files: files, LastActivity: t0, Load: -3}
+	b, err := EncodeSummary(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeSummary("s", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Files) != MaxSummaryFiles || got.Files[0] != "d/f000.go" || got.Files[1] != "d/f001.go" || got.Files[MaxSummaryFiles-1] != fmt.Sprintf("d/f%03d.go", MaxSummaryFiles-1) {
+		t.Errorf("got files %q, want the %d most recent, without empty, overlong, invalid or repeated ones", got.Files, MaxSummaryFiles)
+	}
+	if got.Load != 0 {
+		t.Errorf("got load %d, want a negative load published as 0", got.Load)
+	}
+
+	// Paths JSON escapes six-fold: the summary loses its oldest entries
+	// until it fits.
+	long := strings.Repeat("<", MaxPathBytes-4)
+	var fat []string
+	for i := range MaxSummaryFiles {
+		fat = append(fat, fmt.Sprintf("%s%03d", long, i))
+	}
+	b, err = EncodeSummary(Summary{Session: "s", Agent: "a", Files: fat, Dirs: fat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxSummaryBytes {
+		t.Fatalf("encoded %d bytes, more than %d", len(b), MaxSummaryBytes)
+	}
+	got, err = DecodeSummary("s", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Files) == 0 || got.Files[0] != fat[0] || len(got.Files) == MaxSummaryFiles {
+		t.Errorf("kept %d files starting %q, want the most recent ones, fewer than %d", len(got.Files), got.Files[:1], MaxSummaryFiles)
+	}
+}
+
+func TestEncodeRefuses(t *testing.T) {
+	if _, err := EncodeSummary(Summary{Session: "", Agent: "a"}); err == nil {
+		t.Error("a summary without a session ID encoded")
+	}
+	if _, err := EncodeSummary(Summary{Session: "s", Agent: "a/b"}); err == nil {
+		t.Error("an agent with '/' encoded")
+	}
+	if _, err := EncodeHostInfo(HostInfo{ID: "a/b", Addr: "x:1"}); err == nil {
+		t.Error("a host ID with '/' encoded")
+	}
+}
+
+func TestDecodeSummaryRejects(t *testing.T) {
+	rec := func(edit func(m map[string]any)) []byte {
+		m := map[string]any{"v": 1, "agent": "a", "last_activity": t0, "load": 0, "capacity": 1}
+		edit(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	many := make([]string, MaxSummaryFiles+1)
+	for i := range many {
+		many[i] = fmt.Sprint(i)
+	}
+	for _, tc := range []struct {
+		name, session string
+		value         []byte
+		want          string
+	}{
+		{"not json", "s", []byte("{"), "unexpected end"},
+		{"trailing data", "s", append(rec(func(map[string]any) {}), " {}"...), "invalid character"},
+		{"other version", "s", rec(func(m map[string]any) { m["v"] = 2 }), "version 2"},
+		{"no version", "s", rec(func(m map[string]any) { delete(m, "v") }), "version 0"},
+		{"too large", "s", make([]byte, MaxSummaryBytes+1), "more than"},
+		{"no agent", "s", rec(func(m map[string]any) { delete(m, "agent") }), "agent"},
+		{"too many files", "s", rec(func(m map[string]any) { m["files"] = many }), "33 files"},
+		{"empty dir", "s", rec(func(m map[string]any) { m["dirs"] = []string{""} }), "dirs entry of 0 bytes"},
+		{"negative load", "s", rec(func(m map[string]any) { m["load"] = -1 }), "load -1"},
+		{"empty session", "", rec(func(map[string]any) {}), "session ID"},
+		{"wrong type", "s", rec(func(m map[string]any) { m["capacity"] = "four" }), "cannot unmarshal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeSummary(tc.session, tc.value)
+			if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want ErrBadRecord saying %q", err, tc.want)
+			}
+		})
+	}
+	// Fields a later version adds within version 1 are ignored.
+	if _, err := DecodeSummary("s", rec(func(m map[string]any) { m["new_field"] = 1 })); err != nil {
+		t.Errorf("an unknown field: %v", err)
+	}
+}
+
+func TestHostInfoRoundTrip(t *testing.T) {
+	h := HostInfo{
+		ID: "box-1", Addr: "10.0.0.7:7420", Hostname: "box", Identity: Identity("box", "/d"), Incarnation: "i1",
+		Started: t0, ConfigHash: "abc", Version: "dev",
+		Agents: []AgentLoad{{Name: "coder", Live: 2, Dormant: 1, Load: 1, Capacity: 2, MaxSessions: 4}, {Name: "claude-code", External: true}},
+	}
+	b, err := EncodeHostInfo(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeHostInfo("box-1", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, h) {
+		t.Fatalf("got %+v, want %+v", got, h)
+	}
+	if a, ok := got.Agent("coder"); !ok || a.Live != 2 {
+		t.Errorf("Agent(coder) = %+v, %v", a, ok)
+	}
+	for _, bad := range [][]byte{[]byte(`{"v":1}`), []byte(`{"v":1,"addr":"a:1","agents":[{"name":""}]}`), []byte(`[]`)} {
+		if _, err := DecodeHostInfo("box-1", bad); !errors.Is(err, ErrBadRecord) {
+			t.Errorf("DecodeHostInfo(%s) = %v, want ErrBadRecord", bad, err)
+		}
+	}
+	if _, err := DecodeHostInfo("a/b", b); !errors.Is(err, ErrBadRecord) {
+		t.Errorf("a bad host ID decoded: %v", err)
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	if Identity("a", "/d") == Identity("a", "/e") || Identity("a", "/d") == Identity("b", "/d") || Identity("a", "/d") != Identity("a", "/d") {
+		t.Error("Identity does not tell hosts apart, or is not stable")
+	}
+}
+
+func TestCandidate(t *testing.T) {
+	s := Summary{Session: "s", Agent: "a", Dirs: []string{"x"}, Files: []string{"p/q/r.go", "top.go"}, Capacity: 2, Load: 1, LastActivity: t0}
+	c := s.Candidate("h/s")
+	if c.ID != "h/s" || c.Capacity != 2 || c.Load != 1 || !c.LastActivity.Equal(t0) {
+		t.Errorf("got %+v", c)
+	}
+	want := []string{"x", "p/q", "p"}
+	if !reflect.DeepEqual(c.Dirs, want) {
+		t.Errorf("got dirs %q, want %q: the summary's and its files' parents", c.Dirs, want)
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	for _, tc := range []struct {
+		key           string
+		kind          KeyKind
+		host, session string
+	}{
+		{HostKey("box-1"), KeyHost, "box-1", ""},
+		{SessionKey("box-1", "coder-1"), KeySession, "box-1", "coder-1"},
+		{SessionKey("box-1", "odd/session"), KeySession, "box-1", "odd/session"},
+	} {
+		kind, host, session, err := ParseKey(tc.key)
+		if err != nil || kind != tc.kind || host != tc.host || session != tc.session {
+			t.Errorf("ParseKey(%q) = %v %q %q %v, want %v %q %q", tc.key, kind, host, session, err, tc.kind, tc.host, tc.session)
+		}
+	}
+	for _, key := range []string{"/hearth/v1/other/x", HostsPrefix, HostsPrefix + "a/b", SessionsPrefix + "box", SessionsPrefix + "box/", SessionsPrefix + "/s", "/elsewhere"} {
+		if _, _, _, err := ParseKey(key); !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), fmt.Sprintf("%q", key)) {
+			t.Errorf("ParseKey(%q) = %v, want ErrBadRecord quoting the key", key, err)
+		}
+	}
+	if h, s, ok := SplitRemoteID(RemoteID("box-1", "a/b")); !ok || h != "box-1" || s != "a/b" {
+		t.Errorf("SplitRemoteID(RemoteID) = %q %q %v", h, s, ok)
+	}
+	if _, _, ok := SplitRemoteID("coder-1a2b3c4d"); ok {
+		t.Error("a local session ID split as a remote one")
+	}
+}
+
+// The fuzz targets read what other hosts (or anyone with access to etcd)
+// wrote: they must never panic, and what they accept must encode again
+// within bounds.
+func FuzzDecodeSummary(f *testing.F) {
+	b, _ := EncodeSummary(Summary{Session: "s", Agent: "a", Files: []string{"a/b.go"}, Dirs: []string{"a"}, Techs: []string{"go"}, LastActivity: t0, Capacity: 1})
+	f.Add("s", b)
+	f.Add("s", []byte(`{"v":1,"agent":"a","files":["x"],"load":1e400}`))
+	f.Fuzz(func(t *testing.T, session string, value []byte) {
+		s, err := DecodeSummary(session, value)
+		if err != nil {
+			if !errors.Is(err, ErrBadRecord) {
+				t.Fatalf("error %v does not wrap ErrBadRecord", err)
+			}
+			return
+		}
+		out, err := EncodeSummary(s)
+		if err != nil {
+			t.Fatalf("accepted %q but cannot publish it again: %v", value, err)
+		}
+		if len(out) > MaxSummaryBytes {
+			t.Fatalf("re-encoded to %d bytes", len(out))
+		}
+		_ = s.Candidate(RemoteID("h", s.Session))
+	})
+}
+
+func FuzzDecodeHostInfo(f *testing.F) {
+	b, _ := EncodeHostInfo(HostInfo{ID: "h", Addr: "a:1", Agents: []AgentLoad{{Name: "coder", MaxSessions: 4}}, Started: t0})
+	f.Add("h", b)
+	f.Fuzz(func(t *testing.T, id string, value []byte) {
+		h, err := DecodeHostInfo(id, value)
+		if err != nil {
+			if !errors.Is(err, ErrBadRecord) {
+				t.Fatalf("error %v does not wrap ErrBadRecord", err)
+			}
+			return
+		}
+		if _, err := EncodeHostInfo(h); err != nil && !strings.Contains(err.Error(), "bytes, more than") {
+			t.Fatalf("accepted %q but cannot publish it again: %v", value, err)
+		}
+	})
+}
+
+func FuzzParseKey(f *testing.F) {
+	f.Add(SessionKey("h", "s"))
+	f.Add(HostKey("h"))
+	f.Fuzz(func(t *testing.T, key string) {
+		kind, host, session, err := ParseKey(key)
+		switch {
+		case err != nil:
+			if !errors.Is(err, ErrBadRecord) {
+				t.Fatalf("error %v does not wrap ErrBadRecord", err)
+			}
+		case kind == KeyHost && HostKey(host) != key, kind == KeySession && SessionKey(host, session) != key:
+			t.Fatalf("ParseKey(%q) = %v %q %q, which is another key", key, kind, host, session)
+		}
+	})
+}

@@ -1,0 +1,305 @@
+package cluster
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+// View is one host's picture of the cluster: its members and the sessions
+// the other hosts published, with one matcher index per agent over those
+// remote sessions, keyed [RemoteID] ("host/session"). The host's own
+// sessions are left out of the indexes (its pools hold them, fresher) but
+// listed by [View.Sessions].
+//
+// A watch on etcd feeds it with [View.Reset] and [View.Apply]; placement
+// reads it with [View.Decide] and [View.SpawnHost], and merges the
+// remote decision with the local one ([matcher.Merge]) so that one policy
+// decides over every host's sessions. A View is safe for concurrent use.
+type View struct {
+	self   string
+	cfgFor func(agent string) matcher.Config
+
+	mu       sync.Mutex
+	rev      int64
+	hosts    map[string]HostInfo
+	sessions map[string]map[string]Summary // by host, by session
+	agents   map[string]*agentIndex
+	changed  chan struct{}
+}
+
+// agentIndex is one agent's remote sessions. Its lock is taken after the
+// View's, or alone by Decide, so that a decision does not hold up the
+// watch for other agents.
+type agentIndex struct {
+	mu sync.Mutex
+	ix *matcher.Index
+}
+
+// NewView returns an empty view for host self. cfgFor gives the matcher
+// configuration of each agent (this host's own, so that remote sessions
+// are scored as local ones are); an agent this host does not run should
+// get the defaults. cfgFor's configurations must be valid.
+func NewView(self string, cfgFor func(agent string) matcher.Config) *View {
+	return &View{
+		self:     self,
+		cfgFor:   cfgFor,
+		hosts:    make(map[string]HostInfo),
+		sessions: make(map[string]map[string]Summary),
+		agents:   make(map[string]*agentIndex),
+		changed:  make(chan struct{}),
+	}
+}
+
+// Self is the ID of the host the view belongs to.
+func (v *View) Self() string { return v.self }
+
+// Change is one update of the view: a member's record or a session's
+// summary put or deleted.
+type Change struct {
+	Kind    KeyKind // KeyHost or KeySession
+	Host    string
+	Delete  bool
+	Info    HostInfo // for a put of KeyHost
+	Summary Summary  // for a put of KeySession; Summary.Session names the session in both cases
+}
+
+// Reset replaces the whole view with what etcd held at revision rev.
+func (v *View) Reset(rev int64, changes []Change) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.hosts = make(map[string]HostInfo)
+	v.sessions = make(map[string]map[string]Summary)
+	v.agents = make(map[string]*agentIndex)
+	v.applyLocked(rev, changes)
+}
+
+// Apply applies the changes of one watch response, at revision rev.
+func (v *View) Apply(rev int64, changes []Change) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.applyLocked(rev, changes)
+}
+
+func (v *View) applyLocked(rev int64, changes []Change) {
+	// Index updates are gathered by agent and session and made at the
+	// end, puts oldest first (PutAll): a listing of thousands of sessions
+	// in arbitrary order would otherwise walk the index's recency list
+	// for each.
+	pend := make(map[string]map[string]*Summary) // agent, RemoteID; nil: remove
+	set := func(host string, s *Summary, put bool) {
+		if host == v.self {
+			return
+		}
+		byID := pend[s.Agent]
+		if byID == nil {
+			byID = make(map[string]*Summary)
+			pend[s.Agent] = byID
+		}
+		if put {
+			byID[RemoteID(host, s.Session)] = s
+		} else {
+			byID[RemoteID(host, s.Session)] = nil
+		}
+	}
+	for i := range changes {
+		c := &changes[i]
+		switch c.Kind {
+		case KeyHost:
+			_, known := v.hosts[c.Host]
+			switch {
+			case c.Delete && known:
+				delete(v.hosts, c.Host)
+				for _, s := range v.sessions[c.Host] {
+					set(c.Host, &s, false)
+				}
+			case !c.Delete:
+				info := c.Info
+				info.ID = c.Host
+				v.hosts[c.Host] = info
+				if !known {
+					for _, s := range v.sessions[c.Host] {
+						set(c.Host, &s, true)
+					}
+				}
+			}
+		case KeySession:
+			byHost := v.sessions[c.Host]
+			old, had := byHost[c.Summary.Session]
+			if had && (c.Delete || old.Agent != c.Summary.Agent) {
+				set(c.Host, &old, false)
+			}
+			if c.Delete {
+				delete(byHost, c.Summary.Session)
+				if len(byHost) == 0 {
+					delete(v.sessions, c.Host)
+				}
+				continue
+			}
+			if byHost == nil {
+				byHost = make(map[string]Summary)
+				v.sessions[c.Host] = byHost
+			}
+			byHost[c.Summary.Session] = c.Summary
+			if _, member := v.hosts[c.Host]; member {
+				set(c.Host, &c.Summary, true)
+			}
+		}
+	}
+	for agent, byID := range pend {
+		a := v.agents[agent]
+		if a == nil {
+			ix, err := matcher.NewIndex(v.cfgFor(agent))
+			if err != nil {
+				// cfgFor's configurations are validated with the host's
+				// config; fall back rather than lose the sessions.
+				ix, _ = matcher.NewIndex(matcher.DefaultConfig())
+			}
+			a = &agentIndex{ix: ix}
+			v.agents[agent] = a
+		}
+		puts := make([]matcher.Candidate, 0, len(byID))
+		a.mu.Lock()
+		for id, s := range byID {
+			if s == nil {
+				a.ix.Remove(id)
+			} else {
+				puts = append(puts, s.Candidate(id))
+			}
+		}
+		a.ix.PutAll(puts)
+		a.mu.Unlock()
+	}
+	v.rev = max(v.rev, rev)
+	close(v.changed)
+	v.changed = make(chan struct{})
+}
+
+// Revision is the etcd revision the view reflects.
+func (v *View) Revision() int64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.rev
+}
+
+// Changed returns a channel closed at the view's next change.
+func (v *View) Changed() <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.changed
+}
+
+// Members returns the members, this host included once it registered,
+// by ID.
+func (v *View) Members() []HostInfo {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]HostInfo, 0, len(v.hosts))
+	for _, h := range v.hosts {
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b HostInfo) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Member returns member id's record.
+func (v *View) Member(id string) (HostInfo, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	h, ok := v.hosts[id]
+	return h, ok
+}
+
+// Sessions returns the summaries host published, by session ID.
+func (v *View) Sessions(host string) []Summary {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]Summary, 0, len(v.sessions[host]))
+	for _, s := range v.sessions[host] {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Summary) int { return cmp.Compare(a.Session, b.Session) })
+	return out
+}
+
+// Remote returns how many remote sessions of agent are placement
+// candidates.
+func (v *View) Remote(agent string) int {
+	v.mu.Lock()
+	a := v.agents[agent]
+	v.mu.Unlock()
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ix.Len()
+}
+
+// Decide decides the task for agent over the other hosts' sessions, as
+// [matcher.Index.Decide] does, leaving out the sessions of excludeHosts
+// and the candidates named in exclude (RemoteIDs). Candidates are named
+// by [RemoteID].
+func (v *View) Decide(agent string, h matcher.Hints, now time.Time, excludeHosts []string, exclude ...string) matcher.Decision {
+	v.mu.Lock()
+	a := v.agents[agent]
+	if a != nil {
+		for _, host := range excludeHosts {
+			for id, s := range v.sessions[host] {
+				if s.Agent == agent {
+					exclude = append(exclude, RemoteID(host, id))
+				}
+			}
+		}
+	}
+	v.mu.Unlock()
+	if a == nil {
+		return matcher.Scan(v.cfgFor(agent), nil, h, now)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ix.Decide(h, now, exclude...)
+}
+
+// SpawnHost chooses the member that spawns a new session of agent when
+// placement decided to spawn: among the members that run agent (not as
+// an external agent) and are not in exclude, the first by: room for
+// another session (live below max_sessions), then fewest running tasks of
+// the agent, then fewest live sessions of it, then ID. This host is a
+// member like the others, as of its last published record. ok is false
+// when no member runs the agent.
+func (v *View) SpawnHost(agent string, exclude ...string) (HostInfo, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var (
+		best  HostInfo
+		bestA AgentLoad
+		found bool
+	)
+	for id, h := range v.hosts {
+		a, ok := h.Agent(agent)
+		if !ok || a.External || slices.Contains(exclude, id) {
+			continue
+		}
+		if !found || spawnsBefore(id, a, best.ID, bestA) {
+			best, bestA, found = h, a, true
+		}
+	}
+	return best, found
+}
+
+func spawnsBefore(id string, a AgentLoad, bid string, b AgentLoad) bool {
+	if ra, rb := a.Live < a.MaxSessions, b.Live < b.MaxSessions; ra != rb {
+		return ra
+	}
+	if a.Load != b.Load {
+		return a.Load < b.Load
+	}
+	if a.Live != b.Live {
+		return a.Live < b.Live
+	}
+	return id < bid
+}

@@ -1,0 +1,99 @@
+package cluster
+
+import (
+	"testing"
+
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+func defaults(string) matcher.Config { return matcher.DefaultConfig() }
+
+func put(host string, s Summary) Change {
+	return Change{Kind: KeySession, Host: host, Summary: s}
+}
+
+func member(id string, agents ...AgentLoad) Change {
+	return Change{Kind: KeyHost, Host: id, Info: HostInfo{ID: id, Addr: id + ":7420", Agents: agents}}
+}
+
+func TestViewIndexesMembersOnly(t *testing.T) {
+	v := NewView("self", defaults)
+	changed := v.Changed()
+	s := Summary{Session: "s1", Agent: "coder", Dirs: []string{"pkg"}, Capacity: 1, LastActivity: t0}
+	v.Apply(5, []Change{put("b", s), put("self", s)})
+	select {
+	case <-changed:
+	default:
+		t.Fatal("Apply did not signal Changed")
+	}
+	if n := v.Remote("coder"); n != 0 {
+		t.Fatalf("%d remote sessions before their host registered, want 0", n)
+	}
+	v.Apply(6, []Change{member("b"), member("self")})
+	if n := v.Remote("coder"); n != 1 {
+		t.Fatalf("%d remote sessions, want 1 (b's; this host's own are the local pool's)", n)
+	}
+	if len(v.Sessions("self")) != 1 || len(v.Members()) != 2 || v.Revision() != 6 {
+		t.Fatalf("sessions of self %v, members %v, revision %d", v.Sessions("self"), v.Members(), v.Revision())
+	}
+	d := v.Decide("coder", matcher.Hints{Dirs: []string{"pkg"}}, t0, nil)
+	if d.Outcome != matcher.Reuse || d.Winner != "b/s1" {
+		t.Fatalf("got %v, want reuse b/s1", d)
+	}
+	if d := v.Decide("coder", matcher.Hints{Dirs: []string{"pkg"}}, t0, []string{"b"}); d.Outcome != matcher.SpawnNoCandidates || d.Excluded != 1 {
+		t.Fatalf("with b left out: got %v (%+v), want no candidates, 1 excluded", d, d)
+	}
+	if d := v.Decide("other", matcher.Hints{}, t0, nil); d.Outcome != matcher.SpawnNoCandidates {
+		t.Fatalf("unknown agent: got %v", d)
+	}
+
+	// An agent change moves the session between indexes.
+	s.Agent = "writer"
+	v.Apply(7, []Change{put("b", s)})
+	if v.Remote("coder") != 0 || v.Remote("writer") != 1 {
+		t.Fatalf("after the agent changed: coder %d writer %d", v.Remote("coder"), v.Remote("writer"))
+	}
+	// The host leaving takes its sessions out of placement at once.
+	v.Apply(8, []Change{{Kind: KeyHost, Host: "b", Delete: true}})
+	if v.Remote("writer") != 0 {
+		t.Fatal("a departed host's session is still a candidate")
+	}
+	v.Apply(9, []Change{{Kind: KeySession, Host: "b", Delete: true, Summary: Summary{Session: "s1"}}})
+	if len(v.Sessions("b")) != 0 {
+		t.Fatal("deleted session still listed")
+	}
+	v.Reset(3, []Change{member("c")})
+	if m := v.Members(); len(m) != 1 || m[0].ID != "c" || m[0].Addr != "c:7420" {
+		t.Fatalf("after Reset: %+v", m)
+	}
+}
+
+func TestSpawnHost(t *testing.T) {
+	v := NewView("self", defaults)
+	v.Apply(1, []Change{
+		member("full", AgentLoad{Name: "coder", Live: 4, MaxSessions: 4, Load: 0}),
+		member("busy", AgentLoad{Name: "coder", Live: 1, MaxSessions: 4, Load: 1}),
+		member("idle-b", AgentLoad{Name: "coder", Live: 2, MaxSessions: 4}),
+		member("idle-a", AgentLoad{Name: "coder", Live: 2, MaxSessions: 4}),
+		member("empty", AgentLoad{Name: "coder", Live: 0, MaxSessions: 4}),
+		member("other", AgentLoad{Name: "writer", MaxSessions: 4}),
+		member("hooks", AgentLoad{Name: "coder", External: true, MaxSessions: 16}),
+	})
+	for _, tc := range []struct {
+		exclude []string
+		want    string
+	}{
+		{nil, "empty"},                                          // no load, fewest live
+		{[]string{"empty"}, "idle-a"},                           // tie on load and live: ID
+		{[]string{"empty", "idle-a", "idle-b"}, "busy"},         // room beats load
+		{[]string{"empty", "idle-a", "idle-b", "busy"}, "full"}, // no room anywhere: least loaded
+	} {
+		got, ok := v.SpawnHost("coder", tc.exclude...)
+		if !ok || got.ID != tc.want {
+			t.Errorf("SpawnHost excluding %v = %q, %v; want %q", tc.exclude, got.ID, ok, tc.want)
+		}
+	}
+	if h, ok := v.SpawnHost("nobody"); ok {
+		t.Errorf("SpawnHost of an agent no member runs = %q", h.ID)
+	}
+}
