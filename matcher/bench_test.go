@@ -214,7 +214,7 @@ func BenchmarkDecide(b *testing.B) {
 						start := time.Now()
 						d := decide(w.tasks[i%len(w.tasks)])
 						took = append(took, time.Since(start))
-						if d.Outcome == Reuse {
+						if d.Choice == Reuse {
 							reuse++
 						}
 					}

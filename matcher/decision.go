@@ -5,14 +5,14 @@ import (
 	"strings"
 )
 
-// Outcome is what a Decision tells the host to do.
-type Outcome int
+// Choice is what a Decision tells the host to do.
+type Choice int
 
-// The outcomes. The zero Outcome is none of them.
+// The choices. The zero Choice is none of them.
 const (
 	// Reuse the winner: the best eligible total is strictly above the
 	// threshold.
-	Reuse Outcome = iota + 1
+	Reuse Choice = iota + 1
 	// SpawnNoCandidates: the agent has no session, or all were excluded.
 	SpawnNoCandidates
 	// SpawnAllBusy: every candidate is at or above its capacity.
@@ -22,7 +22,7 @@ const (
 	SpawnBelowThreshold
 )
 
-var outcomeNames = [...]string{
+var choiceNames = [...]string{
 	Reuse:               "reuse",
 	SpawnNoCandidates:   "spawn-no-candidates",
 	SpawnAllBusy:        "spawn-all-busy",
@@ -31,20 +31,20 @@ var outcomeNames = [...]string{
 
 // String returns "reuse", "spawn-no-candidates", "spawn-all-busy" or
 // "spawn-below-threshold".
-func (o Outcome) String() string {
-	if o >= Reuse && int(o) < len(outcomeNames) {
-		return outcomeNames[o]
+func (o Choice) String() string {
+	if o >= Reuse && int(o) < len(choiceNames) {
+		return choiceNames[o]
 	}
-	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+	return "Choice(" + strconv.Itoa(int(o)) + ")"
 }
 
-// Spawn reports whether the outcome asks for a new session.
-func (o Outcome) Spawn() bool { return o > Reuse && int(o) < len(outcomeNames) }
+// Spawn reports whether the choice asks for a new session.
+func (o Choice) Spawn() bool { return o > Reuse && int(o) < len(choiceNames) }
 
 // Decision is the matcher's answer for one task, with what it is based on.
 type Decision struct {
-	Outcome Outcome
-	// Winner is the ID of the session to reuse; empty unless Outcome is
+	Choice Choice
+	// Winner is the ID of the session to reuse; empty unless Choice is
 	// Reuse.
 	Winner string
 	// Dormant is true when the winner is dormant: the host rehydrates it.
@@ -66,15 +66,15 @@ type Decision struct {
 func (d *Decision) settle() {
 	switch {
 	case d.Considered == 0:
-		d.Outcome = SpawnNoCandidates
+		d.Choice = SpawnNoCandidates
 	case d.Eligible == 0:
-		d.Outcome = SpawnAllBusy
+		d.Choice = SpawnAllBusy
 	case d.Ranked[0].Total > d.Threshold:
-		d.Outcome = Reuse
+		d.Choice = Reuse
 		d.Winner = d.Ranked[0].ID
 		d.Dormant = d.Ranked[0].Dormant
 	default:
-		d.Outcome = SpawnBelowThreshold
+		d.Choice = SpawnBelowThreshold
 	}
 }
 
@@ -87,7 +87,7 @@ func (d *Decision) settle() {
 // A factor that does not apply to the task is shown as "-".
 func (d Decision) String() string {
 	var b strings.Builder
-	switch d.Outcome {
+	switch d.Choice {
 	case Reuse:
 		b.WriteString("reuse ")
 		if d.Dormant {
@@ -114,7 +114,7 @@ func (d Decision) String() string {
 		b.WriteString("spawn: best " + r.ID + " scored " + total + ", not above " + threshold + ": ")
 		r.writeScores(&b)
 	default:
-		b.WriteString(d.Outcome.String())
+		b.WriteString(d.Choice.String())
 	}
 	return b.String()
 }

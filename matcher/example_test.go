@@ -57,7 +57,7 @@ func ExampleIndex() {
 	ix.Upsert("s-1", matcher.State{Capacity: 2, Load: 1, LastActivity: now.Add(-5 * time.Minute)})
 
 	d := ix.Decide(matcher.Hints{Dirs: []string{"internal/auth/"}, Techs: []string{"go"}}, now)
-	fmt.Println(d.Outcome, d.Winner)
+	fmt.Println(d.Choice, d.Winner)
 	fmt.Println(d)
 
 	// A reuse guard vetoed s-1 for this task.
@@ -124,7 +124,7 @@ func ExampleScan_newDirectory() {
 	for _, r := range d.Ranked {
 		fmt.Printf("%s dir %.4f total %.4f\n", r.ID, r.Scores.Directory, r.Total)
 	}
-	fmt.Println(d.Outcome)
+	fmt.Println(d.Choice)
 	// Output:
 	// s-1 dir 0.4500 total 0.4500
 	// s-2 dir 0.4500 total 0.4500

@@ -430,7 +430,7 @@ func checkUnder(t *testing.T, ix *Index, seed uint64) {
 func dump(d Decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (outcome %s, winner %q, dormant %t, considered %d, eligible %d, excluded %d)",
-		d, d.Outcome, d.Winner, d.Dormant, d.Considered, d.Eligible, d.Excluded)
+		d, d.Choice, d.Winner, d.Dormant, d.Considered, d.Eligible, d.Excluded)
 	for _, r := range d.Ranked {
 		fmt.Fprintf(&b, "\n\t%s total %v eligible %t load %d/%d last %s dormant %t %+v %+v",
 			r.ID, r.Total, r.Eligible, r.Load, r.Capacity, r.LastActivity.Format(time.TimeOnly), r.Dormant, r.Scores, r.Applied)

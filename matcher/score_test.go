@@ -262,7 +262,7 @@ func TestContextAgreement(t *testing.T) {
 			if math.Abs(r.Total-tc.want) > 1e-12 {
 				t.Errorf("total: got %v, want %v (%s)", r.Total, tc.want, d)
 			}
-			if got := d.Outcome == Reuse; got != tc.reuse {
+			if got := d.Choice == Reuse; got != tc.reuse {
 				t.Errorf("reuse: got %t, want %t (%s)", got, tc.reuse, d)
 			}
 		})
@@ -435,14 +435,14 @@ func TestTechOnlyTask(t *testing.T) {
 	golang.Techs = []string{"go"}
 	golang.LastActivity = now.Add(-10 * time.Minute)
 	d := decide(t, DefaultConfig(), []Candidate{py, golang}, Hints{Techs: []string{"Go"}})
-	if d.Outcome != Reuse || d.Winner != "go" {
+	if d.Choice != Reuse || d.Winner != "go" {
 		t.Fatalf("got %s, want reuse of go", d)
 	}
 }
 
 func TestNoHintsReusesIdleWarmSession(t *testing.T) {
 	d := decide(t, DefaultConfig(), []Candidate{live("s-1")}, Hints{})
-	if d.Outcome != Reuse || d.Winner != "s-1" {
+	if d.Choice != Reuse || d.Winner != "s-1" {
 		t.Fatalf("got %s, want reuse of s-1", d)
 	}
 }
@@ -455,7 +455,7 @@ func TestLoadGate(t *testing.T) {
 	other.Dirs, other.Techs = []string{"src"}, []string{"go"}
 	h := Hints{Files: []string{"src/a.go"}, Techs: []string{"go"}}
 	d := decide(t, DefaultConfig(), []Candidate{best, other}, h)
-	if d.Outcome != Reuse || d.Winner != "other" {
+	if d.Choice != Reuse || d.Winner != "other" {
 		t.Fatalf("got %s, want reuse of other", d)
 	}
 	if len(d.Ranked) != 2 || d.Ranked[1].ID != "best" || d.Ranked[1].Eligible || d.Ranked[1].Total <= d.Ranked[0].Total {
@@ -479,7 +479,7 @@ func TestOutcomes(t *testing.T) {
 		name    string
 		cands   []Candidate
 		exclude []string
-		want    Outcome
+		want    Choice
 		text    string
 	}{
 		{"no candidates", nil, nil, SpawnNoCandidates, "spawn: no candidates"},
@@ -492,14 +492,14 @@ func TestOutcomes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := decide(t, DefaultConfig(), tc.cands, Hints{}, tc.exclude...)
-			if d.Outcome != tc.want {
-				t.Errorf("outcome: got %s, want %s", d.Outcome, tc.want)
+			if d.Choice != tc.want {
+				t.Errorf("outcome: got %s, want %s", d.Choice, tc.want)
 			}
 			if got := d.String(); got != tc.text {
 				t.Errorf("String: got %q, want %q", got, tc.text)
 			}
 			if (d.Winner != "") != (tc.want == Reuse) {
-				t.Errorf("winner: got %q for outcome %s", d.Winner, d.Outcome)
+				t.Errorf("winner: got %q for outcome %s", d.Winner, d.Choice)
 			}
 		})
 	}
@@ -524,7 +524,7 @@ func TestThresholdStrictlyAbove(t *testing.T) {
 	h := Hints{Files: []string{"a", "b", "c", "d", "e"}}
 	for _, tc := range []struct {
 		files []string
-		want  Outcome
+		want  Choice
 	}{
 		{[]string{"a", "b", "c"}, SpawnBelowThreshold},           // 3/5 == 0.6
 		{[]string{"a", "b", "c", "d"}, Reuse},                    // 0.8
@@ -535,8 +535,8 @@ func TestThresholdStrictlyAbove(t *testing.T) {
 		c := live("s-1")
 		c.Files = tc.files
 		d := decide(t, cfg, []Candidate{c}, h)
-		if d.Outcome != tc.want {
-			t.Errorf("files %q: got %s (total %v), want %s", tc.files, d.Outcome, d.Ranked[0].Total, tc.want)
+		if d.Choice != tc.want {
+			t.Errorf("files %q: got %s (total %v), want %s", tc.files, d.Choice, d.Ranked[0].Total, tc.want)
 		}
 	}
 }
@@ -583,7 +583,7 @@ func TestExclude(t *testing.T) {
 	c.Load = 1 // full
 	h := Hints{Techs: []string{"go"}}
 	d := decide(t, DefaultConfig(), []Candidate{a, b, c}, h, "a", "a", "c", "nobody")
-	if d.Outcome != Reuse || d.Winner != "b" {
+	if d.Choice != Reuse || d.Winner != "b" {
 		t.Fatalf("got %s, want reuse of b", d)
 	}
 	if d.Considered != 1 || d.Eligible != 1 || d.Excluded != 2 || len(d.Ranked) != 1 {
@@ -620,7 +620,7 @@ func TestTopK(t *testing.T) {
 }
 
 func TestOutcomeString(t *testing.T) {
-	for o, want := range map[Outcome]string{
+	for o, want := range map[Choice]string{
 		Reuse:               "reuse",
 		SpawnNoCandidates:   "spawn-no-candidates",
 		SpawnAllBusy:        "spawn-all-busy",
@@ -677,11 +677,11 @@ func TestFormatScore(t *testing.T) {
 		}
 	}
 	// A decision never reads "0.60 > 0.60".
-	d := Decision{Outcome: Reuse, Winner: "s-1", Threshold: 0.6, Ranked: []Ranked{{ID: "s-1", Total: 0.6004, Applied: Applied{Freshness: true, Load: true}}}}
+	d := Decision{Choice: Reuse, Winner: "s-1", Threshold: 0.6, Ranked: []Ranked{{ID: "s-1", Total: 0.6004, Applied: Applied{Freshness: true, Load: true}}}}
 	if got, want := d.String(), "reuse s-1 (0.6004 > 0.6000): dir - file - tech - fresh 0.00 load 0.00"; got != want {
 		t.Errorf("String: got %q, want %q", got, want)
 	}
-	d = Decision{Outcome: SpawnBelowThreshold, Threshold: 0.6, Ranked: []Ranked{{ID: "s-1", Total: 0.5996}}}
+	d = Decision{Choice: SpawnBelowThreshold, Threshold: 0.6, Ranked: []Ranked{{ID: "s-1", Total: 0.5996}}}
 	if got, want := d.String(), "spawn: best s-1 scored 0.5996, not above 0.6000: dir - file - tech - fresh - load -"; got != want {
 		t.Errorf("String: got %q, want %q", got, want)
 	}

@@ -258,16 +258,16 @@ func (a ContextArtifact) Empty() bool {
 		len(a.NewPatterns) == 0 && len(a.PotentialGotchas) == 0
 }
 
-// Outcome is how a tool use ended. Its zero value, OutcomeUnset, is not an
+// ToolOutcome is how a tool use ended. Its zero value, OutcomeUnset, is not an
 // outcome: a report must say how its tool use ended.
-type Outcome int
+type ToolOutcome int
 
 // Outcomes of a tool use.
 const (
 	// OutcomeUnset is the zero value: a ToolUse reported with it is
 	// refused by ReportToolUse, so that a report that forgot its outcome
 	// never counts as a success.
-	OutcomeUnset Outcome = iota
+	OutcomeUnset ToolOutcome = iota
 	// OutcomeOK: the tool use happened and worked.
 	OutcomeOK
 	// OutcomeError: the tool use was made and failed.
@@ -278,7 +278,7 @@ const (
 )
 
 // String returns "ok", "error", "denied" or "unset".
-func (o Outcome) String() string {
+func (o ToolOutcome) String() string {
 	switch o {
 	case OutcomeUnset:
 		return "unset"
@@ -348,7 +348,7 @@ type ToolUse struct {
 	// from the extensions of the files in Paths (see TechnologyOf).
 	Technologies []string `json:"technologies,omitempty"`
 	// Outcome is how the tool use ended; it must be set.
-	Outcome Outcome `json:"outcome"`
+	Outcome ToolOutcome `json:"outcome"`
 	// Error says why a tool use failed or was denied.
 	Error string `json:"error,omitempty"`
 	// Duration is how long the tool use took.

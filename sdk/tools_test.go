@@ -49,7 +49,7 @@ func workspace(t *testing.T, files map[string]string) string {
 
 // askedThenReported checks that log is one question and one report of
 // the same call, with the kind, paths and outcome given.
-func askedThenReported(t *testing.T, log []sdktest.Entry, tool string, kind sdk.ToolKind, asked, reported []string, outcome sdk.Outcome) {
+func askedThenReported(t *testing.T, log []sdktest.Entry, tool string, kind sdk.ToolKind, asked, reported []string, outcome sdk.ToolOutcome) {
 	t.Helper()
 	if len(log) != 2 || log[0].Call == nil || log[1].Use == nil {
 		t.Fatalf("log: got %d entries, want a question then a report", len(log))

@@ -176,7 +176,7 @@ func benchDecisions(b *testing.B, tasks []matcher.Hints, decide func(matcher.Hin
 		start := time.Now()
 		d := decide(tasks[i%len(tasks)])
 		lat = append(lat, time.Since(start))
-		if d.Outcome == matcher.Reuse {
+		if d.Choice == matcher.Reuse {
 			reuse++
 		}
 	}

@@ -37,13 +37,13 @@ func TestViewIndexesMembersOnly(t *testing.T) {
 		t.Fatalf("sessions of self %v, members %v, revision %d", v.Sessions("self"), v.Members(), v.Revision())
 	}
 	d := v.Decide("coder", matcher.Hints{Dirs: []string{"pkg"}}, t0, nil)
-	if d.Outcome != matcher.Reuse || d.Winner != "b/s1" {
+	if d.Choice != matcher.Reuse || d.Winner != "b/s1" {
 		t.Fatalf("got %v, want reuse b/s1", d)
 	}
-	if d := v.Decide("coder", matcher.Hints{Dirs: []string{"pkg"}}, t0, []string{"b"}); d.Outcome != matcher.SpawnNoCandidates || d.Excluded != 1 {
+	if d := v.Decide("coder", matcher.Hints{Dirs: []string{"pkg"}}, t0, []string{"b"}); d.Choice != matcher.SpawnNoCandidates || d.Excluded != 1 {
 		t.Fatalf("with b left out: got %v (%+v), want no candidates, 1 excluded", d, d)
 	}
-	if d := v.Decide("other", matcher.Hints{}, t0, nil); d.Outcome != matcher.SpawnNoCandidates {
+	if d := v.Decide("other", matcher.Hints{}, t0, nil); d.Choice != matcher.SpawnNoCandidates {
 		t.Fatalf("unknown agent: got %v", d)
 	}
 

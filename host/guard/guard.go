@@ -501,8 +501,8 @@ func (s *Set) prepare(env any) any {
 	return env
 }
 
-// Outcome is one guard's answer, for trying rules out.
-type Outcome struct {
+// Trial is one guard's answer, for trying rules out.
+type Trial struct {
 	Guard   string
 	Applies bool
 	Fired   bool
@@ -513,11 +513,11 @@ type Outcome struct {
 
 // All evaluates every guard of hook and reports each: whether it applies
 // to m, whether it fired, and what it said.
-func (s *Set) All(h Hook, m Match, env any) []Outcome {
+func (s *Set) All(h Hook, m Match, env any) []Trial {
 	env = s.prepare(env)
-	var out []Outcome
+	var out []Trial
 	for _, r := range s.Rules(h) {
-		o := Outcome{Guard: r.Name, Applies: r.Applies(m), Action: r.Action}
+		o := Trial{Guard: r.Name, Applies: r.Applies(m), Action: r.Action}
 		if o.Applies {
 			o.Fired, o.Err = r.Eval(env)
 			if o.Fired {

@@ -95,7 +95,7 @@ func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time) pla
 	var pl plan
 	exclude := p.unavailableLocked()
 	d := p.index.Decide(hints, now, exclude...)
-	for d.Outcome == matcher.Reuse {
+	for d.Choice == matcher.Reuse {
 		s := p.sessions[d.Winner]
 		v := p.vetoLocked(s, d.Ranked[0].Total, t, now)
 		if v == nil {
@@ -110,11 +110,11 @@ func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time) pla
 		pl.score = d.Ranked[0].Total
 	}
 	switch {
-	case d.Outcome == matcher.Reuse && !d.Dormant:
+	case d.Choice == matcher.Reuse && !d.Dormant:
 		pl.kind, pl.s = planReuse, p.sessions[d.Winner]
-	case d.Outcome == matcher.Reuse && p.room():
+	case d.Choice == matcher.Reuse && p.room():
 		pl.kind, pl.s = planRehydrate, p.sessions[d.Winner]
-	case d.Outcome != matcher.Reuse && p.room():
+	case d.Choice != matcher.Reuse && p.room():
 		pl.kind, pl.stateless = planSpawn, p.statelessDormantLocked()
 	default:
 		// The pool is full.
@@ -205,8 +205,8 @@ func (p *Pool) baseDecisionLocked(t host.Task, pl plan) host.Decision {
 		Task: t.ID, TaskName: t.Name, Agent: p.cfg().Name, Threshold: p.spec.Load().mcfg.Threshold, Hints: t.Hints,
 		Score: pl.score,
 	}
-	if pl.d.Outcome != 0 {
-		dec.Outcome, dec.Candidates = pl.d.Outcome.String(), candidatesOf(pl.d)
+	if pl.d.Choice != 0 {
+		dec.Outcome, dec.Candidates = pl.d.Choice.String(), candidatesOf(pl.d)
 		dec.Considered, dec.Eligible = pl.d.Considered, pl.d.Eligible
 	}
 	for _, v := range pl.vetoes {
@@ -447,7 +447,7 @@ func (p *Pool) recordDecision(d *host.Decision, run string) {
 }
 
 func spawnReason(d matcher.Decision, threshold float64) string {
-	switch d.Outcome {
+	switch d.Choice {
 	case matcher.SpawnNoCandidates:
 		return "no session to reuse"
 	case matcher.SpawnAllBusy:
@@ -489,7 +489,7 @@ func (p *Pool) busyWinnerLocked(hints matcher.Hints, now time.Time, exclude []st
 		}
 	}
 	d := p.index.Decide(hints, now, exclude...)
-	if d.Outcome == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.spec.Load().mcfg.Threshold {
+	if d.Choice == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.spec.Load().mcfg.Threshold {
 		return p.sessions[d.Ranked[0].ID]
 	}
 	return nil

@@ -150,7 +150,7 @@ func fillEvent(r *storepb.Event, e *host.Event) {
 // denied, the numbering records had before sdk.OutcomeUnset became the
 // zero value, so that records written then read the same. An unset
 // outcome, which no report should carry, is 3 and never reads as ok.
-func outcomeToPB(o sdk.Outcome) int32 {
+func outcomeToPB(o sdk.ToolOutcome) int32 {
 	switch o {
 	case sdk.OutcomeOK:
 		return 0
@@ -163,7 +163,7 @@ func outcomeToPB(o sdk.Outcome) int32 {
 }
 
 // outcomeFromPB is the inverse of outcomeToPB.
-func outcomeFromPB(n int32) sdk.Outcome {
+func outcomeFromPB(n int32) sdk.ToolOutcome {
 	switch n {
 	case 0:
 		return sdk.OutcomeOK

@@ -152,13 +152,13 @@ func (m *oldMatcher) Decide(h matcher.Hints, now time.Time, exclude ...string) m
 	d.Ranked = ranked[:min(len(ranked), m.cfg.TopK)]
 	switch {
 	case d.Considered == 0:
-		d.Outcome = matcher.SpawnNoCandidates
+		d.Choice = matcher.SpawnNoCandidates
 	case d.Eligible == 0:
-		d.Outcome = matcher.SpawnAllBusy
+		d.Choice = matcher.SpawnAllBusy
 	case d.Ranked[0].Total > d.Threshold:
-		d.Outcome, d.Winner = matcher.Reuse, d.Ranked[0].ID
+		d.Choice, d.Winner = matcher.Reuse, d.Ranked[0].ID
 	default:
-		d.Outcome = matcher.SpawnBelowThreshold
+		d.Choice = matcher.SpawnBelowThreshold
 	}
 	return d
 }

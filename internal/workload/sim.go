@@ -252,7 +252,7 @@ func (s *sim) placeHearth(q int) bool {
 		}
 	}
 	d := s.m.Decide(h, s.at(), starting...)
-	if d.Outcome == matcher.Reuse {
+	if d.Choice == matcher.Reuse {
 		s.reuse(q, s.byID(d.Winner), fmt.Sprintf("reused %s at %.3f", d.Winner, d.Ranked[0].Total))
 		return true
 	}
@@ -298,7 +298,7 @@ func (s *sim) busyWinner(h matcher.Hints, starting []string) bool {
 		}
 	}
 	b := s.m.Decide(h, s.at(), exclude...)
-	return b.Outcome == matcher.SpawnAllBusy && len(b.Ranked) > 0 && b.Ranked[0].Total > b.Threshold
+	return b.Choice == matcher.SpawnAllBusy && len(b.Ranked) > 0 && b.Ranked[0].Total > b.Threshold
 }
 
 // noteWait counts a question's first wait.

@@ -145,7 +145,7 @@ func TestOldMatcher(t *testing.T) {
 	m.Put(matcher.Candidate{ID: "s-9", State: matcher.State{Capacity: 1, LastActivity: now},
 		Files: []string{"web/app.tsx"}, Dirs: []string{"web"}, Techs: []string{"typescript"}})
 	d := m.Decide(matcher.Hints{Files: []string{"./src/models/user.go", "src/models/invoice.go"}, Techs: []string{"Go"}}, now)
-	if d.Outcome != matcher.Reuse || d.Winner != "s-7" || math.Abs(d.Ranked[0].Total-0.86) > 1e-9 || math.Abs(d.Ranked[1].Total-0.25) > 1e-9 {
+	if d.Choice != matcher.Reuse || d.Winner != "s-7" || math.Abs(d.Ranked[0].Total-0.86) > 1e-9 || math.Abs(d.Ranked[1].Total-0.25) > 1e-9 {
 		t.Errorf("got %s, %v; want s-7 0.86, s-9 0.25", d, d.Ranked)
 	}
 	m = newOldMatcher()

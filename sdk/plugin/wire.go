@@ -177,7 +177,7 @@ func artifactFromWire(m *agentpb.Artifact) sdk.ContextArtifact {
 	}
 }
 
-var outcomeToWire = map[sdk.Outcome]agentpb.Outcome{
+var outcomeToWire = map[sdk.ToolOutcome]agentpb.Outcome{
 	sdk.OutcomeOK:     agentpb.Outcome_OUTCOME_OK,
 	sdk.OutcomeError:  agentpb.Outcome_OUTCOME_ERROR,
 	sdk.OutcomeDenied: agentpb.Outcome_OUTCOME_DENIED,
@@ -219,7 +219,7 @@ func toolUseToWire(taskID string, u sdk.ToolUse) *agentpb.ToolUse {
 // OutcomeUnset, which the caller refuses or, for protocol version 1,
 // reads as OutcomeOK.
 func toolUseFromWire(m *agentpb.ToolUse) sdk.ToolUse {
-	var o sdk.Outcome
+	var o sdk.ToolOutcome
 	switch m.GetOutcome() {
 	case agentpb.Outcome_OUTCOME_OK:
 		o = sdk.OutcomeOK

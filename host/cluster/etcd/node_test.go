@@ -49,7 +49,7 @@ func TestSessionsAcrossHosts(t *testing.T) {
 	hints := matcher.Hints{Dirs: []string{"matcher"}, Files: []string{"matcher/index.go"}, Techs: []string{"go"}}
 	waitView(t, b.View(), 5*time.Second, "a's coder-1 wins a matcher task", func() bool {
 		d := b.View().Decide("coder", hints, time.Now(), nil)
-		return d.Outcome == matcher.Reuse && d.Winner == "a/coder-1"
+		return d.Choice == matcher.Reuse && d.Winner == "a/coder-1"
 	})
 	if n := a.View().Remote("coder"); n != 0 {
 		t.Errorf("a indexes %d of its own sessions as remote", n)

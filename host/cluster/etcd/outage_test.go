@@ -94,7 +94,7 @@ func TestPartition(t *testing.T) {
 		if n := len(m.View().Members()); n != 0 {
 			t.Errorf("host %s still lists %d members while it is out of the cluster", m.ID(), n)
 		}
-		if d := m.View().Decide("coder", matcher.Hints{Dirs: []string{"matcher"}}, time.Now(), nil); d.Outcome != matcher.SpawnNoCandidates {
+		if d := m.View().Decide("coder", matcher.Hints{Dirs: []string{"matcher"}}, time.Now(), nil); d.Choice != matcher.SpawnNoCandidates {
 			t.Errorf("host %s still places remotely: %v", m.ID(), d)
 		}
 	}

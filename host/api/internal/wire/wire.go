@@ -204,7 +204,7 @@ func Event(e host.Event) *apipb.Event {
 // outcomeCode encodes a tool use's outcome for the API: 0 ok, 1 error, 2
 // denied (3 none given), the numbering the API had before sdk.OutcomeUnset
 // became the zero value, so clients and daemons of either age agree.
-func outcomeCode(o sdk.Outcome) int32 {
+func outcomeCode(o sdk.ToolOutcome) int32 {
 	switch o {
 	case sdk.OutcomeOK:
 		return 0
@@ -217,7 +217,7 @@ func outcomeCode(o sdk.Outcome) int32 {
 }
 
 // outcomeOfCode is the inverse of outcomeCode.
-func outcomeOfCode(n int32) sdk.Outcome {
+func outcomeOfCode(n int32) sdk.ToolOutcome {
 	switch n {
 	case 0:
 		return sdk.OutcomeOK
