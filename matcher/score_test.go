@@ -619,14 +619,14 @@ func TestTopK(t *testing.T) {
 	}
 }
 
-func TestOutcomeString(t *testing.T) {
+func TestChoiceString(t *testing.T) {
 	for o, want := range map[Choice]string{
 		Reuse:               "reuse",
 		SpawnNoCandidates:   "spawn-no-candidates",
 		SpawnAllBusy:        "spawn-all-busy",
 		SpawnBelowThreshold: "spawn-below-threshold",
-		0:                   "Outcome(0)",
-		9:                   "Outcome(9)",
+		0:                   "Choice(0)",
+		9:                   "Choice(9)",
 	} {
 		if got := o.String(); got != want {
 			t.Errorf("Outcome(%d).String(): got %q, want %q", int(o), got, want)
@@ -646,7 +646,7 @@ func TestScanInvalidConfig(t *testing.T) {
 	if len(d.Ranked) != 1 || d.Ranked[0].Scores.Freshness != 0 {
 		t.Errorf("got %s, want one candidate with freshness 0", dump(d))
 	}
-	if got, want := (Decision{}).String(), "Outcome(0)"; got != want {
+	if got, want := (Decision{}).String(), "Choice(0)"; got != want {
 		t.Errorf("zero Decision: got %q, want %q", got, want)
 	}
 }
