@@ -25,7 +25,7 @@ import (
 // One op is the whole tour on a fresh data directory. Target: matcher at
 // least 2.5x faster than naive, and faster than roundrobin.
 func BenchmarkCodeTour(b *testing.B) {
-	cfg, err := config.Load("../examples/code-tour/hearth.hcl", config.Options{Bundled: plugins.Names()})
+	cfg, err := config.Load("../../examples/code-tour/hearth.hcl", config.Options{Bundled: plugins.Names()})
 	if err != nil {
 		b.Fatal(err)
 	}
