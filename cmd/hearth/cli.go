@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -181,7 +182,7 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // loadConfig loads the config file named by --config or HEARTH_CONFIG, or
 // the default (every bundled agent), and applies --data-dir.
 func (m *Main) loadConfig() (*config.Config, error) {
-	path := firstNonEmpty(m.configPath, m.Getenv("HEARTH_CONFIG"))
+	path := cmp.Or(m.configPath, m.Getenv("HEARTH_CONFIG"))
 	var cfg *config.Config
 	if path == "" {
 		cfg = config.Default(plugins.Names())
@@ -194,7 +195,7 @@ func (m *Main) loadConfig() (*config.Config, error) {
 			return nil, err
 		}
 	}
-	if d := firstNonEmpty(m.dataDir, m.Getenv("HEARTH_DATA_DIR")); d != "" {
+	if d := cmp.Or(m.dataDir, m.Getenv("HEARTH_DATA_DIR")); d != "" {
 		cfg.DataDir = d
 	}
 	return cfg, nil
@@ -334,13 +335,4 @@ func (m *Main) width() uint {
 		}
 	}
 	return 0
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -284,13 +284,6 @@ func (m *Main) runTarget(args []string) (*config.Config, *host.Pipeline, error) 
 	return cfg, p, nil
 }
 
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
-}
-
 // reasonTail is the reason without the session name the line already has.
 func reasonTail(d host.Decision) string {
 	r := d.Reason

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 func (m *Main) runsCommand() *cobra.Command {
@@ -61,7 +62,7 @@ func (m *Main) runsListCommand() *cobra.Command {
 			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "RUN\tPIPELINE\tSTATUS\tTASKS\tSTAGE\tCOST\tLAST ACTIVE")
 			for _, r := range runs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.ID, r.Pipeline, statusText(r), r.Succeeded, r.Tasks, orDash(r.Stage), costText(r), ago(r.LastActivity))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.ID, r.Pipeline, statusText(r), r.Succeeded, r.Tasks, text.OrDash(r.Stage), costText(r), ago(r.LastActivity))
 			}
 			return w.Flush()
 		},
@@ -90,13 +91,6 @@ func costText(r host.RunInfo) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", r.Cost)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func (m *Main) runsShowCommand() *cobra.Command {
@@ -192,7 +186,7 @@ func (m *Main) runsShowCommand() *cobra.Command {
 				w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "  N\tTIME\tSTATUS\tSTAGE\tDONE\tCOST\tLABEL")
 				for _, c := range out.Checkpoints {
-					fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%d/%d\t%.2f\t%s\n", c.Seq, c.Time.Format("15:04:05.000"), c.Status, orDash(c.Stage), c.Succeeded, d.Tasks, c.Cost, c.Label)
+					fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%d/%d\t%.2f\t%s\n", c.Seq, c.Time.Format("15:04:05.000"), c.Status, text.OrDash(c.Stage), c.Succeeded, d.Tasks, c.Cost, c.Label)
 				}
 				if err := w.Flush(); err != nil {
 					return err
@@ -270,14 +264,14 @@ func (m *Main) printRun(d host.RunDetail) {
 		if t.Round > 1 {
 			attempt += fmt.Sprintf(" (round %d)", t.Round)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", t.Name, t.Agent, t.Status, attempt, version, t.Cost, orDash(t.Session), taskNote(t))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", t.Name, t.Agent, t.Status, attempt, version, t.Cost, text.OrDash(t.Session), taskNote(t))
 	}
 	_ = tw.Flush()
 	if len(d.Revisions) > 0 {
 		fmt.Fprintln(w, "\nrevisions:")
 		for _, r := range d.Revisions {
 			fmt.Fprintf(w, "  %s  %s (%s impact)%s; archived: %s; needs review: %s\n", r.Time.Format(time.DateTime), r.Task, r.Impact,
-				prefixed(": ", r.Reason), orNone(r.Archived), orNone(r.Review))
+				prefixed(": ", r.Reason), text.OrNone(r.Archived), text.OrNone(r.Review))
 		}
 	}
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sync"
 
@@ -14,6 +14,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/plugins"
 )
 
@@ -63,7 +64,7 @@ func (m *Main) serveConfig(f serveFlags) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s := firstNonEmpty(m.socket, m.Getenv("HEARTH_SOCKET")); s != "" {
+	if s := cmp.Or(m.socket, m.Getenv("HEARTH_SOCKET")); s != "" {
 		cfg.Server.Socket = s
 	}
 	if f.listen != "" {
@@ -101,8 +102,8 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		_ = h.Close(context.Background())
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "hearth serve: data in %s (pid %d)\n", absPath(cfg.DataDir), os.Getpid())
-	fmt.Fprintf(m.Stdout, "  api        unix://%s\n", absPath(l.Socket))
+	fmt.Fprintf(m.Stdout, "hearth serve: data in %s (pid %d)\n", paths.Abs(cfg.DataDir), os.Getpid())
+	fmt.Fprintf(m.Stdout, "  api        unix://%s\n", paths.Abs(l.Socket))
 	if l.TCP != "" {
 		fmt.Fprintf(m.Stdout, "  api        tcp://%s\n", l.TCP)
 		if cfg.Server.TLS == nil {
@@ -154,12 +155,4 @@ func (m *Main) stopDaemon(l *api.Listeners, h *engine.Host, sigs <-chan os.Signa
 		return err
 	}
 	return nil
-}
-
-// absPath is p made absolute for display, or p.
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

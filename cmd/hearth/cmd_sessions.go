@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -130,7 +131,7 @@ func (m *Main) printSession(d *host.SessionDetail) {
 			fmt.Fprintf(w, "  workspace   %s\n", d.Workspace)
 		}
 		if d.Resume != "" {
-			fmt.Fprintf(w, "  resume      cd %s && %s\n", shellQuote(firstNonEmpty(d.Workspace, ".")), d.Resume)
+			fmt.Fprintf(w, "  resume      cd %s && %s\n", shellQuote(cmp.Or(d.Workspace, ".")), d.Resume)
 		}
 	} else {
 		fmt.Fprintf(w, "  tasks       %d (%d failed), %d tool uses, capacity %d\n", d.Tasks, d.TasksFailed, d.ToolUses, d.Capacity)

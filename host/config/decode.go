@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -279,7 +279,7 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 		a.Bundled = *ra.Bundled
 		if !slices.Contains(v.opts.Bundled, a.Bundled) {
 			v.errorf(at("bundled"), "Unknown bundled agent", "There is no bundled agent named %q%s. Bundled agents: %s.",
-				a.Bundled, suggest(a.Bundled, v.opts.Bundled), listOrNone(v.opts.Bundled))
+				a.Bundled, text.Suggest(a.Bundled, v.opts.Bundled), listOrNone(v.opts.Bundled))
 		}
 		if ra.SHA256 != nil {
 			v.errorf(at("sha256"), "Checksum on a bundled agent", "sha256 pins the program of a command; a bundled agent is part of the hearth binary. Remove sha256, or use command.")
@@ -344,7 +344,7 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 			case PlacementMatcher, PlacementFresh, PlacementRoundRobin:
 			default:
 				v.errorf(pat("placement"), "Invalid placement", "placement must be %q (hearth's: the session that knows the task's context), or a baseline to measure it against: %q (a new session per task) or %q (a warm pool in rotation); got %q%s.",
-					PlacementMatcher, PlacementFresh, PlacementRoundRobin, *p.Placement, suggest(*p.Placement, []string{string(PlacementMatcher), string(PlacementFresh), string(PlacementRoundRobin)}))
+					PlacementMatcher, PlacementFresh, PlacementRoundRobin, *p.Placement, text.Suggest(*p.Placement, []string{string(PlacementMatcher), string(PlacementFresh), string(PlacementRoundRobin)}))
 			}
 		}
 	}
@@ -480,19 +480,4 @@ func firstOr(s []string, def string) string {
 		return s[0]
 	}
 	return def
-}
-
-// suggest returns ` (did you mean "x"?)` for the closest of names to s, when
-// one is close enough to be a likely typo.
-func suggest(s string, names []string) string {
-	best, bestDist := "", 3
-	for _, n := range names {
-		if d := levenshtein.Distance(s, n, nil); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // rawGuard is a `guard "name" { ... }` block.
@@ -111,7 +112,7 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 			case spec.Action != guard.SendBack:
 				v.errorf(at("back_to"), "back_to without send_back", "Guard %q names back_to, which only a task_result guard with action = \"send_back\" uses; set that action, or remove back_to.", rg.Name)
 			case !hasTask(cfg, spec.To):
-				v.errorf(at("back_to"), "Unknown task", "Guard %q sends work back to task %q, which no pipeline has%s. Name a task the gated task depends on.", rg.Name, spec.To, suggest(spec.To, taskNames(cfg)))
+				v.errorf(at("back_to"), "Unknown task", "Guard %q sends work back to task %q, which no pipeline has%s. Name a task the gated task depends on.", rg.Name, spec.To, text.Suggest(spec.To, taskNames(cfg)))
 			default:
 				v.backTo(rg, cfg)
 			}
@@ -124,7 +125,7 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 		}
 		for _, a := range rg.Agents {
 			if cfg.Agent(a) == nil {
-				v.errorf(at("agents"), "Unknown agent", "Guard %q names agent %q, which is not configured%s. Agents: %s.", rg.Name, a, suggest(a, agents), listOrNone(agents))
+				v.errorf(at("agents"), "Unknown agent", "Guard %q names agent %q, which is not configured%s. Agents: %s.", rg.Name, a, text.Suggest(a, agents), listOrNone(agents))
 			}
 		}
 		if (len(rg.From) > 0 || len(rg.To) > 0) && spec.Hook != guard.Transition {

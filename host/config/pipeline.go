@@ -17,6 +17,7 @@ import (
 
 	"github.com/hearth-dev/hearth/contextchain"
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -160,7 +161,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 		case t.Agent == "":
 			v.errorf(rt.DefRange, "Task without an agent", "Task %q names no agent: set agent = \"<name>\" in the task, or in the pipeline for all its tasks. Agents: %s.", rt.Name, listOrNone(agents))
 		case cfg.Agent(t.Agent) == nil:
-			v.errorf(agentAt, "Unknown agent", "There is no agent named %q%s. Agents: %s.", t.Agent, suggest(t.Agent, agents), listOrNone(agents))
+			v.errorf(agentAt, "Unknown agent", "There is no agent named %q%s. Agents: %s.", t.Agent, text.Suggest(t.Agent, agents), listOrNone(agents))
 		case cfg.Agent(t.Agent).External != "":
 			v.errorf(agentAt, "Task for an external agent", "Agent %q is external: hearth follows its sessions through hooks but cannot run tasks on them. Give task %q an agent hearth runs: %s.", t.Agent, rt.Name, listOrNone(agentNames(cfg, false)))
 		}
@@ -198,7 +199,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 				v.errorf(dat, "Task depends on itself", "Task %q lists itself in depends_on; remove it.", t.Name)
 			case byName[d] == nil:
 				others := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == t.Name })
-				v.errorf(dat, "Unknown dependency", "Task %q depends on %q, which is not a task of pipeline %q%s. Its other tasks: %s.", t.Name, d, rp.Name, suggest(d, others), listOrNone(others))
+				v.errorf(dat, "Unknown dependency", "Task %q depends on %q, which is not a task of pipeline %q%s. Its other tasks: %s.", t.Name, d, rp.Name, text.Suggest(d, others), listOrNone(others))
 			}
 		}
 	}
@@ -283,7 +284,7 @@ func (v *validator) onFailure(s *string, r hcl.Range) host.OnFailure {
 	case host.OnFailureFail, host.OnFailurePause:
 		return f
 	}
-	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q%s.", host.OnFailureFail, host.OnFailurePause, *s, suggest(*s, []string{string(host.OnFailureFail), string(host.OnFailurePause)}))
+	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q%s.", host.OnFailureFail, host.OnFailurePause, *s, text.Suggest(*s, []string{string(host.OnFailureFail), string(host.OnFailurePause)}))
 	return host.DefaultOnFailure
 }
 
@@ -398,7 +399,7 @@ func (v *validator) state(rp *rawPipeline, p *host.Pipeline, cfg *Config) {
 		}
 		seen[ro.Agent] = true
 		if cfg.Agent(ro.Agent) == nil {
-			v.errorf(ro.DefRange, "Unknown agent", "Owner block names agent %q, which is not configured%s. Agents: %s.", ro.Agent, suggest(ro.Agent, agents), listOrNone(agents))
+			v.errorf(ro.DefRange, "Unknown agent", "Owner block names agent %q, which is not configured%s. Agents: %s.", ro.Agent, text.Suggest(ro.Agent, agents), listOrNone(agents))
 		}
 		o := &host.Owner{Agent: ro.Agent, Reads: ro.Reads, Writes: ro.Writes}
 		for _, list := range []struct {

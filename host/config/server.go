@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // External agent kinds: sessions hearth does not run but follows through
@@ -125,7 +126,7 @@ func (v *validator) external(ra *rawAgent, a *Agent) {
 	a.makeExternal(*ra.External)
 	if !slices.Contains(externalKinds, a.External) {
 		v.errorf(at("external"), "Unknown external agent kind", "external names the program whose sessions report through hooks; hearth knows %s, not %q%s.",
-			listOrNone(externalKinds), a.External, suggest(a.External, externalKinds))
+			listOrNone(externalKinds), a.External, text.Suggest(a.External, externalKinds))
 	}
 	for _, f := range []struct {
 		name string
@@ -232,7 +233,7 @@ func (v *validator) hooks(rh *rawHooks, cfg *Config) Hooks {
 			h.WhenUnreachable = *rh.WhenUnreachable
 			if h.WhenUnreachable != HookAllow && h.WhenUnreachable != HookDeny {
 				v.errorf(at("when_unreachable"), "Invalid hook policy", "when_unreachable must be %q (fail open: tool uses go ahead when the daemon is down) or %q (fail closed); got %q%s.",
-					HookAllow, HookDeny, h.WhenUnreachable, suggest(h.WhenUnreachable, []string{HookAllow, HookDeny}))
+					HookAllow, HookDeny, h.WhenUnreachable, text.Suggest(h.WhenUnreachable, []string{HookAllow, HookDeny}))
 			}
 		}
 		if rh.Agent != nil {

@@ -134,7 +134,10 @@ func fieldNames(env any) []string {
 	t := reflect.TypeOf(env)
 	names := make([]string, 0, t.NumField())
 	for i := range t.NumField() {
-		names = append(names, t.Field(i).Tag.Get("expr"))
+		// Fields a condition cannot name (unexported state) have no tag.
+		if name := t.Field(i).Tag.Get("expr"); name != "" && name != "-" {
+			names = append(names, name)
+		}
 	}
 	return names
 }

@@ -144,16 +144,17 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/agext/levenshtein"
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // Limits on a condition.
@@ -546,7 +547,7 @@ func (s *Set) Stats() []Stats {
 // hook's conditions can use.
 func explain(h Hook, env any, msg string) (string, string) {
 	if name, ok := strings.CutPrefix(msg, "unknown name "); ok {
-		return "unknown name " + name + suggest(name, fieldNames(env)), Describe(h)
+		return "unknown name " + name + didYouMean(name, fieldNames(env)), Describe(h)
 	}
 	// "type guard.Session has no field flies"
 	if i := strings.Index(msg, " has no field "); i >= 0 && strings.HasPrefix(msg, "type ") {
@@ -554,7 +555,7 @@ func explain(h Hook, env any, msg string) (string, string) {
 		typ := strings.TrimPrefix(msg[:i], "type ")
 		if t, ok := envTypes[typ]; ok {
 			names := fieldNames(t.value)
-			return fmt.Sprintf("%s has no field %s%s; its fields: %s", t.name, field, suggest(field, names), strings.Join(sorted(names), ", ")), ""
+			return fmt.Sprintf("%s has no field %s%s; its fields: %s", t.name, field, didYouMean(field, names), strings.Join(slices.Sorted(slices.Values(names)), ", ")), ""
 		}
 	}
 	return msg, ""
@@ -571,27 +572,6 @@ var envTypes = map[string]struct {
 	"guard.Result":  {"result", Result{}},
 }
 
-func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	sort.Strings(out)
-	return out
-}
-
-// suggest returns ` (did you mean "x"?)` for the closest of names to s,
-// when one is close enough to be a likely typo.
-func suggest(s string, names []string) string {
-	best, bestDist := "", 3
-	for _, n := range names {
-		if d := levenshtein.Distance(s, n, nil); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %s?)", best)
-}
-
 // Describe says what a hook's conditions can use, for error messages.
 func Describe(h Hook) string {
 	env, ok := envs[h]
@@ -605,4 +585,13 @@ func Describe(h Hook) string {
 		helpers = "touches, reads, writes, names, touches_under, reads_under, writes_under, " + helpers
 	}
 	return fmt.Sprintf("a %s condition can use %s, and the helpers %s", h, strings.Join(names, ", "), helpers)
+}
+
+// didYouMean is " (did you mean x?)" for the closest of names to s, as
+// guard messages have always written it, or "".
+func didYouMean(s string, names []string) string {
+	if best := text.Closest(s, names); best != "" {
+		return " (did you mean " + best + "?)"
+	}
+	return ""
 }

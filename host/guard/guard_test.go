@@ -23,7 +23,7 @@ func TestCompileErrors(t *testing.T) {
 		offset int
 		want   string
 	}{
-		{"unknown name", Spec{Hook: PreToolUse, Condition: `tool == "Read" && any(pahts, true)`}, 22, "unknown name pahts (did you mean paths?)"},
+		{"unknown name", Spec{Hook: PreToolUse, Condition: `tool == "Read" && any(pahts, true)`}, 22, "unknown name pahts (did you mean paths?); a pre_tool_use condition can use cwd, input"},
 		{"unknown field", Spec{Hook: PreToolUse, Condition: `len(session.flies) > 0`}, 12, "session has no field flies (did you mean files?); its fields: age, agent, capacity"},
 		{"type mismatch", Spec{Hook: PreToolUse, Condition: `tool + 1 > 0`}, 5, "mismatched types string and int"},
 		{"not boolean", Spec{Hook: PreToolUse, Condition: `tool`}, -1, "expected bool"},

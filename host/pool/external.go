@@ -6,6 +6,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -79,7 +80,7 @@ func (p *Pool) attach(ref host.ExternalRef, fn func(s *session)) (*session, *sto
 		p.sessions[s.id] = s
 		p.indexLocked(s)
 		ev = &host.Event{Kind: host.EventSessionAttached, Agent: p.cfg().Name, Session: s.id,
-			Message: fmt.Sprintf("%s session %s reported for the first time (in %s)", s.external, s.id, orDash(ref.Workspace))}
+			Message: fmt.Sprintf("%s session %s reported for the first time (in %s)", s.external, s.id, text.OrDash(ref.Workspace))}
 	case s.status != statusLive:
 		fp, err := s.loadFingerprint()
 		if err != nil {
@@ -198,7 +199,7 @@ func (p *Pool) DetachExternal(ctx context.Context, ref host.ExternalRef, reason 
 		// change.
 		return nil
 	}
-	return p.detach(s, "ended: "+orDash(reason)).Wait(ctx)
+	return p.detach(s, "ended: "+text.OrDash(reason)).Wait(ctx)
 }
 
 // CheckExternalToolUse runs the pre_tool_use guards on a tool call an
@@ -279,11 +280,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
@@ -252,9 +253,9 @@ func classifyStart(err error, timeout time.Duration, exited bool) (error, string
 		return host.ErrProtocolVersion, fmt.Sprintf("the plugin speaks agent protocol %s, this host speaks %s", got, hostVersions()),
 			"rebuild the agent against the hearth sdk this host was built with"
 	case strings.Contains(msg, "incompatible core API version"):
-		return host.ErrProtocolVersion, firstLine(msg), "rebuild the agent against a current hearth sdk"
+		return host.ErrProtocolVersion, text.FirstLine(msg), "rebuild the agent against a current hearth sdk"
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
-		line := strings.TrimPrefix(firstLine(msg), "Unrecognized remote plugin message: ")
+		line := strings.TrimPrefix(text.FirstLine(msg), "Unrecognized remote plugin message: ")
 		if line == "" && exited {
 			return host.ErrPluginExited, "the program exited without a handshake",
 				"check that the command runs a hearth agent (its main must call plugin.Serve); see its stderr below"
@@ -402,11 +403,6 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 func truncate(s string, n int) string {

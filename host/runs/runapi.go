@@ -16,6 +16,8 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/paths"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // StartRun creates a run of pipeline p and starts it. It returns once the
@@ -65,7 +67,7 @@ func (m *Runs) Start(ctx context.Context, p *host.Pipeline, opts host.RunOptions
 		Created: now, Updated: now, LastActivity: now,
 		Budget: budget, State: stateJSON, Files: files,
 	}
-	g := &store.Graph{Pipeline: cp, Config: absPath(opts.Config)}
+	g := &store.Graph{Pipeline: cp, Config: paths.Abs(opts.Config)}
 	r, err := m.newRunExec(head, g, nil, nil)
 	if err != nil {
 		return nil, err
@@ -92,18 +94,6 @@ func (m *Runs) newRunIDFor(id, pipeline string, now time.Time) (string, error) {
 		return "", fmt.Errorf("run ID %q is taken", id)
 	}
 	return id, nil
-}
-
-// absPath is path made absolute, so that a run's recorded config file is
-// found from any directory; path itself when that fails.
-func absPath(path string) string {
-	if path == "" {
-		return ""
-	}
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
-	}
-	return path
 }
 
 // attachFiles copies files into the file store, once per content, and
@@ -716,16 +706,9 @@ func (r *runExec) revise(task string, impact host.Impact, opts host.RevisitOptio
 	}
 	r.head.Revisions = append(r.head.Revisions, *rev)
 	r.emit(host.Event{Kind: host.EventRunRevisit, Task: task, Message: fmt.Sprintf("%s; archived: %s; needs review: %s", why,
-		orNone(rev.Archived), orNone(rev.Review))})
+		text.OrNone(rev.Archived), text.OrNone(rev.Review))})
 	pend, _ := r.checkpointLocked(why, task, store.RunWrite{})
 	return pend, nil
-}
-
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
 }
 
 func (r *runExec) taskNames() []string { return r.names(nil) }

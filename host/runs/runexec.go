@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -223,12 +225,6 @@ func (r *runExec) setRunLocked(to host.RunStatus, reason string) error {
 	}
 	r.emit(host.Event{Kind: host.EventRunStatus, From: string(from), To: string(to), Message: fmt.Sprintf("run %s: %s -> %s%s", r.id, from, to, prefixed(": ", reason))})
 	return nil
-}
-
-// firstLine is the first line of s.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 func prefixed(p, s string) string {
@@ -520,7 +516,7 @@ func (r *runExec) depsDone(i int) bool {
 // enterStageLocked moves the run into stage to, unless a transition
 // guard blocks it; then the run pauses with the guard's message.
 func (r *runExec) enterStageLocked(to string) bool {
-	from := cmpOr(r.head.Stage, string(host.RunCreated))
+	from := cmp.Or(r.head.Stage, string(host.RunCreated))
 	if v := r.m.d.Transition(r.pipe.Name, r.id, from, to, r.stateMapLocked()); v != nil {
 		r.stop = &stopRequest{kind: stopEscalate, to: host.RunPaused,
 			reason: fmt.Sprintf("stage %s -> %s blocked by guard %s: %s; fix the run's state, then resume it", from, to, v.Guard, v.Message)}
@@ -529,13 +525,6 @@ func (r *runExec) enterStageLocked(to string) bool {
 	r.head.Stage = to
 	r.emit(host.Event{Kind: host.EventRunStage, From: from, To: to, Message: fmt.Sprintf("run %s: stage %s -> %s", r.id, from, to)})
 	return true
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // admitLocked checks the run's budget and the task_admission guards
@@ -785,7 +774,7 @@ func (r *runExec) gateLocked(i int, g *host.Gate, o *store.OutputRecord, w store
 		rt.Error = fmt.Sprintf("quality gate %s still fails after %d loops: %s", g.Guard, limit, g.Feedback)
 		r.setTaskLocked(i, host.TaskSucceeded, "kept for review: "+rt.Error)
 		r.escalateLocked(i, fmt.Sprintf("task %s: %s; its output is kept for review: resume the run to accept it as it is, or revisit the task to do it again (hearth runs revisit %s %s --impact major), after raising the guard's max_loops if need be",
-			name, rt.Error, r.id, cmpOr(g.To, name)))
+			name, rt.Error, r.id, cmp.Or(g.To, name)))
 		p, _ := r.checkpointLocked("gate "+g.Guard+" gave up on "+name, name, w)
 		return p
 	}
@@ -909,7 +898,7 @@ func (r *runExec) finish() {
 	if err := r.setRunLocked(to, reason); err != nil {
 		r.m.d.Logger.Error("cannot record how a run stopped", "run", r.id, "error", err)
 	} else {
-		pend, _ = r.checkpointLocked(fmt.Sprintf("run %s%s", to, prefixed(": ", firstLine(reason))), "", store.RunWrite{})
+		pend, _ = r.checkpointLocked(fmt.Sprintf("run %s%s", to, prefixed(": ", text.FirstLine(reason))), "", store.RunWrite{})
 	}
 	info := r.infoLocked()
 	r.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -32,9 +33,9 @@ func ownerError(r *runExec, agent, verb, section string) error {
 	case o == nil:
 		own = "it has no owner block, so it writes nothing"
 	case verb == "write":
-		own = "it writes " + orNone(o.Writes)
+		own = "it writes " + text.OrNone(o.Writes)
 	default:
-		own = "it reads " + orNone(o.Reads)
+		own = "it reads " + text.OrNone(o.Reads)
 	}
 	return fmt.Errorf("agent %q may not %s section %q of run %s's state; %s (the pipeline's state owner blocks decide): %w",
 		agent, verb, section, r.id, own, sdk.ErrNotOwner)
@@ -145,7 +146,7 @@ func (r *runExec) DoneChunks(_ context.Context, file string) ([]int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.hasFileLocked(file) {
-		return nil, fmt.Errorf("run %s has no file %q; its files: %s", r.id, file, orNone(r.fileNamesLocked()))
+		return nil, fmt.Errorf("run %s has no file %q; its files: %s", r.id, file, text.OrNone(r.fileNamesLocked()))
 	}
 	return append(make([]int, 0, len(r.head.Chunks[file])), r.head.Chunks[file]...), nil
 }
@@ -155,7 +156,7 @@ func (r *runExec) MarkChunk(ctx context.Context, file string, chunk int) error {
 	r.mu.Lock()
 	if !r.hasFileLocked(file) {
 		r.mu.Unlock()
-		return fmt.Errorf("mark chunk %d: run %s has no file %q; its files: %s", chunk, r.id, file, orNone(r.fileNamesLocked()))
+		return fmt.Errorf("mark chunk %d: run %s has no file %q; its files: %s", chunk, r.id, file, text.OrNone(r.fileNamesLocked()))
 	}
 	if r.head.Chunks == nil {
 		r.head.Chunks = make(map[string][]int)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -134,7 +135,7 @@ func podcastWriteScript(w *work) (string, error) {
 	}
 	s := script{Draft: draft, Words: words, EstimatedMinutes: round2(float64(words) / 150), Addressed: recommendations(w.cmd.Feedback)}
 	if len(s.Addressed) == 0 && w.cmd.Feedback != "" {
-		s.Addressed = []string{firstLine(w.cmd.Feedback)}
+		s.Addressed = []string{text.FirstLine(w.cmd.Feedback)}
 	}
 	if err := w.save("script", s); err != nil {
 		return "", err
@@ -247,11 +248,6 @@ func podcastSynthesize(w *work) (string, error) {
 	w.art.KeyDecisions = []string{fmt.Sprintf("synthesized draft %d (quality %.2f) as %s", s.Draft, ev.Quality, path)}
 	return fmt.Sprintf("Synthesized episode %d, %q, from script draft %d (quality %.2f): %.1f minutes of audio at %s (simulated).",
 		ep.Number, ep.Topic, s.Draft, ev.Quality, minutes, path), nil
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
 }
 
 func capitalize(s string) string {

@@ -35,6 +35,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
+	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -104,7 +105,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 			return nil, fmt.Errorf("%w on %s: %w", ErrNoDaemon, path, err)
 		}
 		conn.Close()
-		target, what = "unix://"+absPath(path), path
+		target, what = "unix://"+paths.Abs(path), path
 		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	case opts.Address != "":
 		target, what = "dns:///"+opts.Address, opts.Address
@@ -142,13 +143,6 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		return nil, wire.ErrorOf(ctx, err)
 	}
 	return c, nil
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }
 
 // tcpCreds are the transport credentials for TCP: TLS when a CA or a

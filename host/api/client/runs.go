@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
+	"github.com/hearth-dev/hearth/internal/paths"
 )
 
 // ErrPipelineValue is returned for a run whose pipeline is given as a
@@ -28,11 +29,11 @@ func (c *Client) StartRun(ctx context.Context, spec host.RunSpec) (host.RunWatch
 	cfg := spec.Config
 	if cfg != "" {
 		// The daemon resolves paths from its own directory.
-		cfg = absPath(cfg)
+		cfg = paths.Abs(cfg)
 	}
 	files := make([]string, len(spec.Files))
 	for i, f := range spec.Files {
-		files[i] = absPath(f)
+		files[i] = paths.Abs(f)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.StartRun(ctx, &apipb.StartRunRequest{Config: cfg, Pipeline: spec.PipelineName, Id: spec.ID,

@@ -1,0 +1,54 @@
+// Package text holds the small string helpers that messages and tables
+// across hearth share, so that each is written once: the first line of a
+// text, placeholders for empty values, and "did you mean" suggestions.
+package text
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agext/levenshtein"
+)
+
+// FirstLine is s up to its first newline.
+func FirstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// OrDash is s, or "-" when it is empty: a table cell that has nothing.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// OrNone joins s with ", ", or says "none" when it is empty.
+func OrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// Closest is the closest of names to s when one is close enough (an edit
+// distance under 3) to be a likely typo, and "" otherwise.
+func Closest(s string, names []string) string {
+	best, bestDist := "", 3
+	for _, n := range names {
+		if d := levenshtein.Distance(s, n, nil); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}
+
+// Suggest returns ` (did you mean "x"?)` for the [Closest] of names to s,
+// and "" when none is close.
+func Suggest(s string, names []string) string {
+	if best := Closest(s, names); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
