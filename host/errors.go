@@ -36,6 +36,9 @@ var (
 	// ErrSessionID is returned for an external session ID hearth cannot
 	// keep.
 	ErrSessionID = errors.New("invalid session ID")
+	// ErrHookPayload is wrapped by every error about a hook payload an
+	// external agent's hook sent (claudecode.Parse).
+	ErrHookPayload = errors.New("bad Claude Code hook payload")
 
 	// ErrUnknownRun is returned for a run ID the store does not have.
 	ErrUnknownRun = errors.New("no such run")

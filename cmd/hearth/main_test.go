@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk/plugin"
+	"go.uber.org/goleak"
 )
 
 // The test binary serves the bundled agents, as the hearth binary does,
@@ -38,7 +39,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(NewMain().Run(context.Background(), argv))
 	}
-	os.Exit(m.Run())
+	// Nothing a test starts may outlive it. The one goroutine that starts
+	// plugins lives as long as the process, locked to its thread: the
+	// parent-death signal is tied to the thread that started the child
+	// (golang/go#27505).
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/hearth-dev/hearth/host/internal/procgroup.spawn.func1.1"))
 }
 
 // run runs the CLI in-process and returns its exit code and output.

@@ -48,8 +48,10 @@ import (
 // file in tool_input.
 const MaxPayload = 16 << 20
 
-// ErrPayload is wrapped by every error about a payload.
-var ErrPayload = errors.New("bad Claude Code hook payload")
+// ErrPayload is wrapped by every error about a payload. It is
+// host.ErrHookPayload, so that the daemon's client maps it without
+// importing this package (and the guards it reads tool inputs with).
+var ErrPayload = host.ErrHookPayload
 
 // Hook events.
 const (

@@ -8,6 +8,8 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -64,6 +66,9 @@ type AgentPlugin struct {
 	// Protocol is the protocol version the glue speaks; zero means
 	// ProtocolVersion. Only a host speaks version 1.
 	Protocol int
+
+	mu      sync.Mutex
+	servers []*agentServer
 }
 
 // Remote is the host's view of an agent in a plugin process: the value
@@ -88,8 +93,34 @@ func (p *AgentPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) er
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	agentpb.RegisterAgentServer(s, newAgentServer(p.Impl, broker, logger))
+	srv := newAgentServer(p.Impl, broker, logger)
+	p.mu.Lock()
+	p.servers = append(p.servers, srv)
+	p.mu.Unlock()
+	agentpb.RegisterAgentServer(s, srv)
 	return nil
+}
+
+// Close closes the connections to the host's callbacks that the agent
+// servers registered by p opened. A plugin process never needs it (its
+// connections end with it); a test that serves an agent in its own
+// process (sdktest's harness) calls it once the server stopped, so that
+// no gRPC connection outlives the test.
+func (p *AgentPlugin) Close() error {
+	p.mu.Lock()
+	servers := p.servers
+	p.servers = nil
+	p.mu.Unlock()
+	var errs []error
+	for _, s := range servers {
+		s.mu.Lock()
+		if s.conn != nil {
+			errs = append(errs, s.conn.Close())
+			s.conn, s.host = nil, nil
+		}
+		s.mu.Unlock()
+	}
+	return errors.Join(errs...)
 }
 
 // GRPCClient returns, in the host process, a Remote: an Agent that

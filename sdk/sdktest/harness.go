@@ -64,9 +64,10 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	served := make(chan struct{})
+	plugins := agentplugin.VersionedPlugins(a, logger)
 	go plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  agentplugin.Handshake,
-		VersionedPlugins: agentplugin.VersionedPlugins(a, logger),
+		VersionedPlugins: plugins,
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           logger,
 		Test: &plugin.ServeTestConfig{
@@ -110,6 +111,15 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 		cancel()
 		<-served
 		client.Kill()
+		// The agent's connection to the recorder's callbacks lives in this
+		// process too; a plugin process would take it with it.
+		for _, set := range plugins {
+			for _, p := range set {
+				if ap, ok := p.(*agentplugin.AgentPlugin); ok {
+					_ = ap.Close()
+				}
+			}
+		}
 		return err
 	}
 	rpc, err := client.Client()

@@ -9,11 +9,10 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/apipb"
-	"github.com/hearth-dev/hearth/host/claudecode"
 )
 
 // MaxMessage bounds a message either way: a hook payload may carry a
-// whole file (claudecode.MaxPayload), and a run's outputs can be large.
+// whole file (claudecode.MaxPayload, 16 MiB), and a run's outputs can be large.
 // gRPC's default, 4 MiB, is too small for both.
 const MaxMessage = 32 << 20
 
@@ -39,7 +38,7 @@ var kinds = []struct {
 	{host.ErrDenied, codes.PermissionDenied, "DENIED"},
 	{host.ErrClosed, codes.Unavailable, "CLOSED"},
 	{ErrBadPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
-	{claudecode.ErrPayload, codes.InvalidArgument, "BAD_HOOK_PAYLOAD"},
+	{host.ErrHookPayload, codes.InvalidArgument, "BAD_HOOK_PAYLOAD"},
 	{host.ErrConfig, codes.InvalidArgument, "CONFIG"},
 	// A task whose plugin failed under it: the task did not run to its
 	// end, and may be tried again.
