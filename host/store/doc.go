@@ -3,6 +3,14 @@
 // placement decisions, and runs with their checkpoints, outputs and
 // files. It is the only package that imports Badger.
 //
+// Its records are protobuf messages (internal/storepb), and they stay
+// inside: every conversion between a record and the vocabulary's types
+// (package host) or the plain Go records the engine works on
+// (SessionRecord, RunRecord, TaskRecord, OutputRecord, CheckpointRecord)
+// is in convert.go. Offline reads, for commands run without a daemon, are
+// methods of Store that return the vocabulary's types (views.go: the same
+// host.Reader the engine and the daemon's client implement).
+//
 // # Key layout
 //
 // Keys are ASCII prefixes and IDs, with sequence numbers as 8 big-endian
@@ -41,7 +49,7 @@
 // # Encoding
 //
 // Every value is one schema version byte followed by a protobuf message
-// from package storepb. Fields are only added; a change that older code
+// from package internal/storepb. Fields are only added; a change that older code
 // cannot ignore gets a new version byte and a migration. m/schema records
 // the layout version: Open migrates an older layout forward and refuses a
 // newer one, naming both versions.
