@@ -17,7 +17,11 @@ import (
 type Placer interface {
 	// Place says where a task for agent with hints would run now, and
 	// why, without running anything: the decision Submit would start
-	// from, made by the same policy.
+	// from, made by the same policy. Place knows only the agent and the
+	// hints: a session_reuse guard whose condition reads the task's name,
+	// prompt or metadata sees them empty here, so Submit of a real task
+	// can veto a session Place proposed. Guards that read only the
+	// session and the hints decide the same in both.
 	Place(ctx context.Context, agent string, hints sdk.Hints) (Decision, error)
 	// Submit places t on a session of its agent, runs it and returns
 	// what it came to. It blocks until the task is done or ctx is.
