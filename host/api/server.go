@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"

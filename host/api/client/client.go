@@ -33,7 +33,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/sdk"

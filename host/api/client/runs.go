@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
 )

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/apipb"
+	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/sdk"
 )
 

@@ -4259,7 +4259,7 @@ const file_api_proto_rawDesc = "" +
 	"\aShowRun\x12\x1d.hearth.api.v1.ShowRunRequest\x1a\x16.hearth.api.v1.RunView\x12F\n" +
 	"\tRunEvents\x12\x1f.hearth.api.v1.RunEventsRequest\x1a\x18.hearth.api.v1.EventList\x12>\n" +
 	"\x06Events\x12\x1c.hearth.api.v1.EventsRequest\x1a\x14.hearth.api.v1.Event0\x01\x12<\n" +
-	"\x04Hook\x12\x1a.hearth.api.v1.HookRequest\x1a\x18.hearth.api.v1.HookReplyB-Z+github.com/hearth-dev/hearth/host/api/apipbb\x06proto3"
+	"\x04Hook\x12\x1a.hearth.api.v1.HookRequest\x1a\x18.hearth.api.v1.HookReplyB6Z4github.com/hearth-dev/hearth/host/api/internal/apipbb\x06proto3"
 
 var (
 	file_api_proto_rawDescOnce sync.Once
