@@ -39,7 +39,8 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// Errors of Dial.
+// Errors of the client's own; the daemon's errors come back as the
+// vocabulary's sentinels (host/errors.go).
 var (
 	// ErrNoDaemon: no daemon runs there; the socket does not exist, or
 	// nothing listens on it.
@@ -47,6 +48,9 @@ var (
 	// ErrUnresponsive: something listens, but did not answer in time (a
 	// daemon stopped with SIGSTOP, or hung).
 	ErrUnresponsive = errors.New("the hearth daemon does not answer")
+	// ErrPipelineValue is returned for a run whose pipeline is given as a
+	// Go value: the daemon reads pipelines from config files it can open.
+	ErrPipelineValue = errors.New("a daemon runs pipelines from config files: give the file in RunOptions.Config and the pipeline's name in PipelineName, not a Pipeline value")
 )
 
 var _ host.Service = (*Client)(nil)

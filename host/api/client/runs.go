@@ -14,10 +14,6 @@ import (
 	"github.com/hearth-dev/hearth/internal/paths"
 )
 
-// ErrPipelineValue is returned for a run whose pipeline is given as a
-// Go value: the daemon reads pipelines from config files it can open.
-var ErrPipelineValue = errors.New("a daemon runs pipelines from config files: give the file in RunOptions.Config and the pipeline's name in PipelineName, not a Pipeline value")
-
 // StartRun starts a run of the pipeline spec names (in the config file
 // RunOptions.Config, read by the daemon; empty: the daemon's own) and
 // follows it. The run is the daemon's: if the client goes away, it goes
