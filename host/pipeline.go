@@ -112,7 +112,17 @@ func (r Retry) Delay(failure int) time.Duration {
 	return max(0, min(d, r.MaxBackoff))
 }
 
-// Context is how ancestors' artifacts are chained into a task's prompt.
+// ContextPlaceholder, written in a pipeline task's prompt, is replaced by
+// the rendered context block of the task's ancestors when the task
+// starts, and the block is then not given again in sdk.Task.Context: a
+// pipeline places it into the prompt explicitly, once, where it wants it.
+// A prompt without it reaches the agent exactly as written, the block
+// beside it.
+const ContextPlaceholder = "{{context}}"
+
+// Context is how ancestors' artifacts are chained to a task: as
+// structured data (sdk.Task.Upstream) and as a rendered block
+// (sdk.Task.Context, or in the prompt at ContextPlaceholder).
 type Context struct {
 	// Budget caps the rendered block in bytes; 0 means
 	// DefaultContextBudget, a negative value no cap.

@@ -650,3 +650,35 @@ func TestRunGoAPIValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPlacesContextWhereThePromptSays: a prompt that holds
+// {{context}} gets the ancestors' rendered block there, once (not again
+// beside it); a prompt without it reaches the agent as written, the block
+// beside it.
+func TestRunPlacesContextWhereThePromptSays(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	p := pipe("placed",
+		[]string{"a", "read:src/a.go;echo:a"},
+		[]string{"b", "verbatim:Summarize.\n\n" + host.ContextPlaceholder + "\nEnd.", "a"},
+		[]string{"c", "verbatim:As written.", "a"},
+	)
+	info, err := startRun(t, h, p, host.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Status != host.RunCompleted {
+		t.Fatalf("run = %+v, want completed", info)
+	}
+	outs := outputsOf(t, h, info.ID)
+	prompt, ctx, _ := strings.Cut(current(t, outs, "b").Output, "|context=")
+	if !strings.HasPrefix(prompt, "Summarize.\n\n# Context from Previous Steps") || !strings.HasSuffix(prompt, "\nEnd.") || !strings.Contains(prompt, "src/a.go") {
+		t.Errorf("b's prompt:\n%s\nwant the block placed between its lines", prompt)
+	}
+	if ctx != "" {
+		t.Errorf("b was given the block again beside its prompt:\n%s", ctx)
+	}
+	prompt, ctx, _ = strings.Cut(current(t, outs, "c").Output, "|context=")
+	if prompt != "As written." || !strings.Contains(ctx, "# Context from Previous Steps") {
+		t.Errorf("c got prompt %q and context %q; want its prompt as written and the block beside it", prompt, ctx)
+	}
+}

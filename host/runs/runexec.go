@@ -568,11 +568,17 @@ func (r *runExec) taskLocked(i int) host.Task {
 }
 
 // startLocked records task i as running and prepares its attempt: beside
-// its prompt, as written, go the ancestors' context and any feedback.
+// its prompt, as written, go the ancestors' context and any feedback; a
+// prompt that holds host.ContextPlaceholder gets the rendered block there
+// instead.
 func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 	t := r.taskLocked(i)
 	rt := r.tasks[i]
 	t.Upstream, t.Context = r.contextLocked(i)
+	if strings.Contains(t.Prompt, host.ContextPlaceholder) {
+		t.Prompt = strings.ReplaceAll(t.Prompt, host.ContextPlaceholder, t.Context)
+		t.Context = ""
+	}
 	t.Feedback = rt.Feedback
 	rt.Attempts++
 	rt.TaskID = t.ID

@@ -4,7 +4,9 @@
 // itself), and can crash, hang, panic, spawn children or flood the host
 // with tool uses on request.
 //
-// A prompt is a list of steps separated by ";". Steps:
+// A prompt that starts with "verbatim:" is text, not steps: the output is
+// the rest of the prompt, then "|context=" and the task's Context.
+// Otherwise a prompt is a list of steps separated by ";". Steps:
 //
 //	echo:TEXT         append TEXT to the output
 //	read:PATH         ask before reading PATH, then report a Read tool use
@@ -104,6 +106,13 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			return nil, sdk.Permanent(fmt.Errorf("testagent: step %q needs a task of a run", step))
 		}
 		return rh, nil
+	}
+	if rest, ok := strings.CutPrefix(t.Prompt, "verbatim:"); ok {
+		// The prompt is text, not steps: echo it whole, and the context
+		// that came beside it.
+		res.Output = rest + "|context=" + t.Context
+		res.Artifact = art
+		return res, nil
 	}
 	for step := range strings.SplitSeq(t.Prompt, ";") {
 		verb, arg, _ := strings.Cut(strings.TrimSpace(step), ":")
