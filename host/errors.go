@@ -22,6 +22,9 @@ var (
 	// ErrDenied is wrapped by the error of a task a task_admission guard
 	// refused; see DeniedError.
 	ErrDenied = errors.New("denied by a guard")
+	// ErrUnchecked is wrapped by the error of a task that reported a
+	// guarded tool use it never asked about, when checks are required.
+	ErrUnchecked = errors.New("tool use not checked with the host")
 	// ErrConfig is wrapped by the errors of a config file that does not
 	// load, or of a pipeline it does not have: the message holds every
 	// problem, at file:line:col.

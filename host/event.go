@@ -23,6 +23,10 @@ const (
 	EventTaskSucceeded   EventKind = "task.succeeded"
 	EventTaskFailed      EventKind = "task.failed"
 	EventToolUsed        EventKind = "tool.used"
+	// EventToolUnchecked: an agent reported a tool use that a
+	// pre_tool_use guard covers without asking the host first; the
+	// message names the use and the guard.
+	EventToolUnchecked EventKind = "tool.unchecked"
 	EventDecision        EventKind = "decision"
 	// EventGuardFired: a guard denied, blocked, vetoed or gated something;
 	// Guard, Hook, Action and Message say which and why.

@@ -48,6 +48,9 @@ type Pipeline struct {
 	// Files are attached to every run of the pipeline: absolute paths.
 	Files     []string
 	Retention Retention
+	// RequireChecks fails a task of the pipeline that reports a tool use
+	// a pre_tool_use guard covers without having asked about it.
+	RequireChecks bool
 }
 
 // PipelineTask is one `task "name" { ... }` of a pipeline.

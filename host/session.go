@@ -25,6 +25,10 @@ type SessionInfo struct {
 	Tasks        uint64    `json:"tasks"`
 	TasksFailed  uint64    `json:"tasks_failed"`
 	ToolUses     uint64    `json:"tool_uses"`
+	// Unchecked counts the tool uses the agent reported without asking
+	// the host first, under pre_tool_use guards that cover them: each is
+	// a tool.unchecked event.
+	Unchecked uint64 `json:"unchecked,omitempty"`
 	// HasState says the session's agent state is stored, so that it can be
 	// rehydrated.
 	HasState bool `json:"has_state"`

@@ -28,6 +28,13 @@ type Task struct {
 	Upstream []sdk.Upstream `json:"upstream,omitempty"`
 	Context  string         `json:"context,omitempty"`
 	Feedback string         `json:"feedback,omitempty"`
+	// RequireChecks fails the task when its agent reports a tool use that
+	// a pre_tool_use guard covers without having asked about it
+	// (CheckToolUse); otherwise such a use is only flagged
+	// (EventToolUnchecked). The host sets it for the tasks of a pipeline
+	// that requires checks; an agent block's require_checks applies to
+	// every task of the agent either way.
+	RequireChecks bool `json:"require_checks,omitempty"`
 }
 
 // Outcome is what a task that ran came to: its result, the context

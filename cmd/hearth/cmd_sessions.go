@@ -135,6 +135,9 @@ func (m *Main) printSession(d *host.SessionDetail) {
 		}
 	} else {
 		fmt.Fprintf(w, "  tasks       %d (%d failed), %d tool uses, capacity %d\n", d.Tasks, d.TasksFailed, d.ToolUses, d.Capacity)
+		if d.Unchecked > 0 {
+			fmt.Fprintf(w, "  unchecked   %d guarded tool uses reported without asking the host first (tool.unchecked events)\n", d.Unchecked)
+		}
 		state := "no saved state: it will not be rehydrated"
 		if d.HasState {
 			state = "saved: a matching task rehydrates it"

@@ -283,9 +283,14 @@ type Agent struct {
 	// Env is added to the plugin's environment.
 	Env map[string]string
 	// Workspace is the root that tool-use paths are made relative to.
-	Workspace   string
-	Pool        Pool
-	Fingerprint Fingerprint
+	Workspace string
+	// RequireChecks fails a task whose agent reports a tool use that a
+	// pre_tool_use guard covers without having asked about it; without
+	// it such a use is flagged (a tool.unchecked event) and the task
+	// stands.
+	RequireChecks bool
+	Pool          Pool
+	Fingerprint   Fingerprint
 }
 
 // WhenFull says what a pool does when a task needs a new session and the

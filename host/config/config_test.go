@@ -399,3 +399,30 @@ hooks {
 		t.Errorf("defaults %+v %+v", d.Server, d.Hooks)
 	}
 }
+
+func TestParseRequireChecks(t *testing.T) {
+	cfg, err := Parse([]byte(`
+agent "a" {
+  command        = ["/opt/agent"]
+  require_checks = true
+}
+agent "b" { command = ["/opt/agent"] }
+pipeline "p" {
+  agent          = "b"
+  require_checks = true
+  task "t" { prompt = "x" }
+}
+pipeline "q" {
+  agent = "b"
+  task "t" { prompt = "x" }
+}`), "x.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Agent("a").RequireChecks || cfg.Agent("b").RequireChecks {
+		t.Errorf("agents' require_checks: a %t, b %t; want true, false", cfg.Agent("a").RequireChecks, cfg.Agent("b").RequireChecks)
+	}
+	if !cfg.Pipeline("p").RequireChecks || cfg.Pipeline("q").RequireChecks {
+		t.Errorf("pipelines' require_checks: p %t, q %t; want true, false", cfg.Pipeline("p").RequireChecks, cfg.Pipeline("q").RequireChecks)
+	}
+}

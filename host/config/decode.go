@@ -116,6 +116,7 @@ type rawAgent struct {
 	HealthInterval *string           `hcl:"health_interval,optional"`
 	Env            map[string]string `hcl:"env,optional"`
 	Workspace      *string           `hcl:"workspace,optional"`
+	RequireChecks  *bool             `hcl:"require_checks,optional"`
 	Pool           *rawPool          `hcl:"pool,block"`
 	Fingerprint    *rawFingerprint   `hcl:"fingerprint,block"`
 	Body           hcl.Body          `hcl:",body"`
@@ -315,6 +316,9 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 	}
 	if ra.Workspace != nil {
 		a.Workspace = v.path(*ra.Workspace)
+	}
+	if ra.RequireChecks != nil {
+		a.RequireChecks = *ra.RequireChecks
 	}
 	if p := ra.Pool; p != nil {
 		pat := func(name string) hcl.Range { return attrRange(p.Body, name, blockRange(p.Body, ra.DefRange)) }

@@ -22,20 +22,21 @@ import (
 )
 
 type rawPipeline struct {
-	Name        string            `hcl:"name,label"`
-	Description *string           `hcl:"description,optional"`
-	Parallel    *int              `hcl:"parallel,optional"`
-	Agent       *string           `hcl:"agent,optional"`
-	Budget      *float64          `hcl:"budget,optional"`
-	OnFailure   *string           `hcl:"on_failure,optional"`
-	Files       []string          `hcl:"files,optional"`
-	Retry       *rawRetry         `hcl:"retry,block"`
-	Context     *rawContext       `hcl:"context,block"`
-	State       *rawState         `hcl:"state,block"`
-	Retention   *rawRetention     `hcl:"retention,block"`
-	Tasks       []rawPipelineTask `hcl:"task,block"`
-	Body        hcl.Body          `hcl:",body"`
-	DefRange    hcl.Range         `hcl:",def_range"`
+	Name          string            `hcl:"name,label"`
+	Description   *string           `hcl:"description,optional"`
+	Parallel      *int              `hcl:"parallel,optional"`
+	Agent         *string           `hcl:"agent,optional"`
+	Budget        *float64          `hcl:"budget,optional"`
+	OnFailure     *string           `hcl:"on_failure,optional"`
+	Files         []string          `hcl:"files,optional"`
+	RequireChecks *bool             `hcl:"require_checks,optional"`
+	Retry         *rawRetry         `hcl:"retry,block"`
+	Context       *rawContext       `hcl:"context,block"`
+	State         *rawState         `hcl:"state,block"`
+	Retention     *rawRetention     `hcl:"retention,block"`
+	Tasks         []rawPipelineTask `hcl:"task,block"`
+	Body          hcl.Body          `hcl:",body"`
+	DefRange      hcl.Range         `hcl:",def_range"`
 }
 
 type rawRetry struct {
@@ -107,6 +108,9 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 		}
 	}
 	p.OnFailure = v.onFailure(rp.OnFailure, at("on_failure"))
+	if rp.RequireChecks != nil {
+		p.RequireChecks = *rp.RequireChecks
+	}
 	for i, f := range rp.Files {
 		path := v.path(f)
 		fat := elemRange(rp.Body, "files", i, rp.DefRange)

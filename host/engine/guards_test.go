@@ -220,3 +220,89 @@ func TestReload(t *testing.T) {
 		t.Errorf("the removed agent: got %v", err)
 	}
 }
+
+// TestUncheckedToolUseIsFlagged: an agent that reads .env without asking,
+// under a guard that denies .env, is flagged (a tool.unchecked event that
+// names the guard); its task stands unless checks are required, and then
+// it fails saying why. A use the agent asked about is not flagged.
+func TestUncheckedToolUseIsFlagged(t *testing.T) {
+	noEnv := guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
+		Condition: `tool == "Read" && any(paths, glob(#, "**/.env"))`, Message: "secrets are off limits"}
+	unchecked := func(h *Host, out *host.Outcome) []string {
+		t.Helper()
+		evs, err := h.store.Events(out.Session, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []string
+		for _, e := range evs {
+			if e.Kind == host.EventToolUnchecked && e.Task == out.TaskID {
+				msgs = append(msgs, e.Message)
+			}
+		}
+		return msgs
+	}
+
+	h := newGuardedHost(t, rule(t, noEnv))
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "sneak:app/.env;read:app/main.go"})
+	if err != nil {
+		t.Fatalf("without require_checks the task stands: %v", err)
+	}
+	if n := sessionInfo(t, h, out.Session).Unchecked; n != 1 {
+		t.Errorf("the session counts %d unchecked uses, want 1 (sessions show and the dashboard show it)", n)
+	}
+	msgs := unchecked(h, out)
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "Read app/.env was reported without a check") || !strings.Contains(msgs[0], `guard "no-env" would have denied it`) {
+		t.Errorf("tool.unchecked events %q: want one, for app/.env, naming no-env", msgs)
+	}
+
+	out, err = h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "sneak:app/.env", RequireChecks: true})
+	if err == nil || !errors.Is(err, host.ErrUnchecked) || !errors.Is(err, sdk.ErrPermanent) ||
+		!strings.Contains(err.Error(), "require_checks") || !strings.Contains(err.Error(), "no-env") {
+		t.Fatalf("with checks required: err %v (outcome %+v); want a permanent failure naming the use, the guard and require_checks", err, out)
+	}
+
+	// The agent block's require_checks applies to every task.
+	cfg := &config.Config{DataDir: t.TempDir(), Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher(), Guards: []*guard.Rule{rule(t, noEnv)}}
+	cfg.Agents[0].RequireChecks = true
+	strict, err := New(Options{Config: cfg, Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = strict.Close(context.Background()) })
+	if _, err := strict.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "sneak:app/.env"}); !errors.Is(err, host.ErrUnchecked) {
+		t.Errorf("agent block with require_checks: err %v, want ErrUnchecked", err)
+	}
+	out, err = strict.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:app/main.go"})
+	if err != nil {
+		t.Fatalf("an agent that asks is never failed for it: %v", err)
+	}
+	if msgs := unchecked(strict, out); len(msgs) != 0 {
+		t.Errorf("a checked use was flagged: %q", msgs)
+	}
+}
+
+// TestPipelineRequiresChecks: a pipeline's require_checks reaches its
+// tasks, and survives in the run's record: the task fails for good on its
+// first attempt, saying why.
+func TestPipelineRequiresChecks(t *testing.T) {
+	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
+		Condition: `tool == "Read" && any(paths, glob(#, "**/.env"))`, Message: "secrets are off limits"}))
+	p := pipe("strict", []string{"peek", "sneak:app/.env"})
+	p.RequireChecks = true
+	info, err := startRun(t, h, p, host.RunOptions{})
+	if err == nil || info.Status != host.RunFailed {
+		t.Fatalf("run = %+v, err %v; want failed", info, err)
+	}
+	d, err := h.Run(context.Background(), info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := d.TaskList[0]
+	if task.Attempt != 1 || !strings.Contains(task.Error, "require_checks") {
+		t.Errorf("task = %+v; want one attempt, failed naming require_checks", task)
+	}
+	if g, err := h.store.RunGraph(info.ID); err != nil || !g.Pipeline.RequireChecks {
+		t.Errorf("the run's recorded pipeline lost require_checks (err %v)", err)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +70,49 @@ type callbacks struct {
 	// Each is waited for: a failed early batch must not hide behind a
 	// later one that committed.
 	pending []*store.Pending
+
+	// checked holds the calls the agent asked about (CheckToolUse runs
+	// beside the report stream), by call ID and by tool and paths, so
+	// that a report is matched to its question either way; unchecked is
+	// the first guarded use reported without one, when checks are
+	// required.
+	mu        sync.Mutex
+	checked   map[string]bool
+	unchecked error
+}
+
+// callKeys are the keys a call or a use is matched by: its call ID, if it
+// has one, and its tool and paths.
+func callKeys(id, tool string, kind sdk.ToolKind, paths []string) []string {
+	keys := []string{"t\x00" + tool + "\x00" + string(kind) + "\x00" + strings.Join(paths, "\x00")}
+	if id != "" {
+		keys = append(keys, "i\x00"+id)
+	}
+	return keys
+}
+
+// wasChecked reports whether the agent asked about a tool use before
+// reporting it. A denied use was asked about by definition.
+func (c *callbacks) wasChecked(u sdk.ToolUse) bool {
+	if u.Outcome == sdk.OutcomeDenied {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range callKeys(u.CallID, u.Tool, u.Kind, u.Paths) {
+		if c.checked[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// uncheckedErr is the error that fails the task for an unchecked guarded
+// tool use, or nil.
+func (c *callbacks) uncheckedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unchecked
 }
 
 // ReportToolUse updates the session's fingerprint and the matcher's index
@@ -80,6 +125,15 @@ func (c *callbacks) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 		u.At = now
 	}
 	c.reported.Add(1)
+	if s.covered(c.t) && !c.wasChecked(u) {
+		if err := s.uncheckedUse(u, c.t, c.run); err != nil {
+			c.mu.Lock()
+			if c.unchecked == nil {
+				c.unchecked = err
+			}
+			c.mu.Unlock()
+		}
+	}
 	p.mu.Lock()
 	p.observeLocked(s, u)
 	p.mu.Unlock()
@@ -127,8 +181,17 @@ func (c *callbacks) Sync(ctx context.Context) error {
 	return nil
 }
 
-// CheckToolUse runs the pre_tool_use guards.
+// CheckToolUse runs the pre_tool_use guards, and notes that the call was
+// asked about.
 func (c *callbacks) CheckToolUse(_ context.Context, call sdk.ToolCall) (sdk.Verdict, error) {
+	c.mu.Lock()
+	if c.checked == nil {
+		c.checked = make(map[string]bool)
+	}
+	for _, k := range callKeys(call.CallID, call.Tool, call.Kind, call.Paths) {
+		c.checked[k] = true
+	}
+	c.mu.Unlock()
 	return c.s.checkToolUse(call, c.t, c.run)
 }
 

@@ -2,7 +2,9 @@ package pool
 
 import (
 	"cmp"
+	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
@@ -50,16 +52,33 @@ func (p *Pool) vetoLocked(s *session, score float64, t host.Task, now time.Time)
 // builds only the parts of the environment some guard reads (the
 // session's fingerprint lists are the costly part).
 func (s *session) checkToolUse(c sdk.ToolCall, t host.Task, run Run) (sdk.Verdict, error) {
+	v, err := s.evalToolUse(c, t, run)
+	if v == nil || err != nil {
+		return sdk.Verdict{Allow: err == nil}, err
+	}
+	s.pool.emitGuard(guard.PreToolUse, v, s.id, t.ID)
+	return sdk.Verdict{Allow: false, Reason: v.Message, Guard: v.Guard}, nil
+}
+
+// covered reports whether any pre_tool_use guard applies to the tool uses
+// of task t on this session's agent.
+func (s *session) covered(t host.Task) bool {
+	return s.pool.d.Guards().Any(guard.PreToolUse, guard.Match{Agent: s.pool.cfg().Name, Task: t.Name})
+}
+
+// evalToolUse answers a tool call with the pre_tool_use guards, without
+// recording anything: the guard that denies it, or nil.
+func (s *session) evalToolUse(c sdk.ToolCall, t host.Task, run Run) (*guard.Verdict, error) {
 	p := s.pool
 	gs := p.d.Guards()
 	m := guard.Match{Agent: p.cfg().Name, Task: t.Name}
 	if !gs.Any(guard.PreToolUse, m) {
-		return sdk.Verdict{Allow: true}, nil
+		return nil, nil
 	}
 	now := p.now()
 	if gs.Uses(guard.PreToolUse, m, "input") {
 		if err := c.DecodeInput(); err != nil {
-			return sdk.Verdict{}, err
+			return nil, err
 		}
 	}
 	// The call's paths, canonical: relative ones are read against where
@@ -83,12 +102,37 @@ func (s *session) checkToolUse(c sdk.ToolCall, t host.Task, run Run) (sdk.Verdic
 		env.Session.Files = guard.Absolute(p.cfg().Workspace, env.Session.Files)
 		env.Session.Directories = guard.Absolute(p.cfg().Workspace, env.Session.Directories)
 	}
-	v := gs.First(guard.PreToolUse, m, env)
-	if v == nil {
-		return sdk.Verdict{Allow: true}, nil
+	return gs.First(guard.PreToolUse, m, env), nil
+}
+
+// uncheckedUse is called for a tool use the agent reported without having
+// asked about it first, under pre_tool_use guards that cover it: the use
+// is flagged with an event (naming the guard that would have denied it,
+// if one would have), and the error returned, when checks are required,
+// fails the task.
+func (s *session) uncheckedUse(u sdk.ToolUse, t host.Task, run Run) error {
+	p := s.pool
+	what := u.Tool
+	if len(u.Paths) > 0 {
+		what += " " + strings.Join(u.Paths, " ")
 	}
-	p.emitGuard(guard.PreToolUse, v, s.id, t.ID)
-	return sdk.Verdict{Allow: false, Reason: v.Message, Guard: v.Guard}, nil
+	msg := what + " was reported without a check (CheckToolUse) under pre_tool_use guards"
+	v, err := s.evalToolUse(sdk.ToolCall{CallID: u.CallID, Tool: u.Tool, Kind: u.Kind, Paths: u.Paths}, t, run)
+	switch {
+	case err != nil:
+		msg += "; the guards could not judge it: " + err.Error()
+	case v != nil:
+		msg += fmt.Sprintf("; guard %q would have denied it: %s", v.Guard, v.Message)
+	}
+	required := t.RequireChecks || p.cfg().RequireChecks
+	p.mu.Lock()
+	s.unchecked++
+	p.mu.Unlock()
+	p.emit(host.Event{Kind: host.EventToolUnchecked, Agent: p.cfg().Name, Session: s.id, Task: t.ID, Run: t.Run, Message: msg})
+	if !required {
+		return nil
+	}
+	return fmt.Errorf("%s, and checks are required (require_checks): ask the host before each tool use (sdk.Tools does): %w", msg, host.ErrUnchecked)
 }
 
 // emitGuard records that a guard fired on one of the pool's sessions.

@@ -84,6 +84,7 @@ type session struct {
 	tasks       uint64
 	tasksFailed uint64
 	toolUses    uint64
+	unchecked   uint64
 	// lastSeq is the last tool-use event of the session handed to the
 	// store; a snapshot of the fingerprint covers events up to it.
 	lastSeq uint64
@@ -127,6 +128,7 @@ func (s *session) recordLocked() store.SessionRecord {
 		Tasks:          s.tasks,
 		TasksFailed:    s.tasksFailed,
 		ToolUses:       s.toolUses,
+		Unchecked:      s.unchecked,
 		HasState:       s.hasState,
 		AgentVersion:   s.agentVersion,
 		Reason:         s.reason,
@@ -166,7 +168,7 @@ func (s *session) fromRecord(r store.SessionRecord) {
 	s.fp.dirs.load(r.Dirs)
 	s.fp.techs.load(r.Techs)
 	s.lastSeq = r.FingerprintSeq
-	s.tasks, s.tasksFailed, s.toolUses = r.Tasks, r.TasksFailed, r.ToolUses
+	s.tasks, s.tasksFailed, s.toolUses, s.unchecked = r.Tasks, r.TasksFailed, r.ToolUses, r.Unchecked
 	s.hasState = r.HasState
 	s.agentVersion = r.AgentVersion
 	s.reason = r.Reason
@@ -337,6 +339,13 @@ func (s *session) run(ctx context.Context, t host.Task, run Run) (sdk.Result, ui
 	res, err := proc.Agent().Run(tctx, st, th)
 	if err != nil {
 		err = s.runError(tctx, proc, "run task "+t.ID, err)
+		p.emit(host.Event{Kind: host.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
+			Duration: p.now().Sub(start)})
+		return res, calls.reported.Load(), err
+	}
+	if err := calls.uncheckedErr(); err != nil {
+		// The agent's own code does the same again: retrying cannot help.
+		err = fmt.Errorf("agent %q (session %s): run task %s: %w", cfg.Name, s.id, t.ID, sdk.Permanent(err))
 		p.emit(host.Event{Kind: host.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
 			Duration: p.now().Sub(start)})
 		return res, calls.reported.Load(), err

@@ -564,6 +564,7 @@ func (r *runExec) taskLocked(i int) host.Task {
 		Agent: g.Agent, ID: fmt.Sprintf("%s/%d", key, attempt), Name: g.Name, Prompt: g.Prompt,
 		Hints:    g.Hints,
 		Metadata: meta, Run: r.id, IdempotencyKey: key, Attempt: attempt,
+		RequireChecks: r.pipe.RequireChecks,
 	}
 }
 

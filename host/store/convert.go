@@ -38,7 +38,7 @@ func sessionToPB(r SessionRecord) *storepb.Session {
 		Id: r.ID, Agent: r.Agent, Status: sessionStatusToPB[r.Status],
 		CreatedUnixNano: nanos(r.Created), LastActivityUnixNano: nanos(r.LastActivity),
 		Capacity: int32(r.Capacity), Files: r.Files, Dirs: r.Dirs, Techs: r.Techs,
-		FingerprintSeq: r.FingerprintSeq, Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses,
+		FingerprintSeq: r.FingerprintSeq, Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses, Unchecked: r.Unchecked,
 		HasState: r.HasState, Pid: int32(r.PID), AgentVersion: r.AgentVersion, StatusReason: r.Reason,
 		External: r.External, Workspace: r.Workspace, Busy: r.Busy,
 	}
@@ -48,7 +48,7 @@ func sessionFromPB(m *storepb.Session) SessionRecord {
 	r := SessionRecord{
 		ID: m.GetId(), Agent: m.GetAgent(), Created: unixTime(m.GetCreatedUnixNano()), LastActivity: unixTime(m.GetLastActivityUnixNano()),
 		Capacity: int(m.GetCapacity()), Files: m.GetFiles(), Dirs: m.GetDirs(), Techs: m.GetTechs(),
-		FingerprintSeq: m.GetFingerprintSeq(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(),
+		FingerprintSeq: m.GetFingerprintSeq(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(), Unchecked: m.GetUnchecked(),
 		HasState: m.GetHasState(), PID: int(m.GetPid()), AgentVersion: m.GetAgentVersion(), Reason: m.GetStatusReason(),
 		External: m.GetExternal(), Workspace: m.GetWorkspace(), Busy: m.GetBusy(),
 	}
@@ -311,7 +311,7 @@ func graphToPB(g *Graph) *storepb.RunGraph {
 		RetryAttempts: int32(p.Retry.Attempts), RetryBackoffNanos: int64(p.Retry.Backoff), RetryMaxBackoffNanos: int64(p.Retry.MaxBackoff),
 		OnFailure: string(p.OnFailure), ContextBudget: int32(p.Context.Budget), ContextTemplate: p.Context.Template,
 		PauseAfterNanos: int64(p.Retention.PauseAfter), AbandonAfterNanos: int64(p.Retention.AbandonAfter),
-		DeleteAfterNanos: int64(p.Retention.DeleteAfter), Config: g.Config,
+		DeleteAfterNanos: int64(p.Retention.DeleteAfter), Config: g.Config, RequireChecks: p.RequireChecks,
 	}
 	for _, o := range p.State.Owners {
 		m.Owners = append(m.Owners, &storepb.Owner{Agent: o.Agent, ReadsAll: o.Reads == nil, Reads: o.Reads, Writes: o.Writes})
@@ -332,7 +332,8 @@ func graphFromPB(m *storepb.RunGraph) *Graph {
 		OnFailure: host.OnFailure(m.GetOnFailure()),
 		Retry: host.Retry{Attempts: int(m.GetRetryAttempts()), Backoff: time.Duration(m.GetRetryBackoffNanos()),
 			MaxBackoff: time.Duration(m.GetRetryMaxBackoffNanos())},
-		Context: host.Context{Budget: int(m.GetContextBudget()), Template: m.GetContextTemplate()},
+		Context:       host.Context{Budget: int(m.GetContextBudget()), Template: m.GetContextTemplate()},
+		RequireChecks: m.GetRequireChecks(),
 		Retention: host.Retention{PauseAfter: time.Duration(m.GetPauseAfterNanos()),
 			AbandonAfter: time.Duration(m.GetAbandonAfterNanos()), DeleteAfter: time.Duration(m.GetDeleteAfterNanos())},
 	}

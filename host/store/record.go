@@ -56,13 +56,15 @@ type SessionRecord struct {
 	Tasks          uint64
 	TasksFailed    uint64
 	ToolUses       uint64
-	HasState       bool
-	PID            int
-	AgentVersion   string
-	Reason         string
-	External       string
-	Workspace      string
-	Busy           bool
+	// Unchecked counts the guarded tool uses reported without a check.
+	Unchecked    uint64
+	HasState     bool
+	PID          int
+	AgentVersion string
+	Reason       string
+	External     string
+	Workspace    string
+	Busy         bool
 }
 
 // RunRecord is a run's head (key r/<run>): its status, stage, cost, state

@@ -29,7 +29,7 @@ func SessionInfo(r SessionRecord, offline bool) host.SessionInfo {
 		ID: r.ID, Agent: r.Agent, Status: r.Status.String(), Reason: r.Reason,
 		Created: r.Created, LastActivity: r.LastActivity,
 		Capacity: r.Capacity, PID: r.PID, AgentVersion: r.AgentVersion,
-		Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses, HasState: r.HasState,
+		Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses, Unchecked: r.Unchecked, HasState: r.HasState,
 		Files: NewestFirst(r.Files), Directories: NewestFirst(r.Dirs), Technologies: NewestFirst(r.Techs),
 		External: r.External, Workspace: r.Workspace, Resume: host.ResumeCommand(r.External, r.ID),
 	}

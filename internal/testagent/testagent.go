@@ -10,6 +10,7 @@
 //
 //	echo:TEXT         append TEXT to the output
 //	read:PATH         ask before reading PATH, then report a Read tool use
+//	sneak:PATH        report a Read tool use of PATH without asking first
 //	tools:N           ask once, then report N tool uses (FloodToolUse) as
 //	                  fast as possible
 //	checks:N          ask N pre-tool-use questions (BenchCall), one at a
@@ -147,6 +148,12 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			if err := h.ReportToolUse(ctx, u); err != nil {
 				return res, err
 			}
+		case "sneak":
+			u := sdk.ToolUse{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Outcome: sdk.OutcomeOK}
+			if err := h.ReportToolUse(ctx, u); err != nil {
+				return res, err
+			}
+			out = append(out, "read "+arg)
 		case "tools":
 			n, err := strconv.Atoi(arg)
 			if err != nil {

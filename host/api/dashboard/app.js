@@ -81,7 +81,8 @@ function renderSessions(s) {
     return el("tr", { "data-session": x.id, "data-status": x.status },
       el("td", {}, id), el("td", {}, x.agent), el("td", {}, status(x.status)),
       el("td", {}, bar(x.capacity ? x.load / x.capacity : 0, `${x.load}/${x.capacity}`)),
-      el("td", {}, age(x.created)), el("td", {}, ago(x.last_activity)), el("td", {}, x.tool_uses),
+      el("td", {}, age(x.created)), el("td", {}, ago(x.last_activity)),
+      el("td", {}, x.unchecked ? [String(x.tool_uses), el("div", { class: "unchecked", title: "guarded tool uses reported without asking the host first (tool.unchecked events)" }, `${x.unchecked} unchecked`)] : x.tool_uses),
       el("td", { class: "fp" }, fp.join(" · ")));
   }));
   document.getElementById("sessions-empty").hidden = s.sessions.length > 0;

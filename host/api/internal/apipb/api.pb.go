@@ -1204,6 +1204,7 @@ type Session struct {
 	External             string                 `protobuf:"bytes,18,opt,name=external,proto3" json:"external,omitempty"`
 	Workspace            string                 `protobuf:"bytes,19,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	Resume               string                 `protobuf:"bytes,20,opt,name=resume,proto3" json:"resume,omitempty"`
+	Unchecked            uint64                 `protobuf:"varint,21,opt,name=unchecked,proto3" json:"unchecked,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -1376,6 +1377,13 @@ func (x *Session) GetResume() string {
 		return x.Resume
 	}
 	return ""
+}
+
+func (x *Session) GetUnchecked() uint64 {
+	if x != nil {
+		return x.Unchecked
+	}
+	return 0
 }
 
 type SessionList struct {
@@ -3989,7 +3997,7 @@ const file_api_proto_rawDesc = "" +
 	"\bartifact\x18\x06 \x01(\v2\x17.hearth.api.v1.ArtifactR\bartifact\x12'\n" +
 	"\x04gate\x18\a \x01(\v2\x13.hearth.api.v1.GateR\x04gate\x12%\n" +
 	"\x0eduration_nanos\x18\b \x01(\x03R\rdurationNanos\"\x15\n" +
-	"\x13ListSessionsRequest\"\xca\x04\n" +
+	"\x13ListSessionsRequest\"\xe8\x04\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
@@ -4011,7 +4019,8 @@ const file_api_proto_rawDesc = "" +
 	"\ftechnologies\x18\x11 \x03(\tR\ftechnologies\x12\x1a\n" +
 	"\bexternal\x18\x12 \x01(\tR\bexternal\x12\x1c\n" +
 	"\tworkspace\x18\x13 \x01(\tR\tworkspace\x12\x16\n" +
-	"\x06resume\x18\x14 \x01(\tR\x06resume\"A\n" +
+	"\x06resume\x18\x14 \x01(\tR\x06resume\x12\x1c\n" +
+	"\tunchecked\x18\x15 \x01(\x04R\tunchecked\"A\n" +
 	"\vSessionList\x122\n" +
 	"\bsessions\x18\x01 \x03(\v2\x16.hearth.api.v1.SessionR\bsessions\":\n" +
 	"\x12ShowSessionRequest\x12\x0e\n" +

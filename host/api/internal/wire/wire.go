@@ -135,7 +135,7 @@ func Session(s host.SessionInfo) *apipb.Session {
 	return &apipb.Session{
 		Id: s.ID, Agent: s.Agent, Status: s.Status, Reason: s.Reason, CreatedUnixNano: nanos(s.Created),
 		LastActivityUnixNano: nanos(s.LastActivity), Capacity: int32(s.Capacity), Load: int32(s.Load), Pid: int32(s.PID),
-		AgentVersion: s.AgentVersion, Tasks: s.Tasks, TasksFailed: s.TasksFailed, ToolUses: s.ToolUses, HasState: s.HasState,
+		AgentVersion: s.AgentVersion, Tasks: s.Tasks, TasksFailed: s.TasksFailed, ToolUses: s.ToolUses, Unchecked: s.Unchecked, HasState: s.HasState,
 		Files: s.Files, Directories: s.Directories, Technologies: s.Technologies,
 		External: s.External, Workspace: s.Workspace, Resume: s.Resume,
 	}
@@ -146,7 +146,7 @@ func SessionOf(m *apipb.Session) host.SessionInfo {
 	return host.SessionInfo{
 		ID: m.GetId(), Agent: m.GetAgent(), Status: m.GetStatus(), Reason: m.GetReason(), Created: unixTime(m.GetCreatedUnixNano()),
 		LastActivity: unixTime(m.GetLastActivityUnixNano()), Capacity: int(m.GetCapacity()), Load: int(m.GetLoad()), PID: int(m.GetPid()),
-		AgentVersion: m.GetAgentVersion(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(),
+		AgentVersion: m.GetAgentVersion(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(), Unchecked: m.GetUnchecked(),
 		HasState: m.GetHasState(), Files: nonNil(m.GetFiles()), Directories: nonNil(m.GetDirectories()),
 		Technologies: nonNil(m.GetTechnologies()), External: m.GetExternal(), Workspace: m.GetWorkspace(), Resume: m.GetResume(),
 	}

@@ -233,7 +233,10 @@ type Session struct {
 	// workspace is where an external session works (Claude Code's cwd).
 	Workspace string `protobuf:"bytes,20,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// busy says an external session is in the middle of a turn.
-	Busy          bool `protobuf:"varint,21,opt,name=busy,proto3" json:"busy,omitempty"`
+	Busy bool `protobuf:"varint,21,opt,name=busy,proto3" json:"busy,omitempty"`
+	// unchecked counts the tool uses the agent reported without asking
+	// the host first, under pre_tool_use guards that cover them.
+	Unchecked     uint64 `protobuf:"varint,22,opt,name=unchecked,proto3" json:"unchecked,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -413,6 +416,13 @@ func (x *Session) GetBusy() bool {
 		return x.Busy
 	}
 	return false
+}
+
+func (x *Session) GetUnchecked() uint64 {
+	if x != nil {
+		return x.Unchecked
+	}
+	return 0
 }
 
 type ToolUse struct {
@@ -1590,7 +1600,10 @@ type RunGraph struct {
 	AbandonAfterNanos    int64                  `protobuf:"varint,13,opt,name=abandon_after_nanos,json=abandonAfterNanos,proto3" json:"abandon_after_nanos,omitempty"`
 	DeleteAfterNanos     int64                  `protobuf:"varint,14,opt,name=delete_after_nanos,json=deleteAfterNanos,proto3" json:"delete_after_nanos,omitempty"`
 	// config is the file the pipeline came from, if any.
-	Config        string `protobuf:"bytes,15,opt,name=config,proto3" json:"config,omitempty"`
+	Config string `protobuf:"bytes,15,opt,name=config,proto3" json:"config,omitempty"`
+	// require_checks: a reported tool use a pre_tool_use guard covers but
+	// the agent never asked about fails its task.
+	RequireChecks bool `protobuf:"varint,16,opt,name=require_checks,json=requireChecks,proto3" json:"require_checks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1728,6 +1741,13 @@ func (x *RunGraph) GetConfig() string {
 		return x.Config
 	}
 	return ""
+}
+
+func (x *RunGraph) GetRequireChecks() bool {
+	if x != nil {
+		return x.RequireChecks
+	}
+	return false
 }
 
 type GraphTask struct {
@@ -2390,7 +2410,7 @@ var File_store_proto protoreflect.FileDescriptor
 
 const file_store_proto_rawDesc = "" +
 	"\n" +
-	"\vstore.proto\x12\x0fhearth.store.v1\"\x94\x05\n" +
+	"\vstore.proto\x12\x0fhearth.store.v1\"\xb2\x05\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x126\n" +
@@ -2413,7 +2433,8 @@ const file_store_proto_rawDesc = "" +
 	"\ftasks_failed\x18\x12 \x01(\x04R\vtasksFailed\x12\x1a\n" +
 	"\bexternal\x18\x13 \x01(\tR\bexternal\x12\x1c\n" +
 	"\tworkspace\x18\x14 \x01(\tR\tworkspace\x12\x12\n" +
-	"\x04busy\x18\x15 \x01(\bR\x04busy\"\xef\x01\n" +
+	"\x04busy\x18\x15 \x01(\bR\x04busy\x12\x1c\n" +
+	"\tunchecked\x18\x16 \x01(\x04R\tunchecked\"\xef\x01\n" +
 	"\aToolUse\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05paths\x18\x02 \x03(\tR\x05paths\x12\"\n" +
@@ -2544,7 +2565,7 @@ const file_store_proto_rawDesc = "" +
 	"\x06review\x18\x05 \x03(\tR\x06review\x12\x1b\n" +
 	"\tunix_nano\x18\x06 \x01(\x03R\bunixNano\x12\x1f\n" +
 	"\vreset_tasks\x18\a \x03(\tR\n" +
-	"resetTasks\"\xe7\x04\n" +
+	"resetTasks\"\x8e\x05\n" +
 	"\bRunGraph\x12\x1a\n" +
 	"\bpipeline\x18\x01 \x01(\tR\bpipeline\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
@@ -2562,7 +2583,8 @@ const file_store_proto_rawDesc = "" +
 	"\x11pause_after_nanos\x18\f \x01(\x03R\x0fpauseAfterNanos\x12.\n" +
 	"\x13abandon_after_nanos\x18\r \x01(\x03R\x11abandonAfterNanos\x12,\n" +
 	"\x12delete_after_nanos\x18\x0e \x01(\x03R\x10deleteAfterNanos\x12\x16\n" +
-	"\x06config\x18\x0f \x01(\tR\x06config\"\x80\x03\n" +
+	"\x06config\x18\x0f \x01(\tR\x06config\x12%\n" +
+	"\x0erequire_checks\x18\x10 \x01(\bR\rrequireChecks\"\x80\x03\n" +
 	"\tGraphTask\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
