@@ -23,6 +23,7 @@ agent "gotour" {
   # health_interval = "10s"  # how often live plugins are pinged
   # workspace = "."          # tool-use paths are made relative to it (default: this file's directory)
   # env = { LOG_FORMAT = "json" }
+  # require_checks = true    # a guarded tool use reported without asking fails its task (default: flagged only)
 
   pool {
     max_sessions = 4       # plugin processes at most
@@ -166,6 +167,7 @@ pipeline "overview" {
   # budget      = 5.00     # total cost; a task that would start at or over it does not (default: none)
   # on_failure  = "fail"   # a task failed for good fails the run; "pause" pauses it for a person
   # files       = ["brief.md"]  # attached to every run, relative to this file
+  # require_checks = true      # as the agent block's, for the tasks of this pipeline
 
   # A failed task is tried again after backoff, doubled each time up to
   # max_backoff; attempts counts tries in all.
