@@ -21,6 +21,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/plugins"
 )
 
@@ -57,8 +58,11 @@ type Main struct {
 	dataDir    string
 	socket     string
 	configPath string
-	logLevel   string
-	logJSON    bool
+	// again is the command line that reaches this command's data
+	// directory (see hearth); empty for plain "hearth".
+	again    string
+	logLevel string
+	logJSON  bool
 }
 
 // NewMain returns a Main wired to the process's own stdio, environment and
@@ -147,7 +151,7 @@ Badger data directory.`,
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default "+config.DefaultDataDir+")")
+	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default "+config.DefaultDataDir+" beside the config file, or in the current directory without one)")
 	pf.StringVar(&m.configPath, "config", "", "config file (env HEARTH_CONFIG; default: the bundled agents)")
 	pf.StringVar(&m.socket, "socket", "", "the daemon's unix socket (env HEARTH_SOCKET; default: hearth.sock in the data directory)")
 	pf.StringVar(&m.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
@@ -186,6 +190,7 @@ func (m *Main) loadConfig() (*config.Config, error) {
 	var cfg *config.Config
 	if path == "" {
 		cfg = config.Default(plugins.Names())
+		cfg.DataDir, cfg.DataDirFrom = paths.Abs(cfg.DataDir), "the default, in the current directory (no config file)"
 	} else {
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			path = filepath.Join(path, "hearth.hcl")
@@ -195,10 +200,45 @@ func (m *Main) loadConfig() (*config.Config, error) {
 			return nil, err
 		}
 	}
-	if d := cmp.Or(m.dataDir, m.Getenv("HEARTH_DATA_DIR")); d != "" {
-		cfg.DataDir = d
+	if dir, from := m.dataDirFlag(); dir != "" {
+		cfg.DataDir, cfg.DataDirFrom = dir, from
+	} else if path != "" {
+		// The data directory follows the file: a command the user is told
+		// to run next must name the file too.
+		m.again = "hearth --config " + shellQuote(filepath.Dir(path))
+		if filepath.Base(path) != "hearth.hcl" {
+			m.again = "hearth --config " + shellQuote(path)
+		}
 	}
 	return cfg, nil
+}
+
+// hearth is the command line that reaches the data directory this
+// command used, for the commands it suggests next: "hearth", or with the
+// config file that placed the data directory.
+func (m *Main) hearth() string { return cmp.Or(m.again, "hearth") }
+
+// dataDirFlag is the data directory --data-dir or HEARTH_DATA_DIR names,
+// made absolute against the current directory (a flag's paths are the
+// shell's), and which of the two named it; empty when neither does.
+func (m *Main) dataDirFlag() (dir, from string) {
+	if m.dataDir != "" {
+		return paths.Abs(m.dataDir), "--data-dir"
+	}
+	if d := m.Getenv("HEARTH_DATA_DIR"); d != "" {
+		return paths.Abs(d), "HEARTH_DATA_DIR"
+	}
+	return "", ""
+}
+
+// dataDirError adds to err which data directory was used and why: a
+// relative path surprises less when the message says what it was read
+// against.
+func dataDirError(err error, cfg *config.Config) error {
+	if err == nil || cfg.DataDirFrom == "" {
+		return err
+	}
+	return fmt.Errorf("%w\n(the data directory %s is %s)", err, cfg.DataDir, cfg.DataDirFrom)
 }
 
 func (m *Main) logger() hclog.Logger {
@@ -217,7 +257,7 @@ func (m *Main) logger() hclog.Logger {
 func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(context.Context, *engine.Host) error) error {
 	h, err := engine.New(engine.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth " + m.commandName})
 	if err != nil {
-		return err
+		return dataDirError(err, cfg)
 	}
 	done := make(chan error, 1)
 	go func() { done <- work(ctx, h) }()

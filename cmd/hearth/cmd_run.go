@@ -235,10 +235,10 @@ func (m *Main) printRunSummary(info host.RunInfo, s runSummary) {
 	}
 	switch info.Status {
 	case host.RunCompleted:
-		fmt.Fprintf(w, "see it with: hearth runs show %s\n", s.Run)
+		fmt.Fprintf(w, "see it with: %s runs show %s\n", m.hearth(), s.Run)
 	case host.RunPaused, host.RunFailed:
 		fmt.Fprintf(w, "%s: %s\n", info.Status, info.Reason)
-		fmt.Fprintf(w, "resume it with: hearth runs resume %s\n", s.Run)
+		fmt.Fprintf(w, "resume it with: %s runs resume %s\n", m.hearth(), s.Run)
 	case host.RunCancelled:
 		fmt.Fprintf(w, "cancelled: %s\n", info.Reason)
 	}

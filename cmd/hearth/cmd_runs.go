@@ -330,12 +330,12 @@ func (m *Main) runConfig(id string) func() (*config.Config, error) {
 // recordsConfig is the config of an engine that only changes runs'
 // records (cancel, delete): no agents, on the data directory.
 func (m *Main) recordsConfig() (*config.Config, error) {
-	dir, err := m.dataDirPath()
+	dir, from, err := m.dataDirPath()
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(dir); err != nil {
-		return nil, usagef("no data directory at %s: run some work first (hearth run, hearth submit), or point --data-dir at one", dir)
+		return nil, usagef("no data directory at %s (%s): run some work first (hearth run, hearth submit), or point --data-dir at one", dir, from)
 	}
 	cfg := config.Default(nil)
 	cfg.DataDir = dir

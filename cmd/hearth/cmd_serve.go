@@ -94,7 +94,7 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	metrics := api.NewMetrics()
 	h, err := engine.New(engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve", Observe: metrics.Observe})
 	if err != nil {
-		return err
+		return dataDirError(err, cfg)
 	}
 	srv := api.NewServer(api.Options{Host: h, Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics})
 	l, err := srv.Listen(cfg.Server, cfg.DataDir)

@@ -105,12 +105,12 @@ func (m *Main) sessionsCommand() *cobra.Command {
 // openStore opens the data directory for reading, refusing to create one
 // that is not there.
 func (m *Main) openStore() (*store.Store, error) {
-	dir, err := m.dataDirPath()
+	dir, from, err := m.dataDirPath()
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(dir); err != nil {
-		return nil, usagef("no data directory at %s: run some work first (hearth run, hearth submit), or point --data-dir at one", dir)
+		return nil, usagef("no data directory at %s (%s): run some work first (hearth run, hearth submit), or point --data-dir at one", dir, from)
 	}
 	return store.Open(dir, store.Options{Logger: m.logger().Named("store"), GCInterval: -1, Command: "hearth " + m.commandName})
 }

@@ -58,15 +58,15 @@ func (t *target) following() string {
 
 // dataDirPath is the data directory the command works on: --data-dir,
 // HEARTH_DATA_DIR, the config file's data_dir, or the default.
-func (m *Main) dataDirPath() (string, error) {
-	if dir := cmp.Or(m.dataDir, m.Getenv("HEARTH_DATA_DIR")); dir != "" {
-		return dir, nil
+func (m *Main) dataDirPath() (dir, from string, err error) {
+	if dir, from := m.dataDirFlag(); dir != "" {
+		return dir, from, nil
 	}
 	cfg, err := m.loadConfig()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return cmp.Or(cfg.DataDir, config.DefaultDataDir), nil
+	return cfg.DataDir, cfg.DataDirFrom, nil
 }
 
 // socketPath is the daemon's socket for the data directory: --socket,
@@ -129,7 +129,7 @@ func (m *Main) withReader(ctx context.Context, work func(ctx context.Context, r 
 		return err
 	}
 	defer st.Close()
-	return work(ctx, st, st.Dir())
+	return work(ctx, st, shortPath(st.Dir()))
 }
 
 // withService runs work with the service of the data directory: the
@@ -157,7 +157,7 @@ func (m *Main) withService(ctx context.Context, local func() (*config.Config, er
 		return err
 	}
 	return m.withHost(ctx, cfg, func(ctx context.Context, h *engine.Host) error {
-		return work(ctx, h, &target{where: h.DataDir()})
+		return work(ctx, h, &target{where: shortPath(h.DataDir())})
 	})
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hearth-dev/hearth/host"
@@ -39,4 +41,21 @@ func explain(c host.Candidate, threshold float64) string {
 		s += fmt.Sprintf(" (busy %d/%d)", c.Load, c.Capacity)
 	}
 	return s
+}
+
+// shortPath is p for display: relative to the current directory when it
+// is below it ("examples/podcast/.hearth", "./.hearth"), else as it is.
+func shortPath(p string) string {
+	cwd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(p) {
+		return p
+	}
+	rel, err := filepath.Rel(cwd, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return p
+	}
+	if !strings.Contains(rel, "/") {
+		return "./" + rel
+	}
+	return rel
 }

@@ -170,8 +170,13 @@ const (
 // Config is a loaded, validated configuration.
 type Config struct {
 	// Path is the file the configuration came from; empty for Default.
-	Path    string
-	DataDir string
+	Path string
+	// DataDir is the data directory: absolute when it came from a file
+	// (data_dir, or the default, resolved against the file's directory).
+	// DataDirFrom says where it came from, for messages ("data_dir in
+	// /etc/hearth/hearth.hcl"); the CLI sets it for its flags.
+	DataDir     string
+	DataDirFrom string
 	// Agents in the order the file declares them.
 	Agents    []*Agent
 	Matcher   Matcher

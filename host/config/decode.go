@@ -55,7 +55,7 @@ func Parse(src []byte, filename string, opts Options) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", filename, err)
 	}
-	v := &validator{dir: dir, opts: opts, partial: diags.HasErrors(), diags: diags, src: src}
+	v := &validator{dir: dir, file: filepath.Join(dir, filepath.Base(filename)), opts: opts, partial: diags.HasErrors(), diags: diags, src: src}
 	cfg := v.config(&raw, file.Body)
 	cfg.Path = filename
 	if v.diags.HasErrors() {
@@ -157,8 +157,10 @@ func evalContext() *hcl.EvalContext {
 }
 
 type validator struct {
-	dir  string
-	opts Options
+	// dir is the file's directory, absolute: relative paths are read
+	// against it; file is the file's absolute path, for messages.
+	dir, file string
+	opts      Options
 	// partial is set when decoding failed somewhere: an attribute that did
 	// not decode looks absent, so absence is not reported.
 	partial bool
@@ -210,7 +212,10 @@ func blockRange(body hcl.Body, fallback hcl.Range) hcl.Range {
 }
 
 func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
-	cfg := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher()}
+	// Every relative path in a file is read against the file's directory,
+	// the default data directory included: where state lands must not
+	// depend on where the command was run from.
+	cfg := &Config{DataDir: v.path(DefaultDataDir), DataDirFrom: "the default, beside " + v.file, Matcher: DefaultMatcher()}
 	if raw.Matcher != nil {
 		cfg.Matcher = v.matcher(raw.Matcher)
 	}
@@ -220,6 +225,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 			v.errorf(r, "Empty data directory", `data_dir is empty. Remove the line to use %q, or name a directory.`, DefaultDataDir)
 		}
 		cfg.DataDir = v.path(*raw.DataDir)
+		cfg.DataDirFrom = "data_dir in " + v.file
 	}
 	seen := make(map[string]hcl.Range)
 	for i := range raw.Agents {
