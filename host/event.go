@@ -27,7 +27,7 @@ const (
 	// pre_tool_use guard covers without asking the host first; the
 	// message names the use and the guard.
 	EventToolUnchecked EventKind = "tool.unchecked"
-	EventDecision        EventKind = "decision"
+	EventDecision      EventKind = "decision"
 	// EventGuardFired: a guard denied, blocked, vetoed or gated something;
 	// Guard, Hook, Action and Message say which and why.
 	EventGuardFired EventKind = "guard.fired"
