@@ -210,7 +210,7 @@ func toolUseToWire(taskID string, u sdk.ToolUse) *agentpb.ToolUse {
 		Error:         u.Error,
 		DurationNanos: int64(u.Duration),
 		Cost:          u.Cost,
-		AtUnixNano:    u.At.UnixNano(),
+		AtUnixNano:    unixNano(u.At),
 		Kind:          string(u.Kind),
 	}
 }
@@ -239,9 +239,7 @@ func toolUseFromWire(m *agentpb.ToolUse) sdk.ToolUse {
 		Duration:     time.Duration(m.GetDurationNanos()),
 		Cost:         m.GetCost(),
 	}
-	if n := m.GetAtUnixNano(); n != 0 {
-		u.At = time.Unix(0, n)
-	}
+	u.At = fromUnixNano(m.GetAtUnixNano())
 	return u
 }
 
