@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -102,8 +103,12 @@ func (m *Main) sessionsCommand() *cobra.Command {
 	return c
 }
 
-// openStore opens the data directory for reading, refusing to create one
-// that is not there.
+// openStore opens the data directory for reading, read-only: a read
+// command writes nothing, and refuses a directory that is not there or
+// does not look whole (store.DirError). A directory a crash left with
+// writes not yet replayed is the one exception: Badger cannot read it
+// read-only, so its writes are replayed first (store.Recover, after the
+// same checks), and the command says so on stderr.
 func (m *Main) openStore() (*store.Store, error) {
 	dir, from, err := m.dataDirPath()
 	if err != nil {
@@ -112,7 +117,16 @@ func (m *Main) openStore() (*store.Store, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, usagef("no data directory at %s (%s): run some work first (hearth run, hearth submit), or point --data-dir at one", dir, from)
 	}
-	return store.Open(dir, store.Options{Logger: m.logger().Named("store"), GCInterval: -1, Command: "hearth " + m.commandName})
+	opts := store.Options{Logger: m.logger().Named("store"), GCInterval: -1, Command: "hearth " + m.commandName, ReadOnly: true}
+	st, err := store.Open(dir, opts)
+	if errors.Is(err, store.ErrNeedsRecovery) {
+		fmt.Fprintf(m.Stderr, "hearth: %s was not closed cleanly; replaying its last writes before reading it\n", dir)
+		if err := store.Recover(dir, opts); err != nil {
+			return nil, err
+		}
+		st, err = store.Open(dir, opts)
+	}
+	return st, err
 }
 
 func (m *Main) printSession(d *host.SessionDetail) {

@@ -239,10 +239,6 @@ func (s *Store) FilesDir() string {
 	return filepath.Join(s.dir, "files")
 }
 
-// ErrNoFileStore is returned for files attached to runs of an in-memory
-// store.
-var ErrNoFileStore = errors.New("an in-memory store keeps no files")
-
 // BlobPath is where the file with the given SHA-256 is kept.
 func (s *Store) BlobPath(sha string) string {
 	return filepath.Join(s.FilesDir(), sha[:2], sha)
@@ -257,6 +253,9 @@ func (s *Store) PutFile(r io.Reader) (sha string, size int64, err error) {
 	dir := s.FilesDir()
 	if dir == "" {
 		return "", 0, ErrNoFileStore
+	}
+	if s.readOnly {
+		return "", 0, ErrReadOnly
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", 0, fmt.Errorf("file store: %w", err)
@@ -304,6 +303,9 @@ func (s *Store) PutFile(r io.Reader) (sha string, size int64, err error) {
 // RemoveFiles removes the stored files with the given SHA-256s, unless a
 // run refers to one again.
 func (s *Store) RemoveFiles(shas []string) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
 	var errs []error
 	for _, sha := range shas {
 		used := false

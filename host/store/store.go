@@ -33,6 +33,16 @@ var (
 	ErrNewerLayout = errors.New("data directory was written by a newer hearth")
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("store is closed")
+	// ErrDamaged is wrapped by the errors of a data directory or a record
+	// that is damaged: a *DirError when opening, a *DamageError reading.
+	ErrDamaged = errors.New("data directory is damaged")
+	// ErrReadOnly: a write to a store opened read-only.
+	ErrReadOnly = errors.New("the store is open read-only")
+	// ErrNeedsRecovery: a read-only open of a directory that was not
+	// closed cleanly; Recover replays its last writes first.
+	ErrNeedsRecovery = errors.New("the data directory was not closed cleanly; its last writes must be replayed before it can be read")
+	// ErrNoFileStore: an in-memory store keeps no files.
+	ErrNoFileStore = errors.New("an in-memory store keeps no files")
 )
 
 // LockedError says who holds a data directory.
@@ -71,6 +81,10 @@ type Options struct {
 	// Command names the process in the owner record a refused second
 	// opener reads ("hearth serve").
 	Command string
+	// ReadOnly opens an existing directory for reading: nothing in it is
+	// written, and writes fail with ErrReadOnly. A directory that was not
+	// closed cleanly fails with ErrNeedsRecovery (see Recover).
+	ReadOnly bool
 }
 
 // Store is hearth's Badger database. Its methods are safe for concurrent
@@ -79,6 +93,7 @@ type Store struct {
 	db       *badger.DB
 	dir      string
 	inMemory bool
+	readOnly bool
 	logger   hclog.Logger
 	seq      *badger.Sequence
 	seqMu    sync.Mutex
@@ -105,15 +120,39 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("data directory %s: %w", dir, err)
 		}
 		dir = abs
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := checkDir(dir); err != nil {
+			return nil, err
+		}
+		if opts.ReadOnly {
+			if _, err := os.Stat(dir); err != nil {
+				return nil, fmt.Errorf("data directory %s: %w", dir, err)
+			}
+		} else if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
 		}
 	}
-	bo := badgerOptions(dir, opts.InMemory, logger.Named("badger"))
-	db, err := badger.Open(bo)
+	inMemory := opts.InMemory
+	if opts.ReadOnly && !inMemory {
+		if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
+			// An existing directory with nothing of Badger's in it (checkDir
+			// passed) reads as empty; Badger cannot open it read-only.
+			inMemory = true
+		}
+		// A clean close leaves no memtable log; one left means writes
+		// Badger would have to replay, which it refuses read-only (and its
+		// failed open leaves goroutines behind).
+		if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
+			return nil, fmt.Errorf("data directory %s: %w (hearth recover, or any command that writes, does it)", dir, ErrNeedsRecovery)
+		}
+	}
+	bo := badgerOptions(dir, inMemory, logger.Named("badger")).WithReadOnly(opts.ReadOnly && !inMemory)
+	db, err := openBadger(bo)
 	if err != nil {
-		if strings.Contains(err.Error(), "Another process is using this Badger database") {
+		switch {
+		case strings.Contains(err.Error(), "Another process is using this Badger database"):
 			return nil, lockedError(dir)
+		case opts.ReadOnly && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())):
+			return nil, fmt.Errorf("data directory %s: %w (hearth recover, or any command that writes, does it)", dir, ErrNeedsRecovery)
 		}
 		return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 	}
@@ -121,6 +160,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		db:       db,
 		dir:      dir,
 		inMemory: opts.InMemory,
+		readOnly: opts.ReadOnly,
 		logger:   logger,
 		queue:    make(chan *write, 8192),
 		stopGC:   make(chan struct{}),
@@ -128,6 +168,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := s.checkLayout(); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if s.readOnly {
+		// Nothing is written: no sequence lease, no committer, no owner
+		// record, no GC.
+		return s, nil
 	}
 	if s.seq, err = db.GetSequence([]byte("q/events"), 1024); err != nil {
 		db.Close()
@@ -240,6 +285,9 @@ func (s *Store) checkLayout() error {
 		return fmt.Errorf("%w: %s has layout version %d, this hearth reads up to %d; upgrade hearth", ErrNewerLayout, s.dir, have, Layout)
 	case have == Layout:
 		return nil
+	case s.readOnly:
+		// A new directory, read: it is empty.
+		return nil
 	}
 	// have == 0: a new directory. Later layouts add migrations from have
 	// to Layout here, one version at a time, each in its own transaction.
@@ -262,10 +310,12 @@ func (s *Store) Close() error {
 	s.closeMu.Unlock()
 	s.wg.Wait()
 	var errs []error
-	if err := s.seq.Release(); err != nil {
-		errs = append(errs, err)
+	if s.seq != nil {
+		if err := s.seq.Release(); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if s.dir != "" {
+	if s.dir != "" && !s.readOnly {
 		_ = os.Remove(filepath.Join(s.dir, "OWNER"))
 	}
 	if err := s.db.Close(); err != nil {
@@ -307,6 +357,9 @@ func (s *Store) gcLoop(every time.Duration) {
 // returns the first. Reserving them together, under one lock, keeps a
 // chunk's numbers consecutive, so chunks of a stream never overlap.
 func (s *Store) nextSeqs(n int) (uint64, error) {
+	if s.seq == nil {
+		return 0, ErrReadOnly
+	}
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
 	first, err := s.seq.Next()
@@ -363,3 +416,28 @@ func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(strings.TrimSpace
 func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...))) }
 func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
 func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Trace(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+
+// openBadger is badger.Open with its panics (a damaged file it reads on
+// open) turned into errors.
+func openBadger(o badger.Options) (db *badger.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: badger could not open it: %v", ErrDamaged, r)
+		}
+	}()
+	return badger.Open(o)
+}
+
+// Recover replays the last writes of a data directory that was not
+// closed cleanly (after a crash, or kill -9), so that it can be opened
+// read-only: it opens the directory for writing, once it passed the same
+// checks as any open, and closes it.
+func Recover(dir string, opts Options) error {
+	opts.ReadOnly = false
+	opts.GCInterval = -1
+	s, err := Open(dir, opts)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}

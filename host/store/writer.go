@@ -65,6 +65,10 @@ func (s *Store) submit(w *write) *Pending {
 		w.pending.settle(ErrClosed)
 		return w.pending
 	}
+	if s.readOnly {
+		w.pending.settle(ErrReadOnly)
+		return w.pending
+	}
 	s.queue <- w
 	return w.pending
 }

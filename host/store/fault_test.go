@@ -1,0 +1,253 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+)
+
+// fixture writes a data directory with sessions and events and closes it,
+// so that its tables are on disk.
+func fixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := Open(dir, Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 50 {
+		rec := SessionRecord{ID: fmt.Sprintf("gotour-%04d", i), Agent: "gotour", Status: SessionDormant, Created: time.Unix(1e9, 0), LastActivity: time.Unix(1e9, 0),
+			Files: []string{fmt.Sprintf("pkg%d/a.go", i)}, Dirs: []string{fmt.Sprintf("pkg%d/", i)}}
+		if err := s.PutSession(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, p := s.Append(host.Event{Kind: host.EventTaskSucceeded, Agent: "gotour", Session: rec.ID, Message: strings.Repeat("x", 300)}); p.Wait(ctx) != nil {
+			t.Fatal("append")
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// snapshot is every file of dir with its size and hash, for asserting
+// that nothing in a directory changed.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = hex.EncodeToString(sum[:8])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameFiles(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	for name, h := range before {
+		if after[name] != h {
+			t.Errorf("%s changed (or went): %s -> %q", name, h, after[name])
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			t.Errorf("%s appeared", name)
+		}
+	}
+}
+
+func largest(t *testing.T, dir, ext string) string {
+	t.Helper()
+	var best string
+	var size int64
+	files, _ := filepath.Glob(filepath.Join(dir, "*"+ext))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Size() > size {
+			best, size = f, fi.Size()
+		}
+	}
+	if best == "" {
+		t.Fatalf("no %s file in %s", ext, dir)
+	}
+	return best
+}
+
+// TestReadOnlyWritesNothing: a read-only open reads what is there and
+// writes nothing, not even an owner record, and refuses writes.
+func TestReadOnlyWritesNothing(t *testing.T) {
+	dir := fixture(t)
+	before := snapshot(t, dir)
+	s, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := s.Sessions(context.Background())
+	if err != nil || len(infos) != 50 {
+		t.Errorf("read %d sessions (err %v), want 50", len(infos), err)
+	}
+	if _, p := s.Append(host.Event{Kind: host.EventTaskStarted}); !errors.Is(p.Wait(context.Background()), ErrReadOnly) {
+		t.Error("a write to a read-only store did not fail with ErrReadOnly")
+	}
+	if err := s.PutSession(context.Background(), SessionRecord{ID: "x"}); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("PutSession: %v, want ErrReadOnly", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, before, snapshot(t, dir))
+}
+
+// TestDamagedDirectoriesAreRefused: a missing MANIFEST, a missing,
+// truncated or bit-flipped table are each refused by a read-only and by a
+// read-write open, with an error that names the file and says nothing
+// was changed, and nothing is: never a panic, never a wiped table.
+func TestDamagedDirectoriesAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, dir string) string // returns the file it names
+	}{
+		{"missing MANIFEST", func(t *testing.T, dir string) string {
+			if err := os.Remove(filepath.Join(dir, "MANIFEST")); err != nil {
+				t.Fatal(err)
+			}
+			return "MANIFEST"
+		}},
+		{"missing table", func(t *testing.T, dir string) string {
+			p := largest(t, dir, ".sst")
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Base(p)
+		}},
+		{"truncated table", func(t *testing.T, dir string) string {
+			p := largest(t, dir, ".sst")
+			fi, _ := os.Stat(p)
+			if err := os.Truncate(p, fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Base(p)
+		}},
+		{"bit-flipped table", func(t *testing.T, dir string) string {
+			p := largest(t, dir, ".sst")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/3] ^= 0x10
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Base(p)
+		}},
+		{"garbled MANIFEST", func(t *testing.T, dir string) string {
+			if err := os.WriteFile(filepath.Join(dir, "MANIFEST"), []byte("not a manifest"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return "MANIFEST"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fixture(t)
+			file := tc.damage(t, dir)
+			before := snapshot(t, dir)
+			for _, ro := range []bool{true, false} {
+				s, err := Open(dir, Options{ReadOnly: ro, GCInterval: -1})
+				if err == nil {
+					s.Close()
+					t.Fatalf("read-only %t: the damaged directory opened", ro)
+				}
+				var de *DirError
+				if !errors.As(err, &de) || de.File != file || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "nothing in it was changed") {
+					t.Errorf("read-only %t: %v; want a DirError naming %s", ro, err, file)
+				}
+			}
+			sameFiles(t, before, snapshot(t, dir))
+		})
+	}
+}
+
+// TestCrashedDirectoryIsRecoveredThenRead: a directory left with
+// unreplayed writes (the process was killed) is refused read-only with
+// ErrNeedsRecovery, without Badger being asked; Recover replays it, and
+// then it reads, with the writes in it.
+func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
+	dir := fixture(t)
+	// A memtable log beside a clean directory is what a kill leaves: copy
+	// the one a store writes while open.
+	s, err := Open(dir, Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutSession(context.Background(), SessionRecord{ID: "after-crash", Agent: "gotour", Status: SessionDormant}); err != nil {
+		t.Fatal(err)
+	}
+	mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	if len(mems) == 0 {
+		t.Fatal("an open store has no memtable log")
+	}
+	crashed := t.TempDir()
+	for _, name := range slices.Collect(func(yield func(string) bool) {
+		es, _ := os.ReadDir(dir)
+		for _, e := range es {
+			if !yield(e.Name()) {
+				return
+			}
+		}
+	}) {
+		if name == "LOCK" || name == "OWNER" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(crashed, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+
+	if _, err := Open(crashed, Options{ReadOnly: true}); !errors.Is(err, ErrNeedsRecovery) {
+		t.Fatalf("read-only open of a crashed directory: %v, want ErrNeedsRecovery", err)
+	}
+	if err := Recover(crashed, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(crashed, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	infos, err := r.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(infos, func(i host.SessionInfo) bool { return i.ID == "after-crash" }) {
+		t.Errorf("the replayed write is missing: %d sessions", len(infos))
+	}
+}
