@@ -159,6 +159,10 @@ Badger data directory.`,
 
 	root.AddCommand(
 		m.versionCommand(),
+		m.verifyCommand(),
+		m.backupCommand(),
+		m.restoreCommand(),
+		m.recoverCommand(),
 		m.agentsCommand(),
 		m.submitCommand(),
 		m.runCommand(),

@@ -3,8 +3,10 @@ package store
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
@@ -47,12 +49,25 @@ const recoverFix = "Restore it from a backup (hearth restore FILE --data-dir NEW
 // checkDir refuses a directory that Badger would misread or damage. A
 // directory that does not exist, or holds no Badger file, is new.
 func checkDir(dir string) error {
+	errs, err := inspectDir(dir, true)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// inspectDir finds what makes dir unsafe to open: every problem, or only
+// the first when first is set.
+func inspectDir(dir string, first bool) ([]*DirError, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("data directory %s: %w", dir, err)
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	var tables, logs int
 	has := map[string]bool{}
@@ -68,29 +83,33 @@ func checkDir(dir string) error {
 	}
 	if !has["MANIFEST"] {
 		if tables+logs == 0 {
-			return nil
+			return nil, nil
 		}
-		return &DirError{Dir: dir, File: "MANIFEST", Problem: fmt.Sprintf("is missing, beside %d tables and %d logs: without it the tables cannot be read, and opening the directory would delete them", tables, logs), Fix: recoverFix}
+		return []*DirError{{Dir: dir, File: "MANIFEST", Problem: fmt.Sprintf("is missing, beside %d tables and %d logs: without it the tables cannot be read, and opening the directory would delete them", tables, logs), Fix: recoverFix}}, nil
 	}
 	f, err := os.Open(filepath.Join(dir, "MANIFEST"))
 	if err != nil {
-		return &DirError{Dir: dir, File: "MANIFEST", Problem: "cannot be read: " + err.Error(), Fix: recoverFix}
+		return []*DirError{{Dir: dir, File: "MANIFEST", Problem: "cannot be read: " + err.Error(), Fix: recoverFix}}, nil
 	}
 	defer f.Close()
 	m, _, err := replayManifest(f, dir)
 	if err != nil {
-		return &DirError{Dir: dir, File: "MANIFEST", Problem: "is damaged: " + err.Error(), Fix: recoverFix}
+		return []*DirError{{Dir: dir, File: "MANIFEST", Problem: "is damaged: " + err.Error(), Fix: recoverFix}}, nil
 	}
-	for id, tm := range m.Tables {
+	ids := slices.Sorted(maps.Keys(m.Tables))
+	var out []*DirError
+	for _, id := range ids {
 		name := table.IDToFilename(id)
 		if !has[name] {
-			return &DirError{Dir: dir, File: name, Problem: "is missing (the MANIFEST lists it)", Fix: recoverFix}
+			out = append(out, &DirError{Dir: dir, File: name, Problem: "is missing (the MANIFEST lists it)", Fix: recoverFix})
+		} else if err := verifyTable(filepath.Join(dir, name), m.Tables[id].Compression); err != nil {
+			out = append(out, &DirError{Dir: dir, File: name, Problem: "is damaged: " + err.Error(), Fix: recoverFix})
 		}
-		if err := verifyTable(filepath.Join(dir, name), tm.Compression); err != nil {
-			return &DirError{Dir: dir, File: name, Problem: "is damaged: " + err.Error(), Fix: recoverFix}
+		if first && len(out) > 0 {
+			break
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // replayManifest reads a MANIFEST under recover: a damaged one must be an

@@ -76,9 +76,9 @@ func (s *Store) SessionRecord(id string) (SessionRecord, error) {
 // SessionRecords returns every session record, in ID order.
 func (s *Store) SessionRecords() ([]SessionRecord, error) {
 	var out []SessionRecord
-	err := s.scan([]byte("s/"), func(_, v []byte) error {
+	err := s.scan([]byte("s/"), func(k, v []byte) error {
 		m := &storepb.Session{}
-		if err := decode(v, m); err != nil {
+		if err := decodeAt(k, v, m); err != nil {
 			return err
 		}
 		out = append(out, sessionFromPB(m))
@@ -97,7 +97,7 @@ func (s *Store) SessionState(id string) ([]byte, error) {
 			return err
 		}
 		out, err = it.ValueCopy(nil)
-		return err
+		return damaged(it.KeyCopy(nil), err)
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, fmt.Errorf("state of session %s: %w", id, ErrNotFound)
@@ -284,8 +284,9 @@ func (s *Store) Events(stream string, after uint64, limit int) ([]host.Event, er
 		defer it.Close()
 		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 			var chunk storepb.EventChunk
-			if err := it.Item().Value(func(v []byte) error { return decode(v, &chunk) }); err != nil {
-				return err
+			k := it.Item().Key()
+			if err := it.Item().Value(func(v []byte) error { return decodeAt(k, v, &chunk) }); err != nil {
+				return damaged(k, err)
 			}
 			for _, ev := range chunk.GetEvents() {
 				if ev.GetSeq() <= after {
@@ -307,9 +308,9 @@ func (s *Store) RecentEvents(stream string, limit int) ([]host.Event, error) {
 	var rev []host.Event
 	prefix := []byte("e/" + stream + "/")
 	errDone := errors.New("enough")
-	err := s.reverse(prefix, 0, func(_, v []byte) error {
+	err := s.reverse(prefix, 0, func(k, v []byte) error {
 		var chunk storepb.EventChunk
-		if err := decode(v, &chunk); err != nil {
+		if err := decodeAt(k, v, &chunk); err != nil {
 			return err
 		}
 		evs := chunk.GetEvents()
@@ -333,9 +334,9 @@ func (s *Store) RecentEvents(stream string, limit int) ([]host.Event, error) {
 // Decisions returns the last limit placement decisions, newest first.
 func (s *Store) Decisions(limit int) ([]host.Event, error) {
 	var out []host.Event
-	err := s.reverse([]byte("d/"), limit, func(_, v []byte) error {
+	err := s.reverse([]byte("d/"), limit, func(k, v []byte) error {
 		ev := &storepb.Event{}
-		if err := decode(v, ev); err != nil {
+		if err := decodeAt(k, v, ev); err != nil {
 			return err
 		}
 		out = append(out, eventFromPB(ev))
@@ -374,7 +375,7 @@ func (s *Store) get(key []byte, m proto.Message) error {
 		if err != nil {
 			return err
 		}
-		return it.Value(func(v []byte) error { return decode(v, m) })
+		return damaged(key, it.Value(func(v []byte) error { return decodeAt(key, v, m) }))
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return ErrNotFound
@@ -389,8 +390,12 @@ func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
 		defer it.Close()
 		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
 			item := it.Item()
-			if err := item.Value(func(v []byte) error { return fn(item.Key(), v) }); err != nil {
-				return err
+			var fnErr error
+			if err := item.Value(func(v []byte) error { fnErr = fn(item.Key(), v); return fnErr }); err != nil {
+				if fnErr != nil {
+					return fnErr
+				}
+				return damaged(item.KeyCopy(nil), err)
 			}
 		}
 		return nil
@@ -425,8 +430,12 @@ func (s *Store) reverse(prefix []byte, limit int, fn func(k, v []byte) error) er
 				return nil
 			}
 			item := it.Item()
-			if err := item.Value(func(v []byte) error { return fn(item.KeyCopy(nil), v) }); err != nil {
-				return err
+			var fnErr error
+			if err := item.Value(func(v []byte) error { fnErr = fn(item.KeyCopy(nil), v); return fnErr }); err != nil {
+				if fnErr != nil {
+					return fnErr
+				}
+				return damaged(item.KeyCopy(nil), err)
 			}
 			n++
 		}

@@ -101,9 +101,9 @@ func (s *Store) RunRecord(id string) (*RunRecord, error) {
 // RunRecords returns the head of every run, in ID order.
 func (s *Store) RunRecords() ([]*RunRecord, error) {
 	var out []*RunRecord
-	err := s.scan([]byte("r/"), func(_, v []byte) error {
+	err := s.scan([]byte("r/"), func(k, v []byte) error {
 		m := &storepb.Run{}
-		if err := decode(v, m); err != nil {
+		if err := decodeAt(k, v, m); err != nil {
 			return err
 		}
 		out = append(out, runFromPB(m))
@@ -124,9 +124,9 @@ func (s *Store) RunGraph(id string) (*Graph, error) {
 // RunTasks returns the task records of run id, by task name.
 func (s *Store) RunTasks(id string) (map[string]*TaskRecord, error) {
 	out := make(map[string]*TaskRecord)
-	err := s.scan([]byte("rt/"+id+"/"), func(_, v []byte) error {
+	err := s.scan([]byte("rt/"+id+"/"), func(k, v []byte) error {
 		m := &storepb.RunTask{}
-		if err := decode(v, m); err != nil {
+		if err := decodeAt(k, v, m); err != nil {
 			return err
 		}
 		out[m.GetName()] = taskFromPB(m)
@@ -138,9 +138,9 @@ func (s *Store) RunTasks(id string) (map[string]*TaskRecord, error) {
 // Checkpoints returns the checkpoints of run id, oldest first.
 func (s *Store) Checkpoints(id string) ([]*CheckpointRecord, error) {
 	var out []*CheckpointRecord
-	err := s.scan([]byte("c/"+id+"/"), func(_, v []byte) error {
+	err := s.scan([]byte("c/"+id+"/"), func(k, v []byte) error {
 		m := &storepb.Checkpoint{}
-		if err := decode(v, m); err != nil {
+		if err := decodeAt(k, v, m); err != nil {
 			return err
 		}
 		out = append(out, checkpointFromPB(m))
@@ -162,9 +162,9 @@ func (s *Store) Checkpoint(id string, seq uint64) (*CheckpointRecord, error) {
 // version.
 func (s *Store) TaskOutputs(id string) ([]*OutputRecord, error) {
 	var out []*OutputRecord
-	err := s.scan([]byte("o/"+id+"/"), func(_, v []byte) error {
+	err := s.scan([]byte("o/"+id+"/"), func(k, v []byte) error {
 		m := &storepb.TaskOutput{}
-		if err := decode(v, m); err != nil {
+		if err := decodeAt(k, v, m); err != nil {
 			return err
 		}
 		out = append(out, outputFromPB(m))

@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Damage is one thing Verify found damaged.
+type Damage struct {
+	// File is the damaged file, relative to the data directory: a table,
+	// the MANIFEST, a stored file; empty for a record whose file Badger
+	// does not say.
+	File string `json:"file,omitempty"`
+	// Key and What name a damaged record (What for people).
+	Key  string `json:"key,omitempty"`
+	What string `json:"what"`
+	// Problem is what is wrong with it.
+	Problem string `json:"problem"`
+}
+
+// VerifyReport is what Verify checked and found.
+type VerifyReport struct {
+	Dir     string   `json:"dir"`
+	Tables  int      `json:"tables"`
+	Records int      `json:"records"`
+	Files   int      `json:"files"`
+	Damage  []Damage `json:"damage"`
+}
+
+// OK reports whether nothing was found damaged.
+func (r *VerifyReport) OK() bool { return len(r.Damage) == 0 }
+
+// VerifyDir checks the data directory dir without writing to it: every
+// table's blocks against their checksums, then, when the tables are whole,
+// every record (its value-log checksum, and that it decodes as the record
+// its key says), and every stored file against the SHA-256 it is named by.
+// A directory that was not closed cleanly must be recovered first
+// (ErrNeedsRecovery); one another process has open is refused.
+func VerifyDir(ctx context.Context, dir string) (*VerifyReport, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	rep := &VerifyReport{Dir: abs}
+	problems, err := inspectDir(abs, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range problems {
+		rep.Damage = append(rep.Damage, Damage{File: p.File, What: "file " + p.File, Problem: strings.TrimPrefix(p.Problem, "is ")})
+	}
+	if len(problems) > 0 {
+		// Badger cannot be trusted with the records until the tables are
+		// whole: report what is known.
+		return rep, nil
+	}
+	s, err := Open(abs, Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return rep, s.verifyRecords(ctx, rep)
+}
+
+// verifyRecords reads every record and stored file.
+func (s *Store) verifyRecords(ctx context.Context, rep *VerifyReport) error {
+	rep.Tables = len(s.db.Tables())
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			item := it.Item()
+			key := item.KeyCopy(nil)
+			rep.Records++
+			problem := func() (problem string) {
+				defer func() {
+					if r := recover(); r != nil {
+						problem = fmt.Sprint("reading it panicked: ", r)
+					}
+				}()
+				v, err := item.ValueCopy(nil)
+				if err != nil {
+					return err.Error()
+				}
+				if m := recordType(key); m != nil {
+					if err := decode(v, m); err != nil {
+						return err.Error()
+					}
+				} else if strings.HasPrefix(string(key), "m/schema") && len(v) != 4 {
+					return fmt.Sprintf("holds %d bytes, want 4", len(v))
+				}
+				return ""
+			}()
+			if problem != "" {
+				rep.Damage = append(rep.Damage, Damage{Key: string(key), What: describeKey(key), Problem: problem})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	files := s.FilesDir()
+	if files == "" {
+		return nil
+	}
+	err = filepath.WalkDir(files, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == files {
+			return filepath.SkipDir
+		}
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return err
+		}
+		rep.Files++
+		rel, _ := filepath.Rel(s.dir, p)
+		sum, err := fileSHA256(p)
+		switch {
+		case err != nil:
+			rep.Damage = append(rep.Damage, Damage{File: rel, What: "stored file " + d.Name(), Problem: err.Error()})
+		case sum != d.Name():
+			rep.Damage = append(rep.Damage, Damage{File: rel, What: "stored file " + d.Name(), Problem: "its content does not match its SHA-256 (" + sum + ")"})
+		}
+		return nil
+	})
+	return err
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
