@@ -23,6 +23,10 @@ const (
 	EventTaskSucceeded   EventKind = "task.succeeded"
 	EventTaskFailed      EventKind = "task.failed"
 	EventToolUsed        EventKind = "tool.used"
+	// EventWriteFailed: the write of another event failed, so that event
+	// did not happen as far as the store knows. Subscribers get this in
+	// its place; its message names the event that was lost and why.
+	EventWriteFailed EventKind = "write.failed"
 	// EventToolUnchecked: an agent reported a tool use that a
 	// pre_tool_use guard covers without asking the host first; the
 	// message names the use and the guard.

@@ -185,6 +185,8 @@ func (f *follower) line(e host.Event) {
 		}
 	case host.EventRunGate:
 		fmt.Fprintf(w, "        %s\n", e.Message)
+	case host.EventWriteFailed:
+		fmt.Fprintf(w, "        ! %s\n", e.Message)
 	case host.EventRunStage:
 		fmt.Fprintf(w, "        stage %s -> %s\n", e.From, e.To)
 	}

@@ -78,8 +78,9 @@ type queuedEvent struct {
 }
 
 // publishDurable publishes e once p, its write, has settled, after every
-// event queued before it. A failed write is logged by the store; the
-// event is published all the same, as what happened.
+// event queued before it. An event whose write failed is not published:
+// subscribers get an EventWriteFailed in its place, so that no view shows
+// progress the store does not hold.
 func (b *bus) publishDurable(e host.Event, p *store.Pending) {
 	b.enqueue(queuedEvent{e: e, p: p})
 }
@@ -125,7 +126,10 @@ func (b *bus) drain() {
 			q.fn()
 			continue
 		}
-		_ = q.p.Wait(context.Background())
+		if err := q.p.Wait(context.Background()); err != nil {
+			b.publish(writeFailed(q.e, err))
+			continue
+		}
 		b.publish(q.e)
 	}
 }
@@ -211,4 +215,18 @@ func (b *bus) active() bool {
 		}
 	}
 	return false
+}
+
+// writeFailed is the event subscribers get in place of e, whose write
+// failed: it keeps e's run, task, session and agent, so that a view of
+// them learns of it.
+func writeFailed(e host.Event, err error) host.Event {
+	what := string(e.Kind)
+	if e.Message != "" {
+		what += " (" + e.Message + ")"
+	}
+	return host.Event{
+		Time: e.Time, Kind: host.EventWriteFailed, Agent: e.Agent, Session: e.Session, Task: e.Task, Run: e.Run,
+		Err: err.Error(), Message: "not recorded: " + what + ": " + err.Error(),
+	}
 }

@@ -266,6 +266,13 @@ func (m *Runs) resume(r *runExec, opts host.ResumeOptions, why string) (*Handle,
 	}
 	r.mu.Lock()
 	from := r.head.Status
+	if from == host.RunRunning {
+		// Not running here (claim succeeded): the store's last word on it
+		// is from a host that stopped recording it, after a crash or a
+		// write the store refused (a full disk). It is as good as paused;
+		// the transition to running is recorded next.
+		from, r.head.Status = host.RunPaused, host.RunPaused
+	}
 	if from == host.RunCompleted && why == "resumed" {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("run %s completed; revisit a task to run it again (hearth runs revisit), or fork it", r.id)

@@ -414,8 +414,11 @@ func (r *runExec) loop() {
 // storeFailed stops a run whose write failed: what is in memory is no
 // longer what is on disk, so nothing more may be done on it.
 func (r *runExec) storeFailed(err error) {
-	r.m.d.Logger.Error("run write failed; stopping the run", "run", r.id, "error", err)
-	r.requestStop(stopEscalate, host.RunFailed, "the store refused a write: "+err.Error(), true)
+	r.m.d.Logger.Error("run write failed; pausing the run", "run", r.id, "error", err)
+	// Nothing is wrong with the run's work: it pauses, with the reason,
+	// and resumes from its last durable checkpoint once the store takes
+	// writes again (a full disk freed, a directory writable again).
+	r.requestStop(stopEscalate, host.RunPaused, "the store refused a write: "+err.Error()+"; resume the run once the cause is fixed (hearth runs resume "+r.id+")", true)
 }
 
 // attemptSpec is one attempt of a task about to start.

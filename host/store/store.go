@@ -81,6 +81,10 @@ type Options struct {
 	// Command names the process in the owner record a refused second
 	// opener reads ("hearth serve").
 	Command string
+	// MinFreeSpace is the free space below which writes are refused with
+	// ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
+	// guard off.
+	MinFreeSpace int64
 	// ReadOnly opens an existing directory for reading: nothing in it is
 	// written, and writes fail with ErrReadOnly. A directory that was not
 	// closed cleanly fails with ErrNeedsRecovery (see Recover).
@@ -97,6 +101,7 @@ type Store struct {
 	logger   hclog.Logger
 	seq      *badger.Sequence
 	seqMu    sync.Mutex
+	space    space
 
 	queue    chan *write
 	stopGC   chan struct{}
@@ -173,6 +178,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		// Nothing is written: no sequence lease, no committer, no owner
 		// record, no GC.
 		return s, nil
+	}
+	switch {
+	case opts.MinFreeSpace == 0:
+		s.space.min.Store(DefaultMinFreeSpace)
+	case opts.MinFreeSpace > 0:
+		s.space.min.Store(uint64(opts.MinFreeSpace))
 	}
 	if s.seq, err = db.GetSequence([]byte("q/events"), 1024); err != nil {
 		db.Close()

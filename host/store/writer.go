@@ -106,7 +106,10 @@ func (s *Store) commitLoop() {
 // bound allows, never splitting one write, and reports to each.
 func (s *Store) commitGroup(group []*write) {
 	for len(group) > 0 {
-		n, err := s.commitPrefix(group)
+		n, err := len(group), s.checkSpace()
+		if err == nil {
+			n, err = s.commitPrefix(group)
+		}
 		if err != nil {
 			// Some writes are not waited for (background snapshots):
 			// their failures must not go unseen.

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+)
+
+// TestEventsOnlyAfterTheirWrites reproduces issue 14's sixth finding: an
+// event whose write failed must not reach subscribers as the success it
+// would have been; they get a write.failed event naming it instead.
+func TestEventsOnlyAfterTheirWrites(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	sub := h.Subscribe(16)
+	defer sub.Close()
+
+	h.emit(host.Event{Kind: host.EventRunTask, Run: "r1", Task: "a", From: "running", To: "succeeded", Message: "a: succeeded"})
+	if e := next(t, sub); e.Kind != host.EventRunTask {
+		t.Fatalf("a durable event came as %+v", e)
+	}
+
+	// Make every write fail: the store is closed under the host.
+	if err := h.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.emit(host.Event{Kind: host.EventRunTask, Run: "r1", Task: "b", From: "running", To: "succeeded", Message: "b: succeeded"})
+	e := next(t, sub)
+	if e.Kind != host.EventWriteFailed || e.Run != "r1" || e.Task != "b" || !strings.Contains(e.Message, "not recorded: run.task (b: succeeded)") {
+		t.Errorf("after a failed write, subscribers got %+v; want write.failed naming the lost event", e)
+	}
+}
+
+func next(t *testing.T, sub *Subscription) host.Event {
+	t.Helper()
+	select {
+	case e := <-sub.C:
+		return e
+	case <-time.After(runTimeout):
+		t.Fatal("no event")
+		return host.Event{}
+	}
+}
+
+// TestFullDiskPausesTheRunAndResumes: when the store refuses writes for
+// lack of free space (the real guard, its threshold set above what the
+// file system has), the run pauses with that reason instead of dying; once
+// there is room again it resumes and completes, nothing lost.
+func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	dir := t.TempDir()
+	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+	p := pipe("disk",
+		[]string{"a", "echo:a"},
+		[]string{"b", "touch:" + started + ";wait:" + release + ";echo:b", "a"},
+		[]string{"c", "echo:c", "b"},
+	)
+	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rh.Close()
+	waitFile(t, started)
+	h.store.SetMinFreeSpace(1 << 62) // more than any disk has
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := waitRun(t, rh)
+	if info.Status != host.RunPaused || !strings.Contains(info.Reason, "not enough free space") || !strings.Contains(info.Reason, "resume") {
+		t.Fatalf("run = %s (%s); want paused, saying there is not enough free space and how to resume", info.Status, info.Reason)
+	}
+
+	h.store.SetMinFreeSpace(0)
+	rh2, err := h.ResumeRun(context.Background(), info.ID, host.ResumeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rh2.Close()
+	info, err = waitRun(t, rh2)
+	if err != nil || info.Status != host.RunCompleted || info.Succeeded != 3 {
+		t.Fatalf("after space came back: %+v, %v; want completed with 3 tasks", info, err)
+	}
+	outs := outputsOf(t, h, info.ID)
+	if current(t, outs, "c").Output != "c" {
+		t.Errorf("c = %+v", current(t, outs, "c"))
+	}
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(runTimeout)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+}

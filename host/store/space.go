@@ -1,0 +1,77 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Free space is watched the way etcd watches its quota: below a threshold
+// every write is refused with a clear reason (ErrNoSpace) before Badger is
+// asked to write. Badger writes its value log and memtables through
+// memory maps: on a full file system a write to a mapped page that cannot
+// be backed is SIGBUS, which kills the process with no error to handle
+// (issue 14: `fatal error: fault` in the value log's write). Refusing
+// early, with room to spare for Badger's own flushes, keeps the host alive
+// and the run paused until space is freed.
+
+// DefaultMinFreeSpace is the free space below which writes are refused:
+// twice what Badger may need at once (a 16 MiB memtable flushed, a 64 MiB
+// value-log file started) with room for compaction.
+const DefaultMinFreeSpace = 256 << 20
+
+// ErrNoSpace is wrapped by the error of a write refused for lack of free
+// space.
+var ErrNoSpace = errors.New("not enough free space")
+
+// SpaceError says how much space there is and how much writes need.
+type SpaceError struct {
+	Dir        string
+	Free, Need uint64
+}
+
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("%v in %s: %d MiB free, writes need at least %d MiB; free space (or lower min_free_space) and resume", ErrNoSpace, e.Dir, e.Free>>20, e.Need>>20)
+}
+
+func (e *SpaceError) Unwrap() error { return ErrNoSpace }
+
+// space is the guard's state.
+type space struct {
+	// min is the threshold in bytes; 0 turns the guard off.
+	min atomic.Uint64
+	// refusing is set once a write was refused: writes stay refused
+	// until the free space is back above min by an eighth, so that a
+	// directory at the edge does not flap.
+	refusing atomic.Bool
+}
+
+// SetMinFreeSpace sets the free space below which writes are refused; 0
+// turns the guard off.
+func (s *Store) SetMinFreeSpace(bytes uint64) { s.space.min.Store(bytes) }
+
+// checkSpace returns a *SpaceError when the data directory's file system
+// has less free space than writes need.
+func (s *Store) checkSpace() error {
+	min := s.space.min.Load()
+	if min == 0 || s.inMemory || s.dir == "" {
+		return nil
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(s.dir, &st); err != nil {
+		return nil // cannot tell: let Badger try
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	need := min
+	if s.space.refusing.Load() {
+		need += min / 8
+	}
+	if free < need {
+		s.space.refusing.Store(true)
+		return &SpaceError{Dir: s.dir, Free: free, Need: need}
+	}
+	s.space.refusing.Store(false)
+	return nil
+}
