@@ -195,4 +195,3 @@ func (m *Main) recoverCommand() *cobra.Command {
 		},
 	}
 }
-
