@@ -115,6 +115,11 @@ func (r Retry) Delay(failure int) time.Duration {
 	return max(0, min(d, r.MaxBackoff))
 }
 
+// MaxOutput is the most a task's output may be, in bytes. A task of a run
+// that returns more fails, saying so; up to it, outputs are stored and
+// readable through the daemon (whose messages are sized for it).
+const MaxOutput = 16 << 20
+
 // ContextPlaceholder, written in a pipeline task's prompt, is replaced by
 // the rendered context block of the task's ancestors when the task
 // starts, and the block is then not given again in sdk.Task.Context: a

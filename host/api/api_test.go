@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -448,5 +449,43 @@ guard "no-more-work" {
 	runs, err := d.c.Runs(context.Background())
 	if err != nil || len(runs) != 0 {
 		t.Errorf("runs after the refusal: %+v, %v", runs, err)
+	}
+}
+
+// TestLargeOutputsReadThroughTheDaemon: outputs up to host.MaxOutput are
+// readable through the daemon, several in one reply (issue 14: outputs
+// over 32 MiB in all could not be read).
+func TestLargeOutputsReadThroughTheDaemon(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	ctx := context.Background()
+	big := fmt.Sprintf("bigout:%d", host.MaxOutput-1000)
+	file := writeFile(t, t.TempDir(), "big.hcl", `
+agent "coder" {
+  command = ["/bin/true"]
+}
+pipeline "big" {
+  agent = "coder"
+  task "a" { prompt = "`+big+`" }
+  task "b" { prompt = "`+big+`" }
+  task "c" { prompt = "`+big+`" }
+}
+`)
+	rs, err := d.c.StartRun(ctx, host.RunSpec{RunOptions: host.RunOptions{Config: file}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range rs.Events() {
+	}
+	if info, err := rs.Wait(ctx); err != nil || info.Status != host.RunCompleted {
+		t.Fatalf("run: %+v, %v", info, err)
+	}
+	outs, err := d.c.RunOutputs(ctx, rs.ID())
+	if err != nil {
+		t.Fatalf("reading three outputs of nearly %d MiB through the daemon: %v", host.MaxOutput>>20, err)
+	}
+	for _, o := range outs {
+		if len(o.Output) != host.MaxOutput-1000 {
+			t.Errorf("%s: %d bytes", o.Task, len(o.Output))
+		}
 	}
 }

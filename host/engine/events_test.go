@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,4 +101,39 @@ func waitFile(t *testing.T, path string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("%s never appeared", path)
+}
+
+// TestOversizeOutputFailsItsTask reproduces issue 14's seventh finding: an
+// output over host.MaxOutput fails its task with a message naming the
+// task, its size and the limit (no hex dump), the run's records agree with
+// each other, and an output just under the limit is stored and read back.
+func TestOversizeOutputFailsItsTask(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	p := pipe("big",
+		[]string{"fits", fmt.Sprintf("bigout:%d", host.MaxOutput-100)},
+		[]string{"huge", fmt.Sprintf("bigout:%d", host.MaxOutput+1), "fits"},
+	)
+	info, _ := startRun(t, h, p, host.RunOptions{})
+	if info.Status != host.RunFailed {
+		t.Fatalf("run = %+v, want failed", info)
+	}
+	d, err := h.Run(context.Background(), info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := d.TaskList[1]
+	if huge.Status != host.TaskFailed || huge.Attempt != 1 ||
+		!strings.Contains(huge.Error, "task huge returned an output of 16777217 bytes") || !strings.Contains(huge.Error, "16 MiB") || len(huge.Error) > 1000 {
+		t.Errorf("huge = %+v; want failed once, naming its size and the limit, briefly", huge)
+	}
+	runs, err := h.Runs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs[0].Status != d.Status || runs[0].Succeeded != 1 || runs[0].Failed != 1 {
+		t.Errorf("runs list says %+v; show says %s", runs[0], d.Status)
+	}
+	if out := current(t, outputsOf(t, h, info.ID), "fits"); len(out.Output) != host.MaxOutput-100 {
+		t.Errorf("the output under the limit came back with %d bytes", len(out.Output))
+	}
 }

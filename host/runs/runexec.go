@@ -687,6 +687,13 @@ func (r *runExec) outcome(a attemptSpec, out *host.Outcome, err error) *store.Pe
 		return r.saveLocked(store.RunWrite{})
 	}
 	rt.Finished = now
+	if err == nil && out != nil && len(out.Result.Output) > host.MaxOutput {
+		// Stored, it would be one value bigger than a store write may be,
+		// and unreadable through the daemon: the task fails, saying so,
+		// and nothing of the output is written.
+		err = sdk.Permanent(fmt.Errorf("task %s returned an output of %d bytes (%.1f MiB), more than the %d MiB a task's output may be; write large results to a file and return its path", name, len(out.Result.Output), float64(len(out.Result.Output))/(1<<20), host.MaxOutput>>20))
+		out = nil
+	}
 	if err != nil {
 		if cause := context.Cause(r.ctx); cause != nil || errors.Is(err, host.ErrClosed) {
 			// Interrupted, not failed: it runs again on resume, with the

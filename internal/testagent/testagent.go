@@ -11,6 +11,7 @@
 //	echo:TEXT         append TEXT to the output
 //	read:PATH         ask before reading PATH, then report a Read tool use
 //	sneak:PATH        report a Read tool use of PATH without asking first
+//	bigout:N          append N bytes of "x" to the output
 //	tools:N           ask once, then report N tool uses (FloodToolUse) as
 //	                  fast as possible
 //	checks:N          ask N pre-tool-use questions (BenchCall), one at a
@@ -148,6 +149,12 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			if err := h.ReportToolUse(ctx, u); err != nil {
 				return res, err
 			}
+		case "bigout":
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				return res, sdk.Permanent(fmt.Errorf("bigout:%s: %w", arg, err))
+			}
+			out = append(out, strings.Repeat("x", n))
 		case "sneak":
 			u := sdk.ToolUse{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Outcome: sdk.OutcomeOK}
 			if err := h.ReportToolUse(ctx, u); err != nil {

@@ -124,7 +124,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	default:
 		return nil, errors.New("client: give the daemon's socket, data directory or TCP address")
 	}
-	dopts = append(dopts, grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(wire.MaxMessage), grpc.MaxCallRecvMsgSize(wire.MaxMessage)))
+	dopts = append(dopts, grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(wire.MaxMessage), grpc.MaxCallRecvMsgSize(wire.MaxReply)))
 	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)

@@ -16,6 +16,10 @@ import (
 // gRPC's default, 4 MiB, is too small for both.
 const MaxMessage = 32 << 20
 
+// MaxReply bounds what a client receives: a run's outputs come in one
+// reply, each up to host.MaxOutput, so a reply may hold many of them.
+const MaxReply = 1 << 30
+
 // ErrBadPayload is wrapped by the errors of hook payloads that cannot be
 // read; the server reports it as INVALID_ARGUMENT.
 var ErrBadPayload = errors.New("bad hook payload")
