@@ -426,3 +426,31 @@ pipeline "q" {
 		t.Errorf("pipelines' require_checks: p %t, q %t; want true, false", cfg.Pipeline("p").RequireChecks, cfg.Pipeline("q").RequireChecks)
 	}
 }
+
+// TestDiagnosticsInTheSameOrder reproduces issue 14's ninth finding: the
+// order of several diagnostics changed between runs (map iteration).
+func TestDiagnosticsInTheSameOrder(t *testing.T) {
+	src := []byte(`
+guards {
+  path_fields = { "" = ["path"], "mcp__b" = [""], "mcp__c" = ["", "x"] }
+}
+agent "a" { command = ["x"] }
+pipeline "p" {
+  agent = "a"
+  task "t" {
+    prompt   = "x"
+    metadata = { a = null, b = ["list"], c = null, d = {}, e = null }
+  }
+}
+`)
+	_, err := Parse(src, "x.hcl", opts)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	first := err.Error()
+	for i := range 30 {
+		if _, err := Parse(src, "x.hcl", opts); err == nil || err.Error() != first {
+			t.Fatalf("run %d gave the diagnostics in another order:\n%v\nthe first:\n%s", i, err, first)
+		}
+	}
+}

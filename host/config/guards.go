@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -51,7 +52,9 @@ func (v *validator) guardPaths(raw *rawGuardPaths, cfg *Config) {
 		if raw.SearchesSkipHidden != nil {
 			cfg.GuardPaths.SearchesSkipHidden = *raw.SearchesSkipHidden
 		}
-		for tool, fields := range raw.PathFields {
+		// In key order: diagnostics come out the same on every run.
+		for _, tool := range slices.Sorted(maps.Keys(raw.PathFields)) {
+			fields := raw.PathFields[tool]
 			at := attrRange(raw.Body, "path_fields", raw.DefRange)
 			if strings.TrimSpace(tool) == "" || slices.ContainsFunc(fields, func(f string) bool { return strings.TrimSpace(f) == "" }) {
 				v.errorf(at, "Invalid path fields", "path_fields maps a tool name pattern, such as \"mcp__filesystem__*\", to the input fields that hold paths, such as [\"path\", \"destination\"]; a name is empty in %q = %q.", tool, fields)

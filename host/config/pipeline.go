@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -251,7 +252,10 @@ func (v *validator) metadata(rt *rawPipelineTask) map[string]string {
 		return nil
 	}
 	out := make(map[string]string, val.LengthInt())
-	for k, e := range val.AsValueMap() {
+	// In key order: diagnostics come out the same on every run.
+	entries := val.AsValueMap()
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
+		e := entries[k]
 		if e.IsNull() {
 			v.errorf(entryRange(rt.Metadata, k), "Invalid metadata", "Task %q: metadata %q has no value; give it a string, or remove it.", rt.Name, k)
 			continue

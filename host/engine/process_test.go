@@ -339,3 +339,25 @@ func waitEvent(t *testing.T, sub *Subscription, kind host.EventKind) host.Event 
 		}
 	}
 }
+
+// TestLostSessionsCountAgainstMaxDormant reproduces issue 14's ninth
+// finding: sessions lost to plugin crashes stayed in the store past
+// max_dormant until a session next retired.
+func TestLostSessionsCountAgainstMaxDormant(t *testing.T) {
+	a := testAgent("scripted", "agent")
+	a.Pool.MaxDormant = 2
+	h := newTestHost(t, a)
+	ctx := context.Background()
+	for range 5 {
+		if _, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "crash"}); !errors.Is(err, host.ErrPluginExited) {
+			t.Fatalf("got %v, want ErrPluginExited", err)
+		}
+	}
+	recs, err := h.store.SessionRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) > 2 {
+		t.Errorf("%d lost sessions kept, want at most max_dormant = 2", len(recs))
+	}
+}

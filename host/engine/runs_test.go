@@ -310,6 +310,11 @@ func TestRunQualityGateSendsWorkBack(t *testing.T) {
 		if !strings.Contains(info.Reason, "quality gate script-quality still fails after 1 loops: tighten the opening") {
 			t.Errorf("reason = %q", info.Reason)
 		}
+		// Issue 14: the gate's last message read "loop 2 of 1".
+		msgs := strings.Join(runEventMessages(t, h, info.ID), "\n")
+		if !strings.Contains(msgs, "still failing at its limit of 1 loops; kept for review") || strings.Contains(msgs, "loop 2 of 1") {
+			t.Errorf("gate messages:\n%s\nwant the last to say it is at its limit, never loop 2 of 1", msgs)
+		}
 	})
 }
 

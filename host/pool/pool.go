@@ -408,6 +408,8 @@ func (p *Pool) lost(s *session, pe *host.PluginError) {
 	p.notifyLocked()
 	rec := s.recordLocked()
 	s.fp = nil
+	// Not evicted before its record is queued (see dormantLocked).
+	s.persisting = true
 	proc := s.proc
 	if proc != nil {
 		// Started under the lock, so that Close, which retires the
@@ -418,6 +420,13 @@ func (p *Pool) lost(s *session, pe *host.PluginError) {
 	// and the starter stops it.
 	p.mu.Unlock()
 	p.persist(rec)
+	// A lost session counts against max_dormant like a dormant one: the
+	// oldest beyond it go now, not when a session next retires.
+	p.mu.Lock()
+	s.persisting = false
+	evicted := p.evictDormantLocked()
+	p.mu.Unlock()
+	p.deleteEvicted(evicted)
 	pid := 0
 	if proc != nil {
 		pid = proc.PID()

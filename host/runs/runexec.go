@@ -785,8 +785,14 @@ func (r *runExec) gateLocked(i int, g *host.Gate, o *store.OutputRecord, w store
 	}
 	loops := r.head.GateLoops[g.Guard] + 1
 	limit := max(g.MaxLoops, 1)
+	// Past its limit the gate does not loop again: the message says so,
+	// never "loop 3 of 2".
+	loop := fmt.Sprintf("loop %d of %d", loops, limit)
+	if loops > limit {
+		loop = fmt.Sprintf("still failing at its limit of %d loops; kept for review", limit)
+	}
 	r.emit(host.Event{Kind: host.EventRunGate, Task: name, Guard: g.Guard, Action: string(g.Action),
-		Message: fmt.Sprintf("%s v%d: gate %s (%s, loop %d of %d): %s", name, o.Version, g.Guard, g.Action, loops, limit, g.Feedback)})
+		Message: fmt.Sprintf("%s v%d: gate %s (%s, %s): %s", name, o.Version, g.Guard, g.Action, loop, g.Feedback)})
 	if loops > limit {
 		rt.Error = fmt.Sprintf("quality gate %s still fails after %d loops: %s", g.Guard, limit, g.Feedback)
 		r.setTaskLocked(i, host.TaskSucceeded, "kept for review: "+rt.Error)
