@@ -347,10 +347,20 @@ func TestLostSessionsCountAgainstMaxDormant(t *testing.T) {
 	a := testAgent("scripted", "agent")
 	a.Pool.MaxDormant = 2
 	h := newTestHost(t, a)
+	sub := h.Subscribe(64)
+	defer sub.Close()
 	ctx := context.Background()
 	for range 5 {
 		if _, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "crash"}); !errors.Is(err, host.ErrPluginExited) {
 			t.Fatalf("got %v, want ErrPluginExited", err)
+		}
+	}
+	// A session is marked lost by the process watcher, after the task's
+	// error is returned; its session.lost event comes once its eviction
+	// is done.
+	for lost := 0; lost < 5; {
+		if e := next(t, sub); e.Kind == host.EventSessionLost {
+			lost++
 		}
 	}
 	recs, err := h.store.SessionRecords()

@@ -347,3 +347,47 @@ func TestVerifyFindsDamagedTablesAndFiles(t *testing.T) {
 		t.Fatalf("a flipped table: %+v, %v; want damage naming %s", rep, err, filepath.Base(p))
 	}
 }
+
+// TestStuckWritesFailInsteadOfHanging: a commit that does not finish (as
+// Badger's do while it retries a flush on an unwritable directory) fails
+// its writes after the stall timeout, and every write submitted while it
+// is stuck fails at once; when it ends, writes work again. The seam is the
+// commit function: a real stuck disk cannot be made here without root
+// tricks the machine may not allow.
+func TestStuckWritesFailInsteadOfHanging(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{GCInterval: -1, StallTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	release := make(chan struct{})
+	real := s.commit
+	stuck := true
+	s.commit = func(g []*write) (int, error) {
+		if stuck {
+			stuck = false
+			<-release
+		}
+		return real(g)
+	}
+	ctx := context.Background()
+	_, first := s.Append(host.Event{Kind: host.EventTaskStarted, Session: "s"})
+	if err := first.Wait(ctx); !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "has not finished after 50ms") {
+		t.Fatalf("a stuck write: %v, want a StallError", err)
+	}
+	_, during := s.Append(host.Event{Kind: host.EventTaskStarted, Session: "s"})
+	if err := during.Wait(ctx); !errors.Is(err, ErrStalled) {
+		t.Errorf("a write while stuck: %v, want ErrStalled at once", err)
+	}
+	close(release)
+	for {
+		_, after := s.Append(host.Event{Kind: host.EventTaskStarted, Session: "s"})
+		err := after.Wait(ctx)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrStalled) {
+			t.Fatalf("after the stuck commit ended: %v", err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -81,6 +83,12 @@ type Options struct {
 	// Command names the process in the owner record a refused second
 	// opener reads ("hearth serve").
 	Command string
+	// StallTimeout is how long a commit may take before its writes fail
+	// with ErrStalled; 0 means 30 seconds.
+	StallTimeout time.Duration
+	// CloseTimeout bounds Close's wait for Badger's final flush; 0 means
+	// 5 seconds.
+	CloseTimeout time.Duration
 	// MinFreeSpace is the free space below which writes are refused with
 	// ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
 	// guard off.
@@ -102,6 +110,13 @@ type Store struct {
 	seq      *badger.Sequence
 	seqMu    sync.Mutex
 	space    space
+
+	// commit commits a prefix of a group (commitPrefix; tests replace
+	// it); stall is the error writes fail with while a commit is stuck.
+	commit       func([]*write) (int, error)
+	stall        atomic.Pointer[error]
+	stallTimeout time.Duration
+	closeTimeout time.Duration
 
 	queue    chan *write
 	stopGC   chan struct{}
@@ -169,7 +184,11 @@ func Open(dir string, opts Options) (*Store, error) {
 		logger:   logger,
 		queue:    make(chan *write, 8192),
 		stopGC:   make(chan struct{}),
+
+		stallTimeout: cmp.Or(opts.StallTimeout, 30*time.Second),
+		closeTimeout: cmp.Or(opts.CloseTimeout, 5*time.Second),
 	}
+	s.commit = s.commitPrefix
 	if err := s.checkLayout(); err != nil {
 		db.Close()
 		return nil, err
@@ -334,8 +353,19 @@ func (s *Store) Close() error {
 	if s.dir != "" && !s.readOnly {
 		_ = os.Remove(filepath.Join(s.dir, "OWNER"))
 	}
-	if err := s.db.Close(); err != nil {
-		errs = append(errs, err)
+	// Badger's Close flushes the memtable; on a directory it cannot write
+	// it retries for as long as that fails. Every write acknowledged is in
+	// its log already: a host that must exit does not wait past the
+	// timeout (the flush goes on until the process ends).
+	closed := make(chan error, 1)
+	go func() { closed <- s.db.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			errs = append(errs, err)
+		}
+	case <-time.After(s.closeTimeout):
+		errs = append(errs, fmt.Errorf("close data directory %s: Badger's final flush did not finish within %s (is the disk full or read-only?); every acknowledged write is in its log and is replayed on the next open", s.dir, s.closeTimeout))
 	}
 	s.closeErr = errors.Join(errs...)
 	return s.closeErr

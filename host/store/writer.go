@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -69,6 +70,10 @@ func (s *Store) submit(w *write) *Pending {
 		w.pending.settle(ErrReadOnly)
 		return w.pending
 	}
+	if err := s.stall.Load(); err != nil {
+		w.pending.settle(*err)
+		return w.pending
+	}
 	s.queue <- w
 	return w.pending
 }
@@ -108,7 +113,12 @@ func (s *Store) commitGroup(group []*write) {
 	for len(group) > 0 {
 		n, err := len(group), s.checkSpace()
 		if err == nil {
-			n, err = s.commitPrefix(group)
+			var settled bool
+			n, err, settled = s.commitBounded(group)
+			if settled {
+				group = group[n:]
+				continue
+			}
 		}
 		if err != nil {
 			// Some writes are not waited for (background snapshots):
@@ -169,4 +179,65 @@ func addWrite(txn *badger.Txn, w *write) error {
 		}
 	}
 	return nil
+}
+
+// A commit that does not finish is not waited for forever. Badger retries
+// a failed flush once a second, for as long as it fails (an unwritable
+// directory), and its writes block behind it: a host waiting on them
+// would hang, deaf to signals (issue 14). After StallTimeout the writes of
+// a stuck commit fail with a *StallError, and so does every write
+// submitted while it is stuck; the commit itself is still waited for, in
+// order, so that nothing lands out of order once the disk recovers.
+
+// ErrStalled is wrapped by the error of a write the store could not
+// finish in time.
+var ErrStalled = errors.New("the store's writes are stuck")
+
+// StallError says how long writes have been stuck.
+type StallError struct {
+	Dir   string
+	After time.Duration
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("%v: a commit to %s has not finished after %s (is the disk full, read-only or failing?); the write did not happen", ErrStalled, e.Dir, e.After)
+}
+
+func (e *StallError) Unwrap() error { return ErrStalled }
+
+// commitBounded commits a prefix of group, as commitPrefix does, but
+// settles the whole group with a *StallError when it takes longer than
+// the stall timeout (settled is then true and n is len(group)).
+func (s *Store) commitBounded(group []*write) (n int, err error, settled bool) {
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := s.commit(group)
+		done <- result{n, err}
+	}()
+	timer := time.NewTimer(s.stallTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.n, r.err, false
+	case <-timer.C:
+	}
+	var stall error = &StallError{Dir: s.dir, After: s.stallTimeout}
+	s.stall.Store(&stall)
+	s.logger.Error("writes are stuck; failing them until the stuck commit ends", "after", s.stallTimeout)
+	for _, w := range group {
+		w.pending.settle(stall)
+	}
+	r := <-done // in order: nothing more is committed before it ends
+	s.stall.Store(nil)
+	if r.err == nil {
+		// It landed after all: the writes are on disk though they were
+		// reported failed. Failing is the safe side (a run resumes and
+		// finds them done); say so.
+		s.logger.Warn("a stuck commit finished after its writes were failed", "writes", r.n)
+	}
+	return len(group), nil, true
 }
