@@ -254,7 +254,8 @@ func badgerOptions(dir string, inMemory bool, logger hclog.Logger) badger.Option
 		// Every value read from the value log is checked against its CRC:
 		// a damaged value must be an error, not different data (the
 		// records' version byte catches the empty value Badger hands back
-		// for one that fails). BENCHMARKS.md has its cost on reads.
+		// for one that fails). Its cost on reads is within noise
+		// (BenchmarkValueChecksum).
 		WithVerifyValueChecksum(true).
 		WithMetricsEnabled(false).
 		WithDetectConflicts(false)
