@@ -69,6 +69,36 @@
 // Value-log GC runs in the background (Options.GCInterval). A second
 // process opening the same directory is refused with ErrLocked, naming the
 // directory and the process that holds it (Badger's LOCK file has its PID;
-// an OWNER file beside it, removed on Close, has its command and start). Memory settings are sized for a
-// small machine (Options documents them; BENCHMARKS.md has the RSS).
+// an OWNER file beside it, removed on Close, has its command and start).
+// Memory settings are sized for a small machine (Options documents them;
+// BENCHMARKS.md has the RSS).
+//
+// # Faults
+//
+// The store never returns different data for damaged data, and never lets
+// a fault kill or hang the host (docs/recovery.md is the user's side):
+//
+//   - Reads never write: Options.ReadOnly opens a directory with Badger
+//     read-only and starts nothing that writes. A directory a crash left
+//     with an unreplayed memtable log cannot be read that way
+//     (ErrNeedsRecovery); Recover replays it.
+//   - Before Badger sees a directory, open.go reads its MANIFEST and every
+//     table it lists, in full, checking each block (Badger would delete
+//     tables a missing MANIFEST does not list, panic in its own
+//     goroutines on a truncated table, and read a failing block as a
+//     missing key). A directory that does not look whole is a *DirError
+//     naming the file; nothing in it is changed.
+//   - Values are read with their value-log CRC checked; Badger hands back
+//     an empty value for one that fails, and every record has a version
+//     byte, so an empty or undecodable record is a *DamageError naming it
+//     (damage.go). Verify and VerifyDir check everything.
+//   - Free space is checked before each commit (space.go): below
+//     MinFreeSpace writes fail with ErrNoSpace before Badger, whose
+//     mapped writes would SIGBUS on a full disk, is asked.
+//   - A commit stuck longer than StallTimeout (Badger retries a failed
+//     flush forever) fails its writes and every write behind it with
+//     ErrStalled until it ends; Close waits at most CloseTimeout.
+//   - Backup is one read transaction's snapshot plus the immutable stored
+//     files, in a tar with checksums; Restore checks them and refuses a
+//     damaged backup, leaving nothing behind (backup.go).
 package store
