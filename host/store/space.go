@@ -3,7 +3,9 @@ package store
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,11 +48,25 @@ type space struct {
 	// until the free space is back above min by an eighth, so that a
 	// directory at the edge does not flap.
 	refusing atomic.Bool
+	// free caches the last reading for a moment: commits come thousands
+	// a second, and the threshold leaves far more room than they write
+	// in that time.
+	mu     sync.Mutex
+	free   uint64
+	readAt time.Time
 }
+
+// spaceCache is how long a free-space reading is used.
+const spaceCache = 50 * time.Millisecond
 
 // SetMinFreeSpace sets the free space below which writes are refused; 0
 // turns the guard off.
-func (s *Store) SetMinFreeSpace(bytes uint64) { s.space.min.Store(bytes) }
+func (s *Store) SetMinFreeSpace(bytes uint64) {
+	s.space.min.Store(bytes)
+	s.space.mu.Lock()
+	s.space.readAt = time.Time{} // read again at the next write
+	s.space.mu.Unlock()
+}
 
 // checkSpace returns a *SpaceError when the data directory's file system
 // has less free space than writes need.
@@ -59,11 +75,17 @@ func (s *Store) checkSpace() error {
 	if min == 0 || s.inMemory || s.dir == "" {
 		return nil
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(s.dir, &st); err != nil {
-		return nil // cannot tell: let Badger try
+	s.space.mu.Lock()
+	if now := time.Now(); now.Sub(s.space.readAt) > spaceCache || s.space.refusing.Load() {
+		var st unix.Statfs_t
+		if err := unix.Statfs(s.dir, &st); err != nil {
+			s.space.mu.Unlock()
+			return nil // cannot tell: let Badger try
+		}
+		s.space.free, s.space.readAt = st.Bavail*uint64(st.Bsize), now
 	}
-	free := st.Bavail * uint64(st.Bsize)
+	free := s.space.free
+	s.space.mu.Unlock()
 	need := min
 	if s.space.refusing.Load() {
 		need += min / 8

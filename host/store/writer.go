@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -207,37 +208,35 @@ func (e *StallError) Unwrap() error { return ErrStalled }
 
 // commitBounded commits a prefix of group, as commitPrefix does, but
 // settles the whole group with a *StallError when it takes longer than
-// the stall timeout (settled is then true and n is len(group)).
+// the stall timeout (settled is then true and n is len(group)). The
+// watchdog is a timer, not a goroutine: a commit that ends in time costs
+// one timer.
 func (s *Store) commitBounded(group []*write) (n int, err error, settled bool) {
-	type result struct {
-		n   int
-		err error
+	var decided atomic.Bool
+	timer := time.AfterFunc(s.stallTimeout, func() {
+		if !decided.CompareAndSwap(false, true) {
+			return
+		}
+		var stall error = &StallError{Dir: s.dir, After: s.stallTimeout}
+		s.stall.Store(&stall)
+		s.logger.Error("writes are stuck; failing them until the stuck commit ends", "after", s.stallTimeout)
+		for _, w := range group {
+			w.pending.settle(stall)
+		}
+	})
+	n, err = s.commit(group)
+	if decided.CompareAndSwap(false, true) {
+		timer.Stop()
+		return n, err, false
 	}
-	done := make(chan result, 1)
-	go func() {
-		n, err := s.commit(group)
-		done <- result{n, err}
-	}()
-	timer := time.NewTimer(s.stallTimeout)
-	defer timer.Stop()
-	select {
-	case r := <-done:
-		return r.n, r.err, false
-	case <-timer.C:
-	}
-	var stall error = &StallError{Dir: s.dir, After: s.stallTimeout}
-	s.stall.Store(&stall)
-	s.logger.Error("writes are stuck; failing them until the stuck commit ends", "after", s.stallTimeout)
-	for _, w := range group {
-		w.pending.settle(stall)
-	}
-	r := <-done // in order: nothing more is committed before it ends
+	// The watchdog reported the group failed; nothing more was committed
+	// while this commit was stuck.
 	s.stall.Store(nil)
-	if r.err == nil {
+	if err == nil {
 		// It landed after all: the writes are on disk though they were
 		// reported failed. Failing is the safe side (a run resumes and
 		// finds them done); say so.
-		s.logger.Warn("a stuck commit finished after its writes were failed", "writes", r.n)
+		s.logger.Warn("a stuck commit finished after its writes were failed", "writes", n)
 	}
 	return len(group), nil, true
 }
