@@ -33,7 +33,8 @@ func fixture(t *testing.T) string {
 		if err := s.PutSession(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
-		if _, p := s.Append(host.Event{Kind: host.EventTaskSucceeded, Agent: "gotour", Session: rec.ID, Message: strings.Repeat("x", 300)}); p.Wait(ctx) != nil {
+		// Past the value threshold: the events are in the value log.
+		if _, p := s.Append(host.Event{Kind: host.EventTaskSucceeded, Agent: "gotour", Session: rec.ID, Message: strings.Repeat("x", 1500)}); p.Wait(ctx) != nil {
 			t.Fatal("append")
 		}
 	}

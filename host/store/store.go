@@ -244,13 +244,16 @@ func badgerOptions(dir string, inMemory bool, logger hclog.Logger) badger.Option
 		WithNumLevelZeroTables(4).
 		WithNumLevelZeroTablesStall(10).
 		WithValueLogFileSize(64 << 20).
-		// Values above 256 bytes (tool-use events, session records,
-		// exported state) go to the value log, written once, in order;
-		// the LSM tree keeps keys, pointers and the small index entries.
-		// Kept in the tree, every event was written again at each
-		// compaction: measured, raw Badger batches of ~560-byte events
-		// went from ~200k/s to ~250k/s. GC reclaims the value log.
-		WithValueThreshold(256).
+		// Values above 1 KiB (event chunks, session records, exported
+		// state) go to the value log, written once, in order; the LSM
+		// tree keeps keys, pointers and small records. A run's
+		// checkpoint (a few records of about 1 KiB in all) then stays in
+		// the tree, so its commit syncs one log instead of two: 1.3x the
+		// checkpoints of one run, against ~15% fewer single events per
+		// second, which are written again at compaction (BENCHMARKS.md,
+		// "Store faults"). Tool uses come in chunks of up to 256 events,
+		// one value each, in the value log either way. GC reclaims it.
+		WithValueThreshold(1024).
 		// Every value read from the value log is checked against its CRC:
 		// a damaged value must be an error, not different data (the
 		// records' version byte catches the empty value Badger hands back
