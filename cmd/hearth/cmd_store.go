@@ -88,10 +88,31 @@ func (m *Main) backupCommand() *cobra.Command {
 		Long: `Backup writes every record, as one snapshot, and every stored file to a
 tar file that hearth restore reads. The file is written beside its
 destination and renamed into place once complete, so a failed backup never
-leaves a partial file under the name. Stop a daemon that serves the
-directory first; it holds the directory open.`,
+leaves a partial file under the name. When a daemon serves the directory
+the backup is taken through it, while it serves.`,
 		Args: exactArgs("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := m.daemon(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if c != nil {
+				defer c.Close()
+				backup := func(w io.Writer) (store.BackupStats, error) {
+					n, err := c.Backup(cmd.Context(), w)
+					return store.BackupStats{Bytes: n}, err
+				}
+				if args[0] == "-" {
+					_, err := backup(m.Stdout)
+					return err
+				}
+				st, err := writeAtomically(args[0], backup)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(m.Stderr, "backed up the data directory of the daemon on %s to %s: %d bytes\n", c.Target(), args[0], st.Bytes)
+				return nil
+			}
 			dir, _, err := m.dataDirPath()
 			if err != nil {
 				return err

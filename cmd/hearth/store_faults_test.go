@@ -122,3 +122,27 @@ func TestVerifyBackupRestore(t *testing.T) {
 		t.Errorf("verify of a damaged table: exit %d\n%s%s\nwant exit 1 naming %s", code, out, stderr, filepath.Base(ssts[0]))
 	}
 }
+
+// TestBackupThroughTheDaemon: with a daemon serving the data directory,
+// hearth backup is taken through it, while it serves; the backup restores
+// into a new directory that reads the daemon's sessions.
+func TestBackupThroughTheDaemon(t *testing.T) {
+	s := serve(t, nil)
+	env := map[string]string{"HEARTH_DATA_DIR": s.dataDir}
+	if code, out, stderr := run(t, env, "submit", "gotour", "summary errors", "--dir", "errors"); code != 0 {
+		t.Fatalf("submit: exit %d\n%s%s", code, out, stderr)
+	}
+	backup := filepath.Join(t.TempDir(), "live.backup")
+	code, out, stderr := run(t, env, "backup", backup)
+	if code != 0 || !strings.Contains(stderr, "of the daemon on") {
+		t.Fatalf("backup through the daemon: exit %d\n%s%s", code, out, stderr)
+	}
+	renv := map[string]string{"HEARTH_DATA_DIR": filepath.Join(t.TempDir(), "restored")}
+	if code, out, stderr := run(t, renv, "restore", backup); code != 0 {
+		t.Fatalf("restore: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = run(t, renv, "sessions", "list")
+	if code != 0 || !strings.Contains(out, "gotour-") {
+		t.Errorf("the restored directory: exit %d\n%s%s\nwant the daemon's gotour session", code, out, stderr)
+	}
+}

@@ -424,3 +424,45 @@ func (s *Server) hook(ctx context.Context, kind, agent string, payload []byte) (
 func invalid(msg string) error { return status.Error(codes.InvalidArgument, msg) }
 
 var _ apipb.HearthServer = (*Server)(nil)
+
+// Backup streams a backup of the daemon's data directory, taken while it
+// serves, in chunks.
+func (s *Server) Backup(_ *apipb.BackupRequest, stream apipb.Hearth_BackupServer) error {
+	w := &chunkWriter{send: func(b []byte) error { return stream.Send(&apipb.BackupChunk{Data: b}) }}
+	if _, err := s.h.Backup(stream.Context(), w); err != nil {
+		return wire.Status(err)
+	}
+	return w.flush()
+}
+
+// chunkWriter sends what is written in chunks of backupChunk bytes.
+type chunkWriter struct {
+	buf  []byte
+	send func([]byte) error
+}
+
+const backupChunk = 1 << 20
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := min(len(p), backupChunk-len(c.buf))
+		c.buf = append(c.buf, p[:k]...)
+		p = p[k:]
+		if len(c.buf) == backupChunk {
+			if err := c.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (c *chunkWriter) flush() error {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	err := c.send(c.buf)
+	c.buf = nil
+	return err
+}

@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -351,6 +352,12 @@ func (h *Host) StoreSize() (lsm, vlog int64) { return h.store.Size() }
 
 // DataDir is the data directory the host keeps its store in.
 func (h *Host) DataDir() string { return h.store.Dir() }
+
+// Backup writes a consistent backup of the data directory to w while the
+// host serves (store.Backup).
+func (h *Host) Backup(ctx context.Context, w io.Writer) (store.BackupStats, error) {
+	return h.store.Backup(ctx, w)
+}
 
 // Config returns the configuration in force (it changes on Reload).
 func (h *Host) Config() *config.Config { return h.config() }

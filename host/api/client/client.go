@@ -459,3 +459,27 @@ func (s *EventStream) Err() error {
 	<-s.done
 	return s.err
 }
+
+// Backup writes a consistent backup of the daemon's data directory to w,
+// taken while it serves, and returns its size.
+func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	stream, err := c.rpc.Backup(ctx, &apipb.BackupRequest{})
+	if err != nil {
+		return 0, wire.ErrorOf(ctx, err)
+	}
+	var n int64
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, wire.ErrorOf(ctx, err)
+		}
+		k, err := w.Write(chunk.GetData())
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+	}
+}

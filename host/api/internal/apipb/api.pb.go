@@ -3886,6 +3886,86 @@ func (x *HookReply) GetOutput() []byte {
 	return nil
 }
 
+type BackupRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupRequest) Reset() {
+	*x = BackupRequest{}
+	mi := &file_api_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupRequest) ProtoMessage() {}
+
+func (x *BackupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
+func (*BackupRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{45}
+}
+
+type BackupChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupChunk) Reset() {
+	*x = BackupChunk{}
+	mi := &file_api_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupChunk) ProtoMessage() {}
+
+func (x *BackupChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupChunk.ProtoReflect.Descriptor instead.
+func (*BackupChunk) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *BackupChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -4247,7 +4327,11 @@ const file_api_proto_rawDesc = "" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
 	"\apayload\x18\x03 \x01(\fR\apayload\"#\n" +
 	"\tHookReply\x12\x16\n" +
-	"\x06output\x18\x01 \x01(\fR\x06output2\xdc\t\n" +
+	"\x06output\x18\x01 \x01(\fR\x06output\"\x0f\n" +
+	"\rBackupRequest\"!\n" +
+	"\vBackupChunk\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data2\xa2\n" +
+	"\n" +
 	"\x06Hearth\x12B\n" +
 	"\x06Status\x12\x1c.hearth.api.v1.StatusRequest\x1a\x1a.hearth.api.v1.StatusReply\x12F\n" +
 	"\n" +
@@ -4268,7 +4352,8 @@ const file_api_proto_rawDesc = "" +
 	"\aShowRun\x12\x1d.hearth.api.v1.ShowRunRequest\x1a\x16.hearth.api.v1.RunView\x12F\n" +
 	"\tRunEvents\x12\x1f.hearth.api.v1.RunEventsRequest\x1a\x18.hearth.api.v1.EventList\x12>\n" +
 	"\x06Events\x12\x1c.hearth.api.v1.EventsRequest\x1a\x14.hearth.api.v1.Event0\x01\x12<\n" +
-	"\x04Hook\x12\x1a.hearth.api.v1.HookRequest\x1a\x18.hearth.api.v1.HookReplyB6Z4github.com/hearth-dev/hearth/host/api/internal/apipbb\x06proto3"
+	"\x04Hook\x12\x1a.hearth.api.v1.HookRequest\x1a\x18.hearth.api.v1.HookReply\x12D\n" +
+	"\x06Backup\x12\x1c.hearth.api.v1.BackupRequest\x1a\x1a.hearth.api.v1.BackupChunk0\x01B6Z4github.com/hearth-dev/hearth/host/api/internal/apipbb\x06proto3"
 
 var (
 	file_api_proto_rawDescOnce sync.Once
@@ -4282,7 +4367,7 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_api_proto_goTypes = []any{
 	(*ErrorInfo)(nil),           // 0: hearth.api.v1.ErrorInfo
 	(*StatusRequest)(nil),       // 1: hearth.api.v1.StatusRequest
@@ -4329,21 +4414,23 @@ var file_api_proto_goTypes = []any{
 	(*RunEventsRequest)(nil),    // 42: hearth.api.v1.RunEventsRequest
 	(*HookRequest)(nil),         // 43: hearth.api.v1.HookRequest
 	(*HookReply)(nil),           // 44: hearth.api.v1.HookReply
-	nil,                         // 45: hearth.api.v1.SubmitTaskRequest.MetadataEntry
-	nil,                         // 46: hearth.api.v1.Result.MetricsEntry
-	nil,                         // 47: hearth.api.v1.StateSections.SectionsEntry
-	nil,                         // 48: hearth.api.v1.RunDetail.GateLoopsEntry
-	nil,                         // 49: hearth.api.v1.RunDetail.ChunksEntry
-	nil,                         // 50: hearth.api.v1.TaskOutput.MetricsEntry
+	(*BackupRequest)(nil),       // 45: hearth.api.v1.BackupRequest
+	(*BackupChunk)(nil),         // 46: hearth.api.v1.BackupChunk
+	nil,                         // 47: hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	nil,                         // 48: hearth.api.v1.Result.MetricsEntry
+	nil,                         // 49: hearth.api.v1.StateSections.SectionsEntry
+	nil,                         // 50: hearth.api.v1.RunDetail.GateLoopsEntry
+	nil,                         // 51: hearth.api.v1.RunDetail.ChunksEntry
+	nil,                         // 52: hearth.api.v1.TaskOutput.MetricsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	3,  // 0: hearth.api.v1.StatusReply.agents:type_name -> hearth.api.v1.Agent
 	4,  // 1: hearth.api.v1.SubmitTaskRequest.hints:type_name -> hearth.api.v1.Hints
-	45, // 2: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	47, // 2: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
 	4,  // 3: hearth.api.v1.PlaceRequest.hints:type_name -> hearth.api.v1.Hints
 	7,  // 4: hearth.api.v1.Decision.candidates:type_name -> hearth.api.v1.Candidate
 	4,  // 5: hearth.api.v1.Decision.hints:type_name -> hearth.api.v1.Hints
-	46, // 6: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
+	48, // 6: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
 	8,  // 7: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
 	9,  // 8: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
 	10, // 9: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
@@ -4355,7 +4442,7 @@ var file_api_proto_depIdxs = []int32{
 	18, // 15: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
 	8,  // 16: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
 	19, // 17: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
-	47, // 18: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
+	49, // 18: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
 	22, // 19: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
 	22, // 20: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
 	22, // 21: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
@@ -4367,9 +4454,9 @@ var file_api_proto_depIdxs = []int32{
 	34, // 27: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
 	35, // 28: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
 	36, // 29: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
-	48, // 30: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
-	49, // 31: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
-	50, // 32: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
+	50, // 30: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
+	51, // 31: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
+	52, // 32: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
 	10, // 33: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
 	38, // 34: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
 	39, // 35: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
@@ -4394,26 +4481,28 @@ var file_api_proto_depIdxs = []int32{
 	42, // 54: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
 	21, // 55: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
 	43, // 56: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
-	2,  // 57: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
-	12, // 58: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
-	8,  // 59: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
-	15, // 60: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
-	17, // 61: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
-	30, // 62: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 63: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 64: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 65: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 66: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
-	29, // 67: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
-	29, // 68: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
-	28, // 69: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
-	32, // 70: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
-	41, // 71: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
-	20, // 72: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
-	19, // 73: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
-	44, // 74: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
-	57, // [57:75] is the sub-list for method output_type
-	39, // [39:57] is the sub-list for method input_type
+	45, // 57: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
+	2,  // 58: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
+	12, // 59: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
+	8,  // 60: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
+	15, // 61: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
+	17, // 62: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
+	30, // 63: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 64: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 65: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 66: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 67: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
+	29, // 68: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
+	29, // 69: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
+	28, // 70: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
+	32, // 71: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
+	41, // 72: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
+	20, // 73: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
+	19, // 74: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
+	44, // 75: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
+	46, // 76: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
+	58, // [58:77] is the sub-list for method output_type
+	39, // [39:58] is the sub-list for method input_type
 	39, // [39:39] is the sub-list for extension type_name
 	39, // [39:39] is the sub-list for extension extendee
 	0,  // [0:39] is the sub-list for field type_name
@@ -4435,7 +4524,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   51,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

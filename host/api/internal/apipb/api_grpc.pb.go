@@ -49,6 +49,7 @@ const (
 	Hearth_RunEvents_FullMethodName    = "/hearth.api.v1.Hearth/RunEvents"
 	Hearth_Events_FullMethodName       = "/hearth.api.v1.Hearth/Events"
 	Hearth_Hook_FullMethodName         = "/hearth.api.v1.Hearth/Hook"
+	Hearth_Backup_FullMethodName       = "/hearth.api.v1.Hearth/Backup"
 )
 
 // HearthClient is the client API for Hearth service.
@@ -95,6 +96,9 @@ type HearthClient interface {
 	// Hook takes one hook call of an external program's session (Claude
 	// Code's JSON payload) and returns what the hook answers it.
 	Hook(ctx context.Context, in *HookRequest, opts ...grpc.CallOption) (*HookReply, error)
+	// Backup streams a consistent backup of the data directory (the tar
+	// hearth restore reads), taken while the daemon serves.
+	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupChunk], error)
 }
 
 type hearthClient struct {
@@ -339,6 +343,25 @@ func (c *hearthClient) Hook(ctx context.Context, in *HookRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *hearthClient) Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Hearth_ServiceDesc.Streams[6], Hearth_Backup_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[BackupRequest, BackupChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Hearth_BackupClient = grpc.ServerStreamingClient[BackupChunk]
+
 // HearthServer is the server API for Hearth service.
 // All implementations must embed UnimplementedHearthServer
 // for forward compatibility.
@@ -383,6 +406,9 @@ type HearthServer interface {
 	// Hook takes one hook call of an external program's session (Claude
 	// Code's JSON payload) and returns what the hook answers it.
 	Hook(context.Context, *HookRequest) (*HookReply, error)
+	// Backup streams a consistent backup of the data directory (the tar
+	// hearth restore reads), taken while the daemon serves.
+	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error
 	mustEmbedUnimplementedHearthServer()
 }
 
@@ -446,6 +472,9 @@ func (UnimplementedHearthServer) Events(*EventsRequest, grpc.ServerStreamingServ
 }
 func (UnimplementedHearthServer) Hook(context.Context, *HookRequest) (*HookReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Hook not implemented")
+}
+func (UnimplementedHearthServer) Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error {
+	return status.Error(codes.Unimplemented, "method Backup not implemented")
 }
 func (UnimplementedHearthServer) mustEmbedUnimplementedHearthServer() {}
 func (UnimplementedHearthServer) testEmbeddedByValue()                {}
@@ -750,6 +779,17 @@ func _Hearth_Hook_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Hearth_Backup_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(BackupRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(HearthServer).Backup(m, &grpc.GenericServerStream[BackupRequest, BackupChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Hearth_BackupServer = grpc.ServerStreamingServer[BackupChunk]
+
 // Hearth_ServiceDesc is the grpc.ServiceDesc for Hearth service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -835,6 +875,11 @@ var Hearth_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Events",
 			Handler:       _Hearth_Events_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Backup",
+			Handler:       _Hearth_Backup_Handler,
 			ServerStreams: true,
 		},
 	},
