@@ -263,6 +263,10 @@ func (c *Config) Agent(name string) *Agent {
 	return nil
 }
 
+// DefaultPassEnv are the host variables a plugin gets when its agent
+// block has no pass_env: what programs need to run, nothing secret.
+var DefaultPassEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR"}
+
 // Agent is one `agent "name" { ... }` block.
 type Agent struct {
 	Name string
@@ -287,6 +291,10 @@ type Agent struct {
 	HealthInterval time.Duration
 	// Env is added to the plugin's environment.
 	Env map[string]string
+	// PassEnv names the host's environment variables a plugin gets; nil
+	// means DefaultPassEnv. Nothing else of the host's environment
+	// reaches a plugin.
+	PassEnv []string
 	// Workspace is the root that tool-use paths are made relative to.
 	Workspace string
 	// RequireChecks fails a task whose agent reports a tool use that a

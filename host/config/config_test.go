@@ -454,3 +454,28 @@ pipeline "p" {
 		}
 	}
 }
+
+func TestParsePassEnv(t *testing.T) {
+	cfg, err := Parse([]byte(`
+agent "a" {
+  command  = ["/opt/agent"]
+  pass_env = ["PATH", "OPENAI_API_KEY"]
+}
+agent "b" { command = ["/opt/agent"] }`), "x.hcl", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Agent("a").PassEnv; len(got) != 2 || got[1] != "OPENAI_API_KEY" {
+		t.Errorf("pass_env = %q", got)
+	}
+	if cfg.Agent("b").PassEnv != nil {
+		t.Errorf("without pass_env: %q, want nil (the default)", cfg.Agent("b").PassEnv)
+	}
+	_, err = Parse([]byte(`agent "a" {
+  command  = ["/opt/agent"]
+  pass_env = ["A=B"]
+}`), "x.hcl", opts)
+	if err == nil || !strings.Contains(err.Error(), "x.hcl:3:") || !strings.Contains(err.Error(), `"A=B" is not a variable name`) {
+		t.Errorf("a bad name: %v", err)
+	}
+}

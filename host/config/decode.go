@@ -115,6 +115,7 @@ type rawAgent struct {
 	TaskTimeout    *string           `hcl:"task_timeout,optional"`
 	HealthInterval *string           `hcl:"health_interval,optional"`
 	Env            map[string]string `hcl:"env,optional"`
+	PassEnv        []string          `hcl:"pass_env,optional"`
 	Workspace      *string           `hcl:"workspace,optional"`
 	RequireChecks  *bool             `hcl:"require_checks,optional"`
 	Pool           *rawPool          `hcl:"pool,block"`
@@ -319,6 +320,14 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 	a.HealthInterval = v.duration(ra.HealthInterval, at("health_interval"), "health_interval", a.HealthInterval)
 	if ra.Env != nil {
 		a.Env = ra.Env
+	}
+	if ra.PassEnv != nil {
+		a.PassEnv = append([]string{}, ra.PassEnv...)
+		for _, name := range a.PassEnv {
+			if name == "" || strings.ContainsAny(name, "= ") {
+				v.errorf(at("pass_env"), "Invalid pass_env", "pass_env lists the names of the host's environment variables the plugin gets, such as [\"PATH\", \"HOME\"]; %q is not a variable name.", name)
+			}
+		}
 	}
 	if ra.Workspace != nil {
 		a.Workspace = v.path(*ra.Workspace)

@@ -371,3 +371,32 @@ func TestLostSessionsCountAgainstMaxDormant(t *testing.T) {
 		t.Errorf("%d lost sessions kept, want at most max_dormant = 2", len(recs))
 	}
 }
+
+// TestPluginsGetAnExplicitEnvironment reproduces issue 13's sixth finding:
+// an agent printed HEARTH_TOKEN and AWS_SECRET_ACCESS_KEY from the
+// daemon's environment. A plugin gets the variables its block passes
+// (pass_env, by default what programs need) and its env, nothing else.
+func TestPluginsGetAnExplicitEnvironment(t *testing.T) {
+	t.Setenv("HEARTH_TOKEN", "s3cret")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-s3cret")
+	t.Setenv("TZ", "UTC")
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "getenv:HEARTH_TOKEN;getenv:AWS_SECRET_ACCESS_KEY;getenv:TZ;getenv:GORACE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "HEARTH_TOKEN unset AWS_SECRET_ACCESS_KEY unset TZ=UTC GORACE=atexit_sleep_ms=0"; out.Result.Output != want {
+		t.Errorf("the plugin's environment: %q, want %q (secrets unset, the default pass_env and the block's env set)", out.Result.Output, want)
+	}
+
+	a := testAgent("passing", "agent")
+	a.PassEnv = []string{"AWS_SECRET_ACCESS_KEY"}
+	h2 := newTestHost(t, a)
+	out, err = h2.Submit(context.Background(), host.Task{Agent: "passing", Prompt: "getenv:AWS_SECRET_ACCESS_KEY;getenv:TZ"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "AWS_SECRET_ACCESS_KEY=aws-s3cret TZ unset"; out.Result.Output != want {
+		t.Errorf("with pass_env: %q, want %q (what it names, and only that)", out.Result.Output, want)
+	}
+}

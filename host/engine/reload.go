@@ -121,6 +121,6 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 // program the same way, so that its live sessions can stay.
 func sameProgram(a, b *config.Agent) bool {
 	return a.Bundled == b.Bundled && slices.Equal(a.Command, b.Command) && a.External == b.External && a.SHA256 == b.SHA256 &&
-		maps.Equal(a.Env, b.Env) && a.Workspace == b.Workspace && a.Capacity == b.Capacity &&
+		maps.Equal(a.Env, b.Env) && slices.Equal(a.PassEnv, b.PassEnv) && a.Workspace == b.Workspace && a.Capacity == b.Capacity &&
 		a.StartTimeout == b.StartTimeout && a.TaskTimeout == b.TaskTimeout && a.HealthInterval == b.HealthInterval
 }

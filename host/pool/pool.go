@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -96,7 +97,7 @@ type spec struct {
 // New makes the pool of agent a, whose program is argv with env added
 // to the agent block's.
 func New(a *config.Agent, m config.Matcher, argv, env []string, d Deps) (*Pool, error) {
-	sp := &spec{cfg: a, mcfg: m.For(a), argv: argv, env: append(envList(a.Env), env...)}
+	sp := &spec{cfg: a, mcfg: m.For(a), argv: argv, env: pluginEnv(a, env)}
 	ix, err := matcher.NewIndex(sp.mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", a.Name, err)
@@ -138,6 +139,26 @@ func (p *Pool) persistState(rec store.SessionRecord, state []byte) *store.Pendin
 // Wait returns once the pool's background work (stopping lost plugins,
 // retiring sessions after a reload) is done.
 func (p *Pool) Wait() { p.bg.Wait() }
+
+// pluginEnv is the whole environment a plugin of a starts with: the host
+// variables the agent block passes (pass_env, or config.DefaultPassEnv),
+// then its env, then what the bundled agent needs. Nothing else of the
+// host's environment (tokens, cloud keys) reaches a plugin; go-plugin's
+// own variables are added by process.
+func pluginEnv(a *config.Agent, bundled []string) []string {
+	pass := a.PassEnv
+	if pass == nil {
+		pass = config.DefaultPassEnv
+	}
+	var out []string
+	for _, name := range pass {
+		if v, ok := os.LookupEnv(name); ok {
+			out = append(out, name+"="+v)
+		}
+	}
+	out = append(out, envList(a.Env)...)
+	return append(out, bundled...)
+}
 
 func envList(m map[string]string) []string {
 	var out []string

@@ -10,7 +10,7 @@ import (
 // live sessions as running the old program: they are no longer chosen, and
 // are retired once idle.
 func (p *Pool) Update(a *config.Agent, m config.Matcher, argv, env []string, stale bool) {
-	sp := &spec{cfg: a, mcfg: m.For(a), argv: argv, env: append(envList(a.Env), env...)}
+	sp := &spec{cfg: a, mcfg: m.For(a), argv: argv, env: pluginEnv(a, env)}
 	p.mu.Lock()
 	old := p.spec.Load()
 	p.spec.Store(sp)

@@ -141,6 +141,9 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		StartTimeout:     l.StartTimeout,
 		Logger:           l.Logger,
 		Stderr:           p.stderr,
+		// A plugin starts with Launch.Env only (and go-plugin's own
+		// variables): the host's environment holds its tokens and keys.
+		SkipHostEnv: true,
 	}
 	var keys *agentplugin.PluginTLS
 	if l.TLS != nil {

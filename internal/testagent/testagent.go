@@ -12,6 +12,7 @@
 //	read:PATH         ask before reading PATH, then report a Read tool use
 //	sneak:PATH        report a Read tool use of PATH without asking first
 //	bigout:N          append N bytes of "x" to the output
+//	getenv:NAME       append NAME=VALUE, or NAME unset, from the plugin's environment
 //	tools:N           ask once, then report N tool uses (FloodToolUse) as
 //	                  fast as possible
 //	checks:N          ask N pre-tool-use questions (BenchCall), one at a
@@ -148,6 +149,12 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			}
 			if err := h.ReportToolUse(ctx, u); err != nil {
 				return res, err
+			}
+		case "getenv":
+			if v, ok := os.LookupEnv(arg); ok {
+				out = append(out, arg+"="+v)
+			} else {
+				out = append(out, arg+" unset")
 			}
 		case "bigout":
 			n, err := strconv.Atoi(arg)

@@ -23,6 +23,7 @@ agent "gotour" {
   # health_interval = "10s"  # how often live plugins are pinged
   # workspace = "."          # tool-use paths are made relative to it (default: this file's directory)
   # env = { LOG_FORMAT = "json" }
+  # pass_env = ["PATH", "HOME"]  # host variables the plugin gets (default: PATH, HOME, USER, LANG, LC_ALL, TZ, TMPDIR; nothing else)
   # require_checks = true    # a guarded tool use reported without asking fails its task (default: flagged only)
 
   pool {
