@@ -59,6 +59,9 @@ var (
 
 	// ErrPluginStart: the plugin's program could not be started at all.
 	ErrPluginStart = errors.New("plugin could not be started")
+	// ErrProgramMissing: the plugin's program does not exist or cannot be
+	// run; it also wraps ErrPluginStart.
+	ErrProgramMissing = errors.New("plugin program not found")
 	// ErrChecksumMismatch: the program does not match its pinned sha256.
 	ErrChecksumMismatch = errors.New("plugin program does not match its pinned sha256")
 	// ErrStartTimeout: the plugin did not finish the handshake in time.

@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/plugins"
 )
 
@@ -17,7 +19,8 @@ func (m *Main) configCommand() *cobra.Command {
 		Short: "Check a config file without running anything",
 		Long: `Check a config file without running anything. Every problem is
 reported with its file:line:col, the offending source line, and what to
-do about it. The exit status is 2 when the file is not valid.`,
+do about it. The programs agents name are looked up, and checked against
+their sha256 pins. The exit status is 2 when the file is not valid.`,
 		Args: exactArgs("FILE"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := config.Load(args[0], config.Options{Bundled: plugins.Names()})
@@ -27,6 +30,19 @@ do about it. The exit status is 2 when the file is not valid.`,
 			}
 			if err != nil {
 				return err
+			}
+			// The programs the file names: found, and matching their pins.
+			var problems []string
+			for _, a := range c.Agents {
+				if len(a.Command) == 0 {
+					continue
+				}
+				if err := process.CheckProgram(a.Command[0], a.SHA256); err != nil {
+					problems = append(problems, fmt.Sprintf("agent %q: %v", a.Name, err))
+				}
+			}
+			if len(problems) > 0 {
+				return usagef("%s: %s", args[0], strings.Join(problems, "\n"+args[0]+": "))
 			}
 			fmt.Fprintf(m.Stdout, "%s is valid: %s, %s, %s\n", args[0],
 				plural(len(c.Agents), "agent"), plural(len(c.Guards), "guard"), plural(len(c.Pipelines), "pipeline"))

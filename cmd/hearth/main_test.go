@@ -542,3 +542,20 @@ func TestReloadOnSIGHUP(t *testing.T) {
 		t.Errorf("output %q: want the reloaded guard to have denied the read", stdout.String())
 	}
 }
+
+func TestConfigValidateChecksPrograms(t *testing.T) {
+	missing := writeConfig(t, `agent "ghost" { command = ["/nonexistent/agent"] }`)
+	code, _, errOut := run(t, nil, "config", "validate", missing)
+	if code != exitUsage || !strings.Contains(errOut, `agent "ghost": plugin program not found`) {
+		t.Errorf("a missing program: exit %d, %q", code, errOut)
+	}
+	pinned := writeConfig(t, "agent \"sh\" {\n  command = [\"/bin/sh\"]\n  sha256 = \""+strings.Repeat("0", 64)+"\"\n}\n")
+	code, _, errOut = run(t, nil, "config", "validate", pinned)
+	if code != exitUsage || !strings.Contains(errOut, "does not match its pinned sha256") || !strings.Contains(errOut, "the config pins 0000") {
+		t.Errorf("a pin that does not match: exit %d, %q", code, errOut)
+	}
+	fine := writeConfig(t, `agent "sh" { command = ["/bin/sh"] }`)
+	if code, out, errOut := run(t, nil, "config", "validate", fine); code != 0 {
+		t.Errorf("a program that exists: exit %d\n%s%s", code, out, errOut)
+	}
+}

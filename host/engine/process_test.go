@@ -400,3 +400,34 @@ func TestPluginsGetAnExplicitEnvironment(t *testing.T) {
 		t.Errorf("with pass_env: %q, want %q (what it names, and only that)", out.Result.Output, want)
 	}
 }
+
+// TestPermanentStartFailuresAreNotRetried: a pinned program that does not
+// match, or a missing one, fails its run's task at once (issue 13: a
+// mismatch was retried three times as if transient).
+func TestPermanentStartFailuresAreNotRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tune func(*config.Agent)
+		is   error
+	}{
+		{"mismatch", func(a *config.Agent) { a.SHA256 = strings.Repeat("0", 64) }, host.ErrChecksumMismatch},
+		{"missing", func(a *config.Agent) { a.Command = []string{"/nonexistent/agent"} }, host.ErrProgramMissing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := testAgent("scripted", "agent")
+			tc.tune(a)
+			h := newTestHost(t, a)
+			info, err := startRun(t, h, pipe("start", []string{"only", "echo:x"}), host.RunOptions{})
+			if err == nil || info.Status != host.RunFailed {
+				t.Fatalf("run = %+v, %v; want failed", info, err)
+			}
+			d, err := h.Run(context.Background(), info.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if task := d.TaskList[0]; task.Attempt != 1 || task.Failures != 1 {
+				t.Errorf("task = %+v; want one attempt, not retried", task)
+			}
+		})
+	}
+}

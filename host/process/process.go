@@ -10,11 +10,8 @@ package process
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -108,29 +105,22 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 
 	path, err := exec.LookPath(l.Argv[0])
 	if err != nil {
-		return fail(host.ErrPluginStart, err.Error(), "check the agent's command in the config")
+		return fail(missingProgram{err}, err.Error(), "check the agent's command in the config")
 	}
-	var secure *plugin.SecureConfig
+	// A pinned program runs from a private, sealed copy of the bytes that
+	// were hashed (pin.go): hashing the path and then executing it would
+	// run whatever is there by then.
+	var pinned *os.File
 	if l.SHA256 != "" {
-		sum, err := hex.DecodeString(l.SHA256)
-		if err != nil {
-			return fail(host.ErrChecksumMismatch, err.Error(), "sha256 must be 64 hexadecimal digits")
-		}
-		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
-	}
-	if secure != nil {
-		// go-plugin checks SecureConfig against ClientConfig.Cmd, which a
-		// RunnerFunc leaves empty, so the check is made here, on the
-		// program that will actually run.
-		ok, err := secure.Check(path)
-		if err != nil {
+		if pinned, err = pinnedCopy(path, l.SHA256); err != nil {
+			var mismatch *mismatchError
+			if errors.As(err, &mismatch) {
+				return fail(host.ErrChecksumMismatch, fmt.Sprintf("%s has sha256 %s, the config pins %s", path, mismatch.got, l.SHA256),
+					"if you rebuilt or upgraded the agent on purpose, update sha256 in the config; otherwise the program has been changed")
+			}
 			return fail(host.ErrChecksumMismatch, err.Error(), "check that the program exists and is readable")
 		}
-		if !ok {
-			got, _ := fileSHA256(path)
-			return fail(host.ErrChecksumMismatch, fmt.Sprintf("%s has sha256 %s, the config pins %s", path, got, l.SHA256),
-				"if you rebuilt or upgraded the agent on purpose, update sha256 in the config; otherwise the program has been changed")
-		}
+		defer pinned.Close()
 	}
 
 	cc := &plugin.ClientConfig{
@@ -161,6 +151,12 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		cmd.Stdin = nil
 		if keys != nil {
 			keys.Attach(cmd)
+		}
+		if pinned != nil {
+			// The child executes its inherited copy; argv[0] stays the
+			// configured program, as the plugin would see it otherwise.
+			cmd.ExtraFiles = append(cmd.ExtraFiles, pinned)
+			cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
 		}
 		// go-plugin names the plugin's logger after the runner; the
 		// logger already carries the agent and session.
@@ -393,19 +389,6 @@ func (p *Process) PID() int {
 		return 0
 	}
 	return p.runner.PID()
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func truncate(s string, n int) string {
