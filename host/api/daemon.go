@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -106,9 +107,15 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 			return fail(fmt.Errorf("listen on %s for the dashboard: %w; pick another address with server.http or --http, or \"\" for none", cfg.HTTP, err))
 		}
 		l.HTTP = hl.Addr().String()
-		l.httpSrv = &http.Server{Handler: s.HTTPHandler(token, l.HTTP), ReadHeaderTimeout: 10 * time.Second}
+		l.httpSrv = &http.Server{Handler: s.HTTPHandler(token, l.HTTP),
+			ReadHeaderTimeout: httpReadHeader, ReadTimeout: httpRead, WriteTimeout: httpWrite,
+			IdleTimeout: httpIdle, MaxHeaderBytes: httpMaxHeader}
+		// Connections beyond the limit wait in the kernel's backlog: slow
+		// or silent clients cannot take every file descriptor, and the
+		// unix socket goes on answering.
+		limited := netutil.LimitListener(hl, httpMaxConns)
 		l.serve(func() error {
-			if err := l.httpSrv.Serve(hl); !errors.Is(err, http.ErrServerClosed) {
+			if err := l.httpSrv.Serve(limited); !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil

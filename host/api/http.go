@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -34,6 +35,24 @@ const (
 	sseCoalesce = 500 * time.Millisecond
 	// sseHeartbeat keeps proxies from closing an idle stream.
 	sseHeartbeat = 15 * time.Second
+	// sseWrite bounds each write to an event stream: a subscriber that
+	// does not read is dropped, not held forever.
+	sseWrite = 10 * time.Second
+	// sseBehind is how many events a subscriber may miss (its buffer was
+	// full) before it is told so and dropped; it reconnects and reloads.
+	sseBehind = 1024
+)
+
+// Bounds of the HTTP server: no client may hold it, or the daemon's file
+// descriptors, for long. The unix socket has its own server and is not
+// counted.
+const (
+	httpMaxConns   = 256
+	httpReadHeader = 10 * time.Second
+	httpRead       = 30 * time.Second
+	httpWrite      = 60 * time.Second // event streams extend it per event
+	httpIdle       = 2 * time.Minute
+	httpMaxHeader  = 64 << 10
 )
 
 // HTTPHandler serves the HTTP side of the daemon:
@@ -60,7 +79,16 @@ const (
 func (s *Server) HTTPHandler(token, addr string) http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(dashboardFS, "dashboard")
-	mux.Handle("GET /", http.FileServerFS(static))
+	files := http.FileServerFS(static)
+	mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A path that is not a valid file name (GET /0%87: not UTF-8) is
+		// simply not there; the file server would answer 500.
+		if name := strings.TrimPrefix(path.Clean(r.URL.Path), "/"); name != "" && !fs.ValidPath(name) {
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	mux.HandleFunc("GET /api/snapshot", s.serveSnapshot)
 	mux.HandleFunc("GET /api/runs/{id}", s.serveRun)
 	mux.HandleFunc("GET /api/events", s.serveEvents)
@@ -311,18 +339,37 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	heartbeat := time.NewTicker(sseHeartbeat)
 	defer heartbeat.Stop()
 	toolUses := 0
+	rc := http.NewResponseController(w)
+	var told uint64
 	send := func(kind string, v any) bool {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return true
 		}
+		_ = rc.SetWriteDeadline(time.Now().Add(sseWrite))
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", kind, b); err != nil {
 			return false
 		}
-		flusher.Flush()
-		return true
+		return rc.Flush() == nil
+	}
+	// behind tells a subscriber that missed events how many; one that
+	// missed too many is dropped, told so, and reconnects.
+	behind := func() bool {
+		d := sub.Dropped()
+		if d == told {
+			return false
+		}
+		told = d
+		if d > sseBehind {
+			send("dropped", map[string]any{"missed": d, "reason": "this stream fell behind and is closed; reconnect to continue"})
+			return true
+		}
+		return !send("missed", map[string]uint64{"missed": d})
 	}
 	for {
+		if behind() {
+			return
+		}
 		select {
 		case e := <-sub.C:
 			if e.Kind == host.EventToolUsed {
@@ -340,6 +387,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 				toolUses = 0
 			}
 		case <-heartbeat.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(sseWrite))
 			if _, err := fmt.Fprint(w, ": still here\n\n"); err != nil {
 				return
 			}

@@ -392,3 +392,30 @@ func TestStuckWritesFailInsteadOfHanging(t *testing.T) {
 		}
 	}
 }
+
+// TestDataDirectoryIsPrivate: a data directory that existed with loose
+// modes (0755, files 0644) is made 0700 with owner-only files on open
+// (issue 13).
+func TestDataDirectoryIsPrivate(t *testing.T) {
+	dir := fixture(t)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range files {
+		os.Chmod(f, 0o644)
+	}
+	s, err := Open(dir, Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
+		t.Errorf("data directory mode %v, want 0700", fi.Mode().Perm())
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s mode %v, want owner-only", filepath.Base(f), fi.Mode().Perm())
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -149,6 +150,8 @@ func Open(dir string, opts Options) (*Store, error) {
 			}
 		} else if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
+		} else if err := private(dir); err != nil {
+			return nil, err
 		}
 	}
 	inMemory := opts.InMemory
@@ -490,4 +493,33 @@ func Recover(dir string, opts Options) error {
 		return err
 	}
 	return s.Close()
+}
+
+// private makes the data directory 0700 and what is in it owner-only,
+// whatever modes it had (a directory made 0755 by hand gave Badger's files
+// 0644): its records are every session's and run's state. Files Badger
+// creates later are behind the directory's 0700.
+func private(dir string) error {
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("data directory %s: make it private: %w", dir, err)
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		mode := fs.FileMode(0o600)
+		switch {
+		case d.IsDir():
+			mode = 0o700
+		case d.Type()&fs.ModeSymlink != 0:
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.Mode().Perm()&0o077 == 0 {
+			return nil // already private; stored files stay read-only
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return fmt.Errorf("data directory %s: make %s private: %w", dir, p, err)
+		}
+		return nil
+	})
 }

@@ -1,0 +1,53 @@
+package api_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/host/config"
+)
+
+// TestSlowClientsCannotStarveTheDaemon reproduces issue 13's fourth
+// finding: 200 slow HTTP clients were held forever, and at the file limit
+// the unix socket stopped answering too. Connections beyond the HTTP
+// server's limit wait in the kernel's backlog; the unix socket answers.
+func TestSlowClientsCannotStarveTheDaemon(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 300 {
+		c, err := net.Dial("tcp", d.l.HTTP)
+		if err != nil {
+			break // the backlog is full: that is the bound working
+		}
+		// Half a request line, and then nothing.
+		c.Write([]byte("GET /healthz HTT"))
+		conns = append(conns, c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := d.c.Status(ctx); err != nil {
+		t.Fatalf("the unix socket, with %d slow HTTP clients: %v", len(conns), err)
+	}
+}
+
+// TestBadPathsAreNotFound: GET /0%87 (a path that is not UTF-8) answered
+// 500 (issue 13, found by fuzzing the HTTP handler).
+func TestBadPathsAreNotFound(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	resp, err := http.Get("http://" + d.l.HTTP + "/0%87")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /0%%87: %d, want 404", resp.StatusCode)
+	}
+}
