@@ -63,6 +63,11 @@
 //	cluster.lease_ttl         "10s"  2s to 5m: a dead host leaves after it
 //	cluster.publish_interval  "1s"   100ms to 1m: one etcd write per interval
 //	cluster.dial_timeout      "5s"
+//	store.min_free_space      "256MiB"  writes are refused below it; runs
+//	                                  pause and resume once there is room;
+//	                                  "0" turns the guard off
+//	store.stall_timeout       "30s"  a commit hanging longer fails its writes
+//	store.close_timeout       "5s"   the wait for the final flush on exit
 //	cluster.tls               off; ca_file, cert_file, key_file (mutual TLS
 //	                          to etcd; relative paths: to the config file)
 //
@@ -194,6 +199,8 @@ type Config struct {
 	// Its HostID is empty unless the file sets it (see
 	// cluster.Config.WithDefaults).
 	Cluster *cluster.Config
+	// Store is how the store meets a full or stuck disk (the store block).
+	Store Store
 }
 
 // Pipeline returns the pipeline named name, or nil.
@@ -382,7 +389,7 @@ func DefaultAgent(name string) *Agent {
 // agent, and the external claude-code agent, with defaults.
 func Default(bundled []string) *Config {
 	c := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher(), Server: DefaultServer(),
-		Hooks: Hooks{Agent: DefaultExternalAgent, WhenUnreachable: HookAllow}}
+		Hooks: Hooks{Agent: DefaultExternalAgent, WhenUnreachable: HookAllow}, Store: DefaultStore()}
 	for _, name := range bundled {
 		a := DefaultAgent(name)
 		a.Bundled = name

@@ -85,6 +85,7 @@ type rawFile struct {
 	Server    *rawServer     `hcl:"server,block"`
 	Hooks     *rawHooks      `hcl:"hooks,block"`
 	Cluster   *rawCluster    `hcl:"cluster,block"`
+	Store     *rawStore      `hcl:"store,block"`
 }
 
 type rawMatcher struct {
@@ -216,7 +217,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	// Every relative path in a file is read against the file's directory,
 	// the default data directory included: where state lands must not
 	// depend on where the command was run from.
-	cfg := &Config{DataDir: v.path(DefaultDataDir), DataDirFrom: "the default, beside " + v.file, Matcher: DefaultMatcher()}
+	cfg := &Config{DataDir: v.path(DefaultDataDir), DataDirFrom: "the default, beside " + v.file, Matcher: DefaultMatcher(), Store: DefaultStore()}
 	if raw.Matcher != nil {
 		cfg.Matcher = v.matcher(raw.Matcher)
 	}
@@ -253,6 +254,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	cfg.Server = v.server(raw.Server)
 	cfg.Hooks = v.hooks(raw.Hooks, cfg)
 	cfg.Cluster = v.cluster(raw.Cluster)
+	cfg.Store = v.store(raw.Store)
 	return cfg
 }
 

@@ -145,7 +145,9 @@ func New(opts Options) (*Host, error) {
 		return nil, fmt.Errorf("engine: make the TLS keys plugins are reached with: %w", err)
 	}
 	if h.store == nil {
-		if h.store, err = store.Open(h.cfg.DataDir, store.Options{Logger: h.logger.Named("store"), Command: opts.Command}); err != nil {
+		so := h.cfg.Store.Options() // a zero Store means the store's defaults
+		so.Logger, so.Command = h.logger.Named("store"), opts.Command
+		if h.store, err = store.Open(h.cfg.DataDir, so); err != nil {
 			return nil, err
 		}
 		h.ownsStore = true

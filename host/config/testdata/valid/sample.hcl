@@ -73,6 +73,14 @@ hooks {
   when_unreachable = "allow" # no daemon: tool uses go ahead ("deny": fail closed)
 }
 
+# How the store meets a full or stuck disk (docs/recovery.md).
+store {
+  min_free_space = "256MiB" # below it writes are refused: runs pause with the reason
+                            # and resume once there is room; "0" turns this off
+  stall_timeout  = "30s"    # a commit hanging longer fails its writes
+  close_timeout  = "5s"     # the longest wait for the final flush on exit
+}
+
 # How tasks are placed: a session scoring strictly above the threshold is
 # reused. The weights sum to 1; see the matcher package for each factor.
 matcher {
