@@ -197,7 +197,10 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		// logger already carries the agent and session.
 		r, err := procgroup.New(cmd, "plugin")
 		p.runner = r
-		return r, err
+		if err != nil {
+			return nil, err
+		}
+		return registering{r, l.Agent, l.Session}, nil
 	}
 	p.client = plugin.NewClient(cc)
 	rpc, err := p.client.Client()

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/process"
+)
+
+// protected are the paths no confined plugin may reach, wherever its
+// grants lie: the data directory (the host's records, its socket by
+// default, its token) and a token file kept elsewhere.
+func protected(cfg *config.Config) []string {
+	out := []string{cfg.DataDir}
+	if cfg.Server.TokenFile != "" {
+		out = append(out, cfg.Server.TokenFile)
+	}
+	return out
+}
+
+// checkConfinement says, once at start, whether the agents' plugins will
+// run confined, and refuses to start when an agent requires confinement
+// that this system cannot give.
+func (h *Host) checkConfinement() error {
+	var confined []string
+	for _, a := range h.cfg.Agents {
+		if a.External != "" || a.Confinement == config.ConfinementOff {
+			continue
+		}
+		confined = append(confined, a.Name)
+	}
+	if len(confined) == 0 {
+		return nil
+	}
+	st := process.Landlock()
+	if st.Available() {
+		h.logger.Info("plugins run confined", "landlock_abi", st.ABI, "agents", confined)
+		return nil
+	}
+	for _, a := range h.cfg.Agents {
+		if a.External == "" && a.Confinement == config.ConfinementRequire {
+			return fmt.Errorf("%w: agent %q requires confinement (confinement = \"require\"), but %s; run hearth on a Linux kernel with Landlock, or set confinement = \"auto\" to run its plugins unconfined here",
+				host.ErrConfinement, a.Name, st)
+		}
+	}
+	h.logger.Warn("plugins run UNCONFINED: they can read and write whatever this user can", "reason", st.Reason, "agents", confined,
+		"fix", `confinement = "require" refuses to start them instead; "off" says unconfined is meant`)
+	return nil
+}
