@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
@@ -17,6 +18,21 @@ func protected(cfg *config.Config) []string {
 		out = append(out, cfg.Server.TokenFile)
 	}
 	return out
+}
+
+// blobs is the store's directory of run files, made now if need be: a
+// confined plugin reads its tasks' files there by name, and Landlock can
+// only grant a directory that exists when the plugin starts.
+func (h *Host) blobs() string {
+	dir := h.store.FilesDir()
+	if dir == "" {
+		return ""
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		h.logger.Warn("confined plugins will not read run files", "dir", dir, "error", err)
+		return ""
+	}
+	return dir
 }
 
 // checkConfinement says, once at start, whether the agents' plugins will

@@ -204,7 +204,7 @@ func (h *Host) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) {
 	}
 	return pool.New(a, m, argv, env, pool.Deps{
 		Store: h.store, Events: (*poolEvents)(h), Guards: h.Guards, TLS: h.tls,
-		Protect: protected(h.cfg), Logger: h.logger, Now: h.now, Closing: h.closing, HardStop: h.hardStop,
+		Protect: protected(h.cfg), Blobs: h.blobs(), Logger: h.logger, Now: h.now, Closing: h.closing, HardStop: h.hardStop,
 	})
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // confinement is how the plugins of a are confined, nil for not at all.
-func confinement(a *config.Agent, protect []string) *process.Confinement {
+func confinement(a *config.Agent, protect []string, blobs string) *process.Confinement {
 	if a.Confinement == config.ConfinementOff {
 		return nil
 	}
@@ -15,6 +15,7 @@ func confinement(a *config.Agent, protect []string) *process.Confinement {
 		Read:        a.ReadPaths,
 		Write:       a.WritePaths,
 		Protect:     protect,
+		Blobs:       blobs,
 		RestrictTCP: a.ConnectPorts != nil,
 		ConnectTCP:  a.ConnectPorts,
 	}

@@ -25,6 +25,10 @@ type Confinement struct {
 	// Protect are the paths no plugin reaches: the data directory, the
 	// token file.
 	Protect []string
+	// Blobs is the host's store of run files, in the data directory: a
+	// plugin reads the files it is given (sdk.File.Path, named by their
+	// SHA-256) and cannot list the others.
+	Blobs string
 	// RestrictTCP refuses TCP binds and connects to ports other than
 	// ConnectTCP.
 	RestrictTCP bool
@@ -92,6 +96,9 @@ func policy(c *Confinement, exe string, argv []string, workspace string) (*confi
 		}
 	}
 	p.Grants = append(p.Grants, s.grants...)
+	if c.Blobs != "" {
+		p.Grants = append(p.Grants, confine.Grant{Path: c.Blobs, Access: confine.ReadByName, Optional: true})
+	}
 	return p, nil
 }
 

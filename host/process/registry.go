@@ -33,7 +33,7 @@ type Owner struct {
 }
 
 func (o Owner) String() string {
-	return fmt.Sprintf("plugin process %d of agent %q (session %s)", o.PID, o.Agent, o.Session)
+	return fmt.Sprintf("a plugin of agent %q (session %s)", o.Agent, o.Session)
 }
 
 // registering is the plugin's runner as go-plugin sees it: it records the

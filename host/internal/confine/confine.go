@@ -48,6 +48,10 @@ const (
 	// Write adds creating, changing and removing files and directories
 	// (and executing what is there) to Read.
 	Write Access = "write"
+	// ReadByName lets the program read files beneath the path whose
+	// names it knows, without listing any directory there: run files in
+	// the host's content-addressed store, named by their SHA-256.
+	ReadByName Access = "read-by-name"
 	// Device is read and write of a device file such as /dev/null,
 	// without ioctl.
 	Device Access = "device"

@@ -52,6 +52,8 @@ func rights(a Access) (landlock.AccessFSSet, bool) {
 		return rRead, true
 	case List:
 		return ll.AccessFSReadDir, true
+	case ReadByName:
+		return ll.AccessFSReadFile, true
 	case Write:
 		return rRead | rExec | rWrite, true
 	case Device:
