@@ -35,9 +35,13 @@ type Confinement struct {
 	ConnectTCP  []uint16
 }
 
+// LandlockStatus says whether plugins can be confined on this system:
+// the kernel's Landlock ABI, or why there is none.
+type LandlockStatus = confine.Status
+
 // Landlock reports whether plugins can be confined on this system, and
 // if not, why.
-func Landlock() confine.Status { return confine.Probe() }
+func Landlock() LandlockStatus { return confine.Probe() }
 
 // systemGrants are what programs need to run: their libraries and
 // interpreters, configuration in /etc (ld.so.cache, resolv.conf, TLS
