@@ -115,6 +115,7 @@ func TestConfinedPluginIsRefusedByTheKernel(t *testing.T) {
 		"another agent's workspace": "cat:" + filepath.Join(s.other, "notes.txt"),
 		"the home directory":        "cat:" + filepath.Join(s.home, ".ssh", "id_ed25519"),
 		"the workspace's root":      "touch:" + filepath.Join(s.ws, "new-at-root"),
+		"listing the workspace's root, which holds the data directory": "cat:" + s.ws,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: prompt})

@@ -110,9 +110,12 @@ func policy(c *Confinement, exe string, argv []string, workspace string) (*confi
 // Landlock only allows: what is granted on a directory holds for all
 // beneath it. So a granted directory with a protected path inside is not
 // granted itself: its entries are, one by one, except the branch that
-// leads to the protected path, which is split the same way; the
-// directories on that branch may only be listed. Entries made there
-// later are not reached (docs/confinement.md says so).
+// leads to the protected path, which is split the same way. The
+// directories on that branch get nothing themselves: not even listing,
+// which Landlock would extend to the protected path beneath (its file
+// names, and run files read by name would become readable by listing).
+// So a plugin cannot list them or make new entries in them, and does not
+// reach entries made there after it started (docs/confinement.md).
 type splitter struct {
 	protect []string
 	seen    map[string]bool
@@ -157,7 +160,6 @@ func (s *splitter) split(rp string, a confine.Access, optional bool) {
 		s.grants = append(s.grants, confine.Grant{Path: rp, Access: a, Optional: optional})
 		return
 	}
-	s.grants = append(s.grants, confine.Grant{Path: rp, Access: confine.List, Optional: optional})
 	entries, err := os.ReadDir(rp)
 	if err != nil {
 		return
@@ -167,9 +169,15 @@ func (s *splitter) split(rp string, a confine.Access, optional bool) {
 		if slices.Contains(s.protect, child) {
 			continue
 		}
-		// A link may lead into the protected path, or back up to an
-		// ancestor: it is judged by where it leads.
-		s.split(resolve(child), a, true)
+		// Landlock grants where a link leads, so a link is judged by
+		// its target: into the protected path, back up to an ancestor,
+		// or nowhere. (Links further down need no care: Landlock judges
+		// an access by the path it resolves to, not the way there.)
+		target := resolve(child)
+		if _, err := os.Stat(target); err != nil {
+			continue
+		}
+		s.split(target, a, true)
 	}
 }
 

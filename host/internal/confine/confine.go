@@ -41,10 +41,6 @@ const (
 	Read Access = "read"
 	// ReadOnly is Read without execution: configuration, not programs.
 	ReadOnly Access = "read-only"
-	// List lets the program list a directory (names only, its
-	// subdirectories' too) and nothing else: what a workspace gets when a
-	// path that must stay out of reach lies inside it.
-	List Access = "list"
 	// Write adds creating, changing and removing files and directories
 	// (and executing what is there) to Read.
 	Write Access = "write"

@@ -50,8 +50,6 @@ func rights(a Access) (landlock.AccessFSSet, bool) {
 		return rRead | rExec, true
 	case ReadOnly:
 		return rRead, true
-	case List:
-		return ll.AccessFSReadDir, true
 	case ReadByName:
 		return ll.AccessFSReadFile, true
 	case Write:
