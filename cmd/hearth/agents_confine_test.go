@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hearth-dev/hearth/host/config"
@@ -69,5 +72,41 @@ func TestConfinementOf(t *testing.T) {
 		if v.Confined != tc.confined || v.Detail != tc.detail || v.Mode != string(tc.mode) {
 			t.Errorf("%s with %v: got %+v, want confined=%v %q", tc.mode, tc.st, v, tc.confined, tc.detail)
 		}
+	}
+}
+
+// TestReadmeConfinement checks the README's "Confined plugins" section:
+// its config is valid as written, and agents list reads it as the text
+// says.
+func TestReadmeConfinement(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n### Confined plugins\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	m := hclBlock.FindStringSubmatch(section)
+	if m == nil || !strings.Contains(m[1], "read_paths") {
+		t.Fatalf("the README's Confined plugins section has no HCL block with grants:\n%s", section)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "hearth.hcl")
+	if err := os.WriteFile(cfg, []byte(m[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(t, nil, "config", "validate", cfg); code != 0 {
+		t.Fatalf("config validate: %d %s %s", code, out, errOut)
+	}
+	code, out, _ := run(t, map[string]string{"HEARTH_CONFIG": cfg}, "agents", "list", "--json")
+	var views []agentView
+	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(views) != 2 {
+		t.Fatalf("agents list: %d %q", code, out)
+	}
+	st := process.Landlock()
+	if c := views[0].Confinement; views[0].Name != "coder" || c.Mode != "auto" || c.Confined != st.Available() {
+		t.Errorf("coder: %+v, want auto, confined=%v", c, st.Available())
+	}
+	if c := views[1].Confinement; views[1].Name != "legacy" || c.Mode != "off" || c.Confined {
+		t.Errorf("legacy: %+v, want off", c)
 	}
 }
