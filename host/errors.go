@@ -64,6 +64,10 @@ var (
 	ErrProgramMissing = errors.New("plugin program not found")
 	// ErrChecksumMismatch: the program does not match its pinned sha256.
 	ErrChecksumMismatch = errors.New("plugin program does not match its pinned sha256")
+	// ErrConfinement: the plugin cannot be confined as its agent block
+	// asks (confinement = "require" where Landlock is unavailable, a
+	// granted path that does not exist or lies in the data directory).
+	ErrConfinement = errors.New("plugin cannot be confined as configured")
 	// ErrStartTimeout: the plugin did not finish the handshake in time.
 	ErrStartTimeout = errors.New("plugin did not finish the handshake in time")
 	// ErrHandshake: the plugin spoke something other than the handshake.

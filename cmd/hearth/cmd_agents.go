@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/plugins"
 )
 
@@ -22,6 +24,40 @@ type agentView struct {
 	WhenFull     string   `json:"when_full"`
 	StartTimeout string   `json:"start_timeout"`
 	Configured   bool     `json:"configured"`
+	// Confinement is whether the agent's plugins run under Landlock on
+	// this machine; nil for an external agent (hearth runs no process).
+	Confinement *confinementView `json:"confinement,omitempty"`
+}
+
+// confinementView is an agent's confinement on this machine.
+type confinementView struct {
+	// Mode is the config's setting: auto, require or off.
+	Mode string `json:"mode"`
+	// Confined says whether its plugins run under Landlock here.
+	Confined bool `json:"confined"`
+	// LandlockABI is the kernel's Landlock ABI, 0 without Landlock.
+	LandlockABI int `json:"landlock_abi"`
+	// Detail says why, in words.
+	Detail string `json:"detail"`
+}
+
+// confinementOf is how a's plugins run given st.
+func confinementOf(a *config.Agent, st process.LandlockStatus) *confinementView {
+	if a.External != "" {
+		return nil
+	}
+	v := &confinementView{Mode: string(a.Confinement), LandlockABI: st.ABI}
+	switch {
+	case a.Confinement == config.ConfinementOff:
+		v.Detail = "no: confinement = \"off\""
+	case st.Available():
+		v.Confined, v.Detail = true, "yes: "+st.String()
+	case a.Confinement == config.ConfinementRequire:
+		v.Detail = "will not start: confinement = \"require\" and " + st.String()
+	default:
+		v.Detail = "NO: " + st.String()
+	}
+	return v
 }
 
 func (m *Main) agentsCommand() *cobra.Command {
@@ -38,12 +74,14 @@ func (m *Main) agentsCommand() *cobra.Command {
 			}
 			var views []agentView
 			seen := map[string]bool{}
+			st := process.Landlock()
 			for _, a := range cfg.Agents {
 				seen[a.Bundled] = true
 				views = append(views, agentView{
 					Name: a.Name, Bundled: a.Bundled, Command: a.Command, External: a.External, SHA256: a.SHA256,
 					Capacity: a.Capacity, MaxSessions: a.Pool.MaxSessions, IdleTimeout: a.Pool.IdleTimeout.String(),
 					WhenFull: string(a.Pool.WhenFull), StartTimeout: a.StartTimeout.String(), Configured: cfg.Path != "",
+					Confinement: confinementOf(a, st),
 				})
 			}
 			// Bundled agents the config does not use can still be added
@@ -51,14 +89,15 @@ func (m *Main) agentsCommand() *cobra.Command {
 			for _, n := range plugins.Names() {
 				if !seen[n] {
 					// Not configured: no pool settings to show.
-					views = append(views, agentView{Name: n, Bundled: n, IdleTimeout: "-", WhenFull: "-", StartTimeout: "-"})
+					views = append(views, agentView{Name: n, Bundled: n, IdleTimeout: "-", WhenFull: "-", StartTimeout: "-",
+						Confinement: confinementOf(config.DefaultAgent(n), st)})
 				}
 			}
 			if asJSON {
 				return m.printJSON(views)
 			}
 			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tPROGRAM\tCAPACITY\tMAX SESSIONS\tIDLE TIMEOUT")
+			fmt.Fprintln(w, "NAME\tPROGRAM\tCAPACITY\tMAX SESSIONS\tIDLE TIMEOUT\tCONFINED")
 			for _, v := range views {
 				prog := "bundled " + v.Bundled
 				switch {
@@ -74,11 +113,15 @@ func (m *Main) agentsCommand() *cobra.Command {
 				if v.Capacity > 0 {
 					capacity = fmt.Sprint(v.Capacity)
 				}
+				confined := "-"
+				if v.Confinement != nil {
+					confined = v.Confinement.Detail
+				}
 				if v.MaxSessions == 0 {
-					fmt.Fprintf(w, "%s\t%s\t-\t-\t- (not configured)\n", v.Name, prog)
+					fmt.Fprintf(w, "%s\t%s\t-\t-\t- (not configured)\t%s\n", v.Name, prog, confined)
 					continue
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", v.Name, prog, capacity, v.MaxSessions, v.IdleTimeout)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", v.Name, prog, capacity, v.MaxSessions, v.IdleTimeout, confined)
 			}
 			return w.Flush()
 		},

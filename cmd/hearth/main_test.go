@@ -200,11 +200,13 @@ func TestSubmit(t *testing.T) {
 }
 
 func TestSubmitInterrupted(t *testing.T) {
-	release := filepath.Join(t.TempDir(), "release")
 	cfg := writeConfig(t, `agent "scripted" {
   command = ["`+os.Args[0]+`"]
   env     = { HEARTH_TEST_PLUGIN = "agent" }
 }`)
+	// The plugin's files are in its workspace, the config's directory: a
+	// confined plugin reaches nothing else.
+	release := filepath.Join(filepath.Dir(cfg), "release")
 	sigs := make(chan os.Signal, 1)
 	dataDir := t.TempDir()
 	var stdout bytes.Buffer
@@ -215,7 +217,7 @@ func TestSubmitInterrupted(t *testing.T) {
 		Signals: func() (<-chan os.Signal, func()) { return sigs, func() {} },
 	}
 	// The plugin opening the FIFO tells the test the task is running.
-	started := filepath.Join(t.TempDir(), "started")
+	started := filepath.Join(filepath.Dir(cfg), "started")
 	if err := syscall.Mkfifo(started, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -489,14 +491,15 @@ func TestConfigSample(t *testing.T) {
 // file is refused with its diagnostics and the old config keeps running;
 // a good one takes effect for the task already running.
 func TestReloadOnSIGHUP(t *testing.T) {
-	release := filepath.Join(t.TempDir(), "release")
 	agent := `agent "scripted" {
   command = ["` + os.Args[0] + `"]
   env     = { HEARTH_TEST_PLUGIN = "agent" }
 }
 `
 	cfgPath := writeConfig(t, agent)
-	started := filepath.Join(t.TempDir(), "started")
+	// In the plugin's workspace, the config's directory.
+	release := filepath.Join(filepath.Dir(cfgPath), "release")
+	started := filepath.Join(filepath.Dir(cfgPath), "started")
 	if err := syscall.Mkfifo(started, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		l.stop(context.Background())
 		return nil, err
 	}
-	l.unixSrv = grpc.NewServer(grpc.MaxRecvMsgSize(wire.MaxMessage))
+	l.unixSrv = grpc.NewServer(append(s.peerOptions(), grpc.MaxRecvMsgSize(wire.MaxMessage))...) // peer.go
 	apipb.RegisterHearthServer(l.unixSrv, s)
 	l.serve(func() error { return l.unixSrv.Serve(ul) }, "unix socket")
 

@@ -28,7 +28,10 @@ import (
 const envPlugin = "HEARTH_TEST_PLUGIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envPlugin) != "" {
+	if mode := os.Getenv(envPlugin); mode != "" {
+		if mode == "caller" {
+			plugin.Serve(caller{testagent.New("scripted", 0)}) // peer_test.go
+		}
 		plugin.Serve(testagent.New("scripted", 0))
 		os.Exit(0)
 	}

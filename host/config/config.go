@@ -19,6 +19,14 @@
 //	agent.task_timeout        "10m"  a task running longer is a hung plugin
 //	agent.health_interval     "10s"  how often live plugins are pinged
 //	agent.workspace           the config file's directory
+//	confinement               "auto": plugins run under Landlock where the
+//	                          kernel has it, unconfined (said at start)
+//	                          where not; "require" refuses to start them
+//	                          there; "off". Each agent block may set its own.
+//	agent.read_paths          []  beyond the workspace (relative: to the
+//	agent.write_paths         []  config file); never the data directory
+//	agent.connect_ports       (unset: TCP not restricted) the TCP ports a
+//	                          confined plugin may connect to; binds refused
 //	agent.pool.max_sessions   4
 //	agent.pool.idle_timeout   "30m"  idle sessions are retired (made dormant)
 //	agent.pool.when_full      "wait" ("retire_idle": retire the least
@@ -309,8 +317,16 @@ type Agent struct {
 	// it such a use is flagged (a tool.unchecked event) and the task
 	// stands.
 	RequireChecks bool
-	Pool          Pool
-	Fingerprint   Fingerprint
+	// Confinement says whether the plugin runs under Landlock; ReadPaths
+	// and WritePaths are absolute paths it may reach beyond its
+	// workspace. ConnectPorts, when not nil, limits its TCP connects to
+	// those ports and refuses TCP binds; nil leaves TCP alone.
+	Confinement  Confinement
+	ReadPaths    []string
+	WritePaths   []string
+	ConnectPorts []uint16
+	Pool         Pool
+	Fingerprint  Fingerprint
 }
 
 // WhenFull says what a pool does when a task needs a new session and the
@@ -370,6 +386,7 @@ func DefaultAgent(name string) *Agent {
 		TaskTimeout:    DefaultTaskTimeout,
 		HealthInterval: DefaultHealthInterval,
 		Workspace:      ".",
+		Confinement:    ConfinementAuto,
 		Pool: Pool{
 			MaxSessions: DefaultMaxSessions,
 			IdleTimeout: DefaultIdleTimeout,

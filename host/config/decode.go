@@ -86,6 +86,8 @@ type rawFile struct {
 	Hooks     *rawHooks      `hcl:"hooks,block"`
 	Cluster   *rawCluster    `hcl:"cluster,block"`
 	Store     *rawStore      `hcl:"store,block"`
+	// Confinement is every agent's default confinement (confine.go).
+	Confinement *string `hcl:"confinement,optional"`
 }
 
 type rawMatcher struct {
@@ -119,6 +121,10 @@ type rawAgent struct {
 	PassEnv        []string          `hcl:"pass_env,optional"`
 	Workspace      *string           `hcl:"workspace,optional"`
 	RequireChecks  *bool             `hcl:"require_checks,optional"`
+	Confinement    *string           `hcl:"confinement,optional"`
+	ReadPaths      []string          `hcl:"read_paths,optional"`
+	WritePaths     []string          `hcl:"write_paths,optional"`
+	ConnectPorts   []int             `hcl:"connect_ports,optional"`
 	Pool           *rawPool          `hcl:"pool,block"`
 	Fingerprint    *rawFingerprint   `hcl:"fingerprint,block"`
 	Body           hcl.Body          `hcl:",body"`
@@ -169,6 +175,11 @@ type validator struct {
 	diags   hcl.Diagnostics
 	// src is the file, to place errors inside guard conditions.
 	src []byte
+	// confinement is the file's default for agents (its confinement
+	// attribute), and dataDir the data directory, which no grant may
+	// lie in.
+	confinement Confinement
+	dataDir     string
 }
 
 func (v *validator) errorf(subject hcl.Range, summary, detail string, args ...any) {
@@ -229,6 +240,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 		cfg.DataDir = v.path(*raw.DataDir)
 		cfg.DataDirFrom = "data_dir in " + v.file
 	}
+	v.confinement, v.dataDir = v.confinementMode(raw.Confinement, attrRange(body, "confinement", blockRange(body, hcl.Range{})), ConfinementAuto), cfg.DataDir
 	seen := make(map[string]hcl.Range)
 	for i := range raw.Agents {
 		ra := &raw.Agents[i]
@@ -336,6 +348,9 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 	}
 	if ra.RequireChecks != nil {
 		a.RequireChecks = *ra.RequireChecks
+	}
+	if ra.External == nil {
+		v.agentConfinement(ra, a)
 	}
 	if p := ra.Pool; p != nil {
 		pat := func(name string) hcl.Range { return attrRange(p.Body, name, blockRange(p.Body, ra.DefRange)) }

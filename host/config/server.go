@@ -135,6 +135,8 @@ func (v *validator) external(ra *rawAgent, a *Agent) {
 		{"bundled", ra.Bundled != nil}, {"command", ra.Command != nil}, {"sha256", ra.SHA256 != nil},
 		{"capacity", ra.Capacity != nil}, {"start_timeout", ra.StartTimeout != nil}, {"task_timeout", ra.TaskTimeout != nil},
 		{"health_interval", ra.HealthInterval != nil}, {"env", ra.Env != nil},
+		{"confinement", ra.Confinement != nil}, {"read_paths", ra.ReadPaths != nil}, {"write_paths", ra.WritePaths != nil},
+		{"connect_ports", ra.ConnectPorts != nil},
 	} {
 		if f.set {
 			v.errorf(at(f.name), "Setting of a program on an external agent", "Agent %q is external: hearth follows its sessions but does not start them, so %s does not apply. Remove it, or remove external to run a program.", ra.Name, f.name)

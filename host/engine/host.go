@@ -168,6 +168,9 @@ func New(opts Options) (*Host, error) {
 		Transition:     h.checkTransition,
 		Execute:        h.executeRunTask,
 	})
+	if err := h.checkConfinement(); err != nil {
+		return fail(err)
+	}
 	for _, a := range h.cfg.Agents {
 		p, err := h.newPool(a, h.cfg.Matcher)
 		if err != nil {
@@ -203,7 +206,7 @@ func (h *Host) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) {
 	}
 	return pool.New(a, m, argv, env, pool.Deps{
 		Store: h.store, Events: (*poolEvents)(h), Guards: h.Guards, TLS: h.tls,
-		Logger: h.logger, Now: h.now, Closing: h.closing, HardStop: h.hardStop,
+		Protect: protected(h.cfg), Blobs: h.blobs(), Logger: h.logger, Now: h.now, Closing: h.closing, HardStop: h.hardStop,
 	})
 }
 

@@ -35,7 +35,13 @@ type Deps struct {
 	// Guards returns the guards in force (a reload replaces them).
 	Guards func() *guard.Set
 	// TLS makes the keys plugins are reached with.
-	TLS    *plugin.HostTLS
+	TLS *plugin.HostTLS
+	// Protect are the paths no confined plugin reaches: the data
+	// directory, the token file.
+	Protect []string
+	// Blobs is the store's directory of run files, which confined
+	// plugins read by name.
+	Blobs  string
 	Logger hclog.Logger
 	Now    func() time.Time
 	// Closing is closed when the engine begins to shut down: tasks
@@ -266,6 +272,7 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 			Env:            sp.env,
 			Dir:            sp.cfg.Workspace,
 			SHA256:         sp.cfg.SHA256,
+			Confine:        confinement(sp.cfg, p.d.Protect, p.d.Blobs),
 			StartTimeout:   sp.cfg.StartTimeout,
 			HealthInterval: sp.cfg.HealthInterval,
 			TLS:            p.d.TLS,

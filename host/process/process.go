@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/internal/confine"
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
@@ -46,6 +47,9 @@ type Launch struct {
 	Dir string
 	// SHA256, when set, pins the program's checksum.
 	SHA256 string
+	// Confine, when set, runs the plugin under Landlock (confine.go);
+	// nil runs it unconfined.
+	Confine *Confinement
 	// StartTimeout bounds spawn, handshake and the first call.
 	StartTimeout time.Duration
 	// HealthInterval is how often the process is pinged; 0 disables.
@@ -123,6 +127,22 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		defer pinned.Close()
 	}
 
+	// A confined plugin is started through the shim (package
+	// host/internal/confine): this executable, which confines itself and
+	// then executes the program in place.
+	var pol *confine.Policy
+	if l.Confine != nil {
+		switch st := confine.Probe(); {
+		case st.Available():
+			if pol, err = policy(l.Confine, path, l.Argv, l.Dir); err != nil {
+				return fail(err, err.Error(), "")
+			}
+		case l.Confine.Require:
+			return fail(host.ErrConfinement, "the agent requires confinement (confinement = \"require\"), and "+st.String(),
+				"run hearth on a Linux kernel with Landlock enabled, or set confinement = \"auto\" to run the agent unconfined where Landlock is missing")
+		}
+	}
+
 	cc := &plugin.ClientConfig{
 		HandshakeConfig:  agentplugin.Handshake,
 		VersionedPlugins: agentplugin.VersionedPlugins(nil, nil),
@@ -142,7 +162,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		}
 		cc.TLSConfig = keys.Config
 	}
-	cc.RunnerFunc = func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+	cc.RunnerFunc = func(_ hclog.Logger, spec *exec.Cmd, sockDir string) (runner.Runner, error) {
 		cmd := exec.Command(path, l.Argv[1:]...)
 		cmd.Env = append(append(spec.Env, l.Env...), agentplugin.EnvLogLevel+"="+l.LogLevel)
 		cmd.Dir = l.Dir
@@ -158,11 +178,29 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 			cmd.ExtraFiles = append(cmd.ExtraFiles, pinned)
 			cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
 		}
+		if pol != nil {
+			// go-plugin makes sockDir for this plugin alone: its sockets
+			// and, as TMPDIR, its temporary files, removed when it stops.
+			pol := *pol
+			pol.Program = cmd.Path // the program, or its pinned copy
+			pol.Grants = append(slices.Clip(pol.Grants), confine.Grant{Path: sockDir, Access: confine.Socket})
+			env, err := pol.Env()
+			if err != nil {
+				return nil, err
+			}
+			cmd.Env = append(cmd.Env, "TMPDIR="+sockDir, env)
+			// /proc/self/exe is the running host's binary, even if the
+			// file at its path has been replaced since.
+			cmd.Path = "/proc/self/exe"
+		}
 		// go-plugin names the plugin's logger after the runner; the
 		// logger already carries the agent and session.
 		r, err := procgroup.New(cmd, "plugin")
 		p.runner = r
-		return r, err
+		if err != nil {
+			return nil, err
+		}
+		return registering{r, l.Agent, l.Session}, nil
 	}
 	p.client = plugin.NewClient(cc)
 	rpc, err := p.client.Client()

@@ -659,11 +659,11 @@ func (r *runExec) attempt(a attemptSpec) {
 // permanent reports whether retrying a failure cannot help: the agent
 // said so, a guard refused, or the plugin cannot start as configured (its
 // program is missing, does not match its pin, or speaks no hearth
-// handshake), which a retry only repeats.
+// handshake, or cannot be confined as asked), which a retry only repeats.
 func permanent(err error) bool {
 	return errors.Is(err, sdk.ErrPermanent) || errors.Is(err, sdk.ErrNotOwner) ||
 		errors.Is(err, host.ErrDenied) || errors.Is(err, host.ErrUnknownAgent) ||
-		errors.Is(err, host.ErrProgramMissing) || errors.Is(err, host.ErrChecksumMismatch) ||
+		errors.Is(err, host.ErrProgramMissing) || errors.Is(err, host.ErrChecksumMismatch) || errors.Is(err, host.ErrConfinement) ||
 		errors.Is(err, host.ErrHandshake) || errors.Is(err, host.ErrProtocolVersion)
 }
 

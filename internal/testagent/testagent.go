@@ -31,6 +31,11 @@
 //	sdkchild          the same, started with sdk.Command
 //	wait:FILE         block until FILE exists (or ctx is done)
 //	touch:FILE        create FILE
+//	cat:FILE          append FILE's content; a file it cannot read fails
+//	                  the task with the error (a confined plugin's EACCES)
+//	dial:NET:ADDR     connect to ADDR ("unix" or "tcp"), append "dialed"
+//	                  and any first line the peer sends within a second;
+//	                  a refused connect fails the task with the error
 //	seen              append the paths the session has read, imported
 //	                  state included
 //	enter / leave     count this task in and out of the agent's running
@@ -64,6 +69,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -74,6 +80,24 @@ import (
 
 	"github.com/hearth-dev/hearth/sdk"
 )
+
+// dial connects to addr and reads what the peer says first, for up to a
+// second: a daemon that refuses a peer says so before closing.
+func dial(ctx context.Context, network, addr string) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	b := make([]byte, 512)
+	n, _ := c.Read(b)
+	if n == 0 {
+		return "", nil
+	}
+	return " " + strings.TrimSpace(string(b[:n])), nil
+}
 
 // Agent is the scripted agent. The zero value is not ready; use New.
 type Agent struct {
@@ -272,6 +296,19 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 					return res, ctx.Err()
 				}
 			}
+		case "cat":
+			b, err := os.ReadFile(arg)
+			if err != nil {
+				return res, err
+			}
+			out = append(out, string(b))
+		case "dial":
+			network, addr, _ := strings.Cut(arg, ":")
+			line, err := dial(ctx, network, addr)
+			if err != nil {
+				return res, err
+			}
+			out = append(out, "dialed"+line)
 		case "touch":
 			if err := os.WriteFile(arg, nil, 0o644); err != nil {
 				return res, err

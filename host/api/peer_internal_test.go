@@ -1,0 +1,42 @@
+package api
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hearth-dev/hearth/host/process"
+)
+
+// TestRefusal: who the unix socket serves. A test cannot become another
+// user without root, so the rule is checked here on the credentials the
+// kernel would give; TestDaemonRefusesItsPlugins covers plugins end to
+// end.
+func TestRefusal(t *testing.T) {
+	plugins := func(pid int) (process.Owner, bool) {
+		switch pid {
+		case 100:
+			return process.Owner{Agent: "coder", Session: "coder-1", PID: 100}, true
+		case 101: // a child of 100
+			return process.Owner{Agent: "coder", Session: "coder-1", PID: 100}, true
+		}
+		return process.Owner{}, false
+	}
+	for _, tc := range []struct {
+		name string
+		cred unix.Ucred
+		want string
+	}{
+		{"the daemon's user", unix.Ucred{Pid: 7, Uid: 1000}, ""},
+		{"another user", unix.Ucred{Pid: 7, Uid: 1001}, "the daemon serves its own user (uid 1000) only; process 7 runs as uid 1001"},
+		{"root", unix.Ucred{Pid: 7, Uid: 0}, "runs as uid 0"},
+		{"a plugin", unix.Ucred{Pid: 100, Uid: 1000}, `process 100 is a plugin of agent "coder" (session coder-1)`},
+		{"a plugin's child", unix.Ucred{Pid: 101, Uid: 1000}, `process 101 was started by process 100, a plugin of agent "coder"`},
+	} {
+		got := refusal(&tc.cred, 1000, plugins)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

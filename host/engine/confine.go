@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/process"
+)
+
+// protected are the paths no confined plugin may reach, wherever its
+// grants lie: the data directory (the host's records, its socket by
+// default, its token) and a token file kept elsewhere.
+func protected(cfg *config.Config) []string {
+	out := []string{cfg.DataDir}
+	if cfg.Server.TokenFile != "" {
+		out = append(out, cfg.Server.TokenFile)
+	}
+	return out
+}
+
+// blobs is the store's directory of run files, made now if need be: a
+// confined plugin reads its tasks' files there by name, and Landlock can
+// only grant a directory that exists when the plugin starts.
+func (h *Host) blobs() string {
+	dir := h.store.FilesDir()
+	if dir == "" {
+		return ""
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		h.logger.Warn("confined plugins will not read run files", "dir", dir, "error", err)
+		return ""
+	}
+	return dir
+}
+
+// checkConfinement says, once at start, whether the agents' plugins will
+// run confined, and refuses to start when an agent requires confinement
+// that this system cannot give.
+func (h *Host) checkConfinement() error {
+	var confined []string
+	for _, a := range h.cfg.Agents {
+		if a.External != "" || a.Confinement == config.ConfinementOff {
+			continue
+		}
+		confined = append(confined, a.Name)
+	}
+	if len(confined) == 0 {
+		return nil
+	}
+	st := process.Landlock()
+	if st.Available() {
+		h.logger.Info("plugins run confined", "landlock_abi", st.ABI, "agents", confined)
+		for _, a := range h.cfg.Agents {
+			if slices.Contains(confined, a.Name) && within(h.cfg.DataDir, a.Workspace) {
+				h.logger.Warn("the data directory is inside an agent's workspace: its plugins can neither list nor add entries on the way to it",
+					"agent", a.Name, "workspace", a.Workspace, "data_dir", h.cfg.DataDir, "fix", "move data_dir out of the workspace")
+			}
+		}
+		return nil
+	}
+	for _, a := range h.cfg.Agents {
+		if a.External == "" && a.Confinement == config.ConfinementRequire {
+			return fmt.Errorf("%w: agent %q requires confinement (confinement = \"require\"), but %s; run hearth on a Linux kernel with Landlock, or set confinement = \"auto\" to run its plugins unconfined here",
+				host.ErrConfinement, a.Name, st)
+		}
+	}
+	h.logger.Warn("plugins run UNCONFINED: they can read and write whatever this user can", "reason", st.Reason, "agents", confined,
+		"fix", `confinement = "require" refuses to start them instead; "off" says unconfined is meant`)
+	return nil
+}
+
+// within reports whether path is dir or lies beneath it, both made
+// absolute.
+func within(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil || dir == "" {
+		return false
+	}
+	return p == d || strings.HasPrefix(p, d+string(filepath.Separator)) || d == "/"
+}

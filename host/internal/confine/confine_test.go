@@ -1,0 +1,117 @@
+package confine
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// needLandlock skips a test on a system without Landlock, and fails it
+// in CI, where the machines have it.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if st := Probe(); !st.Available() {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI machines have Landlock: %s", st)
+		}
+		t.Skipf("%s", st)
+	}
+}
+
+// shim runs this test binary as the shim with p and returns what the
+// program printed, stdout and stderr together.
+func shim(t *testing.T, p *Policy, extra ...*os.File) (string, error) {
+	t.Helper()
+	env, err := p.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = p.Args
+	cmd.Env = []string{env, "PATH=/usr/bin:/bin"}
+	cmd.ExtraFiles = extra
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+var base = []Grant{
+	{Path: "/usr", Access: Read, Optional: true},
+	{Path: "/bin", Access: Read, Optional: true},
+	{Path: "/lib", Access: Read, Optional: true},
+	{Path: "/lib64", Access: Read, Optional: true},
+	{Path: "/etc", Access: ReadOnly},
+	{Path: "/dev/null", Access: Device},
+	{Path: "/proc/self", Access: ReadOnly},
+}
+
+// TestShimConfinesTheProgram runs a shell under the shim: it reads what
+// is granted, and the kernel refuses the rest with EACCES.
+func TestShimConfinesTheProgram(t *testing.T) {
+	needLandlock(t)
+	granted, secret := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(granted, "ok"), []byte("granted\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secret, "key"), []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := `cat ` + granted + `/ok; cat ` + secret + `/key; echo new > ` + granted + `/made && echo wrote;` +
+		`echo x > ` + secret + `/planted; grep -c . /proc/self/status >/dev/null && echo proc; echo done`
+	p := &Policy{Program: "/bin/sh", Args: []string{"sh", "-c", script},
+		Grants: append(base, Grant{Path: granted, Access: Write})}
+	out, err := shim(t, p)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, want := range []string{"granted", secret + "/key: Permission denied", "wrote", secret + "/planted: Permission denied", "proc", "done"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "secret\n") {
+		t.Errorf("the confined program read the secret:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(secret, "planted")); err == nil {
+		t.Error("the confined program wrote outside its grants")
+	}
+}
+
+// TestShimExecutesASealedCopy runs a program from an anonymous memory
+// file, as a pinned program runs: Landlock lets it execute, and the
+// environment variable carrying the policy does not reach it.
+func TestShimExecutesASealedCopy(t *testing.T) {
+	needLandlock(t)
+	fd, err := unix.MemfdCreate("copy", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "copy")
+	defer f.Close()
+	if _, err := f.WriteString("#!/bin/sh\necho from the copy; env | grep -c " + EnvPolicy + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), 0o500); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Program: "/proc/self/fd/3", Args: []string{"agent"}, Grants: base}
+	out, _ := shim(t, p, f)
+	if !strings.Contains(out, "from the copy\n0\n") {
+		t.Errorf("got %q, want the copy's output and no policy variable", out)
+	}
+}
+
+// TestShimFailsClearly: a grant of a path that does not exist stops the
+// shim before the program runs, with a message on stderr.
+func TestShimFailsClearly(t *testing.T) {
+	needLandlock(t)
+	p := &Policy{Program: "/bin/echo", Args: []string{"echo", "ran"}, Grants: []Grant{{Path: "/no/such/dir", Access: Read}}}
+	out, err := shim(t, p)
+	if err == nil || strings.Contains(out, "ran") || !strings.Contains(out, "cannot confine the plugin") || !strings.Contains(out, "/no/such/dir") {
+		t.Errorf("got %v, %q; want exit 126 naming the missing path", err, out)
+	}
+}

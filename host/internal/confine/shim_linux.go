@@ -1,0 +1,149 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The shim runs before main and before TestMain: a process started with
+// EnvPolicy never reaches its own program.
+func init() {
+	s, ok := os.LookupEnv(EnvPolicy)
+	if !ok {
+		return
+	}
+	p, err := decode(s)
+	if err != nil {
+		fail("%v", err)
+	}
+	if err := apply(p); err != nil {
+		fail("%v", err)
+	}
+	err = syscall.Exec(p.Program, p.Args, without(os.Environ(), EnvPolicy))
+	fail("execute %s: %v", p.Program, err)
+}
+
+// Access rights, from Landlock's (package landlock/syscall).
+const (
+	rRead    = ll.AccessFSReadFile | ll.AccessFSReadDir
+	rExec    = ll.AccessFSExecute
+	rWrite   = ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeSym | ll.AccessFSRefer
+	rOnFiles = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev | ll.AccessFSResolveUnix
+	// handledFS is every filesystem right go-landlock knows; BestEffort
+	// keeps those the kernel knows. A right handled and not granted is
+	// refused.
+	handledFS = (1 << 17) - 1
+)
+
+// rights are the Landlock rights of an access.
+func rights(a Access) (landlock.AccessFSSet, bool) {
+	switch a {
+	case Read:
+		return rRead | rExec, true
+	case ReadOnly:
+		return rRead, true
+	case ReadByName:
+		return ll.AccessFSReadFile, true
+	case Write:
+		return rRead | rExec | rWrite, true
+	case Device:
+		return ll.AccessFSReadFile | ll.AccessFSWriteFile, true
+	case Socket:
+		return rRead | rExec | rWrite | ll.AccessFSResolveUnix, true
+	}
+	return 0, false
+}
+
+// config is the Landlock configuration of p: every filesystem right the
+// kernel knows, TCP when p restricts it, and the IPC scopes (signals and
+// abstract unix sockets reach only the plugin's own processes: it cannot
+// kill its host).
+func config(p *Policy) landlock.Config {
+	c := landlock.Config{
+		HandledAccessFS: handledFS,
+		Scoped:          ll.ScopeAbstractUnixSocket | ll.ScopeSignal,
+	}
+	if p.RestrictTCP {
+		c.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+	}
+	// Denials by the plugin program (after the exec) reach the audit log
+	// where the kernel has one (ABI 7).
+	return c.BestEffort().EnableLoggingForSubprocesses()
+}
+
+// rules are p's grants and ports as Landlock rules.
+func rules(p *Policy) ([]landlock.Rule, error) {
+	var out []landlock.Rule
+	for _, g := range p.Grants {
+		r, ok := rights(g.Access)
+		if !ok {
+			return nil, errors.New("unknown access " + string(g.Access) + " for " + g.Path)
+		}
+		fi, err := os.Stat(g.Path)
+		if err != nil {
+			if g.Optional && errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, err
+		}
+		if !fi.IsDir() {
+			r &= rOnFiles
+		}
+		rule := landlock.PathAccess(r, g.Path)
+		if g.Optional {
+			rule = rule.IgnoreIfMissing()
+		}
+		out = append(out, rule)
+	}
+	for _, port := range p.ConnectTCP {
+		out = append(out, landlock.ConnectTCP(port))
+	}
+	return out, nil
+}
+
+// apply confines the calling thread (and so the program it executes) to
+// p. The thread stays locked: the exec follows on it.
+func apply(p *Policy) error {
+	rs, err := rules(p)
+	if err != nil {
+		return err
+	}
+	fd, flags, err := config(p).NewRulesetFD(rs...)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		// Best effort on a kernel without Landlock: the host decided to
+		// start the plugin anyway (confinement = "auto").
+		return nil
+	}
+	defer unix.Close(fd)
+	runtime.LockOSThread() // never unlocked: the exec replaces the process
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	return ll.LandlockRestrictSelf(fd, flags)
+}
+
+func probe() Status {
+	v, err := ll.LandlockGetABIVersion()
+	switch {
+	case err == nil && v > 0:
+		return Status{ABI: v}
+	case errors.Is(err, unix.ENOSYS):
+		return Status{Reason: "this kernel was built without Landlock (CONFIG_SECURITY_LANDLOCK)"}
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return Status{Reason: "Landlock is built in but not enabled; add landlock to the kernel's lsm= boot parameter"}
+	case err != nil:
+		return Status{Reason: err.Error()}
+	}
+	return Status{Reason: "the kernel reports no Landlock ABI"}
+}

@@ -1,0 +1,203 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/internal/confine"
+)
+
+// Confinement is what a confined plugin may reach (Linux, Landlock): its
+// workspace (read and write), Read and Write, and what any program needs
+// to run (systemGrants); nothing else. Protect is never reached, even
+// when it lies inside the workspace or a granted path.
+type Confinement struct {
+	// Require fails the start where Landlock is unavailable; without it
+	// the plugin runs unconfined there (the host says so when it starts).
+	Require bool
+	// Read and Write are absolute paths the agent block grants.
+	Read, Write []string
+	// Protect are the paths no plugin reaches: the data directory, the
+	// token file.
+	Protect []string
+	// Blobs is the host's store of run files, in the data directory: a
+	// plugin reads the files it is given (sdk.File.Path, named by their
+	// SHA-256) and cannot list the others.
+	Blobs string
+	// RestrictTCP refuses TCP binds and connects to ports other than
+	// ConnectTCP.
+	RestrictTCP bool
+	ConnectTCP  []uint16
+}
+
+// LandlockStatus says whether plugins can be confined on this system:
+// the kernel's Landlock ABI, or why there is none.
+type LandlockStatus = confine.Status
+
+// Landlock reports whether plugins can be confined on this system, and
+// if not, why.
+func Landlock() LandlockStatus { return confine.Probe() }
+
+// systemGrants are what programs need to run: their libraries and
+// interpreters, configuration in /etc (ld.so.cache, resolv.conf, TLS
+// roots), a few devices, the process's own /proc entry, and the CPU
+// information runtimes size themselves by. Missing ones are skipped.
+var systemGrants = []confine.Grant{
+	{Path: "/usr", Access: confine.Read, Optional: true},
+	{Path: "/bin", Access: confine.Read, Optional: true},
+	{Path: "/sbin", Access: confine.Read, Optional: true},
+	{Path: "/lib", Access: confine.Read, Optional: true},
+	{Path: "/lib32", Access: confine.Read, Optional: true},
+	{Path: "/lib64", Access: confine.Read, Optional: true},
+	{Path: "/libx32", Access: confine.Read, Optional: true},
+	{Path: "/etc", Access: confine.ReadOnly, Optional: true},
+	{Path: "/dev/null", Access: confine.Device, Optional: true},
+	{Path: "/dev/zero", Access: confine.ReadOnly, Optional: true},
+	{Path: "/dev/random", Access: confine.ReadOnly, Optional: true},
+	{Path: "/dev/urandom", Access: confine.ReadOnly, Optional: true},
+	// Resolved by the shim to /proc/<its pid>, which the plugin keeps
+	// after the exec.
+	{Path: "/proc/self", Access: confine.ReadOnly, Optional: true},
+	{Path: "/sys/devices/system/cpu", Access: confine.ReadOnly, Optional: true},
+	{Path: "/sys/fs/cgroup", Access: confine.ReadOnly, Optional: true},
+}
+
+// policy is the shim's policy for running exe, with argv as the program
+// sees it, confined by c, in workspace. A pinned program's sealed copy
+// replaces exe as the file executed, and the directory of go-plugin's
+// sockets is added, once the command is made.
+func policy(c *Confinement, exe string, argv []string, workspace string) (*confine.Policy, error) {
+	p := &confine.Policy{Program: exe, Args: argv, RestrictTCP: c.RestrictTCP, ConnectTCP: c.ConnectTCP}
+	p.Grants = append(p.Grants, systemGrants...)
+	protect := make([]string, 0, len(c.Protect))
+	for _, pr := range c.Protect {
+		protect = append(protect, resolve(pr))
+	}
+	s := splitter{protect: protect, seen: map[string]bool{}}
+	// The program's own file. A pinned program runs from its sealed copy,
+	// which Landlock lets any process execute (an anonymous file is in no
+	// directory a rule could name); its path is granted all the same, for
+	// a program that reads itself.
+	s.add(exe, confine.Read, false)
+	if workspace != "" {
+		if err := s.add(workspace, confine.Write, true); err != nil {
+			return nil, fmt.Errorf("%w: the workspace %s %v", host.ErrConfinement, workspace, err)
+		}
+	}
+	for _, r := range c.Read {
+		if err := s.add(r, confine.Read, true); err != nil {
+			return nil, fmt.Errorf("%w: read_paths entry %s %v", host.ErrConfinement, r, err)
+		}
+	}
+	for _, w := range c.Write {
+		if err := s.add(w, confine.Write, true); err != nil {
+			return nil, fmt.Errorf("%w: write_paths entry %s %v", host.ErrConfinement, w, err)
+		}
+	}
+	p.Grants = append(p.Grants, s.grants...)
+	if c.Blobs != "" {
+		p.Grants = append(p.Grants, confine.Grant{Path: c.Blobs, Access: confine.ReadByName, Optional: true})
+	}
+	return p, nil
+}
+
+// splitter grants paths, keeping the protected ones out of reach.
+// Landlock only allows: what is granted on a directory holds for all
+// beneath it. So a granted directory with a protected path inside is not
+// granted itself: its entries are, one by one, except the branch that
+// leads to the protected path, which is split the same way. The
+// directories on that branch get nothing themselves: not even listing,
+// which Landlock would extend to the protected path beneath (its file
+// names, and run files read by name would become readable by listing).
+// So a plugin cannot list them or make new entries in them, and does not
+// reach entries made there after it started (docs/confinement.md).
+type splitter struct {
+	protect []string
+	seen    map[string]bool
+	grants  []confine.Grant
+}
+
+func (s *splitter) add(path string, a confine.Access, must bool) error {
+	rp := resolve(path)
+	if _, err := os.Stat(rp); err != nil {
+		if must {
+			return errors.New("does not exist; create it or remove it from the agent block")
+		}
+		return nil
+	}
+	for _, pr := range s.protect {
+		if within(rp, pr) {
+			if must {
+				return fmt.Errorf("lies inside %s, which no plugin may reach; move it out, or move the data directory (data_dir)", pr)
+			}
+			return nil
+		}
+	}
+	s.split(rp, a, !must)
+	return nil
+}
+
+func (s *splitter) split(rp string, a confine.Access, optional bool) {
+	if s.seen[rp+"\x00"+string(a)] {
+		return
+	}
+	s.seen[rp+"\x00"+string(a)] = true
+	var inside bool
+	for _, pr := range s.protect {
+		if within(rp, pr) {
+			return
+		}
+		if within(pr, rp) {
+			inside = true
+		}
+	}
+	if !inside {
+		s.grants = append(s.grants, confine.Grant{Path: rp, Access: a, Optional: optional})
+		return
+	}
+	entries, err := os.ReadDir(rp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		child := filepath.Join(rp, e.Name())
+		if slices.Contains(s.protect, child) {
+			continue
+		}
+		// Landlock grants where a link leads, so a link is judged by
+		// its target: into the protected path, back up to an ancestor,
+		// or nowhere. (Links further down need no care: Landlock judges
+		// an access by the path it resolves to, not the way there.)
+		target := resolve(child)
+		if _, err := os.Stat(target); err != nil {
+			continue
+		}
+		s.split(target, a, true)
+	}
+}
+
+// resolve is path made absolute, clean and free of symlinks as far as
+// it exists.
+func resolve(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	return abs
+}
+
+// within reports whether path is dir or lies beneath it.
+func within(path, dir string) bool {
+	if path == dir || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(path, dir+"/")
+}

@@ -1,0 +1,95 @@
+package process
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dev/hearth/host/internal/confine"
+)
+
+// granted returns the policy's grants of paths under root, as
+// "path access" with root cut off.
+func granted(p *confine.Policy, root string) []string {
+	var out []string
+	for _, g := range p.Grants {
+		if rel, ok := strings.CutPrefix(g.Path, root); ok {
+			out = append(out, rel+" "+string(g.Access))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPolicySplitsAroundTheDataDirectory: a workspace that holds the data
+// directory is granted entry by entry, around it; links are judged by
+// where they lead.
+func TestPolicySplitsAroundTheDataDirectory(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "ws")
+	for _, d := range []string{"ws/src", "ws/state/.hearth/files", "ws/state/cache", "elsewhere"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"ws/README", "ws/state/notes", "elsewhere/x"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"ws/to-data":   filepath.Join(ws, "state/.hearth"), // into the data directory
+		"ws/to-files":  filepath.Join(ws, "state/.hearth/files"),
+		"ws/loop":      ws, // back to the workspace
+		"ws/to-else":   filepath.Join(root, "elsewhere"),
+		"ws/dangling":  filepath.Join(root, "nowhere"),
+		"ws/src/up-up": filepath.Join(ws, "state"),
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := filepath.Join(ws, "state/.hearth")
+	c := &Confinement{Protect: []string{data}, Blobs: filepath.Join(data, "files")}
+	p, err := policy(c, "/bin/true", []string{"true"}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"/elsewhere write",      // through ws/to-else: a link the user put in the workspace
+		"/ws/README write",      // the workspace's entries, one by one
+		"/ws/src write",         // its link up-up to ws/state grants nothing: Landlock judges where a path leads
+		"/ws/state/cache write", // beside the data directory
+		"/ws/state/notes write",
+		"/ws/state/.hearth/files read-by-name", // run files, by name only
+	}
+	slices.Sort(want)
+	if got := granted(p, root); !slices.Equal(got, want) {
+		t.Errorf("grants:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, g := range p.Grants {
+		if g.Path == ws || g.Path == filepath.Join(ws, "state") {
+			t.Errorf("%s is granted %s: it holds the data directory", g.Path, g.Access)
+		}
+	}
+
+	for name, tc := range map[string]struct {
+		c    Confinement
+		ws   string
+		want string
+	}{
+		"workspace in the data dir": {Confinement{Protect: []string{data}}, filepath.Join(data, "files"), "lies inside " + data},
+		"grant in the data dir":     {Confinement{Protect: []string{data}, Read: []string{filepath.Join(ws, "to-data")}}, ws, "read_paths entry " + filepath.Join(ws, "to-data") + " lies inside " + data},
+		"missing grant":             {Confinement{Write: []string{filepath.Join(root, "nowhere")}}, ws, "write_paths entry " + filepath.Join(root, "nowhere") + " does not exist"},
+	} {
+		if _, err := policy(&tc.c, "/bin/true", []string{"true"}, tc.ws); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", name, err, tc.want)
+		}
+	}
+}
