@@ -53,7 +53,7 @@ from .errors import (
     StateNotSupportedError,
 )
 from .host import Host, RunHost, new_id
-from .serve import PROTOCOL_VERSION, serve
+from .server import PROTOCOL_VERSION, serve
 from .tools import ExecResult, Match, Tools
 
 __version__ = "0.1.0"

@@ -167,7 +167,7 @@ def main() -> None:
         sys.stderr.write("boom: cannot read settings.toml\n")
         sys.exit(1)
     elif mode == "wrongversion":
-        import hearth_agent.serve as s
+        import hearth_agent.server as s
 
         s.PROTOCOL_VERSION = 99
     elif mode == "ignoreshutdown":
@@ -178,12 +178,12 @@ def main() -> None:
         def patched(agent, broker, stdio, shutdown):  # type: ignore[no-untyped-def]
             return orig(agent, broker, stdio, lambda: None)
 
-        import hearth_agent.serve as s
+        import hearth_agent.server as s
 
         s._services.handlers = patched  # type: ignore[assignment]
         signal_ignore()
     elif mode == "noparentwatch":
-        import hearth_agent.serve as s
+        import hearth_agent.server as s
 
         s.watch_parent = lambda ppid, every=0.2: None  # type: ignore[assignment]
         s._set_death_signal = lambda: None
