@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/internal/pythontest"
 )
 
 // envHost makes the test binary a host (the helper-process pattern), for
@@ -42,56 +42,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/hearth-dev/hearth/host/internal/procgroup.spawn.func1.1"))
 }
 
-var (
-	pythonOnce sync.Once
-	pythonPath string
-	pythonErr  error
-)
-
-// findPython returns a Python 3.11+ interpreter that imports grpc,
-// google.protobuf and cryptography: $HEARTH_PYTHON, Debian's
-// /usr/bin/python3, or python3 on the PATH.
-func findPython() (string, error) {
-	pythonOnce.Do(func() {
-		var tried []string
-		for _, p := range []string{os.Getenv("HEARTH_PYTHON"), "/usr/bin/python3", "python3"} {
-			if p == "" {
-				continue
-			}
-			path, err := exec.LookPath(p)
-			if err != nil {
-				continue
-			}
-			out, err := exec.Command(path, "-c", "import sys, grpc, google.protobuf, cryptography; assert sys.version_info >= (3, 11)").CombinedOutput()
-			if err == nil {
-				pythonPath = path
-				return
-			}
-			tried = append(tried, fmt.Sprintf("%s: %s", path, lastLine(string(out))))
-		}
-		pythonErr = fmt.Errorf("no Python 3.11+ with grpcio, protobuf and cryptography (tried %s); install python3-grpcio python3-protobuf python3-cryptography (.ci/run does)", strings.Join(tried, "; "))
-	})
-	return pythonPath, pythonErr
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
 // needPython returns the interpreter, skipping the test without one, or
 // failing it under CI=true, where .ci/run installs it.
-func needPython(t testing.TB) string {
-	t.Helper()
-	p, err := findPython()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return p
-}
+func needPython(t testing.TB) string { return pythontest.Need(t) }
 
 // sdkDir is this directory: the Python package's root.
 func sdkDir(t testing.TB) string {
