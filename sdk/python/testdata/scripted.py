@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -175,17 +176,15 @@ def main() -> None:
 
         orig = svc.handlers
 
-        def patched(agent, broker, stdio, shutdown):  # type: ignore[no-untyped-def]
+        def patched(agent: Any, broker: Any, stdio: Any, shutdown: Any) -> Any:
             return orig(agent, broker, stdio, lambda: None)
 
-        import hearth_agent.server as s
-
-        s._services.handlers = patched  # type: ignore[assignment]
+        svc.handlers = patched
         signal_ignore()
     elif mode == "noparentwatch":
         import hearth_agent.server as s
 
-        s.watch_parent = lambda ppid, every=0.2: None  # type: ignore[assignment]
+        s.watch_parent = lambda ppid, every=0.2: None
         s._set_death_signal = lambda: None
     serve(Scripted(int(os.environ.get("HEARTH_TEST_CAPACITY", "1"))))
 
