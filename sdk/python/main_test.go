@@ -27,15 +27,25 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/pythontest"
+	"github.com/hearth-dev/hearth/internal/testagent"
+	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // envHost makes the test binary a host (the helper-process pattern), for
 // the tests that kill or signal the host.
 const envHost = "HEARTH_PY_TEST_HOST"
 
+// envGoAgent makes the test binary the Go test agent (internal/testagent).
+const envGoAgent = "HEARTH_PY_TEST_GO_AGENT"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(envHost); mode != "" {
 		os.Exit(runHost(mode))
+	}
+	// The Go agent the benchmarks compare the Python one with.
+	if os.Getenv(envGoAgent) != "" {
+		agentplugin.Serve(testagent.New("scripted", 1))
+		os.Exit(0)
 	}
 	// Plugins are started by a goroutine locked to its thread for the
 	// process's life (the parent-death signal follows the thread).

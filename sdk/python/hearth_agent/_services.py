@@ -33,21 +33,34 @@ BROKER_WAIT = 5.0
 # More seconds than any deadline a host sets: a call without a deadline.
 _NO_DEADLINE = 10 * 365 * 86400.0
 
-_MAX_MESSAGE = [("grpc.max_receive_message_length", 2**31 - 1), ("grpc.max_send_message_length", 2**31 - 1)]
+_MAX_MESSAGE: list[tuple[str, object]] = [("grpc.max_receive_message_length", 2**31 - 1), ("grpc.max_send_message_length", 2**31 - 1)]
 
 
-def dial(network: str, address: str, tls: Optional[Material]) -> grpc.Channel:
-    """A channel to a go-plugin address ("unix", "/tmp/plugin123"), with the plugin's TLS."""
-    if network == "unix":
-        target = "unix:" + address
-    elif network == "tcp":
-        target = address
-    else:
-        raise errors.ConnectionLostError(f"unknown broker address type {network!r} (address {address!r})")
-    if tls is None:
-        return grpc.insecure_channel(target, options=_MAX_MESSAGE)
-    creds = grpc.ssl_channel_credentials(root_certificates=tls.peer_pem, private_key=tls.key_pem, certificate_chain=tls.cert_pem)
-    return grpc.secure_channel(target, creds, options=_MAX_MESSAGE + [("grpc.ssl_target_name_override", "localhost")])
+class Dialer:
+    """Makes channels to one go-plugin address ("unix", "/tmp/plugin123") with the plugin's TLS.
+
+    Its channels share one credentials object, so gRPC's global
+    subchannel pool gives them one connection: a channel per task costs no
+    handshake, and closing it ends only that task's calls.
+    """
+
+    def __init__(self, network: str, address: str, tls: Optional[Material]) -> None:
+        if network == "unix":
+            self._target = "unix:" + address
+        elif network == "tcp":
+            self._target = address
+        else:
+            raise errors.ConnectionLostError(f"unknown broker address type {network!r} (address {address!r})")
+        self._creds: Optional[grpc.ChannelCredentials] = None
+        self._options: list[tuple[str, object]] = list(_MAX_MESSAGE)
+        if tls is not None:
+            self._creds = grpc.ssl_channel_credentials(root_certificates=tls.peer_pem, private_key=tls.key_pem, certificate_chain=tls.cert_pem)
+            self._options.append(("grpc.ssl_target_name_override", "localhost"))
+
+    def channel(self) -> grpc.Channel:
+        if self._creds is None:
+            return grpc.insecure_channel(self._target, options=self._options)
+        return grpc.secure_channel(self._target, self._creds, options=self._options)
 
 
 class Broker:
@@ -63,7 +76,7 @@ class Broker:
             self._offers[info.service_id] = info
             self._cond.notify_all()
 
-    def dial(self, service_id: int, wait: float = BROKER_WAIT) -> grpc.Channel:
+    def dial(self, service_id: int, wait: float = BROKER_WAIT) -> Dialer:
         deadline = time.monotonic() + wait
         with self._cond:
             while service_id not in self._offers:
@@ -72,7 +85,7 @@ class Broker:
                     raise errors.ConnectionLostError(f"timeout waiting for connection info of broker id {service_id}")
                 self._cond.wait(left)
             info = self._offers.pop(service_id)
-        return dial(info.network, info.address, self._tls)
+        return Dialer(info.network, info.address, self._tls)
 
     def start_stream(self, requests: Iterator[grpc_broker_pb2.ConnInfo], context: grpc.ServicerContext) -> Iterator[grpc_broker_pb2.ConnInfo]:
         # The host sends what it serves; the plugin serves nothing over the
@@ -160,6 +173,7 @@ class AgentService:
         self._lock = threading.Lock()
         self._channel: Optional[grpc.Channel] = None
         self._stub: Optional[HostStub] = None
+        self._dialer: Optional[Dialer] = None
         self._session = ""
 
     def _failed(self, method: str, exc: BaseException) -> None:
@@ -178,7 +192,8 @@ class AgentService:
 
     def attach(self, request: pb.AttachRequest, context: grpc.ServicerContext) -> pb.AttachResponse:
         try:
-            channel = self._broker.dial(request.host_broker_id)
+            dialer = self._broker.dial(request.host_broker_id)
+            channel = dialer.channel()
         except errors.HearthError as e:
             _abort_with(context, grpc.StatusCode.UNAVAILABLE, f"dial host callbacks (broker id {request.host_broker_id}): {e}")
         with self._lock:
@@ -187,6 +202,7 @@ class AgentService:
                 self._channel.close()
             self._channel = channel
             self._stub = HostStub(channel)
+            self._dialer = dialer
             self._session = request.session_id
         return pb.AttachResponse()
 
@@ -200,7 +216,12 @@ class AgentService:
     def run(self, request: pb.RunRequest, context: grpc.ServicerContext) -> pb.RunResponse:
         task = _wire.task_from_wire(request.task)
         with self._lock:
-            stub, session = self._stub, self._session
+            stub, session, dialer = self._stub, self._session, self._dialer
+        # The task's calls go on a channel of its own, which a cancellation
+        # closes: that ends the calls in flight, which a blocking call
+        # cannot otherwise be. Its tool-use stream is on the session's
+        # channel: reports made before a cancellation still count.
+        task_channel = dialer.channel() if dialer is not None else None
         if not task.session:
             task.session = session
         remaining = context.time_remaining()
@@ -209,7 +230,9 @@ class AgentService:
             remaining = None
         deadline = time.monotonic() + remaining if remaining is not None else None
         logger = FieldsAdapter(self._logger, {"session": task.session, "task": task.id})
-        host: Host = (RunHost if task.run else Host)(stub, task.id, logger, deadline)
+        host: Host = (RunHost if task.run else Host)(
+            stub, task.id, logger, deadline, calls=HostStub(task_channel) if task_channel else None, close_calls=task_channel.close if task_channel else None
+        )
         # Called when the call ends, however: a cancellation by the host
         # reaches the agent's code through host.cancelled and its calls.
         if not context.add_callback(host._cancel_now):
@@ -223,6 +246,8 @@ class AgentService:
         # The result goes back only after every tool-use report is durable
         # on the host, whether or not the task succeeded.
         acked, close_err = host._close()
+        if task_channel is not None:
+            task_channel.close()
         if run_err is not None:
             if isinstance(run_err, errors.CancelledError) and remaining is not None and host.time_remaining() == 0:
                 run_err = errors.DeadlineExceededError(str(run_err))

@@ -10,13 +10,12 @@ chunk progress: check with ``isinstance(host, RunHost)``.
 
 from __future__ import annotations
 
-import datetime
 import json
+import os
 import logging
 import queue
 import threading
 import time
-import uuid
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import grpc
@@ -34,7 +33,7 @@ _DEADLINE_SLACK = 0.05
 
 def new_id(prefix: str) -> str:
     """A fresh ID such as "call-9f2c...", as the Go SDK's sdk.NewID makes."""
-    return f"{prefix}-{uuid.uuid4().hex[:16]}"
+    return f"{prefix}-{os.urandom(8).hex()}"
 
 
 class HostStub:
@@ -85,14 +84,19 @@ class Host:
         task_id: str,
         logger: logging.LoggerAdapter[logging.Logger],
         deadline: Optional[float] = None,
+        calls: Optional[HostStub] = None,
+        close_calls: Optional[Callable[[], None]] = None,
     ) -> None:
+        # rpc carries the tool-use stream; calls, when given, the unary
+        # calls, on a channel that close_calls closes on cancellation.
         self._rpc = rpc
+        self._calls = calls if calls is not None else rpc
+        self._close_calls = close_calls
         self._task_id = task_id
         self._logger = logger
         self._deadline = deadline  # time.monotonic() value, or None
         self._cancel = threading.Event()
         self._lock = threading.Lock()
-        self._inflight: set[grpc.Future] = set()
         self._queue: Optional["queue.SimpleQueue[Optional[pb.ToolUse]]"] = None
         self._stream: Optional[grpc.Future] = None
         self._stream_err: Optional[errors.HearthError] = None
@@ -145,34 +149,30 @@ class Host:
         raise errors.CancelledError(f"task {self._task_id} was cancelled")
 
     def _cancel_now(self) -> None:
-        """Called by the server when the host cancels the task's call."""
+        """Called by the server when the host cancels the task's call (or it ends)."""
         self._cancel.set()
-        with self._lock:
-            futs = list(self._inflight)
-        for f in futs:
-            f.cancel()
+        if self._close_calls is not None:
+            self._close_calls()
 
     # --- calls --------------------------------------------------------
 
     def _call(self, op: str, method: grpc.UnaryUnaryMultiCallable, request: Any) -> Any:
-        if self._rpc is None:
+        if self._calls is None:
             raise errors.NotAttachedError(f"{op}: no host attached to this agent")
         self.raise_if_cancelled()
-        fut = method.future(request, timeout=self.time_remaining())
-        with self._lock:
-            self._inflight.add(fut)
-        # A cancellation between the check above and the registration.
-        if self._cancel.is_set():
-            fut.cancel()
         try:
-            return fut.result()
-        except grpc.FutureCancelledError:
-            raise errors.CancelledError(f"{op}: task {self._task_id} was cancelled") from None
+            # A blocking call: a future costs a thread hop, twice the round
+            # trip. A cancellation closes the task's channel, which ends it.
+            return method(request, timeout=self.time_remaining())
         except grpc.RpcError as e:
+            if self._cancel.is_set():
+                self.raise_if_cancelled()
             raise self._error(op, e) from None
-        finally:
-            with self._lock:
-                self._inflight.discard(fut)
+        except ValueError:
+            # Calling on a channel already closed by a cancellation.
+            if self._cancel.is_set():
+                self.raise_if_cancelled()
+            raise
 
     def _error(self, op: str, e: grpc.RpcError) -> errors.HearthError:
         code = e.code() if isinstance(e, grpc.Call) else grpc.StatusCode.UNKNOWN
@@ -191,7 +191,7 @@ class Host:
         if not call.call_id:
             call.call_id = new_id("call")
         m = _wire.tool_call_to_wire(self._task_id, call)
-        v = self._call("check tool use", self._rpc.check_tool_use if self._rpc else _none, m)
+        v = self._call("check tool use", self._calls.check_tool_use if self._calls else _none, m)
         return _wire.verdict_from_wire(v)
 
     def report(self, use: ToolUse) -> None:
@@ -274,7 +274,7 @@ class Host:
         p = Progress(fraction=fraction, message=message, cost=cost)
         self._call(
             "report progress",
-            self._rpc.progress if self._rpc else _none,
+            self._calls.progress if self._calls else _none,
             pb.ProgressReport(task_id=self._task_id, fraction=p.fraction, message=p.message, cost=p.cost),
         )
 
@@ -301,7 +301,7 @@ class RunHost(Host):
         Reading a section the agent does not own raises NotOwnerError.
         """
         v = self._call(
-            "read run state", self._rpc.get_state if self._rpc else _none, pb.StateRequest(task_id=self._task_id, section=section)
+            "read run state", self._calls.get_state if self._calls else _none, pb.StateRequest(task_id=self._task_id, section=section)
         )
         if not v.value_json:
             return None
@@ -319,26 +319,26 @@ class RunHost(Host):
             raise errors.PermanentError(f'state section "{section}": value is not JSON-encodable: {e}') from None
         self._call(
             "write run state",
-            self._rpc.set_state if self._rpc else _none,
+            self._calls.set_state if self._calls else _none,
             pb.StateValue(task_id=self._task_id, section=section, value_json=b),
         )
 
     def checkpoint(self, label: str) -> int:
         """Checkpoint the run now; returns its number once durable."""
         ack = self._call(
-            "checkpoint", self._rpc.checkpoint if self._rpc else _none, pb.CheckpointRequest(task_id=self._task_id, label=label)
+            "checkpoint", self._calls.checkpoint if self._calls else _none, pb.CheckpointRequest(task_id=self._task_id, label=label)
         )
         return int(ack.checkpoint)
 
     def files(self) -> list[File]:
         """The files attached to the run (read them in place)."""
-        m = self._call("list run files", self._rpc.files if self._rpc else _none, pb.FilesRequest(task_id=self._task_id))
+        m = self._call("list run files", self._calls.files if self._calls else _none, pb.FilesRequest(task_id=self._task_id))
         return _wire.files_from_wire(m)
 
     def done_chunks(self, file: str) -> list[int]:
         """The chunks of ``file`` already marked done, in increasing order."""
         m = self._call(
-            "read chunk progress", self._rpc.chunks if self._rpc else _none, pb.ChunksRequest(task_id=self._task_id, file=file)
+            "read chunk progress", self._calls.chunks if self._calls else _none, pb.ChunksRequest(task_id=self._task_id, file=file)
         )
         return list(m.done)
 
@@ -348,6 +348,6 @@ class RunHost(Host):
             raise errors.PermanentError(f"chunk {chunk} of {file}: chunks are numbered from 0 to {2**31 - 1}")
         self._call(
             "mark chunk done",
-            self._rpc.mark_chunk if self._rpc else _none,
+            self._calls.mark_chunk if self._calls else _none,
             pb.ChunkMark(task_id=self._task_id, file=file, chunk=chunk),
         )

@@ -10,12 +10,9 @@ parent watch: a Python plugin never outlives its host.
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import os
-import secrets
 import signal
 import sys
-import tempfile
 import threading
 import time
 from typing import NoReturn
@@ -74,10 +71,15 @@ def _set_death_signal() -> None:
     # Python plugin asks for SIGTERM instead and handles it by killing its
     # process group, so that the processes the agent started die with it
     # (a SIGKILL would end the plugin alone). The host stops its plugins
-    # with the controller's Shutdown, never with SIGTERM.
-    signal.signal(signal.SIGTERM, lambda signum, frame: _orphaned())
+    # with the controller's Shutdown, never with SIGTERM. The setting
+    # belongs to the thread that makes it, and the main thread holds the
+    # host's SIGKILL: it must run there. serve() calls it once the
+    # handshake is out (ctypes costs milliseconds of cold start); the
+    # host's SIGKILL covers the plugin until then.
     if sys.platform.startswith("linux"):
         try:
+            import ctypes
+
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
         except OSError:
@@ -106,8 +108,9 @@ def watch_parent(ppid: int, every: float = PARENT_POLL) -> None:
 
 
 def _socket_path() -> str:
-    d = os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or tempfile.gettempdir()
-    return os.path.join(d, f"plugin-py-{os.getpid()}-{secrets.token_hex(4)}")
+    # tempfile and secrets would cost tens of milliseconds of imports.
+    d = os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(d, f"plugin-py-{os.getpid()}-{os.urandom(4).hex()}")
 
 
 def serve(agent: Agent) -> NoReturn:
@@ -125,8 +128,9 @@ def serve(agent: Agent) -> NoReturn:
         sys.stderr.write(NOT_BY_HAND)
         sys.exit(1)
     ppid = os.getppid()
-    _set_death_signal()
-    # The host may have died before the signal was asked for.
+    # SIGTERM is handled from the start; the parent-death signal is asked
+    # for once the handshake is out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: _orphaned())
     threading.Thread(target=watch_parent, args=(ppid,), name="hearth-parent-watch", daemon=True).start()
     # A terminal's Ctrl-C reaches the whole process group; the host decides
     # when its plugins stop.
@@ -164,6 +168,9 @@ def serve(agent: Agent) -> NoReturn:
     # the host's reader of stdout is done with it.
     sys.stdout = _services.StdioWriter(stdio)  # type: ignore[assignment]
     logger.debug("plugin address", extra={"hearth_fields": {"network": "unix", "address": path}})
+    _set_death_signal()
+    if os.getppid() != ppid:
+        _orphaned()
 
     # The main thread waits in short steps so that signals are handled.
     while not done.wait(1.0):

@@ -13,11 +13,9 @@ from calling the operating system. Tools make asking the default.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -56,12 +54,19 @@ _Matches = list[Match]
 _Paths = list[str]
 
 
-def _die_with_parent() -> None:
-    # Runs in the child between fork and exec: the command dies with the
-    # plugin, as the Go SDK's sdk.Command arranges.
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
+def _death_signal() -> Optional[Callable[[], None]]:
+    """What a command's child runs between fork and exec: the command dies
+    with the plugin, as the Go SDK's sdk.Command arranges (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # here, not at import: it costs cold start
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+    return die_with_parent
 
 
 class Tools:
@@ -226,13 +231,17 @@ class Tools:
         if remaining is not None and (timeout is None or remaining < timeout):
             timeout = remaining
 
+        import subprocess
+
+        preexec = _death_signal()
+
         def work() -> tuple[ExecResult, None]:
             p = subprocess.run(
                 argv,
                 cwd=self._root or None,
                 capture_output=True,
                 timeout=timeout,
-                preexec_fn=_die_with_parent,
+                preexec_fn=preexec,
                 stdin=subprocess.DEVNULL,
             )
             return ExecResult(stdout=p.stdout, stderr=p.stderr, exit_code=p.returncode), None

@@ -16,6 +16,7 @@ noparentwatch (outlives its host).
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import subprocess
@@ -127,8 +128,10 @@ class Scripted(Agent, StateExporter):
                 p = subprocess.Popen(["sleep", "300"], preexec_fn=os.setpgrp if arg == "own" else None)
                 out.append(str(p.pid))
             elif verb == "checks":
+                # The same question as the Go test agent's (testagent.BenchCall).
                 n = int(arg)
-                call = ToolCall(tool="Read", kind=Kind.READ, paths=["internal/bench/file.go"], input={"file_path": "internal/bench/file.go"})
+                bench = "services/billing/internal/ledger/reconcile/batch_00.go"
+                call = ToolCall(tool="Read", kind=Kind.READ, paths=[bench], input={"file_path": bench}, call_id="call-0123456789abcdef")
                 rtts = []
                 for _ in range(n):
                     start = time.perf_counter_ns()
@@ -138,10 +141,21 @@ class Scripted(Agent, StateExporter):
                 res.metrics["p50_ns"] = float(rtts[n // 2])
                 res.metrics["p99_ns"] = float(rtts[n * 99 // 100])
             elif verb == "tools":
+                # The same report as the Go test agent's (testagent.FloodToolUse).
                 n = int(arg)
-                call = ToolCall(tool="Read", kind=Kind.READ, paths=["internal/bench/file.go"])
+                paths = [f"services/billing/internal/ledger/reconcile/batch_{i:02d}.go" for i in range(8)]
+                call = ToolCall(tool="Grep", kind=Kind.READ, paths=paths, call_id="call-0123456789abcdef")
                 v = host.check(call)
-                use = ToolUse(tool="Read", kind=Kind.READ, paths=["internal/bench/file.go"], call_id=call.call_id, outcome=Outcome.OK)
+                use = ToolUse(
+                    tool="Grep",
+                    kind=Kind.READ,
+                    paths=paths,
+                    call_id=call.call_id,
+                    outcome=Outcome.OK,
+                    technologies=["go"],
+                    duration=0.0015,
+                    at=datetime.datetime.fromtimestamp(1_700_000_000, datetime.timezone.utc),
+                )
                 if not v.allow:
                     use.outcome, use.error, n = Outcome.DENIED, v.reason, 1
                 for _ in range(n):
