@@ -56,6 +56,11 @@ const besideCalls = 64
 //     session's other calls. Without -race a race goes unseen.
 //   - An agent that exports state can be rehydrated into a fresh agent
 //     that then runs the first task, and does not panic on malformed state.
+//   - A plugin program (a Target that is a Program, such as Command's;
+//     `hearth agents test` runs these checks on one) also exits within 2s
+//     of the host's request to shut down and within 1s of its host being
+//     killed, and gives up a tool question the host holds within 5s of its
+//     task's cancellation. Agents in this process skip these.
 //
 // newAgent is called once per fresh session the checks need.
 func TestAgent(ctx context.Context, newAgent func() sdk.Agent, tasks ...sdk.Task) error {
