@@ -56,7 +56,8 @@ def negotiate(offered: str) -> int:
     """
     for v in offered.split(","):
         v = v.strip()
-        if v.isdigit() and int(v) == PROTOCOL_VERSION:
+        # ASCII digits only: str.isdigit admits "²", which int() refuses.
+        if v.isascii() and v.isdigit() and int(v) == PROTOCOL_VERSION:
             return PROTOCOL_VERSION
     return PROTOCOL_VERSION
 
