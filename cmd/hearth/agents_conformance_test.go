@@ -26,6 +26,17 @@ func TestAgentsTestPassesConformingAgents(t *testing.T) {
 			}
 		}
 	})
+	t.Run("gotour", func(t *testing.T) {
+		// The bundled agent, served by this binary as hearth serves it.
+		code, out, errOut := run(t, nil, "agents", "test", "--env", "HEARTH_SERVE_AGENT=gotour", "--env", "GORACE=atexit_sleep_ms=0",
+			"--task", "summary strings", "--task", "symbol strings Builder.String", "--", os.Args[0])
+		if code != 0 {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		if !strings.Contains(out, `agent "gotour"`) || !strings.Contains(out, "10 passed, 0 failed") {
+			t.Errorf("got\n%s\nwant gotour passing all 10 checks", out)
+		}
+	})
 	t.Run("Python", func(t *testing.T) {
 		python := pythontest.Need(t)
 		script, err := filepath.Abs("../../sdk/python/testdata/scripted.py")
@@ -62,6 +73,7 @@ func TestAgentsTestFailsBrokenPythonAgents(t *testing.T) {
 		{"reports without an outcome", "", "nooutcome", "tasks", `tool use "Read" has no outcome`},
 		{"ignores shutdown", "ignoreshutdown", "echo:hi", "shutdown", "did not exit within 2s of the host's request to shut down"},
 		{"outlives its host", "noparentwatch", "echo:hi", "host crash", "outlived its host by more than 1s"},
+		{"holds a cancelled task's question", "ignorecancel", "read:src/a.py", "cancelled context", "did not give up its tool question within 5s of its task's cancellation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

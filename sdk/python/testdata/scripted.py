@@ -11,7 +11,8 @@ read it never asked about), nooutcome, ignoredenial:PATH (reads and
 reports as done even when denied). HEARTH_TEST_MODE changes the whole
 program: garbage (prints a line that is not a handshake), hang (never
 answers), exit (fails at start), ignoreshutdown (never stops when asked),
-noparentwatch (outlives its host).
+noparentwatch (outlives its host), ignorecancel (its tasks never see a
+cancellation).
 """
 
 from __future__ import annotations
@@ -195,6 +196,10 @@ def main() -> None:
 
         svc.handlers = patched
         signal_ignore()
+    elif mode == "ignorecancel":
+        import hearth_agent.host as h
+
+        h.Host._cancel_now = lambda self: None  # type: ignore[method-assign]
     elif mode == "noparentwatch":
         import hearth_agent.server as s
 
