@@ -199,7 +199,7 @@ def main() -> None:
     elif mode == "ignorecancel":
         import hearth_agent.host as h
 
-        h.Host._cancel_now = lambda self: None  # type: ignore[method-assign]
+        h.Host._cancel_now = lambda self: None  # type: ignore[assignment]
     elif mode == "noparentwatch":
         import hearth_agent.server as s
 
