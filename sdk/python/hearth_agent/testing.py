@@ -236,7 +236,10 @@ class Harness:
             ev = cancel
 
             def cancel_when_set() -> None:
-                ev.wait()
+                # Ends with the call, cancelled or not.
+                while not ev.wait(0.05):
+                    if fut.done():
+                        return
                 fut.cancel()
 
             threading.Thread(target=cancel_when_set, daemon=True).start()
