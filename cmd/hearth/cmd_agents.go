@@ -127,6 +127,6 @@ func (m *Main) agentsCommand() *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	agents.AddCommand(list)
+	agents.AddCommand(list, m.agentsTestCommand())
 	return agents
 }

@@ -56,6 +56,11 @@ const besideCalls = 64
 //     session's other calls. Without -race a race goes unseen.
 //   - An agent that exports state can be rehydrated into a fresh agent
 //     that then runs the first task, and does not panic on malformed state.
+//   - A plugin program (a Target that is a Program, such as Command's;
+//     `hearth agents test` runs these checks on one) also exits within 2s
+//     of the host's request to shut down and within 1s of its host being
+//     killed, and gives up a tool question the host holds within 5s of its
+//     task's cancellation. Agents in this process skip these.
 //
 // newAgent is called once per fresh session the checks need.
 func TestAgent(ctx context.Context, newAgent func() sdk.Agent, tasks ...sdk.Task) error {
@@ -65,13 +70,49 @@ func TestAgent(ctx context.Context, newAgent func() sdk.Agent, tasks ...sdk.Task
 // TestTarget runs Checks against the agent reached through t, as
 // TestAgent does for an agent in this process.
 func TestTarget(ctx context.Context, t Target, tasks ...sdk.Task) error {
+	r, err := RunChecks(ctx, t, tasks...)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range r.Checks {
+		for _, e := range c.Errors {
+			errs = append(errs, fmt.Errorf("sdktest: agent %q: %s: %w", r.Info.Name, c.Name, e))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Report is what RunChecks found.
+type Report struct {
+	// Info is what the agent's Describe said.
+	Info sdk.Info
+	// ExportsState is whether it exports its session's state.
+	ExportsState bool
+	// Checks are the results, in the order of Checks.
+	Checks []Result
+}
+
+// Result is one check's outcome: it passed when Errors is empty.
+type Result struct {
+	// Name and Description are the check's.
+	Name, Description string
+	// Errors are the violations found, one per error.
+	Errors []error
+}
+
+// RunChecks describes the agent reached through t and runs every check of
+// Checks against it, with tasks it should complete. The error is for an
+// agent that cannot be started or described at all; violations are in
+// the Report.
+func RunChecks(ctx context.Context, t Target, tasks ...sdk.Task) (*Report, error) {
 	if len(tasks) == 0 {
-		return errors.New("sdktest: TestAgent needs at least one task the agent should complete")
+		return nil, errors.New("sdktest: TestAgent needs at least one task the agent should complete")
 	}
 	s := &Subject{Target: t, Tasks: tasks}
 	h, err := t.Start(Options{})
 	if err != nil {
-		return fmt.Errorf("sdktest: start the agent: %w", err)
+		return nil, fmt.Errorf("sdktest: start the agent: %w", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, callLimit)
 	s.Info, err = h.Agent.Describe(cctx)
@@ -81,15 +122,13 @@ func TestTarget(ctx context.Context, t Target, tasks ...sdk.Task) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("sdktest: Describe failed: %w", err)
+		return nil, fmt.Errorf("sdktest: Describe failed: %w", err)
 	}
-	var errs []error
+	r := &Report{Info: s.Info, ExportsState: s.ExportsState}
 	for _, c := range Checks() {
-		for _, e := range c.Run(ctx, s) {
-			errs = append(errs, fmt.Errorf("sdktest: agent %q: %s: %w", s.Info.Name, c.Name, e))
-		}
+		r.Checks = append(r.Checks, Result{Name: c.Name, Description: c.Description, Errors: c.Run(ctx, s)})
 	}
-	return errors.Join(errs...)
+	return r, nil
 }
 
 // Target is the agent under test, however the checks reach it: an agent
@@ -122,21 +161,43 @@ func InProcess(newAgent func() sdk.Agent) Target { return localAgents(newAgent) 
 // context is already cancelled is skipped.
 func Command(env []string, argv ...string) Target { return command{env: env, argv: argv} }
 
-type command struct{ env, argv []string }
+// CommandIn is Command with the program run in the directory dir.
+func CommandIn(dir string, env []string, argv ...string) Target {
+	return command{dir: dir, env: env, argv: argv}
+}
+
+type command struct {
+	dir       string
+	env, argv []string
+}
+
+func (c command) Cmd() *exec.Cmd {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Dir = c.dir
+	return cmd
+}
 
 func (c command) Start(opts Options) (*Harness, error) {
 	if len(c.argv) == 0 {
 		return nil, errors.New("sdktest: Command needs the program to run")
 	}
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Env = append(os.Environ(), c.env...)
-	return StartCommand(cmd, opts)
+	return StartCommand(c.Cmd(), opts)
 }
 
 type localAgents func() sdk.Agent
 
 func (f localAgents) Start(opts Options) (*Harness, error) { return Start(f(), opts) }
 func (f localAgents) NewAgent() sdk.Agent                  { return f() }
+
+// Program is an optional upgrade of a Target whose agent is a plugin
+// program: the checks of how it ends (shutdown, host crash) start it
+// themselves. Command's Target implements it.
+type Program interface {
+	Target
+	// Cmd returns a new, unstarted command that runs the program.
+	Cmd() *exec.Cmd
+}
 
 // Subject is the agent under test as a check sees it.
 type Subject struct {
@@ -204,9 +265,11 @@ func Checks() []Check {
 		{"context beside the prompt", "Every task succeeds when upstream context and feedback come beside its prompt (Task.Upstream, Task.Context, Task.Feedback).", checkContext},
 		{"asks first", "Every tool use reported as done or failed follows a CheckToolUse with the same call ID, or with the same tool and paths.", checkAsksFirst},
 		{"denied tool uses", "With every tool use denied, Run returns, and no denied tool use (by call ID, or by tool and paths) is reported as done.", checkDenied},
-		{"cancelled context", "Run returns within 5s when its context is already cancelled (agents in this process only).", checkCancelled},
+		{"cancelled context", "Run returns within 5s when its context is already cancelled (agents in this process); a plugin program gives up a tool question the host holds within 5s of its task's cancellation, and runs the next task.", checkCancelled},
 		{"concurrent tasks", "Capacity tasks run at once on one session, twice over, beside Describe and ExportState calls, and all succeed; run with -race to catch data races.", checkConcurrent},
 		{"state", "An agent that exports state is rehydrated into a fresh session that runs the first task, and malformed state is an error, not a panic.", checkState},
+		{"shutdown", "A plugin program exits within 2s of the host's request to shut down (programs only).", checkShutdown},
+		{"host crash", "A plugin program exits within 1s of its host being killed with SIGKILL (programs only).", checkHostCrash},
 	}
 }
 
@@ -409,7 +472,7 @@ func checkDenied(ctx context.Context, s *Subject) []error {
 func checkCancelled(ctx context.Context, s *Subject) []error {
 	local, ok := s.Target.(Local)
 	if !ok {
-		return nil
+		return checkCancelledProgram(ctx, s)
 	}
 	a := local.NewAgent()
 	cctx, cancel := context.WithCancel(ctx)

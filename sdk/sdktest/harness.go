@@ -36,6 +36,10 @@ type Harness struct {
 	// Session is the session ID the harness gives its tasks.
 	Session string
 
+	// client and rpc are the go-plugin client of a plugin program
+	// (StartCommand), nil in this process.
+	client *plugin.Client
+	rpc    plugin.ClientProtocol
 	// close disconnects and stops the agent's server.
 	close     func() error
 	closeOnce sync.Once
@@ -198,6 +202,7 @@ func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
 		h.Close()
 		return nil, fmt.Errorf("sdktest: start %s: %w", cmd.Path, err)
 	}
+	h.client, h.rpc = client, rpc
 	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
 		h.Close()

@@ -49,6 +49,10 @@ type Recorder struct {
 	progress map[string][]sdk.Progress
 	syncs    map[string]int
 	run      *Run
+	// hold, when set, is called with each question before it is answered,
+	// outside the lock: the cancellation check holds a question with it
+	// until the agent gives it up.
+	hold func(ctx context.Context, task string) error
 }
 
 // NewRecorder returns a Recorder that answers with p, or allows every tool
@@ -150,10 +154,18 @@ func (h *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	return nil
 }
 
-func (h *taskHost) CheckToolUse(_ context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
+func (h *taskHost) CheckToolUse(ctx context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
 	// Recorded calls carry their decoded input, for tests to inspect.
 	if err := c.DecodeInput(); err != nil {
 		return sdk.Verdict{}, err
+	}
+	h.r.mu.Lock()
+	hold := h.r.hold
+	h.r.mu.Unlock()
+	if hold != nil {
+		if err := hold(ctx, h.task); err != nil {
+			return sdk.Verdict{}, err
+		}
 	}
 	h.r.mu.Lock()
 	defer h.r.mu.Unlock()

@@ -1,0 +1,255 @@
+package python
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+func TestPythonAgentRunsTasksOnAWarmSession(t *testing.T) {
+	python := needPython(t)
+	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), testWriter{t})
+	ctx := context.Background()
+
+	first, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "echo:hello;read:src/a.py;pid", Hints: hintsFor("src/a.py")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Decision.Action != host.ActionSpawned {
+		t.Errorf("first task: got decision %+v, want a spawn", first.Decision)
+	}
+	if !strings.HasPrefix(first.Result.Output, "hello ") || first.ToolUses != 1 {
+		t.Errorf("first task: got result %+v and %d tool uses, want output \"hello <pid>\" and one tool use", first.Result, first.ToolUses)
+	}
+	if got := first.Artifact.ModifiedFiles; len(got) != 1 || got[0] != "src/a.py" {
+		t.Errorf("artifact: got %+v, want src/a.py", first.Artifact)
+	}
+	second, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid;seen", Hints: hintsFor("src/a.py")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Decision.Action != host.ActionReused || second.Session != first.Session {
+		t.Errorf("second task: got session %s (%+v), want warm session %s reused", second.Session, second.Decision, first.Session)
+	}
+	pid := strings.Fields(first.Result.Output)[1]
+	if second.Result.Output != pid+" src/a.py" {
+		t.Errorf("second task: got %q, want %q (the same process, which remembers what it read)", second.Result.Output, pid+" src/a.py")
+	}
+}
+
+func hintsFor(files ...string) sdk.Hints {
+	return sdk.Hints{Files: files}
+}
+
+func TestGuardDeniesAPythonToolUse(t *testing.T) {
+	python := needPython(t)
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "secrets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "secrets", "key.txt"), []byte("hunter2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("plain notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := agentHCL(python, sdkDir(t), "", "") + `
+guard "no-secrets" {
+  hook      = "pre_tool_use"
+  condition = "touches('secrets/**')"
+  message   = "secrets stay secret"
+}
+`
+	src = strings.Replace(src, `workspace     = "`+os.TempDir()+`"`, `workspace     = "`+ws+`"`, 1)
+	h := newHost(t, src, testWriter{t})
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "tool:notes.txt;tool:secrets/key.txt;read:secrets/key.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `plain notes Denied: Read secrets/key.txt was denied by guard "no-secrets": secrets stay secret denied secrets/key.txt: secrets stay secret`
+	if out.Result.Output != want {
+		t.Errorf("got output\n%q\nwant\n%q", out.Result.Output, want)
+	}
+	if out.ToolUses != 3 {
+		t.Errorf("got %d tool uses reported, want 3 (one read, two denials)", out.ToolUses)
+	}
+}
+
+// TestPythonPluginFailures: every way a Python plugin can fail is an error
+// of the right kind, naming the agent, with a hint; no process is left.
+func TestPythonPluginFailures(t *testing.T) {
+	python := needPython(t)
+	tests := []struct {
+		name, mode, prompt, extra string
+		is                        error
+		want                      []string
+	}{
+		{"hangs before the handshake", "hang", "echo:x", `  start_timeout = "1s"`, host.ErrStartTimeout, []string{`agent "scripted"`, "no handshake within 1s"}},
+		{"writes garbage to stdout", "garbage", "echo:x", "", host.ErrHandshake, []string{`wrote "hello from a program that is not a plugin" to stdout`}},
+		{"speaks another protocol version", "wrongversion", "echo:x", "", host.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks versions 1 and 2"}},
+		{"exits at start", "exit", "echo:x", "", host.ErrPluginExited, []string{"boom: cannot read settings.toml"}},
+		{"crashes mid-task", "", "crash", "", host.ErrPluginExited, []string{`agent "scripted"`, "exit status 2"}},
+		{"hangs past its deadline", "", "hang", `  task_timeout = "2s"`, host.ErrPluginHung, []string{"did not finish within its 2s task_timeout"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := agentHCL(python, sdkDir(t), tt.mode, tt.extra)
+			if strings.Contains(tt.extra, "start_timeout") {
+				src = strings.Replace(src, `  start_timeout = "20s"`+"\n", "", 1)
+			}
+			h := newHost(t, src, testWriter{t})
+			_, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: tt.prompt})
+			if !errors.Is(err, tt.is) {
+				t.Fatalf("got %v, want %v", err, tt.is)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+			if n := h.Agents()[0].Live; n != 0 {
+				t.Errorf("live sessions: got %d, want 0", n)
+			}
+		})
+	}
+}
+
+// TestPythonTaskErrorsKeepTheirKind: an agent's exceptions and refused
+// reports reach the host as the Go SDK's errors would.
+func TestPythonTaskErrorsKeepTheirKind(t *testing.T) {
+	python := needPython(t)
+	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), testWriter{t})
+	tests := []struct{ prompt, want string }{
+		{"permanent:bad input", "bad input"},
+		{"fail:flaky", "RuntimeError: flaky"},
+		{"nooutcome", `tool use "Read" has no outcome`},
+	}
+	for _, tt := range tests {
+		_, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: tt.prompt})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tt.prompt, err, tt.want)
+		}
+	}
+	// The session survives its tasks' failures.
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:still here"})
+	if err != nil || out.Result.Output != "still here" {
+		t.Errorf("after the failures: got %v, %v", out, err)
+	}
+}
+
+// TestCancellationReachesPythonCode: a caller's cancellation reaches the
+// agent's code (host.cancelled, host.wait), and the session goes on.
+func TestCancellationReachesPythonCode(t *testing.T) {
+	python := needPython(t)
+	fifo := filepath.Join(t.TempDir(), "cancelled")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, agentHCL(python, sdkDir(t), "", "", "HEARTH_TEST_CANCELLED="+fifo), testWriter{t})
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.5;cancelled"})
+		errc <- err
+	}()
+	for e := range sub.C {
+		if e.Kind == host.EventTaskProgress {
+			break
+		}
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	// The agent writes to the FIFO once its code saw the cancellation;
+	// opening it blocks until then.
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	select {
+	case s := <-got:
+		if s != "cancelled=True" {
+			t.Errorf("the agent wrote %q, want cancelled=True", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's code did not see the cancellation within 10s")
+	}
+	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:still here"})
+	if err != nil || out.Result.Output != "still here" {
+		t.Errorf("after the cancellation: got %v, %v", out, err)
+	}
+}
+
+func TestHostKill9LeavesNoPythonProcess(t *testing.T) {
+	cmd, sc := startHost(t, "kill9")
+	f := expectLine(t, sc, "ready")
+	plugin, child := atoi(t, f[0]), atoi(t, f[1])
+	if !alive(plugin) || !alive(child) {
+		t.Fatalf("plugin %d or its child %d is not running", plugin, child)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !waitGone(plugin, time.Second) {
+		t.Errorf("Python plugin %d outlived its host by more than a second", plugin)
+	}
+	if !waitGone(child, time.Second) {
+		t.Errorf("the Python plugin's child %d outlived the host by more than a second", child)
+	}
+}
+
+func TestSIGTERMWithAPythonTaskInFlight(t *testing.T) {
+	t.Run("the task finishes within the grace period", func(t *testing.T) {
+		release := filepath.Join(t.TempDir(), "release")
+		cmd, sc := startHost(t, "sigterm", "HEARTH_PY_TEST_RELEASE="+release, "HEARTH_PY_TEST_GRACE=30s")
+		plugin := atoi(t, expectLine(t, sc, "running")[0])
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(release, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := expectLine(t, sc, "task"); strings.Join(got, " ") != "result finished" {
+			t.Errorf("task: got %q, want it to finish", got)
+		}
+		expectLine(t, sc, "closed")
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("host exit: %v", err)
+		}
+		if !waitGone(plugin, time.Second) {
+			t.Errorf("plugin %d outlived its host", plugin)
+		}
+	})
+	t.Run("the grace period runs out", func(t *testing.T) {
+		release := filepath.Join(t.TempDir(), "never")
+		cmd, sc := startHost(t, "sigterm", "HEARTH_PY_TEST_RELEASE="+release, "HEARTH_PY_TEST_GRACE=200ms")
+		plugin := atoi(t, expectLine(t, sc, "running")[0])
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(expectLine(t, sc, "task"), " ")
+		if !strings.Contains(got, "host is shutting down") {
+			t.Errorf("task: got %q, want it cancelled by the shutdown", got)
+		}
+		expectLine(t, sc, "closed")
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("host exit: %v", err)
+		}
+		if !waitGone(plugin, time.Second) {
+			t.Errorf("plugin %d outlived its host", plugin)
+		}
+	})
+}

@@ -1,0 +1,263 @@
+// Package python holds the Go tests of the Python SDK (the hearth_agent
+// package beside this file): Python agents run under a real hearth host
+// (engine.New, real plugin subprocesses, Badger in a temp dir), and the
+// Python SDK's own unit tests, mypy and generated code are checked.
+package python
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/internal/pythontest"
+	"github.com/hearth-dev/hearth/internal/testagent"
+	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
+)
+
+// envHost makes the test binary a host (the helper-process pattern), for
+// the tests that kill or signal the host.
+const envHost = "HEARTH_PY_TEST_HOST"
+
+// envGoAgent makes the test binary the Go test agent (internal/testagent).
+const envGoAgent = "HEARTH_PY_TEST_GO_AGENT"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envHost); mode != "" {
+		os.Exit(runHost(mode))
+	}
+	// The Go agent the benchmarks compare the Python one with.
+	if os.Getenv(envGoAgent) != "" {
+		agentplugin.Serve(testagent.New("scripted", 1))
+		os.Exit(0)
+	}
+	// Plugins are started by a goroutine locked to its thread for the
+	// process's life (the parent-death signal follows the thread).
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/hearth-dev/hearth/host/internal/procgroup.spawn.func1.1"))
+}
+
+// needPython returns the interpreter, skipping the test without one, or
+// failing it under CI=true, where .ci/run installs it.
+func needPython(t testing.TB) string { return pythontest.Need(t) }
+
+// sdkDir is this directory: the Python package's root.
+func sdkDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// agentHCL is a config with the scripted Python agent, in mode, and
+// extra blocks.
+func agentHCL(python, dir, mode string, extra string, env ...string) string {
+	envs := []string{fmt.Sprintf("HEARTH_TEST_MODE = %q", mode)}
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		envs = append(envs, fmt.Sprintf("%s = %q", k, v))
+	}
+	return fmt.Sprintf(`
+agent "scripted" {
+  command       = [%q, %q]
+  workspace     = %q
+  start_timeout = "20s"
+  env = {
+    %s
+  }
+%s
+}
+`, python, filepath.Join(dir, "testdata", "scripted.py"), os.TempDir(), strings.Join(envs, "\n    "), extra)
+}
+
+// newHost starts a host with the config src on a fresh data directory.
+func newHost(t testing.TB, src string, logOut hclogWriter) *engine.Host {
+	t.Helper()
+	h, err := hostFromConfig(t.TempDir(), src, logOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	return h
+}
+
+type hclogWriter interface{ Write([]byte) (int, error) }
+
+func hostFromConfig(dataDir, src string, logOut hclogWriter) (*engine.Host, error) {
+	file := filepath.Join(dataDir, "hearth.hcl")
+	cfg, err := config.Parse([]byte(src), file, config.Options{})
+	if err != nil {
+		return nil, err
+	}
+	cfg.DataDir = filepath.Join(dataDir, "data")
+	return engine.New(engine.Options{
+		Config: cfg,
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: logOut}),
+	})
+}
+
+// testWriter sends log lines to the test's log, and drops them once the
+// test is over (plugins may log while being stopped in Cleanup).
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	defer func() { _ = recover() }()
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// waitGone reports whether process pid has exited within d, waiting on a
+// pidfd: the answer comes the moment the process is gone.
+func waitGone(pid int, d time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return errors.Is(err, unix.ESRCH)
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(d)
+	for {
+		n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds())))
+		if err == unix.EINTR {
+			continue
+		}
+		if n > 0 {
+			return true
+		}
+		return !alive(pid)
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// runHost is the host side of the helper-process pattern: a host with the
+// scripted Python agent that says what it does on stdout, one line at a
+// time, until it is killed or signalled.
+func runHost(mode string) int {
+	python, dir := os.Getenv("HEARTH_PY_TEST_PYTHON"), os.Getenv("HEARTH_PY_TEST_SDK")
+	h, err := hostFromConfig(os.Getenv("HEARTH_PY_TEST_DATA"), agentHCL(python, dir, "", ""), os.Stderr)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	ctx := context.Background()
+	switch mode {
+	case "kill9":
+		out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid;child"})
+		if err != nil {
+			fmt.Println("error", strings.ReplaceAll(err.Error(), "\n", " "))
+			return 1
+		}
+		fmt.Println("ready", out.Result.Output)
+		select {}
+	case "sigterm":
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGTERM)
+		sub := h.Subscribe(64)
+		type result struct {
+			out *host.Outcome
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.1;wait:" + os.Getenv("HEARTH_PY_TEST_RELEASE") + ";echo:finished"})
+			done <- result{out, err}
+		}()
+		var pid int
+		for e := range sub.C {
+			if e.Kind == host.EventSessionSpawned {
+				pid = e.PID
+			}
+			if e.Kind == host.EventTaskProgress {
+				break
+			}
+		}
+		sub.Close()
+		fmt.Println("running", pid)
+		<-sigs
+		grace, _ := time.ParseDuration(os.Getenv("HEARTH_PY_TEST_GRACE"))
+		cctx, cancel := context.WithTimeout(ctx, grace)
+		defer cancel()
+		_ = h.Close(cctx)
+		r := <-done
+		if r.err != nil {
+			fmt.Println("task error", strings.ReplaceAll(r.err.Error(), "\n", " "))
+		} else {
+			fmt.Println("task result", r.out.Result.Output)
+		}
+		fmt.Println("closed")
+		return 0
+	}
+	fmt.Println("unknown mode", mode)
+	return 1
+}
+
+// startHost runs this test binary as a host in mode.
+func startHost(t *testing.T, mode string, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	python := needPython(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), envHost+"="+mode, "HEARTH_PY_TEST_DATA="+t.TempDir(),
+		"HEARTH_PY_TEST_PYTHON="+python, "HEARTH_PY_TEST_SDK="+sdkDir(t)), env...)
+	cmd.Stderr = testWriter{t}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd, bufio.NewScanner(stdout)
+}
+
+// expectLine reads the host's next stdout line and checks its first word.
+func expectLine(t *testing.T, sc *bufio.Scanner, word string) []string {
+	t.Helper()
+	if !sc.Scan() {
+		t.Fatalf("host ended before saying %q: %v", word, sc.Err())
+	}
+	f := strings.Fields(sc.Text())
+	if len(f) == 0 || f[0] != word {
+		t.Fatalf("host said %q, want a line starting with %q", sc.Text(), word)
+	}
+	return f[1:]
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
