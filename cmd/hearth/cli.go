@@ -171,6 +171,7 @@ Badger data directory.`,
 		m.guardCommand(),
 		m.configCommand(),
 		m.serveCommand(),
+		m.dashboardCommand(),
 		m.hookCommand(),
 		m.placeCommand(),
 	)

@@ -69,7 +69,13 @@ func viaGRPC(t *testing.T, d *daemon, payload []byte) ([]byte, string) {
 }
 
 func viaHTTP(t *testing.T, d *daemon, payload []byte) ([]byte, string) {
-	resp, err := http.Post("http://"+d.l.HTTP+"/hooks/claude-code", "application/json", bytes.NewReader(payload))
+	req, err := http.NewRequest(http.MethodPost, "http://"+d.l.HTTP+"/hooks/claude-code", bytes.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

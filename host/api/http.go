@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -58,21 +57,25 @@ const (
 // HTTPHandler serves the HTTP side of the daemon:
 //
 //	GET  /                    the dashboard
+//	GET  /login?code=CODE     signs the browser in (a one-time link)
 //	GET  /api/snapshot        what the dashboard shows, as JSON
 //	GET  /api/runs/{id}       one run, as JSON
 //	GET  /api/events          the host's events, as server-sent events
 //	GET  /metrics             Prometheus metrics
 //	POST /hooks/claude-code   Claude Code's HTTP hooks (?agent=NAME)
-//	GET  /healthz             "ok"
+//	GET  /healthz             "ok", to anyone
 //
-// With a token, every request needs it: an "Authorization: Bearer"
-// header, or a token query parameter (the dashboard passes on the one in
-// its own address).
+// With a token (Listen always has one), every route but /healthz and
+// /login needs it, loopback included: an "Authorization: Bearer" header,
+// never a query parameter. A browser signs in with a link from
+// LoginLink instead, which sets a cookie good for the dashboard's reads
+// (GET, from its own origin) and nothing else: a hook call or anything
+// that changes state needs the token itself.
 //
-// On loopback without a token, what stands between the endpoints and a
-// web page the person happens to visit is the browser's same-origin
-// policy, which DNS rebinding and "simple" cross-site POSTs get around:
-// so a request must name this daemon in its Host (addr: the address it
+// On loopback, what stands between the endpoints and a web page the
+// person happens to visit is also the browser's same-origin policy,
+// which DNS rebinding and "simple" cross-site POSTs get around: so a
+// request must name this daemon in its Host (addr: the address it
 // listens on), a request with an Origin must come from it, and a hook
 // call must be JSON (which a page cannot send cross-site without asking
 // first).
@@ -97,6 +100,12 @@ func (s *Server) HTTPHandler(token, addr string) http.Handler {
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", s.metrics.handler(s.h))
 	}
+	var auth *httpAuth
+	if token != "" {
+		auth = newHTTPAuth(token, addr, s.now)
+		s.dash.Store(auth)
+		mux.Handle("GET "+loginPath, s.serveLogin(auth))
+	}
 	hosts := localHosts(addr)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hosts != nil && !hosts[r.Host] {
@@ -109,14 +118,13 @@ func (s *Server) HTTPHandler(token, addr string) http.Handler {
 			httpError(w, http.StatusForbidden, "cross-origin requests are refused")
 			return
 		}
-		if token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok {
-				got = r.URL.Query().Get("token")
-			}
-			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-				s.logger.Warn("refused an HTTP request without a valid token", "peer", r.RemoteAddr, "path", r.URL.Path)
-				httpError(w, http.StatusUnauthorized, "this hearth daemon needs its token: an Authorization: Bearer header, or ?token=")
+		if auth != nil && r.URL.Path != "/healthz" && r.URL.Path != loginPath {
+			switch present, ok := auth.bearer(r); {
+			case present && !ok:
+				s.refuse(w, r, "a wrong bearer token")
+				return
+			case !present && !auth.signedIn(r):
+				s.refuse(w, r, "no token")
 				return
 			}
 		}
