@@ -22,6 +22,9 @@ import (
 type serving struct {
 	dataDir string
 	http    string
+	// tokenFile and login are what it prints: the HTTP side's token file
+	// and a one-time sign-in link.
+	tokenFile, login string
 	sigs    chan os.Signal
 	hups    chan os.Signal
 	done    chan int
@@ -53,8 +56,15 @@ func serve(t testing.TB, env map[string]string, args ...string) *serving {
 	}()
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
-		if http, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "dashboard  http://"); ok {
+		line := strings.TrimSpace(sc.Text())
+		if http, ok := strings.CutPrefix(line, "dashboard  http://"); ok {
 			s.http = strings.TrimSuffix(http, "/")
+		}
+		if f, ok := strings.CutPrefix(line, "token      "); ok {
+			s.tokenFile, _, _ = strings.Cut(f, " ")
+		}
+		if link, ok := strings.CutPrefix(line, "sign in    "); ok {
+			s.login = link
 			break
 		}
 	}

@@ -105,7 +105,7 @@ func (a *httpAuth) verify(purpose byte, v string) (nonce [nonceLen]byte, exp tim
 	if len(v) != base64.RawURLEncoding.EncodedLen(signedLen) {
 		return nonce, exp, false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(v)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(v)
 	if err != nil || len(b) != signedLen || !hmac.Equal(b[8+nonceLen:], a.mac(purpose, b[:8+nonceLen])) {
 		return nonce, exp, false
 	}
