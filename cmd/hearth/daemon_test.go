@@ -25,10 +25,10 @@ type serving struct {
 	// tokenFile and login are what it prints: the HTTP side's token file
 	// and a one-time sign-in link.
 	tokenFile, login string
-	sigs    chan os.Signal
-	hups    chan os.Signal
-	done    chan int
-	stderr  *watchWriter
+	sigs             chan os.Signal
+	hups             chan os.Signal
+	done             chan int
+	stderr           *watchWriter
 }
 
 // serve starts `hearth serve` with args on a fresh data directory (or
