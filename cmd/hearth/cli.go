@@ -191,15 +191,12 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // loadConfig loads the config file named by --config or HEARTH_CONFIG, or
 // the default (every bundled agent), and applies --data-dir.
 func (m *Main) loadConfig() (*config.Config, error) {
-	path := cmp.Or(m.configPath, m.Getenv("HEARTH_CONFIG"))
+	path := m.configFile()
 	var cfg *config.Config
 	if path == "" {
 		cfg = config.Default(plugins.Names())
 		cfg.DataDir, cfg.DataDirFrom = paths.Abs(cfg.DataDir), "the default, in the current directory (no config file)"
 	} else {
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			path = filepath.Join(path, "hearth.hcl")
-		}
 		var err error
 		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names()}); err != nil {
 			return nil, err
@@ -216,6 +213,16 @@ func (m *Main) loadConfig() (*config.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// configFile is the config file --config or HEARTH_CONFIG names (a
+// directory's hearth.hcl); "" for none.
+func (m *Main) configFile() string {
+	path := cmp.Or(m.configPath, m.Getenv("HEARTH_CONFIG"))
+	if fi, err := os.Stat(path); path != "" && err == nil && fi.IsDir() {
+		path = filepath.Join(path, "hearth.hcl")
+	}
+	return path
 }
 
 // hearth is the command line that reaches the data directory this

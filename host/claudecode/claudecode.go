@@ -195,22 +195,41 @@ func EventName(b []byte) string {
 // stdout (or return as the HTTP body), nil for nothing.
 type Answer []byte
 
-// denial is Claude Code's PreToolUse answer that refuses a tool use.
-type denial struct {
-	HookSpecificOutput struct {
+// hookOutput is Claude Code's JSON hook output, with the fields hearth
+// answers: a PreToolUse's decision, and a message for the person.
+// SystemMessage, a field every event's answer may have, is shown to the
+// person (what the hook says on stderr is not, outside verbose mode).
+type hookOutput struct {
+	HookSpecificOutput *struct {
 		HookEventName            string `json:"hookEventName"`
 		PermissionDecision       string `json:"permissionDecision"`
 		PermissionDecisionReason string `json:"permissionDecisionReason"`
-	} `json:"hookSpecificOutput"`
+	} `json:"hookSpecificOutput,omitempty"`
+	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
-// Deny is the answer that refuses a PreToolUse with reason.
-func Deny(reason string) Answer {
-	var d denial
-	d.HookSpecificOutput.HookEventName = PreToolUse
-	d.HookSpecificOutput.PermissionDecision = "deny"
-	d.HookSpecificOutput.PermissionDecisionReason = reason
+// Deny is the answer that refuses a PreToolUse with reason, which Claude
+// Code shows Claude.
+func Deny(reason string) Answer { return DenyNotice(reason, "") }
+
+// DenyNotice refuses a PreToolUse with reason, and shows the person
+// notice too (empty: nothing).
+func DenyNotice(reason, notice string) Answer {
+	var d hookOutput
+	d.HookSpecificOutput = &struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	}{PreToolUse, "deny", reason}
+	d.SystemMessage = notice
 	b, _ := json.Marshal(d)
+	return b
+}
+
+// Notice is the answer that decides nothing and shows the person msg:
+// how a hook that could not do its work says so where it is seen.
+func Notice(msg string) Answer {
+	b, _ := json.Marshal(hookOutput{SystemMessage: msg})
 	return b
 }
 
