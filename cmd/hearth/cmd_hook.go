@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,20 +102,9 @@ func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
 		why += "; and " + perr.Error()
 	}
 	fmt.Fprintf(m.Stderr, "hearth hook: %s; %s\n", why, failing(policy))
-	var answer claudecode.Answer
-	switch {
-	case policy == config.HookDeny && (event == claudecode.PreToolUse || event == ""):
-		answer = claudecode.DenyNotice(
-			fmt.Sprintf("hearth could not check this tool use (%s) and is configured to deny tool uses then (when_unreachable = deny)", why),
-			fmt.Sprintf("hearth denied a tool use it could not check: %s", why))
-	case event == claudecode.PostToolUse || event == claudecode.PostToolUseFailure:
-		// Its PreToolUse already told the person; a tool use that goes
-		// unrecorded is not worth a second message.
+	answer := claudecode.Failed(event, policy == config.HookDeny, why)
+	if len(answer) == 0 {
 		return nil
-	case event == claudecode.PreToolUse || event == "":
-		answer = claudecode.Notice(fmt.Sprintf("hearth could not check this tool use, which goes ahead unchecked by its guards: %s", why))
-	default:
-		answer = claudecode.Notice(fmt.Sprintf("hearth is not following this session (%s): %s", cmp.Or(event, "hook"), why))
 	}
 	if _, err := m.Stdout.Write(answer); err != nil {
 		return hookError{err}

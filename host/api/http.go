@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -408,9 +408,14 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveHook takes one Claude Code HTTP hook call. Errors are non-2xx
-// answers, which Claude Code treats as a non-blocking hook error: the
-// tool use goes ahead (an HTTP hook fails open).
+// serveHook takes one Claude Code HTTP hook call. A call hearth cannot
+// handle (a payload too big or broken, an agent that is not external, a
+// failure of the host) is answered 200 with what the config's
+// hooks.when_unreachable says: denied when failing closed and it is (or
+// may be) a PreToolUse, and in every case a message the person sees
+// (systemMessage). An error status would be a non-blocking error, which
+// Claude Code lets through and shows only in its transcript. What is not
+// a hook call at all (the wrong content type) is refused with a status.
 func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
 		httpError(w, http.StatusUnsupportedMediaType, "a hook call is a JSON body, with Content-Type: application/json")
@@ -420,26 +425,21 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the hook payload is more than %d MiB", claudecode.MaxPayload>>20))
-		return
+		err = fmt.Errorf("%w: more than the %d MiB a hook payload may have", claudecode.ErrPayload, claudecode.MaxPayload>>20)
 	case err != nil:
-		httpError(w, http.StatusBadRequest, "read the hook payload: "+err.Error())
-		return
+		err = fmt.Errorf("read the hook payload: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	defer cancel()
-	out, err := s.hook(ctx, "", r.URL.Query().Get("agent"), body)
+	var out []byte
+	if err == nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		out, err = s.hook(ctx, "", r.URL.Query().Get("agent"), body)
+		cancel()
+	}
 	if err != nil {
-		code := http.StatusInternalServerError
-		switch {
-		case errors.Is(err, wire.ErrBadPayload), errors.Is(err, claudecode.ErrPayload), errors.Is(err, host.ErrSessionID):
-			code = http.StatusBadRequest
-		case errors.Is(err, host.ErrUnknownAgent), errors.Is(err, host.ErrNotExternal):
-			code = http.StatusNotFound
-		}
-		s.logger.Warn("refused a hook call", "error", err)
-		httpError(w, code, err.Error())
-		return
+		deny := s.h.Config().Hooks.WhenUnreachable == config.HookDeny
+		s.logger.Warn("could not handle a hook call", "error", err, "failing_closed", deny)
+		out = claudecode.Failed(claudecode.EventName(body), deny, text.FirstLine(err.Error()))
+		w.Header().Set("X-Hearth-Error", text.Safe(text.FirstLine(err.Error())))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if len(out) == 0 {
