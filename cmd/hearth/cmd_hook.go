@@ -43,10 +43,13 @@ session becomes an external hearth session: its tool uses build its
 fingerprint, and pre_tool_use guards can deny a tool use, which Claude
 Code then refuses with the guard's message.
 
-When no daemon answers, the tool use goes ahead with a warning on stderr
-(a host that is down must not lock a person out of their editor), unless
+When hearth cannot check a tool use (no daemon answers, the payload is
+too big or broken, the daemon refuses it), the tool use goes ahead (a
+host that is down must not lock a person out of their editor), unless
 --when-unreachable deny, or hooks { when_unreachable = "deny" } in the
-config, says otherwise. Wire it up with examples/claude-code/settings.json.`,
+config, says otherwise; a config that says deny fails closed even when
+it does not load. Either way the person is told, in Claude Code's
+window (systemMessage). Wire it up with examples/claude-code/settings.json.`,
 		Example: `  echo '{"session_id":"s1","hook_event_name":"SessionStart","cwd":"/src/app"}' | hearth hook
   hearth --data-dir ~/.hearth hook --when-unreachable deny`,
 		Args: exactArgs(),
