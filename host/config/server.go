@@ -51,7 +51,9 @@ const (
 // socket's permissions are its access control. TCP is off unless Listen
 // is set, and then needs TLS with client certificates (mutual TLS) or a
 // bearer token, or both. HTTP serves the dashboard, /metrics and the
-// hook endpoint; bound to anything but loopback it needs the token too.
+// hook endpoint, always behind a token: TokenFile's, or one the daemon
+// makes in the data directory; bound to anything but loopback it needs
+// TokenFile.
 type Server struct {
 	// Socket is the unix socket's path; empty means SocketName in the data
 	// directory.
@@ -60,8 +62,9 @@ type Server struct {
 	Listen string
 	// HTTP is the dashboard's address; empty: no HTTP.
 	HTTP string
-	// TokenFile holds the bearer token TCP clients present (and HTTP
-	// clients, when HTTP is set and not loopback).
+	// TokenFile holds the bearer token TCP and HTTP clients present; it
+	// must be owner-only. Empty: no token over TCP, and for HTTP the
+	// token file the daemon makes in the data directory.
 	TokenFile string
 	// TLS, when set, serves the TCP API over TLS.
 	TLS *ServerTLS
