@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/paths"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/plugins"
 )
 
@@ -88,6 +89,14 @@ func NewMain() *Main {
 
 // Run runs the command line args and returns the exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
+	// Everything the CLI prints passes through text.Safe: prompts, paths,
+	// agents' output and errors come from outside, and must not drive the
+	// terminal (issue 13). hearth's own escape sequences (the live run
+	// view, colored diagnostics and logs) are written underneath.
+	stdout, stderr := text.NewSafeWriter(m.Stdout), text.NewSafeWriter(m.Stderr)
+	m.Stdout, m.Stderr = stdout, stderr
+	defer stdout.Flush()
+	defer stderr.Flush()
 	root := m.command()
 	root.PersistentPreRun = func(c *cobra.Command, _ []string) { m.commandName = c.Name() }
 	root.SetArgs(args)
@@ -113,7 +122,7 @@ func (m *Main) report(err error) int {
 		fmt.Fprintf(m.Stderr, "hearth: %v\n", err)
 		return exitWork
 	case errors.As(err, &ce):
-		_ = ce.Write(m.Stderr, m.width(), m.color())
+		_ = ce.Write(m.diagnostics(), m.width(), m.color())
 		return exitUsage
 	case errors.As(err, &ue), errors.Is(err, host.ErrUnknownAgent),
 		// cobra reports an unknown subcommand as a plain error.
@@ -171,6 +180,7 @@ Badger data directory.`,
 		m.guardCommand(),
 		m.configCommand(),
 		m.serveCommand(),
+		m.dashboardCommand(),
 		m.hookCommand(),
 		m.placeCommand(),
 	)
@@ -190,15 +200,12 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // loadConfig loads the config file named by --config or HEARTH_CONFIG, or
 // the default (every bundled agent), and applies --data-dir.
 func (m *Main) loadConfig() (*config.Config, error) {
-	path := cmp.Or(m.configPath, m.Getenv("HEARTH_CONFIG"))
+	path := m.configFile()
 	var cfg *config.Config
 	if path == "" {
 		cfg = config.Default(plugins.Names())
 		cfg.DataDir, cfg.DataDirFrom = paths.Abs(cfg.DataDir), "the default, in the current directory (no config file)"
 	} else {
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			path = filepath.Join(path, "hearth.hcl")
-		}
 		var err error
 		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names()}); err != nil {
 			return nil, err
@@ -215,6 +222,16 @@ func (m *Main) loadConfig() (*config.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// configFile is the config file --config or HEARTH_CONFIG names (a
+// directory's hearth.hcl); "" for none.
+func (m *Main) configFile() string {
+	path := cmp.Or(m.configPath, m.Getenv("HEARTH_CONFIG"))
+	if fi, err := os.Stat(path); path != "" && err == nil && fi.IsDir() {
+		path = filepath.Join(path, "hearth.hcl")
+	}
+	return path
 }
 
 // hearth is the command line that reaches the data directory this
@@ -249,7 +266,7 @@ func (m *Main) logger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:       "hearth",
 		Level:      hclog.LevelFromString(m.logLevel),
-		Output:     m.Stderr,
+		Output:     raw(m.Stderr), // hclog escapes control characters itself
 		JSONFormat: m.logJSON,
 		Color:      m.hclogColor(),
 	})
@@ -305,7 +322,7 @@ func (m *Main) reload(h *engine.Host) {
 		fmt.Fprintln(m.Stderr, "hearth: reload refused, the running config stays:")
 		var ce *config.Error
 		if errors.As(err, &ce) {
-			_ = ce.Write(m.Stderr, m.width(), m.color())
+			_ = ce.Write(m.diagnostics(), m.width(), m.color())
 		} else {
 			fmt.Fprintf(m.Stderr, "  %v\n", err)
 		}
@@ -347,8 +364,36 @@ func (m *Main) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-func (m *Main) isTerminal(w io.Writer) bool {
+// fileOf is the file w writes to, through a text.SafeWriter.
+func fileOf(w io.Writer) (*os.File, bool) {
+	if sw, ok := w.(*text.SafeWriter); ok {
+		w = sw.Underlying()
+	}
 	f, ok := w.(*os.File)
+	return f, ok
+}
+
+// raw is w without text.Safe: for output that escapes what it prints
+// itself (hclog quotes control characters) or is hearth's own.
+func raw(w io.Writer) io.Writer {
+	if sw, ok := w.(*text.SafeWriter); ok {
+		return sw.Underlying()
+	}
+	return w
+}
+
+// diagnostics is where a config's diagnostics are written: in color, as
+// they are (the source lines they quote are the operator's own file);
+// otherwise through text.Safe.
+func (m *Main) diagnostics() io.Writer {
+	if m.color() {
+		return raw(m.Stderr)
+	}
+	return m.Stderr
+}
+
+func (m *Main) isTerminal(w io.Writer) bool {
+	f, ok := fileOf(w)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -363,7 +408,7 @@ func (m *Main) hclogColor() hclog.ColorOption {
 
 // termWidth is the width of the terminal w writes to, or 0.
 func (m *Main) termWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
+	if f, ok := fileOf(w); ok {
 		if n, _, err := term.GetSize(int(f.Fd())); err == nil && n > 0 {
 			return n
 		}
@@ -373,7 +418,7 @@ func (m *Main) termWidth(w io.Writer) int {
 
 // width is the terminal's width for wrapping diagnostics, or 0.
 func (m *Main) width() uint {
-	if f, ok := m.Stderr.(*os.File); ok {
+	if f, ok := fileOf(m.Stderr); ok {
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
 			return uint(w)
 		}

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,10 +23,12 @@ import (
 // kills it: otherwise failing closed would never get to answer.
 const hookTimeout = 5 * time.Second
 
-// hookError is a failure of `hearth hook`. It exits 1, never 2: Claude
-// Code reads exit 2 as "block", which refuses a tool call, or keeps a
-// Stop from stopping. A failure of hearth does neither, unless the
-// operator asked to fail closed, and then only for tool calls.
+// hookError is a failure of `hearth hook` to answer at all (its stdout
+// is gone). It exits 1, never 2: Claude Code reads exit 2 as "block",
+// which refuses a tool call, or keeps a Stop from stopping. Every other
+// failure is answered on stdout with exit 0, so that Claude Code reads
+// the answer: a message for the person, and a denial when failing
+// closed.
 type hookError struct{ error }
 
 func (m *Main) hookCommand() *cobra.Command {
@@ -41,10 +43,13 @@ session becomes an external hearth session: its tool uses build its
 fingerprint, and pre_tool_use guards can deny a tool use, which Claude
 Code then refuses with the guard's message.
 
-When no daemon answers, the tool use goes ahead with a warning on stderr
-(a host that is down must not lock a person out of their editor), unless
+When hearth cannot check a tool use (no daemon answers, the payload is
+too big or broken, the daemon refuses it), the tool use goes ahead (a
+host that is down must not lock a person out of their editor), unless
 --when-unreachable deny, or hooks { when_unreachable = "deny" } in the
-config, says otherwise. Wire it up with examples/claude-code/settings.json.`,
+config, says otherwise; a config that says deny fails closed even when
+it does not load. Either way the person is told, in Claude Code's
+window (systemMessage). Wire it up with examples/claude-code/settings.json.`,
 		Example: `  echo '{"session_id":"s1","hook_event_name":"SessionStart","cwd":"/src/app"}' | hearth hook
   hearth --data-dir ~/.hearth hook --when-unreachable deny`,
 		Args: exactArgs(),
@@ -60,15 +65,13 @@ config, says otherwise. Wire it up with examples/claude-code/settings.json.`,
 func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
 	// Loaded once: this runs before every tool call a person makes.
 	cfg, cfgErr := m.loadConfig()
-	policy, perr := hookPolicy(whenUnreachable, cfg, cfgErr)
+	policy, perr := m.hookPolicy(whenUnreachable, cfg, cfgErr)
 	if perr != nil {
-		// Still answer Claude Code: a broken config must not lock a
-		// person out either.
-		fmt.Fprintf(m.Stderr, "hearth hook: %v; failing open\n", perr)
+		fmt.Fprintf(m.Stderr, "hearth hook: %v; %s\n", perr, failing(policy))
 	}
 	payload, err := io.ReadAll(io.LimitReader(m.Stdin, claudecode.MaxPayload+1))
-	// Which event it is, even when the payload cannot be read whole: it
-	// says what failing closed means.
+	// Which event it is, even when the payload cannot be read whole (too
+	// big, broken): it says what failing closed means.
 	event := claudecode.EventName(payload)
 	var out []byte
 	var sock string
@@ -86,28 +89,63 @@ func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
 		cancel()
 	}
 	if err == nil {
-		_, err = m.Stdout.Write(out)
-		return err
-	}
-	switch {
-	case policy == config.HookDeny && (event == claudecode.PreToolUse || event == ""):
-		fmt.Fprintf(m.Stderr, "hearth hook: %v; denying the tool use (when_unreachable = deny)\n", err)
-		_, werr := m.Stdout.Write(claudecode.Deny(fmt.Sprintf("hearth could not check this tool use (%v) and is configured to deny tool uses then; is hearth serve running?", err)))
-		return werr
-	case unreachable(err):
-		fmt.Fprintf(m.Stderr, "hearth hook: warning: no daemon answers on %s (%v); %s goes ahead untracked (start one with hearth serve)\n", sock, err, cmp.Or(event, "the hook"))
+		if _, err := m.Stdout.Write(out); err != nil {
+			return hookError{err}
+		}
 		return nil
 	}
-	return hookError{fmt.Errorf("hook: %v", err)}
+	// hearth could not do its work. Whatever went wrong — no daemon, a
+	// payload too big or unreadable, a daemon that refused it — the
+	// configured policy decides, and the person is told in Claude
+	// Code's window (systemMessage), not only on stderr, which Claude
+	// Code shows in verbose mode alone. The exit code is 0 so that Claude
+	// Code reads the answer; never 2, which blocks whatever the event.
+	why := hookTrouble(err)
+	if perr != nil {
+		why += "; and " + perr.Error()
+	}
+	fmt.Fprintf(m.Stderr, "hearth hook: %s; %s\n", why, failing(policy))
+	answer := claudecode.Failed(event, policy == config.HookDeny, why)
+	if len(answer) == 0 {
+		return nil
+	}
+	if _, err := m.Stdout.Write(answer); err != nil {
+		return hookError{err}
+	}
+	return nil
+}
+
+// hookTrouble says what went wrong, and what to do about it.
+func hookTrouble(err error) string {
+	if unreachable(err) {
+		return firstLineOf(err.Error()) + " (start one with hearth serve)"
+	}
+	return firstLineOf(err.Error())
+}
+
+func failing(policy string) string {
+	if policy == config.HookDeny {
+		return "failing closed (when_unreachable = deny): a tool use it cannot check is denied"
+	}
+	return "failing open (when_unreachable = allow): tool uses go ahead unchecked"
 }
 
 // hookPolicy is what a PreToolUse gets when hearth cannot answer it: the
-// flag, the config's hooks.when_unreachable, or allow.
-func hookPolicy(flag string, cfg *config.Config, cfgErr error) (string, error) {
+// flag, the config's hooks.when_unreachable, or allow. A config that
+// does not load fails closed when, as far as it can be read, it says
+// so: a broken config must not turn a fail-closed setting into
+// fail-open.
+func (m *Main) hookPolicy(flag string, cfg *config.Config, cfgErr error) (string, error) {
 	policy := flag
 	if policy == "" {
 		if cfgErr != nil {
-			return config.HookAllow, fmt.Errorf("the config cannot be read (%v)", firstLineOf(cfgErr.Error()))
+			policy = config.HookAllow
+			if path := m.configFile(); path != "" {
+				if src, err := os.ReadFile(path); err == nil {
+					policy = config.HookPolicyOf(src, path)
+				}
+			}
+			return policy, fmt.Errorf("the config cannot be read (%v)", firstLineOf(cfgErr.Error()))
 		}
 		policy = cfg.Hooks.WhenUnreachable
 	}
@@ -117,7 +155,9 @@ func hookPolicy(flag string, cfg *config.Config, cfgErr error) (string, error) {
 	case config.HookAllow, config.HookDeny:
 		return policy, nil
 	}
-	return config.HookAllow, fmt.Errorf("--when-unreachable must be %q or %q, not %q", config.HookAllow, config.HookDeny, policy)
+	// A flag that says something else meant to change the default:
+	// fail closed, and say why.
+	return config.HookDeny, fmt.Errorf("--when-unreachable must be %q or %q, not %q", config.HookAllow, config.HookDeny, policy)
 }
 
 func (m *Main) callHook(ctx context.Context, sock, agent string, payload []byte) ([]byte, error) {

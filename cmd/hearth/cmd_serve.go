@@ -40,7 +40,11 @@ The API listens on a unix socket in the data directory, owner-only. TCP
 is off unless --listen (or server.listen) is set, and then needs a
 bearer token or mutual TLS (the config's server block). The dashboard,
 /metrics and POST /hooks/claude-code are served on --http, loopback by
-default.
+default, and need a bearer token too, loopback included: the config's
+token_file, or the token file the daemon makes in the data directory on
+first start (owner-only; a token file others can read is refused). A
+browser signs in to the dashboard with the one-time link printed at
+start, or a fresh one from 'hearth dashboard'.
 
 SIGINT or SIGTERM stops it: tasks in flight get ten seconds to finish
 (a second signal stops them at once), runs are paused, plugins stopped.
@@ -54,7 +58,7 @@ SIGHUP reloads the config file.`,
 	c.Flags().StringVar(&f.listen, "listen", "", "also serve the API on this TCP address (needs --token-file or the config's tls block)")
 	c.Flags().StringVar(&f.http, "http", "", "serve the dashboard, /metrics and the hook endpoint here (default "+config.DefaultHTTP+")")
 	c.Flags().BoolVar(&f.noHTTP, "no-http", false, "serve no dashboard, /metrics or HTTP hook endpoint")
-	c.Flags().StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token TCP clients must present")
+	c.Flags().StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token TCP and HTTP clients must present (default for HTTP: token in the data directory)")
 	return c
 }
 
@@ -112,6 +116,10 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	}
 	if l.HTTP != "" {
 		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n", l.HTTP, l.HTTP, l.HTTP)
+		fmt.Fprintf(m.Stdout, "  token      %s (HTTP clients send it: Authorization: Bearer)\n", paths.Abs(l.TokenFile))
+		if link, exp, err := l.LoginLink(); err == nil {
+			fmt.Fprintf(m.Stdout, "  sign in    %s\n             (once, until %s; %s dashboard prints another)\n", link, exp.Format("15:04:05"), m.hearth())
+		}
 	}
 
 	sigs, reloads, stop := m.hostSignals()

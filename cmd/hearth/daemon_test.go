@@ -22,10 +22,13 @@ import (
 type serving struct {
 	dataDir string
 	http    string
-	sigs    chan os.Signal
-	hups    chan os.Signal
-	done    chan int
-	stderr  *watchWriter
+	// tokenFile and login are what it prints: the HTTP side's token file
+	// and a one-time sign-in link.
+	tokenFile, login string
+	sigs             chan os.Signal
+	hups             chan os.Signal
+	done             chan int
+	stderr           *watchWriter
 }
 
 // serve starts `hearth serve` with args on a fresh data directory (or
@@ -53,8 +56,15 @@ func serve(t testing.TB, env map[string]string, args ...string) *serving {
 	}()
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
-		if http, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "dashboard  http://"); ok {
+		line := strings.TrimSpace(sc.Text())
+		if http, ok := strings.CutPrefix(line, "dashboard  http://"); ok {
 			s.http = strings.TrimSuffix(http, "/")
+		}
+		if f, ok := strings.CutPrefix(line, "token      "); ok {
+			s.tokenFile, _, _ = strings.Cut(f, " ")
+		}
+		if link, ok := strings.CutPrefix(line, "sign in    "); ok {
+			s.login = link
 			break
 		}
 	}
@@ -132,11 +142,37 @@ func TestServeThenTheCLIGoesThroughTheDaemon(t *testing.T) {
 	}
 }
 
+// hookAnswer reads what `hearth hook` printed for Claude Code: the
+// PreToolUse decision and its reason, and the message for the person.
+func hookAnswer(t *testing.T, out string) (decision, reason, notice string) {
+	t.Helper()
+	if out == "" {
+		return "", "", ""
+	}
+	var a struct {
+		HookSpecificOutput struct {
+			PermissionDecision       string `json:"permissionDecision"`
+			PermissionDecisionReason string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+		SystemMessage string `json:"systemMessage"`
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("the hook printed %q, not Claude Code's JSON: %v", out, err)
+	}
+	return a.HookSpecificOutput.PermissionDecision, a.HookSpecificOutput.PermissionDecisionReason, a.SystemMessage
+}
+
+// TestHookWithoutADaemon: when hearth cannot check a tool use, the
+// person is told in Claude Code's window (systemMessage, exit 0), and the
+// configured policy decides: go ahead, or deny. Issue 13: the warning
+// went to stderr only, which Claude Code shows in verbose mode alone.
 func TestHookWithoutADaemon(t *testing.T) {
 	pre := `{"session_id":"s1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/.env"}}`
-	// Fail open: the tool use goes ahead, with a warning.
+	// Fail open: the tool use goes ahead, and the person sees why.
 	code, out, errOut := run(t, map[string]string{"STDIN": pre}, "hook")
-	if code != 0 || out != "" || !strings.Contains(errOut, "no daemon answers") || !strings.Contains(errOut, "goes ahead untracked") {
+	decision, _, notice := hookAnswer(t, out)
+	if code != 0 || decision != "" || !strings.Contains(notice, "goes ahead unchecked") || !strings.Contains(notice, "no hearth daemon is running") ||
+		!strings.Contains(notice, "start one with hearth serve") || !strings.Contains(errOut, "failing open") {
 		t.Errorf("fail open: %d %q %q", code, out, errOut)
 	}
 	// Fail closed, by flag or by config.
@@ -150,27 +186,63 @@ func TestHookWithoutADaemon(t *testing.T) {
 			args = append(args, a)
 		}
 		code, out, _ := run(t, env, args...)
-		if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "hearth could not check this tool use (no hearth daemon is running") {
+		decision, reason, notice := hookAnswer(t, out)
+		if code != 0 || decision != "deny" || !strings.Contains(reason, "hearth could not check this tool use (no hearth daemon is running") ||
+			!strings.Contains(notice, "hearth denied a tool use it could not check") {
 			t.Errorf("fail closed (%s): %d %q", name, code, out)
 		}
 	}
-	// Failing closed only refuses tool uses: a Stop goes through.
+	// Failing closed only refuses tool uses: a Stop goes through, and
+	// the person learns that the session is not followed.
 	code, out, _ = run(t, map[string]string{"STDIN": `{"session_id":"s1","hook_event_name":"Stop"}`, "HEARTH_CONFIG": cfg}, "hook")
-	if code != 0 || out != "" {
+	if decision, _, notice := hookAnswer(t, out); code != 0 || decision != "" || !strings.Contains(notice, "hearth is not following this session (Stop)") {
 		t.Errorf("Stop, failing closed: %d %q", code, out)
 	}
-	// A payload that is not Claude Code's is an error (exit 1: Claude
-	// Code shows it and carries on).
-	code, _, errOut = run(t, map[string]string{"STDIN": "{"}, "hook")
-	if code != 1 || !strings.Contains(errOut, "bad Claude Code hook payload: invalid JSON at line 1, column 2") {
-		t.Errorf("bad payload: %d %q", code, errOut)
+	// A PostToolUse says nothing more: its PreToolUse did.
+	code, out, _ = run(t, map[string]string{"STDIN": `{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Read"}`}, "hook")
+	if code != 0 || out != "" {
+		t.Errorf("PostToolUse without a daemon: %d %q", code, out)
+	}
+	// A payload that is not Claude Code's is one hearth cannot check:
+	// the person sees why, and the policy decides.
+	code, out, _ = run(t, map[string]string{"STDIN": "{"}, "hook")
+	if decision, _, notice := hookAnswer(t, out); code != 0 || decision != "" || !strings.Contains(notice, "bad Claude Code hook payload: invalid JSON at line 1, column 2") {
+		t.Errorf("bad payload: %d %q", code, out)
+	}
+	code, out, _ = run(t, map[string]string{"STDIN": "{", "HEARTH_CONFIG": cfg}, "hook")
+	if decision, _, _ := hookAnswer(t, out); code != 0 || decision != "deny" {
+		t.Errorf("bad payload, failing closed: %d %q", code, out)
+	}
+}
+
+// TestHookBrokenConfigFailsClosed: a config that says when_unreachable =
+// "deny" but does not load (an agent's program gone, a syntax error
+// further down) fails closed; issue 13 found it quietly failing open.
+func TestHookBrokenConfigFailsClosed(t *testing.T) {
+	pre := `{"session_id":"s1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/.env"}}`
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"an unknown bundled agent", "agent \"x\" {\n  bundled = \"nope\"\n}\nhooks {\n  when_unreachable = \"deny\"\n}\n", "deny"},
+		{"broken syntax", "hooks {\n  when_unreachable = \"deny\"\n}\nagent \"x\" {\n  command = [\n", "deny"},
+		{"a policy that is not allow", "hooks {\n  when_unreachable = \"maybe\"\n}\n", "deny"},
+		{"no policy", "agent \"x\" {\n  bundled = \"nope\"\n}\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(t, map[string]string{"STDIN": pre, "HEARTH_CONFIG": writeConfig(t, tc.config)}, "hook")
+			decision, _, notice := hookAnswer(t, out)
+			if code != 0 || decision != tc.want || !strings.Contains(notice, "the config cannot be read") || !strings.Contains(errOut, "the config cannot be read") {
+				t.Errorf("%d %q %q; want decision %q and the config's error shown", code, out, errOut, tc.want)
+			}
+		})
 	}
 }
 
 // TestHookNeverBlocksOnItsOwnFailures: Claude Code reads exit code 2 as
 // "block". Whatever goes wrong on hearth's side (a daemon without an
-// external agent, a payload too big), the hook exits 1 (the tool use
-// goes ahead) or, failing closed, denies the tool call, and never 2.
+// external agent, a payload too big), the hook answers with exit 0: the
+// tool use goes ahead with a message for the person or, failing closed,
+// is denied; it never exits 2.
 func TestHookNeverBlocksOnItsOwnFailures(t *testing.T) {
 	// A daemon that follows no Claude Code sessions.
 	s := serve(t, nil, "--config", "../../examples/code-tour/hearth.hcl")
@@ -183,28 +255,23 @@ func TestHookNeverBlocksOnItsOwnFailures(t *testing.T) {
 	}
 	prompt := `{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
 	pre := `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/a.go"}}`
-	code, _, errOut := run(t, env(prompt), "hook")
-	if code != 1 || !strings.Contains(errOut, "the config declares no external agent") {
-		t.Errorf("prompt, daemon without Claude Code: %d %q; want exit 1 saying why", code, errOut)
+	code, out, _ := run(t, env(prompt), "hook")
+	if _, _, notice := hookAnswer(t, out); code != 0 || !strings.Contains(notice, "the config declares no external agent") {
+		t.Errorf("prompt, daemon without Claude Code: %d %q; want exit 0 and a message saying why", code, out)
 	}
-	code, out, _ := run(t, env(pre), "hook", "--when-unreachable", "deny")
-	if code != 0 || !strings.Contains(out, `"deny"`) {
+	code, out, _ = run(t, env(pre), "hook", "--when-unreachable", "deny")
+	if decision, _, _ := hookAnswer(t, out); code != 0 || decision != "deny" {
 		t.Errorf("tool call failing closed on a daemon error: %d %q; want a denial", code, out)
 	}
+	// Too big is unreadable like any other payload: the policy decides.
 	big := `{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/w/.env","content":"` + strings.Repeat("x", 16<<20) + `"}}`
 	code, out, _ = run(t, env(big), "hook", "--when-unreachable", "deny")
-	if code != 0 || !strings.Contains(out, `"deny"`) || !strings.Contains(out, "MiB") {
+	if decision, reason, _ := hookAnswer(t, out); code != 0 || decision != "deny" || !strings.Contains(reason, "MiB") {
 		t.Errorf("an oversized tool call failing closed: %d %.200q; want a denial", code, out)
 	}
-	code, _, _ = run(t, env(big), "hook")
-	if code != 1 {
-		t.Errorf("an oversized tool call failing open: exit %d; want 1", code)
-	}
-	// A broken config: the hook still answers, failing open.
-	bad := writeConfig(t, "hooks {\n  when_unreachable = \"maybe\"\n}\n")
-	code, _, errOut = run(t, env(pre, "HEARTH_CONFIG", bad), "hook")
-	if code == 2 || !strings.Contains(errOut, "the config cannot be read") {
-		t.Errorf("broken config: %d %q", code, errOut)
+	code, out, _ = run(t, env(big), "hook")
+	if decision, _, notice := hookAnswer(t, out); code != 0 || decision != "" || !strings.Contains(notice, "MiB") {
+		t.Errorf("an oversized tool call failing open: %d %.200q; want exit 0 and a message", code, out)
 	}
 }
 

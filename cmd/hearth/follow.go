@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // redrawEvery is how often a terminal's progress view is redrawn while
@@ -226,13 +227,20 @@ func (f *follower) redraw() {
 		return
 	}
 	lines := frame(d, f.decisions, f.done, time.Since(f.start), f.width)
+	// The frame's own escape sequences go to the terminal as they are;
+	// what its lines hold (task names, agents' messages) goes through
+	// text.Safe.
+	w := f.w
+	if sw, ok := w.(*text.SafeWriter); ok {
+		w = sw.Underlying()
+	}
 	var b strings.Builder
 	if f.drawn > 0 {
 		fmt.Fprintf(&b, "\x1b[%dA", f.drawn)
 	}
 	for _, l := range lines {
 		b.WriteString("\x1b[2K")
-		b.WriteString(l)
+		b.WriteString(text.Safe(l))
 		b.WriteByte('\n')
 	}
 	// A shorter frame clears what is left of the longer one.
@@ -243,7 +251,7 @@ func (f *follower) redraw() {
 		fmt.Fprintf(&b, "\x1b[%dA", extra)
 	}
 	f.drawn = len(lines)
-	_, _ = io.WriteString(f.w, b.String())
+	_, _ = io.WriteString(w, b.String())
 }
 
 // maxTaskLines bounds the tasks a frame lists; the rest are counted.

@@ -332,7 +332,7 @@ guard "no-secrets" {
 	if _, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "permanent:no ink"}); err == nil {
 		t.Fatal("a failing task succeeded")
 	}
-	body := httpGet(t, "http://"+d.l.HTTP+"/metrics", "")
+	body := httpGet(t, "http://"+d.l.HTTP+"/metrics", d.token)
 	for _, want := range []string{
 		`hearth_decisions_total{action="spawned",agent="coder",outcome="spawn-no-candidates"} 1`,
 		`hearth_decisions_total{action="reused",agent="coder",outcome="reuse"} 1`,

@@ -30,7 +30,7 @@ const token = "correct-horse-battery-staple-42"
 func TestTCPNeedsTheToken(t *testing.T) {
 	dir := t.TempDir()
 	cfg := &config.Config{Agents: []*config.Agent{testAgent("coder")}, Server: config.Server{
-		Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", TokenFile: writeFile(t, dir, "token", token+"\n"),
+		Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", TokenFile: writeSecret(t, dir, "token", token+"\n"),
 	}}
 	d := startDaemon(t, cfg)
 	ctx := context.Background()
@@ -119,7 +119,8 @@ func TestListenRefusesBadSetups(t *testing.T) {
 		cfg  config.Server
 		want string
 	}{
-		{"short token", config.Server{Socket: filepath.Join(dir, "a.sock"), TokenFile: writeFile(t, dir, "tok", "short")}, "use at least 16"},
+		{"short token", config.Server{Socket: filepath.Join(dir, "a.sock"), TokenFile: writeSecret(t, dir, "tok", "short")}, "use at least 16"},
+		{"a token others can read", config.Server{Socket: filepath.Join(dir, "d.sock"), TokenFile: writeFile(t, dir, "tok644", token)}, "chmod 600 " + filepath.Join(dir, "tok644")},
 		{"missing certificate", config.Server{Socket: filepath.Join(dir, "b.sock"), Listen: "127.0.0.1:0", TLS: &config.ServerTLS{CertFile: "/nope.pem", KeyFile: "/nope.key"}}, "load the server's certificate"},
 		{"socket path too long", config.Server{Socket: filepath.Join(dir, longName(120))}, "longer than the 107"},
 		{"port taken", config.Server{Socket: filepath.Join(dir, "c.sock"), HTTP: d.l.HTTP}, "pick another address"},
@@ -230,6 +231,7 @@ func TestHTTPRefusesRebindingAndCrossSiteCalls(t *testing.T) {
 		if contentType != "" {
 			req.Header.Set("Content-Type", contentType)
 		}
+		req.Header.Set("Authorization", "Bearer "+d.token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -42,7 +42,12 @@ func TestSlowClientsCannotStarveTheDaemon(t *testing.T) {
 // 500 (issue 13, found by fuzzing the HTTP handler).
 func TestBadPathsAreNotFound(t *testing.T) {
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
-	resp, err := http.Get("http://" + d.l.HTTP + "/0%87")
+	req, err := http.NewRequest(http.MethodGet, "http://"+d.l.HTTP+"/0%87", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

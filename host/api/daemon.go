@@ -46,6 +46,10 @@ type Listeners struct {
 	// resolved), or "" when off.
 	TCP  string
 	HTTP string
+	// TokenFile holds the token HTTP clients present (Authorization:
+	// Bearer), when HTTP is on: server.token_file, or TokenName in the
+	// data directory.
+	TokenFile string
 
 	s       *Server
 	unixSrv *grpc.Server
@@ -63,6 +67,17 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 	token, err := readToken(cfg.TokenFile)
 	if err != nil {
 		return nil, err
+	}
+	// The HTTP side always needs a token, loopback included: without a
+	// token_file, the one in the data directory, made on first start.
+	httpToken, tokenFile := token, cfg.TokenFile
+	if cfg.HTTP != "" && tokenFile == "" {
+		if tokenFile, err = defaultToken(dataDir); err != nil {
+			return nil, err
+		}
+		if httpToken, err = readToken(tokenFile); err != nil {
+			return nil, err
+		}
 	}
 	l := &Listeners{s: s, Socket: cfg.SocketPath(dataDir)}
 	ul, err := listenUnix(l.Socket)
@@ -106,8 +121,8 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		if err != nil {
 			return fail(fmt.Errorf("listen on %s for the dashboard: %w; pick another address with server.http or --http, or \"\" for none", cfg.HTTP, err))
 		}
-		l.HTTP = hl.Addr().String()
-		l.httpSrv = &http.Server{Handler: s.HTTPHandler(token, l.HTTP),
+		l.HTTP, l.TokenFile = hl.Addr().String(), tokenFile
+		l.httpSrv = &http.Server{Handler: s.HTTPHandler(httpToken, l.HTTP),
 			ReadHeaderTimeout: httpReadHeader, ReadTimeout: httpRead, WriteTimeout: httpWrite,
 			IdleTimeout: httpIdle, MaxHeaderBytes: httpMaxHeader}
 		// Connections beyond the limit wait in the kernel's backlog: slow
@@ -228,23 +243,6 @@ func listenUnix(path string) (net.Listener, error) {
 		}
 	}
 	return ul, nil
-}
-
-// readToken reads the bearer token file: its first line.
-func readToken(path string) (string, error) {
-	if path == "" {
-		return "", nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read the token file: %w", err)
-	}
-	tok, _, _ := strings.Cut(string(b), "\n")
-	tok = strings.TrimSpace(tok)
-	if len(tok) < 16 {
-		return "", fmt.Errorf("the token in %s is %d characters; use at least 16 (for example: head -c 32 /dev/urandom | base64 > %s)", path, len(tok), path)
-	}
-	return tok, nil
 }
 
 // serverTLS builds the TCP API's TLS config: the server's certificate,

@@ -121,6 +121,17 @@ func (p page) text(sel string) string {
 	return s
 }
 
+func (p page) eval(js string) string {
+	p.t.Helper()
+	ctx, cancel := p.deadline()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		p.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
 func (p page) count(sel string) int {
 	p.t.Helper()
 	ctx, cancel := p.deadline()
@@ -152,8 +163,23 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 	p := page{t, browser(t)}
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 
-	p.do("its page", chromedp.Navigate("http://"+d.l.HTTP+"/"))
+	// Without signing in, the page says how to; with the link the daemon
+	// makes (as hearth serve prints, and hearth dashboard asks for), the
+	// browser gets in, and the link's code leaves the address bar.
+	p.do("its sign-in page", chromedp.Navigate("http://"+d.l.HTTP+"/"))
+	p.waitText("how to sign in", "body", "hearth dashboard")
+	link, _, err := d.l.LoginLink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.do("its page", chromedp.Navigate(link))
 	p.wait("its live connection", "#live.on")
+	if loc := p.eval("location.href"); loc != "http://"+d.l.HTTP+"/" {
+		t.Errorf("signed in at %s; want the dashboard's address, without the code", loc)
+	}
+	if c := p.eval("document.cookie"); c != "" {
+		t.Errorf("the page's script sees the cookie %q; it must be HttpOnly", c)
+	}
 	if empty := p.text("#decisions-empty"); !contains(empty, "No placement yet") {
 		t.Errorf("the empty dashboard says %q; want that nothing was placed yet", empty)
 	}

@@ -68,8 +68,17 @@ func viaGRPC(t *testing.T, d *daemon, payload []byte) ([]byte, string) {
 	return out, ""
 }
 
+// viaHTTP posts a payload as Claude Code's HTTP hook does. A call hearth
+// could not handle is answered 200 with a message for the person (and a
+// denial when failing closed); its error is in X-Hearth-Error.
 func viaHTTP(t *testing.T, d *daemon, payload []byte) ([]byte, string) {
-	resp, err := http.Post("http://"+d.l.HTTP+"/hooks/claude-code", "application/json", bytes.NewReader(payload))
+	req, err := http.NewRequest(http.MethodPost, "http://"+d.l.HTTP+"/hooks/claude-code", bytes.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +86,9 @@ func viaHTTP(t *testing.T, d *daemon, payload []byte) ([]byte, string) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return nil, resp.Status + " " + string(b)
+	}
+	if e := resp.Header.Get("X-Hearth-Error"); e != "" {
+		return b, e
 	}
 	return b, ""
 }
@@ -187,6 +199,44 @@ func TestClaudeCodeSessionFromHooks(t *testing.T) {
 	}
 }
 
+// TestHTTPHookFailsClosed: a daemon whose config says when_unreachable =
+// "deny" answers a PreToolUse it cannot read (too big, broken) with a
+// denial, over HTTP as the command hook does (issue 13: a payload over
+// the limit went through); other events go ahead, with a message.
+func TestHTTPHookFailsClosed(t *testing.T) {
+	cfg, err := config.Load("../../examples/claude-code/hearth.hcl", config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = filepath.Join(shortTempDir(t), "data")
+	cfg.Server = config.Server{HTTP: "127.0.0.1:0"}
+	cfg.Hooks.WhenUnreachable = config.HookDeny
+	d := startDaemon(t, cfg)
+	big := []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/w/.env","content":"` +
+		strings.Repeat("x", claudecode.MaxPayload) + `"}}`)
+	for _, tc := range []struct {
+		name    string
+		payload []byte
+		deny    bool
+	}{
+		{"an oversized tool use", big, true},
+		{"a broken tool use", []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":[1]}`), true},
+		{"a payload whose event cannot be told", []byte(`{"session_id":`), true},
+		{"a broken Stop", []byte(`{"session_id":7,"hook_event_name":"Stop"}`), false},
+	} {
+		out, errText := viaHTTP(t, d, tc.payload)
+		var a struct {
+			SystemMessage      string `json:"systemMessage"`
+			HookSpecificOutput struct {
+				PermissionDecision string `json:"permissionDecision"`
+			} `json:"hookSpecificOutput"`
+		}
+		if errText == "" || json.Unmarshal(out, &a) != nil || (a.HookSpecificOutput.PermissionDecision == "deny") != tc.deny || a.SystemMessage == "" {
+			t.Errorf("%s: %.300s (%s); want deny %v and a message", tc.name, out, errText, tc.deny)
+		}
+	}
+}
+
 func TestBadHookPayloads(t *testing.T) {
 	d := claudeCodeDaemon(t)
 	big := []byte(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Write","tool_input":{"content":"` +
@@ -195,27 +245,38 @@ func TestBadHookPayloads(t *testing.T) {
 		name    string
 		payload []byte
 		grpc    codes.Code
-		http    string
 		says    string
 	}{
-		{"not JSON", []byte("session_id=1"), codes.InvalidArgument, "400", "invalid JSON at line 1, column 1"},
-		{"broken on line 3", []byte("{\n  \"session_id\": \"s\",\n  \"hook_event_name\": PreToolUse\n}"), codes.InvalidArgument, "400", "line 3, column 22"},
-		{"no session", []byte(`{"hook_event_name":"Stop"}`), codes.InvalidArgument, "400", "session_id is missing"},
-		{"no event", []byte(`{"session_id":"s"}`), codes.InvalidArgument, "400", "hook_event_name is missing"},
-		{"tool input not an object", []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":[1]}`), codes.InvalidArgument, "400", "tool_input must be a JSON object"},
-		{"wrong type", []byte(`{"session_id":7,"hook_event_name":"Stop"}`), codes.InvalidArgument, "400", "session_id must be a string"},
-		{"session ID hearth cannot keep", []byte(`{"session_id":"../../etc","hook_event_name":"Stop"}`), codes.InvalidArgument, "400", "invalid session ID"},
-		{"empty", nil, codes.InvalidArgument, "400", "it is empty"},
-		{"oversized", big, codes.InvalidArgument, "413", "MiB"},
+		{"not JSON", []byte("session_id=1"), codes.InvalidArgument, "invalid JSON at line 1, column 1"},
+		{"broken on line 3", []byte("{\n  \"session_id\": \"s\",\n  \"hook_event_name\": PreToolUse\n}"), codes.InvalidArgument, "line 3, column 22"},
+		{"no session", []byte(`{"hook_event_name":"Stop"}`), codes.InvalidArgument, "session_id is missing"},
+		{"no event", []byte(`{"session_id":"s"}`), codes.InvalidArgument, "hook_event_name is missing"},
+		{"tool input not an object", []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":[1]}`), codes.InvalidArgument, "tool_input must be a JSON object"},
+		{"wrong type", []byte(`{"session_id":7,"hook_event_name":"Stop"}`), codes.InvalidArgument, "session_id must be a string"},
+		{"session ID hearth cannot keep", []byte(`{"session_id":"../../etc","hook_event_name":"Stop"}`), codes.InvalidArgument, "invalid session ID"},
+		{"empty", nil, codes.InvalidArgument, "it is empty"},
+		{"oversized", big, codes.InvalidArgument, "MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := d.c.Hook(context.Background(), config.ExternalClaudeCode, "", tc.payload)
 			if st, _ := status.FromError(err); st.Code() != tc.grpc || !contains(err.Error(), tc.says) {
 				t.Errorf("grpc: %v; want %v saying %q", err, tc.grpc, tc.says)
 			}
-			_, errText := viaHTTP(t, d, tc.payload)
-			if !strings.HasPrefix(errText, tc.http) || !contains(errText, tc.says) {
-				t.Errorf("http: %q; want %s saying %q", errText, tc.http, tc.says)
+			// Over HTTP: 200, so that Claude Code reads the answer; the
+			// person is told (the example's config fails open). A
+			// PostToolUse gets nothing more.
+			out, errText := viaHTTP(t, d, tc.payload)
+			if !contains(errText, tc.says) {
+				t.Errorf("http: error %q; want it saying %q", errText, tc.says)
+			}
+			var a struct {
+				SystemMessage      string          `json:"systemMessage"`
+				HookSpecificOutput json.RawMessage `json:"hookSpecificOutput"`
+			}
+			if ev := claudecode.EventName(tc.payload); ev != claudecode.PostToolUse {
+				if json.Unmarshal(out, &a) != nil || !contains(a.SystemMessage, "hearth") || a.HookSpecificOutput != nil {
+					t.Errorf("http: answer %s; want a message for the person, and no decision", out)
+				}
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -17,9 +16,9 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -58,21 +57,25 @@ const (
 // HTTPHandler serves the HTTP side of the daemon:
 //
 //	GET  /                    the dashboard
+//	GET  /login?code=CODE     signs the browser in (a one-time link)
 //	GET  /api/snapshot        what the dashboard shows, as JSON
 //	GET  /api/runs/{id}       one run, as JSON
 //	GET  /api/events          the host's events, as server-sent events
 //	GET  /metrics             Prometheus metrics
 //	POST /hooks/claude-code   Claude Code's HTTP hooks (?agent=NAME)
-//	GET  /healthz             "ok"
+//	GET  /healthz             "ok", to anyone
 //
-// With a token, every request needs it: an "Authorization: Bearer"
-// header, or a token query parameter (the dashboard passes on the one in
-// its own address).
+// With a token (Listen always has one), every route but /healthz and
+// /login needs it, loopback included: an "Authorization: Bearer" header,
+// never a query parameter. A browser signs in with a link from
+// LoginLink instead, which sets a cookie good for the dashboard's reads
+// (GET, from its own origin) and nothing else: a hook call or anything
+// that changes state needs the token itself.
 //
-// On loopback without a token, what stands between the endpoints and a
-// web page the person happens to visit is the browser's same-origin
-// policy, which DNS rebinding and "simple" cross-site POSTs get around:
-// so a request must name this daemon in its Host (addr: the address it
+// On loopback, what stands between the endpoints and a web page the
+// person happens to visit is also the browser's same-origin policy,
+// which DNS rebinding and "simple" cross-site POSTs get around: so a
+// request must name this daemon in its Host (addr: the address it
 // listens on), a request with an Origin must come from it, and a hook
 // call must be JSON (which a page cannot send cross-site without asking
 // first).
@@ -97,6 +100,12 @@ func (s *Server) HTTPHandler(token, addr string) http.Handler {
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", s.metrics.handler(s.h))
 	}
+	var auth *httpAuth
+	if token != "" {
+		auth = newHTTPAuth(token, addr, s.now)
+		s.dash.Store(auth)
+		mux.Handle("GET "+loginPath, s.serveLogin(auth))
+	}
 	hosts := localHosts(addr)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hosts != nil && !hosts[r.Host] {
@@ -109,14 +118,13 @@ func (s *Server) HTTPHandler(token, addr string) http.Handler {
 			httpError(w, http.StatusForbidden, "cross-origin requests are refused")
 			return
 		}
-		if token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok {
-				got = r.URL.Query().Get("token")
-			}
-			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-				s.logger.Warn("refused an HTTP request without a valid token", "peer", r.RemoteAddr, "path", r.URL.Path)
-				httpError(w, http.StatusUnauthorized, "this hearth daemon needs its token: an Authorization: Bearer header, or ?token=")
+		if auth != nil && r.URL.Path != "/healthz" && r.URL.Path != loginPath {
+			switch present, ok := auth.bearer(r); {
+			case present && !ok:
+				s.refuse(w, r, "a wrong bearer token")
+				return
+			case !present && !auth.signedIn(r):
+				s.refuse(w, r, "no token")
 				return
 			}
 		}
@@ -400,9 +408,14 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveHook takes one Claude Code HTTP hook call. Errors are non-2xx
-// answers, which Claude Code treats as a non-blocking hook error: the
-// tool use goes ahead (an HTTP hook fails open).
+// serveHook takes one Claude Code HTTP hook call. A call hearth cannot
+// handle (a payload too big or broken, an agent that is not external, a
+// failure of the host) is answered 200 with what the config's
+// hooks.when_unreachable says: denied when failing closed and it is (or
+// may be) a PreToolUse, and in every case a message the person sees
+// (systemMessage). An error status would be a non-blocking error, which
+// Claude Code lets through and shows only in its transcript. What is not
+// a hook call at all (the wrong content type) is refused with a status.
 func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
 		httpError(w, http.StatusUnsupportedMediaType, "a hook call is a JSON body, with Content-Type: application/json")
@@ -412,26 +425,21 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the hook payload is more than %d MiB", claudecode.MaxPayload>>20))
-		return
+		err = fmt.Errorf("%w: more than the %d MiB a hook payload may have", claudecode.ErrPayload, claudecode.MaxPayload>>20)
 	case err != nil:
-		httpError(w, http.StatusBadRequest, "read the hook payload: "+err.Error())
-		return
+		err = fmt.Errorf("read the hook payload: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	defer cancel()
-	out, err := s.hook(ctx, "", r.URL.Query().Get("agent"), body)
+	var out []byte
+	if err == nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		out, err = s.hook(ctx, "", r.URL.Query().Get("agent"), body)
+		cancel()
+	}
 	if err != nil {
-		code := http.StatusInternalServerError
-		switch {
-		case errors.Is(err, wire.ErrBadPayload), errors.Is(err, claudecode.ErrPayload), errors.Is(err, host.ErrSessionID):
-			code = http.StatusBadRequest
-		case errors.Is(err, host.ErrUnknownAgent), errors.Is(err, host.ErrNotExternal):
-			code = http.StatusNotFound
-		}
-		s.logger.Warn("refused a hook call", "error", err)
-		httpError(w, code, err.Error())
-		return
+		deny := s.h.Config().Hooks.WhenUnreachable == config.HookDeny
+		s.logger.Warn("could not handle a hook call", "error", err, "failing_closed", deny)
+		out = claudecode.Failed(claudecode.EventName(body), deny, text.FirstLine(err.Error()))
+		w.Header().Set("X-Hearth-Error", text.Safe(text.FirstLine(err.Error())))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if len(out) == 0 {

@@ -34,6 +34,7 @@ func FuzzHTTPHandler(f *testing.F) {
 		{"GET", "/", nil}, {"GET", "/0%87", nil}, {"GET", "/api/snapshot", nil}, {"GET", "/api/runs/x", nil},
 		{"GET", "/api/runs/%ff", nil}, {"POST", "/hooks/claude-code", []byte(`{"session_id":"s","hook_event_name":"PreToolUse"}`)},
 		{"GET", "/metrics", nil}, {"GET", "/healthz", nil}, {"GET", "/app.js/../../x", nil}, {"PUT", "/api/snapshot", nil},
+		{"GET", "/login?code=AAAA", nil}, {"GET", "/login?token=x", nil},
 	} {
 		f.Add(s.method, s.path, s.body, true)
 	}

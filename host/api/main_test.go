@@ -55,11 +55,13 @@ func testAgent(name string) *config.Agent {
 // daemon is a real daemon for a test: a host on a temp data directory
 // with its listeners, and a client on its socket.
 type daemon struct {
-	h       *engine.Host
-	srv     *api.Server
-	l       *api.Listeners
-	c       *client.Client
-	dir     string
+	h   *engine.Host
+	srv *api.Server
+	l   *api.Listeners
+	c   *client.Client
+	dir string
+	// token is what HTTP clients present: the token file's.
+	token   string
 	metrics *api.Metrics
 	log     *syncBuffer
 }
@@ -121,6 +123,13 @@ func startDaemon(t testing.TB, cfg *config.Config) *daemon {
 		_ = d.h.Close(context.Background())
 		t.Fatal(err)
 	}
+	if d.l.TokenFile != "" {
+		b, err := os.ReadFile(d.l.TokenFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.token = strings.TrimSpace(string(b))
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
@@ -147,6 +156,16 @@ func writeFile(t testing.TB, dir, name, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeSecret writes an owner-only file, as a token file must be.
+func writeSecret(t testing.TB, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -56,6 +57,8 @@ type Server struct {
 	// closing is closed when the daemon shuts down: streams end.
 	closing   chan struct{}
 	closeOnce sync.Once
+	// dash signs the dashboard's logins once HTTP is served.
+	dash atomic.Pointer[httpAuth]
 }
 
 // shutdown ends the server's streams: the daemon is stopping.

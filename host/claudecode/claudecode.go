@@ -150,12 +150,15 @@ func position(b []byte, off int64) string {
 }
 
 // EventName reads a payload's hook_event_name as the decoder does: on
-// every payload Parse accepts, it is the name Parse reads — keys
+// every payload the decoder accepts, it is the name Parse reads — keys
 // compared without case, the last one winning, null changing nothing —
-// because it is the same decoding. On a payload the decoder refuses
-// (too big, or broken after the name), it reads the keys before the
-// spot where the payload breaks by the same rules; "" when it cannot
-// tell. The hook's fail-closed handling depends on it.
+// because it is the same decoding. On a payload the decoder refuses (too
+// big and cut short, or broken), a later key could still name another
+// event, so it says only what failing closed needs: PreToolUse when a
+// key before the break names it, "" (cannot tell) otherwise. It never
+// names another event for a payload that could be a PreToolUse, so the
+// hook's fail-closed handling, which denies PreToolUse and "", never lets
+// one through.
 func EventName(b []byte) string {
 	var p struct {
 		HookEventName string `json:"hook_event_name"`
@@ -167,51 +170,95 @@ func EventName(b []byte) string {
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
-	name := ""
+	pre := false
 	for d.More() {
 		k, err := d.Token()
 		if err != nil {
-			return name
+			break
 		}
 		if key, _ := k.(string); strings.EqualFold(key, "hook_event_name") {
 			var v *string
 			if d.Decode(&v) != nil {
-				return name
+				break
 			}
-			if v != nil {
-				name = *v
+			if v != nil && *v == PreToolUse {
+				pre = true
 			}
 			continue
 		}
 		var skip json.RawMessage
 		if d.Decode(&skip) != nil {
-			return name
+			break
 		}
 	}
-	return name
+	if pre {
+		return PreToolUse
+	}
+	return ""
 }
 
 // Answer is what the hook answers Claude Code: the JSON to print on
 // stdout (or return as the HTTP body), nil for nothing.
 type Answer []byte
 
-// denial is Claude Code's PreToolUse answer that refuses a tool use.
-type denial struct {
-	HookSpecificOutput struct {
+// hookOutput is Claude Code's JSON hook output, with the fields hearth
+// answers: a PreToolUse's decision, and a message for the person.
+// SystemMessage, a field every event's answer may have, is shown to the
+// person (what the hook says on stderr is not, outside verbose mode).
+type hookOutput struct {
+	HookSpecificOutput *struct {
 		HookEventName            string `json:"hookEventName"`
 		PermissionDecision       string `json:"permissionDecision"`
 		PermissionDecisionReason string `json:"permissionDecisionReason"`
-	} `json:"hookSpecificOutput"`
+	} `json:"hookSpecificOutput,omitempty"`
+	SystemMessage string `json:"systemMessage,omitempty"`
 }
 
-// Deny is the answer that refuses a PreToolUse with reason.
-func Deny(reason string) Answer {
-	var d denial
-	d.HookSpecificOutput.HookEventName = PreToolUse
-	d.HookSpecificOutput.PermissionDecision = "deny"
-	d.HookSpecificOutput.PermissionDecisionReason = reason
+// Deny is the answer that refuses a PreToolUse with reason, which Claude
+// Code shows Claude.
+func Deny(reason string) Answer { return DenyNotice(reason, "") }
+
+// DenyNotice refuses a PreToolUse with reason, and shows the person
+// notice too (empty: nothing).
+func DenyNotice(reason, notice string) Answer {
+	var d hookOutput
+	d.HookSpecificOutput = &struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	}{PreToolUse, "deny", reason}
+	d.SystemMessage = notice
 	b, _ := json.Marshal(d)
 	return b
+}
+
+// Notice is the answer that decides nothing and shows the person msg:
+// how a hook that could not do its work says so where it is seen.
+func Notice(msg string) Answer {
+	b, _ := json.Marshal(hookOutput{SystemMessage: msg})
+	return b
+}
+
+// Failed is the answer to a hook call hearth could not handle, for the
+// reason why: failing closed (deny), a PreToolUse, or a call whose event
+// cannot be told (a payload too big or broken), is denied; otherwise it
+// goes ahead. Either way the person is told, in Claude Code's window
+// (systemMessage), since a hook's stderr and an HTTP hook's error status
+// show only in verbose mode or the transcript. A PostToolUse gets
+// nothing: its PreToolUse already said so.
+func Failed(event string, deny bool, why string) Answer {
+	unknown := event == PreToolUse || event == ""
+	switch {
+	case deny && unknown:
+		return DenyNotice(
+			fmt.Sprintf("hearth could not check this tool use (%s) and is configured to deny tool uses then (when_unreachable = deny)", why),
+			"hearth denied a tool use it could not check: "+why)
+	case event == PostToolUse || event == PostToolUseFailure:
+		return nil
+	case unknown:
+		return Notice("hearth could not check this tool use, which goes ahead unchecked by its guards: " + why)
+	}
+	return Notice(fmt.Sprintf("hearth is not following this session (%s): %s", event, why))
 }
 
 // Sessions is what Handle reports to: the external sessions of an engine

@@ -113,6 +113,11 @@ func TestEventName(t *testing.T) {
 		// Broken after the name, or too big: the name read before.
 		{`{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"content":"abc`, "PreToolUse"},
 		{`{"hook_event_name":"Stop","hook_event_name":"PreToolUse",`, "PreToolUse"},
+		// Broken, and not naming PreToolUse: a later key could, so it
+		// cannot tell.
+		{`{"hook_event_name":"PreToolUse","hook_event_name":"Stop",`, "PreToolUse"},
+		{`{"hook_event_name":"Stop","tool_input":{"content":"abc`, ""},
+		{`{"hook_event_name":"Stop","hook_event_name":"PreTo`, ""},
 		{`{"hook_event_name":5}`, ""},
 		{`[1]`, ""},
 		{``, ""},
@@ -150,6 +155,61 @@ func FuzzEventName(f *testing.F) {
 			t.Fatalf("Parse reads %q, EventName %q, from %s", pp.HookEventName, got, b)
 		}
 	})
+}
+
+// FuzzEventNameCutShort: a PreToolUse payload cut short anywhere (as
+// the size limit cuts one) is never taken for another event: EventName
+// says PreToolUse or "", both of which failing closed denies.
+func FuzzEventNameCutShort(f *testing.F) {
+	for _, s := range []string{
+		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"content":"abc"}}`,
+		`{"hook_event_name":"Stop","session_id":"s","tool_name":"Read","tool_input":{"x":[1,2,{"y":"z"}]},"HOOK_EVENT_NAME":"PreToolUse"}`,
+		`{"hook_event_name":"Stop","hook_event_name":"PreToolUse","session_id":"s","tool_name":"Read"}`,
+	} {
+		f.Add([]byte(s), uint16(len(s)/2))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, cut uint16) {
+		p, err := Parse(b)
+		if err != nil || p.HookEventName != PreToolUse {
+			return
+		}
+		k := int(cut) % (len(b) + 1)
+		if got := EventName(b[:k]); got != PreToolUse && got != "" {
+			t.Fatalf("a PreToolUse cut at %d reads as %q: %s", k, got, b[:k])
+		}
+		if a := Failed(EventName(b[:k]), true, "cut short"); !strings.Contains(string(a), `"permissionDecision":"deny"`) {
+			t.Fatalf("a PreToolUse cut at %d is not denied failing closed: %s", k, a)
+		}
+	})
+}
+
+// TestFailed: what a hook call hearth could not handle gets.
+func TestFailed(t *testing.T) {
+	for _, tc := range []struct {
+		event            string
+		deny             bool
+		decision, notice string
+	}{
+		{PreToolUse, true, "deny", "hearth denied a tool use it could not check: boom"},
+		{"", true, "deny", "hearth denied a tool use it could not check: boom"},
+		{PreToolUse, false, "", "goes ahead unchecked by its guards: boom"},
+		{Stop, true, "", "hearth is not following this session (Stop): boom"},
+		{PostToolUse, true, "", ""},
+	} {
+		a := Failed(tc.event, tc.deny, "boom")
+		var got struct {
+			HookSpecificOutput struct{ PermissionDecision string } `json:"hookSpecificOutput"`
+			SystemMessage      string                              `json:"systemMessage"`
+		}
+		if len(a) > 0 {
+			if err := json.Unmarshal(a, &got); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got.HookSpecificOutput.PermissionDecision != tc.decision || !strings.Contains(got.SystemMessage, tc.notice) || (tc.notice == "" && len(a) != 0) {
+			t.Errorf("Failed(%q, %v): %s; want decision %q and a message saying %q", tc.event, tc.deny, a, tc.decision, tc.notice)
+		}
+	}
 }
 
 func TestDeny(t *testing.T) {

@@ -479,3 +479,45 @@ agent "b" { command = ["/opt/agent"] }`), "x.hcl", opts)
 		t.Errorf("a bad name: %v", err)
 	}
 }
+
+// TestHookPolicyOf: a config that does not load still fails closed when
+// it says so (issue 13: it quietly flipped to allow).
+func TestHookPolicyOf(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"deny, and an error elsewhere", "agent \"x\" {\n  bundled = \"nope\"\n}\nhooks {\n  when_unreachable = \"deny\"\n}\n", HookDeny},
+		{"allow", "hooks {\n  when_unreachable = \"allow\"\n}\nbogus = 1\n", HookAllow},
+		{"no hooks block", "agent \"x\" {\n  bundled = \"nope\"\n}\n", HookAllow},
+		{"a value that is not allow", "hooks {\n  when_unreachable = \"Deny\"\n}\n", HookDeny},
+		{"not a string", "hooks {\n  when_unreachable = 5\n}\n", HookDeny},
+		{"an expression", "hooks {\n  when_unreachable = var.x\n}\n", HookDeny},
+		{"broken syntax after deny", "hooks {\n  when_unreachable = \"deny\"\n}\nagent \"x\" {\n  command = [\n", HookDeny},
+		{"broken syntax, unquoted", "hooks {\n when_unreachable = deny\n\n{{{", HookDeny},
+		{"broken syntax, allow", "hooks {\n  when_unreachable = \"allow\"\n}\n}}}", HookAllow},
+		{"empty", "", HookAllow},
+	} {
+		if got := HookPolicyOf([]byte(tc.src), "hearth.hcl"); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// FuzzHookPolicyOf: never panics, and on a config that loads it reads
+// what loading reads.
+func FuzzHookPolicyOf(f *testing.F) {
+	for _, s := range []string{
+		"hooks {\n  when_unreachable = \"deny\"\n}\n", "hooks {\n  when_unreachable = \"allow\"\n}\n",
+		"agent \"c\" {\n  external = \"claude-code\"\n}\nhooks {\n  when_unreachable = \"deny\"\n}\n",
+		"agent \"c\" {\n  external = \"claude-code\"\n}\n", "hooks {}\n", "hooks {\nwhen_unreachable = \"deny\"",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		got := HookPolicyOf(src, "hearth.hcl")
+		if got != HookAllow && got != HookDeny {
+			t.Fatalf("policy %q", got)
+		}
+		if cfg, err := Parse(src, "hearth.hcl", Options{}); err == nil && cfg.Hooks.WhenUnreachable != got {
+			t.Fatalf("the config loads with when_unreachable %q; HookPolicyOf says %q:\n%s", cfg.Hooks.WhenUnreachable, got, src)
+		}
+	})
+}

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/internal/text"
 )
@@ -48,7 +51,9 @@ const (
 // socket's permissions are its access control. TCP is off unless Listen
 // is set, and then needs TLS with client certificates (mutual TLS) or a
 // bearer token, or both. HTTP serves the dashboard, /metrics and the
-// hook endpoint; bound to anything but loopback it needs the token too.
+// hook endpoint, always behind a token: TokenFile's, or one the daemon
+// makes in the data directory; bound to anything but loopback it needs
+// TokenFile.
 type Server struct {
 	// Socket is the unix socket's path; empty means SocketName in the data
 	// directory.
@@ -57,8 +62,9 @@ type Server struct {
 	Listen string
 	// HTTP is the dashboard's address; empty: no HTTP.
 	HTTP string
-	// TokenFile holds the bearer token TCP clients present (and HTTP
-	// clients, when HTTP is set and not loopback).
+	// TokenFile holds the bearer token TCP and HTTP clients present; it
+	// must be owner-only. Empty: no token over TCP, and for HTTP the
+	// token file the daemon makes in the data directory.
 	TokenFile string
 	// TLS, when set, serves the TCP API over TLS.
 	TLS *ServerTLS
@@ -274,4 +280,45 @@ func (s Server) SocketPath(dataDir string) string {
 		return s.Socket
 	}
 	return strings.TrimRight(dataDir, "/") + "/" + SocketName
+}
+
+// whenUnreachableText finds a when_unreachable setting in a file that
+// does not even parse.
+var whenUnreachableText = regexp.MustCompile(`(?m)^[ \t]*when_unreachable[ \t]*=[ \t]*"?([A-Za-z_]*)`)
+
+// HookPolicyOf says what `hearth hook` must do when it cannot check a
+// tool use, for a config file that does not load (src, its bytes). A
+// config that fails to load for any reason — an agent's program gone
+// missing, a typo elsewhere — must not quietly turn a fail-closed
+// setting into fail-open: so as far as the file can be read at all, a
+// hooks block's when_unreachable that says anything but "allow" means
+// HookDeny. With no such setting, HookAllow, the default.
+func HookPolicyOf(src []byte, filename string) string {
+	policy := func(v string) string {
+		if v == "" || v == HookAllow {
+			return HookAllow
+		}
+		return HookDeny
+	}
+	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if body, ok := f.Body.(*hclsyntax.Body); ok && body != nil && !diags.HasErrors() {
+		for _, b := range body.Blocks {
+			if b.Type != "hooks" {
+				continue
+			}
+			if a, ok := b.Body.Attributes["when_unreachable"]; ok {
+				v, vd := a.Expr.Value(nil)
+				if vd.HasErrors() || v.IsNull() || !v.Type().Equals(cty.String) || !v.IsKnown() {
+					return HookDeny // set, to something that is not "allow"
+				}
+				return policy(v.AsString())
+			}
+		}
+		return HookAllow
+	}
+	// Broken syntax: read the setting from the text.
+	if m := whenUnreachableText.FindSubmatch(src); m != nil {
+		return policy(string(m[1]))
+	}
+	return HookAllow
 }

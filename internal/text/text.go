@@ -1,6 +1,8 @@
 // Package text holds the small string helpers that messages and tables
 // across hearth share, so that each is written once: the first line of a
-// text, placeholders for empty values, and "did you mean" suggestions.
+// text, placeholders for empty values, "did you mean" suggestions, and
+// Safe, which keeps strings from outside (prompts, paths, agents' output,
+// errors) from driving the terminal they are printed to.
 package text
 
 import (

@@ -391,6 +391,16 @@ func (c *Client) Hook(ctx context.Context, kind, agent string, payload []byte) (
 	return r.GetOutput(), nil
 }
 
+// DashboardLogin asks the daemon for a one-time link that signs a
+// browser in to its dashboard, and when the link expires.
+func (c *Client) DashboardLogin(ctx context.Context) (string, time.Time, error) {
+	r, err := c.rpc.DashboardLogin(ctx, &apipb.DashboardLoginRequest{})
+	if err != nil {
+		return "", time.Time{}, wire.ErrorOf(ctx, err)
+	}
+	return r.GetUrl(), time.Unix(0, r.GetExpiresUnixNano()), nil
+}
+
 // EventFilter narrows Events; empty fields match everything, and
 // tool-use events come only when Kinds names host.EventToolUsed.
 type EventFilter struct {

@@ -2,8 +2,8 @@
 // whenever the event stream (/api/events) says something happened.
 "use strict";
 
-const token = new URLSearchParams(location.search).get("token");
-const withToken = (url) => token ? url + (url.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : url;
+// The page reads the API with the cookie its sign-in link set (HttpOnly:
+// this script never sees a credential, and none is ever in an address).
 
 const FACTORS = ["directory", "file", "tech", "freshness", "load"];
 const STATUSES = ["pending", "running", "retrying", "succeeded", "failed", "skipped"];
@@ -242,8 +242,9 @@ async function refresh() {
   if (inflight) { again = true; return; }
   inflight = true;
   try {
-    const r = await fetch(withToken("/api/snapshot"), { cache: "no-store" });
+    const r = await fetch("/api/snapshot", { cache: "no-store", credentials: "same-origin" });
     if (r.ok) { last = await r.json(); render(last); }
+    else if (r.status === 401) signedOut();
   } catch (_) {
     // The daemon is gone for now: the event stream reconnects.
   } finally {
@@ -258,11 +259,21 @@ function soon() {
   pending = setTimeout(() => { pending = null; refresh(); }, 150);
 }
 
+// signedOut says how to sign in again: the cookie expired, or the daemon
+// restarted (each start signs everyone out).
+function signedOut() {
+  const live = document.getElementById("live");
+  live.textContent = "signed out: run hearth dashboard for a new link";
+  live.className = "live off";
+}
+
 function connect() {
   const live = document.getElementById("live");
-  const es = new EventSource(withToken("/api/events"));
+  const es = new EventSource("/api/events");
   es.onopen = () => { live.textContent = "live"; live.className = "live on"; refresh(); };
-  es.onerror = () => { live.textContent = "reconnecting"; live.className = "live off"; };
+  // A stream refused (signed out) is closed for good; one cut off
+  // reconnects by itself. A snapshot tells which it was.
+  es.onerror = () => { live.textContent = "reconnecting"; live.className = "live off"; if (es.readyState === EventSource.CLOSED) setTimeout(refresh, 1000); };
   es.addEventListener("event", soon);
   es.addEventListener("sessions", soon);
 }

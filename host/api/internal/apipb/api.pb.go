@@ -3966,6 +3966,95 @@ func (x *BackupChunk) GetData() []byte {
 	return nil
 }
 
+type DashboardLoginRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DashboardLoginRequest) Reset() {
+	*x = DashboardLoginRequest{}
+	mi := &file_api_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DashboardLoginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DashboardLoginRequest) ProtoMessage() {}
+
+func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DashboardLoginRequest.ProtoReflect.Descriptor instead.
+func (*DashboardLoginRequest) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{47}
+}
+
+type DashboardLoginReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// url opens the dashboard signed in, once, before expires_unix_nano.
+	Url             string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	ExpiresUnixNano int64  `protobuf:"varint,2,opt,name=expires_unix_nano,json=expiresUnixNano,proto3" json:"expires_unix_nano,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DashboardLoginReply) Reset() {
+	*x = DashboardLoginReply{}
+	mi := &file_api_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DashboardLoginReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DashboardLoginReply) ProtoMessage() {}
+
+func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DashboardLoginReply.ProtoReflect.Descriptor instead.
+func (*DashboardLoginReply) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *DashboardLoginReply) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *DashboardLoginReply) GetExpiresUnixNano() int64 {
+	if x != nil {
+		return x.ExpiresUnixNano
+	}
+	return 0
+}
+
 var File_api_proto protoreflect.FileDescriptor
 
 const file_api_proto_rawDesc = "" +
@@ -4330,7 +4419,11 @@ const file_api_proto_rawDesc = "" +
 	"\x06output\x18\x01 \x01(\fR\x06output\"\x0f\n" +
 	"\rBackupRequest\"!\n" +
 	"\vBackupChunk\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data2\xa2\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"\x17\n" +
+	"\x15DashboardLoginRequest\"S\n" +
+	"\x13DashboardLoginReply\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12*\n" +
+	"\x11expires_unix_nano\x18\x02 \x01(\x03R\x0fexpiresUnixNano2\xfe\n" +
 	"\n" +
 	"\x06Hearth\x12B\n" +
 	"\x06Status\x12\x1c.hearth.api.v1.StatusRequest\x1a\x1a.hearth.api.v1.StatusReply\x12F\n" +
@@ -4353,7 +4446,8 @@ const file_api_proto_rawDesc = "" +
 	"\tRunEvents\x12\x1f.hearth.api.v1.RunEventsRequest\x1a\x18.hearth.api.v1.EventList\x12>\n" +
 	"\x06Events\x12\x1c.hearth.api.v1.EventsRequest\x1a\x14.hearth.api.v1.Event0\x01\x12<\n" +
 	"\x04Hook\x12\x1a.hearth.api.v1.HookRequest\x1a\x18.hearth.api.v1.HookReply\x12D\n" +
-	"\x06Backup\x12\x1c.hearth.api.v1.BackupRequest\x1a\x1a.hearth.api.v1.BackupChunk0\x01B6Z4github.com/hearth-dev/hearth/host/api/internal/apipbb\x06proto3"
+	"\x06Backup\x12\x1c.hearth.api.v1.BackupRequest\x1a\x1a.hearth.api.v1.BackupChunk0\x01\x12Z\n" +
+	"\x0eDashboardLogin\x12$.hearth.api.v1.DashboardLoginRequest\x1a\".hearth.api.v1.DashboardLoginReplyB6Z4github.com/hearth-dev/hearth/host/api/internal/apipbb\x06proto3"
 
 var (
 	file_api_proto_rawDescOnce sync.Once
@@ -4367,70 +4461,72 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_api_proto_goTypes = []any{
-	(*ErrorInfo)(nil),           // 0: hearth.api.v1.ErrorInfo
-	(*StatusRequest)(nil),       // 1: hearth.api.v1.StatusRequest
-	(*StatusReply)(nil),         // 2: hearth.api.v1.StatusReply
-	(*Agent)(nil),               // 3: hearth.api.v1.Agent
-	(*Hints)(nil),               // 4: hearth.api.v1.Hints
-	(*SubmitTaskRequest)(nil),   // 5: hearth.api.v1.SubmitTaskRequest
-	(*PlaceRequest)(nil),        // 6: hearth.api.v1.PlaceRequest
-	(*Candidate)(nil),           // 7: hearth.api.v1.Candidate
-	(*Decision)(nil),            // 8: hearth.api.v1.Decision
-	(*Result)(nil),              // 9: hearth.api.v1.Result
-	(*Artifact)(nil),            // 10: hearth.api.v1.Artifact
-	(*Gate)(nil),                // 11: hearth.api.v1.Gate
-	(*Outcome)(nil),             // 12: hearth.api.v1.Outcome
-	(*ListSessionsRequest)(nil), // 13: hearth.api.v1.ListSessionsRequest
-	(*Session)(nil),             // 14: hearth.api.v1.Session
-	(*SessionList)(nil),         // 15: hearth.api.v1.SessionList
-	(*ShowSessionRequest)(nil),  // 16: hearth.api.v1.ShowSessionRequest
-	(*SessionDetail)(nil),       // 17: hearth.api.v1.SessionDetail
-	(*ToolUse)(nil),             // 18: hearth.api.v1.ToolUse
-	(*Event)(nil),               // 19: hearth.api.v1.Event
-	(*EventList)(nil),           // 20: hearth.api.v1.EventList
-	(*EventsRequest)(nil),       // 21: hearth.api.v1.EventsRequest
-	(*StateSections)(nil),       // 22: hearth.api.v1.StateSections
-	(*StartRunRequest)(nil),     // 23: hearth.api.v1.StartRunRequest
-	(*ResumeRunRequest)(nil),    // 24: hearth.api.v1.ResumeRunRequest
-	(*ForkRunRequest)(nil),      // 25: hearth.api.v1.ForkRunRequest
-	(*RevisitRunRequest)(nil),   // 26: hearth.api.v1.RevisitRunRequest
-	(*RunRef)(nil),              // 27: hearth.api.v1.RunRef
-	(*DeleteRunReply)(nil),      // 28: hearth.api.v1.DeleteRunReply
-	(*RunInfo)(nil),             // 29: hearth.api.v1.RunInfo
-	(*RunUpdate)(nil),           // 30: hearth.api.v1.RunUpdate
-	(*ListRunsRequest)(nil),     // 31: hearth.api.v1.ListRunsRequest
-	(*RunList)(nil),             // 32: hearth.api.v1.RunList
-	(*ShowRunRequest)(nil),      // 33: hearth.api.v1.ShowRunRequest
-	(*RunTask)(nil),             // 34: hearth.api.v1.RunTask
-	(*File)(nil),                // 35: hearth.api.v1.File
-	(*Revision)(nil),            // 36: hearth.api.v1.Revision
-	(*Chunks)(nil),              // 37: hearth.api.v1.Chunks
-	(*RunDetail)(nil),           // 38: hearth.api.v1.RunDetail
-	(*TaskOutput)(nil),          // 39: hearth.api.v1.TaskOutput
-	(*Checkpoint)(nil),          // 40: hearth.api.v1.Checkpoint
-	(*RunView)(nil),             // 41: hearth.api.v1.RunView
-	(*RunEventsRequest)(nil),    // 42: hearth.api.v1.RunEventsRequest
-	(*HookRequest)(nil),         // 43: hearth.api.v1.HookRequest
-	(*HookReply)(nil),           // 44: hearth.api.v1.HookReply
-	(*BackupRequest)(nil),       // 45: hearth.api.v1.BackupRequest
-	(*BackupChunk)(nil),         // 46: hearth.api.v1.BackupChunk
-	nil,                         // 47: hearth.api.v1.SubmitTaskRequest.MetadataEntry
-	nil,                         // 48: hearth.api.v1.Result.MetricsEntry
-	nil,                         // 49: hearth.api.v1.StateSections.SectionsEntry
-	nil,                         // 50: hearth.api.v1.RunDetail.GateLoopsEntry
-	nil,                         // 51: hearth.api.v1.RunDetail.ChunksEntry
-	nil,                         // 52: hearth.api.v1.TaskOutput.MetricsEntry
+	(*ErrorInfo)(nil),             // 0: hearth.api.v1.ErrorInfo
+	(*StatusRequest)(nil),         // 1: hearth.api.v1.StatusRequest
+	(*StatusReply)(nil),           // 2: hearth.api.v1.StatusReply
+	(*Agent)(nil),                 // 3: hearth.api.v1.Agent
+	(*Hints)(nil),                 // 4: hearth.api.v1.Hints
+	(*SubmitTaskRequest)(nil),     // 5: hearth.api.v1.SubmitTaskRequest
+	(*PlaceRequest)(nil),          // 6: hearth.api.v1.PlaceRequest
+	(*Candidate)(nil),             // 7: hearth.api.v1.Candidate
+	(*Decision)(nil),              // 8: hearth.api.v1.Decision
+	(*Result)(nil),                // 9: hearth.api.v1.Result
+	(*Artifact)(nil),              // 10: hearth.api.v1.Artifact
+	(*Gate)(nil),                  // 11: hearth.api.v1.Gate
+	(*Outcome)(nil),               // 12: hearth.api.v1.Outcome
+	(*ListSessionsRequest)(nil),   // 13: hearth.api.v1.ListSessionsRequest
+	(*Session)(nil),               // 14: hearth.api.v1.Session
+	(*SessionList)(nil),           // 15: hearth.api.v1.SessionList
+	(*ShowSessionRequest)(nil),    // 16: hearth.api.v1.ShowSessionRequest
+	(*SessionDetail)(nil),         // 17: hearth.api.v1.SessionDetail
+	(*ToolUse)(nil),               // 18: hearth.api.v1.ToolUse
+	(*Event)(nil),                 // 19: hearth.api.v1.Event
+	(*EventList)(nil),             // 20: hearth.api.v1.EventList
+	(*EventsRequest)(nil),         // 21: hearth.api.v1.EventsRequest
+	(*StateSections)(nil),         // 22: hearth.api.v1.StateSections
+	(*StartRunRequest)(nil),       // 23: hearth.api.v1.StartRunRequest
+	(*ResumeRunRequest)(nil),      // 24: hearth.api.v1.ResumeRunRequest
+	(*ForkRunRequest)(nil),        // 25: hearth.api.v1.ForkRunRequest
+	(*RevisitRunRequest)(nil),     // 26: hearth.api.v1.RevisitRunRequest
+	(*RunRef)(nil),                // 27: hearth.api.v1.RunRef
+	(*DeleteRunReply)(nil),        // 28: hearth.api.v1.DeleteRunReply
+	(*RunInfo)(nil),               // 29: hearth.api.v1.RunInfo
+	(*RunUpdate)(nil),             // 30: hearth.api.v1.RunUpdate
+	(*ListRunsRequest)(nil),       // 31: hearth.api.v1.ListRunsRequest
+	(*RunList)(nil),               // 32: hearth.api.v1.RunList
+	(*ShowRunRequest)(nil),        // 33: hearth.api.v1.ShowRunRequest
+	(*RunTask)(nil),               // 34: hearth.api.v1.RunTask
+	(*File)(nil),                  // 35: hearth.api.v1.File
+	(*Revision)(nil),              // 36: hearth.api.v1.Revision
+	(*Chunks)(nil),                // 37: hearth.api.v1.Chunks
+	(*RunDetail)(nil),             // 38: hearth.api.v1.RunDetail
+	(*TaskOutput)(nil),            // 39: hearth.api.v1.TaskOutput
+	(*Checkpoint)(nil),            // 40: hearth.api.v1.Checkpoint
+	(*RunView)(nil),               // 41: hearth.api.v1.RunView
+	(*RunEventsRequest)(nil),      // 42: hearth.api.v1.RunEventsRequest
+	(*HookRequest)(nil),           // 43: hearth.api.v1.HookRequest
+	(*HookReply)(nil),             // 44: hearth.api.v1.HookReply
+	(*BackupRequest)(nil),         // 45: hearth.api.v1.BackupRequest
+	(*BackupChunk)(nil),           // 46: hearth.api.v1.BackupChunk
+	(*DashboardLoginRequest)(nil), // 47: hearth.api.v1.DashboardLoginRequest
+	(*DashboardLoginReply)(nil),   // 48: hearth.api.v1.DashboardLoginReply
+	nil,                           // 49: hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	nil,                           // 50: hearth.api.v1.Result.MetricsEntry
+	nil,                           // 51: hearth.api.v1.StateSections.SectionsEntry
+	nil,                           // 52: hearth.api.v1.RunDetail.GateLoopsEntry
+	nil,                           // 53: hearth.api.v1.RunDetail.ChunksEntry
+	nil,                           // 54: hearth.api.v1.TaskOutput.MetricsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	3,  // 0: hearth.api.v1.StatusReply.agents:type_name -> hearth.api.v1.Agent
 	4,  // 1: hearth.api.v1.SubmitTaskRequest.hints:type_name -> hearth.api.v1.Hints
-	47, // 2: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	49, // 2: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
 	4,  // 3: hearth.api.v1.PlaceRequest.hints:type_name -> hearth.api.v1.Hints
 	7,  // 4: hearth.api.v1.Decision.candidates:type_name -> hearth.api.v1.Candidate
 	4,  // 5: hearth.api.v1.Decision.hints:type_name -> hearth.api.v1.Hints
-	48, // 6: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
+	50, // 6: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
 	8,  // 7: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
 	9,  // 8: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
 	10, // 9: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
@@ -4442,7 +4538,7 @@ var file_api_proto_depIdxs = []int32{
 	18, // 15: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
 	8,  // 16: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
 	19, // 17: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
-	49, // 18: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
+	51, // 18: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
 	22, // 19: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
 	22, // 20: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
 	22, // 21: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
@@ -4454,9 +4550,9 @@ var file_api_proto_depIdxs = []int32{
 	34, // 27: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
 	35, // 28: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
 	36, // 29: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
-	50, // 30: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
-	51, // 31: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
-	52, // 32: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
+	52, // 30: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
+	53, // 31: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
+	54, // 32: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
 	10, // 33: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
 	38, // 34: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
 	39, // 35: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
@@ -4482,27 +4578,29 @@ var file_api_proto_depIdxs = []int32{
 	21, // 55: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
 	43, // 56: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
 	45, // 57: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
-	2,  // 58: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
-	12, // 59: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
-	8,  // 60: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
-	15, // 61: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
-	17, // 62: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
-	30, // 63: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 64: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 65: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 66: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 67: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
-	29, // 68: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
-	29, // 69: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
-	28, // 70: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
-	32, // 71: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
-	41, // 72: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
-	20, // 73: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
-	19, // 74: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
-	44, // 75: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
-	46, // 76: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
-	58, // [58:77] is the sub-list for method output_type
-	39, // [39:58] is the sub-list for method input_type
+	47, // 58: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
+	2,  // 59: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
+	12, // 60: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
+	8,  // 61: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
+	15, // 62: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
+	17, // 63: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
+	30, // 64: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 65: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 66: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 67: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 68: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
+	29, // 69: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
+	29, // 70: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
+	28, // 71: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
+	32, // 72: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
+	41, // 73: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
+	20, // 74: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
+	19, // 75: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
+	44, // 76: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
+	46, // 77: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
+	48, // 78: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
+	59, // [59:79] is the sub-list for method output_type
+	39, // [39:59] is the sub-list for method input_type
 	39, // [39:39] is the sub-list for extension type_name
 	39, // [39:39] is the sub-list for extension extendee
 	0,  // [0:39] is the sub-list for field type_name
@@ -4524,7 +4622,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

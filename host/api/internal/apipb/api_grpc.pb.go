@@ -31,25 +31,26 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Hearth_Status_FullMethodName       = "/hearth.api.v1.Hearth/Status"
-	Hearth_SubmitTask_FullMethodName   = "/hearth.api.v1.Hearth/SubmitTask"
-	Hearth_Place_FullMethodName        = "/hearth.api.v1.Hearth/Place"
-	Hearth_ListSessions_FullMethodName = "/hearth.api.v1.Hearth/ListSessions"
-	Hearth_ShowSession_FullMethodName  = "/hearth.api.v1.Hearth/ShowSession"
-	Hearth_StartRun_FullMethodName     = "/hearth.api.v1.Hearth/StartRun"
-	Hearth_ResumeRun_FullMethodName    = "/hearth.api.v1.Hearth/ResumeRun"
-	Hearth_ForkRun_FullMethodName      = "/hearth.api.v1.Hearth/ForkRun"
-	Hearth_RevisitRun_FullMethodName   = "/hearth.api.v1.Hearth/RevisitRun"
-	Hearth_WatchRun_FullMethodName     = "/hearth.api.v1.Hearth/WatchRun"
-	Hearth_PauseRun_FullMethodName     = "/hearth.api.v1.Hearth/PauseRun"
-	Hearth_CancelRun_FullMethodName    = "/hearth.api.v1.Hearth/CancelRun"
-	Hearth_DeleteRun_FullMethodName    = "/hearth.api.v1.Hearth/DeleteRun"
-	Hearth_ListRuns_FullMethodName     = "/hearth.api.v1.Hearth/ListRuns"
-	Hearth_ShowRun_FullMethodName      = "/hearth.api.v1.Hearth/ShowRun"
-	Hearth_RunEvents_FullMethodName    = "/hearth.api.v1.Hearth/RunEvents"
-	Hearth_Events_FullMethodName       = "/hearth.api.v1.Hearth/Events"
-	Hearth_Hook_FullMethodName         = "/hearth.api.v1.Hearth/Hook"
-	Hearth_Backup_FullMethodName       = "/hearth.api.v1.Hearth/Backup"
+	Hearth_Status_FullMethodName         = "/hearth.api.v1.Hearth/Status"
+	Hearth_SubmitTask_FullMethodName     = "/hearth.api.v1.Hearth/SubmitTask"
+	Hearth_Place_FullMethodName          = "/hearth.api.v1.Hearth/Place"
+	Hearth_ListSessions_FullMethodName   = "/hearth.api.v1.Hearth/ListSessions"
+	Hearth_ShowSession_FullMethodName    = "/hearth.api.v1.Hearth/ShowSession"
+	Hearth_StartRun_FullMethodName       = "/hearth.api.v1.Hearth/StartRun"
+	Hearth_ResumeRun_FullMethodName      = "/hearth.api.v1.Hearth/ResumeRun"
+	Hearth_ForkRun_FullMethodName        = "/hearth.api.v1.Hearth/ForkRun"
+	Hearth_RevisitRun_FullMethodName     = "/hearth.api.v1.Hearth/RevisitRun"
+	Hearth_WatchRun_FullMethodName       = "/hearth.api.v1.Hearth/WatchRun"
+	Hearth_PauseRun_FullMethodName       = "/hearth.api.v1.Hearth/PauseRun"
+	Hearth_CancelRun_FullMethodName      = "/hearth.api.v1.Hearth/CancelRun"
+	Hearth_DeleteRun_FullMethodName      = "/hearth.api.v1.Hearth/DeleteRun"
+	Hearth_ListRuns_FullMethodName       = "/hearth.api.v1.Hearth/ListRuns"
+	Hearth_ShowRun_FullMethodName        = "/hearth.api.v1.Hearth/ShowRun"
+	Hearth_RunEvents_FullMethodName      = "/hearth.api.v1.Hearth/RunEvents"
+	Hearth_Events_FullMethodName         = "/hearth.api.v1.Hearth/Events"
+	Hearth_Hook_FullMethodName           = "/hearth.api.v1.Hearth/Hook"
+	Hearth_Backup_FullMethodName         = "/hearth.api.v1.Hearth/Backup"
+	Hearth_DashboardLogin_FullMethodName = "/hearth.api.v1.Hearth/DashboardLogin"
 )
 
 // HearthClient is the client API for Hearth service.
@@ -99,6 +100,9 @@ type HearthClient interface {
 	// Backup streams a consistent backup of the data directory (the tar
 	// hearth restore reads), taken while the daemon serves.
 	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupChunk], error)
+	// DashboardLogin makes a one-time link that signs a browser in to the
+	// daemon's dashboard (`hearth dashboard`): single use, expiring.
+	DashboardLogin(ctx context.Context, in *DashboardLoginRequest, opts ...grpc.CallOption) (*DashboardLoginReply, error)
 }
 
 type hearthClient struct {
@@ -362,6 +366,16 @@ func (c *hearthClient) Backup(ctx context.Context, in *BackupRequest, opts ...gr
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Hearth_BackupClient = grpc.ServerStreamingClient[BackupChunk]
 
+func (c *hearthClient) DashboardLogin(ctx context.Context, in *DashboardLoginRequest, opts ...grpc.CallOption) (*DashboardLoginReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DashboardLoginReply)
+	err := c.cc.Invoke(ctx, Hearth_DashboardLogin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HearthServer is the server API for Hearth service.
 // All implementations must embed UnimplementedHearthServer
 // for forward compatibility.
@@ -409,6 +423,9 @@ type HearthServer interface {
 	// Backup streams a consistent backup of the data directory (the tar
 	// hearth restore reads), taken while the daemon serves.
 	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error
+	// DashboardLogin makes a one-time link that signs a browser in to the
+	// daemon's dashboard (`hearth dashboard`): single use, expiring.
+	DashboardLogin(context.Context, *DashboardLoginRequest) (*DashboardLoginReply, error)
 	mustEmbedUnimplementedHearthServer()
 }
 
@@ -475,6 +492,9 @@ func (UnimplementedHearthServer) Hook(context.Context, *HookRequest) (*HookReply
 }
 func (UnimplementedHearthServer) Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error {
 	return status.Error(codes.Unimplemented, "method Backup not implemented")
+}
+func (UnimplementedHearthServer) DashboardLogin(context.Context, *DashboardLoginRequest) (*DashboardLoginReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method DashboardLogin not implemented")
 }
 func (UnimplementedHearthServer) mustEmbedUnimplementedHearthServer() {}
 func (UnimplementedHearthServer) testEmbeddedByValue()                {}
@@ -790,6 +810,24 @@ func _Hearth_Backup_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Hearth_BackupServer = grpc.ServerStreamingServer[BackupChunk]
 
+func _Hearth_DashboardLogin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DashboardLoginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HearthServer).DashboardLogin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Hearth_DashboardLogin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HearthServer).DashboardLogin(ctx, req.(*DashboardLoginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Hearth_ServiceDesc is the grpc.ServiceDesc for Hearth service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -844,6 +882,10 @@ var Hearth_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Hook",
 			Handler:    _Hearth_Hook_Handler,
+		},
+		{
+			MethodName: "DashboardLogin",
+			Handler:    _Hearth_DashboardLogin_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

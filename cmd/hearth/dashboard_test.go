@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeSignsTheDashboardIn: hearth serve makes the HTTP side's token
+// in the data directory (owner-only) and prints a sign-in link; hearth
+// dashboard asks the daemon for another; each signs a browser in once,
+// and the API refuses anyone without the token or the cookie.
+func TestServeSignsTheDashboardIn(t *testing.T) {
+	s := serve(t, nil)
+	if want := filepath.Join(s.dataDir, "token"); s.tokenFile != want {
+		t.Fatalf("serve printed the token file %q; want %q", s.tokenFile, want)
+	}
+	fi, err := os.Stat(s.tokenFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v; want mode 0600", fi, err)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(url string) *http.Response {
+		t.Helper()
+		resp, err := noRedirect.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := get("http://" + s.http + "/api/snapshot"); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the snapshot without the token: %s", resp.Status)
+	}
+	if !strings.HasPrefix(s.login, "http://"+s.http+"/login?code=") {
+		t.Fatalf("serve printed the sign-in link %q", s.login)
+	}
+	if resp := get(s.login); resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Errorf("the printed link: %s, %d cookies; want 303 with the cookie", resp.Status, len(resp.Cookies()))
+	}
+
+	env := map[string]string{"HEARTH_DATA_DIR": s.dataDir}
+	code, out, errOut := run(t, env, "dashboard")
+	link := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(link, "http://"+s.http+"/login?code=") || link == s.login || !strings.Contains(errOut, "signs you in once") {
+		t.Fatalf("hearth dashboard: %d %q %q", code, out, errOut)
+	}
+	if resp := get(link); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("hearth dashboard's link: %s", resp.Status)
+	}
+	if resp := get(link); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("hearth dashboard's link, twice: %s", resp.Status)
+	}
+	code, out, _ = run(t, env, "dashboard", "--json")
+	var j dashboardLink
+	if code != 0 || json.Unmarshal([]byte(out), &j) != nil || !strings.HasPrefix(j.URL, "http://"+s.http+"/login?code=") || j.Expires.IsZero() {
+		t.Errorf("hearth dashboard --json: %d %s", code, out)
+	}
+}
+
+func TestDashboardWithoutADaemon(t *testing.T) {
+	code, _, errOut := run(t, nil, "dashboard")
+	if code != 1 || !strings.Contains(errOut, "no daemon serves this data directory") || !strings.Contains(errOut, "serve") {
+		t.Errorf("hearth dashboard without a daemon: %d %q", code, errOut)
+	}
+}
+
+// TestExampleClaudeCodeHTTP replays the recorded session through the
+// HTTP hooks examples/claude-code/settings-http.json wires, as Claude
+// Code sends them: headers with $VAR filled in for the variables the
+// hook lists in allowedEnvVars (an empty string for any other), the
+// token from the daemon's token file in HEARTH_TOKEN. Without the token,
+// every call is refused and nothing is tracked.
+func TestExampleClaudeCodeHTTP(t *testing.T) {
+	dir := "../../examples/claude-code"
+	s := serve(t, nil, "--config", filepath.Join(dir, "hearth.hcl"))
+	tok, err := os.ReadFile(s.tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Type           string            `json:"type"`
+				URL            string            `json:"url"`
+				Headers        map[string]string `json:"headers"`
+				AllowedEnvVars []string          `json:"allowedEnvVars"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "settings-http.json"))
+	if err != nil || json.Unmarshal(b, &settings) != nil {
+		t.Fatalf("settings-http.json: %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "payloads", "*.json"))
+	post := func(env map[string]string) (denied, refused int) {
+		for _, f := range files {
+			payload, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p struct {
+				Event string `json:"hook_event_name"`
+			}
+			_ = json.Unmarshal(payload, &p)
+			groups := settings.Hooks[p.Event]
+			if len(groups) != 1 || len(groups[0].Hooks) != 1 || groups[0].Hooks[0].Type != "http" {
+				t.Fatalf("settings-http.json wires %s to %+v; want one http hook", p.Event, groups)
+			}
+			h := groups[0].Hooks[0]
+			url := strings.Replace(h.URL, "127.0.0.1:7411", s.http, 1)
+			req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(string(payload)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range h.Headers {
+				req.Header.Set(k, os.Expand(v, func(name string) string {
+					for _, allowed := range h.AllowedEnvVars {
+						if allowed == name {
+							return env[name]
+						}
+					}
+					return ""
+				}))
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch {
+			case resp.StatusCode == http.StatusUnauthorized:
+				refused++
+			case resp.StatusCode != http.StatusOK || resp.Header.Get("X-Hearth-Error") != "":
+				t.Errorf("%s: %s %s", f, resp.Status, resp.Header.Get("X-Hearth-Error"))
+			case strings.Contains(string(body), `"permissionDecision":"deny"`):
+				denied++
+			}
+		}
+		return denied, refused
+	}
+	if denied, refused := post(map[string]string{}); refused != len(files) || denied != 0 {
+		t.Errorf("without HEARTH_TOKEN: %d of %d refused; want all", refused, len(files))
+	}
+	if denied, refused := post(map[string]string{"HEARTH_TOKEN": strings.TrimSpace(string(tok))}); refused != 0 || denied != 1 {
+		t.Errorf("with HEARTH_TOKEN: %d refused, %d denied; want none refused and the .env read denied", refused, denied)
+	}
+}
