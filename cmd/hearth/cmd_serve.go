@@ -113,6 +113,20 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	if l.HTTP != "" {
 		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n", l.HTTP, l.HTTP, l.HTTP)
 	}
+	member, err := m.joinCluster(ctx, cfg, h, logger)
+	if err != nil {
+		_ = m.stopDaemon(l, h, nil)
+		return err
+	}
+	if member != nil {
+		fmt.Fprintf(m.Stdout, "  cluster    host %s at %s, etcd %v\n", member.cfg.HostID, member.cfg.Advertise, member.cfg.Endpoints)
+	}
+	// Leave the cluster first: the others stop placing here at once.
+	leave := func() {
+		if err := member.leave(); err != nil {
+			fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", err)
+		}
+	}
 
 	sigs, reloads, stop := m.hostSignals()
 	defer stop()
@@ -125,8 +139,10 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 			}
 		case sig := <-sigs:
 			fmt.Fprintf(m.Stderr, "hearth: %v: shutting down; tasks in flight have %s to finish (signal again to stop now)\n", sig, shutdownGrace)
+			leave()
 			return m.stopDaemon(l, h, sigs)
 		case <-ctx.Done():
+			leave()
 			return m.stopDaemon(l, h, nil)
 		}
 	}

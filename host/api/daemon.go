@@ -76,6 +76,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 	}
 	l.unixSrv = grpc.NewServer(grpc.MaxRecvMsgSize(wire.MaxMessage))
 	apipb.RegisterHearthServer(l.unixSrv, s)
+	s.registerPeer(l.unixSrv)
 	l.serve(func() error { return l.unixSrv.Serve(ul) }, "unix socket")
 
 	if cfg.Listen != "" {
@@ -98,6 +99,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		l.TCP = tl.Addr().String()
 		l.tcpSrv = grpc.NewServer(opts...)
 		apipb.RegisterHearthServer(l.tcpSrv, s)
+		s.registerPeer(l.tcpSrv)
 		l.serve(func() error { return l.tcpSrv.Serve(tl) }, "tcp")
 	}
 

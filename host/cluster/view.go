@@ -29,6 +29,38 @@ type View struct {
 	sessions map[string]map[string]Summary // by host, by session
 	agents   map[string]*agentIndex
 	changed  chan struct{}
+	sink     func(Update)
+}
+
+// Update is what one change of the view did to one agent's remote
+// sessions, for a host that keeps them in its own pools' indexes
+// ([View.SetSink]). Reset drops every remote session of every agent
+// first (Agent is then empty).
+type Update struct {
+	Reset   bool
+	Agent   string
+	Puts    []matcher.Candidate // named by RemoteID
+	Removes []string            // RemoteIDs
+}
+
+// SetSink makes fn receive every change of the remote sessions, in
+// order, starting with a reset and the sessions the view holds now. fn
+// is called with the view locked: it must not call the view back, and
+// must be quick.
+func (v *View) SetSink(fn func(Update)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.sink = fn
+	if fn == nil {
+		return
+	}
+	fn(Update{Reset: true})
+	for agent, a := range v.agents {
+		a.mu.Lock()
+		puts := a.ix.Candidates()
+		a.mu.Unlock()
+		fn(Update{Agent: agent, Puts: puts})
+	}
 }
 
 // agentIndex is one agent's remote sessions. Its lock is taken after the
@@ -74,6 +106,9 @@ func (v *View) Reset(rev int64, changes []Change) {
 	v.hosts = make(map[string]HostInfo)
 	v.sessions = make(map[string]map[string]Summary)
 	v.agents = make(map[string]*agentIndex)
+	if v.sink != nil {
+		v.sink(Update{Reset: true})
+	}
 	v.applyLocked(rev, changes)
 }
 
@@ -162,16 +197,21 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 			v.agents[agent] = a
 		}
 		puts := make([]matcher.Candidate, 0, len(byID))
+		var removes []string
 		a.mu.Lock()
 		for id, s := range byID {
 			if s == nil {
 				a.ix.Remove(id)
+				removes = append(removes, id)
 			} else {
 				puts = append(puts, s.Candidate(id))
 			}
 		}
 		a.ix.PutAll(puts)
 		a.mu.Unlock()
+		if v.sink != nil {
+			v.sink(Update{Agent: agent, Puts: puts, Removes: removes})
+		}
 	}
 	v.rev = max(v.rev, rev)
 	close(v.changed)

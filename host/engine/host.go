@@ -112,6 +112,9 @@ type Host struct {
 	// as they go idle.
 	retiring []*pool.Pool
 	reaper   sync.WaitGroup
+	// clusterP is the cluster wiring (cluster.go); nil without a cluster
+	// block.
+	clusterP atomic.Pointer[clusterState]
 }
 
 var _ host.Service = (*Host)(nil)

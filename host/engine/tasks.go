@@ -31,6 +31,9 @@ func (h *Host) Submit(ctx context.Context, t host.Task) (*host.Outcome, error) {
 	if err := h.admit(t, guard.Run{}); err != nil {
 		return nil, err
 	}
+	if h.Clustered() && forwardable(p) {
+		return h.submitAcross(ctx, p, t)
+	}
 	return h.execute(ctx, p, t, nil)
 }
 
@@ -67,6 +70,9 @@ func (h *Host) Place(_ context.Context, agent string, hints sdk.Hints) (host.Dec
 	p, err := h.pool(agent)
 	if err != nil {
 		return host.Decision{}, err
+	}
+	if h.Clustered() && forwardable(p) {
+		return h.placeAcrossDecision(p, agent, hints), nil
 	}
 	return p.Place(host.Task{Agent: agent, Hints: hints}), nil
 }
