@@ -308,7 +308,7 @@ func (v *View) Decide(agent string, h matcher.Hints, now time.Time, excludeHosts
 // placement decided to spawn: among the members that run agent (not as
 // an external agent) and are not in exclude, the first by: room for
 // another session (live below max_sessions), then fewest running tasks of
-// the agent, then fewest live sessions of it, then ID. This host is a
+// the agent, then fewest live sessions of it, then this host (no forward), then ID. This host is a
 // member like the others, as of its last published record. ok is false
 // when no member runs the agent.
 func (v *View) SpawnHost(agent string, exclude ...string) (HostInfo, bool) {
@@ -324,14 +324,14 @@ func (v *View) SpawnHost(agent string, exclude ...string) (HostInfo, bool) {
 		if !ok || a.External || slices.Contains(exclude, id) {
 			continue
 		}
-		if !found || spawnsBefore(id, a, best.ID, bestA) {
+		if !found || v.spawnsBefore(id, a, best.ID, bestA) {
 			best, bestA, found = h, a, true
 		}
 	}
 	return best, found
 }
 
-func spawnsBefore(id string, a AgentLoad, bid string, b AgentLoad) bool {
+func (v *View) spawnsBefore(id string, a AgentLoad, bid string, b AgentLoad) bool {
 	if ra, rb := a.Live < a.MaxSessions, b.Live < b.MaxSessions; ra != rb {
 		return ra
 	}
@@ -340,6 +340,10 @@ func spawnsBefore(id string, a AgentLoad, bid string, b AgentLoad) bool {
 	}
 	if a.Live != b.Live {
 		return a.Live < b.Live
+	}
+	// Between equals this host spawns: no forward.
+	if id == v.self || bid == v.self {
+		return id == v.self
 	}
 	return id < bid
 }
