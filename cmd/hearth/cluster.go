@@ -36,6 +36,11 @@ func (m *Main) joinCluster(ctx context.Context, cfg *config.Config, h *engine.Ho
 	}
 	hostname, _ := os.Hostname()
 	cc := cfg.Cluster.WithDefaults(hostname, cfg.DataDir)
+	if cc.Advertise == "" {
+		// The TCP API's address, unless it is a wildcard (Validate says
+		// so) or there is none.
+		cc.Advertise = cfg.Server.Listen
+	}
 	if err := cc.Validate(); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,9 @@ import (
 type serveFlags struct {
 	listen, http, tokenFile string
 	noHTTP                  bool
+	// hostID and advertise override the cluster block's, so that hosts
+	// on one machine can share a config file.
+	hostID, advertise string
 }
 
 func (m *Main) serveCommand() *cobra.Command {
@@ -55,6 +58,8 @@ SIGHUP reloads the config file.`,
 	c.Flags().StringVar(&f.http, "http", "", "serve the dashboard, /metrics and the hook endpoint here (default "+config.DefaultHTTP+")")
 	c.Flags().BoolVar(&f.noHTTP, "no-http", false, "serve no dashboard, /metrics or HTTP hook endpoint")
 	c.Flags().StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token TCP clients must present")
+	c.Flags().StringVar(&f.hostID, "host-id", "", "this host's ID in its cluster (overrides cluster.host_id)")
+	c.Flags().StringVar(&f.advertise, "advertise", "", "this host's API address as the other hosts of its cluster dial it (overrides cluster.advertise)")
 	return c
 }
 
@@ -81,6 +86,14 @@ func (m *Main) serveConfig(f serveFlags) (*config.Config, error) {
 	}
 	if err := cfg.Server.Check(); err != nil {
 		return nil, usagef("%v (--token-file gives one)", err)
+	}
+	if f.hostID != "" || f.advertise != "" {
+		if cfg.Cluster == nil {
+			return nil, usagef("--host-id and --advertise are for a host of a cluster: add a cluster block to the config (see the README's cluster section)")
+		}
+		c := *cfg.Cluster
+		c.HostID, c.Advertise = cmp.Or(f.hostID, c.HostID), cmp.Or(f.advertise, c.Advertise)
+		cfg.Cluster = &c
 	}
 	return cfg, nil
 }
