@@ -171,6 +171,13 @@ func newTestCluster(t *testing.T) *testCluster {
     max_sessions = 2
   }
 }
+
+pipeline "one" {
+  agent = "scripted"
+  task "only" {
+    prompt = "echo:one"
+  }
+}
 `
 	return c
 }
@@ -282,6 +289,17 @@ func (h *clusterHost) until(t *testing.T, what string, ok func(client.Hosts) boo
 	}
 }
 
+// idle says m's published record shows no task running: its sessions'
+// summaries, written in the same transaction, show the same.
+func idle(m client.Member) bool {
+	for _, a := range m.Agents {
+		if a.Load != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func member(hs client.Hosts, id string) (client.Member, bool) {
 	for _, m := range hs.Hosts {
 		if m.ID == id {
@@ -320,9 +338,9 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 	if warm.Decision.Host != "" || warm.Decision.Action != host.ActionSpawned {
 		t.Fatalf("the first task on c: %+v, want a new session on c itself", warm.Decision)
 	}
-	a.until(t, "c's session is published", func(hs client.Hosts) bool {
+	a.until(t, "c's session is published, idle", func(hs client.Hosts) bool {
 		m, ok := member(hs, "c")
-		return ok && m.Sessions == 1 && len(hs.Hosts) == 3
+		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 3
 	})
 
 	// Submitted to a, it runs on c's warm session.
@@ -330,7 +348,12 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 	if o.Decision.Host != "c" || o.Session != warm.Session || o.Result.Output != "second" {
 		t.Fatalf("submitted to a: ran on %s of host %q (%s), want %s of c", o.Session, o.Decision.Host, o.Decision.Reason, warm.Session)
 	}
-	// Place through b says the same, without running anything.
+	// Place through b says the same, without running anything, once b
+	// sees c's session idle again.
+	b.until(t, "c's session is idle", func(hs client.Hosts) bool {
+		m, ok := member(hs, "c")
+		return ok && m.Sessions == 1 && idle(m)
+	})
 	code, out, _ := run(t, b.env, "place", "scripted", "--dir", "pkg/strings", "--json")
 	var d host.Decision
 	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || d.Host != "c" || d.Session != warm.Session {
@@ -345,6 +368,26 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 		}
 	}
 
+	// A run started on c stays c's; runs list through a shows it with
+	// its owner.
+	if code, out, errOut := run(t, hc.env, "run", hc.config, "one", "-q"); code != 0 {
+		t.Fatalf("run on c: %d %s %s", code, out, errOut)
+	}
+	owned := func(state string) {
+		t.Helper()
+		code, out, errOut := run(t, a.env, "runs", "list", "--json")
+		var runs []struct {
+			Pipeline   string `json:"pipeline"`
+			Owner      string `json:"owner"`
+			OwnerState string `json:"owner_state"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 1 ||
+			runs[0].Pipeline != "one" || runs[0].Owner != "c" || runs[0].OwnerState != state {
+			t.Fatalf("runs list through a: %d %s %s; want run one of c, %s", code, out, errOut, state)
+		}
+	}
+	owned("up")
+
 	// c dies: within the lease TTL a sees it leave, and the next strings
 	// task spawns on a or b.
 	hc.kill9(t)
@@ -352,6 +395,52 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 	o = a.submit(t, "echo:third", "pkg/strings")
 	if o.Decision.Host == "c" || o.Decision.Action != host.ActionSpawned || o.Result.Output != "third" {
 		t.Fatalf("after c died: %+v", o.Decision)
+	}
+	// Its run is still listed, its owner gone.
+	owned("gone")
+	code, out, _ = run(t, a.env, "runs", "list")
+	if code != 0 || !strings.Contains(out, "c (gone: its runs resume when it returns)") {
+		t.Fatalf("runs list through a after c died: %d\n%s", code, out)
+	}
+}
+
+// TestClusterEtcdDownAndBack: with etcd stopped for longer than the lease
+// TTL, a host keeps serving its own work (placing locally); when etcd is
+// back the hosts register again, republish, and placement across them
+// resumes.
+func TestClusterEtcdDownAndBack(t *testing.T) {
+	c := newTestCluster(t)
+	a, hb := c.host("a"), c.host("b")
+	warm := hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
+	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
+		m, ok := member(hs, "b")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+
+	c.etcd.stop()
+	// The lease runs out: a no longer knows who is alive, and lists only
+	// itself; so does b.
+	a.until(t, "a places alone", func(hs client.Hosts) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
+	hb.until(t, "b places alone", func(hs client.Hosts) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
+	o := a.submit(t, "echo:alone", "pkg/os")
+	if o.Decision.Host != "" || o.Result.Output != "alone" {
+		t.Fatalf("with etcd down: %+v", o.Decision)
+	}
+
+	c.etcd.start()
+	a.until(t, "b is back", func(hs client.Hosts) bool {
+		m, ok := member(hs, "b")
+		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 2
+	})
+	// b's warm session wins again (a's own os session is fresher, but
+	// knows no file of pkg/os: b's does).
+	// b's record may be the one its old lease kept through etcd's
+	// restart; b takes forwarded tasks once it registered again, which
+	// is when it sees the cluster again (until then it refuses them).
+	hb.until(t, "b registered again", func(hs client.Hosts) bool { return len(hs.Hosts) == 2 })
+	o = a.submit(t, "read:pkg/os/file.go;echo:back", "pkg/os")
+	if o.Decision.Host != "b" || o.Session != warm.Session || o.Result.Output != "back" {
+		t.Fatalf("with etcd back: ran on %s of %q: %s", o.Session, o.Decision.Host, o.Decision.Reason)
 	}
 }
 
@@ -363,9 +452,9 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	c := newTestCluster(t)
 	a, hb := c.host("a"), c.host("b")
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
-	a.until(t, "b's session is published", func(hs client.Hosts) bool {
+	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
 		m, ok := member(hs, "b")
-		return ok && m.Sessions == 1
+		return ok && m.Sessions == 1 && idle(m)
 	})
 
 	dir := t.TempDir()

@@ -51,6 +51,11 @@ func (h *Host) executeRunTask(ctx context.Context, t host.Task, run pool.Run) (*
 // gate. run is the run it belongs to, nil for none.
 func (h *Host) execute(ctx context.Context, p *pool.Pool, t host.Task, run pool.Run) (*host.Outcome, error) {
 	out, err := p.Execute(ctx, t, run)
+	if out != nil {
+		// Its slot is free again: the last event the task emitted came
+		// before, and a cluster's view must not keep it busy.
+		h.changed(out.Session, true)
+	}
 	if err != nil {
 		return nil, err
 	}
