@@ -256,8 +256,8 @@ func (h *Host) placeAcross(p *pool.Pool, t host.Task, f *cluster.Forward) (clust
 	case a.Spawn:
 		m, ok := cs.view.SpawnHost(t.Agent, f.ExcludedHosts()...)
 		if ok && m.ID != cs.info.ID {
-			d.Host, d.Session = m.ID, ""
-			d.Reason = fmt.Sprintf("%s; on host %s, the least loaded member that runs %s", d.Reason, m.ID, t.Agent)
+			d.Host, d.Session, d.Action = m.ID, "", host.ActionSpawned
+			d.Reason = fmt.Sprintf("would spawn on host %s, the least loaded member that runs %s (here: %s)", m.ID, t.Agent, d.Reason)
 			return cluster.Target{Host: m.ID}, d
 		}
 	}
