@@ -15,10 +15,12 @@ import (
 // sessions are left out of the indexes (its pools hold them, fresher) but
 // listed by [View.Sessions].
 //
-// A watch on etcd feeds it with [View.Reset] and [View.Apply]; placement
-// reads it with [View.Decide] and [View.SpawnHost], and merges the
-// remote decision with the local one ([matcher.Merge]) so that one policy
-// decides over every host's sessions. A View is safe for concurrent use.
+// A watch on etcd feeds it with [View.Reset] and [View.Apply]; a host
+// keeps the remote sessions in its own pools' indexes from
+// [View.SetSink], so that one policy decides over every host's sessions
+// in one index, and asks [View.SpawnHost] where to spawn. [View.Decide]
+// decides over the remote sessions alone. A View is safe for concurrent
+// use.
 type View struct {
 	self   string
 	cfgFor func(agent string) matcher.Config
