@@ -80,7 +80,7 @@ func (s staticMembership) Fence() context.Context { return s.fence }
 
 // peerDaemon is a daemon with the TCP API over mutual TLS, joined to a
 // static cluster as host id.
-func peerDaemon(t *testing.T, id, caFile, certFile, keyFile string) (*daemon, *api.PeerHosts) {
+func peerDaemon(t testing.TB, id, caFile, certFile, keyFile string) (*daemon, *api.PeerHosts, *cluster.View) {
 	t.Helper()
 	cfg := &config.Config{Agents: []*config.Agent{testAgent("scripted")}}
 	cfg.Server = config.Server{HTTP: "", Listen: "127.0.0.1:0",
@@ -95,7 +95,7 @@ func peerDaemon(t *testing.T, id, caFile, certFile, keyFile string) (*daemon, *a
 	if err := d.h.JoinCluster(staticMembership{view: view, fence: t.Context()}, peers); err != nil {
 		t.Fatal(err)
 	}
-	return d, peers
+	return d, peers, view
 }
 
 // TestPeerForwardRunsOnceByKey: a task forwarded twice under one key runs
@@ -106,8 +106,8 @@ func peerDaemon(t *testing.T, id, caFile, certFile, keyFile string) (*daemon, *a
 func TestPeerForwardRunsOnceByKey(t *testing.T) {
 	dir := shortTempDir(t)
 	caFile, certFile, keyFile := hostCert(t, dir)
-	b, _ := peerDaemon(t, "b", caFile, certFile, keyFile)
-	_, peers := peerDaemon(t, "a", caFile, certFile, keyFile)
+	b, _, _ := peerDaemon(t, "b", caFile, certFile, keyFile)
+	_, peers, _ := peerDaemon(t, "a", caFile, certFile, keyFile)
 	mb := cluster.HostInfo{ID: "b", Addr: b.l.TCP}
 	ctx := t.Context()
 
@@ -182,7 +182,7 @@ func TestPeerForwardRunsOnceByKey(t *testing.T) {
 func TestPeerRefusesAStranger(t *testing.T) {
 	dir := shortTempDir(t)
 	caFile, certFile, keyFile := hostCert(t, dir)
-	b, _ := peerDaemon(t, "b", caFile, certFile, keyFile)
+	b, _, _ := peerDaemon(t, "b", caFile, certFile, keyFile)
 	other := filepath.Join(dir, "other")
 	if err := os.Mkdir(other, 0o700); err != nil {
 		t.Fatal(err)
