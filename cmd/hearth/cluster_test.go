@@ -156,12 +156,15 @@ type clusterHost struct {
 
 // testCluster is an etcd and the hosts sharing it.
 type testCluster struct {
-	t                     *testing.T
+	t                     testing.TB
 	etcd                  *testEtcd
 	ca, cert, key, agents string
+	hosts                 map[string]*clusterHost
 }
 
-func newTestCluster(t *testing.T) *testCluster {
+func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
+
+func newTestCluster(t testing.TB) *testCluster {
 	c := &testCluster{t: t, etcd: newEtcd(t)}
 	c.ca, c.cert, c.key = hostCerts(t)
 	c.agents = `agent "scripted" {
@@ -189,7 +192,8 @@ func (c *testCluster) host(id string) *clusterHost {
 	t.Helper()
 	port := freePort(t)
 	h := &clusterHost{id: id, dataDir: filepath.Join(t.TempDir(), "data")}
-	h.config = writeConfig(t, c.agents+fmt.Sprintf(`
+	h.config = filepath.Join(t.TempDir(), "hearth.hcl")
+	body := c.agents + fmt.Sprintf(`
 server {
   listen = "127.0.0.1:%d"
   tls {
@@ -206,14 +210,21 @@ cluster {
   lease_ttl        = "2s"
   publish_interval = "100ms"
 }
-`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), port, id))
+`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), port, id)
+	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	h.env = map[string]string{"HEARTH_DATA_DIR": h.dataDir}
 	h.start(t)
+	if c.hosts == nil {
+		c.hosts = make(map[string]*clusterHost)
+	}
+	c.hosts[id] = h
 	return h
 }
 
 // start starts the host's process and returns once it is in the cluster.
-func (h *clusterHost) start(t *testing.T) {
+func (h *clusterHost) start(t testing.TB) {
 	t.Helper()
 	args, _ := json.Marshal([]string{"--data-dir", h.dataDir, "--config", h.config, "serve", "--no-http"})
 	h.cmd = exec.Command(os.Args[0])
@@ -254,7 +265,7 @@ func (h *clusterHost) start(t *testing.T) {
 }
 
 // kill9 kills the host's process as a crash would.
-func (h *clusterHost) kill9(t *testing.T) {
+func (h *clusterHost) kill9(t testing.TB) {
 	t.Helper()
 	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -262,7 +273,7 @@ func (h *clusterHost) kill9(t *testing.T) {
 }
 
 // hosts is `hearth hosts list --json` through h.
-func (h *clusterHost) hosts(t *testing.T) client.Hosts {
+func (h *clusterHost) hosts(t testing.TB) client.Hosts {
 	t.Helper()
 	code, out, errOut := run(t, h.env, "hosts", "list", "--json")
 	var hs client.Hosts
@@ -274,7 +285,7 @@ func (h *clusterHost) hosts(t *testing.T) client.Hosts {
 
 // until polls h's view of the cluster until ok holds for it: the view
 // changes through etcd's watch, which the CLI cannot wait on.
-func (h *clusterHost) until(t *testing.T, what string, ok func(client.Hosts) bool) client.Hosts {
+func (h *clusterHost) until(t testing.TB, what string, ok func(client.Hosts) bool) client.Hosts {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -310,7 +321,7 @@ func member(hs client.Hosts, id string) (client.Member, bool) {
 }
 
 // submit submits prompt with hints dirs to h and returns the outcome.
-func (h *clusterHost) submit(t *testing.T, prompt string, dirs ...string) *host.Outcome {
+func (h *clusterHost) submit(t testing.TB, prompt string, dirs ...string) *host.Outcome {
 	t.Helper()
 	args := []string{"submit", "scripted", prompt, "--json"}
 	for _, d := range dirs {
