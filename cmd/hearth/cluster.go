@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -79,12 +80,20 @@ func (c *clusterMember) leave() error {
 	return err
 }
 
-// configHash is a digest of the config file, so that `hearth hosts list`
-// shows hosts whose guards or agents differ.
+// configHash is a digest of what a host decides with: its agents (their
+// workspaces included), matcher weights, guards and pipelines; not its listeners or its cluster block,
+// which differ between hosts by design. `hearth hosts list` shows when
+// hosts' hashes differ: their guards or agents are not the same.
 func configHash(cfg *config.Config) string {
-	b, err := os.ReadFile(cfg.Path)
+	b, err := json.Marshal(struct {
+		Agents    any
+		Matcher   any
+		Guards    any
+		Pipelines any
+	}{cfg.Agents, cfg.Matcher, cfg.Guards, cfg.Pipelines})
 	if err != nil {
-		b = []byte(cfg.Path)
+		// Not expected of a loaded config; the file itself then.
+		b, _ = os.ReadFile(cfg.Path)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:6])

@@ -27,6 +27,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/api/client"
+	"github.com/hearth-dev/hearth/host/config"
 )
 
 // The cluster's end-to-end tests: real `hearth serve` processes (the test
@@ -170,6 +171,7 @@ func newTestCluster(t testing.TB) *testCluster {
 	c.agents = `agent "scripted" {
   command = ["` + os.Args[0] + `"]
   env     = { HEARTH_TEST_PLUGIN = "agent" }
+  workspace = "` + os.TempDir() + `"
   pool {
     max_sessions = 2
   }
@@ -378,6 +380,10 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 			t.Fatalf("hosts list: %d, want %q in\n%s", code, want, out)
 		}
 	}
+	// Their files differ (ports, IDs), their agents and guards do not.
+	if strings.Contains(out, "configs differ") {
+		t.Fatalf("hosts list says the configs differ:\n%s", out)
+	}
 
 	// A run started on c stays c's; runs list through a shows it with
 	// its owner.
@@ -513,5 +519,28 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	}
 	if r.o.Decision.Host != "" || r.o.Result.Output != "done" {
 		t.Fatalf("after b died mid-task: ran on %s host %q: %s", r.o.Session, r.o.Decision.Host, r.o.Decision.Reason)
+	}
+}
+
+// TestConfigHash: hosts whose configs differ only in their listeners and
+// cluster block hash alike; another guard makes another hash.
+func TestConfigHash(t *testing.T) {
+	load := func(body string) *config.Config {
+		t.Helper()
+		cfg, err := config.Load(writeConfig(t, body), config.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	agent := "agent \"a\" {\n  command = [\"/bin/true\"]\n  workspace = \"/srv\"\n}\n"
+	a := load(agent + "server {\n  listen = \"127.0.0.1:7001\"\n  token_file = \"t\"\n}\ncluster {\n  endpoints = [\"http://127.0.0.1:2379\"]\n  host_id = \"a\"\n}\n")
+	b := load(agent + "server {\n  listen = \"127.0.0.1:7002\"\n  token_file = \"t\"\n}\ncluster {\n  endpoints = [\"http://127.0.0.1:2379\"]\n  host_id = \"b\"\n}\n")
+	c := load(agent + "guard \"no-rm\" {\n  hook = \"pre_tool_use\"\n  condition = \"tool == 'Bash'\"\n  action = \"deny\"\n  message = \"no\"\n}\n")
+	if configHash(a) != configHash(b) {
+		t.Errorf("configs that differ only in server and cluster blocks hash apart: %s %s", configHash(a), configHash(b))
+	}
+	if configHash(a) == configHash(c) {
+		t.Errorf("a config with a guard hashes like one without: %s", configHash(a))
 	}
 }

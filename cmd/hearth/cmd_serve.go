@@ -147,6 +147,9 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		select {
 		case <-reloads:
 			m.reload(h)
+			if member != nil {
+				h.SetClusterConfigHash(configHash(h.Config()))
+			}
 			if next, err := m.serveConfig(f); err == nil && !reflect.DeepEqual(next.Server, cfg.Server) {
 				fmt.Fprintln(m.Stderr, "hearth: warning: the server block changed; a running daemon keeps its listeners: restart it to use the new ones")
 			}

@@ -132,6 +132,19 @@ func (h *Host) JoinCluster(node Membership, peers Peers) error {
 	return nil
 }
 
+// SetClusterConfigHash updates the config hash the host publishes, after
+// a reload.
+func (h *Host) SetClusterConfigHash(hash string) {
+	cs := h.cl()
+	if cs == nil {
+		return
+	}
+	cs.mu.Lock()
+	cs.info.ConfigHash = hash
+	cs.mu.Unlock()
+	h.changed("", true)
+}
+
 // Clustered reports whether the host places across a cluster.
 func (h *Host) Clustered() bool {
 	cs := h.cl()
@@ -185,8 +198,11 @@ func (c ClusterSource) Sessions() []cluster.Summary { return c.h.summaries() }
 func (h *Host) clusterRecord() cluster.HostInfo {
 	cs := h.cl()
 	name, _ := os.Hostname()
+	cs.mu.Lock()
+	hash := cs.info.ConfigHash
+	cs.mu.Unlock()
 	hi := cluster.HostInfo{ID: cs.info.ID, Addr: cs.info.Addr, Hostname: name, Started: cs.started,
-		ConfigHash: cs.info.ConfigHash, Version: cs.info.Version}
+		ConfigHash: hash, Version: cs.info.Version}
 	for _, a := range h.config().Agents {
 		if p, err := h.pool(a.Name); err == nil {
 			hi.Agents = append(hi.Agents, p.Load())
