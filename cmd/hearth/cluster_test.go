@@ -416,7 +416,7 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 	// Its run is still listed, its owner gone.
 	owned("gone")
 	code, out, _ = run(t, a.env, "runs", "list")
-	if code != 0 || !strings.Contains(out, "c (gone: its runs resume when it returns)") {
+	if code != 0 || !strings.Contains(out, "c (gone: as listed ") {
 		t.Fatalf("runs list through a after c died: %d\n%s", code, out)
 	}
 }

@@ -127,7 +127,9 @@ func (m *Main) clusterRunsList(ctx context.Context, asJSON bool) (done bool, err
 		owner := hr.Host
 		switch {
 		case hr.State == "gone":
-			owner += " (gone: its runs resume when it returns)"
+			// Its runs are in its store: when it is back, they are there
+			// to resume (a host that crashed pauses what it ran).
+			owner += " (gone: as listed " + ago(hr.Listed) + "; back with its host)"
 		case hr.State == "unreachable":
 			owner += " (unreachable: as listed " + ago(hr.Listed) + ")"
 		case hr.Host == self:

@@ -70,7 +70,8 @@ func (c *Client) Hosts(ctx context.Context) (Hosts, error) {
 type HostRuns struct {
 	Host string `json:"host"`
 	// State is up (current), unreachable (a member that did not answer
-	// in time) or gone (no member: its runs resume when it returns).
+	// in time) or gone (no member: its runs, as last listed, are in its
+	// store, to resume when it is back).
 	State  string         `json:"state"`
 	Runs   []host.RunInfo `json:"runs"`
 	Listed time.Time      `json:"listed,omitzero"`
