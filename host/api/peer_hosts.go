@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
@@ -104,7 +105,13 @@ func (p *PeerHosts) conn(m cluster.HostInfo) (*peerConn, error) {
 		delete(p.conns, m.ID)
 	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(p.creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(wire.MaxMessage), grpc.MaxCallRecvMsgSize(wire.MaxReply))}
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(wire.MaxMessage), grpc.MaxCallRecvMsgSize(wire.MaxReply)),
+		// gRPC's reconnection backoff grows to 2 minutes: a host that
+		// restarted at the same address would be unreachable that long.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+			MinConnectTimeout: p.dial,
+		})}
 	if p.token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer{p.token}))
 	}
