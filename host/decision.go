@@ -35,6 +35,10 @@ type Decision struct {
 	Agent    string `json:"agent"`
 	Action   Action `json:"action"`
 	Session  string `json:"session"`
+	// Host is the cluster member the task ran on (or would run on) when
+	// that is another host than the one that decided; empty otherwise,
+	// and always without a cluster block.
+	Host string `json:"host,omitempty"`
 	// Outcome is the matcher's: reuse, spawn-no-candidates,
 	// spawn-all-busy, spawn-below-threshold.
 	Outcome   string  `json:"outcome"`

@@ -38,6 +38,11 @@ func (m *Main) runsListCommand() *cobra.Command {
 		Short: "List runs, most recently active first",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Through a daemon of a cluster: every host's runs, with
+			// their owners.
+			if done, err := m.clusterRunsList(cmd.Context(), asJSON); done || err != nil {
+				return err
+			}
 			var (
 				runs []host.RunInfo
 				dir  string

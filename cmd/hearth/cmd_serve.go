@@ -22,6 +22,9 @@ import (
 type serveFlags struct {
 	listen, http, tokenFile string
 	noHTTP                  bool
+	// hostID and advertise override the cluster block's, so that hosts
+	// on one machine can share a config file.
+	hostID, advertise string
 }
 
 func (m *Main) serveCommand() *cobra.Command {
@@ -59,6 +62,8 @@ SIGHUP reloads the config file.`,
 	c.Flags().StringVar(&f.http, "http", "", "serve the dashboard, /metrics and the hook endpoint here (default "+config.DefaultHTTP+")")
 	c.Flags().BoolVar(&f.noHTTP, "no-http", false, "serve no dashboard, /metrics or HTTP hook endpoint")
 	c.Flags().StringVar(&f.tokenFile, "token-file", "", "a file holding the bearer token TCP and HTTP clients must present (default for HTTP: token in the data directory)")
+	c.Flags().StringVar(&f.hostID, "host-id", "", "this host's ID in its cluster (overrides cluster.host_id)")
+	c.Flags().StringVar(&f.advertise, "advertise", "", "this host's API address as the other hosts of its cluster dial it (overrides cluster.advertise)")
 	return c
 }
 
@@ -85,6 +90,14 @@ func (m *Main) serveConfig(f serveFlags) (*config.Config, error) {
 	}
 	if err := cfg.Server.Check(); err != nil {
 		return nil, usagef("%v (--token-file gives one)", err)
+	}
+	if f.hostID != "" || f.advertise != "" {
+		if cfg.Cluster == nil {
+			return nil, usagef("--host-id and --advertise are for a host of a cluster: add a cluster block to the config (see the README's cluster section)")
+		}
+		c := *cfg.Cluster
+		c.HostID, c.Advertise = cmp.Or(f.hostID, c.HostID), cmp.Or(f.advertise, c.Advertise)
+		cfg.Cluster = &c
 	}
 	return cfg, nil
 }
@@ -121,6 +134,20 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 			fmt.Fprintf(m.Stdout, "  sign in    %s\n             (once, until %s; %s dashboard prints another)\n", link, exp.Format("15:04:05"), m.hearth())
 		}
 	}
+	member, err := m.joinCluster(ctx, cfg, h, logger)
+	if err != nil {
+		_ = m.stopDaemon(l, h, nil)
+		return err
+	}
+	if member != nil {
+		fmt.Fprintf(m.Stdout, "  cluster    host %s at %s, etcd %v\n", member.cfg.HostID, member.cfg.Advertise, member.cfg.Endpoints)
+	}
+	// Leave the cluster first: the others stop placing here at once.
+	leave := func() {
+		if err := member.leave(); err != nil {
+			fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", err)
+		}
+	}
 
 	sigs, reloads, stop := m.hostSignals()
 	defer stop()
@@ -128,13 +155,18 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		select {
 		case <-reloads:
 			m.reload(h)
+			if member != nil {
+				h.SetClusterConfigHash(configHash(h.Config()))
+			}
 			if next, err := m.serveConfig(f); err == nil && !reflect.DeepEqual(next.Server, cfg.Server) {
 				fmt.Fprintln(m.Stderr, "hearth: warning: the server block changed; a running daemon keeps its listeners: restart it to use the new ones")
 			}
 		case sig := <-sigs:
 			fmt.Fprintf(m.Stderr, "hearth: %v: shutting down; tasks in flight have %s to finish (signal again to stop now)\n", sig, shutdownGrace)
+			leave()
 			return m.stopDaemon(l, h, sigs)
 		case <-ctx.Done():
+			leave()
 			return m.stopDaemon(l, h, nil)
 		}
 	}

@@ -55,7 +55,11 @@ it can be placed on a session that already knows those files.`,
 
 func (m *Main) printOutcome(o *host.Outcome) {
 	w := m.Stdout
-	fmt.Fprintf(w, "%s ran on %s in %s: %s\n", o.TaskID, o.Session, o.Duration.Round(100_000), o.Decision.Reason)
+	where := o.Session
+	if o.Decision.Host != "" {
+		where += " (host " + o.Decision.Host + ")"
+	}
+	fmt.Fprintf(w, "%s ran on %s in %s: %s\n", o.TaskID, where, o.Duration.Round(100_000), o.Decision.Reason)
 	for _, c := range o.Decision.Candidates {
 		fmt.Fprintf(w, "  candidate %s\n", explain(c, o.Decision.Threshold))
 	}

@@ -32,6 +32,11 @@ func TestMain(m *testing.M) {
 	}
 	// HEARTH_TEST_MAIN makes the test binary the hearth command, with the
 	// arguments it holds (JSON): a real process for tests to kill.
+	// Called as "hearth" (a symlink to the test binary), it is the hearth
+	// command: what the README's shell scripts run.
+	if filepath.Base(os.Args[0]) == "hearth" {
+		os.Exit(NewMain().Run(context.Background(), os.Args[1:]))
+	}
 	if args := os.Getenv("HEARTH_TEST_MAIN"); args != "" {
 		var argv []string
 		if err := json.Unmarshal([]byte(args), &argv); err != nil {

@@ -91,6 +91,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 	}
 	l.unixSrv = grpc.NewServer(append(s.peerOptions(), grpc.MaxRecvMsgSize(wire.MaxMessage))...) // peer.go
 	apipb.RegisterHearthServer(l.unixSrv, s)
+	s.registerPeer(l.unixSrv)
 	l.serve(func() error { return l.unixSrv.Serve(ul) }, "unix socket")
 
 	if cfg.Listen != "" {
@@ -113,6 +114,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		l.TCP = tl.Addr().String()
 		l.tcpSrv = grpc.NewServer(opts...)
 		apipb.RegisterHearthServer(l.tcpSrv, s)
+		s.registerPeer(l.tcpSrv)
 		l.serve(func() error { return l.tcpSrv.Serve(tl) }, "tcp")
 	}
 

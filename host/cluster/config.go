@@ -44,7 +44,7 @@ const (
 //
 //	cluster {
 //	  endpoints        = ["https://10.0.0.5:2379"]  (required)
-//	  advertise        = "10.0.0.7:7420"             (required) this host's API, as others dial it
+//	  advertise        = "10.0.0.7:7420"             this host's API, as others dial it (default: server.listen; --advertise)
 //	  host_id          = hostname-<hash of data dir>  letters, digits, '.', '_', '-'
 //	  lease_ttl        = "10s"   2s to 5m, whole seconds
 //	  publish_interval = "1s"    100ms to 1m

@@ -81,9 +81,10 @@
 // [RemoteID] ("host/session"; local session IDs never hold a '/'). When
 // the watch fails (etcd compacted the revision it would resume from, a
 // lost leader, a closed stream) or the host registers again, it lists
-// again. Placement decides with the local pool's index and
-// [View.Decide], and merges the two ([matcher.Merge]): exactly the
-// decision one index of every host's sessions would make. When the
+// again. The engine keeps the remote sessions in its own pools' matcher
+// indexes too ([View.SetSink]), so that one index of every host's
+// sessions decides (a score depends on every session in the index: two
+// decisions over disjoint sets do not merge into the union's). When the
 // decision is to spawn, [View.SpawnHost] names the least loaded member
 // that runs the agent.
 //

@@ -15,10 +15,12 @@ import (
 // sessions are left out of the indexes (its pools hold them, fresher) but
 // listed by [View.Sessions].
 //
-// A watch on etcd feeds it with [View.Reset] and [View.Apply]; placement
-// reads it with [View.Decide] and [View.SpawnHost], and merges the
-// remote decision with the local one ([matcher.Merge]) so that one policy
-// decides over every host's sessions. A View is safe for concurrent use.
+// A watch on etcd feeds it with [View.Reset] and [View.Apply]; a host
+// keeps the remote sessions in its own pools' indexes from
+// [View.SetSink], so that one policy decides over every host's sessions
+// in one index, and asks [View.SpawnHost] where to spawn. [View.Decide]
+// decides over the remote sessions alone. A View is safe for concurrent
+// use.
 type View struct {
 	self   string
 	cfgFor func(agent string) matcher.Config
@@ -29,6 +31,38 @@ type View struct {
 	sessions map[string]map[string]Summary // by host, by session
 	agents   map[string]*agentIndex
 	changed  chan struct{}
+	sink     func(Update)
+}
+
+// Update is what one change of the view did to one agent's remote
+// sessions, for a host that keeps them in its own pools' indexes
+// ([View.SetSink]). Reset drops every remote session of every agent
+// first (Agent is then empty).
+type Update struct {
+	Reset   bool
+	Agent   string
+	Puts    []matcher.Candidate // named by RemoteID
+	Removes []string            // RemoteIDs
+}
+
+// SetSink makes fn receive every change of the remote sessions, in
+// order, starting with a reset and the sessions the view holds now. fn
+// is called with the view locked: it must not call the view back, and
+// must be quick.
+func (v *View) SetSink(fn func(Update)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.sink = fn
+	if fn == nil {
+		return
+	}
+	fn(Update{Reset: true})
+	for agent, a := range v.agents {
+		a.mu.Lock()
+		puts := a.ix.Candidates()
+		a.mu.Unlock()
+		fn(Update{Agent: agent, Puts: puts})
+	}
 }
 
 // agentIndex is one agent's remote sessions. Its lock is taken after the
@@ -74,6 +108,9 @@ func (v *View) Reset(rev int64, changes []Change) {
 	v.hosts = make(map[string]HostInfo)
 	v.sessions = make(map[string]map[string]Summary)
 	v.agents = make(map[string]*agentIndex)
+	if v.sink != nil {
+		v.sink(Update{Reset: true})
+	}
 	v.applyLocked(rev, changes)
 }
 
@@ -162,16 +199,21 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 			v.agents[agent] = a
 		}
 		puts := make([]matcher.Candidate, 0, len(byID))
+		var removes []string
 		a.mu.Lock()
 		for id, s := range byID {
 			if s == nil {
 				a.ix.Remove(id)
+				removes = append(removes, id)
 			} else {
 				puts = append(puts, s.Candidate(id))
 			}
 		}
 		a.ix.PutAll(puts)
 		a.mu.Unlock()
+		if v.sink != nil {
+			v.sink(Update{Agent: agent, Puts: puts, Removes: removes})
+		}
 	}
 	v.rev = max(v.rev, rev)
 	close(v.changed)
@@ -268,7 +310,7 @@ func (v *View) Decide(agent string, h matcher.Hints, now time.Time, excludeHosts
 // placement decided to spawn: among the members that run agent (not as
 // an external agent) and are not in exclude, the first by: room for
 // another session (live below max_sessions), then fewest running tasks of
-// the agent, then fewest live sessions of it, then ID. This host is a
+// the agent, then fewest live sessions of it, then this host (no forward), then ID. This host is a
 // member like the others, as of its last published record. ok is false
 // when no member runs the agent.
 func (v *View) SpawnHost(agent string, exclude ...string) (HostInfo, bool) {
@@ -284,14 +326,14 @@ func (v *View) SpawnHost(agent string, exclude ...string) (HostInfo, bool) {
 		if !ok || a.External || slices.Contains(exclude, id) {
 			continue
 		}
-		if !found || spawnsBefore(id, a, best.ID, bestA) {
+		if !found || v.spawnsBefore(id, a, best.ID, bestA) {
 			best, bestA, found = h, a, true
 		}
 	}
 	return best, found
 }
 
-func spawnsBefore(id string, a AgentLoad, bid string, b AgentLoad) bool {
+func (v *View) spawnsBefore(id string, a AgentLoad, bid string, b AgentLoad) bool {
 	if ra, rb := a.Live < a.MaxSessions, b.Live < b.MaxSessions; ra != rb {
 		return ra
 	}
@@ -300,6 +342,10 @@ func spawnsBefore(id string, a AgentLoad, bid string, b AgentLoad) bool {
 	}
 	if a.Live != b.Live {
 		return a.Live < b.Live
+	}
+	// Between equals this host spawns: no forward.
+	if id == v.self || bid == v.self {
+		return id == v.self
 	}
 	return id < bid
 }

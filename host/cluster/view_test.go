@@ -97,3 +97,34 @@ func TestSpawnHost(t *testing.T) {
 		t.Errorf("SpawnHost of an agent no member runs = %q", h.ID)
 	}
 }
+
+// TestViewSink: a sink gets a reset and what the view holds when set,
+// then every change of the remote sessions in order: puts, removals, a
+// departed host's sessions removed, a reset when the view is reset. The
+// host's own sessions never reach it.
+func TestViewSink(t *testing.T) {
+	v := NewView("self", defaults)
+	s := Summary{Session: "s1", Agent: "coder", Dirs: []string{"pkg"}, Capacity: 1, LastActivity: t0}
+	v.Apply(1, []Change{member("b"), put("b", s), member("self"), put("self", s)})
+	var got []Update
+	v.SetSink(func(u Update) { got = append(got, u) })
+	if len(got) != 2 || !got[0].Reset || got[1].Agent != "coder" || len(got[1].Puts) != 1 || got[1].Puts[0].ID != "b/s1" {
+		t.Fatalf("on SetSink: %+v, want a reset then b/s1", got)
+	}
+	got = nil
+	s2 := Summary{Session: "s2", Agent: "coder", Capacity: 1, LastActivity: t0}
+	v.Apply(2, []Change{put("b", s2), put("self", s2)})
+	if len(got) != 1 || len(got[0].Puts) != 1 || got[0].Puts[0].ID != "b/s2" || len(got[0].Removes) != 0 {
+		t.Fatalf("a put: %+v, want b/s2 only (self's own stay out)", got)
+	}
+	got = nil
+	v.Apply(3, []Change{{Kind: KeyHost, Host: "b", Delete: true}})
+	if len(got) != 1 || len(got[0].Removes) != 2 {
+		t.Fatalf("b left: %+v, want its two sessions removed", got)
+	}
+	got = nil
+	v.Reset(4, nil)
+	if len(got) != 1 || !got[0].Reset {
+		t.Fatalf("a reset: %+v", got)
+	}
+}

@@ -14,7 +14,7 @@ import (
 // a view of their sessions through etcd (package host/cluster).
 type rawCluster struct {
 	Endpoints       []string       `hcl:"endpoints"`
-	Advertise       string         `hcl:"advertise"`
+	Advertise       string         `hcl:"advertise,optional"`
 	HostID          *string        `hcl:"host_id,optional"`
 	LeaseTTL        *string        `hcl:"lease_ttl,optional"`
 	PublishInterval *string        `hcl:"publish_interval,optional"`
@@ -63,6 +63,11 @@ func (v *validator) cluster(rc *rawCluster) *cluster.Config {
 	check := *c
 	if check.HostID == "" {
 		check.HostID = "default" // stands for the default, valid by construction
+	}
+	if check.Advertise == "" {
+		// hearth serve takes --advertise, or server.listen when it names
+		// a host others can dial.
+		check.Advertise = "default:1"
 	}
 	err := check.Validate()
 	if err == nil {

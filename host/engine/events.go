@@ -27,6 +27,11 @@ func (h *Host) append(e host.Event) (uint64, *store.Pending) {
 	}
 	seq, p := h.store.Append(e)
 	h.events.publishDurable(e, p)
+	if e.Session != "" {
+		// Spawned, retired, a task started or done: the session's
+		// summary and the host's load may have changed.
+		h.changed(e.Session, true)
+	}
 	return seq, p
 }
 
@@ -40,6 +45,7 @@ func (pe *poolEvents) ToolUse(e *host.Event) {
 	if h.observe != nil {
 		h.observe(e)
 	}
+	h.changed(e.Session, false)
 	if h.events.active() {
 		h.events.publish(*e)
 	}

@@ -17,6 +17,15 @@
 // done, cancels the rest, retires every live session and closes the
 // store. No plugin process outlives Close.
 //
+// # Cluster
+//
+// With a cluster block, `hearth serve` makes the host a member of a
+// cluster (cluster.go): ClusterView, then a node over ClusterSource, then
+// JoinCluster. Its pools then hold the other hosts' sessions too, Submit
+// and Place decide over every host's sessions and forward a task to the
+// host that wins it, and RunForwarded runs what other hosts forward here,
+// once per idempotency key. Runs and their tasks stay on this host.
+//
 // # Events
 //
 // Every event is written to the store and published to subscribers once
@@ -112,6 +121,9 @@ type Host struct {
 	// as they go idle.
 	retiring []*pool.Pool
 	reaper   sync.WaitGroup
+	// clusterP is the cluster wiring (cluster.go); nil without a cluster
+	// block.
+	clusterP atomic.Pointer[clusterState]
 }
 
 var _ host.Service = (*Host)(nil)

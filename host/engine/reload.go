@@ -108,6 +108,14 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 	if err := h.restorePools(added); err != nil {
 		h.logger.Warn("reload: cannot restore the sessions of added agents", "error", err)
 	}
+	if cs := h.cl(); cs != nil && len(added) > 0 {
+		// Added pools learn the other hosts' sessions of their agents:
+		// the view sends them all again.
+		cs.view.SetSink(h.applyRemote)
+	}
+	if h.Clustered() {
+		h.changed("", true) // agents, and the config's hash in the listing, may differ
+	}
 	rep.Guards, rep.Pipelines = len(cfg.Guards), len(cfg.Pipelines)
 	for _, list := range [][]string{rep.Added, rep.Removed, rep.Changed, rep.Unchanged} {
 		slices.Sort(list)

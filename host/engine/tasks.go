@@ -31,6 +31,9 @@ func (h *Host) Submit(ctx context.Context, t host.Task) (*host.Outcome, error) {
 	if err := h.admit(t, guard.Run{}); err != nil {
 		return nil, err
 	}
+	if h.Clustered() && forwardable(p) {
+		return h.submitAcross(ctx, p, t)
+	}
 	return h.execute(ctx, p, t, nil)
 }
 
@@ -48,6 +51,11 @@ func (h *Host) executeRunTask(ctx context.Context, t host.Task, run pool.Run) (*
 // gate. run is the run it belongs to, nil for none.
 func (h *Host) execute(ctx context.Context, p *pool.Pool, t host.Task, run pool.Run) (*host.Outcome, error) {
 	out, err := p.Execute(ctx, t, run)
+	if out != nil {
+		// Its slot is free again: the last event the task emitted came
+		// before, and a cluster's view must not keep it busy.
+		h.changed(out.Session, true)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +75,9 @@ func (h *Host) Place(_ context.Context, agent string, hints sdk.Hints) (host.Dec
 	p, err := h.pool(agent)
 	if err != nil {
 		return host.Decision{}, err
+	}
+	if h.Clustered() && forwardable(p) {
+		return h.placeAcrossDecision(p, agent, hints), nil
 	}
 	return p.Place(host.Task{Agent: agent, Hints: hints}), nil
 }

@@ -29,6 +29,9 @@ const (
 	planRetire
 	// planWait: the pool is full; wait for a slot, then decide again.
 	planWait
+	// planRemote: another host's session wins (cluster placement only,
+	// PlaceAcross); the engine forwards the task there.
+	planRemote
 )
 
 // plan is a placement decision before anything is done about it: what
@@ -53,6 +56,8 @@ type plan struct {
 	// turn is the round_robin placement's next turn, once the plan is
 	// acted on.
 	turn int
+	// remote is the winning RemoteID of a planRemote.
+	remote string
 }
 
 type veto struct {
@@ -82,7 +87,13 @@ type veto struct {
 // The baselines hearth is measured against are placements too:
 // "fresh" (a new session per task, stopped after it) and "round_robin"
 // (a warm pool of max_sessions sessions, tasks handed out in turn).
-func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time) plan {
+//
+// across is nil for a decision over this host's sessions only (the other
+// hosts' sessions in the index are left out); otherwise the decision is
+// over every host's sessions, leaving out the RemoteIDs in across.exclude,
+// and may be planRemote. Guards veto only this host's sessions: another
+// host's guards decide over its own when the task arrives there.
+func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time, across *acrossHosts) plan {
 	switch p.cfg().Pool.Placement {
 	case config.PlacementFresh:
 		if p.room() {
@@ -94,8 +105,16 @@ func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time) pla
 	}
 	var pl plan
 	exclude := p.unavailableLocked()
+	if across == nil {
+		exclude = p.appendRemoteLocked(exclude)
+	} else {
+		exclude = append(exclude, across.exclude...)
+	}
 	d := p.index.Decide(hints, now, exclude...)
 	for d.Choice == matcher.Reuse {
+		if _, remote := p.remote[d.Winner]; remote {
+			break
+		}
 		s := p.sessions[d.Winner]
 		v := p.vetoLocked(s, d.Ranked[0].Total, t, now)
 		if v == nil {
@@ -108,6 +127,10 @@ func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time) pla
 	pl.d = d
 	if len(d.Ranked) > 0 {
 		pl.score = d.Ranked[0].Total
+	}
+	if _, remote := p.remote[d.Winner]; remote && d.Choice == matcher.Reuse {
+		pl.kind, pl.remote = planRemote, d.Winner
+		return pl
 	}
 	switch {
 	case d.Choice == matcher.Reuse && !d.Dormant:
@@ -171,14 +194,14 @@ func (p *Pool) Place(t host.Task) host.Decision {
 	if ext := p.cfg().External; ext != "" {
 		return p.placeExternalLocked(t, hints, now)
 	}
-	return finish(p.decisionLocked(t, p.decideLocked(t, hints, now), true), true)
+	return finish(p.decisionLocked(t, p.decideLocked(t, hints, now, nil), true), true)
 }
 
 // placeExternalLocked is Place for an external agent: nothing to spawn or
 // rehydrate; the winning session's own program resumes it, where it
 // worked.
 func (p *Pool) placeExternalLocked(t host.Task, hints matcher.Hints, now time.Time) host.Decision {
-	d := p.index.Decide(hints, now, p.unavailableLocked()...)
+	d := p.index.Decide(hints, now, p.appendRemoteLocked(p.unavailableLocked())...)
 	dec := p.baseDecisionLocked(t, plan{d: d})
 	if len(d.Ranked) > 0 {
 		dec.Score = d.Ranked[0].Total
@@ -263,6 +286,10 @@ func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
 			// gets a session of its own.
 			dec.Retired = pl.s.id
 		}
+	case planRemote:
+		owner, session, _ := strings.Cut(pl.remote, "/")
+		dec.Action, dec.Session, dec.Host = host.ActionReused, session, owner
+		dec.Reason = fmt.Sprintf("%s %s on host %s (%s)", verb("reused", "would reuse"), session, owner, above(pl.score, dec.Threshold))
 	case planWait:
 		dec.Action = host.ActionWait
 		if pl.s != nil {
@@ -313,7 +340,7 @@ func (p *Pool) acquire(ctx context.Context, t host.Task) (*session, *host.Decisi
 	)
 	for {
 		p.mu.Lock()
-		pl := p.decideLocked(t, hints, p.now())
+		pl := p.decideLocked(t, hints, p.now(), nil)
 		dec := p.decisionLocked(t, pl, false)
 		// A vetoed session is a guard that fired: recorded once per task.
 		var vetoes []veto

@@ -90,6 +90,9 @@ type Pool struct {
 	// removed is set when a reload removed the agent: the pool takes no
 	// new tasks, and its sessions are retired as they go idle.
 	removed bool
+	// remote holds the other hosts' sessions in the index, by RemoteID
+	// (remote.go).
+	remote map[string]struct{}
 }
 
 // spec is an agent's configuration as its pool uses it.

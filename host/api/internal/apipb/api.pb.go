@@ -627,23 +627,26 @@ type Decision struct {
 	TaskName string                 `protobuf:"bytes,2,opt,name=task_name,json=taskName,proto3" json:"task_name,omitempty"`
 	Agent    string                 `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
 	// action: reused, rehydrated, spawned, or resume (Place, external).
-	Action        string       `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
-	Session       string       `protobuf:"bytes,5,opt,name=session,proto3" json:"session,omitempty"`
-	Outcome       string       `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	Threshold     float64      `protobuf:"fixed64,7,opt,name=threshold,proto3" json:"threshold,omitempty"`
-	Score         float64      `protobuf:"fixed64,8,opt,name=score,proto3" json:"score,omitempty"`
-	Candidates    []*Candidate `protobuf:"bytes,9,rep,name=candidates,proto3" json:"candidates,omitempty"`
-	Considered    int32        `protobuf:"varint,10,opt,name=considered,proto3" json:"considered,omitempty"`
-	Eligible      int32        `protobuf:"varint,11,opt,name=eligible,proto3" json:"eligible,omitempty"`
-	WaitedNanos   int64        `protobuf:"varint,12,opt,name=waited_nanos,json=waitedNanos,proto3" json:"waited_nanos,omitempty"`
-	Retired       string       `protobuf:"bytes,13,opt,name=retired,proto3" json:"retired,omitempty"`
-	Vetoed        []string     `protobuf:"bytes,14,rep,name=vetoed,proto3" json:"vetoed,omitempty"`
-	Rehydration   string       `protobuf:"bytes,15,opt,name=rehydration,proto3" json:"rehydration,omitempty"`
-	Reason        string       `protobuf:"bytes,16,opt,name=reason,proto3" json:"reason,omitempty"`
-	Hints         *Hints       `protobuf:"bytes,17,opt,name=hints,proto3" json:"hints,omitempty"`
-	External      string       `protobuf:"bytes,18,opt,name=external,proto3" json:"external,omitempty"`
-	Resume        string       `protobuf:"bytes,19,opt,name=resume,proto3" json:"resume,omitempty"`
-	Workspace     string       `protobuf:"bytes,20,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Action      string       `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
+	Session     string       `protobuf:"bytes,5,opt,name=session,proto3" json:"session,omitempty"`
+	Outcome     string       `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Threshold   float64      `protobuf:"fixed64,7,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	Score       float64      `protobuf:"fixed64,8,opt,name=score,proto3" json:"score,omitempty"`
+	Candidates  []*Candidate `protobuf:"bytes,9,rep,name=candidates,proto3" json:"candidates,omitempty"`
+	Considered  int32        `protobuf:"varint,10,opt,name=considered,proto3" json:"considered,omitempty"`
+	Eligible    int32        `protobuf:"varint,11,opt,name=eligible,proto3" json:"eligible,omitempty"`
+	WaitedNanos int64        `protobuf:"varint,12,opt,name=waited_nanos,json=waitedNanos,proto3" json:"waited_nanos,omitempty"`
+	Retired     string       `protobuf:"bytes,13,opt,name=retired,proto3" json:"retired,omitempty"`
+	Vetoed      []string     `protobuf:"bytes,14,rep,name=vetoed,proto3" json:"vetoed,omitempty"`
+	Rehydration string       `protobuf:"bytes,15,opt,name=rehydration,proto3" json:"rehydration,omitempty"`
+	Reason      string       `protobuf:"bytes,16,opt,name=reason,proto3" json:"reason,omitempty"`
+	Hints       *Hints       `protobuf:"bytes,17,opt,name=hints,proto3" json:"hints,omitempty"`
+	External    string       `protobuf:"bytes,18,opt,name=external,proto3" json:"external,omitempty"`
+	Resume      string       `protobuf:"bytes,19,opt,name=resume,proto3" json:"resume,omitempty"`
+	Workspace   string       `protobuf:"bytes,20,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// host is the cluster member the task ran on, when another host than
+	// the one asked.
+	Host          string `protobuf:"bytes,21,opt,name=host,proto3" json:"host,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -814,6 +817,13 @@ func (x *Decision) GetResume() string {
 func (x *Decision) GetWorkspace() string {
 	if x != nil {
 		return x.Workspace
+	}
+	return ""
+}
+
+func (x *Decision) GetHost() string {
+	if x != nil {
+		return x.Host
 	}
 	return ""
 }
@@ -4109,7 +4119,7 @@ const file_api_proto_rawDesc = "" +
 	"load_score\x18\n" +
 	" \x01(\x01R\tloadScore\x12\x18\n" +
 	"\aapplied\x18\v \x03(\tR\aapplied\x12\x14\n" +
-	"\x05total\x18\f \x01(\x01R\x05total\"\xd4\x04\n" +
+	"\x05total\x18\f \x01(\x01R\x05total\"\xe8\x04\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x1b\n" +
 	"\ttask_name\x18\x02 \x01(\tR\btaskName\x12\x14\n" +
@@ -4135,7 +4145,8 @@ const file_api_proto_rawDesc = "" +
 	"\x05hints\x18\x11 \x01(\v2\x14.hearth.api.v1.HintsR\x05hints\x12\x1a\n" +
 	"\bexternal\x18\x12 \x01(\tR\bexternal\x12\x16\n" +
 	"\x06resume\x18\x13 \x01(\tR\x06resume\x12\x1c\n" +
-	"\tworkspace\x18\x14 \x01(\tR\tworkspace\"\xcb\x01\n" +
+	"\tworkspace\x18\x14 \x01(\tR\tworkspace\x12\x12\n" +
+	"\x04host\x18\x15 \x01(\tR\x04host\"\xcb\x01\n" +
 	"\x06Result\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12<\n" +
 	"\ametrics\x18\x02 \x03(\v2\".hearth.api.v1.Result.MetricsEntryR\ametrics\x12\x12\n" +

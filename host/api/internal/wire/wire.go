@@ -53,7 +53,7 @@ func Decision(d *host.Decision) *apipb.Decision {
 		Outcome: d.Outcome, Threshold: d.Threshold, Score: d.Score, Considered: int32(d.Considered),
 		Eligible: int32(d.Eligible), WaitedNanos: int64(d.Waited), Retired: d.Retired, Vetoed: d.Vetoed,
 		Rehydration: d.Rehydration, Reason: d.Reason, Hints: Hints(d.Hints), External: d.External,
-		Resume: d.Resume, Workspace: d.Workspace,
+		Resume: d.Resume, Workspace: d.Workspace, Host: d.Host,
 	}
 	for _, c := range d.Candidates {
 		m.Candidates = append(m.Candidates, &apipb.Candidate{
@@ -72,7 +72,7 @@ func DecisionOf(m *apipb.Decision) host.Decision {
 		Session: m.GetSession(), Outcome: m.GetOutcome(), Threshold: m.GetThreshold(), Score: m.GetScore(),
 		Considered: int(m.GetConsidered()), Eligible: int(m.GetEligible()), Waited: time.Duration(m.GetWaitedNanos()),
 		Retired: m.GetRetired(), Vetoed: m.GetVetoed(), Rehydration: m.GetRehydration(), Reason: m.GetReason(),
-		Hints: HintsOf(m.GetHints()), External: m.GetExternal(), Resume: m.GetResume(), Workspace: m.GetWorkspace(),
+		Hints: HintsOf(m.GetHints()), External: m.GetExternal(), Resume: m.GetResume(), Workspace: m.GetWorkspace(), Host: m.GetHost(),
 	}
 	for _, c := range m.GetCandidates() {
 		d.Candidates = append(d.Candidates, host.Candidate{

@@ -1,0 +1,546 @@
+package main
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/api/client"
+	"github.com/hearth-dev/hearth/host/config"
+)
+
+// The cluster's end-to-end tests: real `hearth serve` processes (the test
+// binary as the hearth command), each on its own data directory and
+// loopback port, authenticating one another with mutual TLS, sharing an
+// embedded etcd on loopback.
+
+// testEtcd is an embedded etcd on loopback ports of its own, which can be
+// stopped and started again on the same data directory and ports.
+type testEtcd struct {
+	t                  testing.TB
+	dir                string
+	clientURL, peerURL url.URL
+	e                  *embed.Etcd
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func newEtcd(t testing.TB) *testEtcd {
+	s := &testEtcd{t: t, dir: t.TempDir(),
+		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+	}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *testEtcd) start() {
+	s.t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Name, cfg.Dir = "test", s.dir
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{s.clientURL}, []url.URL{s.clientURL}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{s.peerURL}, []url.URL{s.peerURL}
+	cfg.InitialCluster = "test=" + s.peerURL.String()
+	// Fast elections, so that a 2 s lease TTL is allowed.
+	cfg.TickMs, cfg.ElectionMs = 10, 100
+	cfg.UnsafeNoFsync = true
+	var (
+		e   *embed.Etcd
+		err error
+	)
+	for range 50 { // a port just released may linger
+		if e, err = embed.StartEtcd(cfg); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		s.t.Fatalf("starting etcd: %v", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(20 * time.Second):
+		e.Close()
+		s.t.Fatal("etcd did not become ready in 20s")
+	}
+	s.e = e
+}
+
+func (s *testEtcd) stop() {
+	if s.e != nil {
+		s.e.Close()
+		s.e = nil
+	}
+}
+
+// hostCerts makes a CA and one certificate every host presents, as server
+// and as client, for 127.0.0.1.
+func hostCerts(t testing.TB) (caFile, certFile, keyFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hearth test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "hearth host"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return write("ca.pem", "CERTIFICATE", caDER), write("host.pem", "CERTIFICATE", der), write("host.key", "EC PRIVATE KEY", kb)
+}
+
+// clusterHost is one `hearth serve` process of a test cluster.
+type clusterHost struct {
+	id, dataDir, config string
+	cmd                 *exec.Cmd
+	env                 map[string]string
+}
+
+// testCluster is an etcd and the hosts sharing it.
+type testCluster struct {
+	t                     testing.TB
+	etcd                  *testEtcd
+	ca, cert, key, agents string
+	hosts                 map[string]*clusterHost
+}
+
+func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
+
+func newTestCluster(t testing.TB) *testCluster {
+	c := &testCluster{t: t, etcd: newEtcd(t)}
+	c.ca, c.cert, c.key = hostCerts(t)
+	c.agents = `agent "scripted" {
+  command = ["` + os.Args[0] + `"]
+  env     = { HEARTH_TEST_PLUGIN = "agent" }
+  workspace = "` + os.TempDir() + `"
+  pool {
+    max_sessions = 2
+  }
+}
+
+pipeline "one" {
+  agent = "scripted"
+  task "only" {
+    prompt = "echo:one"
+  }
+}
+`
+	return c
+}
+
+// host starts host id: a real process, killed at the test's end if it
+// still runs.
+func (c *testCluster) host(id string) *clusterHost {
+	t := c.t
+	t.Helper()
+	port := freePort(t)
+	h := &clusterHost{id: id, dataDir: filepath.Join(t.TempDir(), "data")}
+	h.config = filepath.Join(t.TempDir(), "hearth.hcl")
+	body := c.agents + fmt.Sprintf(`
+server {
+  listen = "127.0.0.1:%d"
+  tls {
+    cert_file      = %q
+    key_file       = %q
+    client_ca_file = %q
+  }
+}
+
+cluster {
+  endpoints        = [%q]
+  advertise        = "127.0.0.1:%d"
+  host_id          = %q
+  lease_ttl        = "2s"
+  publish_interval = "100ms"
+}
+`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), port, id)
+	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.env = map[string]string{"HEARTH_DATA_DIR": h.dataDir}
+	h.start(t)
+	if c.hosts == nil {
+		c.hosts = make(map[string]*clusterHost)
+	}
+	c.hosts[id] = h
+	return h
+}
+
+// start starts the host's process and returns once it is in the cluster.
+func (h *clusterHost) start(t testing.TB) {
+	t.Helper()
+	args, _ := json.Marshal([]string{"--data-dir", h.dataDir, "--config", h.config, "serve", "--no-http"})
+	h.cmd = exec.Command(os.Args[0])
+	h.cmd.Env = append(os.Environ(), "HEARTH_TEST_MAIN="+string(args), "GORACE=atexit_sleep_ms=0")
+	stdout, err := h.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := newWatchWriter("")
+	h.cmd.Stderr = stderr
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := h.cmd
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	joined := false
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "cluster    host "+h.id) {
+			joined = true
+			break
+		}
+	}
+	if !joined {
+		t.Fatalf("host %s did not join the cluster: %s", h.id, stderr)
+	}
+	go io.Copy(io.Discard, stdout)
+}
+
+// kill9 kills the host's process as a crash would.
+func (h *clusterHost) kill9(t testing.TB) {
+	t.Helper()
+	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hosts is `hearth hosts list --json` through h.
+func (h *clusterHost) hosts(t testing.TB) client.Hosts {
+	t.Helper()
+	code, out, errOut := run(t, h.env, "hosts", "list", "--json")
+	var hs client.Hosts
+	if code != 0 || json.Unmarshal([]byte(out), &hs) != nil {
+		t.Fatalf("hosts list on %s: %d %s %s", h.id, code, out, errOut)
+	}
+	return hs
+}
+
+// until polls h's view of the cluster until ok holds for it: the view
+// changes through etcd's watch, which the CLI cannot wait on.
+func (h *clusterHost) until(t testing.TB, what string, ok func(client.Hosts) bool) client.Hosts {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		hs := h.hosts(t)
+		if ok(hs) {
+			return hs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host %s: %s: not within 15s; it sees %+v", h.id, what, hs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// idle says m's published record shows no task running: its sessions'
+// summaries, written in the same transaction, show the same.
+func idle(m client.Member) bool {
+	for _, a := range m.Agents {
+		if a.Load != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func member(hs client.Hosts, id string) (client.Member, bool) {
+	for _, m := range hs.Hosts {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return client.Member{}, false
+}
+
+// submit submits prompt with hints dirs to h and returns the outcome.
+func (h *clusterHost) submit(t testing.TB, prompt string, dirs ...string) *host.Outcome {
+	t.Helper()
+	args := []string{"submit", "scripted", prompt, "--json"}
+	for _, d := range dirs {
+		args = append(args, "--dir", d)
+	}
+	code, out, errOut := run(t, h.env, args...)
+	var o host.Outcome
+	if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
+		t.Fatalf("submit to %s: %d %s %s", h.id, code, out, errOut)
+	}
+	return &o
+}
+
+// TestClusterPlacesOnTheHostWithTheContext: a task submitted to host a
+// whose context lives on host c runs on c; `hosts list` shows every host
+// with its sessions; killing c with kill -9 removes its sessions from
+// placement within the lease TTL, and the next such task spawns
+// elsewhere; `runs list` through a host shows the owners, c as gone.
+func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
+	c := newTestCluster(t)
+	a, b, hc := c.host("a"), c.host("b"), c.host("c")
+
+	// c learns the strings package.
+	warm := hc.submit(t, "read:pkg/strings/builder.go;read:pkg/strings/reader.go;echo:warm", "pkg/strings")
+	if warm.Decision.Host != "" || warm.Decision.Action != host.ActionSpawned {
+		t.Fatalf("the first task on c: %+v, want a new session on c itself", warm.Decision)
+	}
+	a.until(t, "c's session is published, idle", func(hs client.Hosts) bool {
+		m, ok := member(hs, "c")
+		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 3
+	})
+
+	// Submitted to a, it runs on c's warm session.
+	o := a.submit(t, "read:pkg/strings/compare.go;echo:second", "pkg/strings")
+	if o.Decision.Host != "c" || o.Session != warm.Session || o.Result.Output != "second" {
+		t.Fatalf("submitted to a: ran on %s of host %q (%s), want %s of c", o.Session, o.Decision.Host, o.Decision.Reason, warm.Session)
+	}
+	// Place through b says the same, without running anything, once b
+	// sees c's session idle again.
+	b.until(t, "c's session is idle", func(hs client.Hosts) bool {
+		m, ok := member(hs, "c")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+	code, out, _ := run(t, b.env, "place", "scripted", "--dir", "pkg/strings", "--json")
+	var d host.Decision
+	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || d.Host != "c" || d.Session != warm.Session {
+		t.Fatalf("place through b: %d %s", code, out)
+	}
+
+	// hosts list shows the three, with their addresses and sessions.
+	code, out, _ = run(t, a.env, "hosts", "list")
+	for _, want := range []string{"HOST", "a *", "b ", "c ", "127.0.0.1:"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("hosts list: %d, want %q in\n%s", code, want, out)
+		}
+	}
+	// Their files differ (ports, IDs), their agents and guards do not.
+	if strings.Contains(out, "configs differ") {
+		t.Fatalf("hosts list says the configs differ:\n%s", out)
+	}
+
+	// A run started on c stays c's; runs list through a shows it with
+	// its owner.
+	if code, out, errOut := run(t, hc.env, "run", hc.config, "one", "-q"); code != 0 {
+		t.Fatalf("run on c: %d %s %s", code, out, errOut)
+	}
+	owned := func(state string) {
+		t.Helper()
+		code, out, errOut := run(t, a.env, "runs", "list", "--json")
+		var runs []struct {
+			Pipeline   string `json:"pipeline"`
+			Owner      string `json:"owner"`
+			OwnerState string `json:"owner_state"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 1 ||
+			runs[0].Pipeline != "one" || runs[0].Owner != "c" || runs[0].OwnerState != state {
+			t.Fatalf("runs list through a: %d %s %s; want run one of c, %s", code, out, errOut, state)
+		}
+	}
+	owned("up")
+
+	// c dies: within the lease TTL a sees it leave, and the next strings
+	// task spawns on a or b.
+	hc.kill9(t)
+	a.until(t, "c leaves", func(hs client.Hosts) bool { _, ok := member(hs, "c"); return !ok })
+	o = a.submit(t, "echo:third", "pkg/strings")
+	if o.Decision.Host == "c" || o.Decision.Action != host.ActionSpawned || o.Result.Output != "third" {
+		t.Fatalf("after c died: %+v", o.Decision)
+	}
+	// Its run is still listed, its owner gone.
+	owned("gone")
+	code, out, _ = run(t, a.env, "runs", "list")
+	if code != 0 || !strings.Contains(out, "c (gone: as listed ") {
+		t.Fatalf("runs list through a after c died: %d\n%s", code, out)
+	}
+}
+
+// TestClusterEtcdDownAndBack: with etcd stopped for longer than the lease
+// TTL, a host keeps serving its own work (placing locally); when etcd is
+// back the hosts register again, republish, and placement across them
+// resumes.
+func TestClusterEtcdDownAndBack(t *testing.T) {
+	c := newTestCluster(t)
+	a, hb := c.host("a"), c.host("b")
+	warm := hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
+	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
+		m, ok := member(hs, "b")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+
+	c.etcd.stop()
+	// The lease runs out: a no longer knows who is alive, and lists only
+	// itself; so does b.
+	a.until(t, "a places alone", func(hs client.Hosts) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
+	hb.until(t, "b places alone", func(hs client.Hosts) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
+	o := a.submit(t, "echo:alone", "pkg/os")
+	if o.Decision.Host != "" || o.Result.Output != "alone" {
+		t.Fatalf("with etcd down: %+v", o.Decision)
+	}
+
+	c.etcd.start()
+	a.until(t, "b is back", func(hs client.Hosts) bool {
+		m, ok := member(hs, "b")
+		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 2
+	})
+	// b's warm session wins again (a's own os session is fresher, but
+	// knows no file of pkg/os: b's does).
+	// b's record may be the one its old lease kept through etcd's
+	// restart; b takes forwarded tasks once it registered again, which
+	// is when it sees the cluster again (until then it refuses them).
+	hb.until(t, "b registered again", func(hs client.Hosts) bool { return len(hs.Hosts) == 2 })
+	o = a.submit(t, "read:pkg/os/file.go;echo:back", "pkg/os")
+	if o.Decision.Host != "b" || o.Session != warm.Session || o.Result.Output != "back" {
+		t.Fatalf("with etcd back: ran on %s of %q: %s", o.Session, o.Decision.Host, o.Decision.Reason)
+	}
+}
+
+// TestClusterForwardSurvivesAHostKilledMidTask: a host killed while it
+// runs a forwarded task leaves the cluster when its lease expires; the
+// forwarding host places the task again elsewhere, where it completes
+// once. The result comes back to the caller as if nothing happened.
+func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
+	c := newTestCluster(t)
+	a, hb := c.host("a"), c.host("b")
+	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
+	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
+		m, ok := member(hs, "b")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+
+	dir := t.TempDir()
+	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+	type result struct {
+		o   *host.Outcome
+		out string
+		err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := run(t, a.env, "submit", "scripted", "touch:"+started+";wait:"+release+";echo:done", "--dir", "pkg/net/http", "--json")
+		var o host.Outcome
+		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
+			done <- result{out: out, err: errOut}
+			return
+		}
+		done <- result{o: &o}
+	}()
+	waitFile := func(p string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := os.Stat(p); err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never appeared", p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFile(started) // it runs on b
+	if err := os.Remove(started); err != nil {
+		t.Fatal(err)
+	}
+	hb.kill9(t)
+	waitFile(started) // placed again, on a, after b's lease expired
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.o == nil {
+		t.Fatalf("the forwarded task failed: %s %s", r.out, r.err)
+	}
+	if r.o.Decision.Host != "" || r.o.Result.Output != "done" {
+		t.Fatalf("after b died mid-task: ran on %s host %q: %s", r.o.Session, r.o.Decision.Host, r.o.Decision.Reason)
+	}
+}
+
+// TestConfigHash: hosts whose configs differ only in their listeners and
+// cluster block hash alike; another guard makes another hash.
+func TestConfigHash(t *testing.T) {
+	load := func(body string) *config.Config {
+		t.Helper()
+		cfg, err := config.Load(writeConfig(t, body), config.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	agent := "agent \"a\" {\n  command = [\"/bin/true\"]\n  workspace = \"/srv\"\n}\n"
+	a := load(agent + "server {\n  listen = \"127.0.0.1:7001\"\n  token_file = \"t\"\n}\ncluster {\n  endpoints = [\"http://127.0.0.1:2379\"]\n  host_id = \"a\"\n}\n")
+	b := load(agent + "server {\n  listen = \"127.0.0.1:7002\"\n  token_file = \"t\"\n}\ncluster {\n  endpoints = [\"http://127.0.0.1:2379\"]\n  host_id = \"b\"\n}\n")
+	c := load(agent + "guard \"no-rm\" {\n  hook = \"pre_tool_use\"\n  condition = \"tool == 'Bash'\"\n  action = \"deny\"\n  message = \"no\"\n}\n")
+	if configHash(a) != configHash(b) {
+		t.Errorf("configs that differ only in server and cluster blocks hash apart: %s %s", configHash(a), configHash(b))
+	}
+	if configHash(a) == configHash(c) {
+		t.Errorf("a config with a guard hashes like one without: %s", configHash(a))
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/internal/text"
+)
+
+func (m *Main) hostsCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hosts",
+		Short: "The hosts of the daemon's cluster",
+		Long: `Several 'hearth serve' hosts that share an etcd (the config's cluster
+block) place each task on the session, on whichever host, that already
+holds its context. See the README's cluster section.`,
+	}
+	c.AddCommand(m.hostsListCommand())
+	return c
+}
+
+func (m *Main) hostsListCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the cluster's hosts with their sessions, load, address and config hash",
+		Long: `List the hosts of the cluster the daemon serving the data directory
+belongs to, as it sees them: each host's address, its sessions, its
+running tasks against its slots, and a hash of its config. Hosts whose
+config hashes differ run different guards or agents: a note says so.`,
+		Example: `  hearth hosts list
+  hearth hosts list --json`,
+		Args: exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := m.daemon(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if c == nil {
+				return usagef("hosts list asks the daemon: start one with hearth serve (its config needs a cluster block)")
+			}
+			defer c.Close()
+			hs, err := c.Hosts(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return m.printJSON(hs)
+			}
+			if !hs.Clustered {
+				fmt.Fprintf(m.Stdout, "the daemon on %s is not in a cluster: add a cluster block to its config (see the README's cluster section)\n", c.Target())
+				return nil
+			}
+			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "HOST\tADDRESS\tSESSIONS\tLOAD\tAGENTS\tCONFIG\tSTARTED")
+			hashes := map[string][]string{}
+			for _, h := range hs.Hosts {
+				id := h.ID
+				if h.Self {
+					id += " *"
+				}
+				load, slots := 0, 0
+				var agents []string
+				for _, a := range h.Agents {
+					load, slots = load+a.Load, slots+a.Capacity
+					agents = append(agents, fmt.Sprintf("%s %d/%d", a.Name, a.Live, a.MaxSessions))
+				}
+				hashes[h.ConfigHash] = append(hashes[h.ConfigHash], h.ID)
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d/%d\t%s\t%s\t%s\n", id, h.Addr, h.Sessions, load, slots, strings.Join(agents, ", "), h.ConfigHash, ago(h.Started))
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if len(hashes) > 1 {
+				var groups []string
+				for hash, ids := range hashes {
+					groups = append(groups, hash+": "+strings.Join(ids, ", "))
+				}
+				slices.Sort(groups)
+				fmt.Fprintf(m.Stdout, "note: the hosts' configs differ (%s); guards and agents are each host's own\n", strings.Join(groups, "; "))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// clusterRunsList is `runs list` through a daemon of a cluster: every
+// host's runs, with their owners. done is false when no daemon serves
+// the data directory or it is not in a cluster: the local listing
+// applies.
+func (m *Main) clusterRunsList(ctx context.Context, asJSON bool) (done bool, err error) {
+	c, err := m.daemon(ctx)
+	if err != nil || c == nil {
+		return false, err
+	}
+	defer c.Close()
+	self, hosts, ok, err := c.ClusterRuns(ctx)
+	if err != nil || !ok {
+		return err != nil, err
+	}
+	if asJSON {
+		type ownedRun struct {
+			host.RunInfo
+			Owner      string `json:"owner"`
+			OwnerState string `json:"owner_state"`
+		}
+		out := []ownedRun{}
+		for _, hr := range hosts {
+			for _, r := range hr.Runs {
+				out = append(out, ownedRun{RunInfo: r, Owner: hr.Host, OwnerState: hr.State})
+			}
+		}
+		return true, m.printJSON(out)
+	}
+	w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "RUN\tPIPELINE\tSTATUS\tTASKS\tSTAGE\tCOST\tLAST ACTIVE\tOWNER")
+	n := 0
+	for _, hr := range hosts {
+		owner := hr.Host
+		switch {
+		case hr.State == "gone":
+			// Its runs are in its store: when it is back, they are there
+			// to resume (a host that crashed pauses what it ran).
+			owner += " (gone: as listed " + ago(hr.Listed) + "; back with its host)"
+		case hr.State == "unreachable":
+			owner += " (unreachable: as listed " + ago(hr.Listed) + ")"
+		case hr.Host == self:
+			owner += " *"
+		}
+		for _, r := range hr.Runs {
+			n++
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.ID, r.Pipeline, statusText(r), r.Succeeded, r.Tasks, text.OrDash(r.Stage), costText(r), ago(r.LastActivity), owner)
+		}
+		if len(hr.Runs) == 0 && hr.State == "unreachable" {
+			fmt.Fprintf(m.Stderr, "hearth: host %s did not answer: %s\n", hr.Host, hr.Error)
+		}
+	}
+	if n == 0 {
+		fmt.Fprintf(m.Stdout, "no runs on any of the cluster's %d hosts yet; start one with hearth run\n", len(hosts))
+		return true, nil
+	}
+	return true, w.Flush()
+}

@@ -1,0 +1,196 @@
+package pool
+
+import (
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+// Cluster placement: a host of a cluster keeps the other hosts' sessions
+// of this agent in the pool's matcher index, named "host/session", so
+// that one index decides over every host's sessions (a score depends on
+// every session in the index: the directory factor weighs a directory by
+// how rare it is among them). Local decisions leave them out; PlaceAcross
+// includes them.
+
+// acrossHosts is a decision over every host's sessions.
+type acrossHosts struct {
+	// exclude are RemoteIDs ("host/session") to leave out.
+	exclude []string
+}
+
+// ApplyRemote updates the other hosts' sessions in the index: with reset,
+// every one of them is dropped first; then removes are dropped and puts
+// added or replaced. IDs are RemoteIDs ("host/session"), which never
+// collide with this host's own session IDs.
+func (p *Pool) ApplyRemote(reset bool, puts []matcher.Candidate, removes []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.remote == nil {
+		p.remote = make(map[string]struct{})
+	}
+	if reset {
+		for id := range p.remote {
+			p.index.Remove(id)
+		}
+		clear(p.remote)
+	}
+	for _, id := range removes {
+		if _, ok := p.remote[id]; ok {
+			p.index.Remove(id)
+			delete(p.remote, id)
+		}
+	}
+	for _, c := range puts {
+		if !strings.Contains(c.ID, "/") {
+			continue // never a local session's slot
+		}
+		p.remote[c.ID] = struct{}{}
+	}
+	p.index.PutAll(puts)
+}
+
+// Remote counts the other hosts' sessions in the index.
+func (p *Pool) Remote() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.remote)
+}
+
+// appendRemoteLocked appends the other hosts' sessions to exclude: what a
+// decision over this host's sessions only leaves out.
+func (p *Pool) appendRemoteLocked(exclude []string) []string {
+	for id := range p.remote {
+		exclude = append(exclude, id)
+	}
+	return exclude
+}
+
+// Across is where cluster placement puts a task.
+type Across struct {
+	// Decision is the decision, as Place reports it; for another host's
+	// session its Host and Session name it.
+	Decision host.Decision
+	// Remote is the winning session's RemoteID ("host/session") when it
+	// is on another host; empty otherwise.
+	Remote string
+	// Spawn is set when the decision is a new session (no session, on
+	// any host, is good enough and free): the engine chooses the host
+	// that spawns it.
+	Spawn bool
+}
+
+// PlaceAcross decides t over every host's sessions with the pool's
+// policy, leaving out the RemoteIDs in exclude, without acting on it.
+// When neither Remote nor Spawn is set, the task stays on this host (a
+// session here, or a wait for one).
+func (p *Pool) PlaceAcross(t host.Task, exclude []string, now time.Time) Across {
+	hints := normalizeHints(t.Hints, p.cfg().Workspace)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl := p.decideLocked(t, hints, now, &acrossHosts{exclude: exclude})
+	a := Across{Decision: finish(p.decisionLocked(t, pl, true), true)}
+	switch pl.kind {
+	case planRemote:
+		a.Remote = pl.remote
+	case planSpawn, planRetire:
+		a.Spawn = true
+	case planReuse:
+		// Below the threshold only because this pool is full: a host
+		// with room should spawn instead.
+		a.Spawn = pl.below
+	case planWait:
+		// A full pool whose best session is busy waits for it; with no
+		// session worth waiting for, a host with room should spawn.
+		a.Spawn = pl.s == nil && pl.d.Choice != matcher.Reuse
+	}
+	return a
+}
+
+// Summary is what this host publishes about session id for the other
+// hosts' placement: its most recent files, directories and technologies,
+// its state. ok is false when the session is no placement candidate here
+// (gone, lost, starting, dormant without state) or belongs to an
+// external agent, whose tasks are not placed: its key is then deleted.
+func (p *Pool) Summary(id string) (cluster.Summary, bool) {
+	if p.cfg().External != "" {
+		return cluster.Summary{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.sessions[id]
+	if s == nil || s.stale || (s.status != statusLive && s.status != statusDormant) {
+		return cluster.Summary{}, false
+	}
+	c, ok := p.index.Candidate(id)
+	if !ok {
+		return cluster.Summary{}, false
+	}
+	return p.summaryLocked(s, c), true
+}
+
+// Summaries returns the summaries of every session Summary would
+// publish.
+func (p *Pool) Summaries() []cluster.Summary {
+	if p.cfg().External != "" {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []cluster.Summary
+	for id, s := range p.sessions {
+		if s.stale || (s.status != statusLive && s.status != statusDormant) {
+			continue
+		}
+		if c, ok := p.index.Candidate(id); ok {
+			out = append(out, p.summaryLocked(s, c))
+		}
+	}
+	return out
+}
+
+func (p *Pool) summaryLocked(s *session, c matcher.Candidate) cluster.Summary {
+	sum := cluster.Summary{
+		Session: s.id, Agent: p.cfg().Name, LastActivity: s.lastActivity,
+		Load: s.load, Capacity: s.capacity, Dormant: s.status == statusDormant,
+		// The index's lists, in no particular order, for a dormant
+		// session; a live one's fingerprint has them most recent first.
+		Files: c.Files, Dirs: c.Dirs, Techs: c.Techs,
+	}
+	if s.fp != nil {
+		sum.Files = newestFirst(s.fp.files.keys())
+		sum.Dirs = newestFirst(s.fp.dirs.keys())
+		sum.Techs = newestFirst(s.fp.techs.keys())
+	}
+	return sum
+}
+
+// newestFirst reverses a least-recently-used-first list.
+func newestFirst(lru []string) []string {
+	out := make([]string, len(lru))
+	for i, v := range lru {
+		out[len(lru)-1-i] = v
+	}
+	return out
+}
+
+// Load is the agent's load on this host, for its cluster record.
+func (p *Pool) Load() cluster.AgentLoad {
+	a := cluster.AgentLoad{Name: p.cfg().Name, External: p.cfg().External != "", MaxSessions: p.cfg().Pool.MaxSessions}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.sessions {
+		switch s.status {
+		case statusLive, statusStarting, statusRetiring:
+			a.Live++
+			a.Load += s.load
+			a.Capacity += s.capacity
+		case statusDormant:
+			a.Dormant++
+		}
+	}
+	return a
+}
