@@ -10,9 +10,10 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/internal/text"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // External agent kinds: sessions hearth does not run but follows through
