@@ -205,6 +205,11 @@ def main() -> None:
 
         s.watch_parent = lambda ppid, every=0.2: None
         s._set_death_signal = lambda: None
+        # Nor does it check its parent after the handshake.
+        def stay() -> None:
+            pass
+
+        s._orphaned = stay  # type: ignore[assignment]
     serve(Scripted(int(os.environ.get("HEARTH_TEST_CAPACITY", "1"))))
 
 
