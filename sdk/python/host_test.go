@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -81,6 +82,49 @@ guard "no-secrets" {
 	if out.ToolUses != 3 {
 		t.Errorf("got %d tool uses reported, want 3 (one read, two denials)", out.ToolUses)
 	}
+}
+
+// TestPythonLogLinesReachTheHost: what the agent logs through host.logger
+// is filed in the host's log as a structured entry, with its session, task
+// and fields, at its level.
+func TestPythonLogLinesReachTheHost(t *testing.T) {
+	python := needPython(t)
+	log := &logWatch{want: "looked everywhere", seen: make(chan string, 1)}
+	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), log)
+	out, err := h.Submit(context.Background(), host.Task{ID: "logged", Agent: "scripted", Prompt: "log:looked everywhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The host reads the plugin's stderr on its own: the line may come
+	// after the result.
+	var line string
+	select {
+	case line = <-log.seen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's log line did not reach the host's log within 10s")
+	}
+	for _, w := range []string{"[WARN]", "session=" + out.Session, "task=logged", "step=log"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("host log line %q does not contain %q", line, w)
+		}
+	}
+}
+
+// logWatch is the host's log output: it hands the first line containing
+// want to seen.
+type logWatch struct {
+	want string
+	seen chan string
+	once sync.Once
+}
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(string(p), "\n") {
+		if strings.Contains(l, w.want) {
+			w.once.Do(func() { w.seen <- l })
+		}
+	}
+	return len(p), nil
 }
 
 // TestPythonPluginFailures: every way a Python plugin can fail is an error

@@ -98,6 +98,8 @@ class Scripted(Agent, StateExporter):
                 host.report(ToolUse(tool="Read", kind=Kind.READ, paths=[arg], call_id=new_id("call"), outcome=Outcome.OK))
             elif verb == "nooutcome":
                 host.report(ToolUse(tool="Read", kind=Kind.READ, paths=["x.py"], outcome=None))  # type: ignore[arg-type]
+            elif verb == "log":
+                host.logger.warning(arg, extra={"step": "log"})
             elif verb == "pid":
                 out.append(str(os.getpid()))
             elif verb == "sleep":
