@@ -37,6 +37,7 @@ from hearth_agent import (  # noqa: E402
     Outcome,
     PermanentError,
     Result,
+    RunHost,
     StateExporter,
     Task,
     Tools,
@@ -98,6 +99,16 @@ class Scripted(Agent, StateExporter):
                 host.report(ToolUse(tool="Read", kind=Kind.READ, paths=[arg], call_id=new_id("call"), outcome=Outcome.OK))
             elif verb == "nooutcome":
                 host.report(ToolUse(tool="Read", kind=Kind.READ, paths=["x.py"], outcome=None))  # type: ignore[arg-type]
+            elif verb in ("set", "get", "checkpoint"):
+                if not isinstance(host, RunHost):
+                    raise PermanentError(f"scripted: step {verb!r} needs a task of a run")
+                if verb == "set":
+                    section, _, value = arg.partition("=")
+                    host.set_state(section, json.loads(value))
+                elif verb == "get":
+                    out.append(json.dumps(host.state(arg), sort_keys=True))
+                else:
+                    out.append(f"checkpoint={host.checkpoint(arg)}")
             elif verb == "log":
                 host.logger.warning(arg, extra={"step": "log"})
             elif verb == "pid":
