@@ -20,7 +20,8 @@ var shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
 // fresh data directory, and checks what the README says they show.
 func TestReadme(t *testing.T) {
 	python := pythontest.Need(t)
-	if _, err := exec.LookPath("go"); err != nil {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
 		t.Skip("go is not on the PATH")
 	}
 	readme, err := os.ReadFile("README.md")
@@ -39,7 +40,9 @@ func TestReadme(t *testing.T) {
 		}
 	})
 	env := append(os.Environ(),
-		"PATH="+filepath.Dir(python)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		// The go that runs this test, then the Python with the SDK's
+		// dependencies, before the rest of the PATH.
+		"PATH="+strings.Join([]string{filepath.Dir(goBin), filepath.Dir(python), os.Getenv("PATH")}, string(os.PathListSeparator)),
 		"HEARTH_DATA_DIR="+t.TempDir(),
 		"PIP_DISABLE_PIP_VERSION_CHECK=1",
 		"PYTHONDONTWRITEBYTECODE=1",

@@ -40,6 +40,12 @@ func agentKinds(b *testing.B) []struct {
 	}
 }
 
+// rawPython is the floor under the Python SDK: a plugin written straight
+// against grpcio (testdata/raw.py), for the cold start only.
+func rawPython(b *testing.B) []string {
+	return []string{needPython(b), filepath.Join(sdkDir(b), "testdata", "raw.py")}
+}
+
 func reportPercentiles(b *testing.B, ds []time.Duration, unit time.Duration, name string) {
 	if len(ds) == 0 {
 		return
@@ -57,7 +63,13 @@ func BenchmarkPythonColdStart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, k := range agentKinds(b) {
+	kinds := agentKinds(b)
+	kinds = append(kinds, struct {
+		name string
+		argv []string
+		env  []string
+	}{"python-raw", rawPython(b), nil})
+	for _, k := range kinds {
 		b.Run(k.name, func(b *testing.B) {
 			var ds []time.Duration
 			for i := 0; i < b.N; i++ {

@@ -6,11 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -81,6 +86,139 @@ guard "no-secrets" {
 	if out.ToolUses != 3 {
 		t.Errorf("got %d tool uses reported, want 3 (one read, two denials)", out.ToolUses)
 	}
+}
+
+// TestPythonAgentInARun: a Python task of a run reads and writes the run's
+// state and checkpoints it (RunHost), and the next task reads what the
+// first wrote; a write outside its sections fails the task for good.
+func TestPythonAgentInARun(t *testing.T) {
+	python := needPython(t)
+	dir := t.TempDir()
+	src := agentHCL(python, sdkDir(t), "", "") + `
+pipeline "stateful" {
+  agent = "scripted"
+  state {
+    initial = {
+      inputs = { n = 1 }
+    }
+    owner "scripted" {
+      writes = ["out"]
+    }
+  }
+  task "writer" {
+    prompt = "get:inputs;set:out={\"seen\": 1};checkpoint:mid"
+  }
+  task "reader" {
+    prompt     = "get:out"
+    depends_on = ["writer"]
+  }
+}
+
+pipeline "trespass" {
+  agent = "scripted"
+  state {
+    owner "scripted" {
+      writes = ["out"]
+    }
+  }
+  task "writer" {
+    prompt = "set:inputs=2"
+  }
+}
+`
+	file := filepath.Join(dir, "hearth.hcl")
+	cfg, err := config.Parse([]byte(src), file, config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = filepath.Join(dir, "data")
+	h, err := engine.New(engine.Options{Config: cfg, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	ctx := context.Background()
+	w, err := h.StartRun(ctx, host.RunSpec{Pipeline: cfg.Pipeline("stateful")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := h.RunOutputs(ctx, w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, o := range outs {
+		got[o.Task] = o.Output
+	}
+	if !strings.HasPrefix(got["writer"], `{"n": 1} checkpoint=`) || got["reader"] != `{"seen": 1}` {
+		t.Errorf("got outputs %q, want the writer to read inputs and checkpoint, the reader to read what it wrote", got)
+	}
+
+	w2, err := h.StartRun(ctx, host.RunSpec{Pipeline: cfg.Pipeline("trespass")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	info, err := w2.Wait(ctx)
+	if err == nil || !strings.Contains(err.Error(), `"inputs"`) {
+		t.Fatalf("a write outside the agent's sections: got %v, want the run failed naming the section", err)
+	}
+	d, err := h.Run(ctx, info.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range d.TaskList {
+		if task.Attempt != 1 {
+			t.Errorf("task %s ran %d times, want once: a write outside the agent's sections is not retried", task.Name, task.Attempt)
+		}
+	}
+}
+
+// TestPythonLogLinesReachTheHost: what the agent logs through host.logger
+// is filed in the host's log as a structured entry, with its session, task
+// and fields, at its level.
+func TestPythonLogLinesReachTheHost(t *testing.T) {
+	python := needPython(t)
+	log := &logWatch{want: "looked everywhere", seen: make(chan string, 1)}
+	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), log)
+	out, err := h.Submit(context.Background(), host.Task{ID: "logged", Agent: "scripted", Prompt: "log:looked everywhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The host reads the plugin's stderr on its own: the line may come
+	// after the result.
+	var line string
+	select {
+	case line = <-log.seen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's log line did not reach the host's log within 10s")
+	}
+	for _, w := range []string{"[WARN]", "session=" + out.Session, "task=logged", "step=log"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("host log line %q does not contain %q", line, w)
+		}
+	}
+}
+
+// logWatch is the host's log output: it hands the first line containing
+// want to seen.
+type logWatch struct {
+	want string
+	seen chan string
+	once sync.Once
+}
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(string(p), "\n") {
+		if strings.Contains(l, w.want) {
+			w.once.Do(func() { w.seen <- l })
+		}
+	}
+	return len(p), nil
 }
 
 // TestPythonPluginFailures: every way a Python plugin can fail is an error

@@ -60,8 +60,8 @@ func TestMypyStrict(t *testing.T) {
 func TestGeneratedCodeIsCurrent(t *testing.T) {
 	need(t, "protoc", "protobuf-compiler")
 	out := t.TempDir()
-	// generate.sh refreshes proto/agent.proto from the Go SDK's copy: a
-	// stale copy shows up as a difference below.
+	// generate.sh reads agent.proto where the Go SDK keeps it: a change
+	// there without regenerated Python shows up below.
 	if b, err := exec.Command("sh", "generate.sh", out).CombinedOutput(); err != nil {
 		t.Fatalf("generate.sh: %v\n%s", err, b)
 	}

@@ -272,12 +272,16 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str]:
     return grpc.StatusCode.UNKNOWN, f"{type(exc).__name__}: {msg}"
 
 
-def error_from_status(op: str, code: grpc.StatusCode, msg: str, cancelled: bool = False, near_deadline: bool = False) -> errors.HearthError:
-    """Turns a failed host call's status into the SDK's exception of its kind.
+def error_from_status(
+    op: str, code: grpc.StatusCode, msg: str, cancelled: bool = False, near_deadline: bool = False, state_call: bool = False
+) -> errors.HearthError:
+    """Turns a failed call's status into the SDK's exception of its kind.
 
     ``cancelled`` says the task itself was cancelled, ``near_deadline`` that
     its deadline was at hand: the host's copy of the deadline can fire a
-    moment before the task's own.
+    moment before the task's own. ``state_call`` says the call was an
+    agent's ExportState or ImportState, whose UNIMPLEMENTED means the agent
+    does not export state.
     """
     if code in (grpc.StatusCode.CANCELLED, grpc.StatusCode.DEADLINE_EXCEEDED):
         if near_deadline or code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -290,5 +294,5 @@ def error_from_status(op: str, code: grpc.StatusCode, msg: str, cancelled: bool 
     if code == grpc.StatusCode.UNAVAILABLE:
         return errors.ConnectionLostError(f"{op}: {msg}")
     if code == grpc.StatusCode.UNIMPLEMENTED:
-        return errors.StateNotSupportedError(f"{op}: {msg}") if op.endswith("state") else errors.HostError(op, code.name, msg)
+        return errors.StateNotSupportedError(f"{op}: {msg}") if state_call else errors.HostError(op, code.name, msg)
     return errors.HostError(op, code.name, msg)

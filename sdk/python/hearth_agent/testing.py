@@ -214,7 +214,7 @@ class Harness:
         try:
             return method(req, timeout=timeout)
         except grpc.RpcError as e:
-            raise _wire.error_from_status(op, e.code(), e.details() or "") from None
+            raise _wire.error_from_status(op, e.code(), e.details() or "", state_call=op.endswith(" state")) from None
 
     def describe(self, timeout: float = 30.0) -> Info:
         """The agent's Describe, over the wire."""

@@ -37,6 +37,7 @@ from hearth_agent import (  # noqa: E402
     Outcome,
     PermanentError,
     Result,
+    RunHost,
     StateExporter,
     Task,
     Tools,
@@ -98,6 +99,18 @@ class Scripted(Agent, StateExporter):
                 host.report(ToolUse(tool="Read", kind=Kind.READ, paths=[arg], call_id=new_id("call"), outcome=Outcome.OK))
             elif verb == "nooutcome":
                 host.report(ToolUse(tool="Read", kind=Kind.READ, paths=["x.py"], outcome=None))  # type: ignore[arg-type]
+            elif verb in ("set", "get", "checkpoint"):
+                if not isinstance(host, RunHost):
+                    raise PermanentError(f"scripted: step {verb!r} needs a task of a run")
+                if verb == "set":
+                    section, _, value = arg.partition("=")
+                    host.set_state(section, json.loads(value))
+                elif verb == "get":
+                    out.append(json.dumps(host.state(arg), sort_keys=True))
+                else:
+                    out.append(f"checkpoint={host.checkpoint(arg)}")
+            elif verb == "log":
+                host.logger.warning(arg, extra={"step": "log"})
             elif verb == "pid":
                 out.append(str(os.getpid()))
             elif verb == "sleep":
@@ -205,6 +218,11 @@ def main() -> None:
 
         s.watch_parent = lambda ppid, every=0.2: None
         s._set_death_signal = lambda: None
+        # Nor does it check its parent after the handshake.
+        def stay() -> None:
+            pass
+
+        s._orphaned = stay  # type: ignore[assignment]
     serve(Scripted(int(os.environ.get("HEARTH_TEST_CAPACITY", "1"))))
 
 
