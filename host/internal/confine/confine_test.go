@@ -115,3 +115,18 @@ func TestShimFailsClearly(t *testing.T) {
 		t.Errorf("got %v, %q; want exit 126 naming the missing path", err, out)
 	}
 }
+
+// FuzzDecode: the shim reads its policy from the environment; whatever is
+// there, it decodes or refuses, and what it decodes names a program.
+func FuzzDecode(f *testing.F) {
+	env, _ := (&Policy{Program: "/bin/true", Args: []string{"true"}, Grants: base, RestrictTCP: true, ConnectTCP: []uint16{443}}).Env()
+	f.Add(strings.TrimPrefix(env, EnvPolicy+"="))
+	f.Add(`{"program":"","args":[]}`)
+	f.Add(`{"program":"x","args":["x"],"grants":[{"path":"/","access":"write"}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := decode(s)
+		if err == nil && (p.Program == "" || len(p.Args) == 0) {
+			t.Errorf("decoded %+v without a program", p)
+		}
+	})
+}
