@@ -110,3 +110,29 @@ func TestReadmeConfinement(t *testing.T) {
 		t.Errorf("legacy: %+v, want off", c)
 	}
 }
+
+// TestPluginsLine: what hearth serve says of its plugins when it starts.
+func TestPluginsLine(t *testing.T) {
+	seven, none := process.LandlockStatus{ABI: 7}, process.LandlockStatus{Reason: "faked"}
+	agent := func(name string, mode config.Confinement) *config.Agent {
+		a := config.DefaultAgent(name)
+		a.Confinement = mode
+		return a
+	}
+	ext := config.DefaultExternal("cc", config.ExternalClaudeCode)
+	for _, tc := range []struct {
+		agents []*config.Agent
+		st     process.LandlockStatus
+		want   string
+	}{
+		{[]*config.Agent{agent("a", "auto"), ext}, seven, "confined by Landlock ABI 7; hearth agents list shows each agent"},
+		{[]*config.Agent{agent("a", "auto"), agent("b", "off")}, seven, `confined by Landlock ABI 7, except 1 agent(s) with confinement = "off"; hearth agents list shows each agent`},
+		{[]*config.Agent{agent("a", "auto")}, none, "UNCONFINED: Landlock unavailable: faked; hearth agents list shows each agent"},
+		{[]*config.Agent{agent("b", "off")}, seven, `unconfined (confinement = "off"); hearth agents list shows each agent`},
+		{[]*config.Agent{ext}, seven, ""},
+	} {
+		if got := pluginsLine(&config.Config{Agents: tc.agents}, tc.st); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
