@@ -61,14 +61,15 @@ func TestShimConfinesTheProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := `cat ` + granted + `/ok; cat ` + secret + `/key; echo new > ` + granted + `/made && echo wrote;` +
-		`echo x > ` + secret + `/planted; grep -c . /proc/self/status >/dev/null && echo proc; echo done`
+		`echo x > ` + secret + `/planted; grep -c . /proc/self/status >/dev/null && echo proc; ` +
+		`kill -0 ` + strconv.Itoa(os.Getpid()) + ` 2>/dev/null || echo cannot-signal-the-host; echo done`
 	p := &Policy{Program: "/bin/sh", Args: []string{"sh", "-c", script},
 		Grants: append(base, Grant{Path: granted, Access: Write})}
 	out, err := shim(t, p)
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	for _, want := range []string{"granted", secret + "/key: Permission denied", "wrote", secret + "/planted: Permission denied", "proc", "done"} {
+	for _, want := range []string{"granted", secret + "/key: Permission denied", "wrote", secret + "/planted: Permission denied", "proc", "cannot-signal-the-host", "done"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
