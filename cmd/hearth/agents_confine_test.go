@@ -94,6 +94,17 @@ func TestReadmeConfinement(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(m[1]), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The grants do not exist yet: validate says so, naming them.
+	code, _, errOut := run(t, nil, "config", "validate", cfg)
+	if code != exitUsage || !strings.Contains(errOut, `agent "coder": plugin cannot be confined as configured: read_paths entry `+filepath.Join(dir, "docs")+" does not exist") ||
+		!strings.Contains(errOut, "write_paths entry "+filepath.Join(dir, "build")) {
+		t.Errorf("config validate without the granted paths: %d %s", code, errOut)
+	}
+	for _, d := range []string{"src", "docs", "build"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if code, out, errOut := run(t, nil, "config", "validate", cfg); code != 0 {
 		t.Fatalf("config validate: %d %s %s", code, out, errOut)
 	}
