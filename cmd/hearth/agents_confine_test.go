@@ -94,6 +94,17 @@ func TestReadmeConfinement(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(m[1]), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The grants do not exist yet: validate says so, naming them.
+	code, _, errOut := run(t, nil, "config", "validate", cfg)
+	if code != exitUsage || !strings.Contains(errOut, `agent "coder": plugin cannot be confined as configured: read_paths entry `+filepath.Join(dir, "docs")+" does not exist") ||
+		!strings.Contains(errOut, "write_paths entry "+filepath.Join(dir, "build")) {
+		t.Errorf("config validate without the granted paths: %d %s", code, errOut)
+	}
+	for _, d := range []string{"src", "docs", "build"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if code, out, errOut := run(t, nil, "config", "validate", cfg); code != 0 {
 		t.Fatalf("config validate: %d %s %s", code, out, errOut)
 	}
@@ -108,5 +119,31 @@ func TestReadmeConfinement(t *testing.T) {
 	}
 	if c := views[1].Confinement; views[1].Name != "legacy" || c.Mode != "off" || c.Confined {
 		t.Errorf("legacy: %+v, want off", c)
+	}
+}
+
+// TestPluginsLine: what hearth serve says of its plugins when it starts.
+func TestPluginsLine(t *testing.T) {
+	seven, none := process.LandlockStatus{ABI: 7}, process.LandlockStatus{Reason: "faked"}
+	agent := func(name string, mode config.Confinement) *config.Agent {
+		a := config.DefaultAgent(name)
+		a.Confinement = mode
+		return a
+	}
+	ext := config.DefaultExternal("cc", config.ExternalClaudeCode)
+	for _, tc := range []struct {
+		agents []*config.Agent
+		st     process.LandlockStatus
+		want   string
+	}{
+		{[]*config.Agent{agent("a", "auto"), ext}, seven, "confined by Landlock ABI 7; hearth agents list shows each agent"},
+		{[]*config.Agent{agent("a", "auto"), agent("b", "off")}, seven, `confined by Landlock ABI 7, except 1 agent(s) with confinement = "off"; hearth agents list shows each agent`},
+		{[]*config.Agent{agent("a", "auto")}, none, "UNCONFINED: Landlock unavailable: faked; hearth agents list shows each agent"},
+		{[]*config.Agent{agent("b", "off")}, seven, `unconfined (confinement = "off"); hearth agents list shows each agent`},
+		{[]*config.Agent{ext}, seven, ""},
+	} {
+		if got := pluginsLine(&config.Config{Agents: tc.agents}, tc.st); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
 	}
 }

@@ -130,3 +130,33 @@ func (m *Main) agentsCommand() *cobra.Command {
 	agents.AddCommand(list, m.agentsTestCommand())
 	return agents
 }
+
+// pluginsLine is what hearth serve says of its plugins' confinement when
+// it starts: "" when it runs no plugins.
+func pluginsLine(cfg *config.Config, st process.LandlockStatus) string {
+	var confined, off int
+	for _, a := range cfg.Agents {
+		switch {
+		case a.External != "":
+		case a.Confinement == config.ConfinementOff:
+			off++
+		default:
+			confined++
+		}
+	}
+	var line string
+	switch {
+	case confined == 0 && off == 0:
+		return ""
+	case confined == 0:
+		return `unconfined (confinement = "off"); hearth agents list shows each agent`
+	case st.Available():
+		line = "confined by " + st.String()
+	default:
+		line = "UNCONFINED: " + st.String()
+	}
+	if off > 0 {
+		line += fmt.Sprintf(`, except %d agent(s) with confinement = "off"`, off)
+	}
+	return line + "; hearth agents list shows each agent"
+}

@@ -20,7 +20,9 @@ func (m *Main) configCommand() *cobra.Command {
 		Long: `Check a config file without running anything. Every problem is
 reported with its file:line:col, the offending source line, and what to
 do about it. The programs agents name are looked up, and checked against
-their sha256 pins. The exit status is 2 when the file is not valid.`,
+their sha256 pins; the paths they are granted (read_paths, write_paths)
+must exist outside the data directory. The exit status is 2 when the file
+is not valid.`,
 		Args: exactArgs("FILE"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := config.Load(args[0], config.Options{Bundled: plugins.Names()})
@@ -39,6 +41,16 @@ their sha256 pins. The exit status is 2 when the file is not valid.`,
 				}
 				if err := process.CheckProgram(a.Command[0], a.SHA256); err != nil {
 					problems = append(problems, fmt.Sprintf("agent %q: %v", a.Name, err))
+				}
+			}
+			for _, a := range c.Agents {
+				if a.Confinement == config.ConfinementOff {
+					continue
+				}
+				if err := process.CheckGrants(a.ReadPaths, a.WritePaths, []string{c.DataDir}); err != nil {
+					for _, e := range strings.Split(err.Error(), "\n") {
+						problems = append(problems, fmt.Sprintf("agent %q: %s", a.Name, e))
+					}
 				}
 			}
 			if len(problems) > 0 {

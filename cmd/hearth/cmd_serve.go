@@ -14,6 +14,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/plugins"
 )
@@ -120,6 +121,9 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "hearth serve: data in %s (pid %d)\n", paths.Abs(cfg.DataDir), os.Getpid())
+	if line := pluginsLine(cfg, process.Landlock()); line != "" {
+		fmt.Fprintf(m.Stdout, "  plugins    %s\n", line)
+	}
 	fmt.Fprintf(m.Stdout, "  api        unix://%s\n", paths.Abs(l.Socket))
 	if l.TCP != "" {
 		fmt.Fprintf(m.Stdout, "  api        tcp://%s\n", l.TCP)

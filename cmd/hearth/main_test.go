@@ -95,7 +95,14 @@ func goSrc(t *testing.T) string {
 
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "hearth.hcl")
+	return writeConfigIn(t, t.TempDir(), body)
+}
+
+// writeConfigIn writes the config file hearth.hcl in dir, which is then
+// its agents' workspace.
+func writeConfigIn(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "hearth.hcl")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,12 @@ import (
 
 // stepsConfig is a three-task pipeline of the scripted agent: second
 // opens the FIFO started (which tells the test it runs) and waits for the
-// file release; third prints the state section direction.
+// file release; third prints the state section direction. The config is
+// written beside started: its directory is the plugin's workspace, all a
+// confined plugin reaches.
 func stepsConfig(t *testing.T, started, release string) string {
 	t.Helper()
-	return writeConfig(t, `agent "scripted" {
+	return writeConfigIn(t, filepath.Dir(started), `agent "scripted" {
   command = ["`+os.Args[0]+`"]
   env     = { HEARTH_TEST_PLUGIN = "agent" }
 }

@@ -8,6 +8,13 @@
 # file. The --data-dir flag and HEARTH_DATA_DIR override it.
 data_dir = "./.hearth"
 
+# On Linux, plugins run under Landlock: their workspace, what programs
+# need (/usr, /lib, /etc), the paths their block grants, nothing else;
+# never the data directory (docs/confinement.md). "auto" confines where
+# the kernel can and says so at start where it cannot; "require" refuses
+# to start plugins there; "off". Each agent block may set its own.
+# confinement = "auto"
+
 # An agent is a plugin program. Declare one block per agent; its name is
 # what tasks and guards refer to.
 agent "gotour" {
@@ -25,6 +32,10 @@ agent "gotour" {
   # env = { LOG_FORMAT = "json" }
   # pass_env = ["PATH", "HOME"]  # host variables the plugin gets (default: PATH, HOME, USER, LANG, LC_ALL, TZ, TMPDIR; nothing else)
   # require_checks = true    # a guarded tool use reported without asking fails its task (default: flagged only)
+  # confinement   = "auto"   # as the file's; "off" runs this agent's plugins unconfined
+  # read_paths    = []       # beyond the workspace, read (and execute) only
+  # write_paths   = []       # beyond the workspace, read and write
+  # connect_ports = [443]    # TCP connects to these ports only (default: TCP not restricted)
 
   pool {
     max_sessions = 4       # plugin processes at most

@@ -201,3 +201,26 @@ func within(path, dir string) bool {
 	}
 	return strings.HasPrefix(path, dir+"/")
 }
+
+// CheckGrants checks, without starting anything, that the paths an agent
+// block grants exist and lie outside protect (the data directory): what
+// `hearth config validate` reports, and what a confined start would
+// refuse.
+func CheckGrants(read, write, protect []string) error {
+	s := splitter{protect: make([]string, 0, len(protect)), seen: map[string]bool{}}
+	for _, pr := range protect {
+		s.protect = append(s.protect, resolve(pr))
+	}
+	var errs []error
+	for _, g := range []struct {
+		name  string
+		paths []string
+	}{{"read_paths", read}, {"write_paths", write}} {
+		for _, p := range g.paths {
+			if err := s.add(p, confine.Read, true); err != nil {
+				errs = append(errs, fmt.Errorf("%w: %s entry %s %v", host.ErrConfinement, g.name, p, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,12 +1,18 @@
 package process
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/internal/confine"
 )
 
@@ -91,5 +97,21 @@ func TestPolicySplitsAroundTheDataDirectory(t *testing.T) {
 		if _, err := policy(&tc.c, "/bin/true", []string{"true"}, tc.ws); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", name, err, tc.want)
 		}
+	}
+}
+
+// TestStartRequiresLandlock: a plugin that requires confinement is not
+// started where Landlock is missing (a reload can add such an agent to a
+// running host), and the error says why and what to do.
+func TestStartRequiresLandlock(t *testing.T) {
+	defer confine.FakeForTesting(confine.Status{Reason: "faked by the test"})()
+	_, err := Start(context.Background(), Launch{
+		Agent: "strict", Session: "strict-1", Argv: []string{"/bin/true"}, Dir: t.TempDir(),
+		StartTimeout: time.Second, Logger: hclog.NewNullLogger(), Confine: &Confinement{Require: true},
+	})
+	var pe *host.PluginError
+	if !errors.As(err, &pe) || !errors.Is(err, host.ErrConfinement) || !strings.Contains(err.Error(), "faked by the test") ||
+		!strings.Contains(err.Error(), `confinement = "auto"`) {
+		t.Errorf("got %v, want a plugin error for confinement naming the reason and the fix", err)
 	}
 }

@@ -1,11 +1,13 @@
 // Package process runs one plugin process: it launches the agent's
 // program under go-plugin with hearth's mutual TLS, in its own process
-// group with a parent-death signal, completes the handshake and asks the
-// agent to describe itself (the cold start), watches it with health
+// group with a parent-death signal, confined by Landlock where the agent
+// asks and the kernel can (confine.go), completes the handshake and asks
+// the agent to describe itself (the cold start), watches it with health
 // checks, stops it (gracefully, then its whole process group), and turns
 // every way it can fail into a *host.PluginError that names the agent and
-// session and says how to fix it. go-plugin and process groups are
-// confined here.
+// session and says how to fix it. It remembers the plugins it started,
+// so that the daemon can refuse their calls (registry.go). go-plugin,
+// process groups and Landlock are confined here.
 package process
 
 import (

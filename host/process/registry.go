@@ -117,9 +117,13 @@ func stat(pid int) (procStat, error) {
 	if err != nil {
 		return procStat{}, err
 	}
-	// The command name, in parentheses, may hold spaces and parentheses:
-	// the fields that follow start after the last ')'.
-	s := string(b)
+	return parseStat(pid, string(b))
+}
+
+// parseStat reads /proc/PID/stat's text. The command name, in
+// parentheses, is the process's to choose and may hold spaces and
+// parentheses: the fields that follow start after the last ')'.
+func parseStat(pid int, s string) (procStat, error) {
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)

@@ -61,14 +61,15 @@ func TestShimConfinesTheProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := `cat ` + granted + `/ok; cat ` + secret + `/key; echo new > ` + granted + `/made && echo wrote;` +
-		`echo x > ` + secret + `/planted; grep -c . /proc/self/status >/dev/null && echo proc; echo done`
+		`echo x > ` + secret + `/planted; grep -c . /proc/self/status >/dev/null && echo proc; ` +
+		`kill -0 ` + strconv.Itoa(os.Getpid()) + ` 2>/dev/null || echo cannot-signal-the-host; echo done`
 	p := &Policy{Program: "/bin/sh", Args: []string{"sh", "-c", script},
 		Grants: append(base, Grant{Path: granted, Access: Write})}
 	out, err := shim(t, p)
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	for _, want := range []string{"granted", secret + "/key: Permission denied", "wrote", secret + "/planted: Permission denied", "proc", "done"} {
+	for _, want := range []string{"granted", secret + "/key: Permission denied", "wrote", secret + "/planted: Permission denied", "proc", "cannot-signal-the-host", "done"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -114,4 +115,19 @@ func TestShimFailsClearly(t *testing.T) {
 	if err == nil || strings.Contains(out, "ran") || !strings.Contains(out, "cannot confine the plugin") || !strings.Contains(out, "/no/such/dir") {
 		t.Errorf("got %v, %q; want exit 126 naming the missing path", err, out)
 	}
+}
+
+// FuzzDecode: the shim reads its policy from the environment; whatever is
+// there, it decodes or refuses, and what it decodes names a program.
+func FuzzDecode(f *testing.F) {
+	env, _ := (&Policy{Program: "/bin/true", Args: []string{"true"}, Grants: base, RestrictTCP: true, ConnectTCP: []uint16{443}}).Env()
+	f.Add(strings.TrimPrefix(env, EnvPolicy+"="))
+	f.Add(`{"program":"","args":[]}`)
+	f.Add(`{"program":"x","args":["x"],"grants":[{"path":"/","access":"write"}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := decode(s)
+		if err == nil && (p.Program == "" || len(p.Args) == 0) {
+			t.Errorf("decoded %+v without a program", p)
+		}
+	})
 }

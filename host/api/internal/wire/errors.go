@@ -48,6 +48,7 @@ var kinds = []struct {
 	// end, and may be tried again.
 	{host.ErrPluginStart, codes.Aborted, "PLUGIN_START"},
 	{host.ErrChecksumMismatch, codes.Aborted, "CHECKSUM_MISMATCH"},
+	{host.ErrConfinement, codes.Aborted, "CONFINEMENT"},
 	{host.ErrStartTimeout, codes.Aborted, "START_TIMEOUT"},
 	{host.ErrHandshake, codes.Aborted, "HANDSHAKE"},
 	{host.ErrProtocolVersion, codes.Aborted, "PROTOCOL_VERSION"},
