@@ -84,6 +84,20 @@ func policy(c *Confinement, exe string, argv []string, workspace string) (*confi
 	// directory a rule could name); its path is granted all the same, for
 	// a program that reads itself.
 	s.add(exe, confine.Read, false)
+	// An interpreter's script: an argument naming an existing file is
+	// the program as much as the interpreter is, and the interpreter
+	// reads the script's directory too (Python puts it first on its
+	// import path). Its directory is granted for reading, unless it
+	// holds a protected path. Code elsewhere (a virtualenv, a package's
+	// source) is granted with read_paths.
+	for _, a := range argv[min(1, len(argv)):] {
+		if !filepath.IsAbs(a) {
+			a = filepath.Join(workspace, a)
+		}
+		if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() {
+			s.add(filepath.Dir(a), confine.Read, false)
+		}
+	}
 	if workspace != "" {
 		if err := s.add(workspace, confine.Write, true); err != nil {
 			return nil, fmt.Errorf("%w: the workspace %s %v", host.ErrConfinement, workspace, err)

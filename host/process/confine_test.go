@@ -103,6 +103,37 @@ func TestPolicySplitsAroundTheDataDirectory(t *testing.T) {
 // TestStartRequiresLandlock: a plugin that requires confinement is not
 // started where Landlock is missing (a reload can add such an agent to a
 // running host), and the error says why and what to do.
+// TestPolicyGrantsAnInterpretersScript: for `python3 agents/finder.py`,
+// the script's directory is readable (the interpreter reads the script
+// and imports beside it); an argument that is not a file grants nothing,
+// and a script inside the data directory stays out of reach.
+func TestPolicyGrantsAnInterpretersScript(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, agents, data := filepath.Join(root, "ws"), filepath.Join(root, "agents"), filepath.Join(root, "data")
+	for _, d := range []string{ws, agents, data} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(agents, "finder.py"), filepath.Join(data, "evil.py")} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &Confinement{Protect: []string{data}}
+	p, err := policy(c, "/usr/bin/python3", []string{"python3", filepath.Join(agents, "finder.py"), "--mode=fast", filepath.Join(data, "evil.py")}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/agents read", "/ws write"}
+	if got := granted(p, root); !slices.Equal(got, want) {
+		t.Errorf("grants:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestStartRequiresLandlock(t *testing.T) {
 	defer confine.FakeForTesting(confine.Status{Reason: "faked by the test"})()
 	_, err := Start(context.Background(), Launch{

@@ -78,13 +78,14 @@ func agentHCL(python, dir, mode string, extra string, env ...string) string {
 agent "scripted" {
   command       = [%q, %q]
   workspace     = %q
+  read_paths    = [%q] # hearth_agent, which the script imports from here
   start_timeout = "20s"
   env = {
     %s
   }
 %s
 }
-`, python, filepath.Join(dir, "testdata", "scripted.py"), os.TempDir(), strings.Join(envs, "\n    "), extra)
+`, python, filepath.Join(dir, "testdata", "scripted.py"), os.TempDir(), dir, strings.Join(envs, "\n    "), extra)
 }
 
 // newHost starts a host with the config src on a fresh data directory.
