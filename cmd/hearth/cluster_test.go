@@ -544,3 +544,54 @@ func TestConfigHash(t *testing.T) {
 		t.Errorf("a config with a guard hashes like one without: %s", configHash(a))
 	}
 }
+
+// TestServeClusterErrors: a cluster block without the hosts' mutual TLS,
+// or with no etcd answering, stops `hearth serve` with an error that says
+// what to set; a daemon without a cluster block says so in hosts list,
+// and hosts list without a daemon says to start one.
+func TestServeClusterErrors(t *testing.T) {
+	caFile, certFile, keyFile := hostCerts(t)
+	dead := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	port := freePort(t)
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"no tls", fmt.Sprintf("server {\n  listen = \"127.0.0.1:%d\"\n  token_file = %q\n}\ncluster {\n  endpoints = [%q]\n}\n",
+			port, writeToken(t), dead), "cluster mode needs the hosts' API over mutual TLS"},
+		{"no etcd", fmt.Sprintf("server {\n  listen = \"127.0.0.1:%d\"\n  tls {\n    cert_file = %q\n    key_file = %q\n    client_ca_file = %q\n  }\n}\ncluster {\n  endpoints = [%q]\n  dial_timeout = \"500ms\"\n}\n",
+			port, certFile, keyFile, caFile, dead), "is etcd running at"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := writeConfig(t, tc.config)
+			code, _, errOut := run(t, map[string]string{"HEARTH_DATA_DIR": filepath.Join(t.TempDir(), "d")}, "--config", cfg, "serve", "--no-http")
+			if code == 0 || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("serve: exit %d, stderr:\n%s\nwant %q", code, errOut, tc.want)
+			}
+		})
+	}
+
+	env := map[string]string{"HEARTH_DATA_DIR": filepath.Join(t.TempDir(), "d")}
+	if code, _, errOut := run(t, env, "hosts", "list"); code != 2 || !strings.Contains(errOut, "start one with hearth serve") {
+		t.Fatalf("hosts list without a daemon: %d %s", code, errOut)
+	}
+	s := serve(t, env)
+	code, out, _ := run(t, env, "hosts", "list")
+	if code != 0 || !strings.Contains(out, "not in a cluster") {
+		t.Fatalf("hosts list of a daemon without a cluster block: %d %s", code, out)
+	}
+	code, out, _ = run(t, env, "hosts", "list", "--json")
+	var hs client.Hosts
+	if code != 0 || json.Unmarshal([]byte(out), &hs) != nil || hs.Clustered {
+		t.Fatalf("hosts list --json: %d %s", code, out)
+	}
+	s.stop(t)
+}
+
+func writeToken(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(p, []byte("0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
 // The hosts' API to one another, between two real daemons over TCP with
@@ -219,3 +220,45 @@ func TestPeerNeedsMutualTLS(t *testing.T) {
 }
 
 func engineInfo(id, addr string) engine.ClusterInfo { return engine.ClusterInfo{ID: id, Addr: addr} }
+
+// TestSubmitRefusedGoesElsewhere: host a places a task on b's session,
+// which knows its package; b refuses it (its lease is lost: its fence
+// has ended), so a places it again without b's session, and runs it
+// itself. The task ran once, on a.
+func TestSubmitRefusedGoesElsewhere(t *testing.T) {
+	dir := shortTempDir(t)
+	caFile, certFile, keyFile := hostCert(t, dir)
+	hb, _, bview := peerDaemon(t, "b", caFile, certFile, keyFile)
+	ha, _, view := peerDaemon(t, "a", caFile, certFile, keyFile)
+	ctx := t.Context()
+	if _, err := hb.h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "read:pkg/b/x.go"}); err != nil {
+		t.Fatal(err)
+	}
+	// b loses its lease: a new membership whose fence has ended.
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := hb.h.JoinCluster(staticMembership{view: bview, fence: ended}, nil); err != nil {
+		t.Fatal(err)
+	}
+	changes := []cluster.Change{
+		{Kind: cluster.KeyHost, Host: "a", Info: ha.h.ClusterSource().Host()},
+		{Kind: cluster.KeyHost, Host: "b", Info: hb.h.ClusterSource().Host()},
+	}
+	for _, s := range hb.h.ClusterSource().Sessions() {
+		changes = append(changes, cluster.Change{Kind: cluster.KeySession, Host: "b", Summary: s})
+	}
+	view.Apply(1, changes)
+
+	d, err := ha.h.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/b"}})
+	if err != nil || d.Host != "b" {
+		t.Fatalf("place: %+v %v, want b's session", d, err)
+	}
+	ran := filepath.Join(dir, "ran")
+	out, err := ha.h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:ok", Hints: sdk.Hints{Directories: []string{"pkg/b"}}})
+	if err != nil || out.Decision.Host != "" || out.Result.Output != "ok" {
+		t.Fatalf("submit: %+v %v, want it run on a after b refused", out, err)
+	}
+	if b, _ := os.ReadFile(ran); string(b) != "x\n" {
+		t.Fatalf("the task ran %q, want once", b)
+	}
+}

@@ -91,8 +91,8 @@
 // # Forwarding and idempotency
 //
 // A task placed on another host is forwarded to that host's API under an
-// idempotency key; [Forward] is the retry state machine and [Forwarder]
-// the interface the engine implements. A target that refused or was never
+// idempotency key; [Forward] is the retry state machine the engine runs,
+// sending through host/engine's Peers. A target that refused or was never
 // reached is left out and the task placed again; a forward whose outcome
 // is unknown (a timeout, a connection lost after sending) asks the host
 // about the key and waits while it is running there or while the host,

@@ -37,29 +37,16 @@ const (
 	TaskDone
 )
 
-// Forwarder is what the engine implements to run a task on another host,
-// over the hosts' mutually authenticated API. The task itself is the
-// engine's: a Forwarder is made for one task (a closure over it), so this
-// package never sees its type.
-//
-// The receiving host keeps, under the task's idempotency key, that it
-// accepted the task and, once finished, its result (in its store, for at
-// least as long as a forward may be retried). A second Forward or a Status
-// with a key it knows never starts the task again: it returns the result,
-// or waits for it.
-type Forwarder interface {
-	// Forward sends the task to t and returns when it finished there (its
-	// result, success or failure of the work, is the engine's). Its
-	// error wraps ErrRefused when the host answered that it did not start
-	// the task (the session is gone or busy, the host is draining, it
-	// does not run the agent), ErrUnreachable when the request never
-	// reached the host (dialing failed); any other error means the
-	// outcome is unknown: the task may be running there.
-	Forward(ctx context.Context, t Target, key string) error
-	// Status asks host what became of key. An error means the host could
-	// not be asked. When it answers TaskDone, the engine has the result.
-	Status(ctx context.Context, host, key string) (TaskStatus, error)
-}
+// The engine sends a task with host/engine's Peers (host/api implements
+// it over the hosts' mutually authenticated API). The receiving host keeps,
+// under the task's idempotency key, that it accepted the task and, once
+// finished, its result. A second forward or a status query with a key it
+// knows never starts the task again: it returns the result, or waits for
+// it. A send's error wraps ErrRefused when the host answered that it did
+// not start the task (the session is gone or busy, the host is draining,
+// it does not run the agent, its lease is lost), ErrUnreachable when the
+// request never reached the host; any other error means the outcome is
+// unknown: the task may be running there.
 
 // StepKind says what a forward does next.
 type StepKind int
@@ -70,10 +57,10 @@ const (
 	// sessions, leaving out Forward.ExcludedHosts and Forward.Excluded;
 	// report it with Forward.Placed, or Forward.Unplaceable.
 	StepPlace StepKind = iota + 1
-	// StepSend: Forwarder.Forward to Step.Target; report with
+	// StepSend: send the task to Step.Target (Peers.Forward); report with
 	// Forward.Sent.
 	StepSend
-	// StepAsk: Forwarder.Status of Step.Target.Host; report with
+	// StepAsk: ask Step.Target.Host about the key (Peers.Status); report with
 	// Forward.Asked.
 	StepAsk
 	// StepWait: the task may be running on Step.Target.Host, which could
@@ -114,8 +101,8 @@ const DefaultMaxPlacements = 4
 //	for s := f.Start(); ; {
 //		switch s.Kind {
 //		case cluster.StepPlace: t := place(f.ExcludedHosts(), f.Excluded()); s = f.Placed(t)
-//		case cluster.StepSend:  s = f.Sent(fw.Forward(ctx, s.Target, key))
-//		case cluster.StepAsk:   st, err := fw.Status(ctx, s.Target.Host, key); s = f.Asked(st, err)
+//		case cluster.StepSend:  _, err := peers.Forward(ctx, member(s.Target.Host), s.Target.Session, key, task); s = f.Sent(err)
+//		case cluster.StepAsk:   st, _, err := peers.Status(ctx, member(s.Target.Host), key); s = f.Asked(st, err)
 //		case cluster.StepWait:  wait(ctx); _, member := view.Member(s.Target.Host); s = f.Waited(member)
 //		case cluster.StepDone:  return result
 //		case cluster.StepFail:  return s.Err
@@ -216,7 +203,7 @@ func (f *Forward) Unplaceable(err error) Step {
 	return f.fail(err)
 }
 
-// Sent reports what Forwarder.Forward returned.
+// Sent reports what sending the task returned.
 func (f *Forward) Sent(err error) Step {
 	if f.state != StepSend {
 		return f.misuse("Sent")
@@ -249,7 +236,7 @@ func (f *Forward) Sent(err error) Step {
 	return Step{Kind: StepAsk, Target: t}
 }
 
-// Asked reports what Forwarder.Status returned.
+// Asked reports what asking about the key returned.
 func (f *Forward) Asked(st TaskStatus, err error) Step {
 	if f.state != StepAsk {
 		return f.misuse("Asked")

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
@@ -88,13 +89,33 @@ const (
 type clusterState struct {
 	info    ClusterInfo
 	view    *cluster.View
-	node    Membership
-	peers   Peers
+	joined  atomic.Pointer[joined]
 	started time.Time
 	runDir  *cluster.RunDirectory[host.RunInfo]
 
 	mu       sync.Mutex
 	accepted map[string]*acceptedTask
+}
+
+// joined is what JoinCluster set: read on every tool use, so swapped
+// whole.
+type joined struct {
+	node  Membership
+	peers Peers
+}
+
+func (cs *clusterState) node() Membership {
+	if j := cs.joined.Load(); j != nil {
+		return j.node
+	}
+	return nil
+}
+
+func (cs *clusterState) peers() Peers {
+	if j := cs.joined.Load(); j != nil {
+		return j.peers
+	}
+	return nil
 }
 
 // acceptedTask is a task forwarded here, by its idempotency key.
@@ -127,8 +148,12 @@ func (h *Host) JoinCluster(node Membership, peers Peers) error {
 	if cs == nil {
 		return errors.New("engine: JoinCluster before ClusterView; the node's view must be the host's")
 	}
-	cs.node, cs.peers = node, peers
-	cs.runDir = cluster.NewRunDirectory[host.RunInfo](runLister{h}, 5*time.Second, h.now)
+	cs.mu.Lock()
+	if cs.runDir == nil {
+		cs.runDir = cluster.NewRunDirectory[host.RunInfo](runLister{h}, 5*time.Second, h.now)
+	}
+	cs.mu.Unlock()
+	cs.joined.Store(&joined{node: node, peers: peers})
 	return nil
 }
 
@@ -148,7 +173,7 @@ func (h *Host) SetClusterConfigHash(hash string) {
 // Clustered reports whether the host places across a cluster.
 func (h *Host) Clustered() bool {
 	cs := h.cl()
-	return cs != nil && cs.node != nil
+	return cs != nil && cs.node() != nil
 }
 
 // matcherConfig is the matcher configuration the host scores agent's
@@ -231,14 +256,15 @@ func (h *Host) summaries() []cluster.Summary {
 // changed tells the node that a session (and the host's load) changed.
 func (h *Host) changed(session string, hostToo bool) {
 	cs := h.cl()
-	if cs == nil || cs.node == nil {
+	if cs == nil || cs.node() == nil {
 		return
 	}
+	node := cs.node()
 	if session != "" {
-		cs.node.Changed(session)
+		node.Changed(session)
 	}
 	if hostToo {
-		cs.node.HostChanged()
+		node.HostChanged()
 	}
 }
 
@@ -310,7 +336,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 				s = f.Sent(fmt.Errorf("%w: host %s left the cluster", cluster.ErrUnreachable, s.Target.Host))
 				continue
 			}
-			r, err := cs.peers.Forward(ctx, m, s.Target.Session, t.ID, t)
+			r, err := cs.peers().Forward(ctx, m, s.Target.Session, t.ID, t)
 			if err == nil {
 				res = r
 			}
@@ -321,7 +347,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 				s = f.Asked(cluster.TaskUnknown, fmt.Errorf("host %s is no member", s.Target.Host))
 				continue
 			}
-			st, r, err := cs.peers.Status(ctx, m, t.ID)
+			st, r, err := cs.peers().Status(ctx, m, t.ID)
 			if err == nil && st == cluster.TaskDone {
 				res = r
 			}
@@ -373,7 +399,7 @@ func (h *Host) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) 
 // wrapping cluster.ErrRefused mean the task did not start here.
 func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t host.Task) (Result, error) {
 	cs := h.cl()
-	if cs == nil || cs.node == nil {
+	if cs == nil || cs.node() == nil {
 		return Result{}, fmt.Errorf("%w: host is not in a cluster (no cluster block)", cluster.ErrRefused)
 	}
 	if key == "" {
@@ -390,7 +416,7 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t ho
 			cs.mu.Unlock()
 			return Result{}, fmt.Errorf("%w: %v", cluster.ErrRefused, err)
 		}
-		fence := cs.node.Fence()
+		fence := cs.node().Fence()
 		if fence.Err() != nil {
 			cs.mu.Unlock()
 			return Result{}, fmt.Errorf("%w: host %s is not registered in the cluster now (its lease is lost)", cluster.ErrRefused, cs.info.ID)
@@ -482,7 +508,7 @@ type Member struct {
 // included; ok is false without a cluster block.
 func (h *Host) Members() (self string, members []Member, ok bool) {
 	cs := h.cl()
-	if cs == nil || cs.node == nil {
+	if cs == nil || cs.node() == nil {
 		return "", nil, false
 	}
 	seen := false
@@ -507,14 +533,17 @@ func (h *Host) Members() (self string, members []Member, ok bool) {
 // gone, each with the runs this host last saw it list.
 func (h *Host) ClusterRuns(ctx context.Context) (self string, runs []cluster.HostRuns[host.RunInfo], err error) {
 	cs := h.cl()
-	if cs == nil || cs.node == nil {
+	if cs == nil || cs.node() == nil {
 		return "", nil, errors.New("this host is not in a cluster: add a cluster block to its config")
 	}
 	members := cs.view.Members()
 	if !slices.ContainsFunc(members, func(m cluster.HostInfo) bool { return m.ID == cs.info.ID }) {
 		members = append(members, h.clusterRecord())
 	}
-	return cs.info.ID, cs.runDir.List(ctx, members), nil
+	cs.mu.Lock()
+	dir := cs.runDir
+	cs.mu.Unlock()
+	return cs.info.ID, dir.List(ctx, members), nil
 }
 
 // runLister lists a member's runs: this host's from its store, the
@@ -526,5 +555,5 @@ func (l runLister) ListRuns(ctx context.Context, m cluster.HostInfo) ([]host.Run
 	if m.ID == cs.info.ID {
 		return l.h.Runs(ctx)
 	}
-	return cs.peers.ListRuns(ctx, m)
+	return cs.peers().ListRuns(ctx, m)
 }
