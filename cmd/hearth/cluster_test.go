@@ -468,13 +468,16 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	c := newTestCluster(t)
 	a, hb := c.host("a"), c.host("b")
+	// Made before b's plugin starts: the workspace (the temporary
+	// directory) holds the hosts' data directories, so a confined plugin
+	// is granted its entries one by one as they are when it starts.
+	dir := t.TempDir()
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
 	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
 		m, ok := member(hs, "b")
 		return ok && m.Sessions == 1 && idle(m)
 	})
 
-	dir := t.TempDir()
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
 	type result struct {
 		o   *host.Outcome
