@@ -96,6 +96,9 @@ type Recorded struct {
 	Status int
 }
 
+// String returns the request's body.
+func (r *Recorded) String() string { return string(r.Body) }
+
 // Usage is a response's token counts, in the agent's terms: Input is
 // billed at the full price (Anthropic's input_tokens; OpenAI's
 // prompt_tokens less cached_tokens).
