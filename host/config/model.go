@@ -154,7 +154,7 @@ func (v *validator) model(ra *rawAgent, a *Agent) {
 	env := m.Env()
 	for k := range env {
 		if _, ok := a.Env[k]; ok {
-			v.errorf(at("model"), "Model setting set twice", "Agent %q sets %s in env and in its model block; keep the model block.", ra.Name, k)
+			v.errorf(attrRange(ra.Body, "env", ra.DefRange), "Model setting set twice", "Agent %q sets %s in env and in its model block; keep the model block.", ra.Name, k)
 		}
 	}
 	merged := make(map[string]string, len(a.Env)+len(env))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/plugins/model"
 	"github.com/hearth-dev/hearth/plugins/model/internal/fakeapi"
 	"github.com/hearth-dev/hearth/sdk"
@@ -571,5 +572,28 @@ func TestSettingsFromEnv(t *testing.T) {
 				t.Errorf("got %v, want an error mentioning %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestConfigEnvIsTheContract: the variables a config's model block sets
+// are the ones the agent reads, with the same meaning.
+func TestConfigEnvIsTheContract(t *testing.T) {
+	m := config.Model{Provider: "openai", Model: "gpt-4.1", BaseURL: "http://localhost:8000/v1", APIKeyEnv: "MY_KEY",
+		Prices: config.ModelPrices{Input: 2, CachedInput: 0.5, CacheWrite: 2.5, Output: 8}, ContextWindow: 128000, MaxOutputTokens: 8000,
+		Tools: []string{"read", "edit"}, SystemPrompt: "Be brief."}
+	env := m.Env()
+	env["MY_KEY"] = "k"
+	s, err := model.SettingsFromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model.Settings{Provider: "openai", Model: "gpt-4.1", BaseURL: "http://localhost:8000/v1", APIKeyEnv: "MY_KEY", APIKey: "k",
+		Prices: model.Prices{Input: 2, CachedInput: 0.5, CacheWrite: 2.5, Output: 8}, ContextWindow: 128000, MaxOutputTokens: 8000,
+		Tools: []string{"read", "edit"}, SystemPrompt: "Be brief."}
+	if fmt.Sprintf("%+v", s) != fmt.Sprintf("%+v", want) {
+		t.Errorf("settings\n%+v\nwant\n%+v", s, want)
+	}
+	if fmt.Sprint(config.ModelTools) != "[read list search edit write shell]" || fmt.Sprint(config.ModelProviders) != "[anthropic openai]" {
+		t.Errorf("the config's tools %v or providers %v differ from the agent's", config.ModelTools, config.ModelProviders)
 	}
 }
