@@ -14,7 +14,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/plugins/model"
-	"github.com/hearth-dev/hearth/plugins/model/internal/fakeapi"
+	"github.com/hearth-dev/hearth/internal/fakeapi"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )

@@ -19,6 +19,9 @@
 //	shell:CMD          run CMD (underscores stand for spaces)
 //	hang               never answer (until the request is cancelled)
 //
+// and any word that looks like a file path (a "/" in it and an extension,
+// such as matcher/score.go, trailing punctuation aside) is a read:PATH.
+//
 // It calls a tool for a file or a listing only if that file's content (or
 // listing) is not already in the conversation from a tool result that
 // worked, and never tries the same call twice in one task: a call that
@@ -47,6 +50,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"sync"
 )
@@ -254,6 +258,10 @@ func directives(prompt string) []directive {
 			ds = append(ds, directive{verb: verb, arg: a, arg2: b})
 		case "hang":
 			ds = append(ds, directive{verb: "hang"})
+		default:
+			if p := strings.TrimRight(f, ".,;:?!)\"'`"); !strings.Contains(f, ":") && strings.Contains(p, "/") && path.Ext(p) != "" {
+				ds = append(ds, directive{verb: "read", arg: strings.TrimLeft(p, "(\"'`")})
+			}
 		}
 	}
 	return ds

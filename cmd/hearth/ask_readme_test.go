@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/internal/fakeapi"
+)
+
+// TestAskReadme runs the questions examples/ask/README.md shows, in order,
+// on one data directory, with the example's config pointed at the scripted
+// fake of Anthropic's API (no test reaches the internet): the first reads
+// the file, the second finds it in the rehydrated conversation and costs
+// less, the third is stopped by the guard, as the README says.
+func TestAskReadme(t *testing.T) {
+	const key = "sk-ant-test-0d1e2f"
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	f := fakeapi.New(key)
+	f.MinCacheTokens = 0
+	defer f.Close()
+
+	// The example's config, with the fake's URL and the root made absolute.
+	src, err := os.ReadFile("../../examples/ask/hearth.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(src), `workspace = "../.."`, `workspace = "`+root+`"`, 1)
+	cfg = strings.Replace(cfg, "  model {\n", "  model {\n    base_url = \""+f.URL+"/\"\n", 1)
+	cfgPath := filepath.Join(t.TempDir(), "hearth.hcl")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	readme, err := os.ReadFile("../../examples/ask/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds [][]string
+	for _, m := range shBlock.FindAllStringSubmatch(string(readme), -1) {
+		for _, line := range strings.Split(strings.TrimSpace(m[1]), "\n") {
+			args, ok := shellWords(line)
+			if !ok || len(args) == 0 || args[0] != "hearth" {
+				t.Fatalf("README line %q is not a hearth command this test can run", line)
+			}
+			for i, a := range args {
+				if a == "examples/ask/hearth.hcl" {
+					args[i] = cfgPath
+				}
+			}
+			cmds = append(cmds, args[1:])
+		}
+	}
+	if len(cmds) != 3 {
+		t.Fatalf("the README shows %d commands, want the 3 questions", len(cmds))
+	}
+	env := exampleEnv(t)
+	var outs []host.Outcome
+	for _, args := range cmds {
+		code, out, stderr := run(t, env, append(args, "--json")...)
+		if code != 0 {
+			t.Fatalf("hearth %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
+		}
+		var o host.Outcome
+		if err := json.Unmarshal([]byte(out), &o); err != nil {
+			t.Fatalf("%v in %q", err, out)
+		}
+		outs = append(outs, o)
+	}
+	first, second, third := outs[0].Result, outs[1].Result, outs[2].Result
+	if outs[0].Decision.Action != host.ActionSpawned || first.Metrics["tool_calls"] != 1 {
+		t.Errorf("first question: %s with %v tool calls, want spawned with one read", outs[0].Decision.Action, first.Metrics["tool_calls"])
+	}
+	if outs[1].Decision.Action != host.ActionRehydrated || outs[1].Session != outs[0].Session || second.Metrics["tool_calls"] != 0 {
+		t.Errorf("second question: %s on %s with %v tool calls, want the first one's conversation rehydrated, no tool call",
+			outs[1].Decision.Action, outs[1].Session, second.Metrics["tool_calls"])
+	}
+	if second.Metrics["cached_input_tokens"] == 0 || second.Cost >= first.Cost {
+		t.Errorf("second question cost %v (cached %v), the first %v: want it cheaper, from the cache", second.Cost, second.Metrics["cached_input_tokens"], first.Cost)
+	}
+	if !strings.Contains(third.Output, "secrets are off limits") {
+		t.Errorf("third question: output %q does not carry the guard's message", third.Output)
+	}
+}
+
+// TestAskConfigsValidate: the local config needs no key; the hosted one
+// says which variable to export when it is missing.
+func TestAskConfigsValidate(t *testing.T) {
+	if code, out, stderr := run(t, nil, "config", "validate", "../../examples/ask/local.hcl"); code != 0 {
+		t.Errorf("local.hcl: exit %d\n%s%s", code, out, stderr)
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	code, out, stderr := run(t, nil, "config", "validate", "../../examples/ask/hearth.hcl")
+	if code != 2 || !strings.Contains(out+stderr, "ANTHROPIC_API_KEY, which is not set") {
+		t.Errorf("hearth.hcl without a key: exit %d, want 2 naming ANTHROPIC_API_KEY\n%s%s", code, out, stderr)
+	}
+}
