@@ -14,8 +14,8 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
-	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/internal/fakeapi"
+	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk"
 )
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host/config"
-	"github.com/hearth-dev/hearth/plugins/model"
 	"github.com/hearth-dev/hearth/internal/fakeapi"
+	"github.com/hearth-dev/hearth/plugins/model"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
