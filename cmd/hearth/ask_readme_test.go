@@ -58,12 +58,12 @@ func TestAskReadme(t *testing.T) {
 			cmds = append(cmds, args[1:])
 		}
 	}
-	if len(cmds) != 3 {
-		t.Fatalf("the README shows %d commands, want the 3 questions", len(cmds))
+	if len(cmds) != 4 || cmds[3][0] != "run" {
+		t.Fatalf("the README shows %q, want the 3 questions and the run", cmds)
 	}
 	env := exampleEnv(t)
 	var outs []host.Outcome
-	for _, args := range cmds {
+	for _, args := range cmds[:3] {
 		code, out, stderr := run(t, env, append(args, "--json")...)
 		if code != 0 {
 			t.Fatalf("hearth %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
@@ -87,6 +87,26 @@ func TestAskReadme(t *testing.T) {
 	}
 	if !strings.Contains(third.Output, "secrets are off limits") {
 		t.Errorf("third question: output %q does not carry the guard's message", third.Output)
+	}
+
+	// The run: its config is the copy, in a directory of its own.
+	runEnv := exampleEnv(t)
+	var res exampleRun
+	exampleJSON(t, runEnv, 0, &res, "run", filepath.Dir(cfgPath), "--json")
+	if res.Run.Status != host.RunCompleted || res.Run.Cost <= 0 {
+		t.Fatalf("run %s: %s, cost %v; want completed at a cost", res.Run.ID, res.Run.Status, res.Run.Cost)
+	}
+	show := showRun(t, runEnv, res.Run.ID)
+	sessions := map[string]bool{}
+	for _, o := range show.Outputs {
+		sessions[o.Session] = true
+	}
+	if len(show.Outputs) != 3 || len(sessions) != 1 {
+		t.Errorf("%d outputs on %d sessions, want 3 on one conversation", len(show.Outputs), len(sessions))
+	}
+	code, out, stderr := run(t, runEnv, "runs", "show", res.Run.ID, "--outputs")
+	if code != 0 || strings.Count(out, "tokens: ") != 3 || !strings.Contains(out, "; cost 0.0") {
+		t.Errorf("runs show --outputs: exit %d, want each output with its tokens and cost:\n%s%s", code, out, stderr)
 	}
 }
 

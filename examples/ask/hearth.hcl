@@ -31,3 +31,23 @@ guard "no-secrets" {
   condition = "touches('**/.env*') || touches('**/*.pem')"
   message   = "secrets are off limits"
 }
+
+# Three questions as one run: `hearth run examples/ask`, then
+# `hearth runs show RUN --outputs` for each answer with its tokens and cost.
+pipeline "matcher-tour" {
+  description = "three questions about the matcher, on one warm conversation"
+  agent       = "ask"
+
+  task "score" {
+    prompt      = "What does matcher/score.go compute?"
+    directories = ["matcher"]
+  }
+  task "freshness" {
+    prompt      = "In matcher/score.go, how is freshness scored?"
+    directories = ["matcher"]
+  }
+  task "index" {
+    prompt      = "How does matcher/index.go find candidates without a scan?"
+    directories = ["matcher"]
+  }
+}
