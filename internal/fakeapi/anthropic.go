@@ -105,6 +105,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	rec.Usage = Usage{Input: total - read - write, CachedInput: read, CacheWrite: write, Output: tokens(out)}
 	id := s.nextID("msg")
 	s.mu.Unlock()
+	s.wait(r, rec.Usage)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("request-id", "req_"+id)
 	_ = json.NewEncoder(w).Encode(map[string]any{

@@ -53,6 +53,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Server is the fake. Start it with New; its URL serves both APIs.
@@ -64,6 +65,10 @@ type Server struct {
 	Key string
 	// MinCacheTokens is the shortest prefix it caches.
 	MinCacheTokens int64
+	// Latency, when set, is how long the model takes to give a response
+	// with usage u: the server waits that long (or until the caller gives
+	// up) before answering. Nil answers at once.
+	Latency func(u Usage) time.Duration
 
 	mu       sync.Mutex
 	requests []*Recorded
@@ -400,6 +405,20 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// wait waits the model's latency for usage u, or until the caller gives
+// up.
+func (s *Server) wait(r *http.Request, u Usage) {
+	if s.Latency == nil {
+		return
+	}
+	t := time.NewTimer(s.Latency(u))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	}
 }
 
 // hangUntilCancelled holds a request until its caller gives up.

@@ -110,6 +110,7 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 	rec.Usage = Usage{Input: total - read, CachedInput: read, Output: out}
 	id := s.nextID("chatcmpl")
 	s.mu.Unlock()
+	s.wait(r, rec.Usage)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
