@@ -122,3 +122,42 @@ func TestAskConfigsValidate(t *testing.T) {
 		t.Errorf("hearth.hcl without a key: exit %d, want 2 naming ANTHROPIC_API_KEY\n%s%s", code, out, stderr)
 	}
 }
+
+// TestExamplesOnAModel runs the essay, story and podcast examples' model.hcl,
+// as their READMEs tell, against the scripted fake of Anthropic's API.
+func TestExamplesOnAModel(t *testing.T) {
+	const key = "sk-ant-test-9a8b7c"
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	f := fakeapi.New(key)
+	defer f.Close()
+	for _, name := range []string{"essay", "story", "podcast"} {
+		t.Run(name, func(t *testing.T) {
+			readme, err := os.ReadFile("../../examples/" + name + "/README.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(readme), "`hearth run examples/"+name+"/model.hcl`") {
+				t.Fatalf("the README does not show how to run model.hcl")
+			}
+			src, err := os.ReadFile("../../examples/" + name + "/model.hcl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := strings.Replace(string(src), "  model {\n", "  model {\n    base_url = \""+f.URL+"/\"\n", 1)
+			path := filepath.Join(t.TempDir(), "model.hcl")
+			if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			n := len(f.Requests())
+			var res exampleRun
+			exampleJSON(t, exampleEnv(t), 0, &res, "run", path, "--json")
+			d := res.Run
+			if d.Status != host.RunCompleted || d.Succeeded != d.Tasks || d.Cost <= 0 {
+				t.Fatalf("run %s: %s, %d/%d tasks, cost %v; want all done, at a cost", d.ID, d.Status, d.Succeeded, d.Tasks, d.Cost)
+			}
+			if got := len(f.Requests()) - n; got != d.Tasks {
+				t.Errorf("%d model calls for %d tasks, want one each", got, d.Tasks)
+			}
+		})
+	}
+}

@@ -251,7 +251,10 @@ type directive struct{ verb, arg, arg2 string }
 func directives(prompt string) []directive {
 	var ds []directive
 	for _, f := range strings.Fields(prompt) {
-		verb, rest, _ := strings.Cut(f, ":")
+		verb, rest, colon := strings.Cut(f, ":")
+		if !colon && verb != "hang" {
+			verb = ""
+		}
 		switch verb {
 		case "ask", "read", "list", "shell":
 			ds = append(ds, directive{verb: verb, arg: strings.ReplaceAll(rest, "_", " ")})
