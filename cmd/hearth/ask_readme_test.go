@@ -161,3 +161,48 @@ func TestExamplesOnAModel(t *testing.T) {
 		})
 	}
 }
+
+// TestCodeTourOnAModel runs examples/code-tour/model.hcl on the Go tree
+// against the scripted fake: each package's file is read once, by its
+// first question; the two after it find it in their session's
+// conversation.
+func TestCodeTourOnAModel(t *testing.T) {
+	const key = "sk-ant-test-5e6f7a"
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	f := fakeapi.New(key)
+	defer f.Close()
+	readme, err := os.ReadFile("../../examples/code-tour/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "`hearth run examples/code-tour/model.hcl`") {
+		t.Fatalf("the README does not show how to run model.hcl")
+	}
+	src, err := os.ReadFile("../../examples/code-tour/model.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(string(src), "  model {\n", "  model {\n    base_url = \""+f.URL+"/\"\n", 1)
+	cfg = strings.Replace(cfg, `workspace = "/usr/local/go/src"`, `workspace = "`+goSrc(t)+`"`, 1)
+	path := filepath.Join(t.TempDir(), "model.hcl")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := exampleEnv(t)
+	var res exampleRun
+	exampleJSON(t, env, 0, &res, "run", path, "--json")
+	if d := res.Run; d.Status != host.RunCompleted || d.Succeeded != 12 {
+		t.Fatalf("run %s: %s, %d/12 tasks", d.ID, d.Status, d.Succeeded)
+	}
+	reads := map[string]float64{}
+	for _, o := range showRun(t, env, res.Run.ID).Outputs {
+		pkg := o.Task[:strings.LastIndexByte(o.Task, '-')]
+		reads[pkg] += o.Metrics["tool_calls"]
+		if strings.HasSuffix(o.Task, "-1") != (o.Metrics["tool_calls"] == 1) {
+			t.Errorf("%s: %v tool calls; want 1 for a package's first question, 0 after", o.Task, o.Metrics["tool_calls"])
+		}
+	}
+	if len(reads) != 4 {
+		t.Errorf("reads by package %v, want 4 packages", reads)
+	}
+}
