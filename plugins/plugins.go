@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/hearth-dev/hearth/plugins/gotour"
+	"github.com/hearth-dev/hearth/plugins/model"
 	"github.com/hearth-dev/hearth/plugins/workshop"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/plugin"
@@ -21,6 +22,7 @@ const EnvServe = "HEARTH_SERVE_AGENT"
 
 var bundled = map[string]func() sdk.Agent{
 	"gotour":   func() sdk.Agent { return gotour.New("") },
+	"model":    func() sdk.Agent { return model.NewFromEnv() },
 	"workshop": func() sdk.Agent { return workshop.New(nil) },
 }
 

@@ -183,7 +183,7 @@ func (m *Main) runsShowCommand() *cobra.Command {
 					if !o.Current {
 						tag = "archived"
 					}
-					fmt.Fprintf(m.Stdout, "\n── %s v%d (%s, %s, %s) ──\n%s\n", o.Task, o.Version, tag, o.Session, o.Time.Format(time.DateTime), strings.TrimRight(o.Output, "\n"))
+					fmt.Fprintf(m.Stdout, "\n── %s v%d (%s, %s, %s%s) ──\n%s\n", o.Task, o.Version, tag, o.Session, o.Time.Format(time.DateTime), tokenNote(o.Metrics, o.Cost), strings.TrimRight(o.Output, "\n"))
 				}
 			}
 			if checkpoints {
@@ -269,7 +269,7 @@ func (m *Main) printRun(d host.RunDetail) {
 		if t.Round > 1 {
 			attempt += fmt.Sprintf(" (round %d)", t.Round)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", t.Name, t.Agent, t.Status, attempt, version, t.Cost, text.OrDash(t.Session), taskNote(t))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Agent, t.Status, attempt, version, costCell(t.Cost), text.OrDash(t.Session), taskNote(t))
 	}
 	_ = tw.Flush()
 	if len(d.Revisions) > 0 {
@@ -279,6 +279,26 @@ func (m *Main) printRun(d host.RunDetail) {
 				prefixed(": ", r.Reason), text.OrNone(r.Archived), text.OrNone(r.Review))
 		}
 	}
+}
+
+// costCell prints a task's cost: two decimals, or four for the cents a
+// model call costs, which two would show as 0.00.
+func costCell(c float64) string {
+	if c > 0 && c < 0.01 {
+		return fmt.Sprintf("%.4f", c)
+	}
+	return fmt.Sprintf("%.2f", c)
+}
+
+// tokenNote is what a model agent's task spent (plugins/model's metrics),
+// or "" for a task that reports no tokens.
+func tokenNote(metrics map[string]float64, cost float64) string {
+	in, ok := metrics["input_tokens"]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("; tokens: %.0f in, %.0f cached, %.0f out; %.0f tool calls; cost %s",
+		in, metrics["cached_input_tokens"], metrics["output_tokens"], metrics["tool_calls"], costCell(cost))
 }
 
 func taskNote(t host.RunTaskInfo) string {

@@ -327,6 +327,9 @@ type Agent struct {
 	ConnectPorts []uint16
 	Pool         Pool
 	Fingerprint  Fingerprint
+	// Model holds the model block's settings, nil without one. They are
+	// in Env already (HEARTH_MODEL_*), and its key variable in PassEnv.
+	Model *Model
 }
 
 // WhenFull says what a pool does when a task needs a new session and the

@@ -127,6 +127,7 @@ type rawAgent struct {
 	ConnectPorts   []int             `hcl:"connect_ports,optional"`
 	Pool           *rawPool          `hcl:"pool,block"`
 	Fingerprint    *rawFingerprint   `hcl:"fingerprint,block"`
+	Model          *rawModel         `hcl:"model,block"`
 	Body           hcl.Body          `hcl:",body"`
 	DefRange       hcl.Range         `hcl:",def_range"`
 }
@@ -345,6 +346,13 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 	}
 	if ra.Workspace != nil {
 		a.Workspace = v.path(*ra.Workspace)
+	}
+	if ra.Model != nil {
+		if ra.External != nil {
+			v.errorf(ra.Model.DefRange, "Model on an external agent", "Agent %q is external: hearth does not run it, so a model block configures nothing. Remove it, or use bundled = \"model\".", ra.Name)
+		} else {
+			v.model(ra, a)
+		}
 	}
 	if ra.RequireChecks != nil {
 		a.RequireChecks = *ra.RequireChecks
