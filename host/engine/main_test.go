@@ -3,7 +3,6 @@ package engine
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,7 +16,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"go.uber.org/goleak"
-	"golang.org/x/sys/unix"
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
@@ -130,42 +128,6 @@ func (w testWriter) Write(b []byte) (int, error) {
 	defer func() { _ = recover() }()
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
-}
-
-// waitGone reports whether process pid has exited within d. It waits on a
-// pidfd, so the answer comes the moment the process is gone.
-func waitGone(pid int, d time.Duration) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return errors.Is(err, unix.ESRCH)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	deadline := time.Now().Add(d)
-	for {
-		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
-		if err == unix.EINTR {
-			continue
-		}
-		if n > 0 {
-			// Exited; a zombie counts as gone (its parent has not reaped
-			// it yet, but it runs nothing).
-			return true
-		}
-		return !alive(pid)
-	}
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name in parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 // runHost is the host side of the helper-process pattern: a host that

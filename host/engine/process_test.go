@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/procwait"
 )
 
 func TestSubmitRunsOnARealPlugin(t *testing.T) {
@@ -150,7 +151,7 @@ func TestCrashMidTask(t *testing.T) {
 			t.Errorf("error %q\ndoes not contain %q", err, w)
 		}
 	}
-	if !waitGone(pid, 5*time.Second) {
+	if !procwait.Gone(pid, 5*time.Second) {
 		t.Errorf("crashed plugin %d is still running", pid)
 	}
 	// The host carries on with a fresh session.
@@ -177,7 +178,7 @@ func TestTaskPastItsDeadlineStopsTheSession(t *testing.T) {
 	if !errors.Is(err, host.ErrPluginHung) || !strings.Contains(err.Error(), "did not finish within its 2s task_timeout") {
 		t.Fatalf("got %v, want ErrPluginHung naming the task_timeout", err)
 	}
-	if !waitGone(pid, 5*time.Second) {
+	if !procwait.Gone(pid, 5*time.Second) {
 		t.Errorf("hung plugin %d is still running", pid)
 	}
 }
@@ -221,7 +222,7 @@ func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
 	if e.Session != out.Session || !strings.Contains(e.Err, "health check") {
 		t.Errorf("got %+v, want session %s lost to a failed health check", e, out.Session)
 	}
-	if !waitGone(pid, 5*time.Second) {
+	if !procwait.Gone(pid, 5*time.Second) {
 		t.Errorf("frozen plugin %d is still running", pid)
 	}
 }
@@ -237,7 +238,7 @@ func TestStoppingAPluginTakesItsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range pids {
-		if !waitGone(atoi(t, p), 5*time.Second) {
+		if !procwait.Gone(atoi(t, p), 5*time.Second) {
 			t.Errorf("process %s survived Close", p)
 		}
 	}
@@ -260,17 +261,17 @@ func TestKill9OfTheHostLeavesNoPlugin(t *testing.T) {
 			cmd, sc := startHost(t, "kill9", tt.env...)
 			f := expectLine(t, sc, "ready")
 			plugin, child := atoi(t, f[0]), atoi(t, f[1])
-			if !alive(plugin) || !alive(child) {
+			if !procwait.Alive(plugin) || !procwait.Alive(child) {
 				t.Fatalf("plugin %d or its child %d is not running", plugin, child)
 			}
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait()
-			if !waitGone(plugin, time.Second) {
+			if !procwait.Gone(plugin, time.Second) {
 				t.Errorf("plugin %d outlived its host by more than a second", plugin)
 			}
-			if !waitGone(child, time.Second) {
+			if !procwait.Gone(child, time.Second) {
 				t.Errorf("the plugin's child %d outlived the host by more than a second", child)
 			}
 		})
@@ -296,7 +297,7 @@ func TestSIGTERMWithATaskInFlight(t *testing.T) {
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("host exit: %v", err)
 		}
-		if !waitGone(plugin, time.Second) {
+		if !procwait.Gone(plugin, time.Second) {
 			t.Errorf("plugin %d outlived its host", plugin)
 		}
 	})
@@ -315,7 +316,7 @@ func TestSIGTERMWithATaskInFlight(t *testing.T) {
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("host exit: %v", err)
 		}
-		if !waitGone(plugin, time.Second) {
+		if !procwait.Gone(plugin, time.Second) {
 			t.Errorf("plugin %d outlived its host", plugin)
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/internal/procwait"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -334,17 +335,17 @@ func TestHostKill9LeavesNoPythonProcess(t *testing.T) {
 	cmd, sc := startHost(t, "kill9")
 	f := expectLine(t, sc, "ready")
 	plugin, child := atoi(t, f[0]), atoi(t, f[1])
-	if !alive(plugin) || !alive(child) {
+	if !procwait.Alive(plugin) || !procwait.Alive(child) {
 		t.Fatalf("plugin %d or its child %d is not running", plugin, child)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	if !waitGone(plugin, time.Second) {
+	if !procwait.Gone(plugin, time.Second) {
 		t.Errorf("Python plugin %d outlived its host by more than a second", plugin)
 	}
-	if !waitGone(child, time.Second) {
+	if !procwait.Gone(child, time.Second) {
 		t.Errorf("the Python plugin's child %d outlived the host by more than a second", child)
 	}
 }
@@ -367,7 +368,7 @@ func TestSIGTERMWithAPythonTaskInFlight(t *testing.T) {
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("host exit: %v", err)
 		}
-		if !waitGone(plugin, time.Second) {
+		if !procwait.Gone(plugin, time.Second) {
 			t.Errorf("plugin %d outlived its host", plugin)
 		}
 	})
@@ -386,7 +387,7 @@ func TestSIGTERMWithAPythonTaskInFlight(t *testing.T) {
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("host exit: %v", err)
 		}
-		if !waitGone(plugin, time.Second) {
+		if !procwait.Gone(plugin, time.Second) {
 			t.Errorf("plugin %d outlived its host", plugin)
 		}
 	})

@@ -7,7 +7,6 @@ package python
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"go.uber.org/goleak"
-	"golang.org/x/sys/unix"
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
@@ -122,39 +120,6 @@ func (w testWriter) Write(b []byte) (int, error) {
 	defer func() { _ = recover() }()
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
-}
-
-// waitGone reports whether process pid has exited within d, waiting on a
-// pidfd: the answer comes the moment the process is gone.
-func waitGone(pid int, d time.Duration) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return errors.Is(err, unix.ESRCH)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	deadline := time.Now().Add(d)
-	for {
-		n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds())))
-		if err == unix.EINTR {
-			continue
-		}
-		if n > 0 {
-			return true
-		}
-		return !alive(pid)
-	}
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 // runHost is the host side of the helper-process pattern: a host with the

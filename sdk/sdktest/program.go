@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/procwait"
 	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
 
@@ -105,7 +106,7 @@ func checkShutdown(_ context.Context, s *Subject) []error {
 	// Closing the client sends the controller's Shutdown, as a host that
 	// stops a session does.
 	_ = h.rpc.Close()
-	if !waitExit(rc.Pid, shutdownLimit) {
+	if !procwait.Gone(rc.Pid, shutdownLimit) {
 		return []error{fmt.Errorf("the program did not exit within %s of the host's request to shut down (plugin.GRPCController/Shutdown); stop serving and exit when asked", shutdownLimit)}
 	}
 	return nil
@@ -183,7 +184,7 @@ func checkHostCrash(_ context.Context, s *Subject) []error {
 		return []error{err}
 	}
 	_ = cmd.Wait()
-	if !waitExit(pid, orphanLimit) {
+	if !procwait.Gone(pid, orphanLimit) {
 		return []error{fmt.Errorf("the program outlived its host by more than %s after the host was killed with SIGKILL; watch the parent process and exit when it is gone (the SDKs do)", orphanLimit)}
 	}
 	return nil
