@@ -82,6 +82,12 @@ func (c *agentClient) attach(ctx context.Context, session string) error {
 		})
 	}
 	if _, err := c.rpc.Attach(ctx, &agentpb.AttachRequest{HostBrokerId: c.brokerID, SessionId: session}); err != nil {
+		// go-plugin hands the plugin the callbacks' address once, and
+		// forgets it when the plugin has not dialed within 5 seconds (a
+		// loaded machine): a retry under the same ID would wait for an
+		// address that never comes. The next attempt gets a new ID; the
+		// old listener goes with the broker.
+		c.brokerID = 0
 		return fromStatus(ctx, "attach host callbacks", err)
 	}
 	c.attached = true
