@@ -125,7 +125,7 @@ pipeline "build" {
     depends_on = ["a"]
   }
   task "c" {
-    prompt     = "echo:c;metric:quality=0.9"
+    prompt     = "echo:c;metric:quality=0.9;metric:input_tokens=1200;metric:cached_input_tokens=800;metric:output_tokens=150;metric:tool_calls=3"
     depends_on = ["a"]
   }
   task "d" {

@@ -226,9 +226,10 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 	p.wait("the run's last task, succeeded", `#graph g.node[data-task="d"][data-status="succeeded"]`)
 	nodes, edges := p.count(`#graph g.node[data-status="succeeded"]`), p.count("#graph path.edge")
 	progress, quality, cost := p.attr(run+" td[data-progress]", "data-progress"), p.text(run+" td:nth-child(6)"), p.text(run+" td:nth-child(5)")
-	if nodes != 4 || edges != 4 || progress != "100" || quality != "0.90" || cost != "0.50 / 5.00" {
-		t.Errorf("graph: %d succeeded nodes, %d edges; row: progress %s, quality %s, cost %q; want 4, 4, 100, 0.90, 0.50 / 5.00",
-			nodes, edges, progress, quality, cost)
+	const wantCost = "0.50 / 5.00\n1,200 in (800 cached), 150 out; 3 tool calls" // the cost, and the tokens under it
+	if nodes != 4 || edges != 4 || progress != "100" || quality != "0.90" || cost != wantCost {
+		t.Errorf("graph: %d succeeded nodes, %d edges; row: progress %s, quality %s, cost %q; want 4, 4, 100, 0.90, %q",
+			nodes, edges, progress, quality, cost, wantCost)
 	}
 	if today := p.text("#today-completed"); today != "1" {
 		t.Errorf("completed today: %q; want 1", today)

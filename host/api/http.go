@@ -185,6 +185,18 @@ type RunSummary struct {
 	// Retries counts failed attempts that were tried again.
 	Retries int                `json:"retries"`
 	Tasks   []host.RunTaskInfo `json:"task_list"`
+	// Tokens sums what a model agent's outputs report (plugins/model's
+	// metrics), every attempt counted as its cost is; nil when no output
+	// reports tokens.
+	Tokens *Tokens `json:"tokens,omitempty"`
+}
+
+// Tokens is what a run's model calls used.
+type Tokens struct {
+	Input       float64 `json:"input"`
+	CachedInput float64 `json:"cached_input"`
+	Output      float64 `json:"output"`
+	ToolCalls   float64 `json:"tool_calls"`
 }
 
 // Today sums up the runs that finished today (the daemon's local day),
@@ -284,6 +296,15 @@ func (s *Server) runSummary(ctx context.Context, r host.RunInfo) (RunSummary, er
 	for _, o := range outs {
 		if v, ok := o.Metrics["quality"]; ok && o.Current {
 			q = append(q, v)
+		}
+		if in, ok := o.Metrics["input_tokens"]; ok {
+			if sum.Tokens == nil {
+				sum.Tokens = &Tokens{}
+			}
+			sum.Tokens.Input += in
+			sum.Tokens.CachedInput += o.Metrics["cached_input_tokens"]
+			sum.Tokens.Output += o.Metrics["output_tokens"]
+			sum.Tokens.ToolCalls += o.Metrics["tool_calls"]
 		}
 	}
 	sum.Quality = mean(q)

@@ -50,6 +50,8 @@ function duration(ns) {
   return (s / 60).toFixed(1) + " min";
 }
 
+// count writes a token or call count with thousands separators.
+const count = (v) => Math.round(v).toLocaleString("en-US");
 const fixed = (v, n = 2) => (v === undefined || v === null) ? "-" : Number(v).toFixed(n);
 const status = (s) => el("span", { class: "status " + s }, s);
 
@@ -105,7 +107,9 @@ function renderRuns(s) {
     el("td", {}, status(r.status), r.reason && r.status !== "completed" ? el("div", { class: "muted" }, r.reason) : null),
     el("td", {}, r.stage || "-"),
     el("td", { "data-progress": Math.round(r.progress * 100) }, bar(r.progress, `${Math.round(r.progress * 100)}% (${r.succeeded}/${r.tasks})`)),
-    el("td", {}, cost), el("td", {}, fixed(r.quality)), el("td", {}, failures), el("td", {}, r.retries));
+    el("td", {}, cost, r.tokens ? el("div", { class: "muted tokens" },
+      `${count(r.tokens.input)} in (${count(r.tokens.cached_input)} cached), ${count(r.tokens.output)} out; ${count(r.tokens.tool_calls)} tool calls`) : null),
+    el("td", {}, fixed(r.quality)), el("td", {}, failures), el("td", {}, r.retries));
   }));
   document.getElementById("runs-empty").hidden = s.runs.length > 0;
   renderGraph(s.runs.find((r) => r.id === selectedRun));
