@@ -29,9 +29,10 @@ agent "cc" { external = "claude-code" }
 `)
 	code, out, _ := run(t, map[string]string{"HEARTH_CONFIG": cfg}, "agents", "list", "--json")
 	var views []agentView
-	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(views) != 3 {
+	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(configured(views)) != 3 {
 		t.Fatalf("got %d %q", code, out)
 	}
+	views = configured(views)
 	strict, loose, cc := views[0].Confinement, views[1].Confinement, views[2].Confinement
 	if strict == nil || strict.Mode != "require" || strict.Confined != st.Available() || strict.LandlockABI != st.ABI {
 		t.Errorf("strict: %+v, want require, confined=%v, ABI %d", strict, st.Available(), st.ABI)
@@ -110,9 +111,10 @@ func TestReadmeConfinement(t *testing.T) {
 	}
 	code, out, _ := run(t, map[string]string{"HEARTH_CONFIG": cfg}, "agents", "list", "--json")
 	var views []agentView
-	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(views) != 2 {
+	if code != 0 || json.Unmarshal([]byte(out), &views) != nil || len(configured(views)) != 2 {
 		t.Fatalf("agents list: %d %q", code, out)
 	}
+	views = configured(views)
 	st := process.Landlock()
 	if c := views[0].Confinement; views[0].Name != "coder" || c.Mode != "auto" || c.Confined != st.Available() {
 		t.Errorf("coder: %+v, want auto, confined=%v", c, st.Available())
@@ -146,4 +148,16 @@ func TestPluginsLine(t *testing.T) {
 			t.Errorf("got %q, want %q", got, tc.want)
 		}
 	}
+}
+
+// configured leaves out the bundled agents the config does not declare,
+// which agents list shows too.
+func configured(views []agentView) []agentView {
+	var out []agentView
+	for _, v := range views {
+		if v.Configured {
+			out = append(out, v)
+		}
+	}
+	return out
 }
