@@ -43,3 +43,30 @@ func TestReadmeConfigurePipeline(t *testing.T) {
 		t.Errorf("server's answer:\n%s\nwant the declaration of net/http's Server", out)
 	}
 }
+
+// TestReadmeModelBlock: the README's model agent block is a valid config
+// once the variable it names holds a key, and lists as the ask agent.
+func TestReadmeModelBlock(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n### A real model\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	m := hclBlock.FindStringSubmatch(section)
+	if m == nil || !strings.Contains(m[1], `bundled = "model"`) {
+		t.Fatalf("the README's model section has no HCL block of the model agent:\n%s", section)
+	}
+	cfg := writeConfig(t, m[1])
+	// Loading checks that the key's variable is set in the process.
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test-not-a-key")
+	env := map[string]string{"HEARTH_CONFIG": cfg}
+	if code, out, errOut := run(t, env, "config", "validate", cfg); code != 0 {
+		t.Fatalf("config validate of the README's model block: exit %d\n%s%s", code, out, errOut)
+	}
+	var views []agentView
+	runJSON(t, env, &views, "agents", "list", "--json")
+	if vs := configured(views); len(vs) != 1 || vs[0].Name != "ask" || vs[0].Bundled != "model" {
+		t.Errorf("agents list: %+v; want the ask agent on the bundled model", vs)
+	}
+}
