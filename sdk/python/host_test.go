@@ -301,9 +301,15 @@ func TestCancellationReachesPythonCode(t *testing.T) {
 		_, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.5;cancelled"})
 		errc <- err
 	}()
-	for e := range sub.C {
-		if e.Kind == host.EventTaskProgress {
-			break
+running:
+	for {
+		select {
+		case e := <-sub.C:
+			if e.Kind == host.EventTaskProgress {
+				break running
+			}
+		case err := <-errc:
+			t.Fatalf("the task ended before it reported progress: %v", err)
 		}
 	}
 	cancel()
