@@ -165,7 +165,9 @@ func benchPrompt(b *testing.B, verb string, report func(*testing.B, *host.Outcom
 			for _, e := range k.env {
 				env = append(env, e)
 			}
-			src := fmt.Sprintf("agent \"scripted\" {\n  command = %s\n  start_timeout = \"20s\"\n  env = {\n%s  }\n}\n", hclList(k.argv), hclEnv(env))
+			// read_paths: the Python agent imports hearth_agent from the
+			// SDK's source, outside its workspace, under confinement.
+			src := fmt.Sprintf("agent \"scripted\" {\n  command = %s\n  read_paths = [%q]\n  start_timeout = \"20s\"\n  env = {\n%s  }\n}\n", hclList(k.argv), sdkDir(b), hclEnv(env))
 			h, err := hostFromConfig(b.TempDir(), src, hclogDiscard{})
 			if err != nil {
 				b.Fatal(err)
