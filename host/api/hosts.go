@@ -70,16 +70,8 @@ func (p peerServer) TaskStatus(_ context.Context, req *peerpb.TaskStatusRequest)
 }
 
 // ListOwnRuns lists this host's runs.
-func (p peerServer) ListOwnRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*apipb.RunList, error) {
-	runs, err := p.s.h.Runs(ctx)
-	if err != nil {
-		return nil, wire.Status(err)
-	}
-	out := &apipb.RunList{}
-	for _, r := range runs {
-		out.Runs = append(out.Runs, wire.RunInfo(r))
-	}
-	return out, nil
+func (p peerServer) ListOwnRuns(ctx context.Context, req *apipb.ListRunsRequest) (*apipb.RunList, error) {
+	return p.s.ListRuns(ctx, req)
 }
 
 // ListHosts lists the cluster's members.

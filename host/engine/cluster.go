@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,14 +86,18 @@ const (
 // clusterState is the engine's cluster wiring; nil fields until
 // ClusterView and JoinCluster set them.
 type clusterState struct {
-	info    ClusterInfo
-	view    *cluster.View
-	joined  atomic.Pointer[joined]
-	started time.Time
-	runDir  *cluster.RunDirectory[host.RunInfo]
+	info     ClusterInfo
+	hostname string
+	view     *cluster.View
+	joined   atomic.Pointer[joined]
+	started  time.Time
+	runDir   *cluster.RunDirectory[host.RunInfo]
 
 	mu       sync.Mutex
 	accepted map[string]*acceptedTask
+	// finished are the keys of accepted tasks in the order they
+	// finished, oldest first: what pruning drops first.
+	finished []string
 }
 
 // joined is what JoinCluster set: read on every tool use, so swapped
@@ -134,7 +137,8 @@ func (h *Host) cl() *clusterState { return h.clusterP.Load() }
 // node, then JoinCluster.
 func (h *Host) ClusterView(info ClusterInfo) *cluster.View {
 	v := cluster.NewView(info.ID, h.matcherConfig)
-	cs := &clusterState{info: info, view: v, started: h.now(), accepted: make(map[string]*acceptedTask)}
+	name, _ := os.Hostname()
+	cs := &clusterState{info: info, hostname: name, view: v, started: h.now(), accepted: make(map[string]*acceptedTask)}
 	h.clusterP.Store(cs)
 	v.SetSink(h.applyRemote)
 	return v
@@ -222,11 +226,10 @@ func (c ClusterSource) Sessions() []cluster.Summary { return c.h.summaries() }
 
 func (h *Host) clusterRecord() cluster.HostInfo {
 	cs := h.cl()
-	name, _ := os.Hostname()
 	cs.mu.Lock()
 	hash := cs.info.ConfigHash
 	cs.mu.Unlock()
-	hi := cluster.HostInfo{ID: cs.info.ID, Addr: cs.info.Addr, Hostname: name, Started: cs.started,
+	hi := cluster.HostInfo{ID: cs.info.ID, Addr: cs.info.Addr, Hostname: cs.hostname, Started: cs.started,
 		ConfigHash: hash, Version: cs.info.Version}
 	for _, a := range h.config().Agents {
 		if p, err := h.pool(a.Name); err == nil {
@@ -441,6 +444,7 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t ho
 			}
 			cs.mu.Lock()
 			a.res, a.finished = r, h.now()
+			cs.finished = append(cs.finished, key)
 			cs.mu.Unlock()
 			close(a.done)
 		}()
@@ -455,27 +459,19 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t ho
 }
 
 // pruneAcceptedLocked drops kept results older than keptResultAge, and
-// the oldest beyond keptResults. cs.mu must be held.
+// the oldest beyond keptResults. Tasks finish in time order, so both are
+// at the front of cs.finished. cs.mu must be held.
 func (h *Host) pruneAcceptedLocked(cs *clusterState) {
 	now := h.now()
-	var done []string
-	for k, a := range cs.accepted {
-		if a.finished.IsZero() {
-			continue
+	n := 0
+	for _, k := range cs.finished {
+		if now.Sub(cs.accepted[k].finished) <= keptResultAge && len(cs.accepted) <= keptResults {
+			break
 		}
-		if now.Sub(a.finished) > keptResultAge {
-			delete(cs.accepted, k)
-		} else {
-			done = append(done, k)
-		}
-	}
-	if len(cs.accepted) <= keptResults {
-		return
-	}
-	sort.Slice(done, func(i, j int) bool { return cs.accepted[done[i]].finished.Before(cs.accepted[done[j]].finished) })
-	for _, k := range done[:min(len(done), len(cs.accepted)-keptResults)] {
 		delete(cs.accepted, k)
+		n++
 	}
+	cs.finished = slices.Delete(cs.finished, 0, n)
 }
 
 // ForwardedStatus says what this host knows of a forwarded task's key.

@@ -44,13 +44,15 @@ func (p *Pool) ApplyRemote(reset bool, puts []matcher.Candidate, removes []strin
 			delete(p.remote, id)
 		}
 	}
+	kept := puts[:0:0]
 	for _, c := range puts {
 		if !strings.Contains(c.ID, "/") {
 			continue // never a local session's slot
 		}
 		p.remote[c.ID] = struct{}{}
+		kept = append(kept, c)
 	}
-	p.index.PutAll(puts)
+	p.index.PutAll(kept)
 }
 
 // Remote counts the other hosts' sessions in the index.

@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
+	"github.com/hearth-dev/hearth/host/cluster"
 )
 
 // Hosts is a cluster's membership as the daemon sees it.
@@ -35,16 +36,9 @@ type Member struct {
 	Agents     []AgentLoad `json:"agents"`
 }
 
-// AgentLoad is one agent's sessions and load on a host.
-type AgentLoad struct {
-	Name        string `json:"name"`
-	External    bool   `json:"external,omitempty"`
-	Live        int    `json:"live"`
-	Dormant     int    `json:"dormant"`
-	Load        int    `json:"load"`
-	Capacity    int    `json:"capacity"`
-	MaxSessions int    `json:"max_sessions"`
-}
+// AgentLoad is one agent's sessions and load on a host, as the host
+// publishes it.
+type AgentLoad = cluster.AgentLoad
 
 // Hosts lists the cluster's members.
 func (c *Client) Hosts(ctx context.Context) (Hosts, error) {
