@@ -15,6 +15,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // hookTimeout bounds a hook's call to the daemon. It sits in front of a
@@ -118,9 +119,9 @@ func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
 // hookTrouble says what went wrong, and what to do about it.
 func hookTrouble(err error) string {
 	if unreachable(err) {
-		return firstLineOf(err.Error()) + " (start one with hearth serve)"
+		return text.FirstLine(err.Error()) + " (start one with hearth serve)"
 	}
-	return firstLineOf(err.Error())
+	return text.FirstLine(err.Error())
 }
 
 func failing(policy string) string {
@@ -145,7 +146,7 @@ func (m *Main) hookPolicy(flag string, cfg *config.Config, cfgErr error) (string
 					policy = config.HookPolicyOf(src, path)
 				}
 			}
-			return policy, fmt.Errorf("the config cannot be read (%v)", firstLineOf(cfgErr.Error()))
+			return policy, fmt.Errorf("the config cannot be read (%v)", text.FirstLine(cfgErr.Error()))
 		}
 		policy = cfg.Hooks.WhenUnreachable
 	}

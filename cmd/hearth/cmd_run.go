@@ -292,8 +292,3 @@ func reasonTail(d host.Decision) string {
 	}
 	return r
 }
-
-func firstLineOf(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}

@@ -200,7 +200,7 @@ func (m *Main) runsShowCommand() *cobra.Command {
 			if events > 0 {
 				fmt.Fprintln(m.Stdout, "\nrecent events:")
 				for _, e := range out.Events {
-					fmt.Fprintf(m.Stdout, "  %s  %-15s %s\n", e.Time.Format("15:04:05.000"), e.Kind, firstLineOf(e.Message))
+					fmt.Fprintf(m.Stdout, "  %s  %-15s %s\n", e.Time.Format("15:04:05.000"), e.Kind, text.FirstLine(e.Message))
 				}
 			}
 			return nil
@@ -307,7 +307,7 @@ func taskNote(t host.RunTaskInfo) string {
 		notes = append(notes, "needs review")
 	}
 	if t.Error != "" {
-		notes = append(notes, firstLineOf(t.Error))
+		notes = append(notes, text.FirstLine(t.Error))
 	} else if t.Reason != "" && t.Status != host.TaskSucceeded {
 		notes = append(notes, t.Reason)
 	}

@@ -174,9 +174,9 @@ func (f *follower) line(e host.Event) {
 				fmt.Fprintf(w, "        %s\n", explain(c, d.Threshold))
 			}
 		case host.TaskFailed:
-			fmt.Fprintf(w, "%s FAILED: %s\n", prefix(), firstLineOf(e.Err))
+			fmt.Fprintf(w, "%s FAILED: %s\n", prefix(), text.FirstLine(e.Err))
 		case host.TaskRetrying:
-			fmt.Fprintf(w, "        %s: %s: %s\n", e.Task, afterColon(e.Message), firstLineOf(e.Err))
+			fmt.Fprintf(w, "        %s: %s: %s\n", e.Task, afterColon(e.Message), text.FirstLine(e.Err))
 		case host.TaskSkipped:
 			fmt.Fprintf(w, "%s skipped: %s\n", prefix(), afterColon(e.Message))
 		case host.TaskPending:
@@ -330,7 +330,7 @@ func frame(d host.RunDetail, decisions map[string]host.Decision, done int, elaps
 		out = append(out, fmt.Sprintf("  … %d more", hidden))
 	}
 	if d.Reason != "" && d.Status != host.RunRunning {
-		out = append(out, clip("  "+firstLineOf(d.Reason), width))
+		out = append(out, clip("  "+text.FirstLine(d.Reason), width))
 	}
 	return out
 }
@@ -381,7 +381,7 @@ func taskLine(t host.RunTaskInfo, d host.Decision, nameWidth int) string {
 			s += " · needs review"
 		}
 	case host.TaskFailed:
-		s += " " + firstLineOf(t.Error)
+		s += " " + text.FirstLine(t.Error)
 	case host.TaskPending:
 		if t.Reason != "" {
 			s += " " + t.Reason

@@ -15,11 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk/plugin"
-	"go.uber.org/goleak"
 )
 
 // The test binary serves the bundled agents, as the hearth binary does,
