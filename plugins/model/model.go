@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -207,10 +208,10 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			}
 			toolCalls++
 			results = append(results, res)
-			if out.read != "" && !contains(rec.Read, out.read) {
+			if out.read != "" && !slices.Contains(rec.Read, out.read) {
 				rec.Read = append(rec.Read, out.read)
 			}
-			if out.modified != "" && !contains(rec.Modified, out.modified) {
+			if out.modified != "" && !slices.Contains(rec.Modified, out.modified) {
 				rec.Modified = append(rec.Modified, out.modified)
 			}
 			if out.denied != "" {

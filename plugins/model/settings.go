@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -247,7 +248,7 @@ func (s Settings) validate() error {
 		errs = append(errs, fmt.Errorf("the API key variable %s is not set in the agent's environment; export it where hearth runs and list it in the agent block's pass_env (a model block does that)", s.APIKeyEnv))
 	}
 	for _, t := range s.Tools {
-		if !contains(allTools, t) {
+		if !slices.Contains(allTools, t) {
 			errs = append(errs, fmt.Errorf("tool %q is not one the model agent has; choose among %s", t, strings.Join(allTools, ", ")))
 		}
 	}
@@ -255,13 +256,4 @@ func (s Settings) validate() error {
 		errs = append(errs, fmt.Errorf("max_output_tokens %d is not below context_window %d; lower it", s.MaxOutputTokens, s.ContextWindow))
 	}
 	return errors.Join(errs...)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -39,7 +40,7 @@ func specs(names []string) []ToolSpec {
 	}
 	var out []ToolSpec
 	for _, s := range all {
-		if contains(names, s.Name) {
+		if slices.Contains(names, s.Name) {
 			out = append(out, s)
 		}
 	}
@@ -75,7 +76,7 @@ func (a *Agent) runTool(ctx context.Context, tools *sdk.Tools, u Block) (Block, 
 		res.Text, res.IsError = fmt.Sprintf(format, args...), true
 		return res, out, nil
 	}
-	if !contains(a.s.Tools, u.Name) {
+	if !slices.Contains(a.s.Tools, u.Name) {
 		return fail("there is no tool %q here; the tools are %s", u.Name, strings.Join(a.s.Tools, ", "))
 	}
 	var in toolInput
