@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/testenv"
 )
 
 // TestReadmeCluster runs the README's cluster section as written, with
@@ -21,10 +23,7 @@ import (
 func TestReadmeCluster(t *testing.T) {
 	for _, tool := range []string{"etcd", "openssl", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is missing; .ci/run installs etcd-server and openssl", tool)
-			}
-			t.Skipf("%s is missing: apt-get install etcd-server openssl", tool)
+			testenv.Missing(t, tool+" is missing", "apt-get install etcd-server openssl")
 		}
 	}
 	readme, err := os.ReadFile("../../README.md")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -29,11 +30,7 @@ func chromium(t *testing.T) string {
 			return path
 		}
 	}
-	msg := "no chromium to test the dashboard in: install Debian's chromium package (apt-get install chromium), or set HEARTH_CHROMIUM"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, "no chromium to test the dashboard in", "install Debian's chromium package (apt-get install chromium), or set HEARTH_CHROMIUM")
 	return ""
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/internal/workload"
 	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk"
@@ -103,10 +103,7 @@ func precisionWorkloads(b *testing.B) []workload.Workload {
 		if err == nil {
 			return
 		}
-		if os.Getenv("CI") == "true" {
-			b.Fatal(err)
-		}
-		b.Skipf("skipped: %v", err)
+		testenv.Missing(b, err.Error(), "fill the module cache (go mod download)")
 	}
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	need(err)

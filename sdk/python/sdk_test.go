@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/hearth-dev/hearth/internal/testenv"
 )
 
 // need returns the path of program, skipping the test without it, or
@@ -14,10 +16,7 @@ func need(t *testing.T, program, pkg string) string {
 	t.Helper()
 	p, err := exec.LookPath(program)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing: .ci/run installs %s", program, pkg)
-		}
-		t.Skipf("%s is missing: apt-get install %s", program, pkg)
+		testenv.Missing(t, program+" is missing", "apt-get install "+pkg)
 	}
 	return p
 }
@@ -42,10 +41,7 @@ func TestPythonUnitTests(t *testing.T) {
 func TestMypyStrict(t *testing.T) {
 	python := needPython(t)
 	if err := exec.Command(python, "-c", "import mypy").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("mypy is missing: .ci/run installs python3-mypy")
-		}
-		t.Skip("mypy is missing: apt-get install python3-mypy")
+		testenv.Missing(t, "mypy is missing", "apt-get install python3-mypy")
 	}
 	cmd := exec.Command(python, "-m", "mypy", "--cache-dir", t.TempDir(), "hearth_agent", "tests", "testdata")
 	out, err := cmd.CombinedOutput()

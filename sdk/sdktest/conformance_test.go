@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/testagent"
+	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
@@ -156,10 +157,7 @@ func TestRacyAgentFailsUnderRace(t *testing.T) {
 		return
 	}
 	if !raceEnabled {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("this test needs the race detector: run go test -race")
-		}
-		t.Skip("this test needs the race detector: run go test -race")
+		testenv.Missing(t, "this test needs the race detector", "run go test -race")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRacyAgentFailsUnderRace$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "SDKTEST_RACY_AGENT=1")
