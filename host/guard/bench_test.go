@@ -49,7 +49,8 @@ func BenchmarkEvalBaseline(b *testing.B) {
 // built already, with a pooled VM.
 func BenchmarkEval(b *testing.B) {
 	r := mustCompile(b, Spec{Name: "five", Hook: PreToolUse, Condition: fiveClauses})
-	env := ToolUseEnv{Tool: "Read", Paths: []string{"/w/services/billing/config/.env.production"}, Task: Task{Agent: "coder"}, Session: Session{ToolUses: 10}}
+	// Read already, as Set.ToolUse leaves it: the rule alone.
+	env := ToolUseEnv{Tool: "Read", Paths: []string{"/w/services/billing/config/.env.production"}, Task: Task{Agent: "coder"}, Session: Session{ToolUses: 10}, read: true}
 	measure(b, func() bool {
 		fired, err := r.Eval(env)
 		return fired && err == nil

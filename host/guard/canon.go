@@ -201,7 +201,7 @@ func absDir(cwd string) string {
 			cwd = "/" + cwd
 		}
 	}
-	return path.Clean(cwd)
+	return cleanPath(cwd)
 }
 
 // resolve returns where the absolute path p leads: each component that
@@ -281,7 +281,7 @@ func walk(p string) resolution {
 // and where it leads.
 func (r *Resolver) canonical(p, cwd string) (given string, res resolution) {
 	abs := join(cwd, filepath.ToSlash(p))
-	return path.Clean(abs), r.resolve(abs)
+	return cleanPath(abs), r.resolve(abs)
 }
 
 // pattern compiles a pattern a path helper names: ~ expanded, and a

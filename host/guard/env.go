@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
 )
@@ -152,11 +153,19 @@ func options(r *Resolver) []expr.Option {
 		}
 		return s
 	}
+	// name is a path argument as the patterns read it: clean, folded
+	// under the policy.
+	name := func(s string) string {
+		if plain(s, r.fold) {
+			return s
+		}
+		return fold(cleanPath(s))
+	}
 	opts := []expr.Option{
 		expr.DisableBuiltin("now"),
 		expr.Patch(envPatcher{}),
 		expr.Function("glob", func(args ...any) (any, error) {
-			name, src := cleanPath(args[0].(string)), args[1].(string)
+			name, src := name(args[0].(string)), args[1].(string)
 			p, err := r.globPattern(src, false)
 			if err == nil && path.IsAbs(name) && !isAnchored(src) {
 				// The paths guards see are absolute: a relative
@@ -166,10 +175,10 @@ func options(r *Resolver) []expr.Option {
 			if err != nil {
 				return false, fmt.Errorf("glob pattern %q: %w", src, err)
 			}
-			return p.match(fold(name)), nil
+			return p.match(name), nil
 		}, new(func(path, pattern string) bool)),
 		expr.Function("under", func(args ...any) (any, error) {
-			p, d := fold(path.Clean(args[0].(string))), fold(path.Clean(r.expandHome(args[1].(string))))
+			p, d := name(args[0].(string)), fold(path.Clean(r.expandHome(args[1].(string))))
 			if path.IsAbs(p) && !path.IsAbs(d) && d != "." {
 				// A relative directory, for an absolute path: at any
 				// depth.
@@ -209,6 +218,11 @@ func options(r *Resolver) []expr.Option {
 			if !ok {
 				return true, fmt.Errorf("%s is for pre_tool_use conditions", h.name)
 			}
+			if !e.read {
+				// Never on a path prepare took: fail closed rather
+				// than judge paths that are not canonical.
+				return true, fmt.Errorf("%s: the call's paths were not read", h.name)
+			}
 			return h.eval(r, &e, args[1].(string))
 		}, new(func(env any, pattern string) bool)))
 	}
@@ -221,10 +235,54 @@ func isAnchored(src string) bool {
 	return path.IsAbs(src) || src == "~" || strings.HasPrefix(src, "~/") || strings.HasPrefix(src, "**")
 }
 
-// cleanPath cleans p as path.Clean does, keeping "" empty.
+// plain reports whether p needs no work to be read as a pattern reads
+// paths: it is clean (path.Clean would return it as it is; "" counts,
+// as cleanPath keeps it) and, under fold, has nothing to lower-case.
+// The paths Set.ToolUse reads are clean already, and most are lower
+// case: one scan instead of path.Clean's and foldCase's. It may say no
+// to a path that needs nothing (a relative "../x"); never yes to one
+// that does.
+func plain(p string, fold bool) bool {
+	switch {
+	case p == "" || p == "/" || p == ".":
+		return true
+	case p[len(p)-1] == '/':
+		return false
+	}
+	elem := 0
+	if p[0] == '/' {
+		elem = 1
+	}
+	for i := elem; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			if c := p[i]; fold && (c >= utf8.RuneSelf || 'A' <= c && c <= 'Z') {
+				return false
+			}
+			continue
+		}
+		// An element ends at i: not empty, not "." or "..".
+		switch i - elem {
+		case 0:
+			return false
+		case 1:
+			if p[elem] == '.' {
+				return false
+			}
+		case 2:
+			if p[elem] == '.' && p[elem+1] == '.' {
+				return false
+			}
+		}
+		elem = i + 1
+	}
+	return true
+}
+
+// cleanPath cleans p as path.Clean does, keeping "" empty; a path
+// clean already costs one scan.
 func cleanPath(p string) string {
-	if p == "" {
-		return ""
+	if plain(p, false) {
+		return p
 	}
 	return path.Clean(p)
 }

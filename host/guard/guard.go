@@ -142,6 +142,7 @@
 package guard
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -258,6 +259,9 @@ type Rule struct {
 	Spec
 	program  *vm.Program
 	resolver *Resolver
+	// blocked is what a verdict says: the spec's message, or one made
+	// once here rather than on every verdict.
+	blocked string
 	// uses holds the environment's top-level names the condition reads,
 	// so that callers build only those.
 	uses   map[string]bool
@@ -318,7 +322,7 @@ func CompileWith(s Spec, r *Resolver) (*Rule, error) {
 		ce.Msg, ce.Hint = explain(s.Hook, env, ce.Msg)
 		return nil, ce
 	}
-	return &Rule{Spec: s, program: program, resolver: r, uses: topLevelNames(program.Node())}, nil
+	return &Rule{Spec: s, program: program, resolver: r, blocked: cmp.Or(s.Message, "blocked by guard "+s.Name), uses: topLevelNames(program.Node())}, nil
 }
 
 func contains[T comparable](s []T, v T) bool {
@@ -374,6 +378,11 @@ var vms = sync.Pool{New: func() any { return &vm.VM{MemoryBudget: MemoryBudget} 
 // Eval runs the condition on env, which must be the hook's environment
 // type. A condition that fails counts as firing; err says why.
 func (r *Rule) Eval(env any) (fired bool, err error) {
+	return r.run(r.resolver.prepare(env))
+}
+
+// run runs the condition on an environment prepare has made ready.
+func (r *Rule) run(env any) (fired bool, err error) {
 	machine := vms.Get().(*vm.VM)
 	out, err := machine.Run(r.program, env)
 	vms.Put(machine)
@@ -421,10 +430,7 @@ type Verdict struct {
 }
 
 func (r *Rule) verdict(err error) *Verdict {
-	msg := r.Message
-	if msg == "" {
-		msg = "blocked by guard " + r.Name
-	}
+	msg := r.blocked
 	if err != nil {
 		msg += " (" + err.Error() + ")"
 	}
@@ -480,12 +486,12 @@ func (s *Set) Any(h Hook, m Match) bool {
 // First evaluates the guards of hook that apply to m, in config order, and
 // returns the first that fires, or nil.
 func (s *Set) First(h Hook, m Match, env any) *Verdict {
-	env = s.prepare(env)
+	env = s.resolver().prepare(env)
 	for _, r := range s.Rules(h) {
 		if !r.Applies(m) {
 			continue
 		}
-		if fired, err := r.Eval(env); fired {
+		if fired, err := r.run(env); fired {
 			return r.verdict(err)
 		}
 	}
@@ -493,10 +499,13 @@ func (s *Set) First(h Hook, m Match, env any) *Verdict {
 }
 
 // prepare reads the paths of a pre_tool_use environment that was not
-// built by ToolUse, so that no guard sees a path that is not canonical.
-func (s *Set) prepare(env any) any {
+// built by Set.ToolUse, so that no guard sees a path that is not
+// canonical. The environment stays a value in an interface: expr reads
+// the fields of such a value in place, where those of a struct behind a
+// pointer are copied out one allocation each.
+func (r *Resolver) prepare(env any) any {
 	if e, ok := env.(ToolUseEnv); ok && !e.read {
-		s.resolver().fill(&e)
+		r.fill(&e)
 		return e
 	}
 	return env
@@ -515,12 +524,12 @@ type Trial struct {
 // All evaluates every guard of hook and reports each: whether it applies
 // to m, whether it fired, and what it said.
 func (s *Set) All(h Hook, m Match, env any) []Trial {
-	env = s.prepare(env)
+	env = s.resolver().prepare(env)
 	var out []Trial
 	for _, r := range s.Rules(h) {
 		o := Trial{Guard: r.Name, Applies: r.Applies(m), Action: r.Action}
 		if o.Applies {
-			o.Fired, o.Err = r.Eval(env)
+			o.Fired, o.Err = r.run(env)
 			if o.Fired {
 				o.Message = r.verdict(o.Err).Message
 			}

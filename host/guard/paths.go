@@ -356,9 +356,6 @@ func helperNamed(name string) *pathHelper {
 // eval answers the helper for the call in e, with the pattern (or
 // directory) arg.
 func (h *pathHelper) eval(r *Resolver, e *ToolUseEnv, arg string) (bool, error) {
-	if !e.read {
-		r.fill(e)
-	}
 	if e.Unread != "" {
 		return true, fmt.Errorf("%s: %w (%s); a guard on paths refuses what it cannot read", h.name, errUnread, strings.ReplaceAll(e.Unread, unknown, "?"))
 	}

@@ -96,6 +96,11 @@ type pattern struct {
 	// literal is set when the pattern has no special characters: a
 	// match is then the same string.
 	literal bool
+	// segment is set for a pattern "**/rest" whose rest never matches
+	// a '/': a path matches when its last segment matches rest, so only
+	// that segment is run through an automaton (the commonest guard
+	// pattern, "**/.env*", on a path dozens of bytes long).
+	segment *pattern
 }
 
 // frag is a piece of automaton under construction: its entry, and the
@@ -399,7 +404,23 @@ func compilePattern(src string, fold bool) (*pattern, error) {
 		p.required = requiredLiteral(src)
 	}
 	p.prepare()
+	if rest, ok := strings.CutPrefix(src, "**/"); ok && rest != "" && !slashed {
+		// Folded already: compiled as it is.
+		if q, err := compilePattern(rest, false); err == nil && !q.crossesSlash() {
+			p.segment = q
+		}
+	}
 	return p, nil
+}
+
+// crossesSlash reports whether some state of the pattern accepts a '/'.
+func (p *pattern) crossesSlash() bool {
+	for i := range p.insts {
+		if in := &p.insts[i]; in.op == opAnyAll || (in.op == opChar && in.r == '/') {
+			return true
+		}
+	}
+	return false
 }
 
 // compileVisibleBelow is the pattern of base and of every path below it
@@ -673,6 +694,9 @@ func (p *pattern) prepare() {
 // match reports whether path (folded already when the pattern is) is in
 // the pattern's language.
 func (p *pattern) match(path string) bool {
+	if p.segment != nil {
+		return p.segment.match(path[strings.LastIndexByte(path, '/')+1:])
+	}
 	if p.literal {
 		return path == p.src
 	}

@@ -49,6 +49,15 @@ func TestPatternMatch(t *testing.T) {
 		{"**/.ssh/id_*", "/home/u/.ssh/id_rsa", true},
 		{"**/.ssh/id_*", "/home/u/.ssh/id_rsa.pub", true},
 		{"**/.ssh/id_*", "/home/u/.ssh/known_hosts", false},
+		// Patterns matched on the last segment alone.
+		{"**/.env*", "/w/.env.production", true},
+		{"**/.env*", "/w/.env/x", false},
+		{"**/.env*", "/.env", true},
+		{"**/{.env,*.pem}", "/w/a/key.pem", true},
+		{"**/{.env,*.pem}", "/w/key.pem/a", false},
+		{"**/[!.]*", "/w/.a/b", true},
+		{"**/[!.]*", "/w/b/.a", false},
+		{"**/", "/", true},
 	}
 	for _, tt := range tests {
 		p, err := compilePattern(tt.pattern, false)
@@ -142,6 +151,7 @@ func FuzzPattern(f *testing.F) {
 	for _, s := range [][2]string{
 		{"**/.env", "/w/.env"}, {"a/**", "a"}, {"a/**/b", "a/x/b"}, {"*.{go,s}", "x.s"},
 		{"[a-z]?/**", "b/c/d"}, {"**/.ssh/id_*", "/home/u/.ssh/id_rsa"}, {`\**`, "*x"}, {"{a,**/b}/c", "x/b/c"},
+		{"**/.env*", "/w/.env/x"}, {"**/{.env,*.pem}", "a/b.pem"}, {"**/[!.]*", "/w/.a/b"}, {"**/", "/"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -166,6 +176,14 @@ func FuzzPattern(f *testing.F) {
 		if lit := compileLiteral(name, false); overlap(p, lit) != got {
 			t.Fatalf("overlap(%q, literal %q) = %v, match = %v", pat, name, !got, got)
 		}
+		if p.segment != nil {
+			// The last-segment shortcut answers as the automaton does.
+			whole := *p
+			whole.segment = nil
+			if whole.match(name) != got {
+				t.Fatalf("match(%q, %q) = %v on the last segment, %v on the whole path", pat, name, got, !got)
+			}
+		}
 	})
 }
 
@@ -176,4 +194,41 @@ func BenchmarkPatternMatch(b *testing.B) {
 			b.Fatal("no match")
 		}
 	}
+}
+
+func TestPlain(t *testing.T) {
+	for _, tt := range []struct {
+		p          string
+		fold, want bool
+	}{
+		{"", true, true}, {"/", true, true}, {".", true, true},
+		{"/w/services/.env", true, true}, {"a/b", true, true},
+		{"/w/.Env", true, false}, {"/w/.Env", false, true}, {"/w/é", true, false},
+		{"/w/", true, false}, {"//w", true, false}, {"/w//x", true, false},
+		{"/w/./x", true, false}, {"./x", true, false}, {"/w/..", true, false},
+		{"../x", true, false}, {"/w/..x", true, true}, {"/w/.x.", true, true},
+	} {
+		if got := plain(tt.p, tt.fold); got != tt.want {
+			t.Errorf("plain(%q, fold %v) = %v, want %v", tt.p, tt.fold, got, tt.want)
+		}
+	}
+}
+
+// FuzzPlain: a path plain says needs no work is the same cleaned and,
+// under fold, folded.
+func FuzzPlain(f *testing.F) {
+	for _, s := range []string{"", "/", ".", "/w/.env", "a//b", "/a/./b", "/a/../b", "../a", "/A/b", "/é/x", "a/"} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, p string, fold bool) {
+		if !plain(p, fold) {
+			return
+		}
+		if c := cleanPath(p); c != p {
+			t.Fatalf("plain(%q) but it cleans to %q", p, c)
+		}
+		if fold && foldCase(p) != p {
+			t.Fatalf("plain(%q) under fold but it folds to %q", p, foldCase(p))
+		}
+	})
 }
