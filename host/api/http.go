@@ -59,6 +59,13 @@ const (
 	httpWrite      = 60 * time.Second // event streams extend it per event
 	httpIdle       = 2 * time.Minute
 	httpMaxHeader  = 64 << 10
+	// httpSendBuffer is each HTTP connection's socket send buffer (the
+	// kernel doubles it). Left to autotuning it grows to 4 MB: an event
+	// stream that does not read then hides some 15,000 events in the
+	// kernel before its writes block and it is seen to fall behind. At
+	// this size it holds a few hundred, and the dashboard's responses
+	// are not slowed on loopback.
+	httpSendBuffer = 32 << 10
 )
 
 // HTTPHandler serves the HTTP side of the daemon:
