@@ -361,7 +361,10 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 
 // serveEvents streams the host's events to the dashboard. Tool uses are
 // not sent one by one: a "sessions" event says, at most every
-// sseCoalesce, that fingerprints moved.
+// sseCoalesce, that fingerprints moved. The host never waits for a
+// stream: one whose buffer is full misses events and is told how many
+// ("missed"); past sseBehind it is told it was dropped ("dropped") and
+// ends (docs/daemon.md, "The dashboard's event stream").
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
