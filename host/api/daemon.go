@@ -130,7 +130,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		// Connections beyond the limit wait in the kernel's backlog: slow
 		// or silent clients cannot take every file descriptor, and the
 		// unix socket goes on answering.
-		limited := netutil.LimitListener(hl, httpMaxConns)
+		limited := netutil.LimitListener(sendBuffered{hl, httpSendBuffer}, httpMaxConns)
 		l.serve(func() error {
 			if err := l.httpSrv.Serve(limited); !errors.Is(err, http.ErrServerClosed) {
 				return err
@@ -139,6 +139,22 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		}, "http")
 	}
 	return l, nil
+}
+
+// sendBuffered sets the send buffer of the TCP connections it accepts.
+type sendBuffered struct {
+	net.Listener
+	size int
+}
+
+func (l sendBuffered) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		// A connection whose buffer cannot be set still works; it only
+		// holds more of a silent client's events.
+		_ = tc.SetWriteBuffer(l.size)
+	}
+	return c, err
 }
 
 func (l *Listeners) serve(fn func() error, what string) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/hearth-dev/hearth/host"
@@ -244,4 +246,56 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestDashboardReconnectsWhenItFallsBehind: a page whose event stream
+// stops being read (here, Chromium's network throttling holds it to a
+// trickle) is dropped by the daemon once it has missed too much, and told
+// so; the page then opens a new stream and shows what it missed.
+func TestDashboardReconnectsWhenItFallsBehind(t *testing.T) {
+	p := page{t, browser(t)}
+	d := claudeCodeDaemon(t)
+	events := "http://" + d.l.HTTP + "/api/events"
+	throttle := func(bytesPerSecond float64) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			var rules []*network.Conditions
+			if bytesPerSecond > 0 {
+				rules = append(rules, &network.Conditions{URLPattern: events, DownloadThroughput: bytesPerSecond, UploadThroughput: -1})
+			}
+			_, err := cdp.Call(ctx, tg, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: rules})
+			return err
+		})
+	}
+	link, _, err := d.l.LoginLink()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.do("its page, its event stream slowed to a trickle",
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
+			return err
+		}),
+		throttle(100),
+		chromedp.Navigate(link))
+	p.wait("its live connection", "#live.on")
+	if n := p.count("#sessions tbody tr"); n != 0 {
+		t.Fatalf("%d sessions shown before any; want none", n)
+	}
+
+	// Far more events than the stream may miss: each denial of a .env
+	// read is one.
+	ref := host.ExternalRef{Agent: "claude-code", Session: ccSession, Workspace: "/home/dev/shop"}
+	call := sdk.ToolCall{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"/home/dev/shop/.env"}}
+	for range 2000 {
+		if v, err := d.h.CheckExternalToolUse(context.Background(), ref, call); err != nil || v.Allow {
+			t.Fatalf("a read of .env: %+v, %v; want it denied", v, err)
+		}
+	}
+
+	// Read at full speed again, the page finds it was dropped, reconnects,
+	// and shows the session it missed.
+	p.do("its stream at full speed", throttle(0))
+	p.wait("that it was dropped", `body[data-dropped="1"]`)
+	p.wait("its live connection, again", "#live.on")
+	p.waitText("the session it missed", "#sessions tbody", "claude-code")
 }

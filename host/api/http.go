@@ -59,6 +59,13 @@ const (
 	httpWrite      = 60 * time.Second // event streams extend it per event
 	httpIdle       = 2 * time.Minute
 	httpMaxHeader  = 64 << 10
+	// httpSendBuffer is each HTTP connection's socket send buffer (the
+	// kernel doubles it). Left to autotuning it grows to 4 MB: an event
+	// stream that does not read then hides some 15,000 events in the
+	// kernel before its writes block and it is seen to fall behind. At
+	// this size it holds a few hundred, and the dashboard's responses
+	// are not slowed on loopback.
+	httpSendBuffer = 32 << 10
 )
 
 // HTTPHandler serves the HTTP side of the daemon:
@@ -354,7 +361,10 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 
 // serveEvents streams the host's events to the dashboard. Tool uses are
 // not sent one by one: a "sessions" event says, at most every
-// sseCoalesce, that fingerprints moved.
+// sseCoalesce, that fingerprints moved. The host never waits for a
+// stream: one whose buffer is full misses events and is told how many
+// ("missed"); past sseBehind it is told it was dropped ("dropped") and
+// ends (docs/daemon.md, "The dashboard's event stream").
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {

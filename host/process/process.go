@@ -431,11 +431,12 @@ func (p *Process) PID() int {
 	return p.runner.PID()
 }
 
+// truncate cuts s to n bytes and "...", never inside a character.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "..."
+	return text.Prefix(s, n) + "..."
 }
 
 // tail keeps the last lines written to it, for error messages. go-plugin

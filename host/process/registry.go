@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
+	"github.com/hearth-dev/hearth/internal/procwait"
 )
 
 // The plugins this process started, by PID, so that the daemon can
@@ -93,54 +92,17 @@ func PluginOf(pid int) (Owner, bool) {
 		if o, ok := running(p); ok {
 			return o, true
 		}
-		st, err := stat(p)
+		st, err := procwait.ReadStat(p)
 		if err != nil {
 			break
 		}
-		if o, ok := running(st.pgrp); ok && st.pgrp != self {
+		if o, ok := running(st.PGRP); ok && st.PGRP != self {
 			return o, true
 		}
-		if o, ok := running(st.session); ok && st.session != self {
+		if o, ok := running(st.Session); ok && st.Session != self {
 			return o, true
 		}
-		p = st.ppid
+		p = st.PPID
 	}
 	return Owner{}, false
-}
-
-type procStat struct{ ppid, pgrp, session int }
-
-// stat reads a process's parent, process group and session from
-// /proc/PID/stat.
-func stat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseStat(pid, string(b))
-}
-
-// parseStat reads /proc/PID/stat's text. The command name, in
-// parentheses, is the process's to choose and may hold spaces and
-// parentheses: the fields that follow start after the last ')'.
-func parseStat(pid int, s string) (procStat, error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 4 {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	var st procStat
-	var errs [3]error
-	st.ppid, errs[0] = strconv.Atoi(f[1])
-	st.pgrp, errs[1] = strconv.Atoi(f[2])
-	st.session, errs[2] = strconv.Atoi(f[3])
-	for _, err := range errs {
-		if err != nil {
-			return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-	}
-	return st, nil
 }

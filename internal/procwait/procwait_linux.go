@@ -1,14 +1,9 @@
-// Package procwait tells when a process is gone, for the checks and tests
-// that must see a plugin exit (an orphan after its host's SIGKILL, a
-// plugin after shutdown) without polling on a timer where the kernel can
-// say it.
 package procwait
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"strings"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -34,14 +29,14 @@ func Gone(pid int, d time.Duration) bool {
 	}
 }
 
-// Alive reports whether pid exists and is not a zombie.
+// Alive reports whether pid exists and is not a zombie. A stat that
+// cannot be read is a process that is gone; one that cannot be parsed
+// (no kernel writes one) is of a process that exists.
 func Alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return false
 	}
-	// The state follows the command name in parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	st, err := ParseStat(pid, string(b))
+	return err != nil || st.State != 'Z'
 }

@@ -1,6 +1,7 @@
 // Package text holds the small string helpers that messages and tables
 // across hearth share, so that each is written once: the first line of a
-// text, placeholders for empty values, "did you mean" suggestions, and
+// text, a prefix that keeps characters whole, placeholders for empty
+// values, "did you mean" suggestions, and
 // Safe, which keeps strings from outside (prompts, paths, agents' output,
 // errors) from driving the terminal they are printed to.
 package text
@@ -8,6 +9,7 @@ package text
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agext/levenshtein"
 )
@@ -16,6 +18,26 @@ import (
 func FirstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// Prefix is the longest prefix of s of at most n bytes that does not
+// end inside a UTF-8 character: cutting s[:n] can split one, and the
+// broken character turns into U+FFFD, or garbage, wherever the text goes.
+// Of a string that is not valid UTF-8 it drops at most 3 bytes more than
+// s[:n] would, a character's longest continuation.
+func Prefix(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			return s[:i]
+		}
+	}
+	return s[:n]
 }
 
 // OrDash is s, or "-" when it is empty: a table cell that has nothing.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // A conversation is kept in the agent's own terms, the same for every
@@ -220,11 +222,12 @@ func summary(recs []record) string {
 	return b.String()
 }
 
-// oneLine folds s onto one line of at most n bytes.
+// oneLine folds s onto one line of at most n bytes, and "..." when it
+// was cut, never inside a character.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
-		s = s[:n] + "..."
+		s = text.Prefix(s, n) + "..."
 	}
 	return s
 }

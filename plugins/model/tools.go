@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -172,9 +172,6 @@ func cut(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
-	n := limit
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
+	n := len(text.Prefix(s, limit))
 	return s[:n] + fmt.Sprintf("\n[cut: showing the first %d of %d bytes; search for what you need, or read a smaller file]", n, len(s))
 }

@@ -280,6 +280,18 @@ function connect() {
   es.onerror = () => { live.textContent = "reconnecting"; live.className = "live off"; if (es.readyState === EventSource.CLOSED) setTimeout(refresh, 1000); };
   es.addEventListener("event", soon);
   es.addEventListener("sessions", soon);
+  // Events this page missed (the daemon's buffer for it was full): a
+  // snapshot catches up.
+  es.addEventListener("missed", soon);
+  // Too many missed: the daemon closes the stream. A new one, and the
+  // snapshot its opening fetches, show everything again.
+  es.addEventListener("dropped", () => {
+    es.close();
+    live.textContent = "fell behind: reconnecting";
+    live.className = "live off";
+    document.body.dataset.dropped = String(Number(document.body.dataset.dropped || 0) + 1);
+    setTimeout(connect, 1000);
+  });
 }
 
 renderLegends();
