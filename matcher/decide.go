@@ -64,6 +64,7 @@ func (ix *Index) decide(only uint32, h Hints, now time.Time, exclude []string) D
 	if only != anyOwner {
 		o := &ix.owners.nodes[only]
 		n, nFull = o.n, o.nFull
+		ix.walkBelow = max(ix.bitmapFloor, o.n/bitmapShare)
 	}
 	d := Decision{Threshold: ix.cfg.Threshold, Excluded: ix.n - n}
 	excluded, excludedEligible := 0, 0
@@ -152,11 +153,12 @@ func (ix *Index) gather() {
 			continue
 		}
 		p := &ix.files.nodes[f]
-		if p.bits != nil {
+		slots, ok := ix.walk(p)
+		if !ok {
 			ix.skipFiles = append(ix.skipFiles, p)
 			continue
 		}
-		for _, s := range p.slots {
+		for _, s := range slots {
 			if r := ix.touch(s); r >= 0 {
 				ix.reached[r].hits++
 			}
@@ -211,14 +213,15 @@ func (ix *Index) gather() {
 }
 
 // source walks a directory posting that gives m(d) = v to task dir j, or
-// sets it aside if it has a bitmap.
+// sets it aside (walk).
 func (ix *Index) source(p *posting, j int, v float64) {
-	if p.bits != nil {
+	slots, ok := ix.walk(p)
+	if !ok {
 		ix.skips = append(ix.skips, skip{p: p, v: v})
 		return
 	}
 	nd := len(ix.q.dirs)
-	for _, s := range p.slots {
+	for _, s := range slots {
 		if r := ix.touch(s); r >= 0 {
 			i := int(r)*nd + j
 			ix.mv[i] = max(ix.mv[i], v)
@@ -226,15 +229,24 @@ func (ix *Index) source(p *posting, j int, v float64) {
 	}
 }
 
+// walk returns the slots of p that a decision walks: all of them, or in a
+// decision among one owner's sessions, that owner's run. ok is false if
+// the decision skips p instead: p has a bitmap and, among one owner's
+// sessions, the run is as long as a posting of an Index of that owner's
+// sessions alone would need to have one.
+func (ix *Index) walk(p *posting) (slots []uint32, ok bool) {
+	if ix.only == anyOwner {
+		return p.slots, p.bits == nil
+	}
+	run := p.run(ix.only, ix.marks)
+	return run, p.bits == nil || len(run) < ix.walkBelow
+}
+
 // touch returns slot's index in reached, adding it if new, or -1 if it is
-// excluded or, in a decision among one owner's sessions, another owner's.
+// excluded.
 func (ix *Index) touch(slot uint32) int32 {
 	m := &ix.marks[slot]
 	if m.epoch != ix.epoch {
-		if ix.only != anyOwner && m.owner != ix.only {
-			m.epoch, m.ref = ix.epoch, -1
-			return -1
-		}
 		m.epoch, m.ref = ix.epoch, int32(len(ix.reached))
 		ix.reached = append(ix.reached, reach{slot: slot})
 		ix.mv = append(ix.mv, ix.zeros[:len(ix.q.dirs)]...)

@@ -103,6 +103,7 @@ type Index struct {
 	// not allocate beyond its result.
 	epoch     uint32
 	only      uint32 // the owner DecideOwned decides among, or anyOwner
+	walkBelow int    // a run of only's shorter than this is walked, bitmap or not
 	q         task
 	techMask  uint64   // the task's technologies with ids below 64
 	techIDs   []uint32 // and the others that some session has
@@ -412,17 +413,17 @@ func (ix *Index) Remove(id string) bool {
 	s := &ix.sess[slot]
 	want := ix.bitmapWant()
 	for _, f := range s.files {
-		ix.files.nodes[f].remove(slot)
+		ix.files.nodes[f].remove(slot, ix.marks)
 		ix.fileChanged(f, want)
 	}
 	for _, u := range s.under {
 		n := &ix.dirs.nodes[u.dir]
-		n.sub.remove(slot)
+		n.sub.remove(slot, ix.marks)
 		n.sub.tune(want)
 	}
 	for _, d := range s.dirs {
 		n := &ix.dirs.nodes[d]
-		n.remove(slot)
+		n.remove(slot, ix.marks)
 		n.tune(want)
 	}
 	for _, d := range s.dirs {
@@ -474,7 +475,7 @@ func (ix *Index) AddFiles(id string, files ...string) bool {
 		}
 		s.files = slices.Insert(s.files, i, f)
 		n := &ix.files.nodes[f]
-		n.insert(slot)
+		n.insert(slot, ix.marks)
 		n.tune(want)
 	}
 	return true
@@ -503,7 +504,7 @@ func (ix *Index) RemoveFiles(id string, files ...string) bool {
 			continue
 		}
 		s.files = slices.Delete(s.files, i, i+1)
-		ix.files.nodes[f].remove(slot)
+		ix.files.nodes[f].remove(slot, ix.marks)
 		ix.fileChanged(f, want)
 	}
 	return true
@@ -534,7 +535,7 @@ func (ix *Index) AddDirs(id string, dirs ...string) bool {
 		}
 		s.dirs = slices.Insert(s.dirs, i, d)
 		n := &ix.dirs.nodes[d]
-		n.insert(slot)
+		n.insert(slot, ix.marks)
 		n.tune(want)
 		ix.enter(slot, d, want)
 	}
@@ -561,7 +562,7 @@ func (ix *Index) RemoveDirs(id string, dirs ...string) bool {
 		}
 		s.dirs = slices.Delete(s.dirs, i, i+1)
 		n := &ix.dirs.nodes[d]
-		n.remove(slot)
+		n.remove(slot, ix.marks)
 		n.tune(want)
 		ix.leave(slot, d, want)
 		ix.releaseDir(d)
@@ -582,7 +583,7 @@ func (ix *Index) enter(slot, d uint32, want int) {
 		}
 		s.under = slices.Insert(s.under, i, dirCount{dir: d, n: 1})
 		n := &ix.dirs.nodes[d]
-		n.sub.insert(slot)
+		n.sub.insert(slot, ix.marks)
 		n.sub.tune(want)
 		if d == rootDir {
 			return
@@ -601,7 +602,7 @@ func (ix *Index) leave(slot, d uint32, want int) {
 		}
 		s.under = slices.Delete(s.under, i, i+1)
 		n := &ix.dirs.nodes[d]
-		n.sub.remove(slot)
+		n.sub.remove(slot, ix.marks)
 		n.sub.tune(want)
 		if d == rootDir {
 			return

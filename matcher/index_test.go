@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"path"
@@ -455,11 +456,21 @@ func checkUnder(t *testing.T, ix *Index, seed uint64) {
 			continue
 		}
 		want := subs[uint32(id)]
-		slices.Sort(want)
+		sortPosting(ix, want)
 		if got := ix.dirs.nodes[id].sub.slots; !slices.Equal(got, want) {
 			t.Fatalf("seed %d: directory %q has sessions %v under it, want %v", seed, name, got, want)
 		}
 	}
+}
+
+// sortPosting sorts slots as a posting keeps them: by owner, then slot.
+func sortPosting(ix *Index, slots []uint32) {
+	slices.SortFunc(slots, func(a, b uint32) int {
+		if c := cmp.Compare(ix.marks[a].owner, ix.marks[b].owner); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 }
 
 // checkLists verifies the recency lists and the owners' counts: the list
@@ -524,6 +535,33 @@ func checkLists(t *testing.T, ix *Index, seed uint64) {
 	}
 	if len(byOwner) > 0 {
 		t.Fatalf("seed %d: sessions of unknown owners %v", seed, byOwner)
+	}
+	// Postings are sorted by owner, then slot, each owner's run where
+	// run finds it.
+	var ps []*posting
+	for i := range ix.files.nodes {
+		ps = append(ps, &ix.files.nodes[i])
+	}
+	for i := range ix.dirs.nodes {
+		ps = append(ps, &ix.dirs.nodes[i].posting, &ix.dirs.nodes[i].sub)
+	}
+	for _, p := range ps {
+		want := slices.Clone(p.slots)
+		sortPosting(ix, want)
+		if !slices.Equal(p.slots, want) {
+			t.Fatalf("seed %d: posting %v, want %v, by owner and slot", seed, p.slots, want)
+		}
+		for _, o := range ix.owners.ids {
+			var want []uint32
+			for _, s := range p.slots {
+				if ix.marks[s].owner == o {
+					want = append(want, s)
+				}
+			}
+			if got := p.run(o, ix.marks); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+				t.Fatalf("seed %d: owner %d's run in %v is %v, want %v", seed, o, p.slots, got, want)
+			}
+		}
 	}
 }
 

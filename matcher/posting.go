@@ -1,12 +1,19 @@
 package matcher
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
 
 // posting is the set of sessions (by slot) that hold one file or directory.
-// The slots are kept sorted: walking them then touches the per-slot arrays
-// in address order, and a removal is a binary search. A posting that holds
-// a large share of all sessions also keeps a bitmap, so that Decide can skip
-// walking it and test membership in O(1) for the few sessions it scores.
+// The slots are kept sorted by owner, then by slot: a decision among one
+// owner's sessions finds their run with two binary searches and walks it
+// alone (run), and within a run, walking the slots touches the per-slot
+// arrays in address order; a removal is a binary search. A posting that
+// holds a large share of all sessions also keeps a bitmap, so that Decide
+// can skip walking it and test membership in O(1) for the few sessions it
+// scores.
 type posting struct {
 	slots []uint32
 	bits  []uint64 // nil unless the posting is large; see tune
@@ -27,9 +34,28 @@ func (p *posting) has(slot uint32) bool {
 	return int(w) < len(p.bits) && p.bits[w]&(1<<(slot&63)) != 0
 }
 
+// find returns where slot is or would be in p.slots; marks give each
+// slot's owner.
+func (p *posting) find(slot uint32, marks []mark) (int, bool) {
+	o := marks[slot].owner
+	return slices.BinarySearchFunc(p.slots, slot, func(e, slot uint32) int {
+		if c := cmp.Compare(marks[e].owner, o); c != 0 {
+			return c
+		}
+		return cmp.Compare(e, slot)
+	})
+}
+
+// run returns the slots of owner o, the ids of the owners stored in marks.
+func (p *posting) run(o uint32, marks []mark) []uint32 {
+	from := sort.Search(len(p.slots), func(i int) bool { return marks[p.slots[i]].owner >= o })
+	to := from + sort.Search(len(p.slots)-from, func(i int) bool { return marks[p.slots[from+i]].owner > o })
+	return p.slots[from:to]
+}
+
 // insert adds a slot that the caller knows is absent.
-func (p *posting) insert(slot uint32) {
-	i, _ := slices.BinarySearch(p.slots, slot)
+func (p *posting) insert(slot uint32, marks []mark) {
+	i, _ := p.find(slot, marks)
 	p.slots = slices.Insert(p.slots, i, slot)
 	if p.bits != nil {
 		w := int(slot >> 6)
@@ -41,8 +67,8 @@ func (p *posting) insert(slot uint32) {
 }
 
 // remove drops a slot that the caller knows is present.
-func (p *posting) remove(slot uint32) {
-	if i, ok := slices.BinarySearch(p.slots, slot); ok {
+func (p *posting) remove(slot uint32, marks []mark) {
+	if i, ok := p.find(slot, marks); ok {
 		p.slots = slices.Delete(p.slots, i, i+1)
 	}
 	if p.bits != nil {
@@ -58,7 +84,7 @@ func (p *posting) remove(slot uint32) {
 func (p *posting) tune(want int) {
 	switch {
 	case p.bits == nil && len(p.slots) >= want:
-		p.bits = make([]uint64, p.slots[len(p.slots)-1]/64+1)
+		p.bits = make([]uint64, slices.Max(p.slots)/64+1)
 		for _, s := range p.slots {
 			p.bits[s>>6] |= 1 << (s & 63)
 		}
