@@ -3,7 +3,6 @@ package matcher
 import (
 	"cmp"
 	"slices"
-	"sort"
 )
 
 // posting is the set of sessions (by slot) that hold one file or directory.
@@ -38,6 +37,11 @@ func (p *posting) has(slot uint32) bool {
 // slot's owner.
 func (p *posting) find(slot uint32, marks []mark) (int, bool) {
 	o := marks[slot].owner
+	if n := len(p.slots); n == 0 || marks[p.slots[0]].owner == o && marks[p.slots[n-1]].owner == o {
+		// One owner's run, the whole posting: the usual case, on a host
+		// not in a cluster. Slots alone order it.
+		return slices.BinarySearch(p.slots, slot)
+	}
 	return slices.BinarySearchFunc(p.slots, slot, func(e, slot uint32) int {
 		if c := cmp.Compare(marks[e].owner, o); c != 0 {
 			return c
@@ -47,10 +51,38 @@ func (p *posting) find(slot uint32, marks []mark) (int, bool) {
 }
 
 // run returns the slots of owner o, the ids of the owners stored in marks.
+// A run is found by looking at its first few slots, then by binary search:
+// an owner's run is usually short, and the first owner's (the host's own
+// sessions) starts the posting.
 func (p *posting) run(o uint32, marks []mark) []uint32 {
-	from := sort.Search(len(p.slots), func(i int) bool { return marks[p.slots[i]].owner >= o })
-	to := from + sort.Search(len(p.slots)-from, func(i int) bool { return marks[p.slots[from+i]].owner > o })
-	return p.slots[from:to]
+	s := p.slots
+	if len(s) > 0 && marks[s[0]].owner < o {
+		s = s[ownedFrom(s, o, marks):]
+	}
+	const look = 4
+	for i := range s {
+		switch {
+		case marks[s[i]].owner != o:
+			return s[:i]
+		case i == look:
+			return s[:i+ownedFrom(s[i:], o+1, marks)]
+		}
+	}
+	return s
+}
+
+// ownedFrom returns the first i with an owner of s[i] at or above o.
+func ownedFrom(s []uint32, o uint32, marks []mark) int {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if marks[s[m]].owner < o {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // insert adds a slot that the caller knows is absent.
