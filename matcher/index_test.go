@@ -551,6 +551,15 @@ func checkLists(t *testing.T, ix *Index, seed uint64) {
 		if !slices.Equal(p.slots, want) {
 			t.Fatalf("seed %d: posting %v, want %v, by owner and slot", seed, p.slots, want)
 		}
+		local := 0
+		for _, s := range p.slots {
+			if ix.marks[s].owner == localOwner {
+				local++
+			}
+		}
+		if p.local != local {
+			t.Fatalf("seed %d: posting %v counts %d slots of the local owner, want %d", seed, p.slots, p.local, local)
+		}
 		for _, o := range ix.owners.ids {
 			var want []uint32
 			for _, s := range p.slots {

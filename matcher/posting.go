@@ -7,15 +7,17 @@ import (
 
 // posting is the set of sessions (by slot) that hold one file or directory.
 // The slots are kept sorted by owner, then by slot: a decision among one
-// owner's sessions finds their run with two binary searches and walks it
-// alone (run), and within a run, walking the slots touches the per-slot
-// arrays in address order; a removal is a binary search. A posting that
-// holds a large share of all sessions also keeps a bitmap, so that Decide
-// can skip walking it and test membership in O(1) for the few sessions it
-// scores.
+// owner's sessions finds their run and walks it alone (run), and within a
+// run, walking the slots touches the per-slot arrays in address order; a
+// removal is a binary search. The first owner's run (localOwner's: the
+// host's own sessions) is counted, so that finding it reads no owner. A
+// posting that holds a large share of all sessions also keeps a bitmap,
+// so that Decide can skip walking it and test membership in O(1) for the
+// few sessions it scores.
 type posting struct {
 	slots []uint32
 	bits  []uint64 // nil unless the posting is large; see tune
+	local int      // slots[:local] are localOwner's
 }
 
 // Bitmaps cost one bit per session slot, so a posting gets one only once it
@@ -37,25 +39,33 @@ func (p *posting) has(slot uint32) bool {
 // slot's owner.
 func (p *posting) find(slot uint32, marks []mark) (int, bool) {
 	o := marks[slot].owner
-	if n := len(p.slots); n == 0 || marks[p.slots[0]].owner == o && marks[p.slots[n-1]].owner == o {
-		// One owner's run, the whole posting: the usual case, on a host
-		// not in a cluster. Slots alone order it.
-		return slices.BinarySearch(p.slots, slot)
+	if o == localOwner {
+		return slices.BinarySearch(p.slots[:p.local], slot)
 	}
-	return slices.BinarySearchFunc(p.slots, slot, func(e, slot uint32) int {
+	rest := p.slots[p.local:]
+	if n := len(rest); n == 0 || marks[rest[0]].owner == o && marks[rest[n-1]].owner == o {
+		// One owner's run, the rest of the posting: slots alone order it.
+		i, ok := slices.BinarySearch(rest, slot)
+		return p.local + i, ok
+	}
+	i, ok := slices.BinarySearchFunc(rest, slot, func(e, slot uint32) int {
 		if c := cmp.Compare(marks[e].owner, o); c != 0 {
 			return c
 		}
 		return cmp.Compare(e, slot)
 	})
+	return p.local + i, ok
 }
 
 // run returns the slots of owner o, the ids of the owners stored in marks.
-// A run is found by looking at its first few slots, then by binary search:
-// an owner's run is usually short, and the first owner's (the host's own
-// sessions) starts the posting.
+// Past the first owner's, whose length is kept, a run is found by a binary
+// search for its start, then by looking at its first few slots, since a
+// run is usually short, before a binary search for its end.
 func (p *posting) run(o uint32, marks []mark) []uint32 {
-	s := p.slots
+	if o == localOwner {
+		return p.slots[:p.local]
+	}
+	s := p.slots[p.local:]
 	if len(s) > 0 && marks[s[0]].owner < o {
 		s = s[ownedFrom(s, o, marks):]
 	}
@@ -89,6 +99,9 @@ func ownedFrom(s []uint32, o uint32, marks []mark) int {
 func (p *posting) insert(slot uint32, marks []mark) {
 	i, _ := p.find(slot, marks)
 	p.slots = slices.Insert(p.slots, i, slot)
+	if marks[slot].owner == localOwner {
+		p.local++
+	}
 	if p.bits != nil {
 		w := int(slot >> 6)
 		if w >= len(p.bits) {
@@ -102,6 +115,9 @@ func (p *posting) insert(slot uint32, marks []mark) {
 func (p *posting) remove(slot uint32, marks []mark) {
 	if i, ok := p.find(slot, marks); ok {
 		p.slots = slices.Delete(p.slots, i, i+1)
+		if marks[slot].owner == localOwner {
+			p.local--
+		}
 	}
 	if p.bits != nil {
 		p.bits[slot>>6] &^= 1 << (slot & 63)

@@ -181,6 +181,20 @@ func BenchmarkClusterPlacementOneIndex(b *testing.B) {
 	benchDecisions(b, w.tasks, func(h matcher.Hints) matcher.Decision { return ix.Decide(h, w.now) })
 }
 
+// BenchmarkClusterPlacementHere is a decision among the host's own 100
+// sessions, for the work that stays on it: on its index of the cluster's
+// 10,000 (DecideOwned, the other hosts' sessions left out by owner), and
+// on an index of its 100 alone.
+func BenchmarkClusterPlacementHere(b *testing.B) {
+	w := newSimWorld(b, 100, 100)
+	b.Run("beside=9900", func(b *testing.B) {
+		benchDecisions(b, w.tasks, func(h matcher.Hints) matcher.Decision { return w.union.DecideOwned("", h, w.now) })
+	})
+	b.Run("alone", func(b *testing.B) {
+		benchDecisions(b, w.tasks, func(h matcher.Hints) matcher.Decision { return w.local.Decide(h, w.now) })
+	})
+}
+
 func benchDecisions(b *testing.B, tasks []matcher.Hints, decide func(matcher.Hints) matcher.Decision) {
 	lat := make([]time.Duration, 0, b.N)
 	reuse := 0
