@@ -79,19 +79,18 @@ import (
 // each posting: for the owner "" (the first interned, whose run comes
 // first), the posting's count of its slots; for another, a binary search
 // for the start of its run, a look at its first slots, and a binary
-// search for its end. It skips a
-// posting with a bitmap only if the run is as long as a posting of an
-// Index of the owner's sessions alone would be to have one; a shorter run
-// is walked. The other owners' sessions are never touched: no lookup by
-// ID, no walk past them. What they still cost is what they change: the
-// counts that weigh directories, which sessions worked in a task's
-// directory (rule 2 of the package doc), the bitmaps' slot range, and
-// the size of the tables that intern paths, and the locality of the
-// owner's slots, spread among theirs. Owners cost 16 bytes a session (an
-// owner id, and a second recency list's links) and 8 a posting (the count
-// of the owner ""'s slots); an update of a posting that holds more than
-// one owner besides "" reads a per-slot owner at each step of its binary
-// search.
+// search for its end. It skips a posting with a bitmap only if the run is
+// as long as a posting of an Index of the owner's sessions alone would be
+// to have one; a shorter run is walked. The other owners' sessions are
+// never touched: no lookup by ID, no walk past them. What they still cost
+// is what they change: the counts that weigh directories, which sessions
+// worked in a task's directory (rule 2 of the package doc), the size of
+// the tables that intern paths, and the locality of the owner's slots,
+// spread among theirs. Owners cost 16 bytes a session (an owner id, and a
+// second recency list's links) and 8 a posting (the count of the owner
+// ""'s slots); an update of a posting that holds the sessions of more
+// than one owner besides "" reads a per-slot owner at each step of its
+// binary search.
 //
 // Memory, measured on 10,000 sessions of 1,000 files each, is about 14
 // bytes per (session, file) pair, all included: a 4-byte file id in the
