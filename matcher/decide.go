@@ -33,10 +33,11 @@ func (ix *Index) Decide(h Hints, now time.Time, exclude ...string) Decision {
 // [Decision.Excluded].
 //
 // It costs about what Decide costs on an Index of owner's sessions alone,
-// not what excluding the others by ID would: no per-session lookup, and
-// the recency walk goes through owner's sessions only. In hearth, a host's
-// index holds the other hosts' sessions too, and a decision among the
-// host's own is DecideOwned("").
+// not what excluding the others by ID would: it looks none of them up,
+// walks only owner's part of each posting and owner's own recency list,
+// and takes its counts from the owner (see "Owners" in the Index's notes).
+// In hearth, a host's index holds the other hosts' sessions too, and a
+// decision among the host's own is DecideOwned("").
 func (ix *Index) DecideOwned(owner string, h Hints, now time.Time, exclude ...string) Decision {
 	o, ok := ix.owners.ids[owner]
 	if !ok {
@@ -55,8 +56,7 @@ func (ix *Index) decide(only uint32, h Hints, now time.Time, exclude []string) D
 	q.load(h)
 	nowNanos := wallNanos(now)
 	ix.nextEpoch()
-	ix.only = only
-	defer func() { ix.only = anyOwner }()
+	ix.only = only // for walk and collect
 
 	// Owners' counts spare a decision among one owner's sessions a look at
 	// every other session.

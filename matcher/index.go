@@ -188,7 +188,7 @@ type mark struct {
 	last  int64  // slotState.last
 	epoch uint32 // the Decide that ref is valid for
 	ref   int32  // the slot's index in reached, or -1 if excluded
-	owner uint32 // session.owner, which touch checks before reaching a slot
+	owner uint32 // session.owner: postings are sorted by it, and runs found by it
 	full  bool   // slotState.full
 }
 
