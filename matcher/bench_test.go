@@ -255,3 +255,76 @@ func BenchmarkIndexUpdate(b *testing.B) {
 		ix.Upsert(c.ID, State{Capacity: c.Capacity, Load: c.Load, LastActivity: at, Dormant: c.Dormant})
 	}
 }
+
+// BenchmarkDecideLocal measures a host's decision among its own 100
+// sessions when its index also holds the sessions of other hosts of a
+// cluster, 100 each, owned by their host: sessions of the clustered
+// workload, 100 files each, the first 100 the host's own. "exclude" leaves
+// the other hosts' sessions out as the pool did before DecideOwned: their
+// IDs, gathered from a map, passed to Decide; "owned" is DecideOwned("").
+// Besides the median and 99th percentile of single decisions, it reports
+// the median's ratio to the same way's with no other host (the median of
+// its runs so far: with -count, each sub-benchmark runs count times in a
+// row).
+func BenchmarkDecideLocal(b *testing.B) {
+	const perHost = 100
+	w := getBenchWorld(b, perHost*101, 100)
+	indexes := map[int]*Index{}
+	for _, how := range []string{"exclude", "owned"} {
+		var alone []float64 // the medians with no other host
+		for _, hosts := range []int{0, 10, 100} {
+			b.Run(fmt.Sprintf("%s/hosts=%d", how, hosts), func(b *testing.B) {
+				ix, remote := indexes[hosts], map[string]struct{}{}
+				cands := make([]Candidate, 0, perHost*(hosts+1))
+				for i, c := range w.cands[:perHost*(hosts+1)] {
+					if h := i / perHost; h > 0 {
+						c.Owner = fmt.Sprintf("h%03d", h)
+						c.ID = c.Owner + "/" + c.ID
+						remote[c.ID] = struct{}{}
+					}
+					cands = append(cands, c)
+				}
+				if ix == nil {
+					var err error
+					if ix, err = NewIndex(DefaultConfig()); err != nil {
+						b.Fatal(err)
+					}
+					ix.PutAll(cands)
+					indexes[hosts] = ix
+				}
+				decide := func(h Hints) Decision { return ix.DecideOwned("", h, w.now) }
+				if how == "exclude" {
+					decide = func(h Hints) Decision {
+						var exclude []string
+						for id := range remote {
+							exclude = append(exclude, id)
+						}
+						return ix.Decide(h, w.now, exclude...)
+					}
+				}
+				runtime.GC()
+				var took []time.Duration
+				reuse := 0
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					start := time.Now()
+					d := decide(w.tasks[i%len(w.tasks)])
+					took = append(took, time.Since(start))
+					if d.Choice == Reuse {
+						reuse++
+					}
+				}
+				slices.SortFunc(took, cmp.Compare)
+				p50 := float64(took[len(took)/2]) / 1e3
+				if hosts == 0 {
+					alone = append(alone, p50)
+				}
+				sorted := slices.Sorted(slices.Values(alone))
+				b.ReportMetric(p50, "p50-µs")
+				b.ReportMetric(float64(took[len(took)*99/100])/1e3, "p99-µs")
+				b.ReportMetric(p50/sorted[len(sorted)/2], "x-alone")
+				b.ReportMetric(float64(reuse)/float64(len(took)), "reuse-ratio")
+			})
+		}
+	}
+}

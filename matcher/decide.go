@@ -22,13 +22,52 @@ type skip struct {
 // the sessions whose IDs are in exclude. It returns what [Scan] would return
 // on [Index.Candidates].
 func (ix *Index) Decide(h Hints, now time.Time, exclude ...string) Decision {
+	return ix.decide(anyOwner, h, now, exclude)
+}
+
+// DecideOwned decides like [Index.Decide] among the sessions of owner
+// alone (see [Candidate.Owner]): every other owner's session is left out as
+// if its ID were in exclude, so it returns what [Scan] would return on
+// [Index.Candidates] with those IDs excluded too. Left-out sessions still
+// count in N and n(x), like any excluded session, and in
+// [Decision.Excluded].
+//
+// It costs about what Decide costs on an Index of owner's sessions alone,
+// not what excluding the others by ID would: it looks none of them up,
+// walks only owner's part of each posting and owner's own recency list,
+// and takes its counts from the owner (see "Owners" in the Index's notes).
+// In hearth, a host's index holds the other hosts' sessions too, and a
+// decision among the host's own is DecideOwned("").
+func (ix *Index) DecideOwned(owner string, h Hints, now time.Time, exclude ...string) Decision {
+	o, ok := ix.owners.ids[owner]
+	if !ok {
+		// No session of owner: every session is left out.
+		d := Decision{Threshold: ix.cfg.Threshold, Excluded: ix.n}
+		d.settle()
+		return d
+	}
+	return ix.decide(o, h, now, exclude)
+}
+
+// decide is Decide among the sessions of owner only, or of every owner
+// if only is anyOwner.
+func (ix *Index) decide(only uint32, h Hints, now time.Time, exclude []string) Decision {
 	q := &ix.q
 	q.load(h)
 	nowNanos := wallNanos(now)
 	ix.nextEpoch()
+	ix.only = only // for walk and collect
 
-	d := Decision{Threshold: ix.cfg.Threshold}
-	excludedEligible := 0
+	// Owners' counts spare a decision among one owner's sessions a look at
+	// every other session.
+	n, nFull := ix.n, ix.nFull
+	if only != anyOwner {
+		o := &ix.owners.nodes[only]
+		n, nFull = o.n, o.nFull
+		ix.walkBelow = max(ix.bitmapFloor, o.n/bitmapShare)
+	}
+	d := Decision{Threshold: ix.cfg.Threshold, Excluded: ix.n - n}
+	excluded, excludedEligible := 0, 0
 	for _, id := range exclude {
 		slot, ok := ix.slots[id]
 		if !ok {
@@ -38,14 +77,18 @@ func (ix *Index) Decide(h Hints, now time.Time, exclude ...string) Decision {
 		if m.epoch == ix.epoch {
 			continue // listed twice
 		}
+		if only != anyOwner && m.owner != only {
+			continue // already left out with its owner
+		}
 		m.epoch, m.ref = ix.epoch, -1
-		d.Excluded++
+		excluded++
 		if !ix.hot[slot].full {
 			excludedEligible++
 		}
 	}
-	d.Considered = ix.n - d.Excluded
-	d.Eligible = ix.n - ix.nFull - excludedEligible
+	d.Excluded += excluded
+	d.Considered = n - excluded
+	d.Eligible = n - nFull - excludedEligible
 	if d.Considered == 0 {
 		d.settle()
 		return d
@@ -110,11 +153,12 @@ func (ix *Index) gather() {
 			continue
 		}
 		p := &ix.files.nodes[f]
-		if p.bits != nil {
+		slots, ok := ix.walk(p)
+		if !ok {
 			ix.skipFiles = append(ix.skipFiles, p)
 			continue
 		}
-		for _, s := range p.slots {
+		for _, s := range slots {
 			if r := ix.touch(s); r >= 0 {
 				ix.reached[r].hits++
 			}
@@ -169,19 +213,33 @@ func (ix *Index) gather() {
 }
 
 // source walks a directory posting that gives m(d) = v to task dir j, or
-// sets it aside if it has a bitmap.
+// sets it aside (walk).
 func (ix *Index) source(p *posting, j int, v float64) {
-	if p.bits != nil {
+	slots, ok := ix.walk(p)
+	if !ok {
 		ix.skips = append(ix.skips, skip{p: p, v: v})
 		return
 	}
 	nd := len(ix.q.dirs)
-	for _, s := range p.slots {
+	for _, s := range slots {
 		if r := ix.touch(s); r >= 0 {
 			i := int(r)*nd + j
 			ix.mv[i] = max(ix.mv[i], v)
 		}
 	}
+}
+
+// walk returns the slots of p that a decision walks: all of them, or in a
+// decision among one owner's sessions, that owner's run. ok is false if
+// the decision skips p instead: p has a bitmap and, among one owner's
+// sessions, the run is as long as a posting of an Index of that owner's
+// sessions alone would need to have one.
+func (ix *Index) walk(p *posting) (slots []uint32, ok bool) {
+	if ix.only == anyOwner {
+		return p.slots, p.bits == nil
+	}
+	run := p.run(ix.only, ix.marks)
+	return run, p.bits == nil || len(run) < ix.walkBelow
 }
 
 // touch returns slot's index in reached, adding it if new, or -1 if it is
@@ -289,7 +347,17 @@ func (ix *Index) collect(out []Ranked, now int64, busy bool, k int) []Ranked {
 	if !busy {
 		ub.Load = 1
 	}
-	for s := ix.head; s >= 0; s = ix.hot[s].next {
+	// A decision among one owner's sessions walks that owner's list: its
+	// sessions, by last activity like the list of all, without the
+	// others', which would be skipped. Sessions active at the same time
+	// may come in another order, which changes nothing: they share a
+	// bound, and the walk stops on a bound, offering the rest to a top K
+	// kept in the total order of ranking.
+	l, links := &ix.recent, ix.allLinks
+	if ix.only != anyOwner {
+		l, links = &ix.owners.nodes[ix.only].recent, ix.ownLinks
+	}
+	for s := l.head; s >= 0; s = links[s].next {
 		h := &ix.hot[s]
 		if h.full != busy || ix.marks[s].epoch == ix.epoch {
 			continue

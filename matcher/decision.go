@@ -56,7 +56,8 @@ type Decision struct {
 	Ranked []Ranked
 	// Considered counts the candidates taken into account: all but the
 	// excluded ones. Eligible counts those of them below capacity.
-	// Excluded counts the candidates the caller excluded.
+	// Excluded counts the candidates the caller excluded: by ID, or as
+	// another owner's ([Index.DecideOwned]).
 	Considered int
 	Eligible   int
 	Excluded   int

@@ -178,6 +178,18 @@
 // excludes (a reuse guard vetoed them) are skipped: not scored, not counted
 // as considered, though they count in N and n(x) like every session.
 //
+// # Owners
+//
+// A session may have an owner ([Candidate.Owner]), a name the caller
+// chooses: in hearth, the host the session runs on, "" for the host's
+// own. Owners play no part in scores. [Index.DecideOwned] decides among
+// one owner's sessions: every other session is left out as if its ID were
+// excluded (never ranked nor considered, counted in [Decision.Excluded]
+// and, like every session, in N and n(x)). A host whose index also holds
+// the other hosts' sessions, so that a decision across hosts scores them
+// all alike, thus decides among its own at about the cost of an index of
+// its own alone, instead of excluding thousands of sessions one by one.
+//
 // A score printed beside the threshold goes through [FormatScore], which
 // prints as many decimals as it takes to show on which side it lies:
 // "0.6004 > 0.6000", never "0.60 > 0.60".

@@ -165,3 +165,29 @@ func ExampleNormalizePath() {
 	// "."
 	// "."
 }
+
+// A host's index holds its own sessions (owner "") and, in a cluster, the
+// other hosts' (owned by their host). A decision among its own leaves the
+// others out whole, as if each were excluded by ID: they are neither
+// ranked nor considered, but count as excluded, and in how rare a
+// directory is, like every session.
+func ExampleIndex_DecideOwned() {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	ix, err := matcher.NewIndex(matcher.DefaultConfig())
+	if err != nil {
+		panic(err)
+	}
+	st := matcher.State{Capacity: 1, LastActivity: now}
+	ix.PutAll([]matcher.Candidate{
+		{ID: "s-1", State: st, Dirs: []string{"net/http"}},
+		{ID: "b/s-7", Owner: "b", State: st, Dirs: []string{"net/http"}, Files: []string{"net/http/server.go"}},
+		{ID: "b/s-8", Owner: "b", State: st, Dirs: []string{"net/url"}},
+	})
+	task := matcher.Hints{Dirs: []string{"net/http"}, Files: []string{"net/http/server.go"}}
+	for _, d := range []matcher.Decision{ix.Decide(task, now), ix.DecideOwned("", task, now)} {
+		fmt.Printf("considered %d, excluded %d: %s\n", d.Considered, d.Excluded, d)
+	}
+	// Output:
+	// considered 3, excluded 0: reuse b/s-7 (1.00 > 0.60): dir 1.00 file 1.00 tech - fresh 1.00 load 1.00
+	// considered 1, excluded 2: reuse s-1 (0.69 > 0.60): dir 1.00 file 0.00 tech - fresh 1.00 load 1.00
+}

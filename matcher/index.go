@@ -70,6 +70,28 @@ import (
 // bit; bounds use them too, on upper bounds of each factor, and since
 // float rounding is monotone a bound never falls below the score it bounds.
 //
+// # Owners
+//
+// Each owner keeps the number of its sessions and of its full ones, and a
+// recency list of its own besides the list of all; postings are sorted by
+// owner, then slot. So [Index.DecideOwned] takes its counts from the
+// owner, walks the owner's recency list, and walks only the owner's run of
+// each posting: for the owner "" (the first interned, whose run comes
+// first), the posting's count of its slots; for another, a binary search
+// for the start of its run, a look at its first slots, and a binary
+// search for its end. It skips a posting with a bitmap only if the run is
+// as long as a posting of an Index of the owner's sessions alone would be
+// to have one; a shorter run is walked. The other owners' sessions are
+// never touched: no lookup by ID, no walk past them. What they still cost
+// is what they change: the counts that weigh directories, which sessions
+// worked in a task's directory (rule 2 of the package doc), the size of
+// the tables that intern paths, and the locality of the owner's slots,
+// spread among theirs. Owners cost 16 bytes a session (an owner id, and a
+// second recency list's links) and 8 a posting (the count of the owner
+// ""'s slots); an update of a posting that holds the sessions of more
+// than one owner besides "" reads a per-slot owner at each step of its
+// binary search.
+//
 // Memory, measured on 10,000 sessions of 1,000 files each, is about 14
 // bytes per (session, file) pair, all included: a 4-byte file id in the
 // session's set and a 4-byte slot in the file's posting, slice slack,
@@ -82,13 +104,18 @@ type Index struct {
 	marks     []mark            // by slot: what Decide reads to reach and bound a session
 	sess      []session         // by slot: the rest of the fingerprint
 	freeSlots []uint32
-	n, nFull  int   // sessions, and those at or above capacity
-	head      int32 // most recently active session; -1 if none
-	tail      int32 // least recently active session; -1 if none
+	n, nFull  int // sessions, and those at or above capacity
 
-	files table[posting]
-	dirs  table[dirNode]
-	techs table[int] // a technology's number of sessions
+	// Every session is in two recency lists, most recent first: recent,
+	// linked through allLinks, and its owner's, linked through ownLinks.
+	recent   list
+	allLinks []link // by slot
+	ownLinks []link // by slot
+
+	files  table[posting]
+	dirs   table[dirNode]
+	techs  table[int] // a technology's number of sessions
+	owners table[ownerNode]
 
 	// bitmapFloor is the smallest posting that gets a bitmap and may be
 	// skipped; tests lower it to exercise skipping on small worlds.
@@ -97,6 +124,8 @@ type Index struct {
 	// Scratch space for Decide, kept across calls so that a decision does
 	// not allocate beyond its result.
 	epoch     uint32
+	only      uint32 // the owner DecideOwned decides among, or anyOwner
+	walkBelow int    // a run of only's shorter than this is walked, bitmap or not
 	q         task
 	techMask  uint64   // the task's technologies with ids below 64
 	techIDs   []uint32 // and the others that some session has
@@ -113,16 +142,41 @@ type Index struct {
 }
 
 // slotState is what scoring a session reads, derived from its State by the
-// functions Scan uses; 48 bytes, so that scoring a session reads one or two
+// functions Scan uses; 40 bytes, so that scoring a session reads one or two
 // cache lines.
 type slotState struct {
 	last          int64   // wallNanos(State.LastActivity)
 	ratio         float64 // loadRatio, the first tie-breaker
 	loadFactor    float64
 	techs         uint64 // bit t for each technology id t < 64 the session has
-	prev, next    int32  // recency list
 	dormant, full bool
 }
+
+// list is a recency list of slots, most recent first, threaded through a
+// []link indexed by slot.
+type list struct {
+	head, tail int32 // -1 if empty
+}
+
+type link struct {
+	prev, next int32 // -1 at the ends
+}
+
+// ownerNode is one owner's sessions: their number, those at or above
+// capacity, and their recency list, so that a decision among them
+// (DecideOwned) counts and walks them alone.
+type ownerNode struct {
+	recent   list
+	n, nFull int
+}
+
+// localOwner is the id of the owner "", created with the Index and never
+// freed. anyOwner in Index.only means a decision among every owner's
+// sessions.
+const (
+	localOwner = 0
+	anyOwner   = ^uint32(0)
+)
 
 // mark records whether a slot was reached or excluded in the current
 // Decide, with copies of the two slotState fields that bounding a reached
@@ -134,11 +188,13 @@ type mark struct {
 	last  int64  // slotState.last
 	epoch uint32 // the Decide that ref is valid for
 	ref   int32  // the slot's index in reached, or -1 if excluded
+	owner uint32 // session.owner: postings are sorted by it, and runs found by it
 	full  bool   // slotState.full
 }
 
 type session struct {
 	id    string
+	owner uint32 // owner id
 	st    State
 	files []uint32 // sorted file ids
 	dirs  []uint32 // sorted ids of the directories it worked in
@@ -211,14 +267,16 @@ func NewIndex(cfg Config) (*Index, error) {
 	ix := &Index{
 		cfg:         cfg,
 		slots:       make(map[string]uint32),
-		head:        -1,
-		tail:        -1,
+		recent:      list{head: -1, tail: -1},
+		only:        anyOwner,
 		bitmapFloor: bitmapFloor,
 		files:       table[posting]{ids: make(map[string]uint32)},
 		dirs:        table[dirNode]{ids: make(map[string]uint32)},
 		techs:       table[int]{ids: make(map[string]uint32)},
+		owners:      table[ownerNode]{ids: make(map[string]uint32)},
 	}
 	ix.dirs.add(".", dirNode{parent: -1})
+	ix.owners.add("", ownerNode{recent: list{head: -1, tail: -1}})
 	return ix, nil
 }
 
@@ -235,13 +293,19 @@ func (ix *Index) bitmapWant() int { return max(ix.bitmapFloor, ix.n/bitmapShare)
 // existing one. A new LastActivity at or after every other session's (the
 // usual update: activity now) or before all of them costs O(1); any other
 // walks the recency list from its most recent end past every session that
-// is more recent. To restore many sessions, use [Index.PutAll].
-func (ix *Index) Upsert(id string, st State) {
+// is more recent. A new session's owner is "" (see [Candidate.Owner]); an
+// existing one keeps its owner. To restore many sessions, use
+// [Index.PutAll].
+func (ix *Index) Upsert(id string, st State) { ix.upsert(id, "", st) }
+
+// upsert is Upsert, with the owner of a new session.
+func (ix *Index) upsert(id, owner string, st State) {
 	st.LastActivity = st.LastActivity.Round(0)
 	slot, ok := ix.slots[id]
 	if !ok {
-		slot = ix.newSlot(id)
+		slot = ix.newSlot(id, owner)
 		ix.n++
+		ix.owners.nodes[ix.sess[slot].owner].n++
 		ix.setState(slot, st)
 		ix.link(slot)
 		return
@@ -253,6 +317,7 @@ func (ix *Index) Upsert(id string, st State) {
 	}
 	if h.full {
 		ix.nFull--
+		ix.owners.nodes[ix.sess[slot].owner].nFull--
 	}
 	ix.setState(slot, st)
 	if moved {
@@ -268,11 +333,16 @@ func (ix *Index) setState(slot uint32, st State) {
 	ix.marks[slot].last, ix.marks[slot].full = h.last, h.full
 	if h.full {
 		ix.nFull++
+		ix.owners.nodes[ix.sess[slot].owner].nFull++
 	}
 }
 
-func (ix *Index) newSlot(id string) uint32 {
+func (ix *Index) newSlot(id, owner string) uint32 {
 	id = strings.Clone(id)
+	o, known := ix.owners.ids[owner]
+	if !known {
+		o = ix.owners.add(owner, ownerNode{recent: list{head: -1, tail: -1}})
+	}
 	var slot uint32
 	if k := len(ix.freeSlots); k > 0 {
 		slot = ix.freeSlots[k-1]
@@ -282,63 +352,78 @@ func (ix *Index) newSlot(id string) uint32 {
 		ix.hot = append(ix.hot, slotState{})
 		ix.marks = append(ix.marks, mark{})
 		ix.sess = append(ix.sess, session{})
+		ix.allLinks = append(ix.allLinks, link{})
+		ix.ownLinks = append(ix.ownLinks, link{})
 	}
-	ix.hot[slot] = slotState{prev: -1, next: -1}
-	ix.marks[slot] = mark{}
-	ix.sess[slot] = session{id: id}
+	ix.hot[slot] = slotState{}
+	ix.marks[slot] = mark{owner: o}
+	ix.sess[slot] = session{id: id, owner: o}
+	ix.allLinks[slot] = link{prev: -1, next: -1}
+	ix.ownLinks[slot] = link{prev: -1, next: -1}
 	ix.slots[id] = slot
 	return slot
 }
 
-// link puts slot in the recency list, after every session with more recent
-// activity.
+// link puts slot in the recency lists, its owner's and every session's.
 func (ix *Index) link(slot uint32) {
+	ix.linkIn(&ix.recent, ix.allLinks, slot)
+	ix.linkIn(&ix.owners.nodes[ix.sess[slot].owner].recent, ix.ownLinks, slot)
+}
+
+func (ix *Index) unlink(slot uint32) {
+	unlinkFrom(&ix.recent, ix.allLinks, slot)
+	unlinkFrom(&ix.owners.nodes[ix.sess[slot].owner].recent, ix.ownLinks, slot)
+}
+
+// linkIn puts slot in the recency list l, threaded through links, after
+// every session with more recent activity.
+func (ix *Index) linkIn(l *list, links []link, slot uint32) {
 	s := int32(slot)
-	h := &ix.hot[slot]
-	t := h.last
-	if ix.head < 0 || t >= ix.hot[ix.head].last {
-		h.prev, h.next = -1, ix.head
-		if ix.head >= 0 {
-			ix.hot[ix.head].prev = s
+	k := &links[slot]
+	t := ix.hot[slot].last
+	if l.head < 0 || t >= ix.hot[l.head].last {
+		k.prev, k.next = -1, l.head
+		if l.head >= 0 {
+			links[l.head].prev = s
 		} else {
-			ix.tail = s
+			l.tail = s
 		}
-		ix.head = s
+		l.head = s
 		return
 	}
-	after := ix.tail
-	if t > ix.hot[ix.tail].last {
-		after = ix.head
+	after := l.tail
+	if t > ix.hot[l.tail].last {
+		after = l.head
 		for {
-			next := ix.hot[after].next
+			next := links[after].next
 			if ix.hot[next].last <= t {
 				break // the tail is older than t, so next is never -1 here
 			}
 			after = next
 		}
 	}
-	h.prev, h.next = after, ix.hot[after].next
-	if h.next >= 0 {
-		ix.hot[h.next].prev = s
+	k.prev, k.next = after, links[after].next
+	if k.next >= 0 {
+		links[k.next].prev = s
 	} else {
-		ix.tail = s
+		l.tail = s
 	}
-	ix.hot[after].next = s
+	links[after].next = s
 }
 
-func (ix *Index) unlink(slot uint32) {
-	h := &ix.hot[slot]
-	if h.prev >= 0 {
-		ix.hot[h.prev].next = h.next
+func unlinkFrom(l *list, links []link, slot uint32) {
+	k := &links[slot]
+	if k.prev >= 0 {
+		links[k.prev].next = k.next
 	} else {
-		ix.head = h.next
+		l.head = k.next
 	}
-	if h.next >= 0 {
-		ix.hot[h.next].prev = h.prev
+	if k.next >= 0 {
+		links[k.next].prev = k.prev
 	} else {
-		ix.tail = h.prev
+		l.tail = k.prev
 	}
-	h.prev, h.next = -1, -1
+	k.prev, k.next = -1, -1
 }
 
 // Remove deletes the session id and reports whether it was there.
@@ -350,17 +435,17 @@ func (ix *Index) Remove(id string) bool {
 	s := &ix.sess[slot]
 	want := ix.bitmapWant()
 	for _, f := range s.files {
-		ix.files.nodes[f].remove(slot)
+		ix.files.nodes[f].remove(slot, ix.marks)
 		ix.fileChanged(f, want)
 	}
 	for _, u := range s.under {
 		n := &ix.dirs.nodes[u.dir]
-		n.sub.remove(slot)
+		n.sub.remove(slot, ix.marks)
 		n.sub.tune(want)
 	}
 	for _, d := range s.dirs {
 		n := &ix.dirs.nodes[d]
-		n.remove(slot)
+		n.remove(slot, ix.marks)
 		n.tune(want)
 	}
 	for _, d := range s.dirs {
@@ -371,11 +456,18 @@ func (ix *Index) Remove(id string) bool {
 	}
 	ix.unlink(slot)
 	ix.n--
+	o := s.owner
+	on := &ix.owners.nodes[o]
+	on.n--
 	if ix.hot[slot].full {
 		ix.nFull--
+		on.nFull--
+	}
+	if on.n == 0 && o != localOwner {
+		ix.owners.drop(o)
 	}
 	delete(ix.slots, id)
-	ix.hot[slot] = slotState{prev: -1, next: -1}
+	ix.hot[slot] = slotState{}
 	ix.sess[slot] = session{}
 	ix.freeSlots = append(ix.freeSlots, slot)
 	return true
@@ -405,7 +497,7 @@ func (ix *Index) AddFiles(id string, files ...string) bool {
 		}
 		s.files = slices.Insert(s.files, i, f)
 		n := &ix.files.nodes[f]
-		n.insert(slot)
+		n.insert(slot, ix.marks)
 		n.tune(want)
 	}
 	return true
@@ -434,7 +526,7 @@ func (ix *Index) RemoveFiles(id string, files ...string) bool {
 			continue
 		}
 		s.files = slices.Delete(s.files, i, i+1)
-		ix.files.nodes[f].remove(slot)
+		ix.files.nodes[f].remove(slot, ix.marks)
 		ix.fileChanged(f, want)
 	}
 	return true
@@ -465,7 +557,7 @@ func (ix *Index) AddDirs(id string, dirs ...string) bool {
 		}
 		s.dirs = slices.Insert(s.dirs, i, d)
 		n := &ix.dirs.nodes[d]
-		n.insert(slot)
+		n.insert(slot, ix.marks)
 		n.tune(want)
 		ix.enter(slot, d, want)
 	}
@@ -492,7 +584,7 @@ func (ix *Index) RemoveDirs(id string, dirs ...string) bool {
 		}
 		s.dirs = slices.Delete(s.dirs, i, i+1)
 		n := &ix.dirs.nodes[d]
-		n.remove(slot)
+		n.remove(slot, ix.marks)
 		n.tune(want)
 		ix.leave(slot, d, want)
 		ix.releaseDir(d)
@@ -513,7 +605,7 @@ func (ix *Index) enter(slot, d uint32, want int) {
 		}
 		s.under = slices.Insert(s.under, i, dirCount{dir: d, n: 1})
 		n := &ix.dirs.nodes[d]
-		n.sub.insert(slot)
+		n.sub.insert(slot, ix.marks)
 		n.sub.tune(want)
 		if d == rootDir {
 			return
@@ -532,7 +624,7 @@ func (ix *Index) leave(slot, d uint32, want int) {
 		}
 		s.under = slices.Delete(s.under, i, i+1)
 		n := &ix.dirs.nodes[d]
-		n.sub.remove(slot)
+		n.sub.remove(slot, ix.marks)
 		n.sub.tune(want)
 		if d == rootDir {
 			return
@@ -633,11 +725,11 @@ func (ix *Index) releaseTech(t uint32) {
 	}
 }
 
-// Put replaces the whole fingerprint of session c.ID with c, for instance
-// when restoring persisted sessions.
+// Put replaces the whole fingerprint of session c.ID with c, its owner
+// included, for instance when restoring persisted sessions.
 func (ix *Index) Put(c Candidate) {
 	ix.Remove(c.ID)
-	ix.Upsert(c.ID, c.State)
+	ix.upsert(c.ID, c.Owner, c.State)
 	ix.AddFiles(c.ID, c.Files...)
 	ix.AddDirs(c.ID, c.Dirs...)
 	ix.AddTechs(c.ID, c.Techs...)
@@ -692,6 +784,7 @@ func (ix *Index) candidate(slot uint32) Candidate {
 	}
 	return Candidate{
 		ID:    s.id,
+		Owner: ix.owners.names[s.owner],
 		State: s.st,
 		Files: names(s.files, ix.files.names),
 		Dirs:  names(s.dirs, ix.dirs.names),

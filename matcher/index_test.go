@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"path"
@@ -22,6 +23,9 @@ type world struct {
 	times []time.Time
 	now   time.Time
 	idle  bool // sessions are mostly idle, of capacity 1
+	// owners are the owners candidates are put with, "" the most often,
+	// as a host's own sessions among the cluster's.
+	owners []string
 }
 
 func newWorld(seed uint64) *world {
@@ -69,6 +73,7 @@ func newWorld(seed uint64) *world {
 	for i := range n {
 		w.ids = append(w.ids, fmt.Sprintf("s-%d", i))
 	}
+	w.owners = []string{"", "", "h1", "h2"}
 	w.techs = []string{"go", "Go ", "python", "TypeScript", "typescript", "rust", " "}
 	if w.rng.IntN(3) == 0 {
 		// Past 64 technologies, the Index's per-session bit mask no longer
@@ -176,7 +181,7 @@ func (w *world) state() State {
 }
 
 func (w *world) candidate(id string) Candidate {
-	c := Candidate{ID: id, State: w.state(), Files: w.pick(w.files, 6, false), Techs: w.pickTechs(3)}
+	c := Candidate{ID: id, Owner: w.owners[w.rng.IntN(len(w.owners))], State: w.state(), Files: w.pick(w.files, 6, false), Techs: w.pickTechs(3)}
 	switch w.rng.IntN(3) {
 	case 0:
 		c.Dirs = w.pickClosedDirs(4)
@@ -227,6 +232,28 @@ func (w *world) exclude() []string {
 		out = append(out, "unknown")
 	}
 	return out
+}
+
+// decider returns a decision function, by Index.Decide or, half the time,
+// Index.DecideOwned of a random owner (sometimes one with no session),
+// with its description and the IDs among cands that it leaves out besides
+// those it is given: the other owners' sessions.
+func (w *world) decider(ix *Index, cands []Candidate) (how string, decide func(Hints, time.Time, ...string) Decision, others []string) {
+	if w.rng.IntN(2) == 0 {
+		return "Decide", ix.Decide, nil
+	}
+	owner := "h9" // owns no session
+	if i := w.rng.IntN(len(w.owners) + 1); i < len(w.owners) {
+		owner = w.owners[i]
+	}
+	for _, c := range cands {
+		if c.Owner != owner {
+			others = append(others, c.ID)
+		}
+	}
+	return fmt.Sprintf("DecideOwned(%q)", owner), func(h Hints, now time.Time, excl ...string) Decision {
+		return ix.DecideOwned(owner, h, now, excl...)
+	}, others
 }
 
 // mutate applies one random update through the Index's incremental API.
@@ -296,7 +323,8 @@ func propertyConfigs() map[string]Config {
 
 // TestIndexMatchesScan is the property test: on random worlds changed by
 // random updates, Index.Decide returns exactly Scan's decision on
-// Index.Candidates, for random tasks and exclusions.
+// Index.Candidates, for random tasks and exclusions; Index.DecideOwned
+// returns Scan's decision with the other owners' sessions excluded too.
 func TestIndexMatchesScan(t *testing.T) {
 	worlds := 400
 	if testing.Short() {
@@ -325,19 +353,23 @@ func checkWorld(t *testing.T, cfg Config, seed uint64) {
 		w.mutate(ix)
 		if step%16 == 0 {
 			checkUnder(t, ix, seed)
+			checkLists(t, ix, seed)
 		}
 		if w.rng.IntN(3) > 0 {
 			continue
 		}
 		h, excl := w.hints(), w.exclude()
 		now := w.now.Add(time.Duration(w.rng.IntN(3)) * time.Minute)
-		got := ix.Decide(h, now, excl...)
-		want := Scan(cfg, ix.Candidates(), h, now, excl...)
+		cands := ix.Candidates()
+		how, decide, others := w.decider(ix, cands)
+		got := decide(h, now, excl...)
+		want := Scan(cfg, cands, h, now, append(others, excl...)...)
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d, step %d, bitmap floor %d: Index.Decide differs from Scan\nhints %q, exclude %q\n got %s\nwant %s",
-				seed, step, ix.bitmapFloor, h, excl, dump(got), dump(want))
+			t.Fatalf("seed %d, step %d, bitmap floor %d: Index.%s differs from Scan\nhints %q, exclude %q\n got %s\nwant %s",
+				seed, step, ix.bitmapFloor, how, h, excl, dump(got), dump(want))
 		}
 	}
+	checkLists(t, ix, seed)
 
 	// Fingerprints put whole, in raw spellings, decide as Scan does on
 	// those same raw candidates: both normalize alike.
@@ -351,9 +383,10 @@ func checkWorld(t *testing.T, cfg Config, seed uint64) {
 	}
 	fresh.PutAll(raw)
 	h, excl := w.hints(), w.exclude()
-	if got, want := fresh.Decide(h, w.now, excl...), Scan(cfg, raw, h, w.now, excl...); !reflect.DeepEqual(got, want) {
-		t.Fatalf("seed %d, raw candidates: Index.Decide differs from Scan\nhints %q, exclude %q\n got %s\nwant %s",
-			seed, h, excl, dump(got), dump(want))
+	how, decide, others := w.decider(fresh, raw)
+	if got, want := decide(h, w.now, excl...), Scan(cfg, raw, h, w.now, append(others, excl...)...); !reflect.DeepEqual(got, want) {
+		t.Fatalf("seed %d, raw candidates: Index.%s differs from Scan\nhints %q, exclude %q\n got %s\nwant %s",
+			seed, how, h, excl, dump(got), dump(want))
 	}
 
 	// Removing every session leaves nothing behind.
@@ -367,8 +400,11 @@ func checkWorld(t *testing.T, cfg Config, seed uint64) {
 // no path, technology or orphan any more.
 func checkEmpty(t *testing.T, ix *Index, seed uint64) {
 	t.Helper()
-	if ix.Len() != 0 || ix.nFull != 0 || ix.head != -1 || ix.tail != -1 {
-		t.Fatalf("seed %d: emptied index has len %d, full %d, head %d, tail %d", seed, ix.Len(), ix.nFull, ix.head, ix.tail)
+	if ix.Len() != 0 || ix.nFull != 0 || ix.recent != (list{-1, -1}) {
+		t.Fatalf("seed %d: emptied index has len %d, full %d, recency list %v", seed, ix.Len(), ix.nFull, ix.recent)
+	}
+	if len(ix.owners.ids) != 1 || ix.owners.nodes[localOwner] != (ownerNode{recent: list{-1, -1}}) {
+		t.Fatalf("seed %d: emptied index keeps owners %v, local owner %+v", seed, ix.owners.ids, ix.owners.nodes[localOwner])
 	}
 	if len(ix.files.ids) != 0 || len(ix.techs.ids) != 0 || len(ix.dirs.ids) != 1 {
 		t.Fatalf("seed %d: emptied index keeps %d files, %d techs, %d dirs (want 0, 0, 1)",
@@ -420,9 +456,120 @@ func checkUnder(t *testing.T, ix *Index, seed uint64) {
 			continue
 		}
 		want := subs[uint32(id)]
-		slices.Sort(want)
+		sortPosting(ix, want)
 		if got := ix.dirs.nodes[id].sub.slots; !slices.Equal(got, want) {
 			t.Fatalf("seed %d: directory %q has sessions %v under it, want %v", seed, name, got, want)
+		}
+	}
+}
+
+// sortPosting sorts slots as a posting keeps them: by owner, then slot.
+func sortPosting(ix *Index, slots []uint32) {
+	slices.SortFunc(slots, func(a, b uint32) int {
+		if c := cmp.Compare(ix.marks[a].owner, ix.marks[b].owner); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+}
+
+// checkLists verifies the recency lists and the owners' counts: the list
+// of all sessions and each owner's list hold exactly their sessions, from
+// the most to the least recently active, linked both ways.
+func checkLists(t *testing.T, ix *Index, seed uint64) {
+	t.Helper()
+	walk := func(name string, l list, links []link) []uint32 {
+		var out []uint32
+		prev := int32(-1)
+		for s := l.head; s >= 0; s = links[s].next {
+			if links[s].prev != prev {
+				t.Fatalf("seed %d: %s list: slot %d links back to %d, want %d", seed, name, s, links[s].prev, prev)
+			}
+			if prev >= 0 && ix.hot[prev].last < ix.hot[s].last {
+				t.Fatalf("seed %d: %s list: slot %d (%d) after the less recent %d (%d)", seed, name, s, ix.hot[s].last, prev, ix.hot[prev].last)
+			}
+			if len(out) > ix.n {
+				t.Fatalf("seed %d: %s list: longer than the %d sessions", seed, name, ix.n)
+			}
+			out = append(out, uint32(s))
+			prev = s
+		}
+		if l.tail != prev {
+			t.Fatalf("seed %d: %s list ends at %d, its tail is %d", seed, name, prev, l.tail)
+		}
+		slices.Sort(out)
+		return out
+	}
+	var all []uint32
+	byOwner := map[uint32][]uint32{}
+	full := map[uint32]int{}
+	for _, slot := range ix.slots {
+		all = append(all, slot)
+		o := ix.sess[slot].owner
+		if ix.marks[slot].owner != o {
+			t.Fatalf("seed %d: slot %d marked with owner %d, want %d", seed, slot, ix.marks[slot].owner, o)
+		}
+		byOwner[o] = append(byOwner[o], slot)
+		if ix.hot[slot].full {
+			full[o]++
+		}
+	}
+	slices.Sort(all)
+	if got := walk("all", ix.recent, ix.allLinks); !slices.Equal(got, all) {
+		t.Fatalf("seed %d: the list of all has slots %v, want %v", seed, got, all)
+	}
+	for name, o := range ix.owners.ids {
+		want := byOwner[o]
+		slices.Sort(want)
+		node := ix.owners.nodes[o]
+		if got := walk(fmt.Sprintf("owner %q", name), node.recent, ix.ownLinks); !slices.Equal(got, want) {
+			t.Fatalf("seed %d: owner %q's list has slots %v, want %v", seed, name, got, want)
+		}
+		if node.n != len(want) || node.nFull != full[o] {
+			t.Fatalf("seed %d: owner %q counts %d sessions, %d full; want %d, %d", seed, name, node.n, node.nFull, len(want), full[o])
+		}
+		if len(want) == 0 && o != localOwner {
+			t.Fatalf("seed %d: owner %q has no session left but is kept", seed, name)
+		}
+		delete(byOwner, o)
+	}
+	if len(byOwner) > 0 {
+		t.Fatalf("seed %d: sessions of unknown owners %v", seed, byOwner)
+	}
+	// Postings are sorted by owner, then slot, each owner's run where
+	// run finds it.
+	var ps []*posting
+	for i := range ix.files.nodes {
+		ps = append(ps, &ix.files.nodes[i])
+	}
+	for i := range ix.dirs.nodes {
+		ps = append(ps, &ix.dirs.nodes[i].posting, &ix.dirs.nodes[i].sub)
+	}
+	for _, p := range ps {
+		want := slices.Clone(p.slots)
+		sortPosting(ix, want)
+		if !slices.Equal(p.slots, want) {
+			t.Fatalf("seed %d: posting %v, want %v, by owner and slot", seed, p.slots, want)
+		}
+		local := 0
+		for _, s := range p.slots {
+			if ix.marks[s].owner == localOwner {
+				local++
+			}
+		}
+		if p.local != local {
+			t.Fatalf("seed %d: posting %v counts %d slots of the local owner, want %d", seed, p.slots, p.local, local)
+		}
+		for _, o := range ix.owners.ids {
+			var want []uint32
+			for _, s := range p.slots {
+				if ix.marks[s].owner == o {
+					want = append(want, s)
+				}
+			}
+			if got := p.run(o, ix.marks); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+				t.Fatalf("seed %d: owner %d's run in %v is %v, want %v", seed, o, p.slots, got, want)
+			}
 		}
 	}
 }

@@ -27,6 +27,11 @@ type State struct {
 // Candidate is one session's fingerprint.
 type Candidate struct {
 	ID string
+	// Owner names the group a session belongs to, for an Index to decide
+	// among one group's sessions alone ([Index.DecideOwned]); in hearth,
+	// the host a session runs on, "" for the host's own. It plays no part
+	// in scores: Scan ignores it.
+	Owner string
 	State
 	Files []string // files accessed
 	// Dirs are the directories it worked in: those of its files, the root

@@ -27,8 +27,11 @@ type simWorld struct {
 	// placement decides over.
 	union *matcher.Index
 	all   []matcher.Candidate
-	tasks []matcher.Hints
-	now   time.Time
+	// remote are the IDs of the other hosts' sessions in all, owned by
+	// their host.
+	remote []string
+	tasks  []matcher.Hints
+	now    time.Time
 }
 
 func newSimWorld(tb testing.TB, hosts, perHost int) *simWorld {
@@ -102,7 +105,10 @@ func newSimWorld(tb testing.TB, hosts, perHost int) *simWorld {
 				continue
 			}
 			changes = append(changes, Change{Kind: KeySession, Host: host, Summary: s})
-			w.all = append(w.all, s.Candidate(RemoteID(host, s.Session)))
+			c := s.Candidate(RemoteID(host, s.Session))
+			c.Owner = host // as a pool puts it (Pool.ApplyRemote)
+			w.all = append(w.all, c)
+			w.remote = append(w.remote, c.ID)
 		}
 	}
 	w.view.Apply(1, changes)
@@ -136,13 +142,21 @@ func (w *simWorld) place(h matcher.Hints) matcher.Decision {
 
 // TestSimulationDecides checks, on a smaller simulation, that placement
 // over a host's index of its own and the cluster's sessions is Scan's
-// decision over every host's sessions.
+// decision over every host's sessions, and that a decision among the
+// host's own (DecideOwned) is Scan's with the other hosts' excluded.
 func TestSimulationDecides(t *testing.T) {
 	w := newSimWorld(t, 8, 12)
 	for i, h := range w.tasks[:100] {
 		got, want := w.place(h), matcher.Scan(w.local.Config(), w.all, h, w.now)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("task %d: placed %v, Scan over all hosts %v", i, got, want)
+		}
+		got, want = w.union.DecideOwned("", h, w.now), matcher.Scan(w.local.Config(), w.all, h, w.now, w.remote...)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("task %d: placed here %v, Scan without the other hosts' %v", i, got, want)
+		}
+		if got.Considered != 12 || got.Excluded != len(w.remote) {
+			t.Fatalf("task %d: placed here considering %d, excluding %d; want 12, %d", i, got.Considered, got.Excluded, len(w.remote))
 		}
 	}
 }
@@ -165,6 +179,20 @@ func BenchmarkClusterPlacementOneIndex(b *testing.B) {
 	}
 	ix.PutAll(w.all)
 	benchDecisions(b, w.tasks, func(h matcher.Hints) matcher.Decision { return ix.Decide(h, w.now) })
+}
+
+// BenchmarkClusterPlacementHere is a decision among the host's own 100
+// sessions, for the work that stays on it: on its index of the cluster's
+// 10,000 (DecideOwned, the other hosts' sessions left out by owner), and
+// on an index of its 100 alone.
+func BenchmarkClusterPlacementHere(b *testing.B) {
+	w := newSimWorld(b, 100, 100)
+	b.Run("beside=9900", func(b *testing.B) {
+		benchDecisions(b, w.tasks, func(h matcher.Hints) matcher.Decision { return w.union.DecideOwned("", h, w.now) })
+	})
+	b.Run("alone", func(b *testing.B) {
+		benchDecisions(b, w.tasks, func(h matcher.Hints) matcher.Decision { return w.local.Decide(h, w.now) })
+	})
 }
 
 func benchDecisions(b *testing.B, tasks []matcher.Hints, decide func(matcher.Hints) matcher.Decision) {

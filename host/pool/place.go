@@ -104,13 +104,12 @@ func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time, acr
 		return p.rotateLocked()
 	}
 	var pl plan
+	local := across == nil
 	exclude := p.unavailableLocked()
-	if across == nil {
-		exclude = p.appendRemoteLocked(exclude)
-	} else {
+	if !local {
 		exclude = append(exclude, across.exclude...)
 	}
-	d := p.index.Decide(hints, now, exclude...)
+	d := p.decideIndexLocked(local, hints, now, exclude)
 	for d.Choice == matcher.Reuse {
 		if _, remote := p.remote[d.Winner]; remote {
 			break
@@ -122,7 +121,7 @@ func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time, acr
 		}
 		pl.vetoes = append(pl.vetoes, veto{s, v})
 		exclude = append(exclude, d.Winner)
-		d = p.index.Decide(hints, now, exclude...)
+		d = p.decideIndexLocked(local, hints, now, exclude)
 	}
 	pl.d = d
 	if len(d.Ranked) > 0 {
@@ -141,7 +140,7 @@ func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time, acr
 		pl.kind, pl.stateless = planSpawn, p.statelessDormantLocked()
 	default:
 		// The pool is full.
-		if w := p.busyWinnerLocked(hints, now, exclude); w != nil {
+		if w := p.busyWinnerLocked(local, hints, now, exclude); w != nil {
 			pl.kind, pl.s = planWait, w
 			break
 		}
@@ -201,7 +200,7 @@ func (p *Pool) Place(t host.Task) host.Decision {
 // rehydrate; the winning session's own program resumes it, where it
 // worked.
 func (p *Pool) placeExternalLocked(t host.Task, hints matcher.Hints, now time.Time) host.Decision {
-	d := p.index.Decide(hints, now, p.appendRemoteLocked(p.unavailableLocked())...)
+	d := p.decideIndexLocked(true, hints, now, p.unavailableLocked())
 	dec := p.baseDecisionLocked(t, plan{d: d})
 	if len(d.Ranked) > 0 {
 		dec.Score = d.Ranked[0].Total
@@ -507,15 +506,16 @@ func totalOf(d matcher.Decision, id string) float64 {
 // busyWinnerLocked returns the busy session that would win the task,
 // scoring above the threshold, if there is one: the decision again, with
 // the sessions that could take the task now (and the dormant ones, which
-// need room the pool does not have) left out, besides exclude.
-func (p *Pool) busyWinnerLocked(hints matcher.Hints, now time.Time, exclude []string) *session {
+// need room the pool does not have) left out, besides exclude, over this
+// host's sessions (local) or every host's.
+func (p *Pool) busyWinnerLocked(local bool, hints matcher.Hints, now time.Time, exclude []string) *session {
 	exclude = append([]string(nil), exclude...)
 	for id, s := range p.sessions {
 		if s.status == statusDormant || s.status == statusLive && s.load < s.capacity {
 			exclude = append(exclude, id)
 		}
 	}
-	d := p.index.Decide(hints, now, exclude...)
+	d := p.decideIndexLocked(local, hints, now, exclude)
 	if d.Choice == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.spec.Load().mcfg.Threshold {
 		return p.sessions[d.Ranked[0].ID]
 	}

@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"strings"
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
@@ -10,11 +9,18 @@ import (
 )
 
 // Cluster placement: a host of a cluster keeps the other hosts' sessions
-// of this agent in the pool's matcher index, named "host/session", so
-// that one index decides over every host's sessions (a score depends on
-// every session in the index: the directory factor weighs a directory by
-// how rare it is among them). Local decisions leave them out; PlaceAcross
-// includes them.
+// of this agent in the pool's matcher index, named "host/session" and
+// owned by their host, so that one index decides over every host's
+// sessions (a score depends on every session in the index: the directory
+// factor weighs a directory by how rare it is among them). Local
+// decisions leave them out, all at once: they decide among the sessions
+// of owner localOwner (matcher.Index.DecideOwned), at about the cost of a
+// decision with no other host, where excluding 9,900 of them by ID cost
+// hundreds of times that (BENCHMARKS.md). PlaceAcross includes them.
+
+// localOwner owns this host's sessions in the index; another host's are
+// owned by that host's ID.
+const localOwner = ""
 
 // acrossHosts is a decision over every host's sessions.
 type acrossHosts struct {
@@ -46,10 +52,12 @@ func (p *Pool) ApplyRemote(reset bool, puts []matcher.Candidate, removes []strin
 	}
 	kept := puts[:0:0]
 	for _, c := range puts {
-		if !strings.Contains(c.ID, "/") {
+		owner, _, ok := cluster.SplitRemoteID(c.ID)
+		if !ok {
 			continue // never a local session's slot
 		}
 		p.remote[c.ID] = struct{}{}
+		c.Owner = owner
 		kept = append(kept, c)
 	}
 	p.index.PutAll(kept)
@@ -62,13 +70,13 @@ func (p *Pool) Remote() int {
 	return len(p.remote)
 }
 
-// appendRemoteLocked appends the other hosts' sessions to exclude: what a
-// decision over this host's sessions only leaves out.
-func (p *Pool) appendRemoteLocked(exclude []string) []string {
-	for id := range p.remote {
-		exclude = append(exclude, id)
+// decideIndexLocked is the matcher's decision over this host's sessions
+// (local) or every host's, leaving out exclude. p.mu must be held.
+func (p *Pool) decideIndexLocked(local bool, hints matcher.Hints, now time.Time, exclude []string) matcher.Decision {
+	if local {
+		return p.index.DecideOwned(localOwner, hints, now, exclude...)
 	}
-	return exclude
+	return p.index.Decide(hints, now, exclude...)
 }
 
 // Across is where cluster placement puts a task.
