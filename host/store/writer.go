@@ -255,3 +255,8 @@ func (s *Store) commitBounded(group []*write) (n int, err error, settled bool) {
 	}
 	return len(group), nil, true
 }
+
+// Refused returns a write that failed with err without being queued: for
+// a caller that knows a write must not happen, to hand its callers the
+// Pending they wait on.
+func Refused(err error) *Pending { return failed(err) }
