@@ -148,6 +148,72 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 	}
 }
 
+// TestFailedStoreLeavesTheRunInterrupted: when the store takes no writes
+// at all (here it is closed under the host, as a store whose disk fails
+// is), a run whose write fails cannot record its pause either. The run
+// stops, its error says why and that the pause was not recorded; a read
+// of the directory reports it interrupted with a reason that says so, not
+// the one it started for; the next host on the directory pauses it, and
+// it resumes to completion with the task the store had acknowledged not
+// run again.
+func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
+	data := t.TempDir()
+	h := newTestHostIn(t, data, testAgent("scripted", "agent"))
+	dir := t.TempDir()
+	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+	p := pipe("broken",
+		[]string{"a", "echo:a"},
+		[]string{"b", "touch:" + started + ";wait:" + release + ";echo:b", "a"},
+	)
+	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rh.Close()
+	waitFile(t, started)
+	if err := h.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, err := waitRun(t, rh)
+	if info.Status != host.RunPaused || !strings.Contains(fmt.Sprint(err), "store is closed") || !strings.Contains(fmt.Sprint(err), "recording the pause failed too") {
+		t.Fatalf("run = %s, %v; want paused, its error naming the failure and saying the pause was not recorded", info.Status, err)
+	}
+	id := info.ID
+	_ = h.Close(context.Background()) // its store is closed already, and says so
+
+	s, err := store.Open(data, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(context.Background())
+	s.Close()
+	if err != nil || len(runs) != 1 || runs[0].Status != host.RunRunning || !runs[0].Interrupted || runs[0].Reason != store.InterruptedReason(id) {
+		t.Fatalf("the directory read afterwards: %+v, %v; want the run interrupted, with a reason that says its end was not recorded", runs, err)
+	}
+
+	h2 := newTestHostIn(t, data, testAgent("scripted", "agent"))
+	d, err := h2.Run(context.Background(), id)
+	if err != nil || d.Status != host.RunPaused || d.Reason != store.InterruptedReason(id) {
+		t.Fatalf("after the next host opened the directory: %s (%s), %v; want paused as interrupted", d.Status, d.Reason, err)
+	}
+	acked := outputsOf(t, h2, id)
+	rh2, err := h2.ResumeRun(context.Background(), id, host.ResumeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rh2.Close()
+	if info, err := waitRun(t, rh2); err != nil || info.Status != host.RunCompleted {
+		t.Fatalf("resumed: %s, %v; want completed", info.Status, err)
+	}
+	outs := outputsOf(t, h2, id)
+	if len(outs["a"]) != 1 || len(outs["b"]) != 1 || len(acked["a"]) != 1 || !outs["a"][0].Time.Equal(acked["a"][0].Time) {
+		t.Errorf("outputs before resuming %+v, after %+v; want a's alone before, then one of each with a's unchanged", acked, outs)
+	}
+}
+
 func waitFile(t *testing.T, path string) {
 	t.Helper()
 	deadline := time.Now().Add(runTimeout)

@@ -1012,7 +1012,9 @@ func (r *runExec) finishAfterStoreFailure() {
 	r.mu.Unlock()
 	head, err := r.recordPause(reason)
 	if head != nil {
-		// What the disk holds, not what was done in memory since.
+		// What the disk holds, not what was done in memory since. (A
+		// store that cannot even be read leaves the memory's account,
+		// the only one there is.)
 		info = store.RunInfo(head, false)
 	}
 	if err != nil {
