@@ -428,22 +428,29 @@ func (r *runExec) storeFailed(err error) {
 	// Nothing is wrong with the run's work: it pauses, with the reason,
 	// and resumes from its last durable checkpoint once the store takes
 	// writes again (a full disk freed, a directory writable again).
-	reason := "the store refused a write: " + err.Error() + "; resume the run once the cause is fixed (hearth runs resume " + r.id + ")"
-	if errors.Is(err, store.ErrNoSpace) {
-		// Its message says what to free and to resume.
-		reason = err.Error() + " (hearth runs resume " + r.id + ")"
-	}
 	r.mu.Lock()
 	first := r.storeErr == nil
 	if first {
-		r.storeErr, r.storeReason = err, reason
+		r.storeFailedLocked(err)
 	}
+	reason := r.storeReason
 	r.mu.Unlock()
 	if !first {
 		return // the writes queued behind the first failure fail too
 	}
 	r.m.d.Logger.Error("run write failed; pausing the run", "run", r.id, "error", err)
 	r.requestStop(stopEscalate, host.RunPaused, reason, true)
+}
+
+// storeFailedLocked records err as the run's failed write, with the
+// reason its pause gives.
+func (r *runExec) storeFailedLocked(err error) {
+	r.storeErr = err
+	r.storeReason = "the store refused a write: " + err.Error() + "; resume the run once the cause is fixed (hearth runs resume " + r.id + ")"
+	if errors.Is(err, store.ErrNoSpace) {
+		// Its message says what to free and to resume.
+		r.storeReason = err.Error() + " (hearth runs resume " + r.id + ")"
+	}
 }
 
 // attemptSpec is one attempt of a task about to start.
@@ -959,14 +966,20 @@ func (r *runExec) finish() {
 	}
 	info := r.infoLocked()
 	r.mu.Unlock()
-	var err error
 	if pend != nil {
-		err = pend.Wait(context.Background())
+		if err := pend.Wait(context.Background()); err != nil {
+			// Its end is not on disk: the run pauses instead, recorded
+			// from the reserve like after any failed write. (Its work
+			// is on disk; resuming finds nothing left to run, and
+			// completes, or is cancelled again.)
+			r.m.d.Logger.Error("cannot record how a run stopped; pausing it", "run", r.id, "status", to, "error", err)
+			r.mu.Lock()
+			r.storeFailedLocked(err)
+			r.finishAfterStoreFailure()
+			return
+		}
 	}
-	if err != nil {
-		err = fmt.Errorf("run %s: record its end: %w", r.id, err)
-	}
-	r.release(info, err)
+	r.release(info, nil)
 }
 
 // release ends the run's execution here and reports how it ended to its
@@ -1005,10 +1018,11 @@ func (r *runExec) release(info host.RunInfo, err error) {
 // pauses it (Recover).
 func (r *runExec) finishAfterStoreFailure() {
 	reason := r.storeReason
-	if err := r.setRunLocked(host.RunPaused, reason); err != nil {
-		r.m.d.Logger.Error("cannot record how a run stopped", "run", r.id, "error", err)
+	if r.head.Status == host.RunRunning {
+		_ = r.setRunLocked(host.RunPaused, reason) // legal: running -> paused
 	}
 	info := r.infoLocked()
+	info.Status, info.Reason = host.RunPaused, reason
 	r.mu.Unlock()
 	head, err := r.recordPause(reason)
 	if head != nil {
@@ -1026,7 +1040,7 @@ func (r *runExec) finishAfterStoreFailure() {
 
 // recordPause writes the run's durable head back as paused with reason,
 // as a status record. It returns that head (nil when it cannot be read),
-// and whether it was written.
+// and the error of writing it.
 func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
 	st := r.m.d.Store
 	head, err := st.RunRecord(r.id)
