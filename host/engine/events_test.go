@@ -98,7 +98,7 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 			if info.Succeeded != 1 || info.Checkpoint == 0 {
 				t.Errorf("run = %d succeeded at checkpoint %d; want a alone, as on disk", info.Succeeded, info.Checkpoint)
 			}
-			if got := strings.Contains(fmt.Sprint(err), "recording the pause failed too"); got == tc.recorded {
+			if got := strings.Contains(fmt.Sprint(err), "the pause could not be recorded"); got == tc.recorded {
 				t.Errorf("run's error: %v; want it to say the pause could not be recorded: %v", err, !tc.recorded)
 			}
 
@@ -178,7 +178,7 @@ func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := waitRun(t, rh)
-	if info.Status != host.RunPaused || !strings.Contains(fmt.Sprint(err), "store is closed") || !strings.Contains(fmt.Sprint(err), "recording the pause failed too") {
+	if info.Status != host.RunPaused || !strings.Contains(fmt.Sprint(err), "store is closed") || !strings.Contains(fmt.Sprint(err), "the pause could not be recorded") {
 		t.Fatalf("run = %s, %v; want paused, its error naming the failure and saying the pause was not recorded", info.Status, err)
 	}
 	id := info.ID

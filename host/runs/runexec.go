@@ -1033,7 +1033,7 @@ func (r *runExec) finishAfterStoreFailure() {
 	}
 	if err != nil {
 		r.m.d.Logger.Error("cannot record a run's pause; its record says running until a host opens the data directory again", "run", r.id, "error", err)
-		err = fmt.Errorf("run %s paused: %s; recording the pause failed too (%w): its record reads running, interrupted, until a command that writes (hearth runs resume %s) opens the data directory", r.id, reason, err, r.id)
+		err = fmt.Errorf("run %s paused (%s), but the pause could not be recorded: %w; its record reads running, interrupted, until a command that writes opens the data directory (hearth runs resume %s)", r.id, text.FirstLine(reason), err, r.id)
 	}
 	r.release(info, err)
 }
