@@ -148,6 +148,46 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 	}
 }
 
+// TestUnrecordedStopPausesFromTheReserve: a run asked to pause while no
+// task runs writes its stop as its only write; when the store refuses
+// that write for lack of free space, the run pauses all the same, recorded
+// from the status reserve, with the reason, rather than staying "running"
+// on disk.
+func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	p := pipe("retry", []string{"a", "fail:not yet"})
+	p.Retry = host.Retry{Attempts: 3, Backoff: time.Hour, MaxBackoff: time.Hour}
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rh.Close()
+	for e := next(t, sub); e.Kind != host.EventRunTask || e.To != string(host.TaskRetrying); e = next(t, sub) {
+	}
+	before, err := h.store.RunRecord(rh.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(h.store.Dir(), &st); err != nil {
+		t.Fatal(err)
+	}
+	h.store.SetMinFreeSpace(st.Bavail * uint64(st.Bsize) / 2 * 3) // in the reserve
+	if _, err := h.PauseRun(context.Background(), rh.ID()); err != nil {
+		t.Fatal(err)
+	}
+	info, err := waitRun(t, rh)
+	if info.Status != host.RunPaused || !strings.Contains(info.Reason, "not enough free space") {
+		t.Fatalf("run = %s (%s), %v; want paused, saying there is not enough free space", info.Status, info.Reason, err)
+	}
+	head, err := h.store.RunRecord(rh.ID())
+	if err != nil || head.Status != host.RunPaused || head.Reason != info.Reason || head.Checkpoint != before.Checkpoint {
+		t.Fatalf("on disk: %+v, %v; want paused with the run's reason, at checkpoint %d as before", head, err, before.Checkpoint)
+	}
+}
+
 // TestFailedStoreLeavesTheRunInterrupted: when the store takes no writes
 // at all (here it is closed under the host, as a store whose disk fails
 // is), a run whose write fails cannot record its pause either. The run
