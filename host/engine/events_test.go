@@ -188,6 +188,30 @@ func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
 	}
 }
 
+// TestRefusedCancelLeavesAStoppedRunAsItWas: cancelling a failed run on a
+// full disk cannot be recorded; the run stays failed on disk, and the
+// error says why the cancel did not happen.
+func TestRefusedCancelLeavesAStoppedRunAsItWas(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	info, _ := startRun(t, h, pipe("doomed", []string{"a", "permanent:no"}), host.RunOptions{})
+	if info.Status != host.RunFailed {
+		t.Fatalf("run = %s; want failed", info.Status)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(h.store.Dir(), &st); err != nil {
+		t.Fatal(err)
+	}
+	h.store.SetMinFreeSpace(st.Bavail * uint64(st.Bsize) / 2 * 3) // in the reserve
+	_, err := h.CancelRun(context.Background(), info.ID)
+	if err == nil || !strings.Contains(err.Error(), "not enough free space") || !strings.Contains(err.Error(), "still says failed") {
+		t.Fatalf("cancel on a full disk: %v; want an error saying there is not enough free space and the run is still failed", err)
+	}
+	head, err := h.store.RunRecord(info.ID)
+	if err != nil || head.Status != host.RunFailed || head.Reason != info.Reason {
+		t.Fatalf("on disk: %+v, %v; want failed as before (%s)", head, err, info.Reason)
+	}
+}
+
 // TestFailedStoreLeavesTheRunInterrupted: when the store takes no writes
 // at all (here it is closed under the host, as a store whose disk fails
 // is), a run whose write fails cannot record its pause either. The run

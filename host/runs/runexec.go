@@ -1031,9 +1031,14 @@ func (r *runExec) finishAfterStoreFailure() {
 		// the only one there is.)
 		info = store.RunInfo(head, false)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		r.m.d.Logger.Error("cannot record a run's pause; its record says running until a host opens the data directory again", "run", r.id, "error", err)
 		err = fmt.Errorf("run %s paused (%s), but the pause could not be recorded: %w; its record reads running, interrupted, until a command that writes opens the data directory (hearth runs resume %s)", r.id, text.FirstLine(reason), err, r.id)
+	case info.Status != host.RunPaused:
+		// The disk had it stopped already, and keeps it so: what was
+		// asked of it (a cancel) did not happen, and this is why.
+		err = fmt.Errorf("run %s: %s; its record still says %s", r.id, text.FirstLine(reason), info.Status)
 	}
 	r.release(info, err)
 }
@@ -1048,7 +1053,7 @@ func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
 		return nil, fmt.Errorf("read the run's record: %w", err)
 	}
 	if head.Status != host.RunPaused && !canRun(head.Status, host.RunPaused) {
-		// The disk has it stopped already (a failed run whose resume
+		// The disk has it stopped already (a failed run whose cancel
 		// could not be recorded): that stays its state.
 		return head, nil
 	}
