@@ -171,8 +171,14 @@ func (m *Main) finishRun(ctx context.Context, h host.RunReader, run host.RunWatc
 	} else {
 		m.printRunSummary(info, sum)
 	}
-	if err != nil {
-		return fmt.Errorf("%w (%v)", errSilent, err)
+	var stopped *host.RunError
+	switch {
+	case errors.As(err, &stopped):
+		return fmt.Errorf("%w (%v)", errSilent, err) // the summary says it
+	case err != nil:
+		// Not how the run stopped but what went wrong recording it (a
+		// pause the store could not write): the summary does not say it.
+		return err
 	}
 	return nil
 }

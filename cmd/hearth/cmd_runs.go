@@ -224,8 +224,8 @@ func (m *Main) printRun(d host.RunDetail) {
 	fmt.Fprintln(w, ")")
 	status := statusText(d.RunInfo)
 	if d.Reason != "" && !d.Interrupted {
-		// An interrupted run's reason is from before its host stopped
-		// ("started"): statusText says what matters.
+		// An interrupted run's reason says its host stopped without
+		// recording the run's end: statusText says what to do.
 		status += ": " + d.Reason
 	}
 	fmt.Fprintf(w, "  status      %s\n", status)

@@ -63,9 +63,11 @@ func fill(t *testing.T, dir string, free int64) string {
 // TestFullFileSystemPausesTheRun reproduces issue 14's fourth finding on a
 // real file system: a run whose outputs fill the disk used to die of
 // SIGBUS in Badger's value log. Now, once free space falls below the store
-// block's min_free_space, the run pauses with the reason, hearth run exits
-// 1, and once space is freed `runs resume` completes it with every output
-// whole and hearth verify finding nothing wrong.
+// block's min_free_space, the run pauses and says so on disk, with the
+// reason (the store keeps a reserve for that one record), hearth run exits
+// 1 saying why, and once space is freed `runs resume` completes it: every
+// task succeeded exactly once, none the store had acknowledged ran again,
+// and hearth verify finds nothing wrong.
 func TestFullFileSystemPausesTheRun(t *testing.T) {
 	fs := smallFileSystem(t, "96m")
 	var tasks strings.Builder
@@ -95,31 +97,67 @@ pipeline "fill" {
 	filler := fill(t, fs, 30<<20) // room for a few outputs, not eight
 
 	code, stdout, stderr := run(t, env, "run", cfg, "fill")
-	if code != 1 || !strings.Contains(stdout+stderr, "not enough free space") {
-		t.Fatalf("hearth run on a filling disk: exit %d\n%s%s\nwant exit 1 saying there is not enough free space", code, stdout, stderr)
+	if code != 1 || !strings.Contains(stdout+stderr, "not enough free space") || !strings.Contains(stdout, "paused: ") {
+		t.Fatalf("hearth run on a filling disk: exit %d\n%s%s\nwant exit 1, the run paused, saying there is not enough free space", code, stdout, stderr)
 	}
-	// The pause itself could not be written (the store refuses every
-	// write below min_free_space), so the run's record still says
-	// running, marked interrupted: it resumes from its last durable
-	// checkpoint like a paused one.
+	// The pause is on disk, with its reason: not a run that reads as
+	// running (interrupted) with the reason it started for.
 	var list []host.RunInfo
 	runJSON(t, env, &list, "runs", "list", "--json")
-	if len(list) != 1 || !(list[0].Status == host.RunPaused || list[0].Interrupted) || list[0].Succeeded == 0 || list[0].Succeeded >= 8 {
-		t.Fatalf("runs list: %+v; want one run stopped part way", list)
+	if len(list) != 1 || list[0].Status != host.RunPaused || list[0].Interrupted || !strings.Contains(list[0].Reason, "not enough free space") ||
+		list[0].Succeeded == 0 || list[0].Succeeded >= 8 {
+		t.Fatalf("runs list after the full disk: %+v; want one run paused part way, saying there is not enough free space", list)
+	}
+	id := list[0].ID
+	var before runShowJSON
+	runJSON(t, env, &before, "runs", "show", id, "--json")
+	if before.Status != host.RunPaused || !strings.Contains(before.Reason, "not enough free space") || before.Succeeded != list[0].Succeeded {
+		t.Fatalf("runs show after the full disk: %s (%s), %d succeeded; want paused as runs list says", before.Status, before.Reason, before.Succeeded)
+	}
+	acked := make(map[string]host.TaskOutput) // what the store acknowledged
+	for _, o := range before.Outputs {
+		acked[o.Task] = o
+	}
+	if len(acked) != before.Succeeded || len(before.Outputs) != before.Succeeded {
+		t.Fatalf("after the full disk: %d outputs of %d tasks for %d succeeded; want one output per succeeded task", len(before.Outputs), len(acked), before.Succeeded)
+	}
+	if code, stdout, stderr := run(t, env, "runs", "resume", id); code != 1 || !strings.Contains(stdout+stderr, "not enough free space") {
+		t.Fatalf("runs resume with the disk still full: exit %d\n%s%s\nwant exit 1 saying there is not enough free space", code, stdout, stderr)
 	}
 
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, stderr := run(t, env, "runs", "resume", list[0].ID); code != 0 {
+	if code, stdout, stderr := run(t, env, "runs", "resume", id); code != 0 {
 		t.Fatalf("runs resume after freeing space: exit %d\n%s%s", code, stdout, stderr)
 	}
-	var info host.RunInfo
-	runJSON(t, env, &info, "runs", "show", list[0].ID, "--json")
-	if info.Status != host.RunCompleted || info.Succeeded != 8 {
-		t.Fatalf("after resuming: %s with %d succeeded; want completed with 8", info.Status, info.Succeeded)
+	var after runShowJSON
+	runJSON(t, env, &after, "runs", "show", id, "--json")
+	if after.Status != host.RunCompleted || after.Succeeded != 8 {
+		t.Fatalf("after resuming: %s with %d succeeded; want completed with 8", after.Status, after.Succeeded)
+	}
+	// Exactly once: one output per task, version 1, and the ones the
+	// store had acknowledged before the pause are the same outputs.
+	seen := make(map[string]bool)
+	for _, o := range after.Outputs {
+		if seen[o.Task] || o.Version != 1 {
+			t.Errorf("task %s has output v%d (seen before: %v); want each task to have run to success once", o.Task, o.Version, seen[o.Task])
+		}
+		seen[o.Task] = true
+		if a, ok := acked[o.Task]; ok && !a.Time.Equal(o.Time) {
+			t.Errorf("task %s succeeded before the pause (at %s) and ran again (at %s)", o.Task, a.Time, o.Time)
+		}
+	}
+	if len(seen) != 8 {
+		t.Errorf("outputs of %d tasks after resuming; want 8", len(seen))
 	}
 	if code, stdout, stderr := run(t, env, "verify"); code != 0 {
 		t.Errorf("hearth verify after the full disk: exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+// runShowJSON is what `runs show --json` prints.
+type runShowJSON struct {
+	host.RunDetail
+	Outputs []host.TaskOutput `json:"outputs"`
 }

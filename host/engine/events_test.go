@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth/host/store"
+	"golang.org/x/sys/unix"
 )
 
 // TestEventsOnlyAfterTheirWrites reproduces issue 14's sixth finding: an
@@ -48,17 +50,184 @@ func next(t *testing.T, sub *Subscription) host.Event {
 }
 
 // TestFullDiskPausesTheRunAndResumes: when the store refuses writes for
-// lack of free space (the real guard, its threshold set above what the
+// lack of free space (the real guard, its threshold set from what the
 // file system has), the run pauses with that reason instead of dying; once
-// there is room again it resumes and completes, nothing lost.
+// there is room again it resumes and completes, each task run to success
+// once. While free space is in the store's status reserve (above half the
+// threshold) the pause is on disk with its reason; below it, the run's
+// record keeps saying running and reads as interrupted, with a reason
+// that says so rather than the one it started for.
 func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// min is the threshold, from the free space of the data
+		// directory's file system.
+		min      func(free uint64) uint64
+		recorded bool
+	}{
+		{"in the status reserve", func(free uint64) uint64 { return free / 2 * 3 }, true},
+		{"below the status reserve", func(uint64) uint64 { return 1 << 62 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTestHost(t, testAgent("scripted", "agent"))
+			dir := t.TempDir()
+			started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+			p := pipe("disk",
+				[]string{"a", "echo:a"},
+				[]string{"b", "touch:" + started + ";wait:" + release + ";echo:b", "a"},
+				[]string{"c", "echo:c", "b"},
+			)
+			rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rh.Close()
+			waitFile(t, started)
+			var st unix.Statfs_t
+			if err := unix.Statfs(h.store.Dir(), &st); err != nil {
+				t.Fatal(err)
+			}
+			h.store.SetMinFreeSpace(tc.min(st.Bavail * uint64(st.Bsize)))
+			if err := os.WriteFile(release, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			info, err := waitRun(t, rh)
+			if info.Status != host.RunPaused || !strings.Contains(info.Reason, "not enough free space") || !strings.Contains(info.Reason, "hearth runs resume "+info.ID) {
+				t.Fatalf("run = %s (%s); want paused, saying there is not enough free space and how to resume", info.Status, info.Reason)
+			}
+			if info.Succeeded != 1 || info.Checkpoint == 0 {
+				t.Errorf("run = %d succeeded at checkpoint %d; want a alone, as on disk", info.Succeeded, info.Checkpoint)
+			}
+			if got := strings.Contains(fmt.Sprint(err), "the pause could not be recorded"); got == tc.recorded {
+				t.Errorf("run's error: %v; want it to say the pause could not be recorded: %v", err, !tc.recorded)
+			}
+
+			// What the disk holds: a consistent state, with the pause
+			// when the reserve allowed it.
+			head, err := h.store.RunRecord(info.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offline := store.RunInfo(head, true)
+			switch {
+			case tc.recorded && (head.Status != host.RunPaused || head.Reason != info.Reason || offline.Interrupted):
+				t.Errorf("on disk: %s (%s); want paused with the run's reason", head.Status, head.Reason)
+			case !tc.recorded && (head.Status != host.RunRunning || !offline.Interrupted || offline.Reason != store.InterruptedReason(info.ID)):
+				t.Errorf("on disk: %s (%s), read offline as %s (%s, interrupted %v); want running, read as interrupted without its stale reason",
+					head.Status, head.Reason, offline.Status, offline.Reason, offline.Interrupted)
+			}
+			if n, err := h.store.NewestCheckpoint(info.ID); err != nil || n != head.Checkpoint || head.TasksSucceeded != 1 {
+				t.Errorf("on disk: head at checkpoint %d with %d succeeded, newest checkpoint %d (%v); want them to agree, with a alone succeeded",
+					head.Checkpoint, head.TasksSucceeded, n, err)
+			}
+			acked := outputsOf(t, h, info.ID)
+			if len(acked) != 1 || len(acked["a"]) != 1 {
+				t.Fatalf("outputs on disk: %+v; want a's alone", acked)
+			}
+
+			h.store.SetMinFreeSpace(0)
+			rh2, err := h.ResumeRun(context.Background(), info.ID, host.ResumeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rh2.Close()
+			info, err = waitRun(t, rh2)
+			if err != nil || info.Status != host.RunCompleted || info.Succeeded != 3 {
+				t.Fatalf("after space came back: %+v, %v; want completed with 3 tasks", info, err)
+			}
+			outs := outputsOf(t, h, info.ID)
+			for _, task := range []string{"a", "b", "c"} {
+				if len(outs[task]) != 1 || outs[task][0].Output != task {
+					t.Errorf("outputs of %s: %+v; want one, %q", task, outs[task], task)
+				}
+			}
+			if a := outs["a"]; len(a) == 1 && !a[0].Time.Equal(acked["a"][0].Time) {
+				t.Errorf("a ran again after resuming (output at %s, before the pause at %s)", a[0].Time, acked["a"][0].Time)
+			}
+		})
+	}
+}
+
+// TestUnrecordedStopPausesFromTheReserve: a run asked to pause while no
+// task runs writes its stop as its only write; when the store refuses
+// that write for lack of free space, the run pauses all the same, recorded
+// from the status reserve, with the reason, rather than staying "running"
+// on disk.
+func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
+	p := pipe("retry", []string{"a", "fail:not yet"})
+	p.Retry = host.Retry{Attempts: 3, Backoff: time.Hour, MaxBackoff: time.Hour}
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rh.Close()
+	for e := next(t, sub); e.Kind != host.EventRunTask || e.To != string(host.TaskRetrying); e = next(t, sub) {
+	}
+	before, err := h.store.RunRecord(rh.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(h.store.Dir(), &st); err != nil {
+		t.Fatal(err)
+	}
+	h.store.SetMinFreeSpace(st.Bavail * uint64(st.Bsize) / 2 * 3) // in the reserve
+	if _, err := h.PauseRun(context.Background(), rh.ID()); err != nil {
+		t.Fatal(err)
+	}
+	info, err := waitRun(t, rh)
+	if info.Status != host.RunPaused || !strings.Contains(info.Reason, "not enough free space") {
+		t.Fatalf("run = %s (%s), %v; want paused, saying there is not enough free space", info.Status, info.Reason, err)
+	}
+	head, err := h.store.RunRecord(rh.ID())
+	if err != nil || head.Status != host.RunPaused || head.Reason != info.Reason || head.Checkpoint != before.Checkpoint {
+		t.Fatalf("on disk: %+v, %v; want paused with the run's reason, at checkpoint %d as before", head, err, before.Checkpoint)
+	}
+}
+
+// TestRefusedCancelLeavesAStoppedRunAsItWas: cancelling a failed run on a
+// full disk cannot be recorded; the run stays failed on disk, and the
+// error says why the cancel did not happen.
+func TestRefusedCancelLeavesAStoppedRunAsItWas(t *testing.T) {
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	info, _ := startRun(t, h, pipe("doomed", []string{"a", "permanent:no"}), host.RunOptions{})
+	if info.Status != host.RunFailed {
+		t.Fatalf("run = %s; want failed", info.Status)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(h.store.Dir(), &st); err != nil {
+		t.Fatal(err)
+	}
+	h.store.SetMinFreeSpace(st.Bavail * uint64(st.Bsize) / 2 * 3) // in the reserve
+	_, err := h.CancelRun(context.Background(), info.ID)
+	if err == nil || !strings.Contains(err.Error(), "not enough free space") || !strings.Contains(err.Error(), "still says failed") {
+		t.Fatalf("cancel on a full disk: %v; want an error saying there is not enough free space and the run is still failed", err)
+	}
+	head, err := h.store.RunRecord(info.ID)
+	if err != nil || head.Status != host.RunFailed || head.Reason != info.Reason {
+		t.Fatalf("on disk: %+v, %v; want failed as before (%s)", head, err, info.Reason)
+	}
+}
+
+// TestFailedStoreLeavesTheRunInterrupted: when the store takes no writes
+// at all (here it is closed under the host, as a store whose disk fails
+// is), a run whose write fails cannot record its pause either. The run
+// stops, its error says why and that the pause was not recorded; a read
+// of the directory reports it interrupted with a reason that says so, not
+// the one it started for; the next host on the directory pauses it, and
+// it resumes to completion with the task the store had acknowledged not
+// run again.
+func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
+	data := t.TempDir()
+	h := newTestHostIn(t, data, testAgent("scripted", "agent"))
 	dir := t.TempDir()
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
-	p := pipe("disk",
+	p := pipe("broken",
 		[]string{"a", "echo:a"},
 		[]string{"b", "touch:" + started + ";wait:" + release + ";echo:b", "a"},
-		[]string{"c", "echo:c", "b"},
 	)
 	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
 	if err != nil {
@@ -66,28 +235,46 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 	}
 	defer rh.Close()
 	waitFile(t, started)
-	h.store.SetMinFreeSpace(1 << 62) // more than any disk has
+	if err := h.store.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	info, _ := waitRun(t, rh)
-	if info.Status != host.RunPaused || !strings.Contains(info.Reason, "not enough free space") || !strings.Contains(info.Reason, "resume") {
-		t.Fatalf("run = %s (%s); want paused, saying there is not enough free space and how to resume", info.Status, info.Reason)
+	info, err := waitRun(t, rh)
+	if info.Status != host.RunPaused || !strings.Contains(fmt.Sprint(err), "store is closed") || !strings.Contains(fmt.Sprint(err), "the pause could not be recorded") {
+		t.Fatalf("run = %s, %v; want paused, its error naming the failure and saying the pause was not recorded", info.Status, err)
+	}
+	id := info.ID
+	_ = h.Close(context.Background()) // its store is closed already, and says so
+
+	s, err := store.Open(data, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(context.Background())
+	s.Close()
+	if err != nil || len(runs) != 1 || runs[0].Status != host.RunRunning || !runs[0].Interrupted || runs[0].Reason != store.InterruptedReason(id) {
+		t.Fatalf("the directory read afterwards: %+v, %v; want the run interrupted, with a reason that says its end was not recorded", runs, err)
 	}
 
-	h.store.SetMinFreeSpace(0)
-	rh2, err := h.ResumeRun(context.Background(), info.ID, host.ResumeOptions{})
+	h2 := newTestHostIn(t, data, testAgent("scripted", "agent"))
+	d, err := h2.Run(context.Background(), id)
+	if err != nil || d.Status != host.RunPaused || d.Reason != store.InterruptedReason(id) {
+		t.Fatalf("after the next host opened the directory: %s (%s), %v; want paused as interrupted", d.Status, d.Reason, err)
+	}
+	acked := outputsOf(t, h2, id)
+	rh2, err := h2.ResumeRun(context.Background(), id, host.ResumeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rh2.Close()
-	info, err = waitRun(t, rh2)
-	if err != nil || info.Status != host.RunCompleted || info.Succeeded != 3 {
-		t.Fatalf("after space came back: %+v, %v; want completed with 3 tasks", info, err)
+	if info, err := waitRun(t, rh2); err != nil || info.Status != host.RunCompleted {
+		t.Fatalf("resumed: %s, %v; want completed", info.Status, err)
 	}
-	outs := outputsOf(t, h, info.ID)
-	if current(t, outs, "c").Output != "c" {
-		t.Errorf("c = %+v", current(t, outs, "c"))
+	outs := outputsOf(t, h2, id)
+	if len(outs["a"]) != 1 || len(outs["b"]) != 1 || len(acked["a"]) != 1 || !outs["a"][0].Time.Equal(acked["a"][0].Time) {
+		t.Errorf("outputs before resuming %+v, after %+v; want a's alone before, then one of each with a's unchanged", acked, outs)
 	}
 }
 

@@ -24,7 +24,7 @@ func (m *Runs) Recover() error {
 		if head.Status != host.RunRunning {
 			continue
 		}
-		reason := fmt.Sprintf("interrupted: its host stopped while it ran; resume it with hearth runs resume %s", head.ID)
+		reason := store.InterruptedReason(head.ID)
 		if err := m.stopRun(context.Background(), head.ID, stopPause, host.RunPaused, reason); err != nil {
 			// One damaged run must not keep the host, and every command
 			// that starts one, from working: it stays as it is, and

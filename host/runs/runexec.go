@@ -87,6 +87,11 @@ type runExec struct {
 	progressCost map[string]float64
 	// versions is the highest output version each task has had.
 	versions map[string]int
+	// storeErr is the first write of the run that failed, and
+	// storeReason the pause's reason it gave: from then on the run
+	// writes nothing but its status record (finish).
+	storeErr    error
+	storeReason string
 }
 
 // newRunExec builds the executor of a run from its records.
@@ -245,6 +250,12 @@ func errIf(cond bool, s string) string {
 // Without a checkpoint in w, task records stay dirty: the next checkpoint
 // carries every task changed since the last one.
 func (r *runExec) saveLocked(w store.RunWrite) *store.Pending {
+	if r.storeErr != nil {
+		// What is in memory may be ahead of the disk by the failed
+		// write: a later write would record tasks and checkpoints on top
+		// of one that is missing.
+		return store.Refused(fmt.Errorf("run %s writes nothing more after a failed write: %w", r.id, r.storeErr))
+	}
 	r.head.Updated = r.now()
 	w.Run = r.head
 	for _, i := range slices.Sorted(maps.Keys(r.dirty)) {
@@ -414,11 +425,32 @@ func (r *runExec) loop() {
 // storeFailed stops a run whose write failed: what is in memory is no
 // longer what is on disk, so nothing more may be done on it.
 func (r *runExec) storeFailed(err error) {
-	r.m.d.Logger.Error("run write failed; pausing the run", "run", r.id, "error", err)
 	// Nothing is wrong with the run's work: it pauses, with the reason,
 	// and resumes from its last durable checkpoint once the store takes
 	// writes again (a full disk freed, a directory writable again).
-	r.requestStop(stopEscalate, host.RunPaused, "the store refused a write: "+err.Error()+"; resume the run once the cause is fixed (hearth runs resume "+r.id+")", true)
+	r.mu.Lock()
+	first := r.storeErr == nil
+	if first {
+		r.storeFailedLocked(err)
+	}
+	reason := r.storeReason
+	r.mu.Unlock()
+	if !first {
+		return // the writes queued behind the first failure fail too
+	}
+	r.m.d.Logger.Error("run write failed; pausing the run", "run", r.id, "error", err)
+	r.requestStop(stopEscalate, host.RunPaused, reason, true)
+}
+
+// storeFailedLocked records err as the run's failed write, with the
+// reason its pause gives.
+func (r *runExec) storeFailedLocked(err error) {
+	r.storeErr = err
+	r.storeReason = "the store refused a write: " + err.Error() + "; resume the run once the cause is fixed (hearth runs resume " + r.id + ")"
+	if errors.Is(err, store.ErrNoSpace) {
+		// Its message says what to free and to resume.
+		r.storeReason = err.Error() + " (hearth runs resume " + r.id + ")"
+	}
 }
 
 // attemptSpec is one attempt of a task about to start.
@@ -908,6 +940,10 @@ func (r *runExec) completeLocked() {
 // finish records how the run stopped and releases its handle.
 func (r *runExec) finish() {
 	r.mu.Lock()
+	if r.storeErr != nil {
+		r.finishAfterStoreFailure()
+		return
+	}
 	st := r.stop
 	to, reason := st.to, st.reason
 	switch st.kind {
@@ -930,22 +966,126 @@ func (r *runExec) finish() {
 	}
 	info := r.infoLocked()
 	r.mu.Unlock()
-	var err error
 	if pend != nil {
-		err = pend.Wait(context.Background())
+		if err := pend.Wait(context.Background()); err != nil {
+			// Its end is not on disk: the run pauses instead, recorded
+			// from the reserve like after any failed write. (Its work
+			// is on disk; resuming finds nothing left to run, and
+			// completes, or is cancelled again.)
+			r.m.d.Logger.Error("cannot record how a run stopped; pausing it", "run", r.id, "status", to, "error", err)
+			r.mu.Lock()
+			r.storeFailedLocked(err)
+			r.finishAfterStoreFailure()
+			return
+		}
 	}
+	r.release(info, nil)
+}
+
+// release ends the run's execution here and reports how it ended to its
+// handle: err when its end could not be recorded, else a *host.RunError
+// for a run that did not complete.
+func (r *runExec) release(info host.RunInfo, err error) {
 	r.cancel(nil)
 	r.m.forget(r)
 	r.handle.info = info
 	switch {
 	case err != nil:
-		r.handle.err = fmt.Errorf("run %s: record its end: %w", r.id, err)
+		r.handle.err = err
 	case info.Status != host.RunCompleted:
 		r.handle.err = &host.RunError{Run: r.id, Status: info.Status, Reason: info.Reason}
 	}
 	// Done after the run's last events reach its subscribers: a watcher
 	// that stops at Done has seen them all.
 	r.m.d.AfterPublished(func() { close(r.handle.done) })
+}
+
+// finishAfterStoreFailure ends a run one of whose writes failed, with r.mu
+// held (it unlocks it). The run pauses, whatever else had stopped it: its
+// records on disk stop where the failed write left them, and what is in
+// memory (tasks done since, the checkpoint counter) is not on disk and is
+// dropped. Only the run's head is written, as a status record the store
+// accepts from its free-space reserve (store.SaveRunStatus): the head as
+// it is on disk, its counters recounted from the task records on disk and
+// its checkpoint the newest on disk, paused with the failure as reason.
+// It never carries a task record or a checkpoint, so the disk stays a
+// state the run resumes from; and the user reads why the run stopped from
+// the run's record, not only from the command that ran it.
+//
+// When that write fails too (the disk is below the reserve, or the store
+// takes no writes at all), the record keeps saying running: a read of the
+// directory reports the run interrupted, and the next host to open it
+// pauses it (Recover).
+func (r *runExec) finishAfterStoreFailure() {
+	reason := r.storeReason
+	if r.head.Status == host.RunRunning {
+		_ = r.setRunLocked(host.RunPaused, reason) // legal: running -> paused
+	}
+	info := r.infoLocked()
+	info.Status, info.Reason = host.RunPaused, reason
+	r.mu.Unlock()
+	head, err := r.recordPause(reason)
+	if head != nil {
+		// What the disk holds, not what was done in memory since. (A
+		// store that cannot even be read leaves the memory's account,
+		// the only one there is.)
+		info = store.RunInfo(head, false)
+	}
+	switch {
+	case err != nil:
+		r.m.d.Logger.Error("cannot record a run's pause; its record says running until a host opens the data directory again", "run", r.id, "error", err)
+		err = fmt.Errorf("run %s paused (%s), but the pause could not be recorded: %w; its record reads running, interrupted, until a command that writes opens the data directory (hearth runs resume %s)", r.id, text.FirstLine(reason), err, r.id)
+	case info.Status != host.RunPaused:
+		// The disk had it stopped already, and keeps it so: what was
+		// asked of it (a cancel) did not happen, and this is why.
+		err = fmt.Errorf("run %s: %s; its record still says %s", r.id, text.FirstLine(reason), info.Status)
+	}
+	r.release(info, err)
+}
+
+// recordPause writes the run's durable head back as paused with reason,
+// as a status record. It returns that head (nil when it cannot be read),
+// and the error of writing it.
+func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
+	st := r.m.d.Store
+	head, err := st.RunRecord(r.id)
+	if err != nil {
+		return nil, fmt.Errorf("read the run's record: %w", err)
+	}
+	if head.Status != host.RunPaused && !canRun(head.Status, host.RunPaused) {
+		// The disk has it stopped already (a failed run whose cancel
+		// could not be recorded): that stays its state.
+		return head, nil
+	}
+	recs, err := st.RunTasks(r.id)
+	if err != nil {
+		return nil, fmt.Errorf("read the run's tasks: %w", err)
+	}
+	seq, err := st.NewestCheckpoint(r.id)
+	if err != nil {
+		return nil, fmt.Errorf("read the run's checkpoints: %w", err)
+	}
+	// The head on disk is from the last write that landed; one that
+	// failed before it may have held the checkpoint it counts.
+	head.Checkpoint = min(head.Checkpoint, seq)
+	var ok, failed, skipped int
+	for _, t := range r.pipe.Tasks {
+		rec := recs[t.Name]
+		if rec == nil {
+			continue // not on disk yet: pending
+		}
+		switch rec.Status {
+		case host.TaskSucceeded:
+			ok++
+		case host.TaskFailed:
+			failed++
+		case host.TaskSkipped:
+			skipped++
+		}
+	}
+	head.TasksTotal, head.TasksSucceeded, head.TasksFailed, head.TasksSkipped = len(r.pipe.Tasks), ok, failed, skipped
+	head.Status, head.Reason, head.Updated = host.RunPaused, reason, r.now()
+	return head, st.SaveRunStatus(r.id, head).Wait(context.Background())
 }
 
 // infoLocked describes the run.

@@ -94,7 +94,15 @@
 //     (damage.go). Verify and VerifyDir check everything.
 //   - Free space is checked before each commit (space.go): below
 //     MinFreeSpace writes fail with ErrNoSpace before Badger, whose
-//     mapped writes would SIGBUS on a full disk, is asked.
+//     mapped writes would SIGBUS on a full disk, is asked, and stay
+//     refused until it is back above it by an eighth. Half of
+//     MinFreeSpace is a reserve for status records (SaveRunStatus: one
+//     run's head, nothing else), so that a run stopped by a full disk
+//     records that it paused and why. A status record is the caller's
+//     head as read from disk, changed in status and reason, so the
+//     reserve never lets through work the refused writes held. Below
+//     the reserve status records are refused too; the run's record then
+//     says running, which readers report as interrupted.
 //   - A commit stuck longer than StallTimeout (Badger retries a failed
 //     flush forever) fails its writes and every write behind it with
 //     ErrStalled until it ends; Close waits at most CloseTimeout.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
@@ -79,6 +80,42 @@ func (s *Store) SaveRun(id string, w RunWrite) *Pending {
 		return failed(nil)
 	}
 	return s.submit(wr)
+}
+
+// SaveRunStatus queues run id's head alone, as a status record: it is
+// accepted while free space is above half of MinFreeSpace, when ordinary
+// writes are refused already (space.go), so that a run stopped by a full
+// disk can still record that it paused, and why. It holds the head only:
+// the caller gives the head as it is on disk (RunRecord), changed in its
+// status and reason, so that what is on disk stays a state the run can
+// resume from.
+func (s *Store) SaveRunStatus(id string, head *RunRecord) *Pending {
+	v, err := encode(runToPB(head))
+	if err != nil {
+		return failed(fmt.Errorf("encode run %s: %w", id, err))
+	}
+	return s.submit(&write{sets: []kv{{runKey("r/", id), v}}, status: true})
+}
+
+// NewestCheckpoint returns the number of run id's newest checkpoint on
+// disk, 0 when it has none.
+func (s *Store) NewestCheckpoint(id string) (uint64, error) {
+	prefix := []byte("c/" + id + "/")
+	var seq uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
+		defer it.Close()
+		// Reverse iteration starts at the last key not above the seek
+		// key: the prefix followed by 0xff sorts after every checkpoint.
+		it.Seek(append(prefix, 0xff))
+		if it.ValidForPrefix(prefix) {
+			if k := it.Item().Key(); len(k) == len(prefix)+8 {
+				seq = binary.BigEndian.Uint64(k[len(prefix):])
+			}
+		}
+		return nil
+	})
+	return seq, err
 }
 
 func runKey(prefix, id string) []byte { return []byte(prefix + id) }

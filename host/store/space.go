@@ -68,9 +68,25 @@ func (s *Store) SetMinFreeSpace(bytes uint64) {
 	s.space.mu.Unlock()
 }
 
+// The status reserve. A run stopped by a refused write must still say so
+// on disk: otherwise its record reads "running" with the reason it
+// started for, and the user learns why it stopped only from the output
+// of the command that ran it. A write marked as a status record (one
+// run's head, nothing else: SaveRunStatus) is accepted while the free
+// space is above half the threshold, even while ordinary writes are
+// refused. Such writes are a few hundred bytes each, one per stopped
+// run, so the half kept back still leaves Badger the room the threshold
+// is sized for (a memtable flushed, a value-log file started).
+
+// statusReserve is the share of MinFreeSpace that status records may use:
+// they are refused only below MinFreeSpace/statusReserve.
+const statusReserve = 2
+
 // checkSpace returns a *SpaceError when the data directory's file system
-// has less free space than writes need.
-func (s *Store) checkSpace() error {
+// has less free space than writes of that kind need: MinFreeSpace for
+// ordinary writes (plus an eighth once they are refused), half of it for
+// status records, which do not touch the hysteresis.
+func (s *Store) checkSpace(status bool) error {
 	min := s.space.min.Load()
 	if min == 0 || s.inMemory || s.dir == "" {
 		return nil
@@ -86,6 +102,12 @@ func (s *Store) checkSpace() error {
 	}
 	free := s.space.free
 	s.space.mu.Unlock()
+	if status {
+		if need := min / statusReserve; free < need {
+			return &SpaceError{Dir: s.dir, Free: free, Need: need}
+		}
+		return nil
+	}
 	need := min
 	if s.space.refusing.Load() {
 		need += min / 8

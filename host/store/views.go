@@ -113,9 +113,20 @@ func RunInfo(r *RunRecord, offline bool) host.RunInfo {
 		info.Progress = float64(info.Succeeded) / float64(info.Tasks)
 	}
 	if offline && info.Status == host.RunRunning {
+		// No host runs it, so the reason it was started for is stale:
+		// its host stopped without recording how it ended.
 		info.Interrupted = true
+		info.Reason = InterruptedReason(r.ID)
 	}
 	return info
+}
+
+// InterruptedReason is the reason given for run id when its record says
+// running and no host runs it: its host was killed or crashed, or could
+// not record the run's pause because the store refused that write too (a
+// disk below even the status reserve, a store whose writes fail).
+func InterruptedReason(id string) string {
+	return "interrupted: its host stopped without recording how the run ended (it was killed or crashed, or could not write to the data directory); resume it with hearth runs resume " + id
 }
 
 // SortRuns orders runs most recently active first.

@@ -21,6 +21,9 @@ type write struct {
 	sets    []kv
 	deletes [][]byte
 	pending *Pending
+	// status marks a run's status record (SaveRunStatus): it may use the
+	// free-space reserve that ordinary writes may not (space.go).
+	status bool
 	// slab, when set, backs sets' keys and values and goes back to
 	// slabs once the write is committed: Badger has copied them then.
 	slab *[]byte
@@ -112,10 +115,22 @@ func (s *Store) commitLoop() {
 // bound allows, never splitting one write, and reports to each.
 func (s *Store) commitGroup(group []*write) {
 	for len(group) > 0 {
-		n, err := len(group), s.checkSpace()
+		n, err := len(group), s.checkSpace(false)
+		if err != nil {
+			// Refused to ordinary writes; status records may use the
+			// reserve. The group splits where the kind of write changes,
+			// so that each write is judged by its own kind, in order.
+			n = 1
+			for n < len(group) && group[n].status == group[0].status {
+				n++
+			}
+			if group[0].status {
+				err = s.checkSpace(true)
+			}
+		}
 		if err == nil {
 			var settled bool
-			n, err, settled = s.commitBounded(group)
+			n, err, settled = s.commitBounded(group[:n])
 			if settled {
 				group = group[n:]
 				continue
@@ -240,3 +255,8 @@ func (s *Store) commitBounded(group []*write) (n int, err error, settled bool) {
 	}
 	return len(group), nil, true
 }
+
+// Refused returns a write that failed with err without being queued: for
+// a caller that knows a write must not happen, to hand its callers the
+// Pending they wait on.
+func Refused(err error) *Pending { return failed(err) }
