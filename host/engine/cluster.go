@@ -357,6 +357,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 			if err == nil {
 				res = r
 			}
+			h.noteInterrupted(t, s.Target.Host, err)
 			s = f.Sent(err)
 		case cluster.StepAsk:
 			m, ok := cs.view.Member(s.Target.Host)
@@ -367,6 +368,9 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 			st, r, err := cs.peers().Status(ctx, m, t.ID)
 			if err == nil && st == cluster.TaskDone {
 				res = r
+			}
+			if st == cluster.TaskInterrupted {
+				h.noteInterrupted(t, s.Target.Host, r.Err)
 			}
 			s = f.Asked(st, err)
 		case cluster.StepWait:
@@ -397,6 +401,15 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 			h.emit(host.Event{Kind: host.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: s.Err.Error(), Message: t.ID + " could not be placed on any host"})
 			return nil, s.Err
 		}
+	}
+}
+
+// noteInterrupted says, when err says so, that the host the task was
+// forwarded to stopped while it ran the task: the task is placed again
+// without that host, and may have done part of its work there.
+func (h *Host) noteInterrupted(t host.Task, target string, err error) {
+	if errors.Is(err, cluster.ErrInterrupted) {
+		h.logger.Warn("a host restarted while it ran a forwarded task; placing the task again without it", "task", t.ID, "host", target, "error", err)
 	}
 }
 
