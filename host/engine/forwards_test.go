@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
 // forwardHost starts a host on the data directory dir, in a static
@@ -299,5 +301,53 @@ func TestDamagedForwardRecordIsNotForgotten(t *testing.T) {
 	}
 	if got := lines(t, ran); len(got) != 1 {
 		t.Fatalf("ran %q, want once", got)
+	}
+}
+
+// TestForwardedKeysBoundedAcrossRestart: a store holding more keys than
+// a host keeps (keptResults, all within the hour) loses the oldest when
+// the host starts, in memory and in the store; the others are answered
+// from their records.
+func TestForwardedKeysBoundedAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	st, err := store.Open(dir, store.Options{GCInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) string { return fmt.Sprintf("key-%05d", i) }
+	// Submitted together, committed in a few groups.
+	var pend []*store.Pending
+	for i := range keptResults + 2 {
+		at := now.Add(time.Duration(i-keptResults-2) * time.Millisecond) // key-00000 the oldest
+		pend = append(pend, st.SaveForward(store.ForwardRecord{Key: key(i), From: "a", Agent: "scripted", Done: true,
+			Accepted: at, Finished: at, Outcome: &host.Outcome{TaskID: key(i), Result: sdk.Result{Output: key(i)}}}, nil))
+	}
+	for _, p := range pend {
+		if err := p.Wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	h := forwardHost(t, dir, func() time.Time { return now })
+	for i, want := range map[int]cluster.TaskStatus{0: cluster.TaskUnknown, 1: cluster.TaskUnknown, 2: cluster.TaskDone, keptResults + 1: cluster.TaskDone} {
+		st, r := h.ForwardedStatus(key(i))
+		if st != want {
+			t.Errorf("%s: %v, want %v", key(i), st, want)
+		}
+		if st == cluster.TaskDone && r.Outcome.Result.Output != key(i) {
+			t.Errorf("%s: kept output %q", key(i), r.Outcome.Result.Output)
+		}
+		_, err := h.store.ForwardRecord(key(i))
+		if gone := errors.Is(err, store.ErrNotFound); gone != (want == cluster.TaskUnknown) {
+			t.Errorf("%s: record %v, want it gone: %v", key(i), err, want == cluster.TaskUnknown)
+		}
+	}
+	recs, err := h.store.ForwardRecords()
+	if err != nil || len(recs) != keptResults {
+		t.Fatalf("%d records kept (%v), want %d", len(recs), err, keptResults)
 	}
 }
