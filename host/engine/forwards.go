@@ -51,9 +51,13 @@ func (h *Host) keepForward(cs *clusterState, rec store.ForwardRecord, drop []str
 }
 
 // keepResult writes the result r of the accepted task rec, durably. A
-// task that failed because the host is shutting down was interrupted,
-// not finished: its record stays as accepted, and a restart answers
-// ErrInterrupted. A result that cannot be stored is still returned (the
+// task that failed while the host is shutting down is taken as
+// interrupted, not finished (the grace period over, the shutdown
+// cancelled it): its record stays as accepted, and a restart answers
+// ErrInterrupted. One that failed of its own accord in the grace period
+// is answered so too: the safe side, placed again elsewhere rather than
+// failed for a reason that may be the shutdown's. A result that cannot
+// be stored is still returned (the
 // task ran; the forwarding host, which gets it, has no reason to retry),
 // and logged: a restart would answer ErrInterrupted for it.
 func (h *Host) keepResult(cs *clusterState, rec store.ForwardRecord, r Result, now time.Time) {
