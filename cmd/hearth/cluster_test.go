@@ -586,7 +586,7 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	hb.start(t) // the same data directory, config and address
-	a.log.wait(t, "a host restarted while it ran a forwarded task")
+	a.log.wait(t, "a host stopped a forwarded task before it finished")
 	waitStarts(2) // placed again, on a
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)

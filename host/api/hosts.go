@@ -25,8 +25,9 @@ import (
 
 // reasonRefused is the ErrorInfo reason of a forward the host did not
 // start: the forwarding host places the task elsewhere. reasonInterrupted,
-// of a forward whose key the host accepted before it stopped mid-task
-// (cluster.ErrInterrupted): placed elsewhere too, without this host.
+// of a forward whose key the host accepted and whose task it stopped
+// before it finished (cluster.ErrInterrupted): placed elsewhere too,
+// without this host.
 const (
 	reasonRefused     = "REFUSED"
 	reasonInterrupted = "INTERRUPTED"

@@ -200,7 +200,7 @@ func (p *PeerHosts) ListRuns(ctx context.Context, m cluster.HostInfo) ([]host.Ru
 }
 
 // peerError maps a failed call: a refusal wraps cluster.ErrRefused, a
-// key interrupted by a restart cluster.ErrInterrupted; the
+// key whose task the host stopped cluster.ErrInterrupted; the
 // caller's own end its context's error; anything else (a connection lost
 // after the request went out, a timeout) leaves the outcome unknown.
 func peerError(m cluster.HostInfo, what string, err error) error {

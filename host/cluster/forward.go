@@ -35,10 +35,10 @@ const (
 	// TaskDone: the host finished the task; its result is kept under the
 	// key and returned again to whoever asks.
 	TaskDone
-	// TaskInterrupted: the host accepted the task, then stopped (a crash,
-	// a restart) before it finished; it is not running there, will not
-	// run there again under the key, and its result is lost (see
-	// ErrInterrupted).
+	// TaskInterrupted: the host accepted the task, then stopped it
+	// before it finished (a crash, a restart, its lease lost); it is not
+	// running there, will not run there again under the key, and its
+	// result is lost (see ErrInterrupted).
 	TaskInterrupted
 )
 
@@ -118,8 +118,8 @@ const DefaultMaxPlacements = 4
 //
 //   - A task goes to another target only when it is known not to run
 //     where it was sent: the host refused it or was never reached, it
-//     answers that it does not know the key, or that a restart
-//     interrupted it there (ErrInterrupted, TaskInterrupted), or it left
+//     answers that it does not know the key, or that it stopped the task
+//     there (ErrInterrupted, TaskInterrupted), or it left
 //     the cluster (its lease expired, and a host that loses its lease
 //     cancels the forwarded tasks it runs: see the package doc on
 //     fencing).
@@ -229,7 +229,8 @@ func (f *Forward) Sent(err error) Step {
 		f.excludeHost(t.Host)
 		return f.place()
 	case errors.Is(err, ErrInterrupted):
-		// It stopped mid-task and came back: as if it had left.
+		// It stopped the task (restarted, or lost its lease): as if it
+		// had left.
 		f.note(t, "interrupted", err)
 		f.excludeHost(t.Host)
 		return f.place()
@@ -267,7 +268,7 @@ func (f *Forward) Asked(st TaskStatus, err error) Step {
 		f.state = StepWait
 		return Step{Kind: StepWait, Target: t}
 	case st == TaskInterrupted:
-		f.note(t, "interrupted by a restart of the host", nil)
+		f.note(t, "interrupted there", nil)
 		f.excludeHost(t.Host)
 		return f.place()
 	}

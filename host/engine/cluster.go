@@ -405,11 +405,12 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 }
 
 // noteInterrupted says, when err says so, that the host the task was
-// forwarded to stopped while it ran the task: the task is placed again
-// without that host, and may have done part of its work there.
+// forwarded to stopped the task before it finished (it restarted, or
+// lost its lease): the task is placed again without that host, and may
+// have done part of its work there.
 func (h *Host) noteInterrupted(t host.Task, target string, err error) {
 	if errors.Is(err, cluster.ErrInterrupted) {
-		h.logger.Warn("a host restarted while it ran a forwarded task; placing the task again without it", "task", t.ID, "host", target, "error", err)
+		h.logger.Warn("a host stopped a forwarded task before it finished; placing the task again without it", "task", t.ID, "host", target, "error", err)
 	}
 }
 
@@ -490,9 +491,20 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t ho
 				r.Outcome, r.Err = h.execute(fence, p, t, nil)
 			}
 			now := h.now()
-			h.keepResult(cs, rec, r, now)
+			var stopped error
+			if r.Err != nil {
+				stopped = h.stoppedForward(cs, fence, rec, r.Err)
+			}
+			if stopped == nil {
+				h.keepResult(cs, rec, r, now)
+			}
 			cs.mu.Lock()
-			a.res, a.finished = r, now
+			if stopped != nil {
+				a.err = stopped
+			} else {
+				a.res = r
+			}
+			a.finished = now
 			cs.finished = append(cs.finished, key)
 			cs.mu.Unlock()
 			close(a.done)

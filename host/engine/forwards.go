@@ -20,7 +20,8 @@ import (
 //   - a key that finished: its result, returned to a retried forward
 //     without running the task;
 //   - a key that was accepted but not finished (the host died, or shut
-//     down, while its task ran): the task is not running here any more
+//     down, or lost its cluster lease, while its task ran: see
+//     stoppedForward): the task is not running here any more
 //     (a plugin never outlives its host), it may have done part of its
 //     work, and its result is lost. It is answered with
 //     cluster.ErrInterrupted (cluster.TaskInterrupted for a status
@@ -51,25 +52,12 @@ func (h *Host) keepForward(cs *clusterState, rec store.ForwardRecord, drop []str
 }
 
 // keepResult writes the result r of the accepted task rec, durably. A
-// task that failed while the host is shutting down is taken as
-// interrupted, not finished (the grace period over, the shutdown
-// cancelled it): its record stays as accepted, and a restart answers
-// ErrInterrupted. One that failed of its own accord in the grace period
-// is answered so too: the safe side, placed again elsewhere rather than
-// failed for a reason that may be the shutdown's. A result that cannot
-// be stored is still returned (the
-// task ran; the forwarding host, which gets it, has no reason to retry),
-// and logged: a restart would answer ErrInterrupted for it.
+// result that cannot be stored is still returned (the task ran; the
+// forwarding host, which gets it, has no reason to retry), and logged: a
+// restart would answer ErrInterrupted for it.
 func (h *Host) keepResult(cs *clusterState, rec store.ForwardRecord, r Result, now time.Time) {
 	if cs.memoryOnly {
 		return
-	}
-	if r.Err != nil {
-		select {
-		case <-h.closing:
-			return
-		default:
-		}
 	}
 	rec.Done, rec.Finished = true, now
 	if r.Err != nil {
@@ -80,6 +68,34 @@ func (h *Host) keepResult(cs *clusterState, rec store.ForwardRecord, r Result, n
 	if err := h.store.SaveForward(rec, nil).Wait(context.Background()); err != nil {
 		h.logger.Error("cannot store the result of a forwarded task; after a restart it would be answered as interrupted", "task", rec.Key, "error", err)
 	}
+}
+
+// stoppedForward says whether the accepted task rec, which failed with
+// err, was stopped by this host rather than failed: its lease was lost
+// (the fence ended, and the cluster may place the task elsewhere) or it
+// is shutting down (the grace period over, tasks are cancelled). Such a
+// task is interrupted, not finished: the error wraps
+// cluster.ErrInterrupted, its record stays as accepted, and a restart
+// answers the same. The forwarding host places it elsewhere, which it
+// would do anyway once this host's lease expired; the task is not
+// running here any more. A task that failed of its own accord while the
+// host was shutting down is answered so too: the safe side, placed
+// again rather than failed for a reason that may be the shutdown's.
+func (h *Host) stoppedForward(cs *clusterState, fence context.Context, rec store.ForwardRecord, err error) error {
+	why := ""
+	select {
+	case <-h.closing:
+		why = "it is shutting down"
+	default:
+	}
+	if fence.Err() != nil {
+		why = "its cluster lease was lost"
+	}
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: host %s stopped task %s from %s before it finished, because %s (%v); it may have done part of its work, and will not run here again",
+		cluster.ErrInterrupted, cs.info.ID, rec.Key, rec.From, why, err)
 }
 
 // loadForwards reads the keys kept in the store into cs, once, and

@@ -351,3 +351,65 @@ func TestForwardedKeysBoundedAcrossRestart(t *testing.T) {
 		t.Fatalf("%d records kept (%v), want %d", len(recs), err, keptResults)
 	}
 }
+
+// fencedMembership is a static membership whose fence the test ends: the
+// host's lease lost.
+type fencedMembership struct {
+	view  *cluster.View
+	fence context.Context
+}
+
+func (m fencedMembership) View() *cluster.View    { return m.view }
+func (fencedMembership) Changed(string)           {}
+func (fencedMembership) HostChanged()             {}
+func (m fencedMembership) Fence() context.Context { return m.fence }
+
+// TestForwardStoppedByALostLease: a host that loses its lease cancels the
+// forwarded task it runs (fencing); the forward is answered as
+// interrupted, not with the cancellation as the task's result (which the
+// forwarding host would hand its caller as a failure), so the task is
+// placed elsewhere. The key stays interrupted across a restart, and the
+// task never starts again here.
+func TestForwardStoppedByALostLease(t *testing.T) {
+	dir, work := t.TempDir(), t.TempDir()
+	ctx := t.Context()
+	ran, release := filepath.Join(work, "ran"), filepath.Join(work, "release")
+	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=started;wait:" + release + ";echo:late"}
+
+	h := forwardHost(t, dir, nil)
+	fence, loseLease := context.WithCancel(ctx)
+	if err := h.JoinCluster(fencedMembership{view: h.cl().view, fence: fence}, nil); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		r, err := h.RunForwarded(ctx, "a", "key-1", "", task)
+		if err == nil {
+			err = fmt.Errorf("a result: %+v", r)
+		}
+		errc <- err
+	}()
+	waitFile(t, ran)
+	loseLease()
+	err := <-errc
+	if !errors.Is(err, cluster.ErrInterrupted) || !strings.Contains(err.Error(), "lease was lost") || !strings.Contains(err.Error(), "key-1") {
+		t.Fatalf("the forward when the lease was lost: %v, want ErrInterrupted saying why", err)
+	}
+	if st, _ := h.ForwardedStatus("key-1"); st != cluster.TaskInterrupted {
+		t.Fatalf("status: %v, want interrupted", st)
+	}
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	h = forwardHost(t, dir, nil)
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.RunForwarded(ctx, "a", "key-1", "", task); !errors.Is(err, cluster.ErrInterrupted) {
+		t.Fatalf("after a restart: %v, want ErrInterrupted", err)
+	}
+	if got := lines(t, ran); len(got) != 1 {
+		t.Fatalf("the agent started %d times, want once: %q", len(got), got)
+	}
+}

@@ -39,9 +39,9 @@ const (
 	TaskStatusReply_UNKNOWN TaskStatusReply_State = 0
 	TaskStatusReply_RUNNING TaskStatusReply_State = 1
 	TaskStatusReply_DONE    TaskStatusReply_State = 2
-	// INTERRUPTED: the host accepted the key, then stopped before the
-	// task finished; it will not run it again (result.error_message says
-	// when and from whom). A host that predates it reads UNKNOWN, and
+	// INTERRUPTED: the host accepted the key, then stopped the task
+	// before it finished (a restart, its lease lost); it will not run it
+	// again (result.error_message says why and from whom). A host that predates it reads UNKNOWN, and
 	// places the task elsewhere all the same.
 	TaskStatusReply_INTERRUPTED TaskStatusReply_State = 3
 )
