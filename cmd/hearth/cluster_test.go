@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -153,6 +154,8 @@ type clusterHost struct {
 	id, dataDir, config string
 	cmd                 *exec.Cmd
 	env                 map[string]string
+	// log is the current process's stderr.
+	log *watchWriter
 }
 
 // testCluster is an etcd and the hosts sharing it.
@@ -161,6 +164,8 @@ type testCluster struct {
 	etcd                  *testEtcd
 	ca, cert, key, agents string
 	hosts                 map[string]*clusterHost
+	// leaseTTL is the hosts' lease_ttl; "2s" when empty.
+	leaseTTL string
 }
 
 func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
@@ -209,10 +214,10 @@ cluster {
   endpoints        = [%q]
   advertise        = "127.0.0.1:%d"
   host_id          = %q
-  lease_ttl        = "2s"
+  lease_ttl        = %q
   publish_interval = "100ms"
 }
-`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), port, id)
+`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), port, id, cmp.Or(c.leaseTTL, "2s"))
 	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +242,7 @@ func (h *clusterHost) start(t testing.TB) {
 	}
 	stderr := newWatchWriter("")
 	h.cmd.Stderr = stderr
+	h.log = stderr
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -522,6 +528,81 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	}
 	if r.o.Decision.Host != "" || r.o.Result.Output != "done" {
 		t.Fatalf("after b died mid-task: ran on %s host %q: %s", r.o.Session, r.o.Decision.Host, r.o.Decision.Reason)
+	}
+}
+
+// TestClusterForwardInterruptedByARestart: a host killed while it runs a
+// forwarded task and started again at once, within its lease, on the same
+// data directory, still knows it accepted the task (its store says so)
+// and answers the forwarding host's question with "interrupted", not
+// "never seen"; the forwarding host places the task again without it,
+// and the task completes once, on the other host. The restarted host
+// never starts it again.
+func TestClusterForwardInterruptedByARestart(t *testing.T) {
+	c := newTestCluster(t)
+	// Long enough that b is back before it could be taken for gone: the
+	// forwarding host must hear b's own answer.
+	c.leaseTTL = "10s"
+	a, hb := c.host("a"), c.host("b")
+	dir := t.TempDir() // before b's plugin starts: see TestClusterForwardSurvivesAHostKilledMidTask
+	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
+	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
+		m, ok := member(hs, "b")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+
+	ran, release := filepath.Join(dir, "ran"), filepath.Join(dir, "release")
+	type result struct {
+		o        *host.Outcome
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := run(t, a.env, "submit", "scripted", "append:"+ran+"=started;wait:"+release+";echo:done", "--dir", "pkg/net/http", "--json")
+		var o host.Outcome
+		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
+			done <- result{out: out, err: errOut}
+			return
+		}
+		done <- result{o: &o}
+	}()
+	starts := func() int {
+		b, _ := os.ReadFile(ran)
+		return strings.Count(string(b), "started")
+	}
+	waitStarts := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for starts() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the task started %d times, waiting for %d", starts(), n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitStarts(1) // on b
+	hb.kill9(t)
+	if _, err := hb.cmd.Process.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	hb.start(t) // the same data directory, config and address
+	a.log.wait(t, "a host stopped a forwarded task before it finished")
+	waitStarts(2) // placed again, on a
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.o == nil {
+		t.Fatalf("the forwarded task failed: %s %s", r.out, r.err)
+	}
+	if r.o.Decision.Host != "" || r.o.Result.Output != "done" {
+		t.Fatalf("after b restarted mid-task: ran on %s host %q: %s", r.o.Session, r.o.Decision.Host, r.o.Decision.Reason)
+	}
+	if n := starts(); n != 2 {
+		t.Fatalf("the task started %d times, want twice: on b before it died, then on a", n)
+	}
+	if !strings.Contains(a.log.String(), "host b accepted task "+r.o.TaskID) {
+		t.Errorf("a's log does not hold b's own answer about the task:\n%s", a.log)
 	}
 }
 

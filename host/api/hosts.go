@@ -24,8 +24,14 @@ import (
 // owner-only access, for `hearth hosts list` and `hearth runs list`.
 
 // reasonRefused is the ErrorInfo reason of a forward the host did not
-// start: the forwarding host places the task elsewhere.
-const reasonRefused = "REFUSED"
+// start: the forwarding host places the task elsewhere. reasonInterrupted,
+// of a forward whose key the host accepted and whose task it stopped
+// before it finished (cluster.ErrInterrupted): placed elsewhere too,
+// without this host.
+const (
+	reasonRefused     = "REFUSED"
+	reasonInterrupted = "INTERRUPTED"
+)
 
 // registerPeer serves the peer service on srv.
 func (s *Server) registerPeer(srv *grpc.Server) {
@@ -44,14 +50,20 @@ func (p peerServer) Forward(ctx context.Context, req *peerpb.ForwardRequest) (*p
 		Hints: wire.HintsOf(tr.GetHints()), Metadata: tr.GetMetadata()}
 	r, err := p.s.h.RunForwarded(ctx, req.GetFrom(), req.GetKey(), req.GetSession(), t)
 	if err != nil {
-		if errors.Is(err, cluster.ErrRefused) {
-			st := status.New(codes.FailedPrecondition, err.Error())
-			if d, derr := st.WithDetails(&apipb.ErrorInfo{Reason: reasonRefused}); derr == nil {
-				st = d
-			}
-			return nil, st.Err()
+		reason := ""
+		switch {
+		case errors.Is(err, cluster.ErrRefused):
+			reason = reasonRefused
+		case errors.Is(err, cluster.ErrInterrupted):
+			reason = reasonInterrupted
+		default:
+			return nil, wire.Status(err)
 		}
-		return nil, wire.Status(err)
+		st := status.New(codes.FailedPrecondition, err.Error())
+		if d, derr := st.WithDetails(&apipb.ErrorInfo{Reason: reason}); derr == nil {
+			st = d
+		}
+		return nil, st.Err()
 	}
 	return replyOf(r), nil
 }
@@ -65,6 +77,8 @@ func (p peerServer) TaskStatus(_ context.Context, req *peerpb.TaskStatusRequest)
 		out.State = peerpb.TaskStatusReply_RUNNING
 	case cluster.TaskDone:
 		out.State, out.Result = peerpb.TaskStatusReply_DONE, replyOf(r)
+	case cluster.TaskInterrupted:
+		out.State, out.Result = peerpb.TaskStatusReply_INTERRUPTED, replyOf(r)
 	}
 	return out, nil
 }

@@ -83,7 +83,14 @@ func (s staticMembership) Fence() context.Context { return s.fence }
 // static cluster as host id.
 func peerDaemon(t testing.TB, id, caFile, certFile, keyFile string) (*daemon, *api.PeerHosts, *cluster.View) {
 	t.Helper()
-	cfg := &config.Config{Agents: []*config.Agent{testAgent("scripted")}}
+	return peerDaemonIn(t, "", id, caFile, certFile, keyFile)
+}
+
+// peerDaemonIn is peerDaemon on the data directory dataDir ("" for a new
+// one).
+func peerDaemonIn(t testing.TB, dataDir, id, caFile, certFile, keyFile string) (*daemon, *api.PeerHosts, *cluster.View) {
+	t.Helper()
+	cfg := &config.Config{DataDir: dataDir, Agents: []*config.Agent{testAgent("scripted")}}
 	cfg.Server = config.Server{HTTP: "", Listen: "127.0.0.1:0",
 		TLS: &config.ServerTLS{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile}}
 	d := startDaemon(t, cfg)
@@ -175,6 +182,69 @@ func TestPeerForwardRunsOnceByKey(t *testing.T) {
 	_, err = peers.Forward(ctx, cluster.HostInfo{ID: "gone", Addr: dead}, "", "task-key-5", task)
 	if !errors.Is(err, cluster.ErrUnreachable) {
 		t.Fatalf("a host nobody listens at: %v, want unreachable", err)
+	}
+}
+
+// TestPeerForwardKeptAcrossRestart: host b runs a task forwarded under a
+// key, stops and starts again on the same data directory (at another
+// address); the key forwarded again gets the same result over the wire
+// and the task ran once. A task b was running when it stopped is
+// answered as interrupted, to a status query and to a forward, each
+// error wrapping cluster.ErrInterrupted (not a refusal) and saying it
+// once; the task did not start again.
+func TestPeerForwardKeptAcrossRestart(t *testing.T) {
+	dir := shortTempDir(t)
+	caFile, certFile, keyFile := hostCert(t, dir)
+	// Apart from dir: a confined plugin cannot add entries beside a data
+	// directory.
+	data := filepath.Join(shortTempDir(t), "data")
+	b, _, _ := peerDaemonIn(t, data, "b", caFile, certFile, keyFile)
+	_, peers, _ := peerDaemon(t, "a", caFile, certFile, keyFile)
+	mb := cluster.HostInfo{ID: "b", Addr: b.l.TCP}
+	ctx := t.Context()
+
+	ran, release := filepath.Join(dir, "ran"), filepath.Join(dir, "release")
+	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
+	first, err := peers.Forward(ctx, mb, "", "key-1", task)
+	if err != nil || first.Err != nil || first.Outcome.Result.Output != "done" {
+		t.Fatalf("forward: %+v %v", first, err)
+	}
+	slow := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=slow;wait:" + release + ";echo:slow"}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = peers.Forward(short, mb, "", "key-2", slow)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("forward past its deadline: %v", err)
+	}
+	// b stops at once: the slow task is cancelled.
+	stopped, stop := context.WithCancel(ctx)
+	stop()
+	b.l.Close(stopped)
+	_ = b.h.Close(stopped)
+
+	b, _, _ = peerDaemonIn(t, data, "b", caFile, certFile, keyFile)
+	mb = cluster.HostInfo{ID: "b", Addr: b.l.TCP}
+	again, err := peers.Forward(ctx, mb, "", "key-1", task)
+	if err != nil || again.Err != nil || again.Outcome.Result.Output != "done" || again.Outcome.Session != first.Outcome.Session {
+		t.Fatalf("forward again after b restarted: %+v %v", again, err)
+	}
+	if st, r, err := peers.Status(ctx, mb, "key-1"); err != nil || st != cluster.TaskDone || r.Outcome.Result.Output != "done" {
+		t.Fatalf("status of key-1: %v %+v %v", st, r, err)
+	}
+	st, r, err := peers.Status(ctx, mb, "key-2")
+	if err != nil || st != cluster.TaskInterrupted || !errors.Is(r.Err, cluster.ErrInterrupted) || !strings.Contains(r.Err.Error(), "key-2") {
+		t.Fatalf("status of key-2: %v %v %v, want interrupted", st, r.Err, err)
+	}
+	writeFile(t, dir, "release", "")
+	_, err = peers.Forward(ctx, mb, "", "key-2", slow)
+	if !errors.Is(err, cluster.ErrInterrupted) || errors.Is(err, cluster.ErrRefused) {
+		t.Fatalf("forward key-2 again: %v, want ErrInterrupted", err)
+	}
+	if n := strings.Count(err.Error(), cluster.ErrInterrupted.Error()); n != 1 {
+		t.Errorf("the error says it %d times: %v", n, err)
+	}
+	if b, _ := os.ReadFile(ran); string(b) != "once\nslow\n" {
+		t.Fatalf("the agent's side effects: %q, want each task started once", b)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -175,6 +176,8 @@ func (p *PeerHosts) Status(ctx context.Context, m cluster.HostInfo, key string) 
 		return cluster.TaskRunning, engine.Result{}, nil
 	case peerpb.TaskStatusReply_DONE:
 		return cluster.TaskDone, resultOf(ctx, r.GetResult()), nil
+	case peerpb.TaskStatusReply_INTERRUPTED:
+		return cluster.TaskInterrupted, engine.Result{Err: fmt.Errorf("%w: host %s: %s", cluster.ErrInterrupted, m.ID, strings.TrimPrefix(r.GetResult().GetErrorMessage(), cluster.ErrInterrupted.Error()+": "))}, nil
 	}
 	return cluster.TaskUnknown, engine.Result{}, nil
 }
@@ -196,7 +199,8 @@ func (p *PeerHosts) ListRuns(ctx context.Context, m cluster.HostInfo) ([]host.Ru
 	return out, nil
 }
 
-// peerError maps a failed call: a refusal wraps cluster.ErrRefused; the
+// peerError maps a failed call: a refusal wraps cluster.ErrRefused, a
+// key whose task the host stopped cluster.ErrInterrupted; the
 // caller's own end its context's error; anything else (a connection lost
 // after the request went out, a timeout) leaves the outcome unknown.
 func peerError(m cluster.HostInfo, what string, err error) error {
@@ -204,6 +208,9 @@ func peerError(m cluster.HostInfo, what string, err error) error {
 	for _, d := range st.Details() {
 		if info, ok := d.(*apipb.ErrorInfo); ok && info.GetReason() == reasonRefused {
 			return fmt.Errorf("%w: host %s: %s", cluster.ErrRefused, m.ID, st.Message())
+		}
+		if info, ok := d.(*apipb.ErrorInfo); ok && info.GetReason() == reasonInterrupted {
+			return fmt.Errorf("%w: host %s: %s", cluster.ErrInterrupted, m.ID, strings.TrimPrefix(st.Message(), cluster.ErrInterrupted.Error()+": "))
 		}
 	}
 	switch st.Code() {

@@ -97,7 +97,13 @@
 // is unknown (a timeout, a connection lost after sending) asks the host
 // about the key and waits while it is running there or while the host,
 // unanswering, is still a member. The receiving host keeps each accepted
-// key and its result, so a repeated forward never starts the task twice.
+// key and its result, in memory and in its store (durable before it
+// answers), so a repeated forward never starts the task twice, across a
+// restart of that host too, within its idempotency window (an hour, at
+// most 10,000 keys: docs/cluster.md). A key whose task it stopped
+// before it finished (a restart, its lease lost) is answered with
+// ErrInterrupted (TaskInterrupted): the task is placed elsewhere, as when
+// a host leaves the cluster mid-task.
 //
 // Fencing: a host runs the tasks forwarded to it under the context of its
 // lease (Node.Fence in cluster/etcd), which ends when its lease is lost.

@@ -21,6 +21,14 @@ var (
 	// never reached the target (dialing failed): the task did not start
 	// there.
 	ErrUnreachable = errors.New("host unreachable")
+	// ErrInterrupted is wrapped by a forward's error when the target host
+	// had accepted the task under its key and stopped it before it
+	// finished: it restarted (a crash, a shutdown) or lost its lease. The
+	// task is not running there and its result is lost; it may have done
+	// part of its work. The host never runs that key again; the
+	// forwarding host places the task elsewhere, as it does when a host
+	// leaves the cluster mid-task.
+	ErrInterrupted = errors.New("the host running the task stopped it before it finished")
 	// ErrExhausted: every attempt a forward was allowed failed.
 	ErrExhausted = errors.New("no host could run the task")
 	// ErrNoHost: no member runs the agent.

@@ -35,6 +35,11 @@ const (
 	// TaskDone: the host finished the task; its result is kept under the
 	// key and returned again to whoever asks.
 	TaskDone
+	// TaskInterrupted: the host accepted the task, then stopped it
+	// before it finished (a crash, a restart, its lease lost); it is not
+	// running there, will not run there again under the key, and its
+	// result is lost (see ErrInterrupted).
+	TaskInterrupted
 )
 
 // The engine sends a task with host/engine's Peers (host/api implements
@@ -113,9 +118,11 @@ const DefaultMaxPlacements = 4
 //
 //   - A task goes to another target only when it is known not to run
 //     where it was sent: the host refused it or was never reached, it
-//     answers that it does not know the key, or it left the cluster (its
-//     lease expired, and a host that loses its lease cancels the
-//     forwarded tasks it runs: see the package doc on fencing).
+//     answers that it does not know the key, or that it stopped the task
+//     there (ErrInterrupted, TaskInterrupted), or it left
+//     the cluster (its lease expired, and a host that loses its lease
+//     cancels the forwarded tasks it runs: see the package doc on
+//     fencing).
 //   - When a send fails in any other way (a timeout, a connection lost
 //     after the request went out), the host is asked about the key: done
 //     ends the forward with that result; running or unanswered while the
@@ -221,6 +228,12 @@ func (f *Forward) Sent(err error) Step {
 		f.note(t, "unreachable", err)
 		f.excludeHost(t.Host)
 		return f.place()
+	case errors.Is(err, ErrInterrupted):
+		// It stopped the task (restarted, or lost its lease): as if it
+		// had left.
+		f.note(t, "interrupted", err)
+		f.excludeHost(t.Host)
+		return f.place()
 	case errors.Is(err, ErrRefused):
 		f.note(t, "refused", err)
 		f.refusals[t.Host]++
@@ -254,6 +267,10 @@ func (f *Forward) Asked(st TaskStatus, err error) Step {
 	case st == TaskRunning:
 		f.state = StepWait
 		return Step{Kind: StepWait, Target: t}
+	case st == TaskInterrupted:
+		f.note(t, "interrupted there", nil)
+		f.excludeHost(t.Host)
+		return f.place()
 	}
 	// The host never accepted it: the task is not running anywhere.
 	f.note(t, "not accepted", nil)

@@ -38,6 +38,7 @@ var (
 	errRefused = fmt.Errorf("host b: session busy: %w", ErrRefused)
 	errDial    = fmt.Errorf("dial b:7420: connection refused: %w", ErrUnreachable)
 	errLost    = errors.New("rpc error: connection reset by peer")
+	errIntr    = fmt.Errorf("host b: task task-1 was running when b stopped: %w", ErrInterrupted)
 )
 
 func TestForward(t *testing.T) {
@@ -96,6 +97,16 @@ func TestForward(t *testing.T) {
 		{
 			name:      "lost, and the host left the cluster: placed elsewhere",
 			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "sent again to a host that restarted mid-task: placed elsewhere, as for a host that left",
+			reports:   []report{placed("b", "s1"), sent(errIntr, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "lost, and the host restarted mid-task: placed elsewhere",
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(true, StepAsk), asked(TaskInterrupted, nil, StepPlace), placed("c", ""), sent(nil, StepDone)},
 			wantHosts: []string{"b"},
 		},
 		{

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/pool"
+	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/matcher"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -77,7 +78,8 @@ type ClusterInfo struct {
 
 // keptResults bounds the idempotency keys of forwarded tasks a host
 // keeps the results of: a forward is retried within a task's deadline,
-// so an hour is ample.
+// so an hour is ample. The same bounds hold for their records in the
+// store (forwards.go), across restarts.
 const (
 	keptResults   = 10000
 	keptResultAge = time.Hour
@@ -98,6 +100,11 @@ type clusterState struct {
 	// finished are the keys of accepted tasks in the order they
 	// finished, oldest first: what pruning drops first.
 	finished []string
+	// loaded says the keys kept in the store were read (JoinCluster).
+	loaded bool
+	// memoryOnly keeps accepted keys in memory only, as before they
+	// were stored: for the benchmark that measures what storing costs.
+	memoryOnly bool
 }
 
 // joined is what JoinCluster set: read on every tool use, so swapped
@@ -123,8 +130,12 @@ func (cs *clusterState) peers() Peers {
 
 // acceptedTask is a task forwarded here, by its idempotency key.
 type acceptedTask struct {
-	done     chan struct{}
-	res      Result
+	done chan struct{}
+	res  Result
+	// err, when set, is the answer instead of res: a refusal (the
+	// acceptance could not be stored; the key is forgotten), or the
+	// task was interrupted by a restart (cluster.ErrInterrupted).
+	err      error
 	finished time.Time
 }
 
@@ -157,6 +168,9 @@ func (h *Host) JoinCluster(node Membership, peers Peers) error {
 		cs.runDir = cluster.NewRunDirectory[host.RunInfo](runLister{h}, 5*time.Second, h.now)
 	}
 	cs.mu.Unlock()
+	if err := h.loadForwards(cs); err != nil {
+		return err
+	}
 	cs.joined.Store(&joined{node: node, peers: peers})
 	return nil
 }
@@ -343,6 +357,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 			if err == nil {
 				res = r
 			}
+			h.noteInterrupted(t, s.Target.Host, err)
 			s = f.Sent(err)
 		case cluster.StepAsk:
 			m, ok := cs.view.Member(s.Target.Host)
@@ -353,6 +368,9 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 			st, r, err := cs.peers().Status(ctx, m, t.ID)
 			if err == nil && st == cluster.TaskDone {
 				res = r
+			}
+			if st == cluster.TaskInterrupted {
+				h.noteInterrupted(t, s.Target.Host, r.Err)
 			}
 			s = f.Asked(st, err)
 		case cluster.StepWait:
@@ -386,6 +404,16 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 	}
 }
 
+// noteInterrupted says, when err says so, that the host the task was
+// forwarded to stopped the task before it finished (it restarted, or
+// lost its lease): the task is placed again without that host, and may
+// have done part of its work there.
+func (h *Host) noteInterrupted(t host.Task, target string, err error) {
+	if errors.Is(err, cluster.ErrInterrupted) {
+		h.logger.Warn("a host stopped a forwarded task before it finished; placing the task again without it", "task", t.ID, "host", target, "error", err)
+	}
+}
+
 // placeAcrossDecision is Place in cluster mode.
 func (h *Host) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) host.Decision {
 	_, d := h.placeAcross(p, host.Task{Agent: agent, Hints: hints}, cluster.NewForward("", 0))
@@ -399,7 +427,12 @@ func (h *Host) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) 
 // its own sessions, with its own guards. The task runs under the
 // cluster fence (it stops if this host loses its lease), not under ctx:
 // a caller that lost its connection finds it by its key. Errors
-// wrapping cluster.ErrRefused mean the task did not start here.
+// wrapping cluster.ErrRefused mean the task did not start here. Keys and
+// results are kept in the store too (forwards.go), durably before the
+// task starts and before its result is returned, so that the promise
+// holds across a restart: a key whose task a restart interrupted is
+// answered with an error wrapping cluster.ErrInterrupted, never run
+// again.
 func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t host.Task) (Result, error) {
 	cs := h.cl()
 	if cs == nil || cs.node() == nil {
@@ -431,8 +464,23 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t ho
 		}
 		a = &acceptedTask{done: make(chan struct{})}
 		cs.accepted[key] = a
-		h.pruneAcceptedLocked(cs)
+		drop := h.pruneAcceptedLocked(cs)
+		rec := store.ForwardRecord{Key: key, From: from, Agent: t.Agent, Accepted: h.now()}
 		t.ID = key
+		// The acceptance is durable before the task starts, so that a
+		// restart never forgets a key whose task may have run; written
+		// outside cs.mu, so that concurrent forwards share an fsync (a
+		// forward of the same key meanwhile waits on a.done).
+		cs.mu.Unlock()
+		if err := h.keepForward(cs, rec, drop); err != nil {
+			cs.mu.Lock()
+			delete(cs.accepted, key)
+			a.err = fmt.Errorf("%w: host %s cannot store that it accepted task %s: %v", cluster.ErrRefused, cs.info.ID, key, err)
+			cs.mu.Unlock()
+			close(a.done)
+			done()
+			return Result{}, a.err
+		}
 		go func() {
 			defer done()
 			var r Result
@@ -442,26 +490,41 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t ho
 				h.logger.Debug("running a forwarded task", "task", key, "from", from, "session", session)
 				r.Outcome, r.Err = h.execute(fence, p, t, nil)
 			}
+			now := h.now()
+			var stopped error
+			if r.Err != nil {
+				stopped = h.stoppedForward(cs, fence, rec, r.Err)
+			}
+			if stopped == nil {
+				h.keepResult(cs, rec, r, now)
+			}
 			cs.mu.Lock()
-			a.res, a.finished = r, h.now()
+			if stopped != nil {
+				a.err = stopped
+			} else {
+				a.res = r
+			}
+			a.finished = now
 			cs.finished = append(cs.finished, key)
 			cs.mu.Unlock()
 			close(a.done)
 		}()
+	} else {
+		cs.mu.Unlock()
 	}
-	cs.mu.Unlock()
 	select {
 	case <-a.done:
-		return a.res, nil
+		return a.res, a.err
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
 	}
 }
 
 // pruneAcceptedLocked drops kept results older than keptResultAge, and
-// the oldest beyond keptResults. Tasks finish in time order, so both are
-// at the front of cs.finished. cs.mu must be held.
-func (h *Host) pruneAcceptedLocked(cs *clusterState) {
+// the oldest beyond keptResults, and returns their keys, for the store.
+// Tasks finish in time order, so both are at the front of cs.finished.
+// cs.mu must be held.
+func (h *Host) pruneAcceptedLocked(cs *clusterState) []string {
 	now := h.now()
 	n := 0
 	for _, k := range cs.finished {
@@ -471,7 +534,9 @@ func (h *Host) pruneAcceptedLocked(cs *clusterState) {
 		delete(cs.accepted, k)
 		n++
 	}
+	dropped := slices.Clone(cs.finished[:n])
 	cs.finished = slices.Delete(cs.finished, 0, n)
+	return dropped
 }
 
 // ForwardedStatus says what this host knows of a forwarded task's key.
@@ -486,6 +551,8 @@ func (h *Host) ForwardedStatus(key string) (cluster.TaskStatus, Result) {
 	switch {
 	case a == nil:
 		return cluster.TaskUnknown, Result{}
+	case errors.Is(a.err, cluster.ErrInterrupted):
+		return cluster.TaskInterrupted, Result{Err: a.err}
 	case a.finished.IsZero():
 		return cluster.TaskRunning, Result{}
 	}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/hearth-dev/hearth/host"
@@ -424,4 +426,35 @@ func EncodeEvent(e host.Event) ([]byte, error) {
 	m := &storepb.Event{}
 	fillEvent(m, &e)
 	return encode(m)
+}
+
+func forwardToPB(r ForwardRecord) (*storepb.Forward, error) {
+	m := &storepb.Forward{Key: r.Key, From: r.From, Agent: r.Agent, State: storepb.ForwardState_FORWARD_RUNNING,
+		AcceptedUnixNano: nanos(r.Accepted), FinishedUnixNano: nanos(r.Finished),
+		Error: r.Error, ErrorKind: r.ErrorKind}
+	if r.Done {
+		m.State = storepb.ForwardState_FORWARD_DONE
+	}
+	if r.Outcome != nil {
+		b, err := json.Marshal(r.Outcome)
+		if err != nil {
+			return nil, fmt.Errorf("forwarded task %s: encode its outcome: %w", r.Key, err)
+		}
+		m.OutcomeJson = b
+	}
+	return m, nil
+}
+
+func forwardFromPB(m *storepb.Forward) (ForwardRecord, error) {
+	r := ForwardRecord{Key: m.GetKey(), From: m.GetFrom(), Agent: m.GetAgent(),
+		Done:     m.GetState() == storepb.ForwardState_FORWARD_DONE,
+		Accepted: unixTime(m.GetAcceptedUnixNano()), Finished: unixTime(m.GetFinishedUnixNano()),
+		Error: m.GetError(), ErrorKind: m.GetErrorKind()}
+	if len(m.GetOutcomeJson()) > 0 {
+		r.Outcome = &host.Outcome{}
+		if err := json.Unmarshal(m.GetOutcomeJson(), r.Outcome); err != nil {
+			return ForwardRecord{}, fmt.Errorf("its outcome: %w", err)
+		}
+	}
+	return r, nil
 }

@@ -100,6 +100,8 @@ func describeKey(key []byte) string {
 		}
 	case "m":
 		return "the layout version"
+	case "fw":
+		return "forwarded task " + rest
 	}
 	return "record " + strconv.Quote(k)
 }
@@ -126,6 +128,8 @@ func recordType(key []byte) proto.Message {
 		return &storepb.Checkpoint{}
 	case "o":
 		return &storepb.TaskOutput{}
+	case "fw":
+		return &storepb.Forward{}
 	}
 	return nil
 }

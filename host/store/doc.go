@@ -33,6 +33,10 @@
 //	o/<run>/<task>/<version>    TaskOutput: result and context artifact,
 //	                            version as 4 big-endian bytes, immutable
 //	fr/<sha256>/<run>           (empty) run <run> uses file <sha256>
+//	fw/<key>                    Forward: a task another host of a cluster
+//	                            forwarded here under idempotency key <key>:
+//	                            running, or done with its result; pruned
+//	                            by the engine's idempotency window
 //
 // File contents live beside Badger, in files/<sha256[:2]>/<sha256> under
 // the data directory: stored once by content, read-only, removed when no

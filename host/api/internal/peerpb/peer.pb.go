@@ -39,6 +39,11 @@ const (
 	TaskStatusReply_UNKNOWN TaskStatusReply_State = 0
 	TaskStatusReply_RUNNING TaskStatusReply_State = 1
 	TaskStatusReply_DONE    TaskStatusReply_State = 2
+	// INTERRUPTED: the host accepted the key, then stopped the task
+	// before it finished (a restart, its lease lost); it will not run it
+	// again (result.error_message says why and from whom). A host that predates it reads UNKNOWN, and
+	// places the task elsewhere all the same.
+	TaskStatusReply_INTERRUPTED TaskStatusReply_State = 3
 )
 
 // Enum value maps for TaskStatusReply_State.
@@ -47,11 +52,13 @@ var (
 		0: "UNKNOWN",
 		1: "RUNNING",
 		2: "DONE",
+		3: "INTERRUPTED",
 	}
 	TaskStatusReply_State_value = map[string]int32{
-		"UNKNOWN": 0,
-		"RUNNING": 1,
-		"DONE":    2,
+		"UNKNOWN":     0,
+		"RUNNING":     1,
+		"DONE":        2,
+		"INTERRUPTED": 3,
 	}
 )
 
@@ -270,7 +277,7 @@ func (x *TaskStatusRequest) GetKey() string {
 type TaskStatusReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	State TaskStatusReply_State  `protobuf:"varint,1,opt,name=state,proto3,enum=hearth.peer.v1.TaskStatusReply_State" json:"state,omitempty"`
-	// result is the kept result, for DONE.
+	// result is the kept result, for DONE; for INTERRUPTED, its error.
 	Result        *ForwardReply `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -765,14 +772,15 @@ const file_peer_proto_rawDesc = "" +
 	"\ferror_reason\x18\x03 \x01(\tR\verrorReason\x12#\n" +
 	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\"%\n" +
 	"\x11TaskStatusRequest\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\"\xb1\x01\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"\xc2\x01\n" +
 	"\x0fTaskStatusReply\x12;\n" +
 	"\x05state\x18\x01 \x01(\x0e2%.hearth.peer.v1.TaskStatusReply.StateR\x05state\x124\n" +
-	"\x06result\x18\x02 \x01(\v2\x1c.hearth.peer.v1.ForwardReplyR\x06result\"+\n" +
+	"\x06result\x18\x02 \x01(\v2\x1c.hearth.peer.v1.ForwardReplyR\x06result\"<\n" +
 	"\x05State\x12\v\n" +
 	"\aUNKNOWN\x10\x00\x12\v\n" +
 	"\aRUNNING\x10\x01\x12\b\n" +
-	"\x04DONE\x10\x02\"\x12\n" +
+	"\x04DONE\x10\x02\x12\x0f\n" +
+	"\vINTERRUPTED\x10\x03\"\x12\n" +
 	"\x10ListHostsRequest\"\xbc\x01\n" +
 	"\tAgentLoad\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +

@@ -201,6 +201,57 @@ func (TaskStatus) EnumDescriptor() ([]byte, []int) {
 	return file_store_proto_rawDescGZIP(), []int{2}
 }
 
+type ForwardState int32
+
+const (
+	ForwardState_FORWARD_STATE_UNSPECIFIED ForwardState = 0
+	// running: accepted, its task started; what the host knew when it
+	// died, if it never wrote done.
+	ForwardState_FORWARD_RUNNING ForwardState = 1
+	ForwardState_FORWARD_DONE    ForwardState = 2
+)
+
+// Enum value maps for ForwardState.
+var (
+	ForwardState_name = map[int32]string{
+		0: "FORWARD_STATE_UNSPECIFIED",
+		1: "FORWARD_RUNNING",
+		2: "FORWARD_DONE",
+	}
+	ForwardState_value = map[string]int32{
+		"FORWARD_STATE_UNSPECIFIED": 0,
+		"FORWARD_RUNNING":           1,
+		"FORWARD_DONE":              2,
+	}
+)
+
+func (x ForwardState) Enum() *ForwardState {
+	p := new(ForwardState)
+	*p = x
+	return p
+}
+
+func (x ForwardState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ForwardState) Descriptor() protoreflect.EnumDescriptor {
+	return file_store_proto_enumTypes[3].Descriptor()
+}
+
+func (ForwardState) Type() protoreflect.EnumType {
+	return &file_store_proto_enumTypes[3]
+}
+
+func (x ForwardState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ForwardState.Descriptor instead.
+func (ForwardState) EnumDescriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{3}
+}
+
 // Session is one session of an agent and its fingerprint.
 type Session struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
@@ -2406,6 +2457,127 @@ func (x *TaskOutput) GetScore() float64 {
 	return 0
 }
 
+// Forward is a task another host of a cluster forwarded here, under its
+// idempotency key (the record's key): that this host accepted it and,
+// once done, its result, returned again to a retried forward instead of
+// running the task twice. Kept for as long as the engine's idempotency
+// window (docs/cluster.md).
+type Forward struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// from is the forwarding host's cluster ID.
+	From             string       `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	Agent            string       `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	State            ForwardState `protobuf:"varint,4,opt,name=state,proto3,enum=hearth.store.v1.ForwardState" json:"state,omitempty"`
+	AcceptedUnixNano int64        `protobuf:"varint,5,opt,name=accepted_unix_nano,json=acceptedUnixNano,proto3" json:"accepted_unix_nano,omitempty"`
+	FinishedUnixNano int64        `protobuf:"varint,6,opt,name=finished_unix_nano,json=finishedUnixNano,proto3" json:"finished_unix_nano,omitempty"`
+	// outcome_json is the task's host.Outcome as JSON (its documented
+	// form, `hearth submit --json`), for a task that succeeded: it goes
+	// back whole to the forwarding host and is never queried here.
+	OutcomeJson []byte `protobuf:"bytes,7,opt,name=outcome_json,json=outcomeJson,proto3" json:"outcome_json,omitempty"`
+	// error is the message of the error the task failed with; error_kind
+	// names the sentinel error it wrapped (host/engine's list), so that the
+	// forwarding host tells a guard's denial from a plugin's crash after a
+	// restart as before it.
+	Error         string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	ErrorKind     string `protobuf:"bytes,9,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Forward) Reset() {
+	*x = Forward{}
+	mi := &file_store_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Forward) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Forward) ProtoMessage() {}
+
+func (x *Forward) ProtoReflect() protoreflect.Message {
+	mi := &file_store_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Forward.ProtoReflect.Descriptor instead.
+func (*Forward) Descriptor() ([]byte, []int) {
+	return file_store_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Forward) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Forward) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *Forward) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *Forward) GetState() ForwardState {
+	if x != nil {
+		return x.State
+	}
+	return ForwardState_FORWARD_STATE_UNSPECIFIED
+}
+
+func (x *Forward) GetAcceptedUnixNano() int64 {
+	if x != nil {
+		return x.AcceptedUnixNano
+	}
+	return 0
+}
+
+func (x *Forward) GetFinishedUnixNano() int64 {
+	if x != nil {
+		return x.FinishedUnixNano
+	}
+	return 0
+}
+
+func (x *Forward) GetOutcomeJson() []byte {
+	if x != nil {
+		return x.OutcomeJson
+	}
+	return nil
+}
+
+func (x *Forward) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *Forward) GetErrorKind() string {
+	if x != nil {
+		return x.ErrorKind
+	}
+	return ""
+}
+
 var File_store_proto protoreflect.FileDescriptor
 
 const file_store_proto_rawDesc = "" +
@@ -2659,7 +2831,18 @@ const file_store_proto_rawDesc = "" +
 	"\x05score\x18\x12 \x01(\x01R\x05score\x1a:\n" +
 	"\fMetricsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01*h\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xae\x02\n" +
+	"\aForward\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x14\n" +
+	"\x05agent\x18\x03 \x01(\tR\x05agent\x123\n" +
+	"\x05state\x18\x04 \x01(\x0e2\x1d.hearth.store.v1.ForwardStateR\x05state\x12,\n" +
+	"\x12accepted_unix_nano\x18\x05 \x01(\x03R\x10acceptedUnixNano\x12,\n" +
+	"\x12finished_unix_nano\x18\x06 \x01(\x03R\x10finishedUnixNano\x12!\n" +
+	"\foutcome_json\x18\a \x01(\fR\voutcomeJson\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12\x1d\n" +
+	"\n" +
+	"error_kind\x18\t \x01(\tR\terrorKind*h\n" +
 	"\rSessionStatus\x12\x1e\n" +
 	"\x1aSESSION_STATUS_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSESSION_LIVE\x10\x01\x12\x13\n" +
@@ -2683,7 +2866,11 @@ const file_store_proto_rawDesc = "" +
 	"\x0eTASK_SUCCEEDED\x10\x03\x12\x0f\n" +
 	"\vTASK_FAILED\x10\x04\x12\x11\n" +
 	"\rTASK_RETRYING\x10\x05\x12\x10\n" +
-	"\fTASK_SKIPPED\x10\x06B:Z8github.com/hearth-dev/hearth/host/store/internal/storepbb\x06proto3"
+	"\fTASK_SKIPPED\x10\x06*T\n" +
+	"\fForwardState\x12\x1d\n" +
+	"\x19FORWARD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fFORWARD_RUNNING\x10\x01\x12\x10\n" +
+	"\fFORWARD_DONE\x10\x02B:Z8github.com/hearth-dev/hearth/host/store/internal/storepbb\x06proto3"
 
 var (
 	file_store_proto_rawDescOnce sync.Once
@@ -2697,57 +2884,60 @@ func file_store_proto_rawDescGZIP() []byte {
 	return file_store_proto_rawDescData
 }
 
-var file_store_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_store_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_store_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_store_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_store_proto_goTypes = []any{
 	(SessionStatus)(0), // 0: hearth.store.v1.SessionStatus
 	(RunStatus)(0),     // 1: hearth.store.v1.RunStatus
 	(TaskStatus)(0),    // 2: hearth.store.v1.TaskStatus
-	(*Session)(nil),    // 3: hearth.store.v1.Session
-	(*ToolUse)(nil),    // 4: hearth.store.v1.ToolUse
-	(*Candidate)(nil),  // 5: hearth.store.v1.Candidate
-	(*Decision)(nil),   // 6: hearth.store.v1.Decision
-	(*Event)(nil),      // 7: hearth.store.v1.Event
-	(*EventChunk)(nil), // 8: hearth.store.v1.EventChunk
-	(*Run)(nil),        // 9: hearth.store.v1.Run
-	(*ChunkSet)(nil),   // 10: hearth.store.v1.ChunkSet
-	(*RunFile)(nil),    // 11: hearth.store.v1.RunFile
-	(*Revision)(nil),   // 12: hearth.store.v1.Revision
-	(*RunGraph)(nil),   // 13: hearth.store.v1.RunGraph
-	(*GraphTask)(nil),  // 14: hearth.store.v1.GraphTask
-	(*Owner)(nil),      // 15: hearth.store.v1.Owner
-	(*RunTask)(nil),    // 16: hearth.store.v1.RunTask
-	(*Checkpoint)(nil), // 17: hearth.store.v1.Checkpoint
-	(*TaskOutput)(nil), // 18: hearth.store.v1.TaskOutput
-	nil,                // 19: hearth.store.v1.Run.ChunksEntry
-	nil,                // 20: hearth.store.v1.Run.GateLoopsEntry
-	nil,                // 21: hearth.store.v1.GraphTask.MetadataEntry
-	nil,                // 22: hearth.store.v1.TaskOutput.MetricsEntry
+	(ForwardState)(0),  // 3: hearth.store.v1.ForwardState
+	(*Session)(nil),    // 4: hearth.store.v1.Session
+	(*ToolUse)(nil),    // 5: hearth.store.v1.ToolUse
+	(*Candidate)(nil),  // 6: hearth.store.v1.Candidate
+	(*Decision)(nil),   // 7: hearth.store.v1.Decision
+	(*Event)(nil),      // 8: hearth.store.v1.Event
+	(*EventChunk)(nil), // 9: hearth.store.v1.EventChunk
+	(*Run)(nil),        // 10: hearth.store.v1.Run
+	(*ChunkSet)(nil),   // 11: hearth.store.v1.ChunkSet
+	(*RunFile)(nil),    // 12: hearth.store.v1.RunFile
+	(*Revision)(nil),   // 13: hearth.store.v1.Revision
+	(*RunGraph)(nil),   // 14: hearth.store.v1.RunGraph
+	(*GraphTask)(nil),  // 15: hearth.store.v1.GraphTask
+	(*Owner)(nil),      // 16: hearth.store.v1.Owner
+	(*RunTask)(nil),    // 17: hearth.store.v1.RunTask
+	(*Checkpoint)(nil), // 18: hearth.store.v1.Checkpoint
+	(*TaskOutput)(nil), // 19: hearth.store.v1.TaskOutput
+	(*Forward)(nil),    // 20: hearth.store.v1.Forward
+	nil,                // 21: hearth.store.v1.Run.ChunksEntry
+	nil,                // 22: hearth.store.v1.Run.GateLoopsEntry
+	nil,                // 23: hearth.store.v1.GraphTask.MetadataEntry
+	nil,                // 24: hearth.store.v1.TaskOutput.MetricsEntry
 }
 var file_store_proto_depIdxs = []int32{
 	0,  // 0: hearth.store.v1.Session.status:type_name -> hearth.store.v1.SessionStatus
-	5,  // 1: hearth.store.v1.Decision.ranked:type_name -> hearth.store.v1.Candidate
-	4,  // 2: hearth.store.v1.Event.tool_use:type_name -> hearth.store.v1.ToolUse
-	6,  // 3: hearth.store.v1.Event.decision:type_name -> hearth.store.v1.Decision
-	7,  // 4: hearth.store.v1.EventChunk.events:type_name -> hearth.store.v1.Event
+	6,  // 1: hearth.store.v1.Decision.ranked:type_name -> hearth.store.v1.Candidate
+	5,  // 2: hearth.store.v1.Event.tool_use:type_name -> hearth.store.v1.ToolUse
+	7,  // 3: hearth.store.v1.Event.decision:type_name -> hearth.store.v1.Decision
+	8,  // 4: hearth.store.v1.EventChunk.events:type_name -> hearth.store.v1.Event
 	1,  // 5: hearth.store.v1.Run.status:type_name -> hearth.store.v1.RunStatus
-	19, // 6: hearth.store.v1.Run.chunks:type_name -> hearth.store.v1.Run.ChunksEntry
-	11, // 7: hearth.store.v1.Run.files:type_name -> hearth.store.v1.RunFile
-	20, // 8: hearth.store.v1.Run.gate_loops:type_name -> hearth.store.v1.Run.GateLoopsEntry
-	12, // 9: hearth.store.v1.Run.revisions:type_name -> hearth.store.v1.Revision
-	14, // 10: hearth.store.v1.RunGraph.tasks:type_name -> hearth.store.v1.GraphTask
-	15, // 11: hearth.store.v1.RunGraph.owners:type_name -> hearth.store.v1.Owner
-	21, // 12: hearth.store.v1.GraphTask.metadata:type_name -> hearth.store.v1.GraphTask.MetadataEntry
+	21, // 6: hearth.store.v1.Run.chunks:type_name -> hearth.store.v1.Run.ChunksEntry
+	12, // 7: hearth.store.v1.Run.files:type_name -> hearth.store.v1.RunFile
+	22, // 8: hearth.store.v1.Run.gate_loops:type_name -> hearth.store.v1.Run.GateLoopsEntry
+	13, // 9: hearth.store.v1.Run.revisions:type_name -> hearth.store.v1.Revision
+	15, // 10: hearth.store.v1.RunGraph.tasks:type_name -> hearth.store.v1.GraphTask
+	16, // 11: hearth.store.v1.RunGraph.owners:type_name -> hearth.store.v1.Owner
+	23, // 12: hearth.store.v1.GraphTask.metadata:type_name -> hearth.store.v1.GraphTask.MetadataEntry
 	2,  // 13: hearth.store.v1.RunTask.status:type_name -> hearth.store.v1.TaskStatus
-	9,  // 14: hearth.store.v1.Checkpoint.run:type_name -> hearth.store.v1.Run
-	16, // 15: hearth.store.v1.Checkpoint.tasks:type_name -> hearth.store.v1.RunTask
-	22, // 16: hearth.store.v1.TaskOutput.metrics:type_name -> hearth.store.v1.TaskOutput.MetricsEntry
-	10, // 17: hearth.store.v1.Run.ChunksEntry.value:type_name -> hearth.store.v1.ChunkSet
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	10, // 14: hearth.store.v1.Checkpoint.run:type_name -> hearth.store.v1.Run
+	17, // 15: hearth.store.v1.Checkpoint.tasks:type_name -> hearth.store.v1.RunTask
+	24, // 16: hearth.store.v1.TaskOutput.metrics:type_name -> hearth.store.v1.TaskOutput.MetricsEntry
+	3,  // 17: hearth.store.v1.Forward.state:type_name -> hearth.store.v1.ForwardState
+	11, // 18: hearth.store.v1.Run.ChunksEntry.value:type_name -> hearth.store.v1.ChunkSet
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_store_proto_init() }
@@ -2760,8 +2950,8 @@ func file_store_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_store_proto_rawDesc), len(file_store_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   20,
+			NumEnums:      4,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
