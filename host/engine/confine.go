@@ -3,13 +3,12 @@ package engine
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/process"
+	"github.com/hearth-dev/hearth/internal/paths"
 )
 
 // protected are the paths no confined plugin may reach, wherever its
@@ -56,7 +55,7 @@ func (h *Host) checkConfinement() error {
 	if st.Available() {
 		h.logger.Info("plugins run confined", "landlock_abi", st.ABI, "agents", confined)
 		for _, a := range h.cfg.Agents {
-			if slices.Contains(confined, a.Name) && within(h.cfg.DataDir, a.Workspace) {
+			if slices.Contains(confined, a.Name) && a.Workspace != "" && paths.Within(paths.Abs(h.cfg.DataDir), paths.Abs(a.Workspace)) {
 				h.logger.Warn("the data directory is inside an agent's workspace: its plugins can neither list nor add entries on the way to it",
 					"agent", a.Name, "workspace", a.Workspace, "data_dir", h.cfg.DataDir, "fix", "move data_dir out of the workspace")
 			}
@@ -72,15 +71,4 @@ func (h *Host) checkConfinement() error {
 	h.logger.Warn("plugins run UNCONFINED: they can read and write whatever this user can", "reason", st.Reason, "agents", confined,
 		"fix", `confinement = "require" refuses to start them instead; "off" says unconfined is meant`)
 	return nil
-}
-
-// within reports whether path is dir or lies beneath it, both made
-// absolute.
-func within(path, dir string) bool {
-	p, err1 := filepath.Abs(path)
-	d, err2 := filepath.Abs(dir)
-	if err1 != nil || err2 != nil || dir == "" {
-		return false
-	}
-	return p == d || strings.HasPrefix(p, d+string(filepath.Separator)) || d == "/"
 }

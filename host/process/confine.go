@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/internal/confine"
+	"github.com/hearth-dev/hearth/internal/paths"
 )
 
 // Confinement is what a confined plugin may reach (Linux, Landlock): its
@@ -74,11 +74,7 @@ var systemGrants = []confine.Grant{
 func policy(c *Confinement, exe string, argv []string, workspace string) (*confine.Policy, error) {
 	p := &confine.Policy{Program: exe, Args: argv, RestrictTCP: c.RestrictTCP, ConnectTCP: c.ConnectTCP}
 	p.Grants = append(p.Grants, systemGrants...)
-	protect := make([]string, 0, len(c.Protect))
-	for _, pr := range c.Protect {
-		protect = append(protect, resolve(pr))
-	}
-	s := splitter{protect: protect, seen: map[string]bool{}}
+	s := newSplitter(c.Protect)
 	// The program's own file. A pinned program runs from its sealed copy,
 	// which Landlock lets any process execute (an anonymous file is in no
 	// directory a rule could name); its path is granted all the same, for
@@ -136,6 +132,15 @@ type splitter struct {
 	grants  []confine.Grant
 }
 
+// newSplitter keeps protect, resolved, out of what it grants.
+func newSplitter(protect []string) *splitter {
+	s := &splitter{protect: make([]string, 0, len(protect)), seen: map[string]bool{}}
+	for _, pr := range protect {
+		s.protect = append(s.protect, resolve(pr))
+	}
+	return s
+}
+
 func (s *splitter) add(path string, a confine.Access, must bool) error {
 	rp := resolve(path)
 	if _, err := os.Stat(rp); err != nil {
@@ -145,7 +150,7 @@ func (s *splitter) add(path string, a confine.Access, must bool) error {
 		return nil
 	}
 	for _, pr := range s.protect {
-		if within(rp, pr) {
+		if paths.Within(rp, pr) {
 			if must {
 				return fmt.Errorf("lies inside %s, which no plugin may reach; move it out, or move the data directory (data_dir)", pr)
 			}
@@ -163,10 +168,10 @@ func (s *splitter) split(rp string, a confine.Access, optional bool) {
 	s.seen[rp+"\x00"+string(a)] = true
 	var inside bool
 	for _, pr := range s.protect {
-		if within(rp, pr) {
+		if paths.Within(rp, pr) {
 			return
 		}
-		if within(pr, rp) {
+		if paths.Within(pr, rp) {
 			inside = true
 		}
 	}
@@ -208,23 +213,12 @@ func resolve(path string) string {
 	return abs
 }
 
-// within reports whether path is dir or lies beneath it.
-func within(path, dir string) bool {
-	if path == dir || dir == "/" {
-		return true
-	}
-	return strings.HasPrefix(path, dir+"/")
-}
-
 // CheckGrants checks, without starting anything, that the paths an agent
 // block grants exist and lie outside protect (the data directory): what
 // `hearth config validate` reports, and what a confined start would
 // refuse.
 func CheckGrants(read, write, protect []string) error {
-	s := splitter{protect: make([]string, 0, len(protect)), seen: map[string]bool{}}
-	for _, pr := range protect {
-		s.protect = append(s.protect, resolve(pr))
-	}
+	s := newSplitter(protect)
 	var errs []error
 	for _, g := range []struct {
 		name  string
