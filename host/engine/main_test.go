@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/hosttest"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -185,42 +185,9 @@ func runHost(mode string) int {
 	case "sigterm":
 		// Run a task that waits for a file, report once it is running,
 		// and shut down gracefully on SIGTERM.
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, syscall.SIGTERM)
 		sub := h.Subscribe(64)
-		type result struct {
-			out *host.Outcome
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.1;wait:" + os.Getenv("HEARTH_TEST_RELEASE") + ";echo:finished"})
-			done <- result{out, err}
-		}()
-		var pid int
-		for e := range sub.C {
-			if e.Kind == host.EventSessionSpawned {
-				pid = e.PID
-			}
-			if e.Kind == host.EventTaskProgress {
-				break
-			}
-		}
-		sub.Close()
-		fmt.Println("running", pid)
-		<-sigs
 		grace, _ := time.ParseDuration(os.Getenv("HEARTH_TEST_GRACE"))
-		cctx, cancel := context.WithTimeout(ctx, grace)
-		defer cancel()
-		_ = h.Close(cctx)
-		r := <-done
-		if r.err != nil {
-			fmt.Println("task error", strings.ReplaceAll(r.err.Error(), "\n", " "))
-		} else {
-			fmt.Println("task result", r.out.Result.Output)
-		}
-		fmt.Println("closed")
-		return 0
+		return hosttest.StopOnSIGTERM(h, "scripted", sub.C, sub.Close, os.Getenv("HEARTH_TEST_RELEASE"), grace)
 	}
 	fmt.Println("unknown mode", mode)
 	return 1

@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/hosttest"
 
 	"github.com/hashicorp/go-hclog"
 	"go.uber.org/goleak"
@@ -143,42 +143,9 @@ func runHost(mode string) int {
 		fmt.Println("ready", out.Result.Output)
 		select {}
 	case "sigterm":
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, syscall.SIGTERM)
 		sub := h.Subscribe(64)
-		type result struct {
-			out *host.Outcome
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.1;wait:" + os.Getenv("HEARTH_PY_TEST_RELEASE") + ";echo:finished"})
-			done <- result{out, err}
-		}()
-		var pid int
-		for e := range sub.C {
-			if e.Kind == host.EventSessionSpawned {
-				pid = e.PID
-			}
-			if e.Kind == host.EventTaskProgress {
-				break
-			}
-		}
-		sub.Close()
-		fmt.Println("running", pid)
-		<-sigs
 		grace, _ := time.ParseDuration(os.Getenv("HEARTH_PY_TEST_GRACE"))
-		cctx, cancel := context.WithTimeout(ctx, grace)
-		defer cancel()
-		_ = h.Close(cctx)
-		r := <-done
-		if r.err != nil {
-			fmt.Println("task error", strings.ReplaceAll(r.err.Error(), "\n", " "))
-		} else {
-			fmt.Println("task result", r.out.Result.Output)
-		}
-		fmt.Println("closed")
-		return 0
+		return hosttest.StopOnSIGTERM(h, "scripted", sub.C, sub.Close, os.Getenv("HEARTH_PY_TEST_RELEASE"), grace)
 	}
 	fmt.Println("unknown mode", mode)
 	return 1
