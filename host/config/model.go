@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -158,12 +159,8 @@ func (v *validator) model(ra *rawAgent, a *Agent) {
 		}
 	}
 	merged := make(map[string]string, len(a.Env)+len(env))
-	for k, val := range a.Env {
-		merged[k] = val
-	}
-	for k, val := range env {
-		merged[k] = val
-	}
+	maps.Copy(merged, a.Env)
+	maps.Copy(merged, env)
 	a.Env = merged
 	if m.APIKeyEnv != "" {
 		if a.PassEnv == nil {

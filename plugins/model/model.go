@@ -88,9 +88,11 @@ func WithClock(now func() time.Time) Option { return func(a *Agent) { a.now = no
 func New(s Settings, opts ...Option) *Agent {
 	a := &Agent{s: s.withDefaults(), now: time.Now}
 	a.err = a.s.validate()
-	a.provider = a.newProvider(nil)
 	for _, o := range opts {
 		o(a)
+	}
+	if a.provider == nil {
+		a.provider = a.newProvider(nil)
 	}
 	return a
 }

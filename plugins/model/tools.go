@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,13 +103,9 @@ func (a *Agent) runTool(ctx context.Context, tools *sdk.Tools, u Block) (Block, 
 			text, out.read = string(b), in.Path
 		}
 	case ToolList:
-		var entries []fsEntry
-		es, lerr := tools.List(ctx, in.Path)
-		err = lerr
-		for _, e := range es {
-			entries = append(entries, fsEntry{e.Name(), e.IsDir()})
-		}
-		text = listing(entries)
+		var es []fs.DirEntry
+		es, err = tools.List(ctx, in.Path)
+		text = listing(es)
 	case ToolSearch:
 		var ms []sdk.Match
 		ms, err = tools.Search(ctx, in.Path, in.Pattern, sdk.SearchOptions{Glob: in.Glob, MaxMatches: 500})
@@ -149,16 +146,11 @@ func (a *Agent) runTool(ctx context.Context, tools *sdk.Tools, u Block) (Block, 
 	return res, out, nil
 }
 
-type fsEntry struct {
-	name string
-	dir  bool
-}
-
-func listing(es []fsEntry) string {
+func listing(es []fs.DirEntry) string {
 	var b strings.Builder
 	for _, e := range es {
-		b.WriteString(e.name)
-		if e.dir {
+		b.WriteString(e.Name())
+		if e.IsDir() {
 			b.WriteByte('/')
 		}
 		b.WriteByte('\n')
