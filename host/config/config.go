@@ -163,6 +163,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -241,7 +242,7 @@ func (c *Config) SelectPipeline(name string) (*host.Pipeline, error) {
 		if p := c.Pipeline(name); p != nil {
 			return p, nil
 		}
-		return nil, fmt.Errorf("%w: %s has no pipeline %q; its pipelines: %s", ErrNoPipeline, where, name, listOrNone(names))
+		return nil, fmt.Errorf("%w: %s has no pipeline %q; its pipelines: %s", ErrNoPipeline, where, name, text.OrNone(names))
 	case len(c.Pipelines) == 1:
 		return c.Pipelines[0], nil
 	case len(c.Pipelines) == 0:

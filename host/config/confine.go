@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -64,9 +65,9 @@ func (v *validator) agentConfinement(ra *rawAgent, a *Agent) {
 
 // grants decodes read_paths or write_paths: absolute (relative to the
 // file), and never the data directory or a path inside it.
-func (v *validator) grants(body hcl.Body, name string, paths []string, def hcl.Range) []string {
+func (v *validator) grants(body hcl.Body, name string, list []string, def hcl.Range) []string {
 	var out []string
-	for i, p := range paths {
+	for i, p := range list {
 		r := elemRange(body, name, i, def)
 		if strings.TrimSpace(p) == "" {
 			v.errorf(r, "Empty path", "%s lists paths the agent's plugins may reach; remove the empty entry.", name)
@@ -77,7 +78,7 @@ func (v *validator) grants(body hcl.Body, name string, paths []string, def hcl.R
 			continue
 		}
 		abs := v.path(p)
-		if v.dataDir != "" && (abs == v.dataDir || strings.HasPrefix(abs, v.dataDir+"/")) {
+		if v.dataDir != "" && paths.Within(abs, v.dataDir) {
 			v.errorf(r, "Grant inside the data directory", "%s names %s, inside the data directory %s: no plugin may reach the host's records. Grant another path, or move data_dir.", name, abs, v.dataDir)
 			continue
 		}

@@ -295,14 +295,14 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 		}
 		v.errorf(ra.DefRange, "Agent without a program",
 			"Agent %q needs a program: set bundled = \"<name>\" for an agent that ships with hearth (%s), command = [\"path/to/agent\"] for your own, or external = %q for sessions hearth does not run but follows through hooks.",
-			ra.Name, listOrNone(v.opts.Bundled), ExternalClaudeCode)
+			ra.Name, text.OrNone(v.opts.Bundled), ExternalClaudeCode)
 	case ra.Bundled != nil && ra.Command != nil:
 		v.errorf(at("command"), "Conflicting program", "Agent %q sets both bundled and command; keep only one.", ra.Name)
 	case ra.Bundled != nil:
 		a.Bundled = *ra.Bundled
 		if !slices.Contains(v.opts.Bundled, a.Bundled) {
 			v.errorf(at("bundled"), "Unknown bundled agent", "There is no bundled agent named %q%s. Bundled agents: %s.",
-				a.Bundled, text.Suggest(a.Bundled, v.opts.Bundled), listOrNone(v.opts.Bundled))
+				a.Bundled, text.Suggest(a.Bundled, v.opts.Bundled), text.OrNone(v.opts.Bundled))
 		}
 		if ra.SHA256 != nil {
 			v.errorf(at("sha256"), "Checksum on a bundled agent", "sha256 pins the program of a command; a bundled agent is part of the hearth binary. Remove sha256, or use command.")
@@ -511,13 +511,6 @@ func validName(s string) bool {
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
 
 func firstOr(s []string, def string) string {
 	if len(s) > 0 && s[0] != "" {

@@ -128,7 +128,7 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 		}
 		for _, a := range rg.Agents {
 			if cfg.Agent(a) == nil {
-				v.errorf(at("agents"), "Unknown agent", "Guard %q names agent %q, which is not configured%s. Agents: %s.", rg.Name, a, text.Suggest(a, agents), listOrNone(agents))
+				v.errorf(at("agents"), "Unknown agent", "Guard %q names agent %q, which is not configured%s. Agents: %s.", rg.Name, a, text.Suggest(a, agents), text.OrNone(agents))
 			}
 		}
 		if (len(rg.From) > 0 || len(rg.To) > 0) && spec.Hook != guard.Transition {
@@ -161,7 +161,7 @@ func (v *validator) backTo(rg *rawGuard, cfg *Config) {
 			case len(ancestors) == 0:
 				v.errorf(r, "Send back to a task not depended on", "Guard %q gates task %q of pipeline %q, which depends on no task: there is nothing to send its work back to. Use action = \"retry\", or gate a later task.", rg.Name, name, p.Name)
 			case !slices.Contains(ancestors, to):
-				v.errorf(r, "Send back to a task not depended on", "Guard %q gates task %q of pipeline %q and sends the work back to %q, which %q does not depend on. Name one of the tasks it depends on: %s.", rg.Name, name, p.Name, to, name, listOrNone(ancestors))
+				v.errorf(r, "Send back to a task not depended on", "Guard %q gates task %q of pipeline %q and sends the work back to %q, which %q does not depend on. Name one of the tasks it depends on: %s.", rg.Name, name, p.Name, to, name, text.OrNone(ancestors))
 			default:
 				continue
 			}

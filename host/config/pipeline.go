@@ -164,11 +164,11 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 		}
 		switch {
 		case t.Agent == "":
-			v.errorf(rt.DefRange, "Task without an agent", "Task %q names no agent: set agent = \"<name>\" in the task, or in the pipeline for all its tasks. Agents: %s.", rt.Name, listOrNone(agents))
+			v.errorf(rt.DefRange, "Task without an agent", "Task %q names no agent: set agent = \"<name>\" in the task, or in the pipeline for all its tasks. Agents: %s.", rt.Name, text.OrNone(agents))
 		case cfg.Agent(t.Agent) == nil:
-			v.errorf(agentAt, "Unknown agent", "There is no agent named %q%s. Agents: %s.", t.Agent, text.Suggest(t.Agent, agents), listOrNone(agents))
+			v.errorf(agentAt, "Unknown agent", "There is no agent named %q%s. Agents: %s.", t.Agent, text.Suggest(t.Agent, agents), text.OrNone(agents))
 		case cfg.Agent(t.Agent).External != "":
-			v.errorf(agentAt, "Task for an external agent", "Agent %q is external: hearth follows its sessions through hooks but cannot run tasks on them. Give task %q an agent hearth runs: %s.", t.Agent, rt.Name, listOrNone(agentNames(cfg, false)))
+			v.errorf(agentAt, "Task for an external agent", "Agent %q is external: hearth follows its sessions through hooks but cannot run tasks on them. Give task %q an agent hearth runs: %s.", t.Agent, rt.Name, text.OrNone(agentNames(cfg, false)))
 		}
 		if strings.TrimSpace(t.Prompt) == "" {
 			v.errorf(tat("prompt"), "Empty prompt", "Task %q has an empty prompt; say what the agent should do.", rt.Name)
@@ -204,7 +204,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 				v.errorf(dat, "Task depends on itself", "Task %q lists itself in depends_on; remove it.", t.Name)
 			case byName[d] == nil:
 				others := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == t.Name })
-				v.errorf(dat, "Unknown dependency", "Task %q depends on %q, which is not a task of pipeline %q%s. Its other tasks: %s.", t.Name, d, rp.Name, text.Suggest(d, others), listOrNone(others))
+				v.errorf(dat, "Unknown dependency", "Task %q depends on %q, which is not a task of pipeline %q%s. Its other tasks: %s.", t.Name, d, rp.Name, text.Suggest(d, others), text.OrNone(others))
 			}
 		}
 	}
@@ -407,7 +407,7 @@ func (v *validator) state(rp *rawPipeline, p *host.Pipeline, cfg *Config) {
 		}
 		seen[ro.Agent] = true
 		if cfg.Agent(ro.Agent) == nil {
-			v.errorf(ro.DefRange, "Unknown agent", "Owner block names agent %q, which is not configured%s. Agents: %s.", ro.Agent, text.Suggest(ro.Agent, agents), listOrNone(agents))
+			v.errorf(ro.DefRange, "Unknown agent", "Owner block names agent %q, which is not configured%s. Agents: %s.", ro.Agent, text.Suggest(ro.Agent, agents), text.OrNone(agents))
 		}
 		o := &host.Owner{Agent: ro.Agent, Reads: ro.Reads, Writes: ro.Writes}
 		for _, list := range []struct {

@@ -133,7 +133,7 @@ func (v *validator) external(ra *rawAgent, a *Agent) {
 	a.makeExternal(*ra.External)
 	if !slices.Contains(externalKinds, a.External) {
 		v.errorf(at("external"), "Unknown external agent kind", "external names the program whose sessions report through hooks; hearth knows %s, not %q%s.",
-			listOrNone(externalKinds), a.External, text.Suggest(a.External, externalKinds))
+			text.OrNone(externalKinds), a.External, text.Suggest(a.External, externalKinds))
 	}
 	for _, f := range []struct {
 		name string
@@ -249,7 +249,7 @@ func (v *validator) hooks(rh *rawHooks, cfg *Config) Hooks {
 			h.Agent = *rh.Agent
 			if a := cfg.Agent(h.Agent); a == nil || a.External == "" {
 				v.errorf(at("agent"), "Not an external agent", "hooks.agent must name an agent with external = %q; %q is not one. External agents: %s.",
-					ExternalClaudeCode, h.Agent, listOrNone(agentNames(cfg, true)))
+					ExternalClaudeCode, h.Agent, text.OrNone(agentNames(cfg, true)))
 			}
 		}
 	}
