@@ -279,5 +279,5 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + "..."
+	return text.Prefix(s, n) + "..."
 }

@@ -54,6 +54,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // Server is the fake. Start it with New; its URL serves both APIs.
@@ -394,11 +396,7 @@ func key(name string, in map[string]any) string {
 }
 
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n]
-	}
-	return s
+	return text.Prefix(strings.Join(strings.Fields(s), " "), n)
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
