@@ -71,9 +71,6 @@ func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
 		fmt.Fprintf(m.Stderr, "hearth hook: %v; %s\n", perr, failing(policy))
 	}
 	payload, err := io.ReadAll(io.LimitReader(m.Stdin, claudecode.MaxPayload+1))
-	// Which event it is, even when the payload cannot be read whole (too
-	// big, broken): it says what failing closed means.
-	event := claudecode.EventName(payload)
 	var out []byte
 	var sock string
 	if err == nil {
@@ -106,7 +103,10 @@ func (m *Main) hook(ctx context.Context, agent, whenUnreachable string) error {
 		why += "; and " + perr.Error()
 	}
 	fmt.Fprintf(m.Stderr, "hearth hook: %s; %s\n", why, failing(policy))
-	answer := claudecode.Failed(event, policy == config.HookDeny, why)
+	// Which event it is, even when the payload cannot be read whole (too
+	// big, broken): it says what failing closed means. Read only here,
+	// off the path of a call that succeeds.
+	answer := claudecode.Failed(claudecode.EventName(payload), policy == config.HookDeny, why)
 	if len(answer) == 0 {
 		return nil
 	}

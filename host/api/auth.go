@@ -224,22 +224,25 @@ func signInPage(w http.ResponseWriter, msg string) {
 
 // DashboardLogin makes a one-time link into the dashboard.
 func (s *Server) DashboardLogin(context.Context, *apipb.DashboardLoginRequest) (*apipb.DashboardLoginReply, error) {
-	a := s.dash.Load()
-	if a == nil {
-		return nil, status.Error(codes.FailedPrecondition, "this daemon serves no dashboard (its http address is off); restart it with --http 127.0.0.1:7411")
+	url, exp, err := s.loginLink()
+	if err != nil {
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
-	url, exp := a.LoginLink()
 	return &apipb.DashboardLoginReply{Url: url, ExpiresUnixNano: exp.UnixNano()}, nil
 }
 
 // LoginLink makes a one-time link into the dashboard, as `hearth serve`
 // prints at start; an error when there is no dashboard.
-func (l *Listeners) LoginLink() (string, time.Time, error) {
-	r, err := l.s.DashboardLogin(context.Background(), nil)
-	if err != nil {
-		return "", time.Time{}, errors.New(status.Convert(err).Message())
+func (l *Listeners) LoginLink() (string, time.Time, error) { return l.s.loginLink() }
+
+func (s *Server) loginLink() (string, time.Time, error) {
+	a := s.dash.Load()
+	if a == nil {
+		return "", time.Time{}, errors.New("this daemon serves no dashboard (its http address is off); restart it with --http 127.0.0.1:7411")
 	}
-	return r.GetUrl(), time.Unix(0, r.GetExpiresUnixNano()), nil
+	url, exp := a.LoginLink()
+	// In the zone a reply's expiry is read in, whatever clock made it.
+	return url, exp.Local(), nil
 }
 
 // defaultToken returns TokenName in the data directory, made on first

@@ -476,8 +476,9 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		deny := s.h.Config().Hooks.WhenUnreachable == config.HookDeny
 		s.logger.Warn("could not handle a hook call", "error", err, "failing_closed", deny)
-		out = claudecode.Failed(claudecode.EventName(body), deny, text.FirstLine(err.Error()))
-		w.Header().Set("X-Hearth-Error", text.Safe(text.FirstLine(err.Error())))
+		why := text.FirstLine(err.Error())
+		out = claudecode.Failed(claudecode.EventName(body), deny, why)
+		w.Header().Set("X-Hearth-Error", text.Safe(why))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if len(out) == 0 {

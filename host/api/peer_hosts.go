@@ -177,7 +177,7 @@ func (p *PeerHosts) Status(ctx context.Context, m cluster.HostInfo, key string) 
 	case peerpb.TaskStatusReply_DONE:
 		return cluster.TaskDone, resultOf(ctx, r.GetResult()), nil
 	case peerpb.TaskStatusReply_INTERRUPTED:
-		return cluster.TaskInterrupted, engine.Result{Err: fmt.Errorf("%w: host %s: %s", cluster.ErrInterrupted, m.ID, strings.TrimPrefix(r.GetResult().GetErrorMessage(), cluster.ErrInterrupted.Error()+": "))}, nil
+		return cluster.TaskInterrupted, engine.Result{Err: interruptedOn(m, r.GetResult().GetErrorMessage())}, nil
 	}
 	return cluster.TaskUnknown, engine.Result{}, nil
 }
@@ -206,11 +206,12 @@ func (p *PeerHosts) ListRuns(ctx context.Context, m cluster.HostInfo) ([]host.Ru
 func peerError(m cluster.HostInfo, what string, err error) error {
 	st, _ := status.FromError(err)
 	for _, d := range st.Details() {
-		if info, ok := d.(*apipb.ErrorInfo); ok && info.GetReason() == reasonRefused {
+		info, ok := d.(*apipb.ErrorInfo)
+		switch {
+		case ok && info.GetReason() == reasonRefused:
 			return fmt.Errorf("%w: host %s: %s", cluster.ErrRefused, m.ID, st.Message())
-		}
-		if info, ok := d.(*apipb.ErrorInfo); ok && info.GetReason() == reasonInterrupted {
-			return fmt.Errorf("%w: host %s: %s", cluster.ErrInterrupted, m.ID, strings.TrimPrefix(st.Message(), cluster.ErrInterrupted.Error()+": "))
+		case ok && info.GetReason() == reasonInterrupted:
+			return interruptedOn(m, st.Message())
 		}
 	}
 	switch st.Code() {
@@ -224,6 +225,12 @@ func peerError(m cluster.HostInfo, what string, err error) error {
 		return fmt.Errorf("host %s: %s: %w", m.ID, what, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("host %s at %s: %s: %s (%s)", m.ID, m.Addr, what, st.Message(), st.Code())
+}
+
+// interruptedOn is the error of a task m stopped before it finished, from
+// the message m gave (which names cluster.ErrInterrupted once already).
+func interruptedOn(m cluster.HostInfo, msg string) error {
+	return fmt.Errorf("%w: host %s: %s", cluster.ErrInterrupted, m.ID, strings.TrimPrefix(msg, cluster.ErrInterrupted.Error()+": "))
 }
 
 // bearer sends the cluster's token with every call to another host.

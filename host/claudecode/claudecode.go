@@ -206,12 +206,15 @@ type Answer []byte
 // SystemMessage, a field every event's answer may have, is shown to the
 // person (what the hook says on stderr is not, outside verbose mode).
 type hookOutput struct {
-	HookSpecificOutput *struct {
-		HookEventName            string `json:"hookEventName"`
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-	} `json:"hookSpecificOutput,omitempty"`
-	SystemMessage string `json:"systemMessage,omitempty"`
+	HookSpecificOutput *permission `json:"hookSpecificOutput,omitempty"`
+	SystemMessage      string      `json:"systemMessage,omitempty"`
+}
+
+// permission is a PreToolUse's decision.
+type permission struct {
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision"`
+	PermissionDecisionReason string `json:"permissionDecisionReason"`
 }
 
 // Deny is the answer that refuses a PreToolUse with reason, which Claude
@@ -221,14 +224,7 @@ func Deny(reason string) Answer { return DenyNotice(reason, "") }
 // DenyNotice refuses a PreToolUse with reason, and shows the person
 // notice too (empty: nothing).
 func DenyNotice(reason, notice string) Answer {
-	var d hookOutput
-	d.HookSpecificOutput = &struct {
-		HookEventName            string `json:"hookEventName"`
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
-	}{PreToolUse, "deny", reason}
-	d.SystemMessage = notice
-	b, _ := json.Marshal(d)
+	b, _ := json.Marshal(hookOutput{HookSpecificOutput: &permission{PreToolUse, "deny", reason}, SystemMessage: notice})
 	return b
 }
 
