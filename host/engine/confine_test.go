@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/hosttest"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth/host"
@@ -266,7 +268,7 @@ func TestPluginOf(t *testing.T) {
 	if len(f) != 2 {
 		t.Fatalf("output %q", out.Result.Output)
 	}
-	pid, child := atoi(t, f[0]), atoi(t, f[1])
+	pid, child := hosttest.Atoi(t, f[0]), hosttest.Atoi(t, f[1])
 	if o, ok := process.PluginOf(pid); !ok || o.Agent != "scripted" || o.Session != out.Session || o.PID != pid {
 		t.Errorf("the plugin %d: %+v, %v", pid, o, ok)
 	}

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/store"
-	"golang.org/x/sys/unix"
 )
 
 // TestEventsOnlyAfterTheirWrites reproduces issue 14's sixth finding: an

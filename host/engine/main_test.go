@@ -220,28 +220,6 @@ func startHostIn(t *testing.T, mode, dir string, env ...string) (*exec.Cmd, *buf
 	return cmd, bufio.NewScanner(stdout)
 }
 
-// expectLine reads the host's next stdout line and checks its first word.
-func expectLine(t *testing.T, sc *bufio.Scanner, word string) []string {
-	t.Helper()
-	if !sc.Scan() {
-		t.Fatalf("host ended before saying %q: %v", word, sc.Err())
-	}
-	f := strings.Fields(sc.Text())
-	if len(f) == 0 || f[0] != word {
-		t.Fatalf("host said %q, want a line starting with %q", sc.Text(), word)
-	}
-	return f[1:]
-}
-
-func atoi(t *testing.T, s string) int {
-	t.Helper()
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // sessionsOf lists h's sessions, failing t on an error.
 func sessionsOf(t testing.TB, h *Host) []host.SessionInfo {
 	t.Helper()

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth/internal/hosttest"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth/host"
@@ -115,7 +117,7 @@ func TestFingerprintFromToolUses(t *testing.T) {
 func TestKill9RestoresSessions(t *testing.T) {
 	dir := t.TempDir()
 	cmd, sc := startHostIn(t, "sessions", dir)
-	f := expectLine(t, sc, "ready")
+	f := hosttest.ExpectLine(t, sc, "ready")
 	billing, search := f[0], f[1]
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -1,17 +1,21 @@
 package engine
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth/internal/hosttest"
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
@@ -140,7 +144,7 @@ func TestCrashMidTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := atoi(t, out.Result.Output)
+	pid := hosttest.Atoi(t, out.Result.Output)
 
 	_, err = h.Submit(ctx, host.Task{ID: "doomed", Agent: "scripted", Prompt: "crash"})
 	if !errors.Is(err, host.ErrPluginExited) {
@@ -173,7 +177,7 @@ func TestTaskPastItsDeadlineStopsTheSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := atoi(t, out.Result.Output)
+	pid := hosttest.Atoi(t, out.Result.Output)
 	_, err = h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "hang"})
 	if !errors.Is(err, host.ErrPluginHung) || !strings.Contains(err.Error(), "did not finish within its 2s task_timeout") {
 		t.Fatalf("got %v, want ErrPluginHung naming the task_timeout", err)
@@ -214,7 +218,7 @@ func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := atoi(t, out.Result.Output)
+	pid := hosttest.Atoi(t, out.Result.Output)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +242,7 @@ func TestStoppingAPluginTakesItsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range pids {
-		if !procwait.Gone(atoi(t, p), 5*time.Second) {
+		if !procwait.Gone(hosttest.Atoi(t, p), 5*time.Second) {
 			t.Errorf("process %s survived Close", p)
 		}
 	}
@@ -259,66 +263,14 @@ func TestKill9OfTheHostLeavesNoPlugin(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd, sc := startHost(t, "kill9", tt.env...)
-			f := expectLine(t, sc, "ready")
-			plugin, child := atoi(t, f[0]), atoi(t, f[1])
-			if !procwait.Alive(plugin) || !procwait.Alive(child) {
-				t.Fatalf("plugin %d or its child %d is not running", plugin, child)
-			}
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			_ = cmd.Wait()
-			if !procwait.Gone(plugin, time.Second) {
-				t.Errorf("plugin %d outlived its host by more than a second", plugin)
-			}
-			if !procwait.Gone(child, time.Second) {
-				t.Errorf("the plugin's child %d outlived the host by more than a second", child)
-			}
+			hosttest.CheckKill9(t, cmd, sc, "plugin")
 		})
 	}
 }
 
 func TestSIGTERMWithATaskInFlight(t *testing.T) {
-	t.Run("the task finishes within the grace period", func(t *testing.T) {
-		release := filepath.Join(t.TempDir(), "release")
-		cmd, sc := startHost(t, "sigterm", "HEARTH_TEST_RELEASE="+release, "HEARTH_TEST_GRACE=30s")
-		plugin := atoi(t, expectLine(t, sc, "running")[0])
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		// The host is now waiting for the task; let it finish.
-		if err := os.WriteFile(release, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got := expectLine(t, sc, "task"); strings.Join(got, " ") != "result finished" {
-			t.Errorf("task: got %q, want it to finish", got)
-		}
-		expectLine(t, sc, "closed")
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("host exit: %v", err)
-		}
-		if !procwait.Gone(plugin, time.Second) {
-			t.Errorf("plugin %d outlived its host", plugin)
-		}
-	})
-	t.Run("the grace period runs out", func(t *testing.T) {
-		release := filepath.Join(t.TempDir(), "never")
-		cmd, sc := startHost(t, "sigterm", "HEARTH_TEST_RELEASE="+release, "HEARTH_TEST_GRACE=200ms")
-		plugin := atoi(t, expectLine(t, sc, "running")[0])
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		got := strings.Join(expectLine(t, sc, "task"), " ")
-		if !strings.Contains(got, "host is shutting down") {
-			t.Errorf("task: got %q, want it cancelled by the shutdown", got)
-		}
-		expectLine(t, sc, "closed")
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("host exit: %v", err)
-		}
-		if !procwait.Gone(plugin, time.Second) {
-			t.Errorf("plugin %d outlived its host", plugin)
-		}
+	hosttest.CheckSIGTERM(t, func(t *testing.T, release, grace string) (*exec.Cmd, *bufio.Scanner) {
+		return startHost(t, "sigterm", "HEARTH_TEST_RELEASE="+release, "HEARTH_TEST_GRACE="+grace)
 	})
 }
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hearth-dev/hearth/internal/hosttest"
+
 	"github.com/hearth-dev/hearth/host"
 )
 
@@ -66,8 +68,8 @@ func TestRunSurvivesKill9OfTheHost(t *testing.T) {
 	dir, work := t.TempDir(), t.TempDir()
 	tp := crashPipeline(work)
 	cmd, sc := startHostIn(t, "run", dir, "HEARTH_TEST_WORK="+work)
-	id := expectLine(t, sc, "run")[0]
-	expectLine(t, sc, "waiting")
+	id := hosttest.ExpectLine(t, sc, "run")[0]
+	hosttest.ExpectLine(t, sc, "waiting")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 package python
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,7 +18,7 @@ import (
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
-	"github.com/hearth-dev/hearth/internal/procwait"
+	"github.com/hearth-dev/hearth/internal/hosttest"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -339,62 +341,11 @@ running:
 
 func TestHostKill9LeavesNoPythonProcess(t *testing.T) {
 	cmd, sc := startHost(t, "kill9")
-	f := expectLine(t, sc, "ready")
-	plugin, child := atoi(t, f[0]), atoi(t, f[1])
-	if !procwait.Alive(plugin) || !procwait.Alive(child) {
-		t.Fatalf("plugin %d or its child %d is not running", plugin, child)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if !procwait.Gone(plugin, time.Second) {
-		t.Errorf("Python plugin %d outlived its host by more than a second", plugin)
-	}
-	if !procwait.Gone(child, time.Second) {
-		t.Errorf("the Python plugin's child %d outlived the host by more than a second", child)
-	}
+	hosttest.CheckKill9(t, cmd, sc, "Python plugin")
 }
 
 func TestSIGTERMWithAPythonTaskInFlight(t *testing.T) {
-	t.Run("the task finishes within the grace period", func(t *testing.T) {
-		release := filepath.Join(t.TempDir(), "release")
-		cmd, sc := startHost(t, "sigterm", "HEARTH_PY_TEST_RELEASE="+release, "HEARTH_PY_TEST_GRACE=30s")
-		plugin := atoi(t, expectLine(t, sc, "running")[0])
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(release, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got := expectLine(t, sc, "task"); strings.Join(got, " ") != "result finished" {
-			t.Errorf("task: got %q, want it to finish", got)
-		}
-		expectLine(t, sc, "closed")
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("host exit: %v", err)
-		}
-		if !procwait.Gone(plugin, time.Second) {
-			t.Errorf("plugin %d outlived its host", plugin)
-		}
-	})
-	t.Run("the grace period runs out", func(t *testing.T) {
-		release := filepath.Join(t.TempDir(), "never")
-		cmd, sc := startHost(t, "sigterm", "HEARTH_PY_TEST_RELEASE="+release, "HEARTH_PY_TEST_GRACE=200ms")
-		plugin := atoi(t, expectLine(t, sc, "running")[0])
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		got := strings.Join(expectLine(t, sc, "task"), " ")
-		if !strings.Contains(got, "host is shutting down") {
-			t.Errorf("task: got %q, want it cancelled by the shutdown", got)
-		}
-		expectLine(t, sc, "closed")
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("host exit: %v", err)
-		}
-		if !procwait.Gone(plugin, time.Second) {
-			t.Errorf("plugin %d outlived its host", plugin)
-		}
+	hosttest.CheckSIGTERM(t, func(t *testing.T, release, grace string) (*exec.Cmd, *bufio.Scanner) {
+		return startHost(t, "sigterm", "HEARTH_PY_TEST_RELEASE="+release, "HEARTH_PY_TEST_GRACE="+grace)
 	})
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,26 +170,4 @@ func startHost(t *testing.T, mode string, env ...string) (*exec.Cmd, *bufio.Scan
 		_ = cmd.Wait()
 	})
 	return cmd, bufio.NewScanner(stdout)
-}
-
-// expectLine reads the host's next stdout line and checks its first word.
-func expectLine(t *testing.T, sc *bufio.Scanner, word string) []string {
-	t.Helper()
-	if !sc.Scan() {
-		t.Fatalf("host ended before saying %q: %v", word, sc.Err())
-	}
-	f := strings.Fields(sc.Text())
-	if len(f) == 0 || f[0] != word {
-		t.Fatalf("host said %q, want a line starting with %q", sc.Text(), word)
-	}
-	return f[1:]
-}
-
-func atoi(t *testing.T, s string) int {
-	t.Helper()
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

@@ -1,0 +1,110 @@
+package hosttest
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/procwait"
+)
+
+// ExpectLine reads the helper process's next line, which must start with
+// word, and returns the words after it.
+func ExpectLine(t *testing.T, sc *bufio.Scanner, word string) []string {
+	t.Helper()
+	if !sc.Scan() {
+		t.Fatalf("host ended before saying %q: %v", word, sc.Err())
+	}
+	f := strings.Fields(sc.Text())
+	if len(f) == 0 || f[0] != word {
+		t.Fatalf("host said %q, want a line starting with %q", sc.Text(), word)
+	}
+	return f[1:]
+}
+
+// Atoi is strconv.Atoi, failing t on an error.
+func Atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// CheckKill9 kills a helper process host that said "ready PLUGIN CHILD"
+// with SIGKILL, and requires its plugin (named so in messages) and the
+// plugin's child to be gone within a second.
+func CheckKill9(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, plugin string) {
+	t.Helper()
+	f := ExpectLine(t, sc, "ready")
+	pid, child := Atoi(t, f[0]), Atoi(t, f[1])
+	if !procwait.Alive(pid) || !procwait.Alive(child) {
+		t.Fatalf("%s %d or its child %d is not running", plugin, pid, child)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !procwait.Gone(pid, time.Second) {
+		t.Errorf("%s %d outlived its host by more than a second", plugin, pid)
+	}
+	if !procwait.Gone(child, time.Second) {
+		t.Errorf("the %s's child %d outlived the host by more than a second", plugin, child)
+	}
+}
+
+// CheckSIGTERM runs a helper process host in StopOnSIGTERM's mode twice,
+// started by start with the task's release file and the grace period:
+// a task that finishes within the grace period ends with its result, one
+// that does not is cancelled by the shutdown; either way the host exits
+// cleanly and its plugin with it.
+func CheckSIGTERM(t *testing.T, start func(t *testing.T, release, grace string) (*exec.Cmd, *bufio.Scanner)) {
+	t.Run("the task finishes within the grace period", func(t *testing.T) {
+		release := filepath.Join(t.TempDir(), "release")
+		cmd, sc := start(t, release, "30s")
+		plugin := Atoi(t, ExpectLine(t, sc, "running")[0])
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		// The host is now waiting for the task; let it finish.
+		if err := os.WriteFile(release, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := ExpectLine(t, sc, "task"); strings.Join(got, " ") != "result finished" {
+			t.Errorf("task: got %q, want it to finish", got)
+		}
+		ExpectLine(t, sc, "closed")
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("host exit: %v", err)
+		}
+		if !procwait.Gone(plugin, time.Second) {
+			t.Errorf("plugin %d outlived its host", plugin)
+		}
+	})
+	t.Run("the grace period runs out", func(t *testing.T) {
+		release := filepath.Join(t.TempDir(), "never")
+		cmd, sc := start(t, release, "200ms")
+		plugin := Atoi(t, ExpectLine(t, sc, "running")[0])
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(ExpectLine(t, sc, "task"), " ")
+		if !strings.Contains(got, "host is shutting down") {
+			t.Errorf("task: got %q, want it cancelled by the shutdown", got)
+		}
+		ExpectLine(t, sc, "closed")
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("host exit: %v", err)
+		}
+		if !procwait.Gone(plugin, time.Second) {
+			t.Errorf("plugin %d outlived its host", plugin)
+		}
+	})
+}
