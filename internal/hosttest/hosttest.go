@@ -1,8 +1,10 @@
 // Package hosttest holds what the tests of several packages do with a
 // host they run as a helper process (the test binary started again),
 // written once: package engine's own tests and the Python SDK's run the
-// same graceful stop. It knows hosts through an interface, so that
-// package engine's tests can use it without an import cycle.
+// same graceful stop (StopOnSIGTERM in the helper, CheckSIGTERM in the
+// test) and the same kill -9 check (CheckKill9), and read the helper's
+// lines the same way (ExpectLine). It knows hosts through an interface,
+// so that package engine's tests can use it without an import cycle.
 package hosttest
 
 import (
