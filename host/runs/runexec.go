@@ -157,9 +157,14 @@ func (m *Runs) newRunExec(head *store.RunRecord, g *store.Graph, recs map[string
 
 // countLocked recounts the head's task counters.
 func (r *runExec) countLocked() {
+	countTasks(r.head, len(r.tasks), func(i int) host.TaskStatus { return r.tasks[i].Status })
+}
+
+// countTasks sets head's task counters from the statuses of its n tasks.
+func countTasks(head *store.RunRecord, n int, status func(i int) host.TaskStatus) {
 	var ok, failed, skipped int
-	for _, t := range r.tasks {
-		switch t.Status {
+	for i := range n {
+		switch status(i) {
 		case host.TaskSucceeded:
 			ok++
 		case host.TaskFailed:
@@ -168,7 +173,7 @@ func (r *runExec) countLocked() {
 			skipped++
 		}
 	}
-	r.head.TasksTotal, r.head.TasksSucceeded, r.head.TasksFailed, r.head.TasksSkipped = len(r.tasks), ok, failed, skipped
+	head.TasksTotal, head.TasksSucceeded, head.TasksFailed, head.TasksSkipped = n, ok, failed, skipped
 }
 
 func (r *runExec) now() time.Time { return r.m.now() }
@@ -1068,22 +1073,12 @@ func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
 	// The head on disk is from the last write that landed; one that
 	// failed before it may have held the checkpoint it counts.
 	head.Checkpoint = min(head.Checkpoint, seq)
-	var ok, failed, skipped int
-	for _, t := range r.pipe.Tasks {
-		rec := recs[t.Name]
-		if rec == nil {
-			continue // not on disk yet: pending
+	countTasks(head, len(r.pipe.Tasks), func(i int) host.TaskStatus {
+		if rec := recs[r.pipe.Tasks[i].Name]; rec != nil {
+			return rec.Status
 		}
-		switch rec.Status {
-		case host.TaskSucceeded:
-			ok++
-		case host.TaskFailed:
-			failed++
-		case host.TaskSkipped:
-			skipped++
-		}
-	}
-	head.TasksTotal, head.TasksSucceeded, head.TasksFailed, head.TasksSkipped = len(r.pipe.Tasks), ok, failed, skipped
+		return host.TaskPending // not on disk yet
+	})
 	head.Status, head.Reason, head.Updated = host.RunPaused, reason, r.now()
 	return head, st.SaveRunStatus(r.id, head).Wait(context.Background())
 }
