@@ -87,11 +87,10 @@ type runExec struct {
 	progressCost map[string]float64
 	// versions is the highest output version each task has had.
 	versions map[string]int
-	// storeErr is the first write of the run that failed, and
-	// storeReason the pause's reason it gave: from then on the run
-	// writes nothing but its status record (finish).
-	storeErr    error
-	storeReason string
+	// storeErr is the first write of the run that failed: from then on
+	// the run writes nothing but its status record (finish), paused for
+	// storeReason.
+	storeErr error
 }
 
 // newRunExec builds the executor of a run from its records.
@@ -434,28 +433,25 @@ func (r *runExec) storeFailed(err error) {
 	// and resumes from its last durable checkpoint once the store takes
 	// writes again (a full disk freed, a directory writable again).
 	r.mu.Lock()
-	first := r.storeErr == nil
-	if first {
-		r.storeFailedLocked(err)
-	}
-	reason := r.storeReason
-	r.mu.Unlock()
-	if !first {
+	if r.storeErr != nil {
+		r.mu.Unlock()
 		return // the writes queued behind the first failure fail too
 	}
+	r.storeErr = err
+	reason := r.storeReason()
+	r.mu.Unlock()
 	r.m.d.Logger.Error("run write failed; pausing the run", "run", r.id, "error", err)
 	r.requestStop(stopEscalate, host.RunPaused, reason, true)
 }
 
-// storeFailedLocked records err as the run's failed write, with the
-// reason its pause gives.
-func (r *runExec) storeFailedLocked(err error) {
-	r.storeErr = err
-	r.storeReason = "the store refused a write: " + err.Error() + "; resume the run once the cause is fixed (hearth runs resume " + r.id + ")"
-	if errors.Is(err, store.ErrNoSpace) {
+// storeReason is the reason the run pauses for after its failed write.
+// r.mu must be held.
+func (r *runExec) storeReason() string {
+	if errors.Is(r.storeErr, store.ErrNoSpace) {
 		// Its message says what to free and to resume.
-		r.storeReason = err.Error() + " (hearth runs resume " + r.id + ")"
+		return r.storeErr.Error() + " (hearth runs resume " + r.id + ")"
 	}
+	return "the store refused a write: " + r.storeErr.Error() + "; resume the run once the cause is fixed (hearth runs resume " + r.id + ")"
 }
 
 // attemptSpec is one attempt of a task about to start.
@@ -979,7 +975,7 @@ func (r *runExec) finish() {
 			// completes, or is cancelled again.)
 			r.m.d.Logger.Error("cannot record how a run stopped; pausing it", "run", r.id, "status", to, "error", err)
 			r.mu.Lock()
-			r.storeFailedLocked(err)
+			r.storeErr = err
 			r.finishAfterStoreFailure()
 			return
 		}
@@ -1022,7 +1018,7 @@ func (r *runExec) release(info host.RunInfo, err error) {
 // directory reports the run interrupted, and the next host to open it
 // pauses it (Recover).
 func (r *runExec) finishAfterStoreFailure() {
-	reason := r.storeReason
+	reason := r.storeReason()
 	if r.head.Status == host.RunRunning {
 		_ = r.setRunLocked(host.RunPaused, reason) // legal: running -> paused
 	}
