@@ -273,10 +273,13 @@ func (h *Host) summaries() []cluster.Summary {
 // changed tells the node that a session (and the host's load) changed.
 func (h *Host) changed(session string, hostToo bool) {
 	cs := h.cl()
-	if cs == nil || cs.node() == nil {
+	if cs == nil {
 		return
 	}
 	node := cs.node()
+	if node == nil {
+		return
+	}
 	if session != "" {
 		node.Changed(session)
 	}

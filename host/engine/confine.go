@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
@@ -41,12 +40,13 @@ func (h *Host) blobs() string {
 // run confined, and refuses to start when an agent requires confinement
 // that this system cannot give.
 func (h *Host) checkConfinement() error {
+	var agents []*config.Agent
 	var confined []string
 	for _, a := range h.cfg.Agents {
 		if a.External != "" || a.Confinement == config.ConfinementOff {
 			continue
 		}
-		confined = append(confined, a.Name)
+		agents, confined = append(agents, a), append(confined, a.Name)
 	}
 	if len(confined) == 0 {
 		return nil
@@ -54,16 +54,16 @@ func (h *Host) checkConfinement() error {
 	st := process.Landlock()
 	if st.Available() {
 		h.logger.Info("plugins run confined", "landlock_abi", st.ABI, "agents", confined)
-		for _, a := range h.cfg.Agents {
-			if slices.Contains(confined, a.Name) && a.Workspace != "" && paths.Within(paths.Abs(h.cfg.DataDir), paths.Abs(a.Workspace)) {
+		for _, a := range agents {
+			if a.Workspace != "" && paths.Within(paths.Abs(h.cfg.DataDir), paths.Abs(a.Workspace)) {
 				h.logger.Warn("the data directory is inside an agent's workspace: its plugins can neither list nor add entries on the way to it",
 					"agent", a.Name, "workspace", a.Workspace, "data_dir", h.cfg.DataDir, "fix", "move data_dir out of the workspace")
 			}
 		}
 		return nil
 	}
-	for _, a := range h.cfg.Agents {
-		if a.External == "" && a.Confinement == config.ConfinementRequire {
+	for _, a := range agents {
+		if a.Confinement == config.ConfinementRequire {
 			return fmt.Errorf("%w: agent %q requires confinement (confinement = \"require\"), but %s; run hearth on a Linux kernel with Landlock, or set confinement = \"auto\" to run its plugins unconfined here",
 				host.ErrConfinement, a.Name, st)
 		}

@@ -87,11 +87,10 @@ type runExec struct {
 	progressCost map[string]float64
 	// versions is the highest output version each task has had.
 	versions map[string]int
-	// storeErr is the first write of the run that failed, and
-	// storeReason the pause's reason it gave: from then on the run
-	// writes nothing but its status record (finish).
-	storeErr    error
-	storeReason string
+	// storeErr is the first write of the run that failed: from then on
+	// the run writes nothing but its status record (finish), paused for
+	// storeReason.
+	storeErr error
 }
 
 // newRunExec builds the executor of a run from its records.
@@ -157,9 +156,14 @@ func (m *Runs) newRunExec(head *store.RunRecord, g *store.Graph, recs map[string
 
 // countLocked recounts the head's task counters.
 func (r *runExec) countLocked() {
+	countTasks(r.head, len(r.tasks), func(i int) host.TaskStatus { return r.tasks[i].Status })
+}
+
+// countTasks sets head's task counters from the statuses of its n tasks.
+func countTasks(head *store.RunRecord, n int, status func(i int) host.TaskStatus) {
 	var ok, failed, skipped int
-	for _, t := range r.tasks {
-		switch t.Status {
+	for i := range n {
+		switch status(i) {
 		case host.TaskSucceeded:
 			ok++
 		case host.TaskFailed:
@@ -168,7 +172,7 @@ func (r *runExec) countLocked() {
 			skipped++
 		}
 	}
-	r.head.TasksTotal, r.head.TasksSucceeded, r.head.TasksFailed, r.head.TasksSkipped = len(r.tasks), ok, failed, skipped
+	head.TasksTotal, head.TasksSucceeded, head.TasksFailed, head.TasksSkipped = n, ok, failed, skipped
 }
 
 func (r *runExec) now() time.Time { return r.m.now() }
@@ -429,28 +433,25 @@ func (r *runExec) storeFailed(err error) {
 	// and resumes from its last durable checkpoint once the store takes
 	// writes again (a full disk freed, a directory writable again).
 	r.mu.Lock()
-	first := r.storeErr == nil
-	if first {
-		r.storeFailedLocked(err)
-	}
-	reason := r.storeReason
-	r.mu.Unlock()
-	if !first {
+	if r.storeErr != nil {
+		r.mu.Unlock()
 		return // the writes queued behind the first failure fail too
 	}
+	r.storeErr = err
+	reason := r.storeReason()
+	r.mu.Unlock()
 	r.m.d.Logger.Error("run write failed; pausing the run", "run", r.id, "error", err)
 	r.requestStop(stopEscalate, host.RunPaused, reason, true)
 }
 
-// storeFailedLocked records err as the run's failed write, with the
-// reason its pause gives.
-func (r *runExec) storeFailedLocked(err error) {
-	r.storeErr = err
-	r.storeReason = "the store refused a write: " + err.Error() + "; resume the run once the cause is fixed (hearth runs resume " + r.id + ")"
-	if errors.Is(err, store.ErrNoSpace) {
+// storeReason is the reason the run pauses for after its failed write.
+// r.mu must be held.
+func (r *runExec) storeReason() string {
+	if errors.Is(r.storeErr, store.ErrNoSpace) {
 		// Its message says what to free and to resume.
-		r.storeReason = err.Error() + " (hearth runs resume " + r.id + ")"
+		return r.storeErr.Error() + " (hearth runs resume " + r.id + ")"
 	}
+	return "the store refused a write: " + r.storeErr.Error() + "; resume the run once the cause is fixed (hearth runs resume " + r.id + ")"
 }
 
 // attemptSpec is one attempt of a task about to start.
@@ -974,7 +975,7 @@ func (r *runExec) finish() {
 			// completes, or is cancelled again.)
 			r.m.d.Logger.Error("cannot record how a run stopped; pausing it", "run", r.id, "status", to, "error", err)
 			r.mu.Lock()
-			r.storeFailedLocked(err)
+			r.storeErr = err
 			r.finishAfterStoreFailure()
 			return
 		}
@@ -1017,7 +1018,7 @@ func (r *runExec) release(info host.RunInfo, err error) {
 // directory reports the run interrupted, and the next host to open it
 // pauses it (Recover).
 func (r *runExec) finishAfterStoreFailure() {
-	reason := r.storeReason
+	reason := r.storeReason()
 	if r.head.Status == host.RunRunning {
 		_ = r.setRunLocked(host.RunPaused, reason) // legal: running -> paused
 	}
@@ -1068,22 +1069,12 @@ func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
 	// The head on disk is from the last write that landed; one that
 	// failed before it may have held the checkpoint it counts.
 	head.Checkpoint = min(head.Checkpoint, seq)
-	var ok, failed, skipped int
-	for _, t := range r.pipe.Tasks {
-		rec := recs[t.Name]
-		if rec == nil {
-			continue // not on disk yet: pending
+	countTasks(head, len(r.pipe.Tasks), func(i int) host.TaskStatus {
+		if rec := recs[r.pipe.Tasks[i].Name]; rec != nil {
+			return rec.Status
 		}
-		switch rec.Status {
-		case host.TaskSucceeded:
-			ok++
-		case host.TaskFailed:
-			failed++
-		case host.TaskSkipped:
-			skipped++
-		}
-	}
-	head.TasksTotal, head.TasksSucceeded, head.TasksFailed, head.TasksSkipped = len(r.pipe.Tasks), ok, failed, skipped
+		return host.TaskPending // not on disk yet
+	})
 	head.Status, head.Reason, head.Updated = host.RunPaused, reason, r.now()
 	return head, st.SaveRunStatus(r.id, head).Wait(context.Background())
 }

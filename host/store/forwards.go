@@ -55,20 +55,21 @@ func (s *Store) SaveForward(rec ForwardRecord, drop []string) *Pending {
 	if err != nil {
 		return failed(err)
 	}
-	w := &write{sets: []kv{{forwardKey(rec.Key), v}}}
-	for _, k := range drop {
-		w.deletes = append(w.deletes, forwardKey(k))
-	}
-	return s.submit(w)
+	return s.submit(&write{sets: []kv{{forwardKey(rec.Key), v}}, deletes: forwardKeys(drop)})
 }
 
 // DropForwards queues the deletion of the records of keys, as one write.
 func (s *Store) DropForwards(keys []string) *Pending {
-	w := &write{}
+	return s.submit(&write{deletes: forwardKeys(keys)})
+}
+
+// forwardKeys are the store keys of the records of keys.
+func forwardKeys(keys []string) [][]byte {
+	var out [][]byte
 	for _, k := range keys {
-		w.deletes = append(w.deletes, forwardKey(k))
+		out = append(out, forwardKey(k))
 	}
-	return s.submit(w)
+	return out
 }
 
 // ForwardRecords returns every forwarded task's record, in key order. A
