@@ -203,21 +203,7 @@ func startHost(t *testing.T, mode string, env ...string) (*exec.Cmd, *bufio.Scan
 // startHostIn is startHost on the data directory dir.
 func startHostIn(t *testing.T, mode, dir string, env ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), envHost+"="+mode, "HEARTH_TEST_DATA_DIR="+dir), env...)
-	cmd.Stderr = testWriter{t}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return cmd, bufio.NewScanner(stdout)
+	return hosttest.Start(t, testWriter{t}, append([]string{envHost + "=" + mode, "HEARTH_TEST_DATA_DIR=" + dir}, env...)...)
 }
 
 // sessionsOf lists h's sessions, failing t on an error.

@@ -2,6 +2,7 @@ package hosttest
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,4 +108,27 @@ func CheckSIGTERM(t *testing.T, start func(t *testing.T, release, grace string) 
 			t.Errorf("plugin %d outlived its host", plugin)
 		}
 	})
+}
+
+// Start runs the test binary again as a helper process, with env added
+// to this one's (which says what the helper is to do), its stderr to
+// stderr; it returns the process and a reader of its stdout lines, and
+// kills it when t ends.
+func Start(t *testing.T, stderr io.Writer, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd, bufio.NewScanner(stdout)
 }

@@ -154,20 +154,6 @@ func runHost(mode string) int {
 func startHost(t *testing.T, mode string, env ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
 	python := needPython(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), envHost+"="+mode, "HEARTH_PY_TEST_DATA="+t.TempDir(),
-		"HEARTH_PY_TEST_PYTHON="+python, "HEARTH_PY_TEST_SDK="+sdkDir(t)), env...)
-	cmd.Stderr = testWriter{t}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return cmd, bufio.NewScanner(stdout)
+	return hosttest.Start(t, testWriter{t}, append([]string{envHost + "=" + mode, "HEARTH_PY_TEST_DATA=" + t.TempDir(),
+		"HEARTH_PY_TEST_PYTHON=" + python, "HEARTH_PY_TEST_SDK=" + sdkDir(t)}, env...)...)
 }
