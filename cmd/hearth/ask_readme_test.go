@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/internal/fakeapi"
 )
 
@@ -62,23 +62,23 @@ func TestAskReadme(t *testing.T) {
 		t.Fatalf("the README shows %q, want the 3 questions and the run", cmds)
 	}
 	env := exampleEnv(t)
-	var outs []host.Outcome
+	var outs []hearth.Outcome
 	for _, args := range cmds[:3] {
 		code, out, stderr := run(t, env, append(args, "--json")...)
 		if code != 0 {
 			t.Fatalf("hearth %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
 		}
-		var o host.Outcome
+		var o hearth.Outcome
 		if err := json.Unmarshal([]byte(out), &o); err != nil {
 			t.Fatalf("%v in %q", err, out)
 		}
 		outs = append(outs, o)
 	}
 	first, second, third := outs[0].Result, outs[1].Result, outs[2].Result
-	if outs[0].Decision.Action != host.ActionSpawned || first.Metrics["tool_calls"] != 1 {
+	if outs[0].Decision.Action != hearth.ActionSpawned || first.Metrics["tool_calls"] != 1 {
 		t.Errorf("first question: %s with %v tool calls, want spawned with one read", outs[0].Decision.Action, first.Metrics["tool_calls"])
 	}
-	if outs[1].Decision.Action != host.ActionRehydrated || outs[1].Session != outs[0].Session || second.Metrics["tool_calls"] != 0 {
+	if outs[1].Decision.Action != hearth.ActionRehydrated || outs[1].Session != outs[0].Session || second.Metrics["tool_calls"] != 0 {
 		t.Errorf("second question: %s on %s with %v tool calls, want the first one's conversation rehydrated, no tool call",
 			outs[1].Decision.Action, outs[1].Session, second.Metrics["tool_calls"])
 	}
@@ -93,7 +93,7 @@ func TestAskReadme(t *testing.T) {
 	runEnv := exampleEnv(t)
 	var res exampleRun
 	exampleJSON(t, runEnv, 0, &res, "run", filepath.Dir(cfgPath), "--json")
-	if res.Run.Status != host.RunCompleted || res.Run.Cost <= 0 {
+	if res.Run.Status != hearth.RunCompleted || res.Run.Cost <= 0 {
 		t.Fatalf("run %s: %s, cost %v; want completed at a cost", res.Run.ID, res.Run.Status, res.Run.Cost)
 	}
 	show := showRun(t, runEnv, res.Run.ID)
@@ -152,7 +152,7 @@ func TestExamplesOnAModel(t *testing.T) {
 			var res exampleRun
 			exampleJSON(t, exampleEnv(t), 0, &res, "run", path, "--json")
 			d := res.Run
-			if d.Status != host.RunCompleted || d.Succeeded != d.Tasks || d.Cost <= 0 {
+			if d.Status != hearth.RunCompleted || d.Succeeded != d.Tasks || d.Cost <= 0 {
 				t.Fatalf("run %s: %s, %d/%d tasks, cost %v; want all done, at a cost", d.ID, d.Status, d.Succeeded, d.Tasks, d.Cost)
 			}
 			if got := len(f.Requests()) - n; got != d.Tasks {
@@ -191,7 +191,7 @@ func TestCodeTourOnAModel(t *testing.T) {
 	env := exampleEnv(t)
 	var res exampleRun
 	exampleJSON(t, env, 0, &res, "run", path, "--json")
-	if d := res.Run; d.Status != host.RunCompleted || d.Succeeded != 12 {
+	if d := res.Run; d.Status != hearth.RunCompleted || d.Succeeded != 12 {
 		t.Fatalf("run %s: %s, %d/12 tasks", d.ID, d.Status, d.Succeeded)
 	}
 	reads := map[string]float64{}

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/paths"
@@ -124,7 +124,7 @@ func (m *Main) report(err error) int {
 	case errors.As(err, &ce):
 		_ = ce.Write(m.diagnostics(), m.width(), m.color())
 		return exitUsage
-	case errors.As(err, &ue), errors.Is(err, host.ErrUnknownAgent),
+	case errors.As(err, &ue), errors.Is(err, hearth.ErrUnknownAgent),
 		// cobra reports an unknown subcommand as a plain error.
 		strings.HasPrefix(err.Error(), "unknown command"):
 		fmt.Fprintf(m.Stderr, "hearth: %v\n", err)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/plugins"
@@ -49,7 +49,7 @@ func BenchmarkClusterCodeTour(b *testing.B) {
 					h0 := c.hostsByID()["h0"]
 					h0.until(b, "all hosts joined", func(hs client.Hosts) bool { return len(hs.Hosts) == n })
 				}
-				outs := make([]*host.Outcome, len(tour.Tasks))
+				outs := make([]*hearth.Outcome, len(tour.Tasks))
 				next := make(chan int)
 				var wg sync.WaitGroup
 				b.StartTimer()
@@ -57,7 +57,7 @@ func BenchmarkClusterCodeTour(b *testing.B) {
 					wg.Go(func() {
 						for i := range next {
 							pt := tour.Tasks[i]
-							o, err := clients[i%n].Submit(context.Background(), host.Task{Agent: pt.Agent, Name: pt.Name, Prompt: pt.Prompt, Hints: pt.Hints})
+							o, err := clients[i%n].Submit(context.Background(), hearth.Task{Agent: pt.Agent, Name: pt.Name, Prompt: pt.Prompt, Hints: pt.Hints})
 							if err != nil {
 								b.Error(err)
 								continue
@@ -79,9 +79,9 @@ func BenchmarkClusterCodeTour(b *testing.B) {
 					}
 					pkg := tour.Tasks[i].Hints.Directories[0]
 					switch o.Decision.Action {
-					case host.ActionSpawned:
+					case hearth.ActionSpawned:
 						spawns++
-					case host.ActionReused, host.ActionRehydrated:
+					case hearth.ActionReused, hearth.ActionRehydrated:
 						reuses++
 					}
 					if o.Decision.Host != "" {

@@ -26,7 +26,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 )
@@ -329,14 +329,14 @@ func member(hs client.Hosts, id string) (client.Member, bool) {
 }
 
 // submit submits prompt with hints dirs to h and returns the outcome.
-func (h *clusterHost) submit(t testing.TB, prompt string, dirs ...string) *host.Outcome {
+func (h *clusterHost) submit(t testing.TB, prompt string, dirs ...string) *hearth.Outcome {
 	t.Helper()
 	args := []string{"submit", "scripted", prompt, "--json"}
 	for _, d := range dirs {
 		args = append(args, "--dir", d)
 	}
 	code, out, errOut := run(t, h.env, args...)
-	var o host.Outcome
+	var o hearth.Outcome
 	if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
 		t.Fatalf("submit to %s: %d %s %s", h.id, code, out, errOut)
 	}
@@ -354,7 +354,7 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 
 	// c learns the strings package.
 	warm := hc.submit(t, "read:pkg/strings/builder.go;read:pkg/strings/reader.go;echo:warm", "pkg/strings")
-	if warm.Decision.Host != "" || warm.Decision.Action != host.ActionSpawned {
+	if warm.Decision.Host != "" || warm.Decision.Action != hearth.ActionSpawned {
 		t.Fatalf("the first task on c: %+v, want a new session on c itself", warm.Decision)
 	}
 	a.until(t, "c's session is published, idle", func(hs client.Hosts) bool {
@@ -374,7 +374,7 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 		return ok && m.Sessions == 1 && idle(m)
 	})
 	code, out, _ := run(t, b.env, "place", "scripted", "--dir", "pkg/strings", "--json")
-	var d host.Decision
+	var d hearth.Decision
 	if code != 0 || json.Unmarshal([]byte(out), &d) != nil || d.Host != "c" || d.Session != warm.Session {
 		t.Fatalf("place through b: %d %s", code, out)
 	}
@@ -416,7 +416,7 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 	hc.kill9(t)
 	a.until(t, "c leaves", func(hs client.Hosts) bool { _, ok := member(hs, "c"); return !ok })
 	o = a.submit(t, "echo:third", "pkg/strings")
-	if o.Decision.Host == "c" || o.Decision.Action != host.ActionSpawned || o.Result.Output != "third" {
+	if o.Decision.Host == "c" || o.Decision.Action != hearth.ActionSpawned || o.Result.Output != "third" {
 		t.Fatalf("after c died: %+v", o.Decision)
 	}
 	// Its run is still listed, its owner gone.
@@ -486,14 +486,14 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
 	type result struct {
-		o   *host.Outcome
+		o   *hearth.Outcome
 		out string
 		err string
 	}
 	done := make(chan result, 1)
 	go func() {
 		code, out, errOut := run(t, a.env, "submit", "scripted", "touch:"+started+";wait:"+release+";echo:done", "--dir", "pkg/net/http", "--json")
-		var o host.Outcome
+		var o hearth.Outcome
 		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
 			done <- result{out: out, err: errOut}
 			return
@@ -553,13 +553,13 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 
 	ran, release := filepath.Join(dir, "ran"), filepath.Join(dir, "release")
 	type result struct {
-		o        *host.Outcome
+		o        *hearth.Outcome
 		out, err string
 	}
 	done := make(chan result, 1)
 	go func() {
 		code, out, errOut := run(t, a.env, "submit", "scripted", "append:"+ran+"=started;wait:"+release+";echo:done", "--dir", "pkg/net/http", "--json")
-		var o host.Outcome
+		var o hearth.Outcome
 		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
 			done <- result{out: out, err: errOut}
 			return

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -108,7 +108,7 @@ func (m *Main) clusterRunsList(ctx context.Context, asJSON bool) (done bool, err
 	}
 	if asJSON {
 		type ownedRun struct {
-			host.RunInfo
+			hearth.RunInfo
 			Owner      string `json:"owner"`
 			OwnerState string `json:"owner_state"`
 		}

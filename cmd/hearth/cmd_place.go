@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -28,8 +28,8 @@ Through the daemon when one serves the data directory.`,
   hearth place claude-code --file /src/app/handlers/user.go --json`,
 		Args: exactArgs("AGENT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var d host.Decision
-			if err := m.withService(cmd.Context(), m.loadConfig, func(ctx context.Context, svc host.Service, _ *target) (err error) {
+			var d hearth.Decision
+			if err := m.withService(cmd.Context(), m.loadConfig, func(ctx context.Context, svc hearth.Service, _ *target) (err error) {
 				d, err = svc.Place(ctx, args[0], hints)
 				return err
 			}); err != nil {
@@ -50,7 +50,7 @@ Through the daemon when one serves the data directory.`,
 	return c
 }
 
-func (m *Main) printPlacement(d host.Decision) {
+func (m *Main) printPlacement(d hearth.Decision) {
 	w := m.Stdout
 	fmt.Fprintln(w, d.Reason)
 	if d.Resume != "" {

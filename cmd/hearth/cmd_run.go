@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 )
@@ -56,10 +56,10 @@ their grace period ends; continue it with 'hearth runs resume ID'.`,
 				return err
 			}
 			local := func() (*config.Config, error) { return cfg, nil }
-			return m.withService(cmd.Context(), local, func(ctx context.Context, svc host.Service, t *target) error {
-				w, err := svc.StartRun(ctx, host.RunSpec{PipelineName: pipeline.Name,
-					RunOptions: host.RunOptions{State: state, Files: in.files, Budget: in.budget, Config: cfg.Path}})
-				if errors.Is(err, host.ErrUnknownAgent) && t.daemon {
+			return m.withService(cmd.Context(), local, func(ctx context.Context, svc hearth.Service, t *target) error {
+				w, err := svc.StartRun(ctx, hearth.RunSpec{PipelineName: pipeline.Name,
+					RunOptions: hearth.RunOptions{State: state, Files: in.files, Budget: in.budget, Config: cfg.Path}})
+				if errors.Is(err, hearth.ErrUnknownAgent) && t.daemon {
 					return fmt.Errorf("%w\nthe daemon on %s runs pipelines with its own agents: start it with --config %s to run this one", err, t.where, cfg.Path)
 				}
 				if err != nil {
@@ -147,7 +147,7 @@ func (in *runInputs) state(m *Main) (map[string]json.RawMessage, error) {
 // finishRun follows a run until it stops, then prints it: a summary, or
 // JSON. A run that did not complete is a failure of the work (exit 1),
 // with what to do next.
-func (m *Main) finishRun(ctx context.Context, h host.RunReader, run host.RunWatch, quiet, asJSON bool) error {
+func (m *Main) finishRun(ctx context.Context, h hearth.RunReader, run hearth.RunWatch, quiet, asJSON bool) error {
 	start := time.Now()
 	id := run.ID()
 	info, err := m.follow(ctx, h, run, quiet, asJSON)
@@ -163,15 +163,15 @@ func (m *Main) finishRun(ctx context.Context, h host.RunReader, run host.RunWatc
 	sum := summarize(d, outs, start)
 	if asJSON {
 		if jerr := m.printJSON(struct {
-			Run     host.RunDetail `json:"run"`
-			Summary runSummary     `json:"summary"`
+			Run     hearth.RunDetail `json:"run"`
+			Summary runSummary       `json:"summary"`
 		}{d, sum}); jerr != nil {
 			return jerr
 		}
 	} else {
 		m.printRunSummary(info, sum)
 	}
-	var stopped *host.RunError
+	var stopped *hearth.RunError
 	switch {
 	case errors.As(err, &stopped):
 		return fmt.Errorf("%w (%v)", errSilent, err) // the summary says it
@@ -185,17 +185,17 @@ func (m *Main) finishRun(ctx context.Context, h host.RunReader, run host.RunWatc
 
 // runSummary counts what one invocation of a run did.
 type runSummary struct {
-	Run        string         `json:"run"`
-	Pipeline   string         `json:"pipeline"`
-	Status     host.RunStatus `json:"status"`
-	Tasks      int            `json:"tasks"`
-	Succeeded  int            `json:"succeeded"`
-	Failed     int            `json:"failed"`
-	Skipped    int            `json:"skipped"`
-	Spawned    int            `json:"spawned"`
-	Reused     int            `json:"reused"`
-	Rehydrated int            `json:"rehydrated"`
-	Duration   time.Duration  `json:"duration"`
+	Run        string           `json:"run"`
+	Pipeline   string           `json:"pipeline"`
+	Status     hearth.RunStatus `json:"status"`
+	Tasks      int              `json:"tasks"`
+	Succeeded  int              `json:"succeeded"`
+	Failed     int              `json:"failed"`
+	Skipped    int              `json:"skipped"`
+	Spawned    int              `json:"spawned"`
+	Reused     int              `json:"reused"`
+	Rehydrated int              `json:"rehydrated"`
+	Duration   time.Duration    `json:"duration"`
 	// TaskTime is the sum of the durations of the tasks that finished in
 	// this invocation.
 	TaskTime time.Duration `json:"task_time"`
@@ -204,7 +204,7 @@ type runSummary struct {
 	Budget   float64       `json:"budget,omitempty"`
 }
 
-func summarize(d host.RunDetail, outs []host.TaskOutput, since time.Time) runSummary {
+func summarize(d hearth.RunDetail, outs []hearth.TaskOutput, since time.Time) runSummary {
 	s := runSummary{Run: d.ID, Pipeline: d.Pipeline, Status: d.Status, Tasks: d.Tasks, Succeeded: d.Succeeded, Failed: d.Failed,
 		Skipped: d.Skipped, Duration: time.Since(since), Cost: d.Cost, Budget: d.Budget}
 	for _, o := range outs {
@@ -213,19 +213,19 @@ func summarize(d host.RunDetail, outs []host.TaskOutput, since time.Time) runSum
 		}
 		s.Ran++
 		s.TaskTime += o.Duration
-		switch host.Action(o.Action) {
-		case host.ActionSpawned:
+		switch hearth.Action(o.Action) {
+		case hearth.ActionSpawned:
 			s.Spawned++
-		case host.ActionReused:
+		case hearth.ActionReused:
 			s.Reused++
-		case host.ActionRehydrated:
+		case hearth.ActionRehydrated:
 			s.Rehydrated++
 		}
 	}
 	return s
 }
 
-func (m *Main) printRunSummary(info host.RunInfo, s runSummary) {
+func (m *Main) printRunSummary(info hearth.RunInfo, s runSummary) {
 	w := m.Stdout
 	fmt.Fprintf(w, "\nrun %s %s: %d tasks in %s: %d succeeded, %d failed, %d skipped\n", s.Run, s.Status, s.Tasks, s.Duration.Round(time.Millisecond), s.Succeeded, s.Failed, s.Skipped)
 	if s.Ran > 0 {
@@ -240,19 +240,19 @@ func (m *Main) printRunSummary(info host.RunInfo, s runSummary) {
 		fmt.Fprintln(w, cost)
 	}
 	switch info.Status {
-	case host.RunCompleted:
+	case hearth.RunCompleted:
 		fmt.Fprintf(w, "see it with: %s runs show %s\n", m.hearth(), s.Run)
-	case host.RunPaused, host.RunFailed:
+	case hearth.RunPaused, hearth.RunFailed:
 		fmt.Fprintf(w, "%s: %s\n", info.Status, info.Reason)
 		fmt.Fprintf(w, "resume it with: %s runs resume %s\n", m.hearth(), s.Run)
-	case host.RunCancelled:
+	case hearth.RunCancelled:
 		fmt.Fprintf(w, "cancelled: %s\n", info.Reason)
 	}
 }
 
 // runTarget finds the config and the pipeline that `hearth run args`
 // names.
-func (m *Main) runTarget(args []string) (*config.Config, *host.Pipeline, error) {
+func (m *Main) runTarget(args []string) (*config.Config, *hearth.Pipeline, error) {
 	var name string
 	if len(args) > 0 {
 		path := args[0]
@@ -291,9 +291,9 @@ func (m *Main) runTarget(args []string) (*config.Config, *host.Pipeline, error) 
 }
 
 // reasonTail is the reason without the session name the line already has.
-func reasonTail(d host.Decision) string {
+func reasonTail(d hearth.Decision) string {
 	r := d.Reason
-	if i := strings.Index(r, d.Session+": "); i >= 0 && d.Action == host.ActionSpawned {
+	if i := strings.Index(r, d.Session+": "); i >= 0 && d.Action == hearth.ActionSpawned {
 		return r[:i] + r[i+len(d.Session)+2:]
 	}
 	return r

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/internal/text"
 )
@@ -44,10 +44,10 @@ func (m *Main) runsListCommand() *cobra.Command {
 				return err
 			}
 			var (
-				runs []host.RunInfo
+				runs []hearth.RunInfo
 				dir  string
 			)
-			if err := m.withReader(cmd.Context(), func(ctx context.Context, r host.Reader, where string) (err error) {
+			if err := m.withReader(cmd.Context(), func(ctx context.Context, r hearth.Reader, where string) (err error) {
 				dir = where
 				runs, err = r.Runs(ctx)
 				return err
@@ -56,7 +56,7 @@ func (m *Main) runsListCommand() *cobra.Command {
 			}
 			if asJSON {
 				if runs == nil {
-					runs = []host.RunInfo{}
+					runs = []hearth.RunInfo{}
 				}
 				return m.printJSON(runs)
 			}
@@ -77,7 +77,7 @@ func (m *Main) runsListCommand() *cobra.Command {
 }
 
 // statusText is a run's status as lists show it.
-func statusText(r host.RunInfo) string {
+func statusText(r hearth.RunInfo) string {
 	s := string(r.Status)
 	switch {
 	case r.Interrupted:
@@ -88,7 +88,7 @@ func statusText(r host.RunInfo) string {
 	return s
 }
 
-func costText(r host.RunInfo) string {
+func costText(r hearth.RunInfo) string {
 	if r.Budget > 0 {
 		return fmt.Sprintf("%.2f/%.2f", r.Cost, r.Budget)
 	}
@@ -114,26 +114,26 @@ func (m *Main) runsShowCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var (
 				out struct {
-					host.RunDetail
-					Outputs     []host.TaskOutput     `json:"outputs,omitempty"`
-					Checkpoints []host.CheckpointInfo `json:"checkpoints,omitempty"`
-					Events      []host.Event          `json:"events,omitempty"`
+					hearth.RunDetail
+					Outputs     []hearth.TaskOutput     `json:"outputs,omitempty"`
+					Checkpoints []hearth.CheckpointInfo `json:"checkpoints,omitempty"`
+					Events      []hearth.Event          `json:"events,omitempty"`
 				}
 				// deleted is the last event of a run retention deleted:
 				// its events remain.
-				deleted *host.Event
+				deleted *hearth.Event
 			)
-			lastDeleted := func(evs []host.Event, eerr error) bool {
-				if eerr != nil || len(evs) == 0 || evs[len(evs)-1].Kind != host.EventRunDeleted {
+			lastDeleted := func(evs []hearth.Event, eerr error) bool {
+				if eerr != nil || len(evs) == 0 || evs[len(evs)-1].Kind != hearth.EventRunDeleted {
 					return false
 				}
 				deleted = &evs[len(evs)-1]
 				return true
 			}
-			err := m.withReader(cmd.Context(), func(ctx context.Context, r host.Reader, _ string) error {
+			err := m.withReader(cmd.Context(), func(ctx context.Context, r hearth.Reader, _ string) error {
 				d, err := r.Run(ctx, args[0])
 				if err != nil {
-					if errors.Is(err, host.ErrUnknownRun) && lastDeleted(r.RunEvents(ctx, args[0], 3)) {
+					if errors.Is(err, hearth.ErrUnknownRun) && lastDeleted(r.RunEvents(ctx, args[0], 3)) {
 						return nil
 					}
 					return err
@@ -215,7 +215,7 @@ func (m *Main) runsShowCommand() *cobra.Command {
 	return c
 }
 
-func (m *Main) printRun(d host.RunDetail) {
+func (m *Main) printRun(d hearth.RunDetail) {
 	w := m.Stdout
 	fmt.Fprintf(w, "run %s (pipeline %s", d.ID, d.Pipeline)
 	if d.Config != "" {
@@ -301,14 +301,14 @@ func tokenNote(metrics map[string]float64, cost float64) string {
 		in, metrics["cached_input_tokens"], metrics["output_tokens"], metrics["tool_calls"], costCell(cost))
 }
 
-func taskNote(t host.RunTaskInfo) string {
+func taskNote(t hearth.RunTaskInfo) string {
 	var notes []string
 	if t.NeedsReview {
 		notes = append(notes, "needs review")
 	}
 	if t.Error != "" {
 		notes = append(notes, text.FirstLine(t.Error))
-	} else if t.Reason != "" && t.Status != host.TaskSucceeded {
+	} else if t.Reason != "" && t.Status != hearth.TaskSucceeded {
 		notes = append(notes, t.Reason)
 	}
 	return strings.Join(notes, "; ")
@@ -395,8 +395,8 @@ another.`,
 			if err != nil {
 				return err
 			}
-			opts := host.ResumeOptions{Budget: in.budget, Repair: repair, State: state}
-			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc host.Service, t *target) error {
+			opts := hearth.ResumeOptions{Budget: in.budget, Repair: repair, State: state}
+			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc hearth.Service, t *target) error {
 				if d, err := svc.Run(ctx, args[0]); err == nil && d.Abandoned && !asJSON {
 					fmt.Fprintf(m.Stdout, "run %s was flagged abandoned (idle since %s); resuming it clears the flag\n", d.ID, d.LastActivity.Format(time.DateTime))
 				}
@@ -442,8 +442,8 @@ direction for the story. List the checkpoints with
 			if err != nil {
 				return err
 			}
-			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc host.Service, t *target) error {
-				w, err := svc.ForkRun(ctx, args[0], at, host.ForkOptions{State: state, Budget: in.budget})
+			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc hearth.Service, t *target) error {
+				w, err := svc.ForkRun(ctx, args[0], at, hearth.ForkOptions{State: state, Budget: in.budget})
 				if err != nil {
 					return err
 				}
@@ -486,12 +486,12 @@ run's history.`,
 		Example: `  hearth runs revisit essay-20261122 thesis --impact major --reason "make it an explainer"`,
 		Args:    exactArgs("RUN", "TASK"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			imp, err := host.ParseImpact(impact)
+			imp, err := hearth.ParseImpact(impact)
 			if err != nil {
 				return usagef("--impact: %v", err)
 			}
-			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc host.Service, t *target) error {
-				w, err := svc.RevisitRun(ctx, args[0], args[1], imp, host.RevisitOptions{Reason: reason, Affects: affects})
+			return m.withService(cmd.Context(), m.runConfig(args[0]), func(ctx context.Context, svc hearth.Service, t *target) error {
+				w, err := svc.RevisitRun(ctx, args[0], args[1], imp, hearth.RevisitOptions{Reason: reason, Affects: affects})
 				if err != nil {
 					return err
 				}
@@ -517,8 +517,8 @@ func (m *Main) runsCancelCommand() *cobra.Command {
 		Short: "Cancel a run for good: its unfinished tasks are skipped (it can still be forked)",
 		Args:  exactArgs("RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var info host.RunInfo
-			err := m.withService(cmd.Context(), m.recordsConfig, func(ctx context.Context, svc host.Service, _ *target) (err error) {
+			var info hearth.RunInfo
+			err := m.withService(cmd.Context(), m.recordsConfig, func(ctx context.Context, svc hearth.Service, _ *target) (err error) {
 				info, err = svc.CancelRun(ctx, args[0])
 				return err
 			})
@@ -543,7 +543,7 @@ func (m *Main) runsDeleteCommand() *cobra.Command {
 		Args:  exactArgs("RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var id string
-			err := m.withService(cmd.Context(), m.recordsConfig, func(ctx context.Context, svc host.Service, _ *target) (err error) {
+			err := m.withService(cmd.Context(), m.recordsConfig, func(ctx context.Context, svc hearth.Service, _ *target) (err error) {
 				id, err = svc.DeleteRun(ctx, args[0])
 				return err
 			})

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -30,10 +30,10 @@ func (m *Main) sessionsCommand() *cobra.Command {
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var (
-				sessions []host.SessionInfo
+				sessions []hearth.SessionInfo
 				dir      string
 			)
-			if err := m.withReader(cmd.Context(), func(ctx context.Context, r host.Reader, where string) (err error) {
+			if err := m.withReader(cmd.Context(), func(ctx context.Context, r hearth.Reader, where string) (err error) {
 				dir = where
 				sessions, err = r.Sessions(ctx)
 				return err
@@ -42,7 +42,7 @@ func (m *Main) sessionsCommand() *cobra.Command {
 			}
 			if listJSON {
 				if sessions == nil {
-					sessions = []host.SessionInfo{}
+					sessions = []hearth.SessionInfo{}
 				}
 				return m.printJSON(sessions)
 			}
@@ -66,7 +66,7 @@ func (m *Main) sessionsCommand() *cobra.Command {
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if slices.ContainsFunc(sessions, func(s host.SessionInfo) bool { return s.Status == "dormant" && s.HasState && s.External == "" }) {
+			if slices.ContainsFunc(sessions, func(s hearth.SessionInfo) bool { return s.Status == "dormant" && s.HasState && s.External == "" }) {
 				fmt.Fprintln(m.Stdout, "* dormant with saved state: a matching task rehydrates it")
 			}
 			return nil
@@ -83,8 +83,8 @@ func (m *Main) sessionsCommand() *cobra.Command {
 		Short: "Show a session: its fingerprint, recent events, and the decisions that involved it",
 		Args:  exactArgs("SESSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var d *host.SessionDetail
-			if err := m.withReader(cmd.Context(), func(ctx context.Context, r host.Reader, _ string) (err error) {
+			var d *hearth.SessionDetail
+			if err := m.withReader(cmd.Context(), func(ctx context.Context, r hearth.Reader, _ string) (err error) {
 				d, err = r.Session(ctx, args[0], limit)
 				return err
 			}); err != nil {
@@ -129,7 +129,7 @@ func (m *Main) openStore() (*store.Store, error) {
 	return st, err
 }
 
-func (m *Main) printSession(d *host.SessionDetail) {
+func (m *Main) printSession(d *hearth.SessionDetail) {
 	w := m.Stdout
 	fmt.Fprintf(w, "session %s (agent %s%s)\n", d.ID, d.Agent, prefixed(" ", d.AgentVersion))
 	status := d.Status
@@ -183,7 +183,7 @@ func (m *Main) printSession(d *host.SessionDetail) {
 		fmt.Fprintf(w, "\nrecent events\n")
 		for _, e := range d.Events {
 			line := e.Message
-			if e.Kind == host.EventGuardFired {
+			if e.Kind == hearth.EventGuardFired {
 				line = fmt.Sprintf("%s %s: %s", e.Guard, e.Action, e.Message)
 			}
 			if e.ToolUse != nil {

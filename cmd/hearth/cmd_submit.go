@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -27,15 +27,15 @@ it can be placed on a session that already knows those files.`,
   hearth submit gotour "symbol strings Builder" --json`,
 		Args: exactArgs("AGENT", "PROMPT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			task := host.Task{Agent: args[0], Name: name, Prompt: args[1], Hints: hints}
-			print := func(out *host.Outcome) error {
+			task := hearth.Task{Agent: args[0], Name: name, Prompt: args[1], Hints: hints}
+			print := func(out *hearth.Outcome) error {
 				if asJSON {
 					return m.printJSON(out)
 				}
 				m.printOutcome(out)
 				return nil
 			}
-			return m.withService(cmd.Context(), m.loadConfig, func(ctx context.Context, svc host.Service, _ *target) error {
+			return m.withService(cmd.Context(), m.loadConfig, func(ctx context.Context, svc hearth.Service, _ *target) error {
 				out, err := svc.Submit(ctx, task)
 				if err != nil {
 					return err
@@ -53,7 +53,7 @@ it can be placed on a session that already knows those files.`,
 	return c
 }
 
-func (m *Main) printOutcome(o *host.Outcome) {
+func (m *Main) printOutcome(o *hearth.Outcome) {
 	w := m.Stdout
 	where := o.Session
 	if o.Decision.Host != "" {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
@@ -17,8 +17,8 @@ import (
 // place) go through the daemon when one serves the data directory, and
 // do the work in this process when none does: Badger lets one process
 // at a time have it, so never both. That choice is made here, and only
-// here: every command is written once, against host.Reader or
-// host.Service, which the daemon's client, the store and the engine all
+// here: every command is written once, against hearth.Reader or
+// hearth.Service, which the daemon's client, the store and the engine all
 // implement.
 
 // target says where a command's work goes.
@@ -115,7 +115,7 @@ func (m *Main) daemon(ctx context.Context) (*client.Client, error) {
 // withReader runs work with the reads of the data directory: the
 // daemon's when one serves it, else the store, opened by this process.
 // where is the daemon's address or the data directory.
-func (m *Main) withReader(ctx context.Context, work func(ctx context.Context, r host.Reader, where string) error) error {
+func (m *Main) withReader(ctx context.Context, work func(ctx context.Context, r hearth.Reader, where string) error) error {
 	c, err := m.daemon(ctx)
 	if err != nil {
 		return err
@@ -142,7 +142,7 @@ func (m *Main) withReader(ctx context.Context, work func(ctx context.Context, r 
 // daemon, the first pauses the run the command follows (its tasks in
 // flight are interrupted, and run again on resume) or cancels the call
 // in flight; a second stops following (the run is the daemon's).
-func (m *Main) withService(ctx context.Context, local func() (*config.Config, error), work func(context.Context, host.Service, *target) error) error {
+func (m *Main) withService(ctx context.Context, local func() (*config.Config, error), work func(context.Context, hearth.Service, *target) error) error {
 	c, err := m.daemon(ctx)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (m *Main) daemonSignals(ctx context.Context, c *client.Client, t *target, w
 // followRun follows the run w until it stops, then prints it: where it
 // ran, every task as it finished, a summary or JSON. A run that did not
 // complete is a failure of the work (exit 1).
-func (m *Main) followRun(ctx context.Context, svc host.Service, t *target, w host.RunWatch, quiet, asJSON bool) error {
+func (m *Main) followRun(ctx context.Context, svc hearth.Service, t *target, w hearth.RunWatch, quiet, asJSON bool) error {
 	t.follow(w.ID())
 	return m.finishRun(ctx, svc, w, quiet, asJSON)
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // serving is `hearth serve` running in-process on a real socket.
@@ -107,7 +107,7 @@ func TestServeThenTheCLIGoesThroughTheDaemon(t *testing.T) {
 	id := regexp.MustCompile(`run (code-tour-\S+)`).FindStringSubmatch(out)[1]
 
 	code, out, _ = run(t, env, "sessions", "list", "--json")
-	var sessions []host.SessionInfo
+	var sessions []hearth.SessionInfo
 	if code != 0 || json.Unmarshal([]byte(out), &sessions) != nil || len(sessions) == 0 || sessions[0].Status != "live" {
 		t.Fatalf("sessions list: %d %s", code, out)
 	}
@@ -120,8 +120,8 @@ func TestServeThenTheCLIGoesThroughTheDaemon(t *testing.T) {
 		t.Errorf("place: %d %s", code, out)
 	}
 	code, out, _ = run(t, env, "submit", "gotour", "summary net/http", "--dir", "net/http", "--tech", "go", "--json")
-	var o host.Outcome
-	if code != 0 || json.Unmarshal([]byte(out), &o) != nil || o.Decision.Action != host.ActionReused {
+	var o hearth.Outcome
+	if code != 0 || json.Unmarshal([]byte(out), &o) != nil || o.Decision.Action != hearth.ActionReused {
 		t.Errorf("submit: %d %s", code, out)
 	}
 	code, _, errOut = run(t, env, "runs", "cancel", id, "--json")
@@ -303,7 +303,7 @@ func TestDaemonKilledLeavesNoPluginAndNoLock(t *testing.T) {
 	}
 	// The session saves its agent's state in the background after each
 	// task; nothing announces it but the session's record, so ask.
-	var sessions []host.SessionInfo
+	var sessions []hearth.SessionInfo
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		code, out, _ := run(t, env, "sessions", "list", "--json")
 		if code != 0 || json.Unmarshal([]byte(out), &sessions) != nil || len(sessions) != 1 || sessions[0].PID == 0 {

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/internal/testenv"
 )
 
@@ -102,19 +102,19 @@ pipeline "fill" {
 	}
 	// The pause is on disk, with its reason: not a run that reads as
 	// running (interrupted) with the reason it started for.
-	var list []host.RunInfo
+	var list []hearth.RunInfo
 	runJSON(t, env, &list, "runs", "list", "--json")
-	if len(list) != 1 || list[0].Status != host.RunPaused || list[0].Interrupted || !strings.Contains(list[0].Reason, "not enough free space") ||
+	if len(list) != 1 || list[0].Status != hearth.RunPaused || list[0].Interrupted || !strings.Contains(list[0].Reason, "not enough free space") ||
 		list[0].Succeeded == 0 || list[0].Succeeded >= 8 {
 		t.Fatalf("runs list after the full disk: %+v; want one run paused part way, saying there is not enough free space", list)
 	}
 	id := list[0].ID
 	var before runShowJSON
 	runJSON(t, env, &before, "runs", "show", id, "--json")
-	if before.Status != host.RunPaused || !strings.Contains(before.Reason, "not enough free space") || before.Succeeded != list[0].Succeeded {
+	if before.Status != hearth.RunPaused || !strings.Contains(before.Reason, "not enough free space") || before.Succeeded != list[0].Succeeded {
 		t.Fatalf("runs show after the full disk: %s (%s), %d succeeded; want paused as runs list says", before.Status, before.Reason, before.Succeeded)
 	}
-	acked := make(map[string]host.TaskOutput) // what the store acknowledged
+	acked := make(map[string]hearth.TaskOutput) // what the store acknowledged
 	for _, o := range before.Outputs {
 		acked[o.Task] = o
 	}
@@ -133,7 +133,7 @@ pipeline "fill" {
 	}
 	var after runShowJSON
 	runJSON(t, env, &after, "runs", "show", id, "--json")
-	if after.Status != host.RunCompleted || after.Succeeded != 8 {
+	if after.Status != hearth.RunCompleted || after.Succeeded != 8 {
 		t.Fatalf("after resuming: %s with %d succeeded; want completed with 8", after.Status, after.Succeeded)
 	}
 	// Exactly once: one output per task, version 1, and the ones the
@@ -158,6 +158,6 @@ pipeline "fill" {
 
 // runShowJSON is what `runs show --json` prints.
 type runShowJSON struct {
-	host.RunDetail
-	Outputs []host.TaskOutput `json:"outputs"`
+	hearth.RunDetail
+	Outputs []hearth.TaskOutput `json:"outputs"`
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // The tests below run each example from examples/ as its README tells a
@@ -20,15 +20,15 @@ import (
 
 // exampleRun is what `hearth run|runs resume|fork|revisit --json` prints.
 type exampleRun struct {
-	Run     host.RunDetail `json:"run"`
-	Summary runSummary     `json:"summary"`
+	Run     hearth.RunDetail `json:"run"`
+	Summary runSummary       `json:"summary"`
 }
 
 // exampleShow is what `hearth runs show --json` prints.
 type exampleShow struct {
-	host.RunDetail
-	Outputs     []host.TaskOutput     `json:"outputs"`
-	Checkpoints []host.CheckpointInfo `json:"checkpoints"`
+	hearth.RunDetail
+	Outputs     []hearth.TaskOutput     `json:"outputs"`
+	Checkpoints []hearth.CheckpointInfo `json:"checkpoints"`
 }
 
 // exampleJSON runs the CLI, wants exit code want, and decodes its JSON
@@ -51,7 +51,7 @@ func showRun(t *testing.T, env map[string]string, id string) exampleShow {
 	return s
 }
 
-func taskOf(t *testing.T, d host.RunDetail, name string) host.RunTaskInfo {
+func taskOf(t *testing.T, d hearth.RunDetail, name string) hearth.RunTaskInfo {
 	t.Helper()
 	for _, task := range d.TaskList {
 		if task.Name == name {
@@ -59,11 +59,11 @@ func taskOf(t *testing.T, d host.RunDetail, name string) host.RunTaskInfo {
 		}
 	}
 	t.Fatalf("run %s has no task %s", d.ID, name)
-	return host.RunTaskInfo{}
+	return hearth.RunTaskInfo{}
 }
 
 // current returns task's current output.
-func current(t *testing.T, s exampleShow, task string) host.TaskOutput {
+func current(t *testing.T, s exampleShow, task string) hearth.TaskOutput {
 	t.Helper()
 	for _, o := range s.Outputs {
 		if o.Task == task && o.Current {
@@ -71,7 +71,7 @@ func current(t *testing.T, s exampleShow, task string) host.TaskOutput {
 		}
 	}
 	t.Fatalf("run %s: task %s has no current output", s.ID, task)
-	return host.TaskOutput{}
+	return hearth.TaskOutput{}
 }
 
 // versions lists the output versions of task, in order, with a "*" on the
@@ -131,7 +131,7 @@ func TestExamplePodcast(t *testing.T) {
 	var res exampleRun
 	exampleJSON(t, env, 0, &res, "run", "../../examples/podcast", "--json")
 	d := res.Run
-	if d.Status != host.RunCompleted || d.Stage != "completed" {
+	if d.Status != hearth.RunCompleted || d.Stage != "completed" {
 		t.Fatalf("run %s: %s (%s), stage %q; want completed", d.ID, d.Status, d.Reason, d.Stage)
 	}
 	if n := d.GateLoops["script-quality"]; n != 1 {
@@ -147,7 +147,7 @@ func TestExamplePodcast(t *testing.T) {
 	if got := versions(s, "evaluate"); got != "1,2*" {
 		t.Fatalf("evaluate's outputs: %s, want v1 archived and v2 current", got)
 	}
-	first, second := s.Outputs[slices.IndexFunc(s.Outputs, func(o host.TaskOutput) bool { return o.Task == "evaluate" && o.Version == 1 })], current(t, s, "evaluate")
+	first, second := s.Outputs[slices.IndexFunc(s.Outputs, func(o hearth.TaskOutput) bool { return o.Task == "evaluate" && o.Version == 1 })], current(t, s, "evaluate")
 	if first.Metrics["quality"] >= 0.8 || second.Metrics["quality"] < 0.8 {
 		t.Errorf("evaluate quality: v1 %v, v2 %v; want the first below the 0.8 gate and the second above", first.Metrics["quality"], second.Metrics["quality"])
 	}
@@ -162,12 +162,12 @@ func TestExamplePodcast(t *testing.T) {
 
 	var stopped exampleRun
 	exampleJSON(t, env, exitWork, &stopped, "run", "../../examples/podcast", "--budget", "0.6", "--json")
-	if st := stopped.Run; st.Status != host.RunFailed || !strings.Contains(st.Reason, "task write_script was not started: the run has spent 0.61 of its budget of 0.60") {
+	if st := stopped.Run; st.Status != hearth.RunFailed || !strings.Contains(st.Reason, "task write_script was not started: the run has spent 0.61 of its budget of 0.60") {
 		t.Fatalf("over budget: %s: %s; want failed before write_script's second round, naming the budget", st.Status, st.Reason)
 	}
 	var resumed exampleRun
 	exampleJSON(t, env, 0, &resumed, "runs", "resume", stopped.Run.ID, "--budget", "2", "--json")
-	if r := resumed.Run; r.Status != host.RunCompleted || resumed.Summary.Ran != 3 || taskOf(t, r, "research").Attempt != 3 {
+	if r := resumed.Run; r.Status != hearth.RunCompleted || resumed.Summary.Ran != 3 || taskOf(t, r, "research").Attempt != 3 {
 		t.Errorf("resumed with a larger budget: %s, ran %d; want completed, running write_script, evaluate and synthesize only", r.Status, resumed.Summary.Ran)
 	}
 }
@@ -183,12 +183,12 @@ func TestExampleStory(t *testing.T) {
 
 	before := showRun(t, env, id)
 	done := before.Succeeded
-	if before.Status != host.RunPaused || done < 3 || done > 5 {
+	if before.Status != hearth.RunPaused || done < 3 || done > 5 {
 		t.Fatalf("interrupted run: %s with %d tasks done; want paused after chapter_1 and before the ending", before.Status, done)
 	}
 	var res exampleRun
 	exampleJSON(t, env, 0, &res, "runs", "resume", id, "--json")
-	if res.Run.Status != host.RunCompleted || res.Summary.Ran != 6-done {
+	if res.Run.Status != hearth.RunCompleted || res.Summary.Ran != 6-done {
 		t.Fatalf("resumed: %s, ran %d; want completed, running the %d unfinished tasks only", res.Run.Status, res.Summary.Ran, 6-done)
 	}
 	origin := showRun(t, env, id)
@@ -218,7 +218,7 @@ func TestExampleStory(t *testing.T) {
 	var fork exampleRun
 	exampleJSON(t, env, 0, &fork, "runs", "fork", id, "--at", strconv.FormatUint(at, 10),
 		"--set", "direction=the keeper lets the light go out", "--json")
-	if f := fork.Run; f.Status != host.RunCompleted || f.ForkedFrom != id || f.ForkedAt != at || fork.Summary.Ran != 2 {
+	if f := fork.Run; f.Status != hearth.RunCompleted || f.ForkedFrom != id || f.ForkedAt != at || fork.Summary.Ran != 2 {
 		t.Fatalf("fork: %s, from %s at %d, ran %d; want a completed fork of %s at %d that wrote chapter_3 and the ending", f.Status, f.ForkedFrom, f.ForkedAt, fork.Summary.Ran, id, at)
 	}
 	branch := showRun(t, env, fork.Run.ID)
@@ -242,7 +242,7 @@ func TestExampleEssay(t *testing.T) {
 	id := interruptExample(t, env, "thesis ", "run", "../../examples/essay", "-q")
 	var res exampleRun
 	exampleJSON(t, env, 0, &res, "runs", "resume", id, "--json")
-	if res.Run.Status != host.RunCompleted || res.Summary.Ran >= 4 {
+	if res.Run.Status != hearth.RunCompleted || res.Summary.Ran >= 4 {
 		t.Fatalf("resumed: %s, ran %d; want completed without running the thesis again", res.Run.Status, res.Summary.Ran)
 	}
 
@@ -280,7 +280,7 @@ func TestExampleEssay(t *testing.T) {
 		var rv exampleRun
 		exampleJSON(t, env, 0, &rv, "runs", "revisit", id, "thesis", "--impact", tt.impact, "--reason", tt.reason, "--json")
 		d := rv.Run
-		if d.Status != host.RunCompleted || len(d.Revisions) != i+1 {
+		if d.Status != hearth.RunCompleted || len(d.Revisions) != i+1 {
 			t.Fatalf("%s revisit: %s with %d revisions; want completed, with this one recorded", tt.impact, d.Status, len(d.Revisions))
 		}
 		var review []string
@@ -299,7 +299,7 @@ func TestExampleEssay(t *testing.T) {
 			t.Errorf("%s revisit: needs review %v, want %v", tt.impact, review, wantReview)
 		}
 		r := d.Revisions[i]
-		if r.Impact != host.Impact(tt.impact) || !slices.Equal(r.Archived, tt.want.archived) || r.Reason != tt.reason {
+		if r.Impact != hearth.Impact(tt.impact) || !slices.Equal(r.Archived, tt.want.archived) || r.Reason != tt.reason {
 			t.Errorf("%s revisit recorded as %+v; want archived %v", tt.impact, r, tt.want.archived)
 		}
 		s := showRun(t, env, id)
@@ -334,7 +334,7 @@ func TestExampleStudyPlanner(t *testing.T) {
 	var res exampleRun
 	exampleJSON(t, env, 0, &res, "run", "../../examples/study-planner", "--json")
 	d := res.Run
-	if d.Status != host.RunCompleted || d.Stage != "completed" {
+	if d.Status != hearth.RunCompleted || d.Stage != "completed" {
 		t.Fatalf("run: %s (%s), stage %s; want completed", d.Status, d.Reason, d.Stage)
 	}
 	ingest := taskOf(t, d, "ingest")
@@ -406,12 +406,12 @@ func TestExampleStudyPlanner(t *testing.T) {
 	var blocked exampleRun
 	exampleJSON(t, env, exitWork, &blocked, "run", "../../examples/study-planner", "--json",
 		"--set", "user_inputs=@../../examples/study-planner/inputs-missing-midterm.json")
-	if b := blocked.Run; b.Status != host.RunPaused || b.Stage != "collecting_inputs" || b.Succeeded != 1 || !strings.Contains(b.Reason, "blocked by guard courses-have-midterms") {
+	if b := blocked.Run; b.Status != hearth.RunPaused || b.Stage != "collecting_inputs" || b.Succeeded != 1 || !strings.Contains(b.Reason, "blocked by guard courses-have-midterms") {
 		t.Fatalf("missing midterm: %s at %s, %d done: %s; want paused in collecting_inputs by courses-have-midterms", b.Status, b.Stage, b.Succeeded, b.Reason)
 	}
 	exampleJSON(t, env, 0, &res, "runs", "resume", blocked.Run.ID, "--json",
 		"--set", "user_inputs=@../../examples/study-planner/inputs.json")
-	if res.Run.Status != host.RunCompleted || res.Summary.Ran != 5 {
+	if res.Run.Status != hearth.RunCompleted || res.Summary.Ran != 5 {
 		t.Errorf("resumed with the midterm date: %s, ran %d; want completed, collect not run again", res.Run.Status, res.Summary.Ran)
 	}
 
@@ -430,7 +430,7 @@ func TestExampleStudyPlanner(t *testing.T) {
 	var refused exampleRun
 	exampleJSON(t, env, exitWork, &refused, "run", writeConfig(t, cfg), "--json")
 	est := taskOf(t, refused.Run, "estimate")
-	if refused.Run.Status != host.RunFailed || est.Status != host.TaskFailed || est.Attempt != 1 ||
+	if refused.Run.Status != hearth.RunFailed || est.Status != hearth.TaskFailed || est.Attempt != 1 ||
 		!strings.Contains(est.Error, `agent "estimation" may not read section "user_inputs"`) {
 		t.Errorf("a read outside the owner block: run %s, estimate %s after %d attempt(s): %s; want it failed for good, naming agent and section",
 			refused.Run.Status, est.Status, est.Attempt, est.Error)

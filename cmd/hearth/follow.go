@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -21,7 +21,7 @@ const redrawEvery = 250 * time.Millisecond
 // as it finishes, which scripts and logs can read.
 type follower struct {
 	m     *Main
-	h     host.RunReader
+	h     hearth.RunReader
 	ctx   context.Context
 	id    string
 	w     io.Writer
@@ -36,7 +36,7 @@ type follower struct {
 	// since: the plain lines' [n/total]. A task sent back or revisited
 	// leaves it.
 	finished  map[string]bool
-	decisions map[string]host.Decision
+	decisions map[string]hearth.Decision
 	started   map[string]time.Time
 	drawn     int // lines of the last frame
 	width     int
@@ -44,11 +44,11 @@ type follower struct {
 
 // follow shows the run's progress until it stops and returns how it
 // stopped.
-func (m *Main) follow(ctx context.Context, h host.RunReader, run host.RunWatch, quiet, asJSON bool) (host.RunInfo, error) {
+func (m *Main) follow(ctx context.Context, h hearth.RunReader, run hearth.RunWatch, quiet, asJSON bool) (hearth.RunInfo, error) {
 	defer run.Close()
 	f := &follower{
 		m: m, h: h, ctx: ctx, id: run.ID(), w: m.Stdout, quiet: quiet, start: time.Now(),
-		decisions: make(map[string]host.Decision),
+		decisions: make(map[string]hearth.Decision),
 		started:   make(map[string]time.Time),
 		finished:  make(map[string]bool),
 	}
@@ -107,19 +107,19 @@ func (m *Main) follow(ctx context.Context, h host.RunReader, run host.RunWatch, 
 }
 
 // event takes one event of the run.
-func (f *follower) event(e host.Event) {
+func (f *follower) event(e hearth.Event) {
 	switch e.Kind {
-	case host.EventDecision:
+	case hearth.EventDecision:
 		if e.Decision != nil {
 			f.decisions[taskName(e.Task)] = *e.Decision
 		}
 		return
-	case host.EventRunTask:
-		to := host.TaskStatus(e.To)
+	case hearth.EventRunTask:
+		to := hearth.TaskStatus(e.To)
 		switch to {
-		case host.TaskRunning:
+		case hearth.TaskRunning:
 			f.started[e.Task] = e.Time
-		case host.TaskSucceeded, host.TaskFailed:
+		case hearth.TaskSucceeded, hearth.TaskFailed:
 			f.done++
 		}
 		if finalTask(to) {
@@ -144,16 +144,16 @@ func taskName(id string) string {
 }
 
 // line prints an event as a line of plain output.
-func (f *follower) line(e host.Event) {
+func (f *follower) line(e hearth.Event) {
 	w := f.w
 	switch e.Kind {
-	case host.EventRunTask:
+	case hearth.EventRunTask:
 		total := f.total()
 		prefix := func() string {
 			return fmt.Sprintf("[%*d/%d] %-28s", len(fmt.Sprint(total)), len(f.finished), total, e.Task)
 		}
-		switch host.TaskStatus(e.To) {
-		case host.TaskSucceeded:
+		switch hearth.TaskStatus(e.To) {
+		case hearth.TaskSucceeded:
 			d, ok := f.decisions[e.Task]
 			if !ok {
 				fmt.Fprintf(w, "%s succeeded%s\n", prefix(), costNote(e.Cost))
@@ -173,22 +173,22 @@ func (f *follower) line(e host.Event) {
 				}
 				fmt.Fprintf(w, "        %s\n", explain(c, d.Threshold))
 			}
-		case host.TaskFailed:
+		case hearth.TaskFailed:
 			fmt.Fprintf(w, "%s FAILED: %s\n", prefix(), text.FirstLine(e.Err))
-		case host.TaskRetrying:
+		case hearth.TaskRetrying:
 			fmt.Fprintf(w, "        %s: %s: %s\n", e.Task, afterColon(e.Message), text.FirstLine(e.Err))
-		case host.TaskSkipped:
+		case hearth.TaskSkipped:
 			fmt.Fprintf(w, "%s skipped: %s\n", prefix(), afterColon(e.Message))
-		case host.TaskPending:
-			if e.From == string(host.TaskSucceeded) {
+		case hearth.TaskPending:
+			if e.From == string(hearth.TaskSucceeded) {
 				fmt.Fprintf(w, "        %s: %s\n", e.Task, afterColon(e.Message))
 			}
 		}
-	case host.EventRunGate:
+	case hearth.EventRunGate:
 		fmt.Fprintf(w, "        %s\n", e.Message)
-	case host.EventWriteFailed:
+	case hearth.EventWriteFailed:
 		fmt.Fprintf(w, "        ! %s\n", e.Message)
-	case host.EventRunStage:
+	case hearth.EventRunStage:
 		fmt.Fprintf(w, "        stage %s -> %s\n", e.From, e.To)
 	}
 }
@@ -209,8 +209,8 @@ func afterColon(msg string) string {
 }
 
 // finalTask reports whether a task in status s is done with, for now.
-func finalTask(s host.TaskStatus) bool {
-	return s == host.TaskSucceeded || s == host.TaskFailed || s == host.TaskSkipped
+func finalTask(s hearth.TaskStatus) bool {
+	return s == hearth.TaskSucceeded || s == hearth.TaskFailed || s == hearth.TaskSkipped
 }
 
 func (f *follower) total() int {
@@ -262,7 +262,7 @@ const maxTaskLines = 14
 // then the latest finished, then the next pending, within maxTaskLines).
 // done is the tasks finished since the view started, over elapsed: the
 // rate the ETA assumes.
-func frame(d host.RunDetail, decisions map[string]host.Decision, done int, elapsed time.Duration, width int) []string {
+func frame(d hearth.RunDetail, decisions map[string]hearth.Decision, done int, elapsed time.Duration, width int) []string {
 	var out []string
 	head := fmt.Sprintf("run %s · %s · %s", d.ID, d.Pipeline, d.Status)
 	if d.Stage != "" {
@@ -295,12 +295,12 @@ func frame(d host.RunDetail, decisions map[string]host.Decision, done int, elaps
 		nameWidth = min(max(nameWidth, len(t.Name)), 32)
 	}
 
-	var running, finished, pending []host.RunTaskInfo
+	var running, finished, pending []hearth.RunTaskInfo
 	for _, t := range d.TaskList {
 		switch t.Status {
-		case host.TaskRunning, host.TaskRetrying:
+		case hearth.TaskRunning, hearth.TaskRetrying:
 			running = append(running, t)
-		case host.TaskPending:
+		case hearth.TaskPending:
 			pending = append(pending, t)
 		default:
 			finished = append(finished, t)
@@ -329,19 +329,19 @@ func frame(d host.RunDetail, decisions map[string]host.Decision, done int, elaps
 	if hidden := len(d.TaskList) - len(show); hidden > 0 {
 		out = append(out, fmt.Sprintf("  … %d more", hidden))
 	}
-	if d.Reason != "" && d.Status != host.RunRunning {
+	if d.Reason != "" && d.Status != hearth.RunRunning {
 		out = append(out, clip("  "+text.FirstLine(d.Reason), width))
 	}
 	return out
 }
 
 // orderByGraph keeps the tasks of show in the run's task order.
-func orderByGraph(all, show []host.RunTaskInfo) []host.RunTaskInfo {
+func orderByGraph(all, show []hearth.RunTaskInfo) []hearth.RunTaskInfo {
 	in := make(map[string]bool, len(show))
 	for _, t := range show {
 		in[t.Name] = true
 	}
-	var out []host.RunTaskInfo
+	var out []hearth.RunTaskInfo
 	for _, t := range all {
 		if in[t.Name] {
 			out = append(out, t)
@@ -350,26 +350,26 @@ func orderByGraph(all, show []host.RunTaskInfo) []host.RunTaskInfo {
 	return out
 }
 
-var statusMarks = map[host.TaskStatus]string{
-	host.TaskPending:   "·",
-	host.TaskRunning:   "▶",
-	host.TaskSucceeded: "✓",
-	host.TaskFailed:    "✗",
-	host.TaskRetrying:  "↻",
-	host.TaskSkipped:   "–",
+var statusMarks = map[hearth.TaskStatus]string{
+	hearth.TaskPending:   "·",
+	hearth.TaskRunning:   "▶",
+	hearth.TaskSucceeded: "✓",
+	hearth.TaskFailed:    "✗",
+	hearth.TaskRetrying:  "↻",
+	hearth.TaskSkipped:   "–",
 }
 
-func taskLine(t host.RunTaskInfo, d host.Decision, nameWidth int) string {
+func taskLine(t hearth.RunTaskInfo, d hearth.Decision, nameWidth int) string {
 	s := fmt.Sprintf("  %s %-*s %-9s", statusMarks[t.Status], nameWidth, t.Name, t.Status)
 	switch t.Status {
-	case host.TaskRunning:
+	case hearth.TaskRunning:
 		s += fmt.Sprintf(" attempt %d", t.Attempt)
 		if d.Action != "" {
 			s += fmt.Sprintf(" · %s %s", d.Action, d.Session)
 		}
-	case host.TaskRetrying:
+	case hearth.TaskRetrying:
 		s += fmt.Sprintf(" attempt %d failed; next %s", t.Attempt, t.RetryAt.Format("15:04:05"))
-	case host.TaskSucceeded:
+	case hearth.TaskSucceeded:
 		s += fmt.Sprintf(" v%d %6s", t.Version, roundDur(t.Finished.Sub(t.Started)))
 		if t.Cost > 0 {
 			s += fmt.Sprintf(" · %.2f", t.Cost)
@@ -380,9 +380,9 @@ func taskLine(t host.RunTaskInfo, d host.Decision, nameWidth int) string {
 		if t.NeedsReview {
 			s += " · needs review"
 		}
-	case host.TaskFailed:
+	case hearth.TaskFailed:
 		s += " " + text.FirstLine(t.Error)
-	case host.TaskPending:
+	case hearth.TaskPending:
 		if t.Reason != "" {
 			s += " " + t.Reason
 		}

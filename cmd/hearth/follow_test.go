@@ -10,24 +10,24 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 func TestFrame(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-	d := host.RunDetail{RunInfo: host.RunInfo{ID: "podcast-1", Pipeline: "podcast", Status: host.RunRunning, Stage: "writing",
+	d := hearth.RunDetail{RunInfo: hearth.RunInfo{ID: "podcast-1", Pipeline: "podcast", Status: hearth.RunRunning, Stage: "writing",
 		Tasks: 20, Succeeded: 10, Cost: 1.5, Budget: 4}}
 	for i := range 20 {
-		ti := host.RunTaskInfo{Name: fmt.Sprintf("task-%02d", i), Status: host.TaskPending}
+		ti := hearth.RunTaskInfo{Name: fmt.Sprintf("task-%02d", i), Status: hearth.TaskPending}
 		switch {
 		case i < 10:
-			ti.Status, ti.Version, ti.Started, ti.Finished, ti.Cost, ti.Session = host.TaskSucceeded, 1, start, start.Add(2*time.Second), 0.15, "writer-1"
+			ti.Status, ti.Version, ti.Started, ti.Finished, ti.Cost, ti.Session = hearth.TaskSucceeded, 1, start, start.Add(2*time.Second), 0.15, "writer-1"
 		case i == 10:
-			ti.Status, ti.Attempt = host.TaskRunning, 2
+			ti.Status, ti.Attempt = hearth.TaskRunning, 2
 		}
 		d.TaskList = append(d.TaskList, ti)
 	}
-	decisions := map[string]host.Decision{"task-10": {Action: host.ActionReused, Session: "writer-1"}}
+	decisions := map[string]hearth.Decision{"task-10": {Action: hearth.ActionReused, Session: "writer-1"}}
 	lines := frame(d, decisions, 10, 20*time.Second, 60)
 
 	if lines[0] != "run podcast-1 · podcast · running · stage writing" {
@@ -64,7 +64,7 @@ func TestFrame(t *testing.T) {
 		prev = name
 	}
 
-	d.Status, d.Succeeded, d.Reason = host.RunPaused, 20, "the host shut down; resume the run to go on"
+	d.Status, d.Succeeded, d.Reason = hearth.RunPaused, 20, "the host shut down; resume the run to go on"
 	lines = frame(d, nil, 10, 20*time.Second, 0)
 	if !strings.Contains(lines[1], "done") || lines[len(lines)-1] != "  the host shut down; resume the run to go on" {
 		t.Errorf("a stopped run's frame: %q", lines)

@@ -1,8 +1,9 @@
 // Command hearth is the hearth host's command line: it runs agents as
 // plugins, places tasks on warm sessions, and shows what it did.
 //
-// This package only wires: flags, signals and output. The work happens in
-// package host.
+// This package only wires: flags, signals and output. The words it speaks
+// are package hearth's; the work happens in host/engine, in-process or
+// behind a daemon.
 package main
 
 import (

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // hclBlock is a fenced HCL block.
@@ -35,7 +35,7 @@ func TestReadmeConfigurePipeline(t *testing.T) {
 	env := exampleEnv(t)
 	var res exampleRun
 	exampleJSON(t, env, 0, &res, "run", dir, "--json")
-	if res.Run.Status != host.RunCompleted || res.Run.Succeeded != len(res.Run.TaskList) {
+	if res.Run.Status != hearth.RunCompleted || res.Run.Succeeded != len(res.Run.TaskList) {
 		t.Fatalf("run %s: %s (%s), %d of %d tasks succeeded; want all", res.Run.ID, res.Run.Status, res.Run.Reason, res.Run.Succeeded, len(res.Run.TaskList))
 	}
 	s := showRun(t, env, res.Run.ID)

@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
 // explain renders a candidate's scores on one line, with "-" for factors
 // that did not apply. Its total has the digits it takes to show on which
 // side of threshold, its decision's, it lies (matcher.FormatScore).
-func explain(c host.Candidate, threshold float64) string {
+func explain(c hearth.Candidate, threshold float64) string {
 	applied := make(map[string]bool, len(c.Applied))
 	for _, a := range c.Applied {
 		applied[a] = true

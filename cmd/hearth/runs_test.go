@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // stepsConfig is a three-task pipeline of the scripted agent: second
@@ -99,8 +99,8 @@ func runJSON(t *testing.T, env map[string]string, v any, args ...string) {
 }
 
 type runResult struct {
-	Run     host.RunDetail `json:"run"`
-	Summary runSummary     `json:"summary"`
+	Run     hearth.RunDetail `json:"run"`
+	Summary runSummary       `json:"summary"`
 }
 
 // outputOf is task's current output in a run's JSON, as runs show
@@ -108,7 +108,7 @@ type runResult struct {
 func outputOf(t *testing.T, env map[string]string, id, task string) string {
 	t.Helper()
 	var show struct {
-		Outputs []host.TaskOutput `json:"outputs"`
+		Outputs []hearth.TaskOutput `json:"outputs"`
 	}
 	runJSON(t, env, &show, "runs", "show", id, "--json")
 	for _, o := range show.Outputs {
@@ -139,13 +139,13 @@ func TestRunsInterruptCancelResumeFork(t *testing.T) {
 		t.Errorf("the interrupted run's summary does not say it is paused:\n%s", out)
 	}
 
-	var list []host.RunInfo
+	var list []hearth.RunInfo
 	runJSON(t, env, &list, "runs", "list", "--json")
 	if len(list) != 2 {
 		t.Fatalf("runs list: %+v; want the two runs", list)
 	}
 	for _, r := range list {
-		if r.Status != host.RunPaused || r.Succeeded != 1 || r.Cost != 0.25 {
+		if r.Status != hearth.RunPaused || r.Succeeded != 1 || r.Cost != 0.25 {
 			t.Errorf("run %s: %s, %d succeeded, cost %v; want paused after first (cost 0.25)", r.ID, r.Status, r.Succeeded, r.Cost)
 		}
 	}
@@ -172,7 +172,7 @@ func TestRunsInterruptCancelResumeFork(t *testing.T) {
 	var resumed runResult
 	runJSON(t, env, &resumed, "runs", "resume", id[:len(id)-2], "--json")
 	<-running
-	if resumed.Run.Status != host.RunCompleted || resumed.Summary.Ran != 2 || resumed.Run.Cost != 0.75 {
+	if resumed.Run.Status != hearth.RunCompleted || resumed.Summary.Ran != 2 || resumed.Run.Cost != 0.75 {
 		t.Errorf("resumed: %s, ran %d, cost %v; want completed, running second and third only, cost 0.75", resumed.Run.Status, resumed.Summary.Ran, resumed.Run.Cost)
 	}
 	if got := outputOf(t, env, id, "third"); got != `"south"` {
@@ -180,7 +180,7 @@ func TestRunsInterruptCancelResumeFork(t *testing.T) {
 	}
 
 	var cps struct {
-		Checkpoints []host.CheckpointInfo `json:"checkpoints"`
+		Checkpoints []hearth.CheckpointInfo `json:"checkpoints"`
 	}
 	runJSON(t, env, &cps, "runs", "show", id, "--json")
 	var at uint64
@@ -196,7 +196,7 @@ func TestRunsInterruptCancelResumeFork(t *testing.T) {
 	var fork runResult
 	runJSON(t, env, &fork, "runs", "fork", id, "--at", strconv.FormatUint(at, 10), "--set", `direction="north"`, "--json")
 	<-running
-	if fork.Run.Status != host.RunCompleted || fork.Run.ForkedFrom != id || fork.Run.ForkedAt != at || fork.Summary.Ran != 2 {
+	if fork.Run.Status != hearth.RunCompleted || fork.Run.ForkedFrom != id || fork.Run.ForkedAt != at || fork.Summary.Ran != 2 {
 		t.Errorf("fork: %+v, ran %d; want a completed fork of %s at %d that ran second and third", fork.Run.RunInfo, fork.Summary.Ran, id, at)
 	}
 	if got := outputOf(t, env, fork.Run.ID, "third"); got != `"north"` {

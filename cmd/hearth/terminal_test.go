@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // hostile is what an agent hostile to the person at the terminal writes:
@@ -50,7 +50,7 @@ func TestTerminalOutputIsNeutralized(t *testing.T) {
 	noControls(t, "an agent's error", out+errOut)
 
 	code, out, _ = run(t, env, "submit", "scripted", "echo:"+hostile, "--json")
-	var o host.Outcome
+	var o hearth.Outcome
 	if code != 0 || json.Unmarshal([]byte(out), &o) != nil || !strings.Contains(o.Result.Output, hostile) {
 		t.Errorf("--json: %d %q; want JSON holding the agent's output as it was", code, out)
 	}

@@ -16,7 +16,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -57,11 +57,11 @@ func tour(ctx context.Context, c *client.Client, w io.Writer) (reused int, err e
 			return reused, err
 		}
 		start := time.Now()
-		out, err := c.Submit(ctx, host.Task{Agent: "gotour", Prompt: q.prompt, Hints: hints})
+		out, err := c.Submit(ctx, hearth.Task{Agent: "gotour", Prompt: q.prompt, Hints: hints})
 		if err != nil {
 			return reused, err
 		}
-		if out.Decision.Action == host.ActionReused {
+		if out.Decision.Action == hearth.ActionReused {
 			reused++
 		}
 		fmt.Fprintf(w, "%-30s %-10s %-16s %6s  (placement said: %s)\n", q.prompt, out.Decision.Action, out.Session,

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
@@ -25,14 +25,14 @@ import (
 func TestSubmitReusesAWarmSessionThroughTheDaemon(t *testing.T) {
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx := context.Background()
-	task := func(path string) host.Task {
-		return host.Task{Agent: "coder", Prompt: "read:" + path + ";echo:done", Hints: sdk.Hints{Files: []string{path}}}
+	task := func(path string) hearth.Task {
+		return hearth.Task{Agent: "coder", Prompt: "read:" + path + ";echo:done", Hints: sdk.Hints{Files: []string{path}}}
 	}
 	first, err := d.c.Submit(ctx, task("src/models/user.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Decision.Action != host.ActionSpawned || first.Result.Output != "done" || first.Session == "" {
+	if first.Decision.Action != hearth.ActionSpawned || first.Result.Output != "done" || first.Session == "" {
 		t.Fatalf("first task: got %+v", first)
 	}
 	// Place runs nothing, and says it would reuse the warm session.
@@ -40,14 +40,14 @@ func TestSubmitReusesAWarmSessionThroughTheDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if place.Action != host.ActionReused || place.Session != first.Session || len(place.Candidates) != 1 || place.Candidates[0].File != 1 {
+	if place.Action != hearth.ActionReused || place.Session != first.Session || len(place.Candidates) != 1 || place.Candidates[0].File != 1 {
 		t.Errorf("placement: got %+v; want the warm session with a full file score", place)
 	}
 	second, err := d.c.Submit(ctx, task("src/models/user.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Decision.Action != host.ActionReused || second.Session != first.Session || second.Decision.Score <= second.Decision.Threshold {
+	if second.Decision.Action != hearth.ActionReused || second.Session != first.Session || second.Decision.Score <= second.Decision.Threshold {
 		t.Errorf("second task: got %s on %s (score %.2f), want reused %s above the threshold", second.Decision.Action, second.Session, second.Decision.Score, first.Session)
 	}
 	// The same decision, read back through the daemon's session view.
@@ -73,18 +73,18 @@ func TestErrorsKeepTheirKindAcrossTheSocket(t *testing.T) {
 		want error
 		code codes.Code
 	}{
-		{"unknown agent", func() error { _, err := d.c.Submit(ctx, host.Task{Agent: "codr", Prompt: "x"}); return err }, host.ErrUnknownAgent, codes.NotFound},
-		{"unknown run", func() error { _, err := d.c.ShowRun(ctx, "nope", client.ShowOptions{}); return err }, host.ErrUnknownRun, codes.NotFound},
-		{"unknown session", func() error { _, err := d.c.Session(ctx, "nope", 0); return err }, host.ErrUnknownSession, codes.NotFound},
-		{"task for an external agent", func() error { _, err := d.c.Submit(ctx, host.Task{Agent: "claude-code", Prompt: "x"}); return err }, host.ErrExternalAgent, codes.FailedPrecondition},
+		{"unknown agent", func() error { _, err := d.c.Submit(ctx, hearth.Task{Agent: "codr", Prompt: "x"}); return err }, hearth.ErrUnknownAgent, codes.NotFound},
+		{"unknown run", func() error { _, err := d.c.ShowRun(ctx, "nope", client.ShowOptions{}); return err }, hearth.ErrUnknownRun, codes.NotFound},
+		{"unknown session", func() error { _, err := d.c.Session(ctx, "nope", 0); return err }, hearth.ErrUnknownSession, codes.NotFound},
+		{"task for an external agent", func() error { _, err := d.c.Submit(ctx, hearth.Task{Agent: "claude-code", Prompt: "x"}); return err }, hearth.ErrExternalAgent, codes.FailedPrecondition},
 		{"a failing task", func() error {
-			_, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "permanent:out of paper"})
+			_, err := d.c.Submit(ctx, hearth.Task{Agent: "coder", Prompt: "permanent:out of paper"})
 			return err
 		}, nil, codes.Unknown},
 		{"a plugin that crashes", func() error {
-			_, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "crash"})
+			_, err := d.c.Submit(ctx, hearth.Task{Agent: "coder", Prompt: "crash"})
 			return err
-		}, host.ErrPluginExited, codes.Aborted},
+		}, hearth.ErrPluginExited, codes.Aborted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
@@ -100,7 +100,7 @@ func TestErrorsKeepTheirKindAcrossTheSocket(t *testing.T) {
 		})
 	}
 	// The daemon's message is the host's, with the fix it suggests.
-	_, err := d.c.Submit(ctx, host.Task{Agent: "codr", Prompt: "x"})
+	_, err := d.c.Submit(ctx, hearth.Task{Agent: "codr", Prompt: "x"})
 	if !contains(err.Error(), `no such agent "codr"`, "configured agents: claude-code, coder") {
 		t.Errorf("message %q", err)
 	}
@@ -142,7 +142,7 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 	// The file's agent block is not the daemon's: the daemon runs the
 	// pipeline with its own agent of that name.
 	file := pipelineFile(t, t.TempDir(), "")
-	rs, err := d.c.StartRun(ctx, host.RunSpec{RunOptions: host.RunOptions{Config: file}})
+	rs, err := d.c.StartRun(ctx, hearth.RunSpec{RunOptions: hearth.RunOptions{Config: file}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +151,12 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 	}
 	var succeeded []string
 	for e := range rs.Events() {
-		if e.Kind == host.EventRunTask && e.To == string(host.TaskSucceeded) {
+		if e.Kind == hearth.EventRunTask && e.To == string(hearth.TaskSucceeded) {
 			succeeded = append(succeeded, e.Task)
 		}
 	}
 	info, err := rs.Wait(ctx)
-	if err != nil || info.Status != host.RunCompleted || info.Succeeded != 4 || info.Cost != 0.5 {
+	if err != nil || info.Status != hearth.RunCompleted || info.Succeeded != 4 || info.Cost != 0.5 {
 		t.Fatalf("stopped: %+v, %v", info, err)
 	}
 	// Every task's success reached the stream before the end, in
@@ -179,12 +179,12 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 			at = cp.Seq
 		}
 	}
-	fork, err := d.c.ForkRun(ctx, rs.ID(), at, host.ForkOptions{})
+	fork, err := d.c.ForkRun(ctx, rs.ID(), at, hearth.ForkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	finfo, err := fork.Wait(ctx)
-	if err != nil || finfo.ForkedFrom != rs.ID() || finfo.Status != host.RunCompleted {
+	if err != nil || finfo.ForkedFrom != rs.ID() || finfo.Status != hearth.RunCompleted {
 		t.Errorf("fork: %+v, %v", finfo, err)
 	}
 	again, err := d.c.ShowRun(ctx, rs.ID(), client.ShowOptions{Checkpoints: true})
@@ -200,11 +200,11 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 	if err != nil || id != fork.ID() {
 		t.Fatalf("delete: %q, %v", id, err)
 	}
-	if _, err := d.c.ShowRun(ctx, fork.ID(), client.ShowOptions{}); !errors.Is(err, host.ErrUnknownRun) {
+	if _, err := d.c.ShowRun(ctx, fork.ID(), client.ShowOptions{}); !errors.Is(err, hearth.ErrUnknownRun) {
 		t.Errorf("show a deleted run: %v", err)
 	}
 	evs, err := d.c.RunEvents(ctx, fork.ID(), 1)
-	if err != nil || len(evs) != 1 || evs[0].Kind != host.EventRunDeleted {
+	if err != nil || len(evs) != 1 || evs[0].Kind != hearth.EventRunDeleted {
 		t.Errorf("a deleted run's last event: %+v, %v", evs, err)
 	}
 }
@@ -228,12 +228,12 @@ agent "coder" {
   command = ["/bin/true"]
 }
 `)
-	rs, err := d.c.StartRun(ctx, host.RunSpec{RunOptions: host.RunOptions{Config: file}})
+	rs, err := d.c.StartRun(ctx, hearth.RunSpec{RunOptions: hearth.RunOptions{Config: file}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for e := range rs.Events() {
-		if e.Kind == host.EventRunTask && e.Task == "first" && e.To == string(host.TaskRunning) {
+		if e.Kind == hearth.EventRunTask && e.Task == "first" && e.To == string(hearth.TaskRunning) {
 			break
 		}
 	}
@@ -249,7 +249,7 @@ agent "coder" {
 	}
 	// Pausing interrupts the task in flight; it runs again on resume.
 	info, err := d.c.PauseRun(ctx, rs.ID())
-	if err != nil || info.Status != host.RunPaused {
+	if err != nil || info.Status != hearth.RunPaused {
 		t.Fatalf("pause: %+v, %v", info, err)
 	}
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
@@ -257,18 +257,18 @@ agent "coder" {
 	}
 	if _, err := rs.Wait(ctx); err == nil {
 		t.Error("the paused run's stream ended without its RunError")
-	} else if re := (*host.RunError)(nil); !errors.As(err, &re) || re.Status != host.RunPaused {
+	} else if re := (*hearth.RunError)(nil); !errors.As(err, &re) || re.Status != hearth.RunPaused {
 		t.Errorf("stream end: %v; want a RunError saying paused", err)
 	}
-	resumed, err := d.c.ResumeRun(ctx, rs.ID(), host.ResumeOptions{})
+	resumed, err := d.c.ResumeRun(ctx, rs.ID(), hearth.ResumeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	info, err = resumed.Wait(ctx)
-	if err != nil || info.Status != host.RunCompleted || info.Succeeded != 2 {
+	if err != nil || info.Status != hearth.RunCompleted || info.Succeeded != 2 {
 		t.Fatalf("resumed: %+v, %v", info, err)
 	}
-	if _, err := d.c.CancelRun(ctx, rs.ID()); !errors.Is(err, host.ErrIllegalTransition) {
+	if _, err := d.c.CancelRun(ctx, rs.ID()); !errors.Is(err, hearth.ErrIllegalTransition) {
 		t.Errorf("cancel a completed run: %v; want an illegal transition", err)
 	}
 }
@@ -277,23 +277,23 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	es, err := d.c.Events(ctx, client.EventFilter{Kinds: []host.EventKind{host.EventDecision, host.EventToolUsed}})
+	es, err := d.c.Events(ctx, client.EventFilter{Kinds: []hearth.EventKind{hearth.EventDecision, hearth.EventToolUsed}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := d.c.Submit(context.Background(), host.Task{Agent: "coder", Prompt: "read:a.go;read:b.go"})
+	out, err := d.c.Submit(context.Background(), hearth.Task{Agent: "coder", Prompt: "read:a.go;read:b.go"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var decision *host.Decision
+	var decision *hearth.Decision
 	tools := 0
 	for decision == nil || tools < 2 {
 		select {
 		case e := <-es.C:
 			switch e.Kind {
-			case host.EventDecision:
+			case hearth.EventDecision:
 				decision = e.Decision
-			case host.EventToolUsed:
+			case hearth.EventToolUsed:
 				tools++
 			default:
 				t.Errorf("the filter let %s through", e.Kind)
@@ -302,7 +302,7 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 			t.Fatalf("got decision %v and %d tool uses; want the task's", decision, tools)
 		}
 	}
-	if decision.Task != out.TaskID || decision.Action != host.ActionSpawned {
+	if decision.Task != out.TaskID || decision.Action != hearth.ActionSpawned {
 		t.Errorf("decision %+v", decision)
 	}
 	// The client goes away: the stream closes, and the daemon forgets it
@@ -325,11 +325,11 @@ guard "no-secrets" {
 }`)
 	d := startDaemon(t, cfg)
 	ctx := context.Background()
-	out, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "read:a.go;read:keys/server.pem"})
+	out, err := d.c.Submit(ctx, hearth.Task{Agent: "coder", Prompt: "read:a.go;read:keys/server.pem"})
 	if err != nil || !contains(out.Result.Output, "denied keys/server.pem: no keys") {
 		t.Fatalf("got %+v, %v; want the key's read denied", out, err)
 	}
-	if _, err := d.c.Submit(ctx, host.Task{Agent: "coder", Prompt: "permanent:no ink"}); err == nil {
+	if _, err := d.c.Submit(ctx, hearth.Task{Agent: "coder", Prompt: "permanent:no ink"}); err == nil {
 		t.Fatal("a failing task succeeded")
 	}
 	body := httpGet(t, "http://"+d.l.HTTP+"/metrics", d.token)
@@ -442,7 +442,7 @@ guard "no-more-work" {
   message   = "closed for the day"
 }
 `)
-	_, err = d.c.StartRun(context.Background(), host.RunSpec{RunOptions: host.RunOptions{Config: guarded}})
+	_, err = d.c.StartRun(context.Background(), hearth.RunSpec{RunOptions: hearth.RunOptions{Config: guarded}})
 	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || !contains(err.Error(), "guards the daemon does not run", "no-more-work", "--config "+guarded) {
 		t.Fatalf("got %v; want the run refused, naming the guard and the fix", err)
 	}
@@ -452,13 +452,13 @@ guard "no-more-work" {
 	}
 }
 
-// TestLargeOutputsReadThroughTheDaemon: outputs up to host.MaxOutput are
+// TestLargeOutputsReadThroughTheDaemon: outputs up to hearth.MaxOutput are
 // readable through the daemon, several in one reply (issue 14: outputs
 // over 32 MiB in all could not be read).
 func TestLargeOutputsReadThroughTheDaemon(t *testing.T) {
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx := context.Background()
-	big := fmt.Sprintf("bigout:%d", host.MaxOutput-1000)
+	big := fmt.Sprintf("bigout:%d", hearth.MaxOutput-1000)
 	file := writeFile(t, t.TempDir(), "big.hcl", `
 agent "coder" {
   command = ["/bin/true"]
@@ -470,21 +470,21 @@ pipeline "big" {
   task "c" { prompt = "`+big+`" }
 }
 `)
-	rs, err := d.c.StartRun(ctx, host.RunSpec{RunOptions: host.RunOptions{Config: file}})
+	rs, err := d.c.StartRun(ctx, hearth.RunSpec{RunOptions: hearth.RunOptions{Config: file}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range rs.Events() {
 	}
-	if info, err := rs.Wait(ctx); err != nil || info.Status != host.RunCompleted {
+	if info, err := rs.Wait(ctx); err != nil || info.Status != hearth.RunCompleted {
 		t.Fatalf("run: %+v, %v", info, err)
 	}
 	outs, err := d.c.RunOutputs(ctx, rs.ID())
 	if err != nil {
-		t.Fatalf("reading three outputs of nearly %d MiB through the daemon: %v", host.MaxOutput>>20, err)
+		t.Fatalf("reading three outputs of nearly %d MiB through the daemon: %v", hearth.MaxOutput>>20, err)
 	}
 	for _, o := range outs {
-		if len(o.Output) != host.MaxOutput-1000 {
+		if len(o.Output) != hearth.MaxOutput-1000 {
 			t.Errorf("%s: %d bytes", o.Task, len(o.Output))
 		}
 	}

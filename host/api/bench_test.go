@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -27,7 +27,7 @@ func BenchmarkPlace(b *testing.B) {
 	ctx := context.Background()
 	const sessions, files = 1000, 20
 	for i := range sessions {
-		ref := host.ExternalRef{Session: fmt.Sprintf("s%04d", i), Workspace: "/repo"}
+		ref := hearth.ExternalRef{Session: fmt.Sprintf("s%04d", i), Workspace: "/repo"}
 		paths := make([]string, files)
 		for j := range paths {
 			paths[j] = fmt.Sprintf("/repo/pkg%03d/f%02d.go", i%200, j)
@@ -40,8 +40,8 @@ func BenchmarkPlace(b *testing.B) {
 		}
 	}
 	hints := sdk.Hints{Directories: []string{"/repo/pkg042"}, Files: []string{"/repo/pkg042/f03.go"}, Technologies: []string{"go"}}
-	check := func(dec host.Decision) {
-		if dec.Action != host.ActionResume {
+	check := func(dec hearth.Decision) {
+		if dec.Action != hearth.ActionResume {
 			b.Fatalf("placement %+v; want a session to resume", dec)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/sdk"
@@ -184,7 +184,7 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 	}
 
 	// A task placed now appears without reloading the page.
-	out, err := d.c.Submit(context.Background(), host.Task{Agent: "coder", Name: "read-cart", Prompt: "read:src/cart/cart.go",
+	out, err := d.c.Submit(context.Background(), hearth.Task{Agent: "coder", Name: "read-cart", Prompt: "read:src/cart/cart.go",
 		Hints: sdk.Hints{Files: []string{"src/cart/cart.go"}, Technologies: []string{"go"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 
 	// A second task is reused: its candidate's score shows as a bar of
 	// factor segments, with the threshold marked.
-	out2, err := d.c.Submit(context.Background(), host.Task{Agent: "coder", Prompt: "read:src/cart/cart.go",
+	out2, err := d.c.Submit(context.Background(), hearth.Task{Agent: "coder", Prompt: "read:src/cart/cart.go",
 		Hints: sdk.Hints{Files: []string{"src/cart/cart.go"}, Technologies: []string{"go"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 
 	// A run: its graph fills in as its tasks succeed, its row reaches
 	// 100%, and today's count goes up.
-	rs, err := d.c.StartRun(context.Background(), host.RunSpec{RunOptions: host.RunOptions{Config: pipelineFile(t, t.TempDir(), "budget = 5")}})
+	rs, err := d.c.StartRun(context.Background(), hearth.RunSpec{RunOptions: hearth.RunOptions{Config: pipelineFile(t, t.TempDir(), "budget = 5")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestDashboardReconnectsWhenItFallsBehind(t *testing.T) {
 
 	// Far more events than the stream may miss: each denial of a .env
 	// read is one.
-	ref := host.ExternalRef{Agent: "claude-code", Session: ccSession, Workspace: "/home/dev/shop"}
+	ref := hearth.ExternalRef{Agent: "claude-code", Session: ccSession, Workspace: "/home/dev/shop"}
 	call := sdk.ToolCall{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"/home/dev/shop/.env"}}
 	for range 2000 {
 		if v, err := d.h.CheckExternalToolUse(context.Background(), ref, call); err != nil || v.Allow {

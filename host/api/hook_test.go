@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/sdk"
@@ -166,7 +166,7 @@ func TestClaudeCodeSessionFromHooks(t *testing.T) {
 			}
 			denied := false
 			for _, e := range s.Events {
-				denied = denied || (e.Kind == host.EventGuardFired && e.Guard == "no-env-files" && e.Action == "deny")
+				denied = denied || (e.Kind == hearth.EventGuardFired && e.Guard == "no-env-files" && e.Action == "deny")
 			}
 			if !denied {
 				t.Errorf("no guard.fired event for the denial in %+v", s.Events)
@@ -177,7 +177,7 @@ func TestClaudeCodeSessionFromHooks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if dec.Action != host.ActionResume || dec.Session != ccSession || dec.Resume != "claude --resume "+ccSession || dec.Workspace != "/home/dev/shop" {
+			if dec.Action != hearth.ActionResume || dec.Session != ccSession || dec.Resume != "claude --resume "+ccSession || dec.Workspace != "/home/dev/shop" {
 				t.Errorf("placement %+v", dec)
 			}
 			// The session ends: dormant, still the one to resume.
@@ -186,7 +186,7 @@ func TestClaudeCodeSessionFromHooks(t *testing.T) {
 			if err != nil || s.Status != "dormant" || !contains(s.Reason, "prompt_input_exit") {
 				t.Fatalf("after SessionEnd: %+v, %v", s.SessionInfo, err)
 			}
-			if dec, err := d.c.Place(ctx, "claude-code", sdk.Hints{Files: []string{"/home/dev/shop/src/cart/cart.go"}}); err != nil || dec.Action != host.ActionResume || dec.Session != ccSession {
+			if dec, err := d.c.Place(ctx, "claude-code", sdk.Hints{Files: []string{"/home/dev/shop/src/cart/cart.go"}}); err != nil || dec.Action != hearth.ActionResume || dec.Session != ccSession {
 				t.Errorf("placement after the end: %+v, %v", dec, err)
 			}
 			// Hooks may come back: the session is live again, with its
@@ -286,7 +286,7 @@ func TestBadHookPayloads(t *testing.T) {
 	}
 	// Hooks for an agent hearth runs itself are refused.
 	_, err := d.c.Hook(context.Background(), "claude-code", "nope", payloads(t)["01-session-start"])
-	if !errors.Is(err, host.ErrUnknownAgent) {
+	if !errors.Is(err, hearth.ErrUnknownAgent) {
 		t.Errorf("hook for an unknown agent: %v", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
@@ -46,7 +46,7 @@ type peerServer struct {
 // Forward runs a task another host placed here.
 func (p peerServer) Forward(ctx context.Context, req *peerpb.ForwardRequest) (*peerpb.ForwardReply, error) {
 	tr := req.GetTask()
-	t := host.Task{Agent: tr.GetAgent(), ID: tr.GetId(), Name: tr.GetName(), Prompt: tr.GetPrompt(),
+	t := hearth.Task{Agent: tr.GetAgent(), ID: tr.GetId(), Name: tr.GetName(), Prompt: tr.GetPrompt(),
 		Hints: wire.HintsOf(tr.GetHints()), Metadata: tr.GetMetadata()}
 	r, err := p.s.h.RunForwarded(ctx, req.GetFrom(), req.GetKey(), req.GetSession(), t)
 	if err != nil {

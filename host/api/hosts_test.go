@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/config"
@@ -120,7 +120,7 @@ func TestPeerForwardRunsOnceByKey(t *testing.T) {
 	ctx := t.Context()
 
 	ran := filepath.Join(dir, "ran")
-	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
+	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
 	for i := range 2 {
 		r, err := peers.Forward(ctx, mb, "", "task-key-1", task)
 		if err != nil || r.Err != nil || r.Outcome.Result.Output != "done" || r.Outcome.TaskID != "task-key-1" {
@@ -140,7 +140,7 @@ func TestPeerForwardRunsOnceByKey(t *testing.T) {
 
 	// The caller gives up mid-task: the task goes on, found by its key.
 	release := filepath.Join(dir, "release")
-	slow := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=slow;wait:" + release + ";echo:slow"}
+	slow := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=slow;wait:" + release + ";echo:slow"}
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	_, err = peers.Forward(short, mb, "", "task-key-2", slow)
 	cancel()
@@ -160,12 +160,12 @@ func TestPeerForwardRunsOnceByKey(t *testing.T) {
 	}
 
 	// A task's own failure is its result, not a refusal.
-	r, err = peers.Forward(ctx, mb, "", "task-key-3", host.Task{Agent: "scripted", Prompt: "fail:broken"})
+	r, err = peers.Forward(ctx, mb, "", "task-key-3", hearth.Task{Agent: "scripted", Prompt: "fail:broken"})
 	if err != nil || r.Err == nil || !strings.Contains(r.Err.Error(), "broken") {
 		t.Fatalf("a failing task: %+v %v", r, err)
 	}
 
-	_, err = peers.Forward(ctx, mb, "", "task-key-4", host.Task{Agent: "nobody", Prompt: "echo:x"})
+	_, err = peers.Forward(ctx, mb, "", "task-key-4", hearth.Task{Agent: "nobody", Prompt: "echo:x"})
 	if !errors.Is(err, cluster.ErrRefused) || !strings.Contains(err.Error(), "nobody") {
 		t.Fatalf("an agent b does not run: %v, want a refusal naming it", err)
 	}
@@ -204,12 +204,12 @@ func TestPeerForwardKeptAcrossRestart(t *testing.T) {
 	ctx := t.Context()
 
 	ran, release := filepath.Join(dir, "ran"), filepath.Join(dir, "release")
-	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
+	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
 	first, err := peers.Forward(ctx, mb, "", "key-1", task)
 	if err != nil || first.Err != nil || first.Outcome.Result.Output != "done" {
 		t.Fatalf("forward: %+v %v", first, err)
 	}
-	slow := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=slow;wait:" + release + ";echo:slow"}
+	slow := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=slow;wait:" + release + ";echo:slow"}
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	_, err = peers.Forward(short, mb, "", "key-2", slow)
 	cancel()
@@ -266,7 +266,7 @@ func TestPeerRefusesAStranger(t *testing.T) {
 	}
 	defer stranger.Close()
 	ran := filepath.Join(dir, "ran")
-	_, err = stranger.Forward(t.Context(), cluster.HostInfo{ID: "b", Addr: b.l.TCP}, "", "k", host.Task{Agent: "scripted", Prompt: "append:" + ran + "=x"})
+	_, err = stranger.Forward(t.Context(), cluster.HostInfo{ID: "b", Addr: b.l.TCP}, "", "k", hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=x"})
 	if err == nil {
 		t.Fatal("a stranger's forward was taken")
 	}
@@ -301,7 +301,7 @@ func TestSubmitRefusedGoesElsewhere(t *testing.T) {
 	hb, _, bview := peerDaemon(t, "b", caFile, certFile, keyFile)
 	ha, _, view := peerDaemon(t, "a", caFile, certFile, keyFile)
 	ctx := t.Context()
-	if _, err := hb.h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "read:pkg/b/x.go"}); err != nil {
+	if _, err := hb.h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "read:pkg/b/x.go"}); err != nil {
 		t.Fatal(err)
 	}
 	// b loses its lease: a new membership whose fence has ended.
@@ -324,7 +324,7 @@ func TestSubmitRefusedGoesElsewhere(t *testing.T) {
 		t.Fatalf("place: %+v %v, want b's session", d, err)
 	}
 	ran := filepath.Join(dir, "ran")
-	out, err := ha.h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:ok", Hints: sdk.Hints{Directories: []string{"pkg/b"}}})
+	out, err := ha.h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:ok", Hints: sdk.Hints{Directories: []string{"pkg/b"}}})
 	if err != nil || out.Decision.Host != "" || out.Result.Output != "ok" {
 		t.Fatalf("submit: %+v %v, want it run on a after b refused", out, err)
 	}

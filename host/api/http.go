@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/internal/text"
@@ -182,23 +182,23 @@ type Snapshot struct {
 	Weights   matcher.Weights `json:"weights"`
 	// Sessions are the sessions with a process or an open external
 	// session; Dormant and Lost count the rest.
-	Sessions  []host.SessionInfo `json:"sessions"`
-	Dormant   int                `json:"dormant"`
-	Lost      int                `json:"lost"`
-	Decisions []host.Event       `json:"decisions"`
-	Runs      []RunSummary       `json:"runs"`
-	Today     Today              `json:"today"`
+	Sessions  []hearth.SessionInfo `json:"sessions"`
+	Dormant   int                  `json:"dormant"`
+	Lost      int                  `json:"lost"`
+	Decisions []hearth.Event       `json:"decisions"`
+	Runs      []RunSummary         `json:"runs"`
+	Today     Today                `json:"today"`
 }
 
 // RunSummary is a run as the dashboard lists it.
 type RunSummary struct {
-	host.RunInfo
+	hearth.RunInfo
 	// Quality is the mean of its current outputs' "quality" metric, when
 	// any has one.
 	Quality *float64 `json:"quality,omitempty"`
 	// Retries counts failed attempts that were tried again.
-	Retries int                `json:"retries"`
-	Tasks   []host.RunTaskInfo `json:"task_list"`
+	Retries int                  `json:"retries"`
+	Tasks   []hearth.RunTaskInfo `json:"task_list"`
 	// Tokens sums what a model agent's outputs report (plugins/model's
 	// metrics), every attempt counted as its cost is; nil when no output
 	// reports tokens.
@@ -229,7 +229,7 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 	now := s.now()
 	cfg := s.h.Config()
 	snap := &Snapshot{Generated: now, Version: s.version, DataDir: s.h.DataDir(), Started: s.started,
-		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []host.SessionInfo{}, Runs: []RunSummary{}}
+		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []hearth.SessionInfo{}, Runs: []RunSummary{}}
 	sessions, err := s.h.Sessions(ctx)
 	if err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap.Decisions = append([]host.Event{}, decs...)
+	snap.Decisions = append([]hearth.Event{}, decs...)
 	runs, err := s.h.Runs(ctx)
 	if err != nil {
 		return nil, err
@@ -260,7 +260,7 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 		quality []float64
 	)
 	for i, r := range runs {
-		finishedToday := !r.Finished.Before(midnight) && (r.Status == host.RunCompleted || r.Status == host.RunFailed)
+		finishedToday := !r.Finished.Before(midnight) && (r.Status == hearth.RunCompleted || r.Status == hearth.RunFailed)
 		if i >= snapshotRuns && !finishedToday {
 			continue
 		}
@@ -273,7 +273,7 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 			snap.Runs = append(snap.Runs, sum)
 		}
 		if finishedToday {
-			if r.Status == host.RunCompleted {
+			if r.Status == hearth.RunCompleted {
 				snap.Today.Completed++
 			} else {
 				snap.Today.Failed++
@@ -293,7 +293,7 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return snap, nil
 }
 
-func (s *Server) runSummary(ctx context.Context, r host.RunInfo) (RunSummary, error) {
+func (s *Server) runSummary(ctx context.Context, r hearth.RunInfo) (RunSummary, error) {
 	d, err := s.h.Run(ctx, r.ID)
 	if err != nil {
 		return RunSummary{}, err
@@ -350,7 +350,7 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 	d, err := s.h.Run(r.Context(), r.PathValue("id"))
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, host.ErrUnknownRun) {
+		if errors.Is(err, hearth.ErrUnknownRun) {
 			code = http.StatusNotFound
 		}
 		httpError(w, code, err.Error())
@@ -418,7 +418,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case e := <-sub.C:
-			if e.Kind == host.EventToolUsed {
+			if e.Kind == hearth.EventToolUsed {
 				toolUses++
 				continue
 			}

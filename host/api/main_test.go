@@ -24,7 +24,7 @@ import (
 )
 
 // The test binary doubles as the scripted test agent's plugin
-// (HEARTH_TEST_PLUGIN=agent), as in package host.
+// (HEARTH_TEST_PLUGIN=agent), as in package engine.
 const envPlugin = "HEARTH_TEST_PLUGIN"
 
 func TestMain(m *testing.M) {

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/engine"
 )
 
@@ -68,28 +68,28 @@ func NewMetrics() *Metrics {
 }
 
 // Observe counts one event; it is the host's Options.Observe.
-func (m *Metrics) Observe(e *host.Event) {
+func (m *Metrics) Observe(e *hearth.Event) {
 	m.events.WithLabelValues(string(e.Kind)).Inc()
 	switch e.Kind {
-	case host.EventToolUsed:
+	case hearth.EventToolUsed:
 		if e.ToolUse != nil {
 			m.toolUses.WithLabelValues(e.Agent, e.ToolUse.Outcome.String()).Inc()
 		}
-	case host.EventDecision:
+	case hearth.EventDecision:
 		if d := e.Decision; d != nil {
 			m.decisions.WithLabelValues(d.Agent, string(d.Action), d.Outcome).Inc()
 		}
-	case host.EventGuardFired:
+	case hearth.EventGuardFired:
 		m.guards.WithLabelValues(e.Guard, e.Hook, e.Action).Inc()
-	case host.EventTaskSucceeded:
+	case hearth.EventTaskSucceeded:
 		m.durations.WithLabelValues(e.Agent, "succeeded").Observe(e.Duration.Seconds())
-	case host.EventTaskFailed:
+	case hearth.EventTaskFailed:
 		if e.Session != "" { // placed and run, not refused before
 			m.durations.WithLabelValues(e.Agent, "failed").Observe(e.Duration.Seconds())
 		}
-	case host.EventSessionSpawned, host.EventSessionRehydrated:
+	case hearth.EventSessionSpawned, hearth.EventSessionRehydrated:
 		m.spawns.WithLabelValues(e.Agent).Inc()
-	case host.EventSessionLost:
+	case hearth.EventSessionLost:
 		m.crashes.WithLabelValues(e.Agent).Inc()
 	}
 }

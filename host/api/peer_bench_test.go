@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/sdk"
@@ -24,7 +24,7 @@ func BenchmarkClusterSubmit(b *testing.B) {
 	ha, _, view := peerDaemon(b, "a", caFile, certFile, keyFile)
 	ctx := context.Background()
 	warm := func(d *daemon, file string) string {
-		out, err := d.h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "read:" + file})
+		out, err := d.h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "read:" + file})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func BenchmarkClusterSubmit(b *testing.B) {
 	view.Apply(1, changes)
 
 	submit := func(dir, wantHost, wantSession string) func() {
-		t := host.Task{Agent: "scripted", Prompt: "echo:ok", Hints: sdk.Hints{Directories: []string{dir}}}
+		t := hearth.Task{Agent: "scripted", Prompt: "echo:ok", Hints: sdk.Hints{Directories: []string{dir}}}
 		return func() {
 			out, err := ha.h.Submit(ctx, t)
 			if err != nil {

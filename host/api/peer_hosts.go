@@ -18,7 +18,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
@@ -145,7 +145,7 @@ func (p *PeerHosts) ready(ctx context.Context, m cluster.HostInfo) (*peerConn, e
 }
 
 // Forward runs t on m under key.
-func (p *PeerHosts) Forward(ctx context.Context, m cluster.HostInfo, session, key string, t host.Task) (engine.Result, error) {
+func (p *PeerHosts) Forward(ctx context.Context, m cluster.HostInfo, session, key string, t hearth.Task) (engine.Result, error) {
 	c, err := p.ready(ctx, m)
 	if err != nil {
 		return engine.Result{}, err
@@ -183,7 +183,7 @@ func (p *PeerHosts) Status(ctx context.Context, m cluster.HostInfo, key string) 
 }
 
 // ListRuns lists the runs m owns.
-func (p *PeerHosts) ListRuns(ctx context.Context, m cluster.HostInfo) ([]host.RunInfo, error) {
+func (p *PeerHosts) ListRuns(ctx context.Context, m cluster.HostInfo) ([]hearth.RunInfo, error) {
 	c, err := p.ready(ctx, m)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (p *PeerHosts) ListRuns(ctx context.Context, m cluster.HostInfo) ([]host.Ru
 	if err != nil {
 		return nil, peerError(m, "listing runs", err)
 	}
-	out := make([]host.RunInfo, 0, len(r.GetRuns()))
+	out := make([]hearth.RunInfo, 0, len(r.GetRuns()))
 	for _, ri := range r.GetRuns() {
 		out = append(out, wire.RunInfoOf(ri))
 	}

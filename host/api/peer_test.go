@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/process"
@@ -83,7 +83,7 @@ func TestDaemonRefusesItsPlugins(t *testing.T) {
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{a, off}})
 	ctx := context.Background()
 	for _, prompt := range []string{"call:" + d.l.Socket, "childcall:" + d.l.Socket} {
-		_, err := d.h.Submit(ctx, host.Task{Agent: "unconfined", Prompt: prompt})
+		_, err := d.h.Submit(ctx, hearth.Task{Agent: "unconfined", Prompt: prompt})
 		if err == nil || !strings.Contains(err.Error(), "the daemon refuses calls from its own plugins") || !strings.Contains(err.Error(), `of agent "unconfined"`) {
 			t.Errorf("unconfined %s: got %v, want the refusal naming the plugin", strings.Split(prompt, ":")[0], err)
 		}
@@ -93,7 +93,7 @@ func TestDaemonRefusesItsPlugins(t *testing.T) {
 	// itself (EACCES) before the daemon sees it.
 	kernel := process.Landlock().ABI >= 9
 	for _, prompt := range []string{"call:" + d.l.Socket, "childcall:" + d.l.Socket} {
-		_, err := d.h.Submit(ctx, host.Task{Agent: "scripted", Prompt: prompt})
+		_, err := d.h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: prompt})
 		switch {
 		case err == nil:
 			t.Errorf("%s: served", strings.Split(prompt, ":")[0])

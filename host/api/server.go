@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
@@ -93,7 +93,7 @@ func (s *Server) SubmitTask(ctx context.Context, req *apipb.SubmitTaskRequest) (
 	if strings.TrimSpace(req.GetAgent()) == "" {
 		return nil, invalid("agent is empty: name one of the daemon's agents (hearth agents list)")
 	}
-	out, err := s.h.Submit(ctx, host.Task{Agent: req.GetAgent(), ID: req.GetId(), Name: req.GetName(), Prompt: req.GetPrompt(),
+	out, err := s.h.Submit(ctx, hearth.Task{Agent: req.GetAgent(), ID: req.GetId(), Name: req.GetName(), Prompt: req.GetPrompt(),
 		Hints: wire.HintsOf(req.GetHints()), Metadata: req.GetMetadata()})
 	if err != nil {
 		return nil, wire.Status(err)
@@ -138,17 +138,17 @@ func (s *Server) ShowSession(ctx context.Context, req *apipb.ShowSessionRequest)
 
 // StartRun starts a pipeline's run and streams it.
 func (s *Server) StartRun(req *apipb.StartRunRequest, stream apipb.Hearth_StartRunServer) error {
-	spec := host.RunSpec{PipelineName: req.GetPipeline(), RunOptions: host.RunOptions{ID: req.GetId(),
+	spec := hearth.RunSpec{PipelineName: req.GetPipeline(), RunOptions: hearth.RunOptions{ID: req.GetId(),
 		State: wire.StateOf(req.GetState()), Files: req.GetFiles(), Budget: req.GetBudget(), Config: req.GetConfig()}}
-	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (host.RunWatch, error) {
+	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (hearth.RunWatch, error) {
 		return s.h.StartRun(ctx, spec)
 	})
 }
 
 // ResumeRun resumes a run and streams it.
 func (s *Server) ResumeRun(req *apipb.ResumeRunRequest, stream apipb.Hearth_ResumeRunServer) error {
-	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (host.RunWatch, error) {
-		return s.h.ResumeRun(ctx, req.GetRun(), host.ResumeOptions{Budget: req.GetBudget(), Repair: req.GetRepair(), State: wire.StateOf(req.GetState())})
+	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (hearth.RunWatch, error) {
+		return s.h.ResumeRun(ctx, req.GetRun(), hearth.ResumeOptions{Budget: req.GetBudget(), Repair: req.GetRepair(), State: wire.StateOf(req.GetState())})
 	})
 }
 
@@ -157,19 +157,19 @@ func (s *Server) ForkRun(req *apipb.ForkRunRequest, stream apipb.Hearth_ForkRunS
 	if req.GetAt() == 0 {
 		return invalid("fork needs a checkpoint to start from (at); list them with hearth runs show " + req.GetRun() + " --checkpoints")
 	}
-	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (host.RunWatch, error) {
-		return s.h.ForkRun(ctx, req.GetRun(), req.GetAt(), host.ForkOptions{ID: req.GetId(), State: wire.StateOf(req.GetState()), Budget: req.GetBudget()})
+	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (hearth.RunWatch, error) {
+		return s.h.ForkRun(ctx, req.GetRun(), req.GetAt(), hearth.ForkOptions{ID: req.GetId(), State: wire.StateOf(req.GetState()), Budget: req.GetBudget()})
 	})
 }
 
 // RevisitRun revisits a task of a run and streams the run.
 func (s *Server) RevisitRun(req *apipb.RevisitRunRequest, stream apipb.Hearth_RevisitRunServer) error {
-	impact, err := host.ParseImpact(req.GetImpact())
+	impact, err := hearth.ParseImpact(req.GetImpact())
 	if err != nil {
 		return invalid(err.Error())
 	}
-	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (host.RunWatch, error) {
-		return s.h.RevisitRun(ctx, req.GetRun(), req.GetTask(), impact, host.RevisitOptions{Reason: req.GetReason(), Affects: req.GetAffects()})
+	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (hearth.RunWatch, error) {
+		return s.h.RevisitRun(ctx, req.GetRun(), req.GetTask(), impact, hearth.RevisitOptions{Reason: req.GetReason(), Affects: req.GetAffects()})
 	})
 }
 
@@ -182,7 +182,7 @@ type runStream interface {
 // streamRun starts a run with start, and streams it: the run as it
 // started, its events, the run as it stopped. The run belongs to the
 // daemon: a client that goes away leaves it running.
-func (s *Server) streamRun(stream runStream, detach bool, start func(context.Context) (host.RunWatch, error)) error {
+func (s *Server) streamRun(stream runStream, detach bool, start func(context.Context) (hearth.RunWatch, error)) error {
 	w, err := start(stream.Context())
 	if err != nil {
 		return wire.Status(err)
@@ -201,9 +201,9 @@ func (s *Server) streamRun(stream runStream, detach bool, start func(context.Con
 // follow streams a run's events until it stops, then the run as it
 // stopped. The watch is done only after the run's last events were
 // published, so none is missed.
-func (s *Server) follow(stream runStream, w host.RunWatch) error {
+func (s *Server) follow(stream runStream, w hearth.RunWatch) error {
 	ctx := stream.Context()
-	send := func(e host.Event) error {
+	send := func(e hearth.Event) error {
 		return stream.Send(&apipb.RunUpdate{Update: &apipb.RunUpdate_Event{Event: wire.Event(e)}})
 	}
 	for {
@@ -249,7 +249,7 @@ func (s *Server) follow(stream runStream, w host.RunWatch) error {
 
 // WatchRun streams a running run until it stops.
 func (s *Server) WatchRun(req *apipb.RunRef, stream apipb.Hearth_WatchRunServer) error {
-	return s.streamRun(stream, false, func(ctx context.Context) (host.RunWatch, error) {
+	return s.streamRun(stream, false, func(ctx context.Context) (hearth.RunWatch, error) {
 		return s.h.WatchRun(ctx, req.GetRun())
 	})
 }
@@ -385,19 +385,19 @@ func (s *Server) Events(req *apipb.EventsRequest, stream apipb.Hearth_EventsServ
 
 // eventFilter is what an Events request matches. Tool uses come only to
 // whoever asks for them by kind: they outnumber everything else.
-func eventFilter(req *apipb.EventsRequest) func(host.Event) bool {
-	kinds := make(map[host.EventKind]bool, len(req.GetKinds()))
+func eventFilter(req *apipb.EventsRequest) func(hearth.Event) bool {
+	kinds := make(map[hearth.EventKind]bool, len(req.GetKinds()))
 	for _, k := range req.GetKinds() {
-		kinds[host.EventKind(k)] = true
+		kinds[hearth.EventKind(k)] = true
 	}
-	return func(e host.Event) bool {
+	return func(e hearth.Event) bool {
 		if req.GetSession() != "" && e.Session != req.GetSession() {
 			return false
 		}
 		if len(kinds) > 0 {
 			return kinds[e.Kind]
 		}
-		return e.Kind != host.EventToolUsed
+		return e.Kind != hearth.EventToolUsed
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -98,7 +98,7 @@ func TestEventStreamDropsASubscriberThatFallsBehind(t *testing.T) {
 	defer cancel()
 
 	// Each denial of a .env read is one guard.fired event.
-	ref := host.ExternalRef{Agent: "claude-code", Session: ccSession, Workspace: "/home/dev/shop"}
+	ref := hearth.ExternalRef{Agent: "claude-code", Session: ccSession, Workspace: "/home/dev/shop"}
 	call := sdk.ToolCall{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"/home/dev/shop/.env"}}
 	deny := func() {
 		if v, err := d.h.CheckExternalToolUse(ctx, ref, call); err != nil || v.Allow {
@@ -110,7 +110,7 @@ func TestEventStreamDropsASubscriberThatFallsBehind(t *testing.T) {
 	probe := d.h.Subscribe(16)
 	deny()
 	for e := range probe.C {
-		if e.Kind == host.EventGuardFired {
+		if e.Kind == hearth.EventGuardFired {
 			break
 		}
 	}

@@ -39,7 +39,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -49,9 +49,9 @@ import (
 const MaxPayload = 16 << 20
 
 // ErrPayload is wrapped by every error about a payload. It is
-// host.ErrHookPayload, so that the daemon's client maps it without
+// hearth.ErrHookPayload, so that the daemon's client maps it without
 // importing this package (and the guards it reads tool inputs with).
-var ErrPayload = host.ErrHookPayload
+var ErrPayload = hearth.ErrHookPayload
 
 // Hook events.
 const (
@@ -260,17 +260,17 @@ func Failed(event string, deny bool, why string) Answer {
 // Sessions is what Handle reports to: the external sessions of an engine
 // (package host/engine).
 type Sessions interface {
-	AttachExternal(ctx context.Context, ref host.ExternalRef) error
-	ExternalTurn(ctx context.Context, ref host.ExternalRef, busy bool) error
-	DetachExternal(ctx context.Context, ref host.ExternalRef, reason string) error
-	CheckExternalToolUse(ctx context.Context, ref host.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error)
-	ReportExternalToolUse(ctx context.Context, ref host.ExternalRef, u sdk.ToolUse) error
+	AttachExternal(ctx context.Context, ref hearth.ExternalRef) error
+	ExternalTurn(ctx context.Context, ref hearth.ExternalRef, busy bool) error
+	DetachExternal(ctx context.Context, ref hearth.ExternalRef, reason string) error
+	CheckExternalToolUse(ctx context.Context, ref hearth.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error)
+	ReportExternalToolUse(ctx context.Context, ref hearth.ExternalRef, u sdk.ToolUse) error
 }
 
 // Handle reports p to h for the external agent agent (empty: the
 // config's hooks.agent) and returns the hook's answer.
 func Handle(ctx context.Context, h Sessions, agent string, p *Payload) (Answer, error) {
-	ref := host.ExternalRef{Agent: agent, Session: p.SessionID, Workspace: p.Cwd}
+	ref := hearth.ExternalRef{Agent: agent, Session: p.SessionID, Workspace: p.Cwd}
 	switch p.HookEventName {
 	case SessionStart:
 		return nil, h.AttachExternal(ctx, ref)

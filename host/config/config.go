@@ -95,8 +95,8 @@
 // # Pipelines
 //
 // A pipeline block is a graph of tasks run together (`hearth run FILE
-// PIPELINE`); the Go API runs the same host.Pipeline type, where zero fields
-// mean the defaults (host.Pipeline.Defaults) and host.Pipeline.Validate makes the
+// PIPELINE`); the Go API runs the same hearth.Pipeline type, where zero fields
+// mean the defaults (hearth.Pipeline.Defaults) and hearth.Pipeline.Validate makes the
 // checks Load makes. Every setting, with its default:
 //
 //	pipeline "name" {
@@ -160,7 +160,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/internal/text"
@@ -194,7 +194,7 @@ type Config struct {
 	// Agents in the order the file declares them.
 	Agents    []*Agent
 	Matcher   Matcher
-	Pipelines []*host.Pipeline
+	Pipelines []*hearth.Pipeline
 	// Guards are compiled, in the order the file declares them, with
 	// paths read under GuardPaths (the guards block).
 	Guards     []*guard.Rule
@@ -213,7 +213,7 @@ type Config struct {
 }
 
 // Pipeline returns the pipeline named name, or nil.
-func (c *Config) Pipeline(name string) *host.Pipeline {
+func (c *Config) Pipeline(name string) *hearth.Pipeline {
 	for _, p := range c.Pipelines {
 		if p.Name == name {
 			return p
@@ -227,7 +227,7 @@ var ErrNoPipeline = errors.New("no such pipeline")
 
 // SelectPipeline returns the pipeline named name, or, with name empty,
 // the file's only one. Its errors say which pipelines there are.
-func (c *Config) SelectPipeline(name string) (*host.Pipeline, error) {
+func (c *Config) SelectPipeline(name string) (*hearth.Pipeline, error) {
 	where := c.Path
 	if where == "" {
 		where = "the config"

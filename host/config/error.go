@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // Error is an invalid configuration: every problem found, each with its
@@ -36,8 +36,8 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is makes every Error a host.ErrConfig.
-func (e *Error) Is(target error) bool { return target == host.ErrConfig }
+// Is makes every Error a hearth.ErrConfig.
+func (e *Error) Is(target error) bool { return target == hearth.ErrConfig }
 
 // Write prints the problems as HCL does: summary, the offending source
 // lines with the spot underlined (on a terminal), and the detail saying

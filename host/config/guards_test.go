@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 )
 
@@ -163,7 +163,7 @@ func TestSampleIsValid(t *testing.T) {
 		t.Errorf("the sample's settings differ from the defaults: %+v %+v %+v", a.Pool, a.Fingerprint, cfg.Matcher)
 	}
 	p := cfg.Pipelines[0]
-	dp := host.Pipeline{}
+	dp := hearth.Pipeline{}
 	dp.Defaults()
 	if p.Retry != dp.Retry || p.Context != dp.Context || p.Retention != dp.Retention || p.OnFailure != dp.OnFailure || p.Budget != dp.Budget {
 		t.Errorf("the sample pipeline's settings differ from the defaults: %+v %+v %+v", p.Retry, p.Context, p.Retention)

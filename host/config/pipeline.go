@@ -16,8 +16,8 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/contextchain"
-	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -90,8 +90,8 @@ type rawPipelineTask struct {
 	DefRange     hcl.Range      `hcl:",def_range"`
 }
 
-func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
-	p := &host.Pipeline{Name: rp.Name, Parallel: 1}
+func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *hearth.Pipeline {
+	p := &hearth.Pipeline{Name: rp.Name, Parallel: 1}
 	at := func(name string) hcl.Range { return attrRange(rp.Body, name, rp.DefRange) }
 	if rp.Description != nil {
 		p.Description = *rp.Description
@@ -145,10 +145,10 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 			continue
 		}
 		byName[rt.Name] = rt
-		if !host.ValidName(rt.Name) {
-			v.errorf(rt.DefRange, "Invalid task name", "Task name %q must be made of %s: it is part of the task's idempotency key. Rename it, as in task \"write_script\".", rt.Name, host.NameRule)
+		if !hearth.ValidName(rt.Name) {
+			v.errorf(rt.DefRange, "Invalid task name", "Task name %q must be made of %s: it is part of the task's idempotency key. Rename it, as in task \"write_script\".", rt.Name, hearth.NameRule)
 		}
-		t := &host.PipelineTask{
+		t := &hearth.PipelineTask{
 			Name: rt.Name, Prompt: rt.Prompt, DependsOn: rt.DependsOn, Metadata: v.metadata(rt),
 			Hints: sdk.Hints{Files: rt.Files, Directories: rt.Directories, Technologies: rt.Technologies},
 		}
@@ -175,7 +175,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 		}
 		if rt.Stage != nil {
 			t.Stage = *rt.Stage
-			if msg := host.StageProblem(t.Stage); msg != "" {
+			if msg := hearth.StageProblem(t.Stage); msg != "" {
 				v.errorf(tat("stage"), "Invalid stage", "Task %q: %s.", rt.Name, msg)
 			}
 		}
@@ -208,7 +208,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 			}
 		}
 	}
-	if cycle := host.FindCycle(p.Tasks); cycle != nil {
+	if cycle := hearth.FindCycle(p.Tasks); cycle != nil {
 		// Point at the dependency that closes the circle: cycle[0]'s on
 		// cycle[1].
 		rt := byName[cycle[0]]
@@ -223,7 +223,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *host.Pipeline {
 		// only add a wrong one.
 		reported := make(map[string]bool)
 		for _, ro := range rp.State.Owners {
-			if reported[ro.Agent] || cfg.Agent(ro.Agent) == nil || slices.ContainsFunc(p.Tasks, func(t *host.PipelineTask) bool { return t.Agent == ro.Agent }) {
+			if reported[ro.Agent] || cfg.Agent(ro.Agent) == nil || slices.ContainsFunc(p.Tasks, func(t *hearth.PipelineTask) bool { return t.Agent == ro.Agent }) {
 				continue
 			}
 			reported[ro.Agent] = true
@@ -284,20 +284,20 @@ func entryRange(e hcl.Expression, key string) hcl.Range {
 	return e.Range()
 }
 
-func (v *validator) onFailure(s *string, r hcl.Range) host.OnFailure {
+func (v *validator) onFailure(s *string, r hcl.Range) hearth.OnFailure {
 	if s == nil {
-		return host.DefaultOnFailure
+		return hearth.DefaultOnFailure
 	}
-	switch f := host.OnFailure(*s); f {
-	case host.OnFailureFail, host.OnFailurePause:
+	switch f := hearth.OnFailure(*s); f {
+	case hearth.OnFailureFail, hearth.OnFailurePause:
 		return f
 	}
-	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q%s.", host.OnFailureFail, host.OnFailurePause, *s, text.Suggest(*s, []string{string(host.OnFailureFail), string(host.OnFailurePause)}))
-	return host.DefaultOnFailure
+	v.errorf(r, "Invalid escalation", "on_failure must be %q (the run fails; it can be resumed once the cause is fixed) or %q (the run pauses for a person); got %q%s.", hearth.OnFailureFail, hearth.OnFailurePause, *s, text.Suggest(*s, []string{string(hearth.OnFailureFail), string(hearth.OnFailurePause)}))
+	return hearth.DefaultOnFailure
 }
 
-func (v *validator) retry(rp *rawPipeline, p *host.Pipeline) {
-	p.Retry = host.Retry{Attempts: host.DefaultRetryAttempts, Backoff: host.DefaultRetryBackoff, MaxBackoff: host.DefaultMaxBackoff}
+func (v *validator) retry(rp *rawPipeline, p *hearth.Pipeline) {
+	p.Retry = hearth.Retry{Attempts: hearth.DefaultRetryAttempts, Backoff: hearth.DefaultRetryBackoff, MaxBackoff: hearth.DefaultMaxBackoff}
 	r := rp.Retry
 	if r == nil {
 		return
@@ -306,7 +306,7 @@ func (v *validator) retry(rp *rawPipeline, p *host.Pipeline) {
 	if r.Attempts != nil {
 		p.Retry.Attempts = *r.Attempts
 		if p.Retry.Attempts < 1 {
-			v.errorf(at("attempts"), "Invalid attempts", "attempts is how many times a task is tried in all, 1 meaning no retry; it must be at least 1 (got %d). Remove it for the default, %d.", p.Retry.Attempts, host.DefaultRetryAttempts)
+			v.errorf(at("attempts"), "Invalid attempts", "attempts is how many times a task is tried in all, 1 meaning no retry; it must be at least 1 (got %d). Remove it for the default, %d.", p.Retry.Attempts, hearth.DefaultRetryAttempts)
 		}
 	}
 	// An invalid duration is reported already; compared as its default,
@@ -319,8 +319,8 @@ func (v *validator) retry(rp *rawPipeline, p *host.Pipeline) {
 	}
 }
 
-func (v *validator) context(rp *rawPipeline, p *host.Pipeline) {
-	p.Context = host.Context{Budget: host.DefaultContextBudget}
+func (v *validator) context(rp *rawPipeline, p *hearth.Pipeline) {
+	p.Context = hearth.Context{Budget: hearth.DefaultContextBudget}
 	c := rp.Context
 	if c == nil {
 		return
@@ -329,7 +329,7 @@ func (v *validator) context(rp *rawPipeline, p *host.Pipeline) {
 	if c.Budget != nil {
 		p.Context.Budget = *c.Budget
 		if p.Context.Budget == 0 {
-			v.errorf(at("budget"), "Invalid context budget", "budget caps the context block in bytes; 0 would leave no room for it. Give a positive number, -1 for no cap, or remove it for the default, %d.", host.DefaultContextBudget)
+			v.errorf(at("budget"), "Invalid context budget", "budget caps the context block in bytes; 0 would leave no room for it. Give a positive number, -1 for no cap, or remove it for the default, %d.", hearth.DefaultContextBudget)
 		}
 	}
 	if c.Template != nil {
@@ -370,7 +370,7 @@ func lineOffset(text string, line int) int {
 	return n
 }
 
-func (v *validator) state(rp *rawPipeline, p *host.Pipeline, cfg *Config) {
+func (v *validator) state(rp *rawPipeline, p *hearth.Pipeline, cfg *Config) {
 	s := rp.State
 	if s == nil {
 		return
@@ -409,7 +409,7 @@ func (v *validator) state(rp *rawPipeline, p *host.Pipeline, cfg *Config) {
 		if cfg.Agent(ro.Agent) == nil {
 			v.errorf(ro.DefRange, "Unknown agent", "Owner block names agent %q, which is not configured%s. Agents: %s.", ro.Agent, text.Suggest(ro.Agent, agents), text.OrNone(agents))
 		}
-		o := &host.Owner{Agent: ro.Agent, Reads: ro.Reads, Writes: ro.Writes}
+		o := &hearth.Owner{Agent: ro.Agent, Reads: ro.Reads, Writes: ro.Writes}
 		for _, list := range []struct {
 			name     string
 			sections []string
@@ -429,8 +429,8 @@ func (v *validator) state(rp *rawPipeline, p *host.Pipeline, cfg *Config) {
 	}
 }
 
-func (v *validator) retention(rp *rawPipeline, p *host.Pipeline) {
-	p.Retention = host.Retention{PauseAfter: host.DefaultPauseAfter, AbandonAfter: host.DefaultAbandonAfter}
+func (v *validator) retention(rp *rawPipeline, p *hearth.Pipeline) {
+	p.Retention = hearth.Retention{PauseAfter: hearth.DefaultPauseAfter, AbandonAfter: hearth.DefaultAbandonAfter}
 	r := rp.Retention
 	if r == nil {
 		return
@@ -445,9 +445,9 @@ func (v *validator) retention(rp *rawPipeline, p *host.Pipeline) {
 	if field, problem := p.Retention.Check(); problem != "" && len(v.diags) == n {
 		v.errorf(at(field), "Invalid retention", "%s. Each step counts idle time from the run's last activity: make pause_after < abandon_after < delete_after, or turn a step off with \"0\".", problem)
 	}
-	if p.Retention == (host.Retention{}) {
-		// Every step off; the zero host.Retention would mean the defaults.
-		p.Retention = host.RetentionOff
+	if p.Retention == (hearth.Retention{}) {
+		// Every step off; the zero hearth.Retention would mean the defaults.
+		p.Retention = hearth.RetentionOff
 	}
 }
 
@@ -471,11 +471,11 @@ func (v *validator) optDuration(s *string, r hcl.Range, name string, def time.Du
 
 // Renderer returns the contextchain renderer a pipeline's context
 // settings describe.
-func Renderer(c host.Context) (*contextchain.Renderer, error) {
+func Renderer(c hearth.Context) (*contextchain.Renderer, error) {
 	budget := c.Budget
 	switch {
 	case budget == 0:
-		budget = host.DefaultContextBudget
+		budget = hearth.DefaultContextBudget
 	case budget < 0:
 		budget = 0
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -30,27 +30,27 @@ func TestParsePipelineSettings(t *testing.T) {
 	if p == nil || len(cfg.Pipelines) != 1 {
 		t.Fatalf("got pipelines %+v, want podcast alone", cfg.Pipelines)
 	}
-	want := host.Pipeline{
+	want := hearth.Pipeline{
 		Name:        "podcast",
 		Description: "a script, judged",
 		Parallel:    2,
 		Budget:      2.5,
-		OnFailure:   host.OnFailurePause,
+		OnFailure:   hearth.OnFailurePause,
 		Files:       []string{filepath.Join(dir, "brief.md")},
-		Retry:       host.Retry{Attempts: 5, Backoff: 2 * time.Second, MaxBackoff: time.Minute},
-		Context:     host.Context{Budget: -1, Template: "{{range .Steps}}## {{.Artifact.Title}}\n{{end}}\n"},
-		State: host.State{
+		Retry:       hearth.Retry{Attempts: 5, Backoff: 2 * time.Second, MaxBackoff: time.Minute},
+		Context:     hearth.Context{Budget: -1, Template: "{{range .Steps}}## {{.Artifact.Title}}\n{{end}}\n"},
+		State: hearth.State{
 			Initial: map[string]json.RawMessage{
 				"inputs": json.RawMessage(`{"minutes":5,"topic":"net/http"}`),
 				"notes":  json.RawMessage(`[]`),
 			},
-			Owners: []*host.Owner{
+			Owners: []*hearth.Owner{
 				{Agent: "writer", Writes: []string{"notes"}},
 				{Agent: "critic", Reads: []string{"notes"}, Writes: []string{"review"}},
 			},
 		},
-		Retention: host.Retention{PauseAfter: time.Hour, AbandonAfter: 48 * time.Hour, DeleteAfter: 720 * time.Hour},
-		Tasks: []*host.PipelineTask{
+		Retention: hearth.Retention{PauseAfter: time.Hour, AbandonAfter: 48 * time.Hour, DeleteAfter: 720 * time.Hour},
+		Tasks: []*hearth.PipelineTask{
 			{
 				Name:      "script",
 				Agent:     "writer", // the pipeline's agent
@@ -59,7 +59,7 @@ func TestParsePipelineSettings(t *testing.T) {
 				Stage:     "writing",
 				Metadata:  map[string]string{"episode": "12", "tone": "calm"},
 				Attempts:  2,
-				OnFailure: host.OnFailureFail,
+				OnFailure: hearth.OnFailureFail,
 			},
 			{
 				Name:      "review.v2",
@@ -126,7 +126,7 @@ func stringsOf(m map[string]json.RawMessage) map[string]string {
 
 // assertSettled checks that a pipeline Load returned is one the Go API
 // takes as it is: Defaults changes nothing, Validate finds nothing.
-func assertSettled(t *testing.T, p *host.Pipeline) {
+func assertSettled(t *testing.T, p *hearth.Pipeline) {
 	t.Helper()
 	cp := *p
 	cp.Defaults()
@@ -154,14 +154,14 @@ pipeline "p" {
 		t.Fatal(err)
 	}
 	p := cfg.Pipeline("p")
-	want := host.Pipeline{
+	want := hearth.Pipeline{
 		Name:      "p",
 		Parallel:  1,
 		OnFailure: "fail",
-		Retry:     host.Retry{Attempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second},
-		Context:   host.Context{Budget: host.DefaultContextBudget},
-		Retention: host.Retention{PauseAfter: 24 * time.Hour, AbandonAfter: 7 * 24 * time.Hour},
-		Tasks:     []*host.PipelineTask{{Name: "t", Agent: "a", Prompt: "x"}},
+		Retry:     hearth.Retry{Attempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second},
+		Context:   hearth.Context{Budget: hearth.DefaultContextBudget},
+		Retention: hearth.Retention{PauseAfter: 24 * time.Hour, AbandonAfter: 7 * 24 * time.Hour},
+		Tasks:     []*hearth.PipelineTask{{Name: "t", Agent: "a", Prompt: "x"}},
 	}
 	if !reflect.DeepEqual(*p, want) {
 		t.Errorf("from a file:\ngot  %+v\nwant %+v", *p, want)
@@ -179,7 +179,7 @@ pipeline "p" {
 		t.Errorf("first retry: got a wait of %s, want 1s", got)
 	}
 
-	api := host.Pipeline{Name: "p", Tasks: []*host.PipelineTask{{Name: "t", Agent: "a", Prompt: "x"}}}
+	api := hearth.Pipeline{Name: "p", Tasks: []*hearth.PipelineTask{{Name: "t", Agent: "a", Prompt: "x"}}}
 	api.Defaults()
 	if !reflect.DeepEqual(api, want) {
 		t.Errorf("through the Go API:\ngot  %+v\nwant %+v", api, want)
@@ -192,20 +192,20 @@ pipeline "p" {
 
 // TestRetentionSteps: "0" (or any zero duration) turns one step off, and a
 // block turning every step off keeps runs forever, even once Defaults has
-// seen it (the zero host.Retention means the defaults).
+// seen it (the zero hearth.Retention means the defaults).
 func TestRetentionSteps(t *testing.T) {
 	tests := []struct {
 		name  string
 		block string
-		want  host.Retention
+		want  hearth.Retention
 	}{
-		{"default", "", host.Retention{PauseAfter: host.DefaultPauseAfter, AbandonAfter: host.DefaultAbandonAfter}},
-		{"empty block", "retention {}", host.Retention{PauseAfter: host.DefaultPauseAfter, AbandonAfter: host.DefaultAbandonAfter}},
-		{"delete too", `retention { delete_after = "720h" }`, host.Retention{PauseAfter: host.DefaultPauseAfter, AbandonAfter: host.DefaultAbandonAfter, DeleteAfter: 720 * time.Hour}},
-		{"no pause", `retention { pause_after = "0" }`, host.Retention{AbandonAfter: host.DefaultAbandonAfter}},
-		{"zero with a unit", `retention { abandon_after = "0s" }`, host.Retention{PauseAfter: host.DefaultPauseAfter}},
-		{"all off", "retention {\n  pause_after = \"0\"\n  abandon_after = \"0h\"\n}", host.RetentionOff},
-		{"only delete", "retention {\n  pause_after = \"0\"\n  abandon_after = \"0\"\n  delete_after = \"1h\"\n}", host.Retention{DeleteAfter: time.Hour}},
+		{"default", "", hearth.Retention{PauseAfter: hearth.DefaultPauseAfter, AbandonAfter: hearth.DefaultAbandonAfter}},
+		{"empty block", "retention {}", hearth.Retention{PauseAfter: hearth.DefaultPauseAfter, AbandonAfter: hearth.DefaultAbandonAfter}},
+		{"delete too", `retention { delete_after = "720h" }`, hearth.Retention{PauseAfter: hearth.DefaultPauseAfter, AbandonAfter: hearth.DefaultAbandonAfter, DeleteAfter: 720 * time.Hour}},
+		{"no pause", `retention { pause_after = "0" }`, hearth.Retention{AbandonAfter: hearth.DefaultAbandonAfter}},
+		{"zero with a unit", `retention { abandon_after = "0s" }`, hearth.Retention{PauseAfter: hearth.DefaultPauseAfter}},
+		{"all off", "retention {\n  pause_after = \"0\"\n  abandon_after = \"0h\"\n}", hearth.RetentionOff},
+		{"only delete", "retention {\n  pause_after = \"0\"\n  abandon_after = \"0\"\n  delete_after = \"1h\"\n}", hearth.Retention{DeleteAfter: time.Hour}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,10 +224,10 @@ func TestRetentionSteps(t *testing.T) {
 }
 
 func TestRetryDelay(t *testing.T) {
-	standard := host.Retry{Attempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second}
+	standard := hearth.Retry{Attempts: 3, Backoff: time.Second, MaxBackoff: 30 * time.Second}
 	tests := []struct {
 		name    string
-		r       host.Retry
+		r       hearth.Retry
 		failure int
 		want    time.Duration
 	}{
@@ -238,16 +238,16 @@ func TestRetryDelay(t *testing.T) {
 		{"capped", standard, 6, 30 * time.Second},
 		{"stays capped", standard, 64, 30 * time.Second},
 		{"huge failure count", standard, math.MaxInt, 30 * time.Second},
-		{"cap not a power of two", host.Retry{Backoff: 3 * time.Second, MaxBackoff: 10 * time.Second}, 3, 10 * time.Second},
+		{"cap not a power of two", hearth.Retry{Backoff: 3 * time.Second, MaxBackoff: 10 * time.Second}, 3, 10 * time.Second},
 		{"no failure yet", standard, 0, time.Second},
 		{"negative failure", standard, -5, time.Second},
-		{"backoff equal to cap", host.Retry{Backoff: time.Minute, MaxBackoff: time.Minute}, 9, time.Minute},
-		{"backoff above cap", host.Retry{Backoff: time.Hour, MaxBackoff: time.Minute}, 1, time.Minute},
-		{"largest cap", host.Retry{Backoff: 1, MaxBackoff: math.MaxInt64}, math.MaxInt, math.MaxInt64},
-		{"largest cap, 62 doublings", host.Retry{Backoff: 1, MaxBackoff: math.MaxInt64}, 63, 1 << 62},
-		{"largest backoff", host.Retry{Backoff: math.MaxInt64, MaxBackoff: math.MaxInt64}, math.MaxInt, math.MaxInt64},
-		{"zero backoff", host.Retry{MaxBackoff: time.Minute}, math.MaxInt, 0},
-		{"negative backoff", host.Retry{Backoff: -time.Second, MaxBackoff: time.Minute}, math.MaxInt, 0},
+		{"backoff equal to cap", hearth.Retry{Backoff: time.Minute, MaxBackoff: time.Minute}, 9, time.Minute},
+		{"backoff above cap", hearth.Retry{Backoff: time.Hour, MaxBackoff: time.Minute}, 1, time.Minute},
+		{"largest cap", hearth.Retry{Backoff: 1, MaxBackoff: math.MaxInt64}, math.MaxInt, math.MaxInt64},
+		{"largest cap, 62 doublings", hearth.Retry{Backoff: 1, MaxBackoff: math.MaxInt64}, 63, 1 << 62},
+		{"largest backoff", hearth.Retry{Backoff: math.MaxInt64, MaxBackoff: math.MaxInt64}, math.MaxInt, math.MaxInt64},
+		{"zero backoff", hearth.Retry{MaxBackoff: time.Minute}, math.MaxInt, 0},
+		{"negative backoff", hearth.Retry{Backoff: -time.Second, MaxBackoff: time.Minute}, math.MaxInt, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,7 +259,7 @@ func TestRetryDelay(t *testing.T) {
 	// The waits never shrink as failures add up.
 	prev := time.Duration(0)
 	for f := 1; f < 200; f++ {
-		d := host.Retry{Backoff: 7 * time.Millisecond, MaxBackoff: 90 * time.Hour}.Delay(f)
+		d := hearth.Retry{Backoff: 7 * time.Millisecond, MaxBackoff: 90 * time.Hour}.Delay(f)
 		if d < prev || d <= 0 {
 			t.Fatalf("Delay(%d) = %v after %v", f, d, prev)
 		}
@@ -293,7 +293,7 @@ func TestPipelineErrors(t *testing.T) {
   }
 }`, "t.hcl:5:18", []string{`got "pasue" (did you mean "pause"?)`}},
 
-		// host.Retry.
+		// hearth.Retry.
 		{"bad backoff", `pipeline "p" {
   agent = "writer"
   retry {
@@ -349,7 +349,7 @@ func TestPipelineErrors(t *testing.T) {
   task "a" { prompt = "x" }
 }`, "t.hcl:3:14", []string{"parallel is how many tasks run at once; it must be at least 1 (got 0). Remove it for the default, 1."}},
 
-		// host.Retention.
+		// hearth.Retention.
 		{"retention in days", `pipeline "p" {
   agent = "writer"
   retention {
@@ -395,7 +395,7 @@ func TestPipelineErrors(t *testing.T) {
   task "a" { prompt = "x" }
 }`, "t.hcl:5:21", []string{"abandon_after (24h0m0s) is not longer than pause_after (48h0m0s)"}},
 
-		// host.Context.
+		// hearth.Context.
 		{"zero context budget", `pipeline "p" {
   agent = "writer"
   context {
@@ -432,7 +432,7 @@ TMPL
   task "a" { prompt = "x" }
 }`, "t.hcl:4:35", []string{"context template line 2", "Nmae"}},
 
-		// host.State.
+		// hearth.State.
 		{"unknown owner agent", `pipeline "p" {
   agent = "writer"
   state {

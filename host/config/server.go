@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -38,7 +38,7 @@ const (
 	DefaultHTTP = "127.0.0.1:7411"
 	// SocketName is the API's unix socket, in the data directory unless
 	// server.socket says otherwise.
-	SocketName = host.SocketName
+	SocketName = hearth.SocketName
 	// DefaultMaxExternalSessions bounds an external agent's live
 	// sessions: beyond it, the least recently active one goes dormant.
 	// Reports from anyone who can reach the hooks must not grow the host

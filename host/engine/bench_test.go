@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/process"
@@ -180,11 +180,11 @@ func BenchmarkPreToolUse(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer h.Close(ctx)
-			if _, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "echo:warm"}); err != nil {
+			if _, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "echo:warm"}); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
-			out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: fmt.Sprintf("checks:%d", b.N)})
+			out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: fmt.Sprintf("checks:%d", b.N)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func BenchmarkToolUseStream(b *testing.B) {
 		}
 		defer db.Close()
 		u := testagent.FloodToolUse()
-		ev := host.Event{Time: u.At, Kind: host.EventToolUsed, Agent: "scripted", Session: "scripted-00000001", Task: "task-0123456789abcdef", ToolUse: &u}
+		ev := hearth.Event{Time: u.At, Kind: hearth.EventToolUsed, Agent: "scripted", Session: "scripted-00000001", Task: "task-0123456789abcdef", ToolUse: &u}
 		v, err := store.EncodeEvent(ev)
 		if err != nil {
 			b.Fatal(err)
@@ -265,12 +265,12 @@ func BenchmarkToolUseStream(b *testing.B) {
 	})
 	b.Run("hearth", func(b *testing.B) {
 		h := newTestHost(b, testAgent("scripted", "agent"))
-		if _, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "echo:warm"}); err != nil {
+		if _, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "echo:warm"}); err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
 		start := time.Now()
-		out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: fmt.Sprintf("tools:%d", b.N)})
+		out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: fmt.Sprintf("tools:%d", b.N)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
@@ -50,18 +50,18 @@ type Peers interface {
 	// result. Its error wraps cluster.ErrRefused when m did not start
 	// the task, cluster.ErrUnreachable when the request never reached
 	// m; any other error leaves the outcome unknown.
-	Forward(ctx context.Context, m cluster.HostInfo, session, key string, t host.Task) (Result, error)
+	Forward(ctx context.Context, m cluster.HostInfo, session, key string, t hearth.Task) (Result, error)
 	// Status asks m what became of key; the Result is m's for
 	// cluster.TaskDone.
 	Status(ctx context.Context, m cluster.HostInfo, key string) (cluster.TaskStatus, Result, error)
 	// ListRuns lists the runs m owns.
-	ListRuns(ctx context.Context, m cluster.HostInfo) ([]host.RunInfo, error)
+	ListRuns(ctx context.Context, m cluster.HostInfo) ([]hearth.RunInfo, error)
 }
 
 // Result is a task's result as a host returns it: its outcome, or the
 // error it failed with there.
 type Result struct {
-	Outcome *host.Outcome
+	Outcome *hearth.Outcome
 	Err     error
 }
 
@@ -93,7 +93,7 @@ type clusterState struct {
 	view     *cluster.View
 	joined   atomic.Pointer[joined]
 	started  time.Time
-	runDir   *cluster.RunDirectory[host.RunInfo]
+	runDir   *cluster.RunDirectory[hearth.RunInfo]
 
 	mu       sync.Mutex
 	accepted map[string]*acceptedTask
@@ -165,7 +165,7 @@ func (h *Host) JoinCluster(node Membership, peers Peers) error {
 	}
 	cs.mu.Lock()
 	if cs.runDir == nil {
-		cs.runDir = cluster.NewRunDirectory[host.RunInfo](runLister{h}, 5*time.Second, h.now)
+		cs.runDir = cluster.NewRunDirectory[hearth.RunInfo](runLister{h}, 5*time.Second, h.now)
 	}
 	cs.mu.Unlock()
 	if err := h.loadForwards(cs); err != nil {
@@ -299,7 +299,7 @@ func forwardable(p *pool.Pool) bool {
 // placeAcross decides t over every host's sessions, leaving out what f
 // excludes: a remote session, a spawn on another host, or here (target
 // empty).
-func (h *Host) placeAcross(p *pool.Pool, t host.Task, f *cluster.Forward) (cluster.Target, host.Decision) {
+func (h *Host) placeAcross(p *pool.Pool, t hearth.Task, f *cluster.Forward) (cluster.Target, hearth.Decision) {
 	cs := h.cl()
 	exclude := f.Excluded()
 	for _, hid := range f.ExcludedHosts() {
@@ -318,7 +318,7 @@ func (h *Host) placeAcross(p *pool.Pool, t host.Task, f *cluster.Forward) (clust
 	case a.Spawn:
 		m, ok := cs.view.SpawnHost(t.Agent, f.ExcludedHosts()...)
 		if ok && m.ID != cs.info.ID {
-			d.Host, d.Session, d.Action = m.ID, "", host.ActionSpawned
+			d.Host, d.Session, d.Action = m.ID, "", hearth.ActionSpawned
 			d.Reason = fmt.Sprintf("would spawn on host %s, the least loaded member that runs %s (here: %s)", m.ID, t.Agent, d.Reason)
 			return cluster.Target{Host: m.ID}, d
 		}
@@ -329,12 +329,12 @@ func (h *Host) placeAcross(p *pool.Pool, t host.Task, f *cluster.Forward) (clust
 // submitAcross places t over every host's sessions and runs it where it
 // belongs: here, or forwarded to another host under its ID as
 // idempotency key, with cluster.Forward's retries.
-func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*host.Outcome, error) {
+func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t hearth.Task) (*hearth.Outcome, error) {
 	cs := h.cl()
 	f := cluster.NewForward(t.ID, 0)
 	var (
 		res Result
-		dec host.Decision
+		dec hearth.Decision
 	)
 	for s := f.Start(); ; {
 		switch s.Kind {
@@ -347,7 +347,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 				}
 				return h.execute(ctx, p, t, nil)
 			}
-			h.emit(host.Event{Kind: host.EventDecision, Agent: t.Agent, Task: t.ID, Session: target.Session,
+			h.emit(hearth.Event{Kind: hearth.EventDecision, Agent: t.Agent, Task: t.ID, Session: target.Session,
 				Message: "forwarded to host " + target.Host + ": " + dec.Reason, Decision: &dec})
 			s = f.Placed(target)
 		case cluster.StepSend:
@@ -401,7 +401,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 			out.Decision.Reason = fmt.Sprintf("on host %s (%s): %s", s.Target.Host, dec.Reason, out.Decision.Reason)
 			return out, nil
 		case cluster.StepFail:
-			h.emit(host.Event{Kind: host.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: s.Err.Error(), Message: t.ID + " could not be placed on any host"})
+			h.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: s.Err.Error(), Message: t.ID + " could not be placed on any host"})
 			return nil, s.Err
 		}
 	}
@@ -411,15 +411,15 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t host.Task) (*ho
 // forwarded to stopped the task before it finished (it restarted, or
 // lost its lease): the task is placed again without that host, and may
 // have done part of its work there.
-func (h *Host) noteInterrupted(t host.Task, target string, err error) {
+func (h *Host) noteInterrupted(t hearth.Task, target string, err error) {
 	if errors.Is(err, cluster.ErrInterrupted) {
 		h.logger.Warn("a host stopped a forwarded task before it finished; placing the task again without it", "task", t.ID, "host", target, "error", err)
 	}
 }
 
 // placeAcrossDecision is Place in cluster mode.
-func (h *Host) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) host.Decision {
-	_, d := h.placeAcross(p, host.Task{Agent: agent, Hints: hints}, cluster.NewForward("", 0))
+func (h *Host) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) hearth.Decision {
+	_, d := h.placeAcross(p, hearth.Task{Agent: agent, Hints: hints}, cluster.NewForward("", 0))
 	return d
 }
 
@@ -436,7 +436,7 @@ func (h *Host) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) 
 // holds across a restart: a key whose task a restart interrupted is
 // answered with an error wrapping cluster.ErrInterrupted, never run
 // again.
-func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t host.Task) (Result, error) {
+func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (Result, error) {
 	cs := h.cl()
 	if cs == nil || cs.node() == nil {
 		return Result{}, fmt.Errorf("%w: host is not in a cluster (no cluster block)", cluster.ErrRefused)
@@ -597,7 +597,7 @@ func (h *Host) Members() (self string, members []Member, ok bool) {
 // ClusterRuns lists the runs of every member, with their owners; a
 // member that does not answer is listed as unreachable, one that left as
 // gone, each with the runs this host last saw it list.
-func (h *Host) ClusterRuns(ctx context.Context) (self string, runs []cluster.HostRuns[host.RunInfo], err error) {
+func (h *Host) ClusterRuns(ctx context.Context) (self string, runs []cluster.HostRuns[hearth.RunInfo], err error) {
 	cs := h.cl()
 	if cs == nil || cs.node() == nil {
 		return "", nil, errors.New("this host is not in a cluster: add a cluster block to its config")
@@ -616,7 +616,7 @@ func (h *Host) ClusterRuns(ctx context.Context) (self string, runs []cluster.Hos
 // others' through their APIs.
 type runLister struct{ h *Host }
 
-func (l runLister) ListRuns(ctx context.Context, m cluster.HostInfo) ([]host.RunInfo, error) {
+func (l runLister) ListRuns(ctx context.Context, m cluster.HostInfo) ([]hearth.RunInfo, error) {
 	cs := l.h.cl()
 	if m.ID == cs.info.ID {
 		return l.h.Runs(ctx)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -33,7 +33,7 @@ func TestPlaceAcrossHosts(t *testing.T) {
 	ctx := context.Background()
 
 	// A session here that knows pkg/here.
-	out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "read:pkg/here/a.go"})
+	out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "read:pkg/here/a.go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestPlaceAcrossHosts(t *testing.T) {
 	})
 
 	d, err := h.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/there"}})
-	if err != nil || d.Host != "b" || d.Session != "s1" || d.Action != host.ActionReused {
+	if err != nil || d.Host != "b" || d.Session != "s1" || d.Action != hearth.ActionReused {
 		t.Fatalf("pkg/there: %+v %v, want s1 on b", d, err)
 	}
 	d, err = h.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/here"}})
@@ -77,11 +77,11 @@ func TestPlaceAcrossHosts(t *testing.T) {
 	}
 	// Nothing known anywhere: this host is full (1 of 1), b has room.
 	d, err = h.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/new"}})
-	if err != nil || d.Host != "b" || d.Action != host.ActionSpawned {
+	if err != nil || d.Host != "b" || d.Action != hearth.ActionSpawned {
 		t.Fatalf("pkg/new: %+v %v, want a spawn on b", d, err)
 	}
 	// A task with its context here runs here, without the peers.
-	out, err = h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "echo:here", Hints: sdk.Hints{Directories: []string{"pkg/here"}}})
+	out, err = h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "echo:here", Hints: sdk.Hints{Directories: []string{"pkg/here"}}})
 	if err != nil || out.Session != local || out.Decision.Host != "" {
 		t.Fatalf("submit pkg/here: %+v %v", out, err)
 	}

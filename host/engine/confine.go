@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/internal/paths"
@@ -65,7 +65,7 @@ func (h *Host) checkConfinement() error {
 	for _, a := range agents {
 		if a.Confinement == config.ConfinementRequire {
 			return fmt.Errorf("%w: agent %q requires confinement (confinement = \"require\"), but %s; run hearth on a Linux kernel with Landlock, or set confinement = \"auto\" to run its plugins unconfined here",
-				host.ErrConfinement, a.Name, st)
+				hearth.ErrConfinement, a.Name, st)
 		}
 	}
 	h.logger.Warn("plugins run UNCONFINED: they can read and write whatever this user can", "reason", st.Reason, "agents", confined,

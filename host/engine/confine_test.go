@@ -16,7 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/internal/confine"
 	"github.com/hearth-dev/hearth/host/process"
@@ -84,7 +84,7 @@ func TestConfinedPluginIsRefusedByTheKernel(t *testing.T) {
 	h := s.host(t, testAgent("scripted", "agent"), other)
 	ctx := context.Background()
 
-	out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "cat:" + filepath.Join(s.ws, "README") + ";touch:" + filepath.Join(s.ws, "src", "new.go") + ";echo:wrote"})
+	out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "cat:" + filepath.Join(s.ws, "README") + ";touch:" + filepath.Join(s.ws, "src", "new.go") + ";echo:wrote"})
 	if err != nil {
 		t.Fatalf("its own workspace: %v", err)
 	}
@@ -118,7 +118,7 @@ func TestConfinedPluginIsRefusedByTheKernel(t *testing.T) {
 		"listing the workspace's root, which holds the data directory": "cat:" + s.ws,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: prompt})
+			_, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: prompt})
 			if err == nil || !strings.Contains(err.Error(), "permission denied") {
 				t.Fatalf("%s: got %v, want the kernel's permission denied", prompt, err)
 			}
@@ -132,10 +132,10 @@ func TestConfinedPluginIsRefusedByTheKernel(t *testing.T) {
 	}
 
 	// The other agent has its own workspace, and not the first's.
-	if out, err := h.Submit(ctx, host.Task{Agent: "other", Prompt: "cat:" + filepath.Join(s.other, "notes.txt")}); err != nil || !strings.Contains(out.Result.Output, "theirs") {
+	if out, err := h.Submit(ctx, hearth.Task{Agent: "other", Prompt: "cat:" + filepath.Join(s.other, "notes.txt")}); err != nil || !strings.Contains(out.Result.Output, "theirs") {
 		t.Errorf("the other agent's own workspace: %v", err)
 	}
-	if _, err := h.Submit(ctx, host.Task{Agent: "other", Prompt: "cat:" + filepath.Join(s.ws, "README")}); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, err := h.Submit(ctx, hearth.Task{Agent: "other", Prompt: "cat:" + filepath.Join(s.ws, "README")}); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("the other agent reading the first's workspace: %v, want permission denied", err)
 	}
 }
@@ -157,14 +157,14 @@ func TestConfinementGrantsAndOff(t *testing.T) {
 	h := s.host(t, granted, off)
 	ctx := context.Background()
 
-	res, err := h.Submit(ctx, host.Task{Agent: "granted", Prompt: "cat:" + filepath.Join(s.other, "notes.txt") + ";touch:" + filepath.Join(out, "x")})
+	res, err := h.Submit(ctx, hearth.Task{Agent: "granted", Prompt: "cat:" + filepath.Join(s.other, "notes.txt") + ";touch:" + filepath.Join(out, "x")})
 	if err != nil || !strings.Contains(res.Result.Output, "theirs") {
 		t.Fatalf("granted paths: %v", err)
 	}
-	if _, err := h.Submit(ctx, host.Task{Agent: "granted", Prompt: "touch:" + filepath.Join(s.other, "x")}); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, err := h.Submit(ctx, hearth.Task{Agent: "granted", Prompt: "touch:" + filepath.Join(s.other, "x")}); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("writing a path granted for reading: %v, want permission denied", err)
 	}
-	if _, err := h.Submit(ctx, host.Task{Agent: "off", Prompt: "cat:" + filepath.Join(s.home, ".ssh", "id_ed25519")}); err != nil {
+	if _, err := h.Submit(ctx, hearth.Task{Agent: "off", Prompt: "cat:" + filepath.Join(s.home, ".ssh", "id_ed25519")}); err != nil {
 		t.Errorf("confinement off: %v", err)
 	}
 }
@@ -188,10 +188,10 @@ func TestConfinedPinnedPlugin(t *testing.T) {
 	a.SHA256 = hex.EncodeToString(sum.Sum(nil))
 	h := s.host(t, a)
 	ctx := context.Background()
-	if _, err := h.Submit(ctx, host.Task{Agent: "pinned", Prompt: "cat:" + filepath.Join(s.ws, "README")}); err != nil {
+	if _, err := h.Submit(ctx, hearth.Task{Agent: "pinned", Prompt: "cat:" + filepath.Join(s.ws, "README")}); err != nil {
 		t.Fatalf("pinned and confined, own workspace: %v", err)
 	}
-	if _, err := h.Submit(ctx, host.Task{Agent: "pinned", Prompt: "cat:" + filepath.Join(s.home, ".ssh", "id_ed25519")}); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, err := h.Submit(ctx, hearth.Task{Agent: "pinned", Prompt: "cat:" + filepath.Join(s.home, ".ssh", "id_ed25519")}); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("pinned and confined, home: %v, want permission denied", err)
 	}
 }
@@ -219,10 +219,10 @@ func TestConnectPorts(t *testing.T) {
 	a.ConnectPorts = []uint16{port}
 	h := s.host(t, a)
 	ctx := context.Background()
-	if _, err := h.Submit(ctx, host.Task{Agent: "net", Prompt: "dial:tcp:" + allowed.Addr().String()}); err != nil {
+	if _, err := h.Submit(ctx, hearth.Task{Agent: "net", Prompt: "dial:tcp:" + allowed.Addr().String()}); err != nil {
 		t.Errorf("the granted port %d: %v", port, err)
 	}
-	if _, err := h.Submit(ctx, host.Task{Agent: "net", Prompt: "dial:tcp:" + other.Addr().String()}); err == nil || !strings.Contains(err.Error(), "permission denied") {
+	if _, err := h.Submit(ctx, hearth.Task{Agent: "net", Prompt: "dial:tcp:" + other.Addr().String()}); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("another port: %v, want permission denied", err)
 	}
 }
@@ -235,7 +235,7 @@ func TestConfinementUnavailable(t *testing.T) {
 	req := testAgent("strict", "agent")
 	req.Confinement = config.ConfinementRequire
 	_, err := New(Options{Config: &config.Config{DataDir: t.TempDir(), Agents: []*config.Agent{req}, Matcher: config.DefaultMatcher()}})
-	if !errors.Is(err, host.ErrConfinement) || !strings.Contains(err.Error(), `agent "strict" requires confinement`) || !strings.Contains(err.Error(), "faked by the test") {
+	if !errors.Is(err, hearth.ErrConfinement) || !strings.Contains(err.Error(), `agent "strict" requires confinement`) || !strings.Contains(err.Error(), "faked by the test") {
 		t.Fatalf("got %v, want a refusal naming the agent and the reason", err)
 	}
 
@@ -251,7 +251,7 @@ func TestConfinementUnavailable(t *testing.T) {
 	if !strings.Contains(log.String(), "plugins run UNCONFINED") || !strings.Contains(log.String(), "faked by the test") {
 		t.Errorf("start log %q, want the warning with its reason", log.String())
 	}
-	if _, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "pid"}); err != nil {
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "pid"}); err != nil {
 		t.Errorf("an unconfined plugin where Landlock is missing: %v", err)
 	}
 }
@@ -260,7 +260,7 @@ func TestConfinementUnavailable(t *testing.T) {
 // and nothing else.
 func TestPluginOf(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "pid;sdkchild"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "pid;sdkchild"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -12,13 +12,13 @@ import (
 // once it is on disk. The write is not waited for: events that
 // acknowledge something to someone (tool uses, decisions) are waited for
 // by their callers.
-func (h *Host) emit(e host.Event) *store.Pending {
+func (h *Host) emit(e hearth.Event) *store.Pending {
 	_, p := h.append(e)
 	return p
 }
 
 // append is emit, with the event's sequence number in the store.
-func (h *Host) append(e host.Event) (uint64, *store.Pending) {
+func (h *Host) append(e hearth.Event) (uint64, *store.Pending) {
 	if e.Time.IsZero() {
 		e.Time = h.now()
 	}
@@ -38,9 +38,9 @@ func (h *Host) append(e host.Event) (uint64, *store.Pending) {
 // poolEvents is the host as its pools' event sink.
 type poolEvents Host
 
-func (pe *poolEvents) Append(e host.Event) (uint64, *store.Pending) { return (*Host)(pe).append(e) }
+func (pe *poolEvents) Append(e hearth.Event) (uint64, *store.Pending) { return (*Host)(pe).append(e) }
 
-func (pe *poolEvents) ToolUse(e *host.Event) {
+func (pe *poolEvents) ToolUse(e *hearth.Event) {
 	h := (*Host)(pe)
 	if h.observe != nil {
 		h.observe(e)
@@ -78,7 +78,7 @@ type bus struct {
 // queuedEvent is an event waiting for its write, or (fn set) something
 // to do once every event queued before it is published.
 type queuedEvent struct {
-	e  host.Event
+	e  hearth.Event
 	p  *store.Pending
 	fn func()
 }
@@ -87,7 +87,7 @@ type queuedEvent struct {
 // event queued before it. An event whose write failed is not published:
 // subscribers get an EventWriteFailed in its place, so that no view shows
 // progress the store does not hold.
-func (b *bus) publishDurable(e host.Event, p *store.Pending) {
+func (b *bus) publishDurable(e hearth.Event, p *store.Pending) {
 	b.enqueue(queuedEvent{e: e, p: p})
 }
 
@@ -142,8 +142,8 @@ func (b *bus) drain() {
 
 // Subscription receives events published after it was made.
 type Subscription struct {
-	C       <-chan host.Event
-	c       chan host.Event
+	C       <-chan hearth.Event
+	c       chan hearth.Event
 	b       *bus
 	mu      sync.Mutex
 	dropped uint64
@@ -153,7 +153,7 @@ type Subscription struct {
 }
 
 func (b *bus) subscribe(buffer int, run string) *Subscription {
-	c := make(chan host.Event, buffer)
+	c := make(chan hearth.Event, buffer)
 	s := &Subscription{C: c, c: c, b: b, run: run}
 	b.mu.Lock()
 	if b.subs == nil {
@@ -164,7 +164,7 @@ func (b *bus) subscribe(buffer int, run string) *Subscription {
 	return s
 }
 
-func (b *bus) publish(e host.Event) {
+func (b *bus) publish(e hearth.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
@@ -226,13 +226,13 @@ func (b *bus) active() bool {
 // writeFailed is the event subscribers get in place of e, whose write
 // failed: it keeps e's run, task, session and agent, so that a view of
 // them learns of it.
-func writeFailed(e host.Event, err error) host.Event {
+func writeFailed(e hearth.Event, err error) hearth.Event {
 	what := string(e.Kind)
 	if e.Message != "" {
 		what += " (" + e.Message + ")"
 	}
-	return host.Event{
-		Time: e.Time, Kind: host.EventWriteFailed, Agent: e.Agent, Session: e.Session, Task: e.Task, Run: e.Run,
+	return hearth.Event{
+		Time: e.Time, Kind: hearth.EventWriteFailed, Agent: e.Agent, Session: e.Session, Task: e.Task, Run: e.Run,
 		Err: err.Error(), Message: "not recorded: " + what + ": " + err.Error(),
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -23,8 +23,8 @@ func TestEventsOnlyAfterTheirWrites(t *testing.T) {
 	sub := h.Subscribe(16)
 	defer sub.Close()
 
-	h.emit(host.Event{Kind: host.EventRunTask, Run: "r1", Task: "a", From: "running", To: "succeeded", Message: "a: succeeded"})
-	if e := next(t, sub); e.Kind != host.EventRunTask {
+	h.emit(hearth.Event{Kind: hearth.EventRunTask, Run: "r1", Task: "a", From: "running", To: "succeeded", Message: "a: succeeded"})
+	if e := next(t, sub); e.Kind != hearth.EventRunTask {
 		t.Fatalf("a durable event came as %+v", e)
 	}
 
@@ -32,21 +32,21 @@ func TestEventsOnlyAfterTheirWrites(t *testing.T) {
 	if err := h.store.Close(); err != nil {
 		t.Fatal(err)
 	}
-	h.emit(host.Event{Kind: host.EventRunTask, Run: "r1", Task: "b", From: "running", To: "succeeded", Message: "b: succeeded"})
+	h.emit(hearth.Event{Kind: hearth.EventRunTask, Run: "r1", Task: "b", From: "running", To: "succeeded", Message: "b: succeeded"})
 	e := next(t, sub)
-	if e.Kind != host.EventWriteFailed || e.Run != "r1" || e.Task != "b" || !strings.Contains(e.Message, "not recorded: run.task (b: succeeded)") {
+	if e.Kind != hearth.EventWriteFailed || e.Run != "r1" || e.Task != "b" || !strings.Contains(e.Message, "not recorded: run.task (b: succeeded)") {
 		t.Errorf("after a failed write, subscribers got %+v; want write.failed naming the lost event", e)
 	}
 }
 
-func next(t *testing.T, sub *Subscription) host.Event {
+func next(t *testing.T, sub *Subscription) hearth.Event {
 	t.Helper()
 	select {
 	case e := <-sub.C:
 		return e
 	case <-time.After(runTimeout):
 		t.Fatal("no event")
-		return host.Event{}
+		return hearth.Event{}
 	}
 }
 
@@ -78,7 +78,7 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 				[]string{"b", "touch:" + started + ";wait:" + release + ";echo:b", "a"},
 				[]string{"c", "echo:c", "b"},
 			)
-			rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
+			rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 				t.Fatal(err)
 			}
 			info, err := waitRun(t, rh)
-			if info.Status != host.RunPaused || !strings.Contains(info.Reason, "not enough free space") || !strings.Contains(info.Reason, "hearth runs resume "+info.ID) {
+			if info.Status != hearth.RunPaused || !strings.Contains(info.Reason, "not enough free space") || !strings.Contains(info.Reason, "hearth runs resume "+info.ID) {
 				t.Fatalf("run = %s (%s); want paused, saying there is not enough free space and how to resume", info.Status, info.Reason)
 			}
 			if info.Succeeded != 1 || info.Checkpoint == 0 {
@@ -111,9 +111,9 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 			}
 			offline := store.RunInfo(head, true)
 			switch {
-			case tc.recorded && (head.Status != host.RunPaused || head.Reason != info.Reason || offline.Interrupted):
+			case tc.recorded && (head.Status != hearth.RunPaused || head.Reason != info.Reason || offline.Interrupted):
 				t.Errorf("on disk: %s (%s); want paused with the run's reason", head.Status, head.Reason)
-			case !tc.recorded && (head.Status != host.RunRunning || !offline.Interrupted || offline.Reason != store.InterruptedReason(info.ID)):
+			case !tc.recorded && (head.Status != hearth.RunRunning || !offline.Interrupted || offline.Reason != store.InterruptedReason(info.ID)):
 				t.Errorf("on disk: %s (%s), read offline as %s (%s, interrupted %v); want running, read as interrupted without its stale reason",
 					head.Status, head.Reason, offline.Status, offline.Reason, offline.Interrupted)
 			}
@@ -127,13 +127,13 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 			}
 
 			h.store.SetMinFreeSpace(0)
-			rh2, err := h.ResumeRun(context.Background(), info.ID, host.ResumeOptions{})
+			rh2, err := h.ResumeRun(context.Background(), info.ID, hearth.ResumeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer rh2.Close()
 			info, err = waitRun(t, rh2)
-			if err != nil || info.Status != host.RunCompleted || info.Succeeded != 3 {
+			if err != nil || info.Status != hearth.RunCompleted || info.Succeeded != 3 {
 				t.Fatalf("after space came back: %+v, %v; want completed with 3 tasks", info, err)
 			}
 			outs := outputsOf(t, h, info.ID)
@@ -157,15 +157,15 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("retry", []string{"a", "fail:not yet"})
-	p.Retry = host.Retry{Attempts: 3, Backoff: time.Hour, MaxBackoff: time.Hour}
+	p.Retry = hearth.Retry{Attempts: 3, Backoff: time.Hour, MaxBackoff: time.Hour}
 	sub := h.Subscribe(64)
 	defer sub.Close()
-	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
+	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rh.Close()
-	for e := next(t, sub); e.Kind != host.EventRunTask || e.To != string(host.TaskRetrying); e = next(t, sub) {
+	for e := next(t, sub); e.Kind != hearth.EventRunTask || e.To != string(hearth.TaskRetrying); e = next(t, sub) {
 	}
 	before, err := h.store.RunRecord(rh.ID())
 	if err != nil {
@@ -180,11 +180,11 @@ func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := waitRun(t, rh)
-	if info.Status != host.RunPaused || !strings.Contains(info.Reason, "not enough free space") {
+	if info.Status != hearth.RunPaused || !strings.Contains(info.Reason, "not enough free space") {
 		t.Fatalf("run = %s (%s), %v; want paused, saying there is not enough free space", info.Status, info.Reason, err)
 	}
 	head, err := h.store.RunRecord(rh.ID())
-	if err != nil || head.Status != host.RunPaused || head.Reason != info.Reason || head.Checkpoint != before.Checkpoint {
+	if err != nil || head.Status != hearth.RunPaused || head.Reason != info.Reason || head.Checkpoint != before.Checkpoint {
 		t.Fatalf("on disk: %+v, %v; want paused with the run's reason, at checkpoint %d as before", head, err, before.Checkpoint)
 	}
 }
@@ -194,8 +194,8 @@ func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
 // error says why the cancel did not happen.
 func TestRefusedCancelLeavesAStoppedRunAsItWas(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	info, _ := startRun(t, h, pipe("doomed", []string{"a", "permanent:no"}), host.RunOptions{})
-	if info.Status != host.RunFailed {
+	info, _ := startRun(t, h, pipe("doomed", []string{"a", "permanent:no"}), hearth.RunOptions{})
+	if info.Status != hearth.RunFailed {
 		t.Fatalf("run = %s; want failed", info.Status)
 	}
 	var st unix.Statfs_t
@@ -208,7 +208,7 @@ func TestRefusedCancelLeavesAStoppedRunAsItWas(t *testing.T) {
 		t.Fatalf("cancel on a full disk: %v; want an error saying there is not enough free space and the run is still failed", err)
 	}
 	head, err := h.store.RunRecord(info.ID)
-	if err != nil || head.Status != host.RunFailed || head.Reason != info.Reason {
+	if err != nil || head.Status != hearth.RunFailed || head.Reason != info.Reason {
 		t.Fatalf("on disk: %+v, %v; want failed as before (%s)", head, err, info.Reason)
 	}
 }
@@ -230,7 +230,7 @@ func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
 		[]string{"a", "echo:a"},
 		[]string{"b", "touch:" + started + ";wait:" + release + ";echo:b", "a"},
 	)
-	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p})
+	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := waitRun(t, rh)
-	if info.Status != host.RunPaused || !strings.Contains(fmt.Sprint(err), "store is closed") || !strings.Contains(fmt.Sprint(err), "the pause could not be recorded") {
+	if info.Status != hearth.RunPaused || !strings.Contains(fmt.Sprint(err), "store is closed") || !strings.Contains(fmt.Sprint(err), "the pause could not be recorded") {
 		t.Fatalf("run = %s, %v; want paused, its error naming the failure and saying the pause was not recorded", info.Status, err)
 	}
 	id := info.ID
@@ -255,22 +255,22 @@ func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
 	}
 	runs, err := s.Runs(context.Background())
 	s.Close()
-	if err != nil || len(runs) != 1 || runs[0].Status != host.RunRunning || !runs[0].Interrupted || runs[0].Reason != store.InterruptedReason(id) {
+	if err != nil || len(runs) != 1 || runs[0].Status != hearth.RunRunning || !runs[0].Interrupted || runs[0].Reason != store.InterruptedReason(id) {
 		t.Fatalf("the directory read afterwards: %+v, %v; want the run interrupted, with a reason that says its end was not recorded", runs, err)
 	}
 
 	h2 := newTestHostIn(t, data, testAgent("scripted", "agent"))
 	d, err := h2.Run(context.Background(), id)
-	if err != nil || d.Status != host.RunPaused || d.Reason != store.InterruptedReason(id) {
+	if err != nil || d.Status != hearth.RunPaused || d.Reason != store.InterruptedReason(id) {
 		t.Fatalf("after the next host opened the directory: %s (%s), %v; want paused as interrupted", d.Status, d.Reason, err)
 	}
 	acked := outputsOf(t, h2, id)
-	rh2, err := h2.ResumeRun(context.Background(), id, host.ResumeOptions{})
+	rh2, err := h2.ResumeRun(context.Background(), id, hearth.ResumeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rh2.Close()
-	if info, err := waitRun(t, rh2); err != nil || info.Status != host.RunCompleted {
+	if info, err := waitRun(t, rh2); err != nil || info.Status != hearth.RunCompleted {
 		t.Fatalf("resumed: %s, %v; want completed", info.Status, err)
 	}
 	outs := outputsOf(t, h2, id)
@@ -292,17 +292,17 @@ func waitFile(t *testing.T, path string) {
 }
 
 // TestOversizeOutputFailsItsTask reproduces issue 14's seventh finding: an
-// output over host.MaxOutput fails its task with a message naming the
+// output over hearth.MaxOutput fails its task with a message naming the
 // task, its size and the limit (no hex dump), the run's records agree with
 // each other, and an output just under the limit is stored and read back.
 func TestOversizeOutputFailsItsTask(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("big",
-		[]string{"fits", fmt.Sprintf("bigout:%d", host.MaxOutput-100)},
-		[]string{"huge", fmt.Sprintf("bigout:%d", host.MaxOutput+1), "fits"},
+		[]string{"fits", fmt.Sprintf("bigout:%d", hearth.MaxOutput-100)},
+		[]string{"huge", fmt.Sprintf("bigout:%d", hearth.MaxOutput+1), "fits"},
 	)
-	info, _ := startRun(t, h, p, host.RunOptions{})
-	if info.Status != host.RunFailed {
+	info, _ := startRun(t, h, p, hearth.RunOptions{})
+	if info.Status != hearth.RunFailed {
 		t.Fatalf("run = %+v, want failed", info)
 	}
 	d, err := h.Run(context.Background(), info.ID)
@@ -310,7 +310,7 @@ func TestOversizeOutputFailsItsTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	huge := d.TaskList[1]
-	if huge.Status != host.TaskFailed || huge.Attempt != 1 ||
+	if huge.Status != hearth.TaskFailed || huge.Attempt != 1 ||
 		!strings.Contains(huge.Error, "task huge returned an output of 16777217 bytes") || !strings.Contains(huge.Error, "16 MiB") || len(huge.Error) > 1000 {
 		t.Errorf("huge = %+v; want failed once, naming its size and the limit, briefly", huge)
 	}
@@ -321,7 +321,7 @@ func TestOversizeOutputFailsItsTask(t *testing.T) {
 	if runs[0].Status != d.Status || runs[0].Succeeded != 1 || runs[0].Failed != 1 {
 		t.Errorf("runs list says %+v; show says %s", runs[0], d.Status)
 	}
-	if out := current(t, outputsOf(t, h, info.ID), "fits"); len(out.Output) != host.MaxOutput-100 {
+	if out := current(t, outputsOf(t, h, info.ID), "fits"); len(out.Output) != hearth.MaxOutput-100 {
 		t.Errorf("the output under the limit came back with %d bytes", len(out.Output))
 	}
 }

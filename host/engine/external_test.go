@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -41,7 +41,7 @@ func TestExternalSessionLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	h := externalHost(t, dir)
 	ctx := context.Background()
-	ref := host.ExternalRef{Session: "cc-1", Workspace: "/w"}
+	ref := hearth.ExternalRef{Session: "cc-1", Workspace: "/w"}
 	if err := h.ReportExternalToolUse(ctx, ref, read("/w/cart/cart.go")); err != nil {
 		t.Fatal(err)
 	}
@@ -51,17 +51,17 @@ func TestExternalSessionLifecycle(t *testing.T) {
 		t.Fatalf("after a report: %+v", info)
 	}
 	hints := sdk.Hints{Directories: []string{"/w/cart"}}
-	if d, err := h.Place(context.Background(), "cc", hints); err != nil || d.Action != host.ActionSpawned {
+	if d, err := h.Place(context.Background(), "cc", hints); err != nil || d.Action != hearth.ActionSpawned {
 		t.Errorf("mid-turn: %+v, %v; want a new session", d, err)
 	}
 	if err := h.ExternalTurn(ctx, ref, false); err != nil {
 		t.Fatal(err)
 	}
 	d, err := h.Place(context.Background(), "cc", hints)
-	if err != nil || d.Action != host.ActionResume || d.Session != "cc-1" || d.Resume != "claude --resume cc-1" || d.Workspace != "/w" {
+	if err != nil || d.Action != hearth.ActionResume || d.Session != "cc-1" || d.Resume != "claude --resume cc-1" || d.Workspace != "/w" {
 		t.Errorf("between turns: %+v, %v", d, err)
 	}
-	if _, err := h.Submit(ctx, host.Task{Agent: "cc", Prompt: "x"}); !errors.Is(err, host.ErrExternalAgent) {
+	if _, err := h.Submit(ctx, hearth.Task{Agent: "cc", Prompt: "x"}); !errors.Is(err, hearth.ErrExternalAgent) {
 		t.Errorf("submit to an external agent: %v", err)
 	}
 	if err := h.DetachExternal(ctx, ref, "logout"); err != nil {
@@ -75,7 +75,7 @@ func TestExternalSessionLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	h = externalHost(t, dir)
-	if d, err := h.Place(context.Background(), "cc", hints); err != nil || d.Action != host.ActionResume || d.Session != "cc-1" {
+	if d, err := h.Place(context.Background(), "cc", hints); err != nil || d.Action != hearth.ActionResume || d.Session != "cc-1" {
 		t.Errorf("after a restart: %+v, %v", d, err)
 	}
 	if err := h.AttachExternal(ctx, ref); err != nil {
@@ -85,7 +85,7 @@ func TestExternalSessionLifecycle(t *testing.T) {
 		t.Errorf("attached again: %+v", info)
 	}
 	for _, bad := range []string{"", "../x", "a b", string(make([]byte, 200))} {
-		if err := h.AttachExternal(ctx, host.ExternalRef{Session: bad}); !errors.Is(err, host.ErrSessionID) {
+		if err := h.AttachExternal(ctx, hearth.ExternalRef{Session: bad}); !errors.Is(err, hearth.ErrSessionID) {
 			t.Errorf("session ID %q: %v", bad, err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestExternalSessionsAreBounded(t *testing.T) {
 	h := externalHost(t, t.TempDir(), func(a *config.Agent) { a.Pool.MaxSessions = 2 })
 	ctx := context.Background()
 	for i := range 3 {
-		ref := host.ExternalRef{Session: fmt.Sprintf("s%d", i)}
+		ref := hearth.ExternalRef{Session: fmt.Sprintf("s%d", i)}
 		if err := h.ReportExternalToolUse(ctx, ref, read(fmt.Sprintf("/w/%d.go", i))); err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestExternalSessionsAreBounded(t *testing.T) {
 	if s0, s2 := sessionInfo(t, h, "s0"), sessionInfo(t, h, "s2"); s0.Status != "dormant" || s2.Status != "live" || len(s0.Files) != 1 {
 		t.Errorf("s0 %s (%d files), s2 %s; want the oldest dormant, its fingerprint kept", s0.Status, len(s0.Files), s2.Status)
 	}
-	if err := h.AttachExternal(ctx, host.ExternalRef{Session: "s0"}); err != nil {
+	if err := h.AttachExternal(ctx, hearth.ExternalRef{Session: "s0"}); err != nil {
 		t.Fatal(err)
 	}
 	if s0, s1 := sessionInfo(t, h, "s0"), sessionInfo(t, h, "s1"); s0.Status != "live" || s1.Status != "dormant" {
@@ -125,13 +125,13 @@ func TestExternalReportsRacingTheirEnd(t *testing.T) {
 	ctx := context.Background()
 	const n = 40
 	for i := range n {
-		if err := h.ReportExternalToolUse(ctx, host.ExternalRef{Session: fmt.Sprintf("s%d", i)}, read(fmt.Sprintf("/w/%d.go", i))); err != nil {
+		if err := h.ReportExternalToolUse(ctx, hearth.ExternalRef{Session: fmt.Sprintf("s%d", i)}, read(fmt.Sprintf("/w/%d.go", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var wg sync.WaitGroup
 	for i := range n {
-		ref := host.ExternalRef{Session: fmt.Sprintf("s%d", i)}
+		ref := hearth.ExternalRef{Session: fmt.Sprintf("s%d", i)}
 		wg.Go(func() { _ = h.ExternalTurn(ctx, ref, false) })
 		wg.Go(func() { _ = h.DetachExternal(ctx, ref, "exit") })
 	}
@@ -152,7 +152,7 @@ func TestExternalReportsRacingTheirEnd(t *testing.T) {
 func TestReloadKeepsExternalSessions(t *testing.T) {
 	h := externalHost(t, t.TempDir())
 	ctx := context.Background()
-	ref := host.ExternalRef{Session: "s1"}
+	ref := hearth.ExternalRef{Session: "s1"}
 	if err := h.ReportExternalToolUse(ctx, ref, read("/w/a/b.go")); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestReloadKeepsExternalSessions(t *testing.T) {
 	if err != nil || len(rep.Changed) != 1 {
 		t.Fatalf("reload: %+v, %v", rep, err)
 	}
-	if d, err := h.Place(context.Background(), "cc", sdk.Hints{Files: []string{"/w/a/b.go"}}); err != nil || d.Action != host.ActionResume || d.Session != "s1" {
+	if d, err := h.Place(context.Background(), "cc", sdk.Hints{Files: []string{"/w/a/b.go"}}); err != nil || d.Action != hearth.ActionResume || d.Session != "s1" {
 		t.Errorf("after the reload: %+v, %v", d, err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/store"
 )
@@ -160,23 +160,23 @@ var errorKinds = []struct {
 	name string
 	err  error
 }{
-	{"closed", host.ErrClosed},
-	{"unknown_agent", host.ErrUnknownAgent},
-	{"unknown_session", host.ErrUnknownSession},
-	{"rehydrate", host.ErrRehydrate},
-	{"denied", host.ErrDenied},
-	{"unchecked", host.ErrUnchecked},
-	{"config", host.ErrConfig},
-	{"external_agent", host.ErrExternalAgent},
-	{"program_missing", host.ErrProgramMissing},
-	{"checksum_mismatch", host.ErrChecksumMismatch},
-	{"confinement", host.ErrConfinement},
-	{"start_timeout", host.ErrStartTimeout},
-	{"handshake", host.ErrHandshake},
-	{"protocol_version", host.ErrProtocolVersion},
-	{"plugin_start", host.ErrPluginStart},
-	{"plugin_exited", host.ErrPluginExited},
-	{"plugin_hung", host.ErrPluginHung},
+	{"closed", hearth.ErrClosed},
+	{"unknown_agent", hearth.ErrUnknownAgent},
+	{"unknown_session", hearth.ErrUnknownSession},
+	{"rehydrate", hearth.ErrRehydrate},
+	{"denied", hearth.ErrDenied},
+	{"unchecked", hearth.ErrUnchecked},
+	{"config", hearth.ErrConfig},
+	{"external_agent", hearth.ErrExternalAgent},
+	{"program_missing", hearth.ErrProgramMissing},
+	{"checksum_mismatch", hearth.ErrChecksumMismatch},
+	{"confinement", hearth.ErrConfinement},
+	{"start_timeout", hearth.ErrStartTimeout},
+	{"handshake", hearth.ErrHandshake},
+	{"protocol_version", hearth.ErrProtocolVersion},
+	{"plugin_start", hearth.ErrPluginStart},
+	{"plugin_exited", hearth.ErrPluginExited},
+	{"plugin_hung", hearth.ErrPluginHung},
 	{"canceled", context.Canceled},
 	{"deadline_exceeded", context.DeadlineExceeded},
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
 )
@@ -33,7 +33,7 @@ func BenchmarkForwardAccept(b *testing.B) {
 		b.Run("conc="+strconv.Itoa(conc), func(b *testing.B) {
 			mem, kept := benchForwardHost(b, conc, true), benchForwardHost(b, conc, false)
 			ctx := context.Background()
-			task := host.Task{Agent: "scripted", Prompt: "echo:x"}
+			task := hearth.Task{Agent: "scripted", Prompt: "echo:x"}
 			forward := func(h *Host, key string) time.Duration {
 				start := time.Now()
 				r, err := h.RunForwarded(ctx, "a", key, "", task)

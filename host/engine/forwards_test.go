@@ -13,7 +13,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
@@ -61,7 +61,7 @@ func TestForwardedResultSurvivesRestart(t *testing.T) {
 	dir, work := t.TempDir(), t.TempDir()
 	ctx := t.Context()
 	ran := filepath.Join(work, "ran")
-	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
+	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
 
 	h := forwardHost(t, dir, nil)
 	first, err := h.RunForwarded(ctx, "a", "key-1", "", task)
@@ -69,7 +69,7 @@ func TestForwardedResultSurvivesRestart(t *testing.T) {
 		t.Fatalf("first forward: %+v %v", first, err)
 	}
 	// A denial by an admission guard: a failure with its own sentinel.
-	denied, err := h.RunForwarded(ctx, "a", "key-2", "", host.Task{Agent: "scripted", Prompt: "fail:broken"})
+	denied, err := h.RunForwarded(ctx, "a", "key-2", "", hearth.Task{Agent: "scripted", Prompt: "fail:broken"})
 	if err != nil || denied.Err == nil {
 		t.Fatalf("a failing task: %+v %v", denied, err)
 	}
@@ -115,9 +115,9 @@ func TestForwardedResultSurvivesRestart(t *testing.T) {
 // before; a name this hearth does not know keeps the message.
 func TestKeptErrorsKeepTheirSentinel(t *testing.T) {
 	for _, err := range []error{
-		&host.DeniedError{Guard: "budget", Message: "over budget"},
-		&host.PluginError{Agent: "scripted", Op: "start", Err: host.ErrPluginStart},
-		&host.PluginError{Agent: "scripted", Op: "run task k", Err: host.ErrPluginExited},
+		&hearth.DeniedError{Guard: "budget", Message: "over budget"},
+		&hearth.PluginError{Agent: "scripted", Op: "start", Err: hearth.ErrPluginStart},
+		&hearth.PluginError{Agent: "scripted", Op: "run task k", Err: hearth.ErrPluginExited},
 		context.Canceled,
 	} {
 		kind := errorKindOf(err)
@@ -153,7 +153,7 @@ func TestForwardInterruptedByRestart(t *testing.T) {
 	dir, work := t.TempDir(), t.TempDir()
 	ctx := t.Context()
 	ran, release := filepath.Join(work, "ran"), filepath.Join(work, "release")
-	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=started;wait:" + release + ";echo:late"}
+	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=started;wait:" + release + ";echo:late"}
 
 	h := forwardHost(t, dir, nil)
 	gaveUp, cancel := context.WithCancel(ctx)
@@ -203,7 +203,7 @@ func TestForwardedKeysExpireAcrossRestart(t *testing.T) {
 	ctx := t.Context()
 	clock := &fakeClock{now: time.Now()}
 	ran := filepath.Join(work, "ran")
-	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:done"}
+	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:done"}
 
 	h := forwardHost(t, dir, clock.Now)
 	for i, k := range []string{"key-old", "key-new"} {
@@ -262,7 +262,7 @@ func TestDamagedForwardRecordIsNotForgotten(t *testing.T) {
 	dir, work := t.TempDir(), t.TempDir()
 	ctx := t.Context()
 	ran := filepath.Join(work, "ran")
-	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:done"}
+	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:done"}
 	h := forwardHost(t, dir, nil)
 	if r, err := h.RunForwarded(ctx, "a", "key-1", "", task); err != nil || r.Err != nil {
 		t.Fatalf("forward: %+v %v", r, err)
@@ -321,7 +321,7 @@ func TestForwardedKeysBoundedAcrossRestart(t *testing.T) {
 	for i := range keptResults + 2 {
 		at := now.Add(time.Duration(i-keptResults-2) * time.Millisecond) // key-00000 the oldest
 		pend = append(pend, st.SaveForward(store.ForwardRecord{Key: key(i), From: "a", Agent: "scripted", Done: true,
-			Accepted: at, Finished: at, Outcome: &host.Outcome{TaskID: key(i), Result: sdk.Result{Output: key(i)}}}, nil))
+			Accepted: at, Finished: at, Outcome: &hearth.Outcome{TaskID: key(i), Result: sdk.Result{Output: key(i)}}}, nil))
 	}
 	for _, p := range pend {
 		if err := p.Wait(t.Context()); err != nil {
@@ -374,7 +374,7 @@ func TestForwardStoppedByALostLease(t *testing.T) {
 	dir, work := t.TempDir(), t.TempDir()
 	ctx := t.Context()
 	ran, release := filepath.Join(work, "ran"), filepath.Join(work, "release")
-	task := host.Task{Agent: "scripted", Prompt: "append:" + ran + "=started;wait:" + release + ";echo:late"}
+	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=started;wait:" + release + ";echo:late"}
 
 	h := forwardHost(t, dir, nil)
 	fence, loseLease := context.WithCancel(ctx)

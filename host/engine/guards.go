@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -17,7 +17,7 @@ func (h *Host) Guards() *guard.Set { return h.guards.Load() }
 
 // admit runs the task_admission guards on a task; run is the run it
 // belongs to, zero for a task on its own.
-func (h *Host) admit(t host.Task, run guard.Run) error {
+func (h *Host) admit(t hearth.Task, run guard.Run) error {
 	gs := h.Guards()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.TaskAdmission, m) {
@@ -28,12 +28,12 @@ func (h *Host) admit(t host.Task, run guard.Run) error {
 		return nil
 	}
 	h.emit(guard.Event(guard.TaskAdmission, v, t.Agent, "", t.ID))
-	return &host.DeniedError{Task: t.ID, Guard: v.Guard, Message: v.Message}
+	return &hearth.DeniedError{Task: t.ID, Guard: v.Guard, Message: v.Message}
 }
 
 // gate runs the task_result guards on a task's result; run is the run it
 // belongs to, zero for a task on its own.
-func (h *Host) gate(t host.Task, session string, res sdk.Result, run guard.Run) *host.Gate {
+func (h *Host) gate(t hearth.Task, session string, res sdk.Result, run guard.Run) *hearth.Gate {
 	gs := h.Guards()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.TaskResult, m) {
@@ -50,7 +50,7 @@ func (h *Host) gate(t host.Task, session string, res sdk.Result, run guard.Run) 
 	e := guard.Event(guard.TaskResult, v, t.Agent, session, t.ID)
 	e.Run = t.Run
 	h.emit(e)
-	return &host.Gate{Guard: v.Guard, Action: host.GateAction(v.Action), Feedback: v.Message, To: v.To, MaxLoops: v.MaxLoops}
+	return &hearth.Gate{Guard: v.Guard, Action: hearth.GateAction(v.Action), Feedback: v.Message, To: v.To, MaxLoops: v.MaxLoops}
 }
 
 // checkTransition runs the transition guards on a run leaving stage from
@@ -67,7 +67,7 @@ func (h *Host) checkTransition(pipeline, run, from, to string, state map[string]
 		Run: guard.Run{ID: run, Pipeline: pipeline, Stage: from, State: state},
 	})
 	if v != nil {
-		h.emit(host.Event{Kind: host.EventGuardFired, Hook: string(guard.Transition), Guard: v.Guard, Action: string(v.Action), Run: run,
+		h.emit(hearth.Event{Kind: hearth.EventGuardFired, Hook: string(guard.Transition), Guard: v.Guard, Action: string(v.Action), Run: run,
 			From: from, To: to, Message: fmt.Sprintf("%s -> %s blocked by guard %s: %s", from, to, v.Guard, v.Message)})
 	}
 	return v

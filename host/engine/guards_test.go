@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
@@ -39,7 +39,7 @@ func newGuardedHost(t *testing.T, guards ...*guard.Rule) *Host {
 func TestPreToolUseGuardDenies(t *testing.T) {
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-secrets", Hook: guard.PreToolUse,
 		Condition: `tool == "Read" && any(paths, glob(#, "**/.env*"))`, Message: "secrets are off limits"}))
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:app/.env.production;read:app/main.go"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:app/.env.production;read:app/main.go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +54,9 @@ func TestPreToolUseGuardDenies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var denial *host.Event
+	var denial *hearth.Event
 	for _, e := range evs {
-		if e.Kind == host.EventGuardFired {
+		if e.Kind == hearth.EventGuardFired {
 			denial = &e
 		}
 	}
@@ -68,7 +68,7 @@ func TestPreToolUseGuardDenies(t *testing.T) {
 	}
 }
 
-func sessionInfo(t *testing.T, h *Host, id string) host.SessionInfo {
+func sessionInfo(t *testing.T, h *Host, id string) hearth.SessionInfo {
 	t.Helper()
 	for _, s := range sessionsOf(t, h) {
 		if s.ID == id {
@@ -76,7 +76,7 @@ func sessionInfo(t *testing.T, h *Host, id string) host.SessionInfo {
 		}
 	}
 	t.Fatalf("no session %s", id)
-	return host.SessionInfo{}
+	return hearth.SessionInfo{}
 }
 
 func TestPreToolUseGuardSeesTheSession(t *testing.T) {
@@ -85,11 +85,11 @@ func TestPreToolUseGuardSeesTheSession(t *testing.T) {
 	// The first task's reads are acknowledged when it returns, so the
 	// second's questions see them. (Within one task, a question can
 	// overtake the task's own reports still in flight.)
-	first, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:a.go;read:b.go"})
+	first, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:a.go;read:b.go"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:c.go;read:a.go"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:c.go;read:a.go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,15 +101,15 @@ func TestPreToolUseGuardSeesTheSession(t *testing.T) {
 func TestAdmissionGuardDenies(t *testing.T) {
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-drops", Hook: guard.TaskAdmission,
 		Condition: `lower(task.prompt) contains "drop table"`, Message: "destructive prompts need a person"}))
-	_, err := h.Submit(context.Background(), host.Task{ID: "t1", Agent: "scripted", Prompt: "echo:DROP TABLE users"})
-	var de *host.DeniedError
-	if !errors.As(err, &de) || !errors.Is(err, host.ErrDenied) || de.Guard != "no-drops" || !strings.Contains(err.Error(), `task t1 was denied by guard "no-drops": destructive prompts need a person`) {
+	_, err := h.Submit(context.Background(), hearth.Task{ID: "t1", Agent: "scripted", Prompt: "echo:DROP TABLE users"})
+	var de *hearth.DeniedError
+	if !errors.As(err, &de) || !errors.Is(err, hearth.ErrDenied) || de.Guard != "no-drops" || !strings.Contains(err.Error(), `task t1 was denied by guard "no-drops": destructive prompts need a person`) {
 		t.Fatalf("got %v", err)
 	}
 	if st := h.Agents()[0]; st.Live != 0 {
 		t.Errorf("a denied task started a session: %+v", st)
 	}
-	if _, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:fine"}); err != nil {
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "echo:fine"}); err != nil {
 		t.Errorf("an allowed task: %v", err)
 	}
 }
@@ -119,7 +119,7 @@ func TestReuseGuardVetoes(t *testing.T) {
 		Condition: `session.tasks >= 1`, Message: "sessions run one task"}))
 	first := submitReads(t, h, "a/x.go")
 	second := submitReads(t, h, "a/x.go")
-	if second.Session == first.Session || second.Decision.Action != host.ActionSpawned {
+	if second.Session == first.Session || second.Decision.Action != hearth.ActionSpawned {
 		t.Fatalf("got %s (%s), want a new session: the warm one was vetoed", second.Session, second.Decision.Reason)
 	}
 	if !slices.Equal(second.Decision.Vetoed, []string{first.Session + ":one-task-each"}) || !strings.HasPrefix(second.Decision.Reason, "vetoed "+first.Session+":one-task-each; spawned") {
@@ -130,15 +130,15 @@ func TestReuseGuardVetoes(t *testing.T) {
 func TestResultGate(t *testing.T) {
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "quality", Hook: guard.TaskResult, Action: guard.SendBack, To: "draft",
 		Condition: `result.metrics.quality < 0.8`, Message: "too rough: revise the draft"}))
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Name: "review", Prompt: "metric:quality=0.6"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Name: "review", Prompt: "metric:quality=0.6"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := host.Gate{Guard: "quality", Action: host.GateSendBack, Feedback: "too rough: revise the draft", To: "draft", MaxLoops: 3}
+	want := hearth.Gate{Guard: "quality", Action: hearth.GateSendBack, Feedback: "too rough: revise the draft", To: "draft", MaxLoops: 3}
 	if out.Gate == nil || *out.Gate != want {
 		t.Errorf("gate: got %+v, want %+v", out.Gate, want)
 	}
-	out, err = h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "metric:quality=0.9"})
+	out, err = h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "metric:quality=0.9"})
 	if err != nil || out.Gate != nil {
 		t.Errorf("a good result: got %v, %+v; want no gate", err, out.Gate)
 	}
@@ -181,14 +181,14 @@ func TestReload(t *testing.T) {
 	if !slices.Equal(rep.Unchanged, []string{"scripted"}) || !slices.Equal(rep.Added, []string{"second"}) || rep.Guards != 1 {
 		t.Errorf("report: got %+v", rep)
 	}
-	again, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:a/.env", Hints: sdk.Hints{Files: []string{"a/x.go"}}})
+	again, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:a/.env", Hints: sdk.Hints{Files: []string{"a/x.go"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.Session != first.Session || again.Result.Output != "denied a/.env: no" {
 		t.Errorf("after the reload: got %s %q, want the same session and the new guard in force", again.Session, again.Result.Output)
 	}
-	if _, err := h.Submit(context.Background(), host.Task{Agent: "second", Prompt: "echo:hi"}); err != nil {
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "second", Prompt: "echo:hi"}); err != nil {
 		t.Errorf("the added agent: %v", err)
 	}
 
@@ -205,18 +205,18 @@ func TestReload(t *testing.T) {
 	if !slices.Equal(rep.Changed, []string{"scripted"}) || !slices.Equal(rep.Removed, []string{"second"}) {
 		t.Errorf("report: got %+v", rep)
 	}
-	e := waitEvent(t, sub, host.EventSessionRetired)
+	e := waitEvent(t, sub, hearth.EventSessionRetired)
 	if !strings.Contains(e.Message, "definition changed") && !strings.Contains(e.Message, "removed from the config") {
 		t.Errorf("retirement: got %+v", e)
 	}
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:a/x.go", Hints: sdk.Hints{Files: []string{"a/x.go"}}})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:a/x.go", Hints: sdk.Hints{Files: []string{"a/x.go"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Session == first.Session && out.Decision.Action == host.ActionReused {
+	if out.Session == first.Session && out.Decision.Action == hearth.ActionReused {
 		t.Errorf("the stale session was reused: %+v", out.Decision)
 	}
-	if _, err := h.Submit(context.Background(), host.Task{Agent: "second"}); !errors.Is(err, host.ErrUnknownAgent) {
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "second"}); !errors.Is(err, hearth.ErrUnknownAgent) {
 		t.Errorf("the removed agent: got %v", err)
 	}
 }
@@ -228,7 +228,7 @@ func TestReload(t *testing.T) {
 func TestUncheckedToolUseIsFlagged(t *testing.T) {
 	noEnv := guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
 		Condition: `tool == "Read" && any(paths, glob(#, "**/.env"))`, Message: "secrets are off limits"}
-	unchecked := func(h *Host, out *host.Outcome) []string {
+	unchecked := func(h *Host, out *hearth.Outcome) []string {
 		t.Helper()
 		evs, err := h.store.Events(out.Session, 0, 0)
 		if err != nil {
@@ -236,7 +236,7 @@ func TestUncheckedToolUseIsFlagged(t *testing.T) {
 		}
 		var msgs []string
 		for _, e := range evs {
-			if e.Kind == host.EventToolUnchecked && e.Task == out.TaskID {
+			if e.Kind == hearth.EventToolUnchecked && e.Task == out.TaskID {
 				msgs = append(msgs, e.Message)
 			}
 		}
@@ -244,7 +244,7 @@ func TestUncheckedToolUseIsFlagged(t *testing.T) {
 	}
 
 	h := newGuardedHost(t, rule(t, noEnv))
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "sneak:app/.env;read:app/main.go"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "sneak:app/.env;read:app/main.go"})
 	if err != nil {
 		t.Fatalf("without require_checks the task stands: %v", err)
 	}
@@ -256,8 +256,8 @@ func TestUncheckedToolUseIsFlagged(t *testing.T) {
 		t.Errorf("tool.unchecked events %q: want one, for app/.env, naming no-env", msgs)
 	}
 
-	out, err = h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "sneak:app/.env", RequireChecks: true})
-	if err == nil || !errors.Is(err, host.ErrUnchecked) || !errors.Is(err, sdk.ErrPermanent) ||
+	out, err = h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "sneak:app/.env", RequireChecks: true})
+	if err == nil || !errors.Is(err, hearth.ErrUnchecked) || !errors.Is(err, sdk.ErrPermanent) ||
 		!strings.Contains(err.Error(), "require_checks") || !strings.Contains(err.Error(), "no-env") {
 		t.Fatalf("with checks required: err %v (outcome %+v); want a permanent failure naming the use, the guard and require_checks", err, out)
 	}
@@ -270,10 +270,10 @@ func TestUncheckedToolUseIsFlagged(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = strict.Close(context.Background()) })
-	if _, err := strict.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "sneak:app/.env"}); !errors.Is(err, host.ErrUnchecked) {
+	if _, err := strict.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "sneak:app/.env"}); !errors.Is(err, hearth.ErrUnchecked) {
 		t.Errorf("agent block with require_checks: err %v, want ErrUnchecked", err)
 	}
-	out, err = strict.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "read:app/main.go"})
+	out, err = strict.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:app/main.go"})
 	if err != nil {
 		t.Fatalf("an agent that asks is never failed for it: %v", err)
 	}
@@ -290,8 +290,8 @@ func TestPipelineRequiresChecks(t *testing.T) {
 		Condition: `tool == "Read" && any(paths, glob(#, "**/.env"))`, Message: "secrets are off limits"}))
 	p := pipe("strict", []string{"peek", "sneak:app/.env"})
 	p.RequireChecks = true
-	info, err := startRun(t, h, p, host.RunOptions{})
-	if err == nil || info.Status != host.RunFailed {
+	info, err := startRun(t, h, p, hearth.RunOptions{})
+	if err == nil || info.Status != hearth.RunFailed {
 		t.Fatalf("run = %+v, err %v; want failed", info, err)
 	}
 	d, err := h.Run(context.Background(), info.ID)

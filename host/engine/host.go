@@ -1,7 +1,7 @@
 // Package engine is hearth's in-process engine: the composition root that
 // wires a store (host/store), one pool per agent (host/pool), the run
 // engine (host/runs) and the guards (host/guard) together, owns the event
-// bus, and implements the services of package host. engine.New starts one
+// bus, and implements the services of package hearth (the vocabulary). engine.New starts one
 // on a config; the daemon (host/api) serves one; the CLI runs one when no
 // daemon serves the data directory.
 //
@@ -48,7 +48,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/pool"
@@ -85,7 +85,7 @@ type Options struct {
 	// tool uses included, before it is on disk: what metrics count. It is
 	// called on the host's hot paths, so it must be quick and must not
 	// block.
-	Observe func(*host.Event)
+	Observe func(*hearth.Event)
 }
 
 // Host is the in-process engine. Its methods are safe for concurrent use.
@@ -103,7 +103,7 @@ type Host struct {
 	pools   map[string]*pool.Pool
 	runs    *runs.Runs
 	events  bus
-	observe func(*host.Event)
+	observe func(*hearth.Event)
 	tls     *plugin.HostTLS
 	guards  atomic.Pointer[guard.Set]
 
@@ -126,7 +126,7 @@ type Host struct {
 	clusterP atomic.Pointer[clusterState]
 }
 
-var _ host.Service = (*Host)(nil)
+var _ hearth.Service = (*Host)(nil)
 
 // New starts a host for opts.Config. It spawns nothing until work arrives.
 func New(opts Options) (*Host, error) {
@@ -297,7 +297,7 @@ func (h *Host) enter() (func(), error) {
 	defer h.inflightMu.Unlock()
 	select {
 	case <-h.closing:
-		return nil, host.ErrClosed
+		return nil, hearth.ErrClosed
 	default:
 	}
 	h.inflight.Add(1)
@@ -315,7 +315,7 @@ func (h *Host) pool(agent string) (*pool.Pool, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("%w %q; configured agents: %s", host.ErrUnknownAgent, agent, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w %q; configured agents: %s", hearth.ErrUnknownAgent, agent, strings.Join(names, ", "))
 	}
 	return p, nil
 }
@@ -330,18 +330,18 @@ func (h *Host) runnable(agent string) error {
 }
 
 // Agents lists the configured agents in config order.
-func (h *Host) Agents() []host.AgentStatus {
+func (h *Host) Agents() []hearth.AgentStatus {
 	h.mu.RLock()
 	cfg, pools := h.cfg, h.pools
 	h.mu.RUnlock()
-	var out []host.AgentStatus
+	var out []hearth.AgentStatus
 	for _, a := range cfg.Agents {
 		p := pools[a.Name]
 		if p == nil {
 			continue
 		}
 		n := p.Counts()
-		out = append(out, host.AgentStatus{
+		out = append(out, hearth.AgentStatus{
 			Name: a.Name, Bundled: a.Bundled, Command: slices.Clone(a.Command), External: a.External,
 			Live: n["live"] + n["starting"] + n["retiring"], Dormant: n["dormant"],
 		})
@@ -352,12 +352,12 @@ func (h *Host) Agents() []host.AgentStatus {
 // SessionCounts counts the sessions by agent and status (live, starting,
 // retiring, dormant, lost), without reading the store: what a metrics
 // scrape asks for.
-func (h *Host) SessionCounts() []host.SessionCount {
-	var out []host.SessionCount
+func (h *Host) SessionCounts() []hearth.SessionCount {
+	var out []hearth.SessionCount
 	for _, p := range h.poolList() {
 		n := p.Counts()
 		for _, st := range pool.Statuses() {
-			out = append(out, host.SessionCount{Agent: p.Config().Name, Status: st, N: n[st]})
+			out = append(out, hearth.SessionCount{Agent: p.Config().Name, Status: st, N: n[st]})
 		}
 	}
 	return out

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"go.uber.org/goleak"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
 	"github.com/hearth-dev/hearth/internal/rawplugin"
@@ -152,7 +152,7 @@ func runHost(mode string) int {
 	case "kill9":
 		// Start a session whose plugin has a child, report both PIDs,
 		// and wait to be killed.
-		out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid;sdkchild"})
+		out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "pid;sdkchild"})
 		if err != nil {
 			fmt.Println("error", err)
 			return 1
@@ -166,7 +166,7 @@ func runHost(mode string) int {
 		var ids []string
 		for _, files := range [][]string{{"billing/ledger.go", "billing/tax.go"}, {"search/index.go"}} {
 			prompt, hints := reads(files...)
-			out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: prompt, Hints: hints})
+			out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: prompt, Hints: hints})
 			if err != nil {
 				fmt.Println("error", err)
 				return 1
@@ -207,7 +207,7 @@ func startHostIn(t *testing.T, mode, dir string, env ...string) (*exec.Cmd, *buf
 }
 
 // sessionsOf lists h's sessions, failing t on an error.
-func sessionsOf(t testing.TB, h *Host) []host.SessionInfo {
+func sessionsOf(t testing.TB, h *Host) []hearth.SessionInfo {
 	t.Helper()
 	s, err := h.Sessions(context.Background())
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
 )
@@ -98,7 +98,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 			for s := range sessions {
 				prompt, hints := reads(fmt.Sprintf("area%d/x.go", s))
 				// Distinct areas spawn distinct sessions.
-				if _, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: prompt, Hints: hints}); err != nil {
+				if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: prompt, Hints: hints}); err != nil {
 					b.Fatal(err)
 				}
 			}

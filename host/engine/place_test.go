@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
@@ -23,7 +23,7 @@ import (
 // agree asks Place where a task would go, then submits it, and checks
 // that Submit did what Place said. A spawn names no session in advance;
 // a wait names the busy session it waits for, which the task then gets.
-func agree(t *testing.T, h *Host, task host.Task) (host.Decision, *host.Outcome) {
+func agree(t *testing.T, h *Host, task hearth.Task) (hearth.Decision, *hearth.Outcome) {
 	t.Helper()
 	ctx := context.Background()
 	d, err := h.Place(ctx, task.Agent, task.Hints)
@@ -36,15 +36,15 @@ func agree(t *testing.T, h *Host, task host.Task) (host.Decision, *host.Outcome)
 	}
 	got := out.Decision
 	switch d.Action {
-	case host.ActionWait:
+	case hearth.ActionWait:
 		if got.Waited <= 0 {
 			t.Errorf("Place said wait (%s); Submit did not wait: %s", d.Reason, got.Reason)
 		}
 		if d.Session != "" && got.Session != d.Session {
 			t.Errorf("Place said wait for %s; Submit ran on %s: %s", d.Session, got.Session, got.Reason)
 		}
-	case host.ActionSpawned:
-		if got.Action != host.ActionSpawned {
+	case hearth.ActionSpawned:
+		if got.Action != hearth.ActionSpawned {
 			t.Errorf("Place said spawn (%s); Submit %s %s (%s)", d.Reason, got.Action, got.Session, got.Reason)
 		}
 	default:
@@ -59,13 +59,13 @@ func agree(t *testing.T, h *Host, task host.Task) (host.Decision, *host.Outcome)
 }
 
 // readTask is a task that reads files, with the hints a user would give.
-func readTask(files ...string) host.Task {
+func readTask(files ...string) hearth.Task {
 	prompt, hints := reads(files...)
-	return host.Task{Agent: "scripted", Prompt: prompt, Hints: hints}
+	return hearth.Task{Agent: "scripted", Prompt: prompt, Hints: hints}
 }
 
 // holdTask occupies a session until release exists, reading files first.
-func holdTask(release string, files ...string) host.Task {
+func holdTask(release string, files ...string) hearth.Task {
 	t := readTask(files...)
 	t.Prompt += "wait:" + release
 	return t
@@ -75,7 +75,7 @@ func holdTask(release string, files ...string) host.Task {
 // session and has reported its reads, and a func that lets it finish and
 // waits for it (called at the test's end too: a held task would keep
 // the host from closing).
-func startHeld(t *testing.T, h *Host, task host.Task, release string) (session string, finish func()) {
+func startHeld(t *testing.T, h *Host, task hearth.Task, release string) (session string, finish func()) {
 	t.Helper()
 	sub := h.Subscribe(1024)
 	defer sub.Close()
@@ -88,7 +88,7 @@ func startHeld(t *testing.T, h *Host, task host.Task, release string) (session s
 	}()
 	reads := len(task.Hints.Files)
 	for e := range sub.C {
-		if e.Kind == host.EventToolUsed {
+		if e.Kind == hearth.EventToolUsed {
 			session = e.Session
 			if reads--; reads == 0 {
 				break
@@ -136,7 +136,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		h := newTestHost(t, testAgent("scripted", "agent"))
 		first := submitReads(t, h, "billing/ledger.go")
 		d, _ := agree(t, h, readTask("billing/ledger.go"))
-		if d.Action != host.ActionReused || d.Session != first.Session {
+		if d.Action != hearth.ActionReused || d.Session != first.Session {
 			t.Errorf("Place: %s", d.Reason)
 		}
 	})
@@ -146,7 +146,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 			Condition: `session.tasks >= 1`, Message: "fresh sessions only"}))
 		first := submitReads(t, h, "billing/ledger.go")
 		d, _ := agree(t, h, readTask("billing/ledger.go"))
-		if d.Action != host.ActionSpawned || !slices.Equal(d.Vetoed, []string{first.Session + ":one-task-each"}) {
+		if d.Action != hearth.ActionSpawned || !slices.Equal(d.Vetoed, []string{first.Session + ":one-task-each"}) {
 			t.Errorf("Place: %+v", d)
 		}
 	})
@@ -157,7 +157,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		busy, finish := startHeld(t, h, holdTask(release, "billing/ledger.go"), release)
 		defer finish()
 		d, out := agree(t, h, readTask("billing/ledger.go"))
-		if d.Action != host.ActionSpawned || out.Session == busy {
+		if d.Action != hearth.ActionSpawned || out.Session == busy {
 			t.Errorf("Place: %s; Submit ran on %s", d.Reason, out.Session)
 		}
 	})
@@ -168,7 +168,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		busy, finish := startHeld(t, h, holdTask(release, "billing/ledger.go"), release)
 		ctx := context.Background()
 		d, err := h.Place(ctx, "scripted", readTask("billing/ledger.go").Hints)
-		if err != nil || d.Action != host.ActionWait || d.Session != busy {
+		if err != nil || d.Action != hearth.ActionWait || d.Session != busy {
 			t.Fatalf("Place: %+v, %v; want a wait for %s", d, err, busy)
 		}
 		// Submit waits for the busy session: it is let go once Submit
@@ -181,7 +181,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		h := newTestHost(t, agentWith(func(a *config.Agent) { a.Pool.MaxSessions = 1 }))
 		first := submitReads(t, h, "billing/ledger.go")
 		d, _ := agree(t, h, readTask("search/index.go"))
-		if d.Action != host.ActionReused || d.Session != first.Session || !strings.Contains(d.Reason, "below the threshold") {
+		if d.Action != hearth.ActionReused || d.Session != first.Session || !strings.Contains(d.Reason, "below the threshold") {
 			t.Errorf("Place: %s", d.Reason)
 		}
 	})
@@ -193,7 +193,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		}))
 		first := submitReads(t, h, "billing/ledger.go")
 		d, out := agree(t, h, readTask("search/index.go"))
-		if d.Action != host.ActionSpawned || d.Retired != first.Session || out.Session == first.Session {
+		if d.Action != hearth.ActionSpawned || d.Retired != first.Session || out.Session == first.Session {
 			t.Errorf("Place: %+v; Submit on %s", d, out.Session)
 		}
 	})
@@ -203,7 +203,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		release := filepath.Join(t.TempDir(), "release")
 		_, finish := startHeld(t, h, holdTask(release, "billing/ledger.go"), release)
 		d, err := h.Place(context.Background(), "scripted", readTask("search/index.go").Hints)
-		if err != nil || d.Action != host.ActionWait || d.Session != "" {
+		if err != nil || d.Action != hearth.ActionWait || d.Session != "" {
 			t.Fatalf("Place: %+v, %v; want a wait for any slot", d, err)
 		}
 		go releaseWhenWaiting(t, h, finish)
@@ -219,7 +219,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		}
 		h = newTestHostIn(t, dir, testAgent("scripted", "agent"))
 		d, _ := agree(t, h, readTask("billing/ledger.go"))
-		if d.Action != host.ActionRehydrated || d.Session != first.Session {
+		if d.Action != hearth.ActionRehydrated || d.Session != first.Session {
 			t.Errorf("Place: %s", d.Reason)
 		}
 	})
@@ -234,7 +234,7 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		h = newTestHostIn(t, dir, testAgent("scripted", "stateless"))
 		d, out := agree(t, h, readTask("billing/ledger.go"))
 		const note = "1 dormant session(s) left out"
-		if d.Action != host.ActionSpawned || !strings.Contains(d.Reason, note) || !strings.Contains(out.Decision.Reason, note) {
+		if d.Action != hearth.ActionSpawned || !strings.Contains(d.Reason, note) || !strings.Contains(out.Decision.Reason, note) {
 			t.Errorf("Place: %s; Submit: %s", d.Reason, out.Decision.Reason)
 		}
 	})
@@ -261,17 +261,17 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 		h := newTestHost(t, agentWith(func(a *config.Agent) { a.Pool.Placement = config.PlacementFresh }))
 		first := submitReads(t, h, "a/1.go")
 		d, out := agree(t, h, readTask("a/1.go"))
-		if d.Action != host.ActionSpawned || out.Session == first.Session {
+		if d.Action != hearth.ActionSpawned || out.Session == first.Session {
 			t.Errorf("Place: %s; Submit on %s", d.Reason, out.Session)
 		}
 	})
 
 	t.Run("external sessions are pointed at, not run", func(t *testing.T) {
-		ext := config.DefaultExternal("claude-code", host.ExternalClaudeCode)
+		ext := config.DefaultExternal("claude-code", hearth.ExternalClaudeCode)
 		ext.Workspace = "/src/app"
 		h := newTestHost(t, ext)
 		ctx := context.Background()
-		ref := host.ExternalRef{Agent: "claude-code", Session: "cc-1", Workspace: "/src/app"}
+		ref := hearth.ExternalRef{Agent: "claude-code", Session: "cc-1", Workspace: "/src/app"}
 		if err := h.ReportExternalToolUse(ctx, ref, sdk.ToolUse{Tool: "Read", Paths: []string{"/src/app/billing/ledger.go"}, Outcome: sdk.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
@@ -279,10 +279,10 @@ func TestPlaceAndSubmitAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, err := h.Place(ctx, "claude-code", sdk.Hints{Files: []string{"billing/ledger.go"}, Directories: []string{"billing"}})
-		if err != nil || d.Action != host.ActionResume || d.Session != "cc-1" {
+		if err != nil || d.Action != hearth.ActionResume || d.Session != "cc-1" {
 			t.Fatalf("Place: %+v, %v", d, err)
 		}
-		if _, err := h.Submit(ctx, host.Task{Agent: "claude-code", Prompt: "x"}); !errors.Is(err, host.ErrExternalAgent) {
+		if _, err := h.Submit(ctx, hearth.Task{Agent: "claude-code", Prompt: "x"}); !errors.Is(err, hearth.ErrExternalAgent) {
 			t.Errorf("Submit to an external agent: %v, want ErrExternalAgent", err)
 		}
 	})

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
@@ -40,10 +40,10 @@ func reads(files ...string) (string, sdk.Hints) {
 	return b.String(), hints
 }
 
-func submitReads(t *testing.T, h *Host, files ...string) *host.Outcome {
+func submitReads(t *testing.T, h *Host, files ...string) *hearth.Outcome {
 	t.Helper()
 	prompt, hints := reads(files...)
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: prompt, Hints: hints})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: prompt, Hints: hints})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestWarmSessionFollowsContext(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	a1 := submitReads(t, h, "billing/ledger.go", "billing/invoice.go")
 	b1 := submitReads(t, h, "search/index.go", "search/query.go")
-	if a1.Decision.Action != host.ActionSpawned || b1.Decision.Action != host.ActionSpawned || a1.Session == b1.Session {
+	if a1.Decision.Action != hearth.ActionSpawned || b1.Decision.Action != hearth.ActionSpawned || a1.Session == b1.Session {
 		t.Fatalf("first tasks: got %s on %s and %s on %s, want two spawns", a1.Decision.Action, a1.Session, b1.Decision.Action, b1.Session)
 	}
 	if b1.Decision.Outcome != "spawn-below-threshold" || !strings.Contains(b1.Decision.Reason, "not above 0.60") {
@@ -64,10 +64,10 @@ func TestWarmSessionFollowsContext(t *testing.T) {
 	}
 	a2 := submitReads(t, h, "billing/ledger.go", "billing/tax.go")
 	b2 := submitReads(t, h, "search/query.go")
-	if a2.Session != a1.Session || a2.Decision.Action != host.ActionReused {
+	if a2.Session != a1.Session || a2.Decision.Action != hearth.ActionReused {
 		t.Errorf("billing again: got %s (%s), want %s reused", a2.Session, a2.Decision.Reason, a1.Session)
 	}
-	if b2.Session != b1.Session || b2.Decision.Action != host.ActionReused {
+	if b2.Session != b1.Session || b2.Decision.Action != hearth.ActionReused {
 		t.Errorf("search again: got %s (%s), want %s reused", b2.Session, b2.Decision.Reason, b1.Session)
 	}
 	// The decision explains itself: the winner's factors and the loser's.
@@ -86,7 +86,7 @@ func TestWarmSessionFollowsContext(t *testing.T) {
 	if err != nil || len(evs) != 4 {
 		t.Fatalf("decisions involving %s: got %d, %v; want 4 (its spawn, a reuse, and two as a candidate)", a1.Session, len(evs), err)
 	}
-	if d := evs[0].Decision; d.Session != b2.Session || d.Action != host.ActionReused {
+	if d := evs[0].Decision; d.Session != b2.Session || d.Action != hearth.ActionReused {
 		t.Errorf("newest decision: got %+v", d)
 	}
 }
@@ -132,11 +132,11 @@ func TestKill9RestoresSessions(t *testing.T) {
 	if !ok || !indexed || !slices.Contains(c.Files, "billing/tax.go") || !c.Dormant {
 		t.Fatalf("session %s after kill -9: got %+v, indexed %+v", billing, bs, c)
 	}
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "seen", Hints: sdk.Hints{Files: []string{"search/index.go"}, Directories: []string{"search"}}})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "seen", Hints: sdk.Hints{Files: []string{"search/index.go"}, Directories: []string{"search"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Session != search || out.Decision.Action != host.ActionRehydrated || out.Result.Output != "search/index.go" {
+	if out.Session != search || out.Decision.Action != hearth.ActionRehydrated || out.Result.Output != "search/index.go" {
 		t.Errorf("got %s %s %q, want %s rehydrated", out.Session, out.Decision.Action, out.Result.Output, search)
 	}
 }
@@ -155,7 +155,7 @@ func TestToolUsesAfterTheSnapshotAreReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"b/2.go", "b/3.go"} {
-		ev := host.Event{Time: time.Now(), Kind: host.EventToolUsed, Agent: "scripted", Session: "scripted-00000001", ToolUse: &sdk.ToolUse{Tool: "Read", Paths: []string{f}, Outcome: sdk.OutcomeOK}}
+		ev := hearth.Event{Time: time.Now(), Kind: hearth.EventToolUsed, Agent: "scripted", Session: "scripted-00000001", ToolUse: &sdk.ToolUse{Tool: "Read", Paths: []string{f}, Outcome: sdk.OutcomeOK}}
 		if _, pend := st.Append(ev); pend != nil {
 			if err := pend.Wait(ctx); err != nil {
 				t.Fatal(err)
@@ -200,7 +200,7 @@ func TestConcurrentTasksRespectCapacityAndPool(t *testing.T) {
 	for i := range tasks {
 		wg.Go(func() {
 			prompt, hints := reads(fmt.Sprintf("pkg%d/file.go", i%5))
-			out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "enter;" + prompt + "sleep:20ms;leave", Hints: hints})
+			out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "enter;" + prompt + "sleep:20ms;leave", Hints: hints})
 			if err != nil {
 				t.Error(err)
 				return
@@ -214,7 +214,7 @@ func TestConcurrentTasksRespectCapacityAndPool(t *testing.T) {
 	sub.Close()
 	spawned := 0
 	for e := range sub.C {
-		if e.Kind == host.EventSessionSpawned {
+		if e.Kind == hearth.EventSessionSpawned {
 			spawned++
 		}
 	}
@@ -229,13 +229,13 @@ func TestConcurrentTasksRespectCapacityAndPool(t *testing.T) {
 func TestPlaceDoesNothing(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	d, err := h.Place(context.Background(), "scripted", sdk.Hints{Files: []string{"a.go"}})
-	if err != nil || d.Action != host.ActionSpawned || d.Outcome != "spawn-no-candidates" {
+	if err != nil || d.Action != hearth.ActionSpawned || d.Outcome != "spawn-no-candidates" {
 		t.Fatalf("got %+v, %v", d, err)
 	}
 	if st := h.Agents()[0]; st.Live != 0 {
 		t.Errorf("Place started a session: %+v", st)
 	}
-	if _, err := h.Place(context.Background(), "nobody", sdk.Hints{}); !errors.Is(err, host.ErrUnknownAgent) {
+	if _, err := h.Place(context.Background(), "nobody", sdk.Hints{}); !errors.Is(err, hearth.ErrUnknownAgent) {
 		t.Errorf("unknown agent: got %v", err)
 	}
 }
@@ -255,18 +255,18 @@ func TestFullPoolWaitsForABusyWinner(t *testing.T) {
 	defer sub.Close()
 	release := filepath.Join(t.TempDir(), "release")
 	prompt, hints := reads("billing/ledger.go")
-	busy := make(chan *host.Outcome)
+	busy := make(chan *hearth.Outcome)
 	go func() {
-		out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: prompt + "progress:0.5;wait:" + release, Hints: hints})
+		out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: prompt + "progress:0.5;wait:" + release, Hints: hints})
 		if err != nil {
 			t.Error(err)
 		}
 		busy <- out
 	}()
-	waitEvent(t, sub, host.EventTaskProgress)
-	next := make(chan *host.Outcome)
+	waitEvent(t, sub, hearth.EventTaskProgress)
+	next := make(chan *hearth.Outcome)
 	go func() {
-		out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: prompt, Hints: hints})
+		out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: prompt, Hints: hints})
 		if err != nil {
 			t.Error(err)
 		}
@@ -284,7 +284,7 @@ func TestFullPoolWaitsForABusyWinner(t *testing.T) {
 	}
 	<-busy
 	out := <-next
-	if out.Session != billing.Session || out.Decision.Action != host.ActionReused || out.Decision.Waited == 0 {
+	if out.Session != billing.Session || out.Decision.Action != hearth.ActionReused || out.Decision.Waited == 0 {
 		t.Errorf("got %s: %s; want the warm %s after a wait", out.Session, out.Decision.Reason, billing.Session)
 	}
 }
@@ -296,11 +296,11 @@ func TestReportsAfterATimeout(t *testing.T) {
 	a := testAgent("scripted", "agent")
 	a.TaskTimeout = 300 * time.Millisecond
 	h := newTestHost(t, a)
-	_, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "tools:100000000"})
-	if !errors.Is(err, host.ErrPluginHung) {
+	_, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "tools:100000000"})
+	if !errors.Is(err, hearth.ErrPluginHung) {
 		t.Fatalf("got %v, want the task timed out", err)
 	}
-	if _, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:after"}); err != nil {
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "echo:after"}); err != nil {
 		t.Errorf("the next task: %v", err)
 	}
 }
@@ -336,7 +336,7 @@ func TestRefusedStateDoesNotPoisonTheSession(t *testing.T) {
 		if out.Session == first.Session {
 			t.Fatalf("task %d ran on %s, whose state the agent refuses", i, first.Session)
 		}
-		if i == 0 && (out.Decision.Action != host.ActionSpawned || !strings.HasPrefix(out.Decision.Reason, "rehydrating "+first.Session+" failed")) {
+		if i == 0 && (out.Decision.Action != hearth.ActionSpawned || !strings.HasPrefix(out.Decision.Reason, "rehydrating "+first.Session+" failed")) {
 			t.Errorf("first task: got %+v, want a spawn that says the rehydration failed", out.Decision)
 		}
 	}
@@ -366,7 +366,7 @@ func TestRootTaskKeepsItsSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Action != host.ActionReused || d.Session != first.Session {
+	if d.Action != hearth.ActionReused || d.Session != first.Session {
 		t.Errorf("%s later: got %s %s (%s), want %s reused", a.Pool.IdleTimeout-time.Minute, d.Action, d.Session, d.Reason, first.Session)
 	}
 	if c := d.Candidates[0]; c.Directory != 1 || c.File != 1 {

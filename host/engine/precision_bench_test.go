@@ -14,7 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/internal/workload"
@@ -68,7 +68,7 @@ func BenchmarkPlacementPrecision(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StartTimer()
-					run, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: questionPipeline(w)})
+					run, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: questionPipeline(w)})
 					if err == nil {
 						_, err = run.Wait(context.Background())
 						run.Close()
@@ -158,10 +158,10 @@ func precisionWorkloads(b *testing.B) []workload.Workload {
 
 // questionPipeline makes one independent task per question, in the
 // workload's order, 3 in flight.
-func questionPipeline(w workload.Workload) *host.Pipeline {
-	p := &host.Pipeline{Name: "questions", Parallel: 3}
+func questionPipeline(w workload.Workload) *hearth.Pipeline {
+	p := &hearth.Pipeline{Name: "questions", Parallel: 3}
 	for i, q := range w.Questions {
-		p.Tasks = append(p.Tasks, &host.PipelineTask{
+		p.Tasks = append(p.Tasks, &hearth.PipelineTask{
 			Name:   fmt.Sprintf("q%03d", i),
 			Agent:  "gotour",
 			Prompt: q.Prompt,
@@ -174,7 +174,7 @@ func questionPipeline(w workload.Workload) *host.Pipeline {
 // precision counts spawns and reuses, and how many of the repeat
 // questions ran on a session that had started a question about their
 // package before they started.
-func precision(w workload.Workload, outs []host.TaskOutput) (spawns, reuses, hits, repeats int) {
+func precision(w workload.Workload, outs []hearth.TaskOutput) (spawns, reuses, hits, repeats int) {
 	type ran struct {
 		pkg, session string
 		start        time.Time
@@ -184,10 +184,10 @@ func precision(w workload.Workload, outs []host.TaskOutput) (spawns, reuses, hit
 		if !o.Current {
 			continue
 		}
-		switch host.Action(o.Action) {
-		case host.ActionSpawned:
+		switch hearth.Action(o.Action) {
+		case hearth.ActionSpawned:
 			spawns++
-		case host.ActionReused:
+		case hearth.ActionReused:
 			reuses++
 		}
 		var i int

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/hosttest"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/internal/procwait"
 )
@@ -26,11 +26,11 @@ func TestSubmitRunsOnARealPlugin(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	ctx := context.Background()
 
-	first, err := h.Submit(ctx, host.Task{Agent: "scripted", Name: "first", Prompt: "echo:hello;read:src/a.go;pid"})
+	first, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Name: "first", Prompt: "echo:hello;read:src/a.go;pid"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Decision.Action != host.ActionSpawned {
+	if first.Decision.Action != hearth.ActionSpawned {
 		t.Errorf("first task: got decision %+v, want a spawn", first.Decision)
 	}
 	if !strings.HasPrefix(first.Result.Output, "hello ") || first.ToolUses != 1 {
@@ -40,11 +40,11 @@ func TestSubmitRunsOnARealPlugin(t *testing.T) {
 		t.Errorf("artifact: got %+v, want src/a.go", first.Artifact)
 	}
 
-	second, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid"})
+	second, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "pid"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Decision.Action != host.ActionReused || second.Session != first.Session {
+	if second.Decision.Action != hearth.ActionReused || second.Session != first.Session {
 		t.Errorf("second task: got session %s (%+v), want warm session %s reused", second.Session, second.Decision, first.Session)
 	}
 	pid := strings.Fields(first.Result.Output)[1]
@@ -55,8 +55,8 @@ func TestSubmitRunsOnARealPlugin(t *testing.T) {
 
 func TestUnknownAgent(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	_, err := h.Submit(context.Background(), host.Task{Agent: "nope"})
-	if !errors.Is(err, host.ErrUnknownAgent) || !strings.Contains(err.Error(), "configured agents: scripted") {
+	_, err := h.Submit(context.Background(), hearth.Task{Agent: "nope"})
+	if !errors.Is(err, hearth.ErrUnknownAgent) || !strings.Contains(err.Error(), "configured agents: scripted") {
 		t.Errorf("got %v, want ErrUnknownAgent listing the configured agents", err)
 	}
 }
@@ -74,23 +74,23 @@ func TestFailingPlugins(t *testing.T) {
 			a := testAgent("hanger", "hang")
 			a.StartTimeout = 500 * time.Millisecond
 			return a
-		}, host.ErrStartTimeout, []string{`agent "hanger"`, "no handshake within 500ms", "raise start_timeout"}},
+		}, hearth.ErrStartTimeout, []string{`agent "hanger"`, "no handshake within 500ms", "raise start_timeout"}},
 		{"writes garbage to stdout", func() *config.Agent { return testAgent("chatty", "garbage") },
-			host.ErrHandshake, []string{`wrote "hello from a program that is not a plugin" to stdout`, "log to stderr instead"}},
+			hearth.ErrHandshake, []string{`wrote "hello from a program that is not a plugin" to stdout`, "log to stderr instead"}},
 		{"speaks another protocol version", func() *config.Agent { return testAgent("old", "wrong-version") },
-			host.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks versions 1 and 2", "rebuild the agent"}},
+			hearth.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks versions 1 and 2", "rebuild the agent"}},
 		{"exits at start", func() *config.Agent { return testAgent("quitter", "exit") },
-			host.ErrPluginExited, []string{"boom: cannot read settings.toml", "must call plugin.Serve"}},
+			hearth.ErrPluginExited, []string{"boom: cannot read settings.toml", "must call plugin.Serve"}},
 		{"is missing", func() *config.Agent {
 			a := testAgent("ghost", "agent")
 			a.Command = []string{filepath.Join(t.TempDir(), "no-such-agent")}
 			return a
-		}, host.ErrPluginStart, []string{"no-such-agent", "check the agent's command"}},
+		}, hearth.ErrPluginStart, []string{"no-such-agent", "check the agent's command"}},
 		{"does not match its checksum", func() *config.Agent {
 			a := testAgent("pinned", "agent")
 			a.SHA256 = strings.Repeat("0", 64)
 			return a
-		}, host.ErrChecksumMismatch, []string{"the config pins 0000", "update sha256 in the config"}},
+		}, hearth.ErrChecksumMismatch, []string{"the config pins 0000", "update sha256 in the config"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,11 +98,11 @@ func TestFailingPlugins(t *testing.T) {
 			h := newTestHost(t, a)
 			sub := h.Subscribe(16)
 			defer sub.Close()
-			_, err := h.Submit(context.Background(), host.Task{Agent: a.Name, Prompt: "echo:x"})
+			_, err := h.Submit(context.Background(), hearth.Task{Agent: a.Name, Prompt: "echo:x"})
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("got %v, want %v", err, tt.is)
 			}
-			var pe *host.PluginError
+			var pe *hearth.PluginError
 			if !errors.As(err, &pe) || pe.Agent != a.Name || !strings.HasPrefix(pe.Session, a.Name+"-") {
 				t.Fatalf("got %#v, want a *PluginError naming agent %q and its session", err, a.Name)
 			}
@@ -132,7 +132,7 @@ func TestChecksumPinning(t *testing.T) {
 	a := testAgent("pinned", "agent")
 	a.SHA256 = hex.EncodeToString(sum.Sum(nil))
 	h := newTestHost(t, a)
-	if _, err := h.Submit(context.Background(), host.Task{Agent: "pinned", Prompt: "echo:ok"}); err != nil {
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "pinned", Prompt: "echo:ok"}); err != nil {
 		t.Fatalf("with the right checksum: %v", err)
 	}
 }
@@ -140,14 +140,14 @@ func TestChecksumPinning(t *testing.T) {
 func TestCrashMidTask(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	ctx := context.Background()
-	out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid"})
+	out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "pid"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid := hosttest.Atoi(t, out.Result.Output)
 
-	_, err = h.Submit(ctx, host.Task{ID: "doomed", Agent: "scripted", Prompt: "crash"})
-	if !errors.Is(err, host.ErrPluginExited) {
+	_, err = h.Submit(ctx, hearth.Task{ID: "doomed", Agent: "scripted", Prompt: "crash"})
+	if !errors.Is(err, hearth.ErrPluginExited) {
 		t.Fatalf("got %v, want ErrPluginExited", err)
 	}
 	for _, w := range []string{`agent "scripted" (session ` + out.Session, "run task doomed", "exit status 2", "the agent crashed"} {
@@ -159,11 +159,11 @@ func TestCrashMidTask(t *testing.T) {
 		t.Errorf("crashed plugin %d is still running", pid)
 	}
 	// The host carries on with a fresh session.
-	again, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "echo:again"})
+	again, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "echo:again"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Decision.Action != host.ActionSpawned || again.Session == out.Session {
+	if again.Decision.Action != hearth.ActionSpawned || again.Session == out.Session {
 		t.Errorf("after the crash: got %+v on %s, want a new session", again.Decision, again.Session)
 	}
 }
@@ -173,13 +173,13 @@ func TestTaskPastItsDeadlineStopsTheSession(t *testing.T) {
 	a.TaskTimeout = 2 * time.Second
 	h := newTestHost(t, a)
 	ctx := context.Background()
-	out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid"})
+	out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "pid"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pid := hosttest.Atoi(t, out.Result.Output)
-	_, err = h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "hang"})
-	if !errors.Is(err, host.ErrPluginHung) || !strings.Contains(err.Error(), "did not finish within its 2s task_timeout") {
+	_, err = h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "hang"})
+	if !errors.Is(err, hearth.ErrPluginHung) || !strings.Contains(err.Error(), "did not finish within its 2s task_timeout") {
 		t.Fatalf("got %v, want ErrPluginHung naming the task_timeout", err)
 	}
 	if !procwait.Gone(pid, 5*time.Second) {
@@ -194,16 +194,16 @@ func TestCallerCancellationKeepsTheSession(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.5;sleep:1h"})
+		_, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "progress:0.5;sleep:1h"})
 		errc <- err
 	}()
-	waitEvent(t, sub, host.EventTaskProgress)
+	waitEvent(t, sub, hearth.EventTaskProgress)
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:still here"})
-	if err != nil || out.Decision.Action != host.ActionReused {
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "echo:still here"})
+	if err != nil || out.Decision.Action != hearth.ActionReused {
 		t.Errorf("after a cancelled task: got %v, %+v; want the same session reused", err, out)
 	}
 }
@@ -214,7 +214,7 @@ func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
 	h := newTestHost(t, a)
 	sub := h.Subscribe(64)
 	defer sub.Close()
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "pid"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "pid"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	e := waitEvent(t, sub, host.EventSessionLost)
+	e := waitEvent(t, sub, hearth.EventSessionLost)
 	if e.Session != out.Session || !strings.Contains(e.Err, "health check") {
 		t.Errorf("got %+v, want session %s lost to a failed health check", e, out.Session)
 	}
@@ -233,7 +233,7 @@ func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
 
 func TestStoppingAPluginTakesItsProcessGroup(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "pid;child"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "pid;child"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestStoppingAPluginTakesItsProcessGroup(t *testing.T) {
 			t.Errorf("process %s survived Close", p)
 		}
 	}
-	if _, err := h.Submit(context.Background(), host.Task{Agent: "scripted"}); !errors.Is(err, host.ErrClosed) {
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted"}); !errors.Is(err, hearth.ErrClosed) {
 		t.Errorf("Submit after Close: got %v, want ErrClosed", err)
 	}
 }
@@ -275,7 +275,7 @@ func TestSIGTERMWithATaskInFlight(t *testing.T) {
 }
 
 // waitEvent returns the next event of kind, failing the test if none comes.
-func waitEvent(t *testing.T, sub *Subscription, kind host.EventKind) host.Event {
+func waitEvent(t *testing.T, sub *Subscription, kind hearth.EventKind) hearth.Event {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
@@ -304,7 +304,7 @@ func TestLostSessionsCountAgainstMaxDormant(t *testing.T) {
 	defer sub.Close()
 	ctx := context.Background()
 	for range 5 {
-		if _, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "crash"}); !errors.Is(err, host.ErrPluginExited) {
+		if _, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "crash"}); !errors.Is(err, hearth.ErrPluginExited) {
 			t.Fatalf("got %v, want ErrPluginExited", err)
 		}
 	}
@@ -312,7 +312,7 @@ func TestLostSessionsCountAgainstMaxDormant(t *testing.T) {
 	// error is returned; its session.lost event comes once its eviction
 	// is done.
 	for lost := 0; lost < 5; {
-		if e := next(t, sub); e.Kind == host.EventSessionLost {
+		if e := next(t, sub); e.Kind == hearth.EventSessionLost {
 			lost++
 		}
 	}
@@ -334,7 +334,7 @@ func TestPluginsGetAnExplicitEnvironment(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-s3cret")
 	t.Setenv("TZ", "UTC")
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "getenv:HEARTH_TOKEN;getenv:AWS_SECRET_ACCESS_KEY;getenv:TZ;getenv:GORACE"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "getenv:HEARTH_TOKEN;getenv:AWS_SECRET_ACCESS_KEY;getenv:TZ;getenv:GORACE"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestPluginsGetAnExplicitEnvironment(t *testing.T) {
 	a := testAgent("passing", "agent")
 	a.PassEnv = []string{"AWS_SECRET_ACCESS_KEY"}
 	h2 := newTestHost(t, a)
-	out, err = h2.Submit(context.Background(), host.Task{Agent: "passing", Prompt: "getenv:AWS_SECRET_ACCESS_KEY;getenv:TZ"})
+	out, err = h2.Submit(context.Background(), hearth.Task{Agent: "passing", Prompt: "getenv:AWS_SECRET_ACCESS_KEY;getenv:TZ"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,15 +363,15 @@ func TestPermanentStartFailuresAreNotRetried(t *testing.T) {
 		tune func(*config.Agent)
 		is   error
 	}{
-		{"mismatch", func(a *config.Agent) { a.SHA256 = strings.Repeat("0", 64) }, host.ErrChecksumMismatch},
-		{"missing", func(a *config.Agent) { a.Command = []string{"/nonexistent/agent"} }, host.ErrProgramMissing},
+		{"mismatch", func(a *config.Agent) { a.SHA256 = strings.Repeat("0", 64) }, hearth.ErrChecksumMismatch},
+		{"missing", func(a *config.Agent) { a.Command = []string{"/nonexistent/agent"} }, hearth.ErrProgramMissing},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := testAgent("scripted", "agent")
 			tc.tune(a)
 			h := newTestHost(t, a)
-			info, err := startRun(t, h, pipe("start", []string{"only", "echo:x"}), host.RunOptions{})
-			if err == nil || info.Status != host.RunFailed {
+			info, err := startRun(t, h, pipe("start", []string{"only", "echo:x"}), hearth.RunOptions{})
+			if err == nil || info.Status != hearth.RunFailed {
 				t.Fatalf("run = %+v, %v; want failed", info, err)
 			}
 			d, err := h.Run(context.Background(), info.ID)

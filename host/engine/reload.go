@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/pool"
 )
@@ -35,7 +35,7 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 	var rep ReloadReport
 	select {
 	case <-h.closing:
-		return rep, host.ErrClosed
+		return rep, hearth.ErrClosed
 	default:
 	}
 	type plan struct {
@@ -120,7 +120,7 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 	for _, list := range [][]string{rep.Added, rep.Removed, rep.Changed, rep.Unchanged} {
 		slices.Sort(list)
 	}
-	h.emit(host.Event{Kind: host.EventConfigReloaded, Message: fmt.Sprintf("config reloaded: %d agents added, %d removed, %d changed, %d unchanged; %d guards",
+	h.emit(hearth.Event{Kind: hearth.EventConfigReloaded, Message: fmt.Sprintf("config reloaded: %d agents added, %d removed, %d changed, %d unchanged; %d guards",
 		len(rep.Added), len(rep.Removed), len(rep.Changed), len(rep.Unchanged), rep.Guards)})
 	return rep, nil
 }

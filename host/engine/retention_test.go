@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 )
 
@@ -35,7 +35,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // awaitRunEvent reads sub until an event of kind arrives.
-func awaitRunEvent(t *testing.T, sub *Subscription, kind host.EventKind) host.Event {
+func awaitRunEvent(t *testing.T, sub *Subscription, kind hearth.EventKind) hearth.Event {
 	t.Helper()
 	timeout := time.After(runTimeout)
 	for {
@@ -75,16 +75,16 @@ func TestRetentionPausesAbandonsThenDeletes(t *testing.T) {
 	// The task fails once and is retried after an hour of the test's
 	// clock, which never comes: the run sits idle, waiting.
 	p := pipe("idle", []string{"ingest", "files;failuntil:2"})
-	p.Retry = host.Retry{Attempts: 3, Backoff: 1000 * time.Hour, MaxBackoff: 1000 * time.Hour}
-	p.Retention = host.Retention{PauseAfter: 24 * time.Hour, AbandonAfter: 7 * 24 * time.Hour, DeleteAfter: 30 * 24 * time.Hour}
-	id := host.NewRunID(p.Name, clock.Now())
+	p.Retry = hearth.Retry{Attempts: 3, Backoff: 1000 * time.Hour, MaxBackoff: 1000 * time.Hour}
+	p.Retention = hearth.Retention{PauseAfter: 24 * time.Hour, AbandonAfter: 7 * 24 * time.Hour, DeleteAfter: 30 * 24 * time.Hour}
+	id := hearth.NewRunID(p.Name, clock.Now())
 	sub := h.SubscribeRun(id, 256)
 	defer sub.Close()
-	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p, RunOptions: host.RunOptions{ID: id, Files: []string{notes}}})
+	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p, RunOptions: hearth.RunOptions{ID: id, Files: []string{notes}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for awaitRunEvent(t, sub, host.EventRunTask).To != string(host.TaskRetrying) {
+	for awaitRunEvent(t, sub, hearth.EventRunTask).To != string(hearth.TaskRetrying) {
 	}
 	d, err := h.Run(context.Background(), id)
 	if err != nil {
@@ -97,20 +97,20 @@ func TestRetentionPausesAbandonsThenDeletes(t *testing.T) {
 
 	clock.Advance(24*time.Hour + time.Minute)
 	info, err := waitRun(t, rh)
-	if info.Status != host.RunPaused || !strings.Contains(info.Reason, "paused by retention (pause_after 24h0m0s)") {
+	if info.Status != hearth.RunPaused || !strings.Contains(info.Reason, "paused by retention (pause_after 24h0m0s)") {
 		t.Fatalf("after 24h idle: %s (%s), %v; want paused by retention", info.Status, info.Reason, err)
 	}
 
 	clock.Advance(7 * 24 * time.Hour)
-	if e := awaitRunEvent(t, sub, host.EventRunAbandoned); !strings.Contains(e.Message, "abandon_after 168h") {
+	if e := awaitRunEvent(t, sub, hearth.EventRunAbandoned); !strings.Contains(e.Message, "abandon_after 168h") {
 		t.Errorf("abandoned event %q", e.Message)
 	}
-	if d, err := h.Run(context.Background(), id); err != nil || !d.Abandoned || d.Status != host.RunPaused {
+	if d, err := h.Run(context.Background(), id); err != nil || !d.Abandoned || d.Status != hearth.RunPaused {
 		t.Fatalf("after a week paused: %+v, %v; want paused and flagged abandoned", d.RunInfo, err)
 	}
 
 	clock.Advance(30 * 24 * time.Hour)
-	if e := awaitRunEvent(t, sub, host.EventRunDeleted); !strings.Contains(e.Message, "delete_after 720h") || !strings.Contains(e.Message, "1 file(s)") {
+	if e := awaitRunEvent(t, sub, hearth.EventRunDeleted); !strings.Contains(e.Message, "delete_after 720h") || !strings.Contains(e.Message, "1 file(s)") {
 		t.Errorf("deleted event %q", e.Message)
 	}
 	if _, err := h.Run(context.Background(), id); err == nil {
@@ -120,10 +120,10 @@ func TestRetentionPausesAbandonsThenDeletes(t *testing.T) {
 		t.Errorf("the run's file %s: %v; want it removed", blob, err)
 	}
 	kinds := runEventKinds(t, h, id)
-	if len(kinds) == 0 || kinds[len(kinds)-1] != string(host.EventRunDeleted) {
+	if len(kinds) == 0 || kinds[len(kinds)-1] != string(hearth.EventRunDeleted) {
 		t.Errorf("the run's events end with %v; want the deletion last", kinds[max(len(kinds)-3, 0):])
 	}
-	if !slices.Contains(kinds, string(host.EventRunAbandoned)) {
+	if !slices.Contains(kinds, string(hearth.EventRunAbandoned)) {
 		t.Errorf("events %v lack the abandonment", kinds)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/runs"
@@ -30,20 +30,20 @@ type runWatch struct {
 	sub    *Subscription
 }
 
-func (w runWatch) ID() string                { return w.handle.ID }
-func (w runWatch) Events() <-chan host.Event { return w.sub.C }
-func (w runWatch) Done() <-chan struct{}     { return w.handle.Done() }
-func (w runWatch) Close()                    { w.sub.Close() }
+func (w runWatch) ID() string                  { return w.handle.ID }
+func (w runWatch) Events() <-chan hearth.Event { return w.sub.C }
+func (w runWatch) Done() <-chan struct{}       { return w.handle.Done() }
+func (w runWatch) Close()                      { w.sub.Close() }
 
 // Dropped is how many of the run's events the watcher missed because it
 // fell behind.
 func (w runWatch) Dropped() uint64 { return w.sub.Dropped() }
-func (w runWatch) Wait(ctx context.Context) (host.RunInfo, error) {
+func (w runWatch) Wait(ctx context.Context) (hearth.RunInfo, error) {
 	return w.handle.Wait(ctx)
 }
 
 // watched subscribes to run id's events, then starts it with start.
-func (h *Host) watched(id string, start func() (*runs.Handle, error)) (host.RunWatch, error) {
+func (h *Host) watched(id string, start func() (*runs.Handle, error)) (hearth.RunWatch, error) {
 	sub := h.SubscribeRun(id, watchBuffer)
 	handle, err := start()
 	if err != nil {
@@ -57,7 +57,7 @@ func (h *Host) watched(id string, start func() (*runs.Handle, error)) (host.RunW
 // returns once the run is recorded (checkpoint 1, "created") and started;
 // the run goes on in the host until it completes, fails, is paused or
 // cancelled, or the host closes (which pauses it).
-func (h *Host) StartRun(ctx context.Context, spec host.RunSpec) (host.RunWatch, error) {
+func (h *Host) StartRun(ctx context.Context, spec hearth.RunSpec) (hearth.RunWatch, error) {
 	p, file, err := h.specPipeline(spec)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (h *Host) StartRun(ctx context.Context, spec host.RunSpec) (host.RunWatch, 
 	opts := spec.RunOptions
 	opts.Config = file
 	if opts.ID == "" {
-		opts.ID = host.NewRunID(p.Name, h.now())
+		opts.ID = hearth.NewRunID(p.Name, h.now())
 	}
 	return h.watched(opts.ID, func() (*runs.Handle, error) { return h.runs.Start(ctx, p, opts) })
 }
@@ -73,7 +73,7 @@ func (h *Host) StartRun(ctx context.Context, spec host.RunSpec) (host.RunWatch, 
 // specPipeline finds the pipeline a spec names: the one it gives, or the
 // one in the config file it names (read by this host, run by this host's
 // agents), and the file it came from.
-func (h *Host) specPipeline(spec host.RunSpec) (*host.Pipeline, string, error) {
+func (h *Host) specPipeline(spec hearth.RunSpec) (*hearth.Pipeline, string, error) {
 	if spec.Pipeline != nil {
 		return spec.Pipeline, spec.Config, nil
 	}
@@ -89,14 +89,14 @@ func (h *Host) specPipeline(spec host.RunSpec) (*host.Pipeline, string, error) {
 			}
 			if missing := missingGuards(other, cfg); len(missing) > 0 {
 				return nil, "", fmt.Errorf("%w: %s declares guards the daemon does not run, or runs otherwise: %s; its run would go unguarded. Start the daemon with --config %s, or put them in the daemon's config and reload it (SIGHUP)",
-					host.ErrConfig, file, strings.Join(missing, ", "), file)
+					hearth.ErrConfig, file, strings.Join(missing, ", "), file)
 			}
 			cfg = other
 		}
 	}
 	p, err := cfg.SelectPipeline(spec.PipelineName)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %w", host.ErrConfig, err)
+		return nil, "", fmt.Errorf("%w: %w", hearth.ErrConfig, err)
 	}
 	return p, cfg.Path, nil
 }
@@ -131,8 +131,8 @@ func missingGuards(file, daemon *config.Config) []string {
 // marks made since. Tasks that succeeded are not run again; tasks that
 // were running, failed or were skipped become pending, and each gets its
 // attempts again. The run's records are validated first (see
-// host.InvalidRunError).
-func (h *Host) ResumeRun(ctx context.Context, id string, opts host.ResumeOptions) (host.RunWatch, error) {
+// hearth.InvalidRunError).
+func (h *Host) ResumeRun(ctx context.Context, id string, opts hearth.ResumeOptions) (hearth.RunWatch, error) {
 	id, err := h.store.ResolveRunID(id)
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func (h *Host) ResumeRun(ctx context.Context, id string, opts host.ResumeOptions
 // tasks, outputs and files as they were then, with opts.State's sections
 // replacing the state's. The original run is not touched. Tasks that
 // were running at the checkpoint run again in the fork.
-func (h *Host) ForkRun(ctx context.Context, id string, at uint64, opts host.ForkOptions) (host.RunWatch, error) {
+func (h *Host) ForkRun(ctx context.Context, id string, at uint64, opts hearth.ForkOptions) (hearth.RunWatch, error) {
 	from, err := h.store.ResolveRunID(id)
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func (h *Host) ForkRun(ctx context.Context, id string, at uint64, opts host.Fork
 		if err != nil {
 			return nil, err
 		}
-		opts.ID = host.NewRunID(g.Pipeline.Name, h.now())
+		opts.ID = hearth.NewRunID(g.Pipeline.Name, h.now())
 	}
 	return h.watched(opts.ID, func() (*runs.Handle, error) { return h.runs.Fork(ctx, from, at, opts) })
 }
@@ -166,7 +166,7 @@ func (h *Host) ForkRun(ctx context.Context, id string, at uint64, opts host.Fork
 // and runs them again, flagging the rest; major archives everything
 // downstream and runs it all again. Archived outputs keep their versions.
 // The revision is recorded in the run's history, and the run resumes.
-func (h *Host) RevisitRun(ctx context.Context, id, task string, impact host.Impact, opts host.RevisitOptions) (host.RunWatch, error) {
+func (h *Host) RevisitRun(ctx context.Context, id, task string, impact hearth.Impact, opts hearth.RevisitOptions) (hearth.RunWatch, error) {
 	id, err := h.store.ResolveRunID(id)
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (h *Host) RevisitRun(ctx context.Context, id, task string, impact host.Impa
 
 // WatchRun follows a run: to its end when this host is running it; a run
 // that is not running here comes back stopped at once, as it is.
-func (h *Host) WatchRun(ctx context.Context, id string) (host.RunWatch, error) {
+func (h *Host) WatchRun(ctx context.Context, id string) (hearth.RunWatch, error) {
 	id, err := h.store.ResolveRunID(id)
 	if err != nil {
 		return nil, err
@@ -194,21 +194,21 @@ func (h *Host) WatchRun(ctx context.Context, id string) (host.RunWatch, error) {
 }
 
 // stoppedWatch is the watch of a run that does not run here.
-type stoppedWatch struct{ info host.RunInfo }
+type stoppedWatch struct{ info hearth.RunInfo }
 
-var closedEvents = func() chan host.Event { c := make(chan host.Event); close(c); return c }()
+var closedEvents = func() chan hearth.Event { c := make(chan hearth.Event); close(c); return c }()
 
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func (w stoppedWatch) ID() string                { return w.info.ID }
-func (w stoppedWatch) Events() <-chan host.Event { return closedEvents }
-func (w stoppedWatch) Done() <-chan struct{}     { return closedDone }
-func (w stoppedWatch) Close()                    {}
-func (w stoppedWatch) Wait(context.Context) (host.RunInfo, error) {
-	if w.info.Status == host.RunCompleted {
+func (w stoppedWatch) ID() string                  { return w.info.ID }
+func (w stoppedWatch) Events() <-chan hearth.Event { return closedEvents }
+func (w stoppedWatch) Done() <-chan struct{}       { return closedDone }
+func (w stoppedWatch) Close()                      {}
+func (w stoppedWatch) Wait(context.Context) (hearth.RunInfo, error) {
+	if w.info.Status == hearth.RunCompleted {
 		return w.info, nil
 	}
-	return w.info, &host.RunError{Run: w.info.ID, Status: w.info.Status, Reason: w.info.Reason}
+	return w.info, &hearth.RunError{Run: w.info.ID, Status: w.info.Status, Reason: w.info.Reason}
 }
 
 // PauseRun pauses a run. Running in this host, its tasks in flight are
@@ -216,24 +216,24 @@ func (w stoppedWatch) Wait(context.Context) (host.RunInfo, error) {
 // resumes) and PauseRun waits until it has stopped or ctx ends. A run
 // recorded as running that no host runs (its host was killed) is marked
 // paused. It returns the run as it stopped.
-func (h *Host) PauseRun(ctx context.Context, id string) (host.RunInfo, error) {
+func (h *Host) PauseRun(ctx context.Context, id string) (hearth.RunInfo, error) {
 	return h.stopRun(ctx, id, h.runs.Pause)
 }
 
 // CancelRun cancels a run for good: its tasks in flight are interrupted,
 // the tasks that had not finished are skipped, and it cannot be resumed
 // (it can still be forked). It returns the run as it stopped.
-func (h *Host) CancelRun(ctx context.Context, id string) (host.RunInfo, error) {
+func (h *Host) CancelRun(ctx context.Context, id string) (hearth.RunInfo, error) {
 	return h.stopRun(ctx, id, h.runs.Cancel)
 }
 
-func (h *Host) stopRun(ctx context.Context, id string, stop func(context.Context, string) error) (host.RunInfo, error) {
+func (h *Host) stopRun(ctx context.Context, id string, stop func(context.Context, string) error) (hearth.RunInfo, error) {
 	id, err := h.store.ResolveRunID(id)
 	if err != nil {
-		return host.RunInfo{}, err
+		return hearth.RunInfo{}, err
 	}
 	if err := stop(ctx, id); err != nil {
-		return host.RunInfo{}, err
+		return hearth.RunInfo{}, err
 	}
 	d, err := h.Run(ctx, id)
 	return d.RunInfo, err
@@ -252,12 +252,12 @@ func (h *Host) DeleteRun(ctx context.Context, id string) (string, error) {
 
 // Runs lists the runs of the host's store, most recently active first.
 // A run recorded as running that this host does not run is interrupted.
-func (h *Host) Runs(context.Context) ([]host.RunInfo, error) {
+func (h *Host) Runs(context.Context) ([]hearth.RunInfo, error) {
 	heads, err := h.store.RunRecords()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]host.RunInfo, len(heads))
+	out := make([]hearth.RunInfo, len(heads))
 	for i, head := range heads {
 		out[i] = store.RunInfo(head, false)
 	}
@@ -266,21 +266,21 @@ func (h *Host) Runs(context.Context) ([]host.RunInfo, error) {
 }
 
 // Run describes one run of the host's store.
-func (h *Host) Run(_ context.Context, id string) (host.RunDetail, error) {
+func (h *Host) Run(_ context.Context, id string) (hearth.RunDetail, error) {
 	return h.store.RunDetail(id, false)
 }
 
 // RunOutputs reads the outputs of one run of the host's store.
-func (h *Host) RunOutputs(ctx context.Context, id string) ([]host.TaskOutput, error) {
+func (h *Host) RunOutputs(ctx context.Context, id string) ([]hearth.TaskOutput, error) {
 	return h.store.RunOutputs(ctx, id)
 }
 
 // RunCheckpoints reads the checkpoints of one run of the host's store.
-func (h *Host) RunCheckpoints(ctx context.Context, id string) ([]host.CheckpointInfo, error) {
+func (h *Host) RunCheckpoints(ctx context.Context, id string) ([]hearth.CheckpointInfo, error) {
 	return h.store.RunCheckpoints(ctx, id)
 }
 
 // RunEvents reads the events of one run of the host's store.
-func (h *Host) RunEvents(ctx context.Context, id string, limit int) ([]host.Event, error) {
+func (h *Host) RunEvents(ctx context.Context, id string, limit int) ([]hearth.Event, error) {
 	return h.store.RunEvents(ctx, id, limit)
 }

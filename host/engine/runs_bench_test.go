@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 )
 
@@ -20,10 +20,10 @@ const runBenchTasks = 1000
 // runBenchPipeline is a pipeline of n tasks of the scripted agent, each
 // echoing its name: independent ones, or a chain (each task depends on
 // the one before it, so its prompt carries its ancestors' context).
-func runBenchPipeline(n, parallel int, chain bool) *host.Pipeline {
-	p := &host.Pipeline{Name: "bench", Parallel: parallel}
+func runBenchPipeline(n, parallel int, chain bool) *hearth.Pipeline {
+	p := &hearth.Pipeline{Name: "bench", Parallel: parallel}
 	for i := range n {
-		t := &host.PipelineTask{Name: fmt.Sprintf("t%04d", i), Agent: "scripted", Prompt: fmt.Sprintf("echo:t%04d", i)}
+		t := &hearth.PipelineTask{Name: fmt.Sprintf("t%04d", i), Agent: "scripted", Prompt: fmt.Sprintf("echo:t%04d", i)}
 		if chain && i > 0 {
 			t.DependsOn = []string{fmt.Sprintf("t%04d", i-1)}
 		}
@@ -80,7 +80,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 				submitTime += time.Since(start)
 
 				start = time.Now()
-				rh, err := h.StartRun(ctx, host.RunSpec{Pipeline: p, RunOptions: host.RunOptions{}})
+				rh, err := h.StartRun(ctx, hearth.RunSpec{Pipeline: p, RunOptions: hearth.RunOptions{}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -97,7 +97,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 					b.Fatal(err)
 				}
 				for _, o := range outs {
-					if host.Action(o.Action) == host.ActionSpawned {
+					if hearth.Action(o.Action) == hearth.ActionSpawned {
 						spawned++
 					}
 				}
@@ -117,7 +117,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 // submitAll submits p's tasks with Host.Submit, from parallel goroutines,
 // and waits for them: the same work as a run of p with none of the run's
 // bookkeeping (and no context chaining). It returns the sessions spawned.
-func submitAll(ctx context.Context, b *testing.B, h *Host, p *host.Pipeline, parallel int) int {
+func submitAll(ctx context.Context, b *testing.B, h *Host, p *hearth.Pipeline, parallel int) int {
 	b.Helper()
 	var spawned atomic.Int64
 	var wg sync.WaitGroup
@@ -125,7 +125,7 @@ func submitAll(ctx context.Context, b *testing.B, h *Host, p *host.Pipeline, par
 		wg.Go(func() {
 			for i := g; i < len(p.Tasks); i += parallel {
 				t := p.Tasks[i]
-				out, err := h.Submit(ctx, host.Task{Agent: t.Agent, Name: t.Name, Prompt: t.Prompt})
+				out, err := h.Submit(ctx, hearth.Task{Agent: t.Agent, Name: t.Name, Prompt: t.Prompt})
 				if err != nil {
 					b.Error(err)
 					return
@@ -134,7 +134,7 @@ func submitAll(ctx context.Context, b *testing.B, h *Host, p *host.Pipeline, par
 					b.Errorf("task %s: empty output", t.Name)
 					return
 				}
-				if out.Decision.Action == host.ActionSpawned {
+				if out.Decision.Action == hearth.ActionSpawned {
 					spawned.Add(1)
 				}
 			}

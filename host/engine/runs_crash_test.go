@@ -13,7 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/hosttest"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // crashPipeline is the run the "run" host mode starts and kills itself in
@@ -45,14 +45,14 @@ func runCrashHost(h *Host) int {
 	ctx := context.Background()
 	tp := crashPipeline(os.Getenv("HEARTH_TEST_WORK"))
 	sub := h.Subscribe(256)
-	rh, err := h.StartRun(ctx, host.RunSpec{Pipeline: pipe("crash", tp.tasks...), RunOptions: host.RunOptions{}})
+	rh, err := h.StartRun(ctx, hearth.RunSpec{Pipeline: pipe("crash", tp.tasks...), RunOptions: hearth.RunOptions{}})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
 	fmt.Println("run", rh.ID())
 	for e := range sub.C {
-		if e.Kind == host.EventTaskProgress {
+		if e.Kind == hearth.EventTaskProgress {
 			break
 		}
 	}
@@ -85,14 +85,14 @@ func TestRunSurvivesKill9OfTheHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != host.RunPaused || !strings.Contains(d.Reason, "interrupted") || !strings.Contains(d.Reason, "hearth runs resume "+id) {
+	if d.Status != hearth.RunPaused || !strings.Contains(d.Reason, "interrupted") || !strings.Contains(d.Reason, "hearth runs resume "+id) {
 		t.Fatalf("after the crash: %s (%s); want paused as interrupted, with how to resume", d.Status, d.Reason)
 	}
-	statuses := map[string]host.TaskStatus{}
+	statuses := map[string]hearth.TaskStatus{}
 	for _, ti := range d.TaskList {
 		statuses[ti.Name] = ti.Status
 	}
-	want := map[string]host.TaskStatus{"a": host.TaskSucceeded, "b": host.TaskSucceeded, "c": host.TaskPending, "d": host.TaskPending}
+	want := map[string]hearth.TaskStatus{"a": hearth.TaskSucceeded, "b": hearth.TaskSucceeded, "c": hearth.TaskPending, "d": hearth.TaskPending}
 	for name, s := range want {
 		if statuses[name] != s {
 			t.Errorf("task %s is %s after the crash; want %s", name, statuses[name], s)
@@ -119,12 +119,12 @@ func TestRunSurvivesKill9OfTheHost(t *testing.T) {
 	if err := os.WriteFile(tp.release, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rh, err := h.ResumeRun(context.Background(), id, host.ResumeOptions{})
+	rh, err := h.ResumeRun(context.Background(), id, hearth.ResumeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	info, err := waitRun(t, rh)
-	if err != nil || info.Status != host.RunCompleted {
+	if err != nil || info.Status != hearth.RunCompleted {
 		t.Fatalf("resumed run: %s, %v; want completed", info.Status, err)
 	}
 	// c was interrupted, so it starts again; a and b do not.

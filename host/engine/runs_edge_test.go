@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 )
 
@@ -35,16 +35,16 @@ func TestRunAdmissionRefusalAfterAStart(t *testing.T) {
 	setGuards(t, h, guard.Spec{Name: "not-b", Hook: guard.TaskAdmission, Tasks: []string{"b"}, Condition: "true", Message: "b is not admitted"})
 	p := pipe("admit", []string{"a", "sleep:50ms;echo:a"}, []string{"b", "echo:b"})
 	p.Parallel = 4
-	info, err := startRun(t, h, p, host.RunOptions{})
-	if info.Status != host.RunFailed || err == nil || !strings.Contains(info.Reason, "b is not admitted") {
+	info, err := startRun(t, h, p, hearth.RunOptions{})
+	if info.Status != hearth.RunFailed || err == nil || !strings.Contains(info.Reason, "b is not admitted") {
 		t.Fatalf("run: %s (%s), %v; want failed by the admission guard", info.Status, info.Reason, err)
 	}
 	d, _ := h.Run(context.Background(), info.ID)
-	got := map[string]host.TaskStatus{}
+	got := map[string]hearth.TaskStatus{}
 	for _, ti := range d.TaskList {
 		got[ti.Name] = ti.Status
 	}
-	if got["a"] != host.TaskSucceeded || got["b"] != host.TaskPending {
+	if got["a"] != hearth.TaskSucceeded || got["b"] != hearth.TaskPending {
 		t.Errorf("tasks %v; want a finished (it was in flight) and b never started", got)
 	}
 }
@@ -63,19 +63,19 @@ func TestRunGateDiscardsResultsOfAResetRound(t *testing.T) {
 		[]string{"side", "wait:" + release + ";attempt", "research"},
 		[]string{"evaluate", "roundmetric:quality=0.5,0.9", "research"})
 	p.Parallel = 2
-	id := host.NewRunID(p.Name, h.now())
+	id := hearth.NewRunID(p.Name, h.now())
 	sub := h.SubscribeRun(id, 1024)
 	defer sub.Close()
-	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p, RunOptions: host.RunOptions{ID: id}})
+	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p, RunOptions: hearth.RunOptions{ID: id}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	awaitRunEvent(t, sub, host.EventRunGate)
+	awaitRunEvent(t, sub, hearth.EventRunGate)
 	if err := os.WriteFile(release, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	info, err := waitRun(t, rh)
-	if err != nil || info.Status != host.RunCompleted {
+	if err != nil || info.Status != hearth.RunCompleted {
 		t.Fatalf("run: %s (%s), %v; want completed", info.Status, info.Reason, err)
 	}
 	outs := outputsOf(t, h, id)
@@ -91,7 +91,7 @@ func TestRunGateDiscardsResultsOfAResetRound(t *testing.T) {
 	}
 }
 
-func mustEvents(t *testing.T, h *Host, id string) []host.Event {
+func mustEvents(t *testing.T, h *Host, id string) []hearth.Event {
 	t.Helper()
 	evs, err := h.RunEvents(context.Background(), id, 0)
 	if err != nil {
@@ -109,7 +109,7 @@ func TestRunRevisitChecksBeforeRevising(t *testing.T) {
 	if err := os.WriteFile(notes, []byte("notes"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	info, err := startRun(t, h, pipe("essay", []string{"a", "files"}, []string{"b", "echo:b", "a"}), host.RunOptions{Files: []string{notes}})
+	info, err := startRun(t, h, pipe("essay", []string{"a", "files"}, []string{"b", "echo:b", "a"}), hearth.RunOptions{Files: []string{notes}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +118,8 @@ func TestRunRevisitChecksBeforeRevising(t *testing.T) {
 	if err := os.Remove(d.Files[0].Path); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.RevisitRun(context.Background(), info.ID, "a", host.ImpactMajor, host.RevisitOptions{Reason: "redo"})
-	if !errors.Is(err, host.ErrRunInvalid) || !strings.Contains(err.Error(), "missing from the file store") {
+	_, err = h.RevisitRun(context.Background(), info.ID, "a", hearth.ImpactMajor, hearth.RevisitOptions{Reason: "redo"})
+	if !errors.Is(err, hearth.ErrRunInvalid) || !strings.Contains(err.Error(), "missing from the file store") {
 		t.Fatalf("revisit with a missing file: %v; want the validation error", err)
 	}
 	if after := snapshotRun(t, h, info.ID); after != before {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
 )
@@ -21,25 +21,25 @@ const runTimeout = 2 * time.Minute
 
 // pipe builds a pipeline of the scripted agent's tasks: name, prompt, and
 // the tasks it depends on.
-func pipe(name string, tasks ...[]string) *host.Pipeline {
-	p := &host.Pipeline{Name: name}
+func pipe(name string, tasks ...[]string) *hearth.Pipeline {
+	p := &hearth.Pipeline{Name: name}
 	for _, t := range tasks {
-		p.Tasks = append(p.Tasks, &host.PipelineTask{Name: t[0], Agent: "scripted", Prompt: t[1], DependsOn: t[2:]})
+		p.Tasks = append(p.Tasks, &hearth.PipelineTask{Name: t[0], Agent: "scripted", Prompt: t[1], DependsOn: t[2:]})
 	}
-	p.Retry = host.Retry{Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+	p.Retry = hearth.Retry{Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 	return p
 }
 
-func startRun(t *testing.T, h *Host, p *host.Pipeline, opts host.RunOptions) (host.RunInfo, error) {
+func startRun(t *testing.T, h *Host, p *hearth.Pipeline, opts hearth.RunOptions) (hearth.RunInfo, error) {
 	t.Helper()
-	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p, RunOptions: opts})
+	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p, RunOptions: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return waitRun(t, rh)
 }
 
-func waitRun(t *testing.T, rh host.RunWatch) (host.RunInfo, error) {
+func waitRun(t *testing.T, rh hearth.RunWatch) (hearth.RunInfo, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
@@ -50,13 +50,13 @@ func waitRun(t *testing.T, rh host.RunWatch) (host.RunInfo, error) {
 	return info, err
 }
 
-func outputsOf(t *testing.T, h *Host, id string) map[string][]host.TaskOutput {
+func outputsOf(t *testing.T, h *Host, id string) map[string][]hearth.TaskOutput {
 	t.Helper()
 	outs, err := h.RunOutputs(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := make(map[string][]host.TaskOutput)
+	m := make(map[string][]hearth.TaskOutput)
 	for _, o := range outs {
 		m[o.Task] = append(m[o.Task], o)
 	}
@@ -64,7 +64,7 @@ func outputsOf(t *testing.T, h *Host, id string) map[string][]host.TaskOutput {
 }
 
 // current returns the current output of task.
-func current(t *testing.T, outs map[string][]host.TaskOutput, task string) host.TaskOutput {
+func current(t *testing.T, outs map[string][]hearth.TaskOutput, task string) hearth.TaskOutput {
 	t.Helper()
 	for _, o := range outs[task] {
 		if o.Current {
@@ -72,7 +72,7 @@ func current(t *testing.T, outs map[string][]host.TaskOutput, task string) host.
 		}
 	}
 	t.Fatalf("task %s has no current output: %+v", task, outs[task])
-	return host.TaskOutput{}
+	return hearth.TaskOutput{}
 }
 
 func runEventKinds(t *testing.T, h *Host, id string) []string {
@@ -113,11 +113,11 @@ func TestRunChainsContextAndCheckpointsEachTask(t *testing.T) {
 		[]string{"b", "upstream;context;prompt", "a"},
 		[]string{"c", "echo:c;attempt;upstream", "b"},
 	)
-	info, err := startRun(t, h, p, host.RunOptions{})
+	info, err := startRun(t, h, p, hearth.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Status != host.RunCompleted || info.Succeeded != 3 || info.Progress != 1 {
+	if info.Status != hearth.RunCompleted || info.Succeeded != 3 || info.Progress != 1 {
 		t.Fatalf("run = %+v, want completed with 3 tasks", info)
 	}
 	outs := outputsOf(t, h, info.ID)
@@ -160,7 +160,7 @@ func TestRunChainsContextAndCheckpointsEachTask(t *testing.T) {
 
 func TestRunRetriesThenSucceeds(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	info, err := startRun(t, h, pipe("retry", []string{"flaky", "failuntil:3;attempt"}), host.RunOptions{})
+	info, err := startRun(t, h, pipe("retry", []string{"flaky", "failuntil:3;attempt"}), hearth.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestRunRetriesThenSucceeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := d.TaskList[0]
-	if task.Status != host.TaskSucceeded || task.Attempt != 3 || task.Failures != 2 || len(task.Errors) != 2 {
+	if task.Status != hearth.TaskSucceeded || task.Attempt != 3 || task.Failures != 2 || len(task.Errors) != 2 {
 		t.Errorf("task = %+v, want succeeded on attempt 3 after 2 recorded failures", task)
 	}
 	if !strings.Contains(task.Errors[1], "attempt 2 fails, as scripted") {
@@ -195,24 +195,24 @@ func TestRunEscalatesByConfig(t *testing.T) {
 	t.Run("fail", func(t *testing.T) {
 		p := pipe("fail", []string{"a", "echo:a"}, []string{"b", "fail:disk full", "a"}, []string{"c", "echo:c", "b"})
 		p.Retry.Attempts = 2
-		info, err := startRun(t, h, p, host.RunOptions{})
-		var re *host.RunError
-		if !errors.As(err, &re) || info.Status != host.RunFailed {
+		info, err := startRun(t, h, p, hearth.RunOptions{})
+		var re *hearth.RunError
+		if !errors.As(err, &re) || info.Status != hearth.RunFailed {
 			t.Fatalf("got %+v, %v; want the run failed", info, err)
 		}
 		if !strings.Contains(info.Reason, "task b failed after 2 attempts; last error:") || !strings.Contains(info.Reason, "disk full") {
 			t.Errorf("reason = %q", info.Reason)
 		}
 		d, _ := h.Run(context.Background(), info.ID)
-		if d.TaskList[2].Status != host.TaskPending || d.TaskList[0].Status != host.TaskSucceeded {
+		if d.TaskList[2].Status != hearth.TaskPending || d.TaskList[0].Status != hearth.TaskSucceeded {
 			t.Errorf("tasks = %+v; want a succeeded, c still pending", d.TaskList)
 		}
 	})
 	t.Run("pause", func(t *testing.T) {
 		p := pipe("pause", []string{"a", "permanent:bad input"})
-		p.OnFailure = host.OnFailurePause
-		info, err := startRun(t, h, p, host.RunOptions{})
-		if info.Status != host.RunPaused || err == nil {
+		p.OnFailure = hearth.OnFailurePause
+		info, err := startRun(t, h, p, hearth.RunOptions{})
+		if info.Status != hearth.RunPaused || err == nil {
 			t.Fatalf("got %+v, %v; want the run paused", info, err)
 		}
 		if !strings.Contains(info.Reason, "will not be retried (the failure is permanent)") {
@@ -229,15 +229,15 @@ func TestRunBudgetStopsAdmission(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("budget", []string{"a", "cost:5"}, []string{"b", "cost:5", "a"}, []string{"c", "cost:1;attempt", "b"})
 	p.Budget = 8
-	p.OnFailure = host.OnFailurePause
-	info, err := startRun(t, h, p, host.RunOptions{})
-	if info.Status != host.RunPaused || err == nil {
+	p.OnFailure = hearth.OnFailurePause
+	info, err := startRun(t, h, p, hearth.RunOptions{})
+	if info.Status != hearth.RunPaused || err == nil {
 		t.Fatalf("got %+v, %v; want the run paused at its budget", info, err)
 	}
 	if !strings.Contains(info.Reason, "task c was not started: the run has spent 10.00 of its budget of 8.00") || info.Cost != 10 {
 		t.Errorf("reason = %q, cost %v", info.Reason, info.Cost)
 	}
-	rh, err := h.ResumeRun(context.Background(), info.ID, host.ResumeOptions{Budget: 20})
+	rh, err := h.ResumeRun(context.Background(), info.ID, hearth.ResumeOptions{Budget: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestRunQualityGateSendsWorkBack(t *testing.T) {
 		}
 		return r
 	}
-	newPipe := func() *host.Pipeline {
+	newPipe := func() *hearth.Pipeline {
 		return pipe("podcast",
 			[]string{"research", "echo:notes"},
 			[]string{"script", "attempt;feedback;prompt", "research"},
@@ -271,7 +271,7 @@ func TestRunQualityGateSendsWorkBack(t *testing.T) {
 		h := newTestHost(t, testAgent("scripted", "agent"))
 		h.cfg.Guards = []*guard.Rule{gate(3)}
 		h.guards.Store(h.cfg.GuardSet())
-		info, err := startRun(t, h, newPipe(), host.RunOptions{})
+		info, err := startRun(t, h, newPipe(), hearth.RunOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,8 +303,8 @@ func TestRunQualityGateSendsWorkBack(t *testing.T) {
 		h := newTestHost(t, testAgent("scripted", "agent"))
 		h.cfg.Guards = []*guard.Rule{gate(1)}
 		h.guards.Store(h.cfg.GuardSet())
-		info, err := startRun(t, h, newPipe(), host.RunOptions{})
-		if info.Status != host.RunFailed || err == nil {
+		info, err := startRun(t, h, newPipe(), hearth.RunOptions{})
+		if info.Status != hearth.RunFailed || err == nil {
 			t.Fatalf("got %+v, %v; want the run failed at the gate's limit", info, err)
 		}
 		if !strings.Contains(info.Reason, "quality gate script-quality still fails after 1 loops: tighten the opening") {
@@ -321,14 +321,14 @@ func TestRunQualityGateSendsWorkBack(t *testing.T) {
 func TestRunStateOwnership(t *testing.T) {
 	writer, reader := testAgent("writer", "agent"), testAgent("reader", "agent")
 	h := newTestHost(t, writer, reader)
-	p := &host.Pipeline{Name: "owned", Tasks: []*host.PipelineTask{
+	p := &hearth.Pipeline{Name: "owned", Tasks: []*hearth.PipelineTask{
 		{Name: "draft", Agent: "writer", Prompt: `set:draft={"words":120};get:inputs`},
 		{Name: "review", Agent: "reader", Prompt: `get:draft;set:draft={"words":0}`, DependsOn: []string{"draft"}},
 	}}
 	p.State.Initial = map[string]json.RawMessage{"inputs": json.RawMessage(`{"topic":"tides"}`)}
-	p.State.Owners = []*host.Owner{{Agent: "writer", Writes: []string{"draft"}}, {Agent: "reader", Reads: []string{"draft"}}}
-	info, err := startRun(t, h, p, host.RunOptions{})
-	if info.Status != host.RunFailed || err == nil {
+	p.State.Owners = []*hearth.Owner{{Agent: "writer", Writes: []string{"draft"}}, {Agent: "reader", Reads: []string{"draft"}}}
+	info, err := startRun(t, h, p, hearth.RunOptions{})
+	if info.Status != hearth.RunFailed || err == nil {
 		t.Fatalf("got %+v, %v; want the run failed", info, err)
 	}
 	d, _ := h.Run(context.Background(), info.ID)
@@ -354,7 +354,7 @@ func TestRunFilesAndChunksSurviveAPluginCrash(t *testing.T) {
 	// The plugin exits after every second chunk: each crash is a failed
 	// attempt, placed again on a new session, which skips what is done.
 	p := pipe("ingest", []string{"ingest", "files;chunks:syllabus.txt:5:2"}, []string{"done", "files;chunks:syllabus.txt:5", "ingest"})
-	info, err := startRun(t, h, p, host.RunOptions{Files: []string{syllabus, syllabus}})
+	info, err := startRun(t, h, p, hearth.RunOptions{Files: []string{syllabus, syllabus}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestRunPauseResumeAndCancel(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	release := filepath.Join(t.TempDir(), "release")
 	p := pipe("long", []string{"a", "attempt;wait:" + release}, []string{"b", "echo:b", "a"})
-	rh, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p, RunOptions: host.RunOptions{}})
+	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p, RunOptions: hearth.RunOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,17 +391,17 @@ func TestRunPauseResumeAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := waitRun(t, rh)
-	if info.Status != host.RunPaused || err == nil {
+	if info.Status != hearth.RunPaused || err == nil {
 		t.Fatalf("got %+v, %v; want paused", info, err)
 	}
 	d, _ := h.Run(context.Background(), rh.ID())
-	if a := d.TaskList[0]; a.Status != host.TaskPending || a.Attempt != 1 || a.Failures != 0 || !strings.HasPrefix(a.Reason, "interrupted: paused on request") {
+	if a := d.TaskList[0]; a.Status != hearth.TaskPending || a.Attempt != 1 || a.Failures != 0 || !strings.HasPrefix(a.Reason, "interrupted: paused on request") {
 		t.Errorf("a = %+v; want it pending, interrupted, not failed", a)
 	}
 	if err := os.WriteFile(release, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rh, err = h.ResumeRun(context.Background(), rh.ID()[:len(rh.ID())-2], host.ResumeOptions{}) // a unique prefix will do
+	rh, err = h.ResumeRun(context.Background(), rh.ID()[:len(rh.ID())-2], hearth.ResumeOptions{}) // a unique prefix will do
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestRunPauseResumeAndCancel(t *testing.T) {
 	}
 
 	// Cancelling is final.
-	rh, err = h.StartRun(context.Background(), host.RunSpec{Pipeline: pipe("doomed", []string{"a", "wait:" + release + "-never"}, []string{"b", "echo:b", "a"}), RunOptions: host.RunOptions{}})
+	rh, err = h.StartRun(context.Background(), hearth.RunSpec{Pipeline: pipe("doomed", []string{"a", "wait:" + release + "-never"}, []string{"b", "echo:b", "a"}), RunOptions: hearth.RunOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,11 +426,11 @@ func TestRunPauseResumeAndCancel(t *testing.T) {
 	if _, err := h.CancelRun(context.Background(), rh.ID()); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := waitRun(t, rh); info.Status != host.RunCancelled || info.Skipped != 2 {
+	if info, _ := waitRun(t, rh); info.Status != hearth.RunCancelled || info.Skipped != 2 {
 		t.Errorf("cancelled run = %+v, want both tasks skipped", info)
 	}
-	_, err = h.ResumeRun(context.Background(), rh.ID(), host.ResumeOptions{})
-	if !errors.Is(err, host.ErrIllegalTransition) || !strings.Contains(err.Error(), "is cancelled; it cannot become running") {
+	_, err = h.ResumeRun(context.Background(), rh.ID(), hearth.ResumeOptions{})
+	if !errors.Is(err, hearth.ErrIllegalTransition) || !strings.Contains(err.Error(), "is cancelled; it cannot become running") {
 		t.Errorf("resume of a cancelled run: %v", err)
 	}
 }
@@ -446,7 +446,7 @@ func waitTaskRunning(t *testing.T, h *Host, run, task string) {
 		d, err := h.Run(context.Background(), run)
 		if err == nil {
 			for _, ti := range d.TaskList {
-				if ti.Name == task && ti.Status == host.TaskRunning {
+				if ti.Name == task && ti.Status == hearth.TaskRunning {
 					return
 				}
 			}
@@ -465,14 +465,14 @@ func TestRunForkLeavesTheOriginUntouched(t *testing.T) {
 		[]string{"elements", "set:premise=\"a lighthouse\";echo:elements"},
 		[]string{"outline", "get:premise", "elements"},
 		[]string{"ending", "get:premise;attempt", "outline"})
-	origin, err := startRun(t, h, p, host.RunOptions{})
+	origin, err := startRun(t, h, p, hearth.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := snapshotRun(t, h, origin.ID)
 	// Checkpoint 2 follows "elements": the fork keeps it and writes its
 	// own outline and ending with another premise.
-	rh, err := h.ForkRun(context.Background(), origin.ID, 2, host.ForkOptions{State: map[string]json.RawMessage{"premise": json.RawMessage(`"a submarine"`)}})
+	rh, err := h.ForkRun(context.Background(), origin.ID, 2, hearth.ForkOptions{State: map[string]json.RawMessage{"premise": json.RawMessage(`"a submarine"`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestRunForkLeavesTheOriginUntouched(t *testing.T) {
 	if after := snapshotRun(t, h, origin.ID); after != before {
 		t.Errorf("the fork changed its origin:\nbefore %s\nafter  %s", before, after)
 	}
-	if _, err := h.ForkRun(context.Background(), origin.ID, 99, host.ForkOptions{}); err == nil || !strings.Contains(err.Error(), "has no checkpoint 99; its checkpoints are 1 to 5") {
+	if _, err := h.ForkRun(context.Background(), origin.ID, 99, hearth.ForkOptions{}); err == nil || !strings.Contains(err.Error(), "has no checkpoint 99; its checkpoints are 1 to 5") {
 		t.Errorf("fork at a missing checkpoint: %v", err)
 	}
 }
@@ -526,11 +526,11 @@ func TestRunRevisitByImpact(t *testing.T) {
 		[]string{"outline", "echo:outline", "thesis"},
 		[]string{"arguments", "echo:arguments", "outline"},
 		[]string{"draft", "echo:draft", "arguments"})
-	info, err := startRun(t, h, p, host.RunOptions{})
+	info, err := startRun(t, h, p, hearth.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	revisit := func(task string, impact host.Impact, opts host.RevisitOptions) host.RunDetail {
+	revisit := func(task string, impact hearth.Impact, opts hearth.RevisitOptions) hearth.RunDetail {
 		t.Helper()
 		rh, err := h.RevisitRun(context.Background(), info.ID, task, impact, opts)
 		if err != nil {
@@ -545,7 +545,7 @@ func TestRunRevisitByImpact(t *testing.T) {
 		}
 		return d
 	}
-	versions := func(d host.RunDetail) (vs []int, review []string) {
+	versions := func(d hearth.RunDetail) (vs []int, review []string) {
 		for _, ti := range d.TaskList {
 			vs = append(vs, ti.Version)
 			if ti.NeedsReview {
@@ -555,15 +555,15 @@ func TestRunRevisitByImpact(t *testing.T) {
 		return vs, review
 	}
 
-	d := revisit("outline", host.ImpactMinor, host.RevisitOptions{Reason: "reword section 2"})
+	d := revisit("outline", hearth.ImpactMinor, hearth.RevisitOptions{Reason: "reword section 2"})
 	if vs, review := versions(d); !slices.Equal(vs, []int{1, 2, 1, 1}) || !slices.Equal(review, []string{"arguments", "draft"}) {
 		t.Errorf("minor: versions %v, review %v", vs, review)
 	}
-	d = revisit("thesis", host.ImpactModerate, host.RevisitOptions{Reason: "narrow the claim"})
+	d = revisit("thesis", hearth.ImpactModerate, hearth.RevisitOptions{Reason: "narrow the claim"})
 	if vs, review := versions(d); !slices.Equal(vs, []int{2, 3, 1, 1}) || !slices.Equal(review, []string{"arguments", "draft"}) {
 		t.Errorf("moderate: versions %v, review %v", vs, review)
 	}
-	d = revisit("thesis", host.ImpactMajor, host.RevisitOptions{Reason: "argument to explainer"})
+	d = revisit("thesis", hearth.ImpactMajor, hearth.RevisitOptions{Reason: "argument to explainer"})
 	if vs, review := versions(d); !slices.Equal(vs, []int{3, 4, 2, 2}) || len(review) != 0 {
 		t.Errorf("major: versions %v, review %v", vs, review)
 	}
@@ -577,7 +577,7 @@ func TestRunRevisitByImpact(t *testing.T) {
 	if !strings.Contains(current(t, outs, "thesis").Artifact.KeyDecisions[0], "echo:thesis") {
 		t.Errorf("thesis artifact = %+v", current(t, outs, "thesis").Artifact)
 	}
-	if _, err := h.RevisitRun(context.Background(), info.ID, "draft", host.ImpactModerate, host.RevisitOptions{Affects: []string{"thesis"}}); err == nil ||
+	if _, err := h.RevisitRun(context.Background(), info.ID, "draft", hearth.ImpactModerate, hearth.RevisitOptions{Affects: []string{"thesis"}}); err == nil ||
 		!strings.Contains(err.Error(), `"thesis" is not downstream of it`) {
 		t.Errorf("revisit affecting an upstream task: %v", err)
 	}
@@ -594,14 +594,14 @@ func TestRunTransitionGuardPausesUntilStateIsFixed(t *testing.T) {
 	h.guards.Store(h.cfg.GuardSet())
 	p := pipe("plan", []string{"collect", `set:courses=[{"name":"calc"}]`}, []string{"plan", "echo:plan", "collect"})
 	p.Tasks[0].Stage, p.Tasks[1].Stage = "collecting_inputs", "planning"
-	info, err := startRun(t, h, p, host.RunOptions{})
-	if info.Status != host.RunPaused || err == nil {
+	info, err := startRun(t, h, p, hearth.RunOptions{})
+	if info.Status != hearth.RunPaused || err == nil {
 		t.Fatalf("got %+v, %v; want paused by the guard", info, err)
 	}
 	if !strings.Contains(info.Reason, "stage collecting_inputs -> planning blocked by guard midterms: each course needs a midterm date") {
 		t.Errorf("reason = %q", info.Reason)
 	}
-	rh, err := h.ResumeRun(context.Background(), info.ID, host.ResumeOptions{State: map[string]json.RawMessage{"courses": json.RawMessage(`[{"name":"calc","midterm":"2026-12-01"}]`)}})
+	rh, err := h.ResumeRun(context.Background(), info.ID, hearth.ResumeOptions{State: map[string]json.RawMessage{"courses": json.RawMessage(`[{"name":"calc","midterm":"2026-12-01"}]`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,8 +614,8 @@ func TestRunValidationOnResume(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("check", []string{"a", "echo:a"}, []string{"b", "echo:b", "a"}, []string{"c", "fail:stop here", "b"})
 	p.Retry.Attempts = 1
-	info, _ := startRun(t, h, p, host.RunOptions{})
-	if info.Status != host.RunFailed {
+	info, _ := startRun(t, h, p, hearth.RunOptions{})
+	if info.Status != hearth.RunFailed {
 		t.Fatalf("run = %+v", info)
 	}
 	// Point b at an output that does not exist, as a damaged data
@@ -628,18 +628,18 @@ func TestRunValidationOnResume(t *testing.T) {
 	if err := h.store.SaveRun(info.ID, store.RunWrite{Tasks: []*store.TaskRecord{recs["b"]}}).Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.ResumeRun(context.Background(), info.ID, host.ResumeOptions{})
-	var ie *host.InvalidRunError
+	_, err = h.ResumeRun(context.Background(), info.ID, hearth.ResumeOptions{})
+	var ie *hearth.InvalidRunError
 	if !errors.As(err, &ie) || len(ie.Problems) != 1 || ie.Problems[0].Task != "b" || !strings.Contains(err.Error(), "its output v7 no longer exists (repair: run it again)") {
 		t.Fatalf("resume: %v", err)
 	}
-	rh, err := h.ResumeRun(context.Background(), info.ID, host.ResumeOptions{Repair: true})
+	rh, err := h.ResumeRun(context.Background(), info.ID, hearth.ResumeOptions{Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitRun(t, rh)
 	d, _ := h.Run(context.Background(), info.ID)
-	if b := d.TaskList[1]; b.Status != host.TaskSucceeded || b.Version != 8 {
+	if b := d.TaskList[1]; b.Status != hearth.TaskSucceeded || b.Version != 8 {
 		t.Errorf("b after repair = %+v, want it run again as v8", b)
 	}
 }
@@ -647,8 +647,8 @@ func TestRunValidationOnResume(t *testing.T) {
 func TestRunGoAPIValidation(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("bad", []string{"a", "echo:a", "c"}, []string{"b", "echo:b", "a"}, []string{"c", "echo:c", "b"})
-	p.Tasks = append(p.Tasks, &host.PipelineTask{Name: "x", Agent: "nobody", Prompt: "echo"})
-	_, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: p, RunOptions: host.RunOptions{}})
+	p.Tasks = append(p.Tasks, &hearth.PipelineTask{Name: "x", Agent: "nobody", Prompt: "echo"})
+	_, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p, RunOptions: hearth.RunOptions{}})
 	for _, want := range []string{"depend on each other in a circle: a -> c -> b -> a", `task "x": no such agent "nobody"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want %q", err, want)
@@ -664,14 +664,14 @@ func TestRunPlacesContextWhereThePromptSays(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("placed",
 		[]string{"a", "read:src/a.go;echo:a"},
-		[]string{"b", "verbatim:Summarize.\n\n" + host.ContextPlaceholder + "\nEnd.", "a"},
+		[]string{"b", "verbatim:Summarize.\n\n" + hearth.ContextPlaceholder + "\nEnd.", "a"},
 		[]string{"c", "verbatim:As written.", "a"},
 	)
-	info, err := startRun(t, h, p, host.RunOptions{})
+	info, err := startRun(t, h, p, hearth.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Status != host.RunCompleted {
+	if info.Status != hearth.RunCompleted {
 		t.Fatalf("run = %+v, want completed", info)
 	}
 	outs := outputsOf(t, h, info.ID)

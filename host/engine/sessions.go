@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
@@ -12,8 +12,8 @@ import (
 
 // Sessions lists the host's sessions as they are now, live ones with their
 // current load, most recently active first.
-func (h *Host) Sessions(context.Context) ([]host.SessionInfo, error) {
-	var out []host.SessionInfo
+func (h *Host) Sessions(context.Context) ([]hearth.SessionInfo, error) {
+	var out []hearth.SessionInfo
 	for _, p := range h.poolList() {
 		out = append(out, p.Infos()...)
 	}
@@ -23,7 +23,7 @@ func (h *Host) Sessions(context.Context) ([]host.SessionInfo, error) {
 
 // Session reads one session of the host with its latest events and the
 // decisions that involved it, with its status and load as they are now.
-func (h *Host) Session(ctx context.Context, id string, limit int) (*host.SessionDetail, error) {
+func (h *Host) Session(ctx context.Context, id string, limit int) (*hearth.SessionDetail, error) {
 	d, err := h.store.Session(ctx, id, limit)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func (h *Host) Session(ctx context.Context, id string, limit int) (*host.Session
 
 // RecentDecisions returns the last limit placement decisions of the
 // host's store, newest first, as events (with their time and run).
-func (h *Host) RecentDecisions(limit int) ([]host.Event, error) {
+func (h *Host) RecentDecisions(limit int) ([]hearth.Event, error) {
 	return h.store.Decisions(limit)
 }
 
@@ -52,7 +52,7 @@ func (h *Host) externalPool(agent string) (*pool.Pool, error) {
 	if agent == "" {
 		agent = h.config().Hooks.Agent
 		if agent == "" {
-			return nil, fmt.Errorf("%w: the config declares no external agent; add agent \"claude-code\" { external = %q }", host.ErrUnknownAgent, host.ExternalClaudeCode)
+			return nil, fmt.Errorf("%w: the config declares no external agent; add agent \"claude-code\" { external = %q }", hearth.ErrUnknownAgent, hearth.ExternalClaudeCode)
 		}
 	}
 	p, err := h.pool(agent)
@@ -60,7 +60,7 @@ func (h *Host) externalPool(agent string) (*pool.Pool, error) {
 		return nil, err
 	}
 	if p.Config().External == "" {
-		return nil, fmt.Errorf("agent %q: %w: hearth runs it as a plugin, and its sessions report through the plugin protocol", agent, host.ErrNotExternal)
+		return nil, fmt.Errorf("agent %q: %w: hearth runs it as a plugin, and its sessions report through the plugin protocol", agent, hearth.ErrNotExternal)
 	}
 	return p, nil
 }
@@ -72,7 +72,7 @@ func (h *Host) externalPool(agent string) (*pool.Pool, error) {
 
 // AttachExternal records that an external session started or resumed
 // (Claude Code's SessionStart): it is live, with the fingerprint it had.
-func (h *Host) AttachExternal(ctx context.Context, ref host.ExternalRef) error {
+func (h *Host) AttachExternal(ctx context.Context, ref hearth.ExternalRef) error {
 	p, err := h.externalPool(ref.Agent)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func (h *Host) AttachExternal(ctx context.Context, ref host.ExternalRef) error {
 // ExternalTurn records that an external session began a turn (busy: the
 // user's prompt) or finished one (Claude Code's Stop). A busy session is
 // not pointed at by Place.
-func (h *Host) ExternalTurn(ctx context.Context, ref host.ExternalRef, busy bool) error {
+func (h *Host) ExternalTurn(ctx context.Context, ref hearth.ExternalRef, busy bool) error {
 	p, err := h.externalPool(ref.Agent)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (h *Host) ExternalTurn(ctx context.Context, ref host.ExternalRef, busy bool
 // DetachExternal records that an external session ended (Claude Code's
 // SessionEnd): it becomes dormant, its fingerprint kept; it can still be
 // resumed, and pointed at.
-func (h *Host) DetachExternal(ctx context.Context, ref host.ExternalRef, reason string) error {
+func (h *Host) DetachExternal(ctx context.Context, ref hearth.ExternalRef, reason string) error {
 	p, err := h.externalPool(ref.Agent)
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func (h *Host) DetachExternal(ctx context.Context, ref host.ExternalRef, reason 
 // CheckExternalToolUse runs the pre_tool_use guards on a tool call an
 // external session is about to make (Claude Code's PreToolUse). The
 // session is in a turn from then on.
-func (h *Host) CheckExternalToolUse(ctx context.Context, ref host.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error) {
+func (h *Host) CheckExternalToolUse(ctx context.Context, ref hearth.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error) {
 	p, err := h.externalPool(ref.Agent)
 	if err != nil {
 		return sdk.Verdict{}, err
@@ -116,7 +116,7 @@ func (h *Host) CheckExternalToolUse(ctx context.Context, ref host.ExternalRef, c
 // ReportExternalToolUse records a tool use an external session made
 // (Claude Code's PostToolUse): its fingerprint and the matcher's index
 // take it at once, and the event is on disk when it returns.
-func (h *Host) ReportExternalToolUse(ctx context.Context, ref host.ExternalRef, u sdk.ToolUse) error {
+func (h *Host) ReportExternalToolUse(ctx context.Context, ref hearth.ExternalRef, u sdk.ToolUse) error {
 	p, err := h.externalPool(ref.Agent)
 	if err != nil {
 		return err

@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/sdk"
@@ -12,7 +12,7 @@ import (
 // Submit places t on a session of its agent, runs it and returns the
 // result, the context artifact the agent left and the placement decision.
 // It blocks until the task is done, ctx is done, or the host shuts down.
-func (h *Host) Submit(ctx context.Context, t host.Task) (*host.Outcome, error) {
+func (h *Host) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, error) {
 	done, err := h.enter()
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (h *Host) Submit(ctx context.Context, t host.Task) (*host.Outcome, error) {
 
 // executeRunTask runs an admitted attempt of a task of run: the run
 // engine's way to placement.
-func (h *Host) executeRunTask(ctx context.Context, t host.Task, run pool.Run) (*host.Outcome, error) {
+func (h *Host) executeRunTask(ctx context.Context, t hearth.Task, run pool.Run) (*hearth.Outcome, error) {
 	p, err := h.pool(t.Agent)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func (h *Host) executeRunTask(ctx context.Context, t host.Task, run pool.Run) (*
 
 // execute places and runs an admitted task, and applies its quality
 // gate. run is the run it belongs to, nil for none.
-func (h *Host) execute(ctx context.Context, p *pool.Pool, t host.Task, run pool.Run) (*host.Outcome, error) {
+func (h *Host) execute(ctx context.Context, p *pool.Pool, t hearth.Task, run pool.Run) (*hearth.Outcome, error) {
 	out, err := p.Execute(ctx, t, run)
 	if out != nil {
 		// Its slot is free again: the last event the task emitted came
@@ -71,13 +71,13 @@ func (h *Host) execute(ctx context.Context, p *pool.Pool, t host.Task, run pool.
 // without running anything: the decision Submit would start from, made
 // by the same policy. Its Action is what the host would do if nothing
 // changed in between; for an external agent, the session to resume.
-func (h *Host) Place(_ context.Context, agent string, hints sdk.Hints) (host.Decision, error) {
+func (h *Host) Place(_ context.Context, agent string, hints sdk.Hints) (hearth.Decision, error) {
 	p, err := h.pool(agent)
 	if err != nil {
-		return host.Decision{}, err
+		return hearth.Decision{}, err
 	}
 	if h.Clustered() && forwardable(p) {
 		return h.placeAcrossDecision(p, agent, hints), nil
 	}
-	return p.Place(host.Task{Agent: agent, Hints: hints}), nil
+	return p.Place(hearth.Task{Agent: agent, Hints: hints}), nil
 }

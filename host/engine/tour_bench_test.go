@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/plugins"
 )
@@ -51,7 +51,7 @@ func BenchmarkCodeTour(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				run, err := h.StartRun(context.Background(), host.RunSpec{Pipeline: tour})
+				run, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: tour})
 				if err == nil {
 					_, err = run.Wait(context.Background())
 					run.Close()
@@ -65,10 +65,10 @@ func BenchmarkCodeTour(b *testing.B) {
 					b.Fatal(err)
 				}
 				for _, o := range outs {
-					switch host.Action(o.Action) {
-					case host.ActionSpawned:
+					switch hearth.Action(o.Action) {
+					case hearth.ActionSpawned:
 						spawns++
-					case host.ActionReused:
+					case hearth.ActionReused:
 						reuses++
 					}
 				}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
@@ -55,7 +55,7 @@ type callbacks struct {
 	s    *session
 	task string
 	// t is the task, as submitted: pre-tool-use guards see it.
-	t host.Task
+	t hearth.Task
 	// run is the run the task belongs to, nil for a task on its own: what
 	// guards see of it.
 	run Run
@@ -64,7 +64,7 @@ type callbacks struct {
 	// reports still on their way.
 	reported atomic.Uint64
 	// buf holds tool-use events not yet handed to the store.
-	buf      []host.Event
+	buf      []hearth.Event
 	bufSince time.Time
 	// pending are the batches handed to the store since the last Sync.
 	// Each is waited for: a failed early batch must not hide behind a
@@ -140,7 +140,7 @@ func (c *callbacks) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	if len(c.buf) == 0 {
 		c.bufSince = now
 	}
-	c.buf = append(c.buf, host.Event{Time: u.At, Kind: host.EventToolUsed, Agent: p.cfg().Name, Session: s.id, Task: c.task, ToolUse: &u})
+	c.buf = append(c.buf, hearth.Event{Time: u.At, Kind: hearth.EventToolUsed, Agent: p.cfg().Name, Session: s.id, Task: c.task, ToolUse: &u})
 	p.d.Events.ToolUse(&c.buf[len(c.buf)-1])
 	if len(c.buf) >= flushEvents || now.Sub(c.bufSince) >= flushAge {
 		c.flush()
@@ -200,7 +200,7 @@ func (c *callbacks) ReportProgress(_ context.Context, pr sdk.Progress) error {
 	if c.run != nil {
 		c.run.Progress(c.task, pr.Cost)
 	}
-	c.s.pool.emit(host.Event{Kind: host.EventTaskProgress, Agent: c.agent(), Session: c.s.id, Task: c.task, Run: c.t.Run,
+	c.s.pool.emit(hearth.Event{Kind: hearth.EventTaskProgress, Agent: c.agent(), Session: c.s.id, Task: c.task, Run: c.t.Run,
 		Fraction: pr.Fraction, Message: pr.Message, Cost: pr.Cost})
 	return nil
 }

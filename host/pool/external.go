@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
@@ -32,7 +32,7 @@ import (
 // Runnable refuses tasks for an external agent.
 func (p *Pool) Runnable() error {
 	if p.cfg().External != "" {
-		return fmt.Errorf("agent %q: %w; ask Place which of its sessions to resume (hearth place %s)", p.cfg().Name, host.ErrExternalAgent, p.cfg().Name)
+		return fmt.Errorf("agent %q: %w; ask Place which of its sessions to resume (hearth place %s)", p.cfg().Name, hearth.ErrExternalAgent, p.cfg().Name)
 	}
 	return nil
 }
@@ -44,12 +44,12 @@ func (p *Pool) Runnable() error {
 //
 // When it made the session live, attach has queued its record, with what
 // fn did: the returned Pending is that write, nil when it wrote none.
-func (p *Pool) attach(ref host.ExternalRef, fn func(s *session)) (*session, *store.Pending, error) {
-	if !host.ValidExternalID(ref.Session) {
-		return nil, nil, fmt.Errorf("%w %q: want 1 to %d letters, digits, '-', '_', '.' or ':'", host.ErrSessionID, truncate(ref.Session, 40), host.MaxExternalID)
+func (p *Pool) attach(ref hearth.ExternalRef, fn func(s *session)) (*session, *store.Pending, error) {
+	if !hearth.ValidExternalID(ref.Session) {
+		return nil, nil, fmt.Errorf("%w %q: want 1 to %d letters, digits, '-', '_', '.' or ':'", hearth.ErrSessionID, truncate(ref.Session, 40), hearth.MaxExternalID)
 	}
 	var (
-		ev  *host.Event
+		ev  *hearth.Event
 		rec *store.SessionRecord
 	)
 	p.mu.Lock()
@@ -79,7 +79,7 @@ func (p *Pool) attach(ref host.ExternalRef, fn func(s *session)) (*session, *sto
 		s.status, s.capacity, s.hasState = statusLive, 1, true
 		p.sessions[s.id] = s
 		p.indexLocked(s)
-		ev = &host.Event{Kind: host.EventSessionAttached, Agent: p.cfg().Name, Session: s.id,
+		ev = &hearth.Event{Kind: hearth.EventSessionAttached, Agent: p.cfg().Name, Session: s.id,
 			Message: fmt.Sprintf("%s session %s reported for the first time (in %s)", s.external, s.id, text.OrDash(ref.Workspace))}
 	case s.status != statusLive:
 		fp, err := s.loadFingerprint()
@@ -92,7 +92,7 @@ func (p *Pool) attach(ref host.ExternalRef, fn func(s *session)) (*session, *sto
 		s.capacity = 1
 		s.lastActivity = now
 		p.indexLocked(s)
-		ev = &host.Event{Kind: host.EventSessionAttached, Agent: p.cfg().Name, Session: s.id,
+		ev = &hearth.Event{Kind: hearth.EventSessionAttached, Agent: p.cfg().Name, Session: s.id,
 			Message: fmt.Sprintf("%s session %s reported again, and is live", s.external, s.id)}
 	}
 	if ref.Workspace != "" && ref.Workspace != s.workspace {
@@ -122,7 +122,7 @@ func (p *Pool) attach(ref host.ExternalRef, fn func(s *session)) (*session, *sto
 // attachSaved attaches an external session, runs fn on it, and returns
 // once its record, with what fn did, is on disk: written by attach when
 // it made the session live, else now.
-func (p *Pool) attachSaved(ctx context.Context, ref host.ExternalRef, fn func(s *session)) error {
+func (p *Pool) attachSaved(ctx context.Context, ref hearth.ExternalRef, fn func(s *session)) error {
 	s, pend, err := p.attach(ref, fn)
 	if err != nil {
 		return err
@@ -157,14 +157,14 @@ func (p *Pool) overflowLocked() *session {
 
 // AttachExternal records that an external session started or resumed
 // (Claude Code's SessionStart): it is live, with the fingerprint it had.
-func (p *Pool) AttachExternal(ctx context.Context, ref host.ExternalRef) error {
+func (p *Pool) AttachExternal(ctx context.Context, ref hearth.ExternalRef) error {
 	return p.attachSaved(ctx, ref, nil)
 }
 
 // ExternalTurn records that an external session began a turn (busy: the
 // user's prompt) or finished one (Claude Code's Stop). A busy session is
 // not pointed at by Place.
-func (p *Pool) ExternalTurn(ctx context.Context, ref host.ExternalRef, busy bool) error {
+func (p *Pool) ExternalTurn(ctx context.Context, ref hearth.ExternalRef, busy bool) error {
 	return p.attachSaved(ctx, ref, func(s *session) { p.setBusyLocked(s, busy) })
 }
 
@@ -186,7 +186,7 @@ func (p *Pool) setBusyLocked(s *session, busy bool) {
 // DetachExternal records that an external session ended (Claude Code's
 // SessionEnd): it becomes dormant, its fingerprint kept; it can still be
 // resumed, and pointed at.
-func (p *Pool) DetachExternal(ctx context.Context, ref host.ExternalRef, reason string) error {
+func (p *Pool) DetachExternal(ctx context.Context, ref hearth.ExternalRef, reason string) error {
 	p.mu.Lock()
 	s := p.sessions[ref.Session]
 	live := s != nil && s.status == statusLive
@@ -205,18 +205,18 @@ func (p *Pool) DetachExternal(ctx context.Context, ref host.ExternalRef, reason 
 // CheckExternalToolUse runs the pre_tool_use guards on a tool call an
 // external session is about to make (Claude Code's PreToolUse). The
 // session is in a turn from then on.
-func (p *Pool) CheckExternalToolUse(_ context.Context, ref host.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error) {
+func (p *Pool) CheckExternalToolUse(_ context.Context, ref hearth.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error) {
 	s, _, err := p.attach(ref, func(s *session) { p.setBusyLocked(s, true) })
 	if err != nil {
 		return sdk.Verdict{}, err
 	}
-	return s.checkToolUse(call, host.Task{Agent: p.cfg().Name}, nil)
+	return s.checkToolUse(call, hearth.Task{Agent: p.cfg().Name}, nil)
 }
 
 // ReportExternalToolUse records a tool use an external session made
 // (Claude Code's PostToolUse): its fingerprint and the matcher's index
 // take it at once, and the event is on disk when it returns.
-func (p *Pool) ReportExternalToolUse(ctx context.Context, ref host.ExternalRef, u sdk.ToolUse) error {
+func (p *Pool) ReportExternalToolUse(ctx context.Context, ref hearth.ExternalRef, u sdk.ToolUse) error {
 	if u.Outcome == sdk.OutcomeUnset {
 		return fmt.Errorf("tool use %q of session %s has no outcome; set it to sdk.OutcomeOK, OutcomeError or OutcomeDenied", u.Tool, ref.Session)
 	}
@@ -235,7 +235,7 @@ func (p *Pool) ReportExternalToolUse(ctx context.Context, ref host.ExternalRef, 
 	// Published once durable, in order with the session's other events
 	// (session.attached first): hook reports come one at a time, not at
 	// a plugin's rate.
-	seq, pend := p.d.Events.Append(host.Event{Time: u.At, Kind: host.EventToolUsed, Agent: p.cfg().Name, Session: s.id, ToolUse: &u})
+	seq, pend := p.d.Events.Append(hearth.Event{Time: u.At, Kind: hearth.EventToolUsed, Agent: p.cfg().Name, Session: s.id, ToolUse: &u})
 	// The session's record is written at turn boundaries, not per tool
 	// use: after a crash, the tool uses since are replayed from the log
 	// into its fingerprint.

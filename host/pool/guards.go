@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -33,7 +33,7 @@ func (s *session) guardSessionLocked(now time.Time, lists bool) guard.Session {
 
 // vetoLocked runs the session_reuse guards on the session the matcher
 // picked for a task. p.mu must be held.
-func (p *Pool) vetoLocked(s *session, score float64, t host.Task, now time.Time) *guard.Verdict {
+func (p *Pool) vetoLocked(s *session, score float64, t hearth.Task, now time.Time) *guard.Verdict {
 	gs := p.d.Guards()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.SessionReuse, m) {
@@ -51,7 +51,7 @@ func (p *Pool) vetoLocked(s *session, score float64, t host.Task, now time.Time)
 // run (nil for none). With no guard, it answers at once; otherwise it
 // builds only the parts of the environment some guard reads (the
 // session's fingerprint lists are the costly part).
-func (s *session) checkToolUse(c sdk.ToolCall, t host.Task, run Run) (sdk.Verdict, error) {
+func (s *session) checkToolUse(c sdk.ToolCall, t hearth.Task, run Run) (sdk.Verdict, error) {
 	v, err := s.evalToolUse(c, t, run)
 	if v == nil || err != nil {
 		return sdk.Verdict{Allow: err == nil}, err
@@ -62,13 +62,13 @@ func (s *session) checkToolUse(c sdk.ToolCall, t host.Task, run Run) (sdk.Verdic
 
 // covered reports whether any pre_tool_use guard applies to the tool uses
 // of task t on this session's agent.
-func (s *session) covered(t host.Task) bool {
+func (s *session) covered(t hearth.Task) bool {
 	return s.pool.d.Guards().Any(guard.PreToolUse, guard.Match{Agent: s.pool.cfg().Name, Task: t.Name})
 }
 
 // evalToolUse answers a tool call with the pre_tool_use guards, without
 // recording anything: the guard that denies it, or nil.
-func (s *session) evalToolUse(c sdk.ToolCall, t host.Task, run Run) (*guard.Verdict, error) {
+func (s *session) evalToolUse(c sdk.ToolCall, t hearth.Task, run Run) (*guard.Verdict, error) {
 	p := s.pool
 	gs := p.d.Guards()
 	m := guard.Match{Agent: p.cfg().Name, Task: t.Name}
@@ -110,7 +110,7 @@ func (s *session) evalToolUse(c sdk.ToolCall, t host.Task, run Run) (*guard.Verd
 // is flagged with an event (naming the guard that would have denied it,
 // if one would have), and the error returned, when checks are required,
 // fails the task.
-func (s *session) uncheckedUse(u sdk.ToolUse, t host.Task, run Run) error {
+func (s *session) uncheckedUse(u sdk.ToolUse, t hearth.Task, run Run) error {
 	p := s.pool
 	what := u.Tool
 	if len(u.Paths) > 0 {
@@ -128,11 +128,11 @@ func (s *session) uncheckedUse(u sdk.ToolUse, t host.Task, run Run) error {
 	p.mu.Lock()
 	s.unchecked++
 	p.mu.Unlock()
-	p.emit(host.Event{Kind: host.EventToolUnchecked, Agent: p.cfg().Name, Session: s.id, Task: t.ID, Run: t.Run, Message: msg})
+	p.emit(hearth.Event{Kind: hearth.EventToolUnchecked, Agent: p.cfg().Name, Session: s.id, Task: t.ID, Run: t.Run, Message: msg})
 	if !required {
 		return nil
 	}
-	return fmt.Errorf("%s, and checks are required (require_checks): ask the host before each tool use (sdk.Tools does): %w", msg, host.ErrUnchecked)
+	return fmt.Errorf("%s, and checks are required (require_checks): ask the host before each tool use (sdk.Tools does): %w", msg, hearth.ErrUnchecked)
 }
 
 // emitGuard records that a guard fired on one of the pool's sessions.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/matcher"
@@ -93,7 +93,7 @@ type veto struct {
 // over every host's sessions, leaving out the RemoteIDs in across.exclude,
 // and may be planRemote. Guards veto only this host's sessions: another
 // host's guards decide over its own when the task arrives there.
-func (p *Pool) decideLocked(t host.Task, hints matcher.Hints, now time.Time, across *acrossHosts) plan {
+func (p *Pool) decideLocked(t hearth.Task, hints matcher.Hints, now time.Time, across *acrossHosts) plan {
 	switch p.cfg().Pool.Placement {
 	case config.PlacementFresh:
 		if p.room() {
@@ -185,7 +185,7 @@ func (p *Pool) rotateLocked() plan {
 // Place returns the decision the pool would make for t now, without
 // acting on it: the same policy acquire acts on. An external agent's
 // decision points at the session to resume.
-func (p *Pool) Place(t host.Task) host.Decision {
+func (p *Pool) Place(t hearth.Task) hearth.Decision {
 	hints := normalizeHints(t.Hints, p.cfg().Workspace)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -199,7 +199,7 @@ func (p *Pool) Place(t host.Task) host.Decision {
 // placeExternalLocked is Place for an external agent: nothing to spawn or
 // rehydrate; the winning session's own program resumes it, where it
 // worked.
-func (p *Pool) placeExternalLocked(t host.Task, hints matcher.Hints, now time.Time) host.Decision {
+func (p *Pool) placeExternalLocked(t hearth.Task, hints matcher.Hints, now time.Time) hearth.Decision {
 	d := p.decideIndexLocked(true, hints, now, p.unavailableLocked())
 	dec := p.baseDecisionLocked(t, plan{d: d})
 	if len(d.Ranked) > 0 {
@@ -207,23 +207,23 @@ func (p *Pool) placeExternalLocked(t host.Task, hints matcher.Hints, now time.Ti
 	}
 	dec.External = p.cfg().External
 	if d.Winner != "" {
-		dec.Action, dec.Session = host.ActionResume, d.Winner
-		dec.Resume = host.ResumeCommand(dec.External, d.Winner)
+		dec.Action, dec.Session = hearth.ActionResume, d.Winner
+		dec.Resume = hearth.ResumeCommand(dec.External, d.Winner)
 		if s := p.sessions[d.Winner]; s != nil {
 			dec.Workspace = s.workspace
 		}
 		dec.Reason = fmt.Sprintf("would resume %s session %s (%s): %s", dec.External, d.Winner, above(dec.Score, dec.Threshold), dec.Resume)
 		return dec
 	}
-	dec.Action = host.ActionSpawned
+	dec.Action = hearth.ActionSpawned
 	dec.Reason = fmt.Sprintf("would start a new %s session: %s", dec.External, spawnReason(d, dec.Threshold))
 	return dec
 }
 
 // baseDecisionLocked is what every decision about t says, whatever it
 // decided: the task, the matcher's outcome and ranking, the vetoes.
-func (p *Pool) baseDecisionLocked(t host.Task, pl plan) host.Decision {
-	dec := host.Decision{
+func (p *Pool) baseDecisionLocked(t hearth.Task, pl plan) hearth.Decision {
+	dec := hearth.Decision{
 		Task: t.ID, TaskName: t.Name, Agent: p.cfg().Name, Threshold: p.spec.Load().mcfg.Threshold, Hints: t.Hints,
 		Score: pl.score,
 	}
@@ -240,7 +240,7 @@ func (p *Pool) baseDecisionLocked(t host.Task, pl plan) host.Decision {
 // decisionLocked describes a plan as a decision. would says it has not
 // been acted on (Place): its reason is in the conditional. A spawn names
 // no session until acquire has made it.
-func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
+func (p *Pool) decisionLocked(t hearth.Task, pl plan, would bool) hearth.Decision {
 	dec := p.baseDecisionLocked(t, pl)
 	verb := func(past, cond string) string {
 		if would {
@@ -251,7 +251,7 @@ func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
 	placement := p.cfg().Pool.Placement
 	switch pl.kind {
 	case planReuse:
-		dec.Action, dec.Session = host.ActionReused, pl.s.id
+		dec.Action, dec.Session = hearth.ActionReused, pl.s.id
 		switch {
 		case placement == config.PlacementRoundRobin:
 			dec.Reason = fmt.Sprintf("%s %s: its turn (placement = round_robin)", verb("reused", "would reuse"), pl.s.id)
@@ -262,10 +262,10 @@ func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
 			dec.Reason = fmt.Sprintf("%s %s (%s)", verb("reused", "would reuse"), pl.s.id, above(pl.score, dec.Threshold))
 		}
 	case planRehydrate:
-		dec.Action, dec.Session = host.ActionRehydrated, pl.s.id
+		dec.Action, dec.Session = hearth.ActionRehydrated, pl.s.id
 		dec.Reason = fmt.Sprintf("%s dormant %s (%s)", verb("rehydrated", "would rehydrate"), pl.s.id, above(pl.score, dec.Threshold))
 	case planSpawn, planRetire:
-		dec.Action = host.ActionSpawned
+		dec.Action = hearth.ActionSpawned
 		why := spawnReason(pl.d, dec.Threshold)
 		switch placement {
 		case config.PlacementFresh:
@@ -287,10 +287,10 @@ func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
 		}
 	case planRemote:
 		owner, session, _ := strings.Cut(pl.remote, "/")
-		dec.Action, dec.Session, dec.Host = host.ActionReused, session, owner
+		dec.Action, dec.Session, dec.Host = hearth.ActionReused, session, owner
 		dec.Reason = fmt.Sprintf("%s %s on host %s (%s)", verb("reused", "would reuse"), session, owner, above(pl.score, dec.Threshold))
 	case planWait:
-		dec.Action = host.ActionWait
+		dec.Action = hearth.ActionWait
 		if pl.s != nil {
 			dec.Session = pl.s.id
 			dec.Reason = fmt.Sprintf("would wait: the pool is full at %d sessions, and busy %s would win (%s)", p.cfg().Pool.MaxSessions, pl.s.id, above(pl.score, dec.Threshold))
@@ -303,7 +303,7 @@ func (p *Pool) decisionLocked(t host.Task, pl plan, would bool) host.Decision {
 
 // finish completes a decision's reason with what happened, or would
 // happen, on the way.
-func finish(d host.Decision, would bool) host.Decision {
+func finish(d hearth.Decision, would bool) hearth.Decision {
 	if d.Rehydration != "" {
 		d.Reason = d.Rehydration + "; " + d.Reason
 	}
@@ -327,7 +327,7 @@ func finish(d host.Decision, would bool) host.Decision {
 // session with a slot reserved for the task, and the decision that chose
 // it. After a wait, a retirement or a failed rehydration it decides
 // again.
-func (p *Pool) acquire(ctx context.Context, t host.Task) (*session, *host.Decision, error) {
+func (p *Pool) acquire(ctx context.Context, t hearth.Task) (*session, *hearth.Decision, error) {
 	hints := normalizeHints(t.Hints, p.cfg().Workspace)
 	start := p.now()
 	var (
@@ -349,7 +349,7 @@ func (p *Pool) acquire(ctx context.Context, t host.Task) (*session, *host.Decisi
 				vetoes = append(vetoes, v)
 			}
 		}
-		done := func(s *session) (*session, *host.Decision, error) {
+		done := func(s *session) (*session, *hearth.Decision, error) {
 			dec.Waited, dec.Rehydration = waited, rehydrated
 			if retired != "" && dec.Retired == "" {
 				dec.Retired = retired
@@ -427,14 +427,14 @@ func (p *Pool) acquire(ctx context.Context, t host.Task) (*session, *host.Decisi
 				return nil, nil, fmt.Errorf("agent %q: waited %s for a free session (pool full: all %d sessions busy): %w",
 					p.cfg().Name, p.now().Sub(start).Round(time.Millisecond), p.cfg().Pool.MaxSessions, context.Cause(ctx))
 			default:
-				return nil, nil, host.ErrClosed
+				return nil, nil, hearth.ErrClosed
 			}
 		}
 	}
 }
 
 // recordVetoes records the session_reuse guards that fired.
-func (p *Pool) recordVetoes(vetoes []veto, t host.Task) {
+func (p *Pool) recordVetoes(vetoes []veto, t hearth.Task) {
 	for _, v := range vetoes {
 		p.emitGuard(guard.SessionReuse, v.v, v.s.id, t.ID)
 	}
@@ -443,11 +443,11 @@ func (p *Pool) recordVetoes(vetoes []veto, t host.Task) {
 // Execute places t, runs it on the session it was placed on, and returns
 // what it came to; the engine adds the quality gate. run is the run t
 // belongs to, nil for none.
-func (p *Pool) Execute(ctx context.Context, t host.Task, run Run) (*host.Outcome, error) {
+func (p *Pool) Execute(ctx context.Context, t hearth.Task, run Run) (*hearth.Outcome, error) {
 	start := p.now()
 	s, d, err := p.acquire(ctx, t)
 	if err != nil {
-		p.emit(host.Event{Kind: host.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: err.Error(), Message: t.ID + " could not be placed"})
+		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: err.Error(), Message: t.ID + " could not be placed"})
 		return nil, err
 	}
 	p.recordDecision(d, t.Run)
@@ -456,7 +456,7 @@ func (p *Pool) Execute(ctx context.Context, t host.Task, run Run) (*host.Outcome
 	if err != nil {
 		return nil, err
 	}
-	return &host.Outcome{
+	return &hearth.Outcome{
 		TaskID: t.ID, Agent: t.Agent, Session: s.id, Decision: *d,
 		Result: res, Artifact: res.Artifact, ToolUses: uses, Duration: p.now().Sub(start),
 	}, nil
@@ -465,8 +465,8 @@ func (p *Pool) Execute(ctx context.Context, t host.Task, run Run) (*host.Outcome
 // recordDecision records a placement. The decision is part of the task's
 // answer: durable before the task runs, so that a crash mid-task leaves
 // the reason it ran where it did.
-func (p *Pool) recordDecision(d *host.Decision, run string) {
-	pend := p.emit(host.Event{Kind: host.EventDecision, Agent: d.Agent, Session: d.Session, Task: d.Task, Run: run, Message: d.Reason, Decision: d})
+func (p *Pool) recordDecision(d *hearth.Decision, run string) {
+	pend := p.emit(hearth.Event{Kind: hearth.EventDecision, Agent: d.Agent, Session: d.Session, Task: d.Task, Run: run, Message: d.Reason, Decision: d})
 	if err := pend.Wait(context.Background()); err != nil {
 		p.logger.Warn("cannot record a decision", "task", d.Task, "error", err)
 	}
@@ -552,10 +552,10 @@ func (p *Pool) bestEligibleLiveLocked(d matcher.Decision, vetoes []veto) *sessio
 	return best
 }
 
-func candidatesOf(d matcher.Decision) []host.Candidate {
-	out := make([]host.Candidate, 0, len(d.Ranked))
+func candidatesOf(d matcher.Decision) []hearth.Candidate {
+	out := make([]hearth.Candidate, 0, len(d.Ranked))
 	for _, r := range d.Ranked {
-		c := host.Candidate{
+		c := hearth.Candidate{
 			Session: r.ID, Dormant: r.Dormant, Eligible: r.Eligible, Load: r.Load, Capacity: r.Capacity,
 			Directory: r.Scores.Directory, File: r.Scores.File, Tech: r.Scores.Tech,
 			Freshness: r.Scores.Freshness, LoadScore: r.Scores.Load, Total: r.Total,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/process"
@@ -45,7 +45,7 @@ type Deps struct {
 	Logger hclog.Logger
 	Now    func() time.Time
 	// Closing is closed when the engine begins to shut down: tasks
-	// waiting for room give up with host.ErrClosed.
+	// waiting for room give up with hearth.ErrClosed.
 	Closing <-chan struct{}
 	// HardStop is done when the shutdown's grace period is over: tasks
 	// still running are cancelled.
@@ -57,11 +57,11 @@ type Deps struct {
 type Events interface {
 	// Append records e and publishes it once it is on disk. It returns
 	// the event's sequence number and its write.
-	Append(e host.Event) (uint64, *store.Pending)
+	Append(e hearth.Event) (uint64, *store.Pending)
 	// ToolUse tells observers and subscribers of a tool use as it
 	// arrives: tool uses reach the store in batches, and are durable
 	// before their task's stream is acknowledged.
-	ToolUse(e *host.Event)
+	ToolUse(e *hearth.Event)
 }
 
 // Pool holds one agent's sessions, live and dormant, places its tasks
@@ -131,7 +131,7 @@ func (p *Pool) cfg() *config.Agent { return p.spec.Load().cfg }
 func (p *Pool) now() time.Time { return p.d.Now() }
 
 // emit records an event; its write is not waited for.
-func (p *Pool) emit(e host.Event) *store.Pending {
+func (p *Pool) emit(e hearth.Event) *store.Pending {
 	_, pend := p.d.Events.Append(e)
 	return pend
 }
@@ -281,7 +281,7 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 			TLS:            p.d.TLS,
 			Logger:         s.logger,
 			LogLevel:       p.d.Logger.GetLevel().String(),
-			OnExit:         func(pe *host.PluginError) { p.lost(s, pe) },
+			OnExit:         func(pe *hearth.PluginError) { p.lost(s, pe) },
 		})
 	}
 	if err == nil && rehydrate {
@@ -293,7 +293,7 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 	// Events and records are built under the lock and written after it:
 	// a full store queue must not hold up the pool.
 	var (
-		ev  *host.Event
+		ev  *hearth.Event
 		rec *store.SessionRecord
 	)
 	record := func() {
@@ -338,11 +338,11 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 		s.startSaver()
 		record()
 		s.logger.Debug("session live", "pid", proc.PID(), "capacity", s.capacity, "rehydrated", rehydrate)
-		kind, verb := host.EventSessionSpawned, "spawned"
+		kind, verb := hearth.EventSessionSpawned, "spawned"
 		if rehydrate {
-			kind, verb = host.EventSessionRehydrated, "rehydrated"
+			kind, verb = hearth.EventSessionRehydrated, "rehydrated"
 		}
-		ev = &host.Event{Kind: kind, Agent: p.cfg().Name, Session: s.id, PID: proc.PID(),
+		ev = &hearth.Event{Kind: kind, Agent: p.cfg().Name, Session: s.id, PID: proc.PID(),
 			Message: fmt.Sprintf("%s %s (pid %d, capacity %d)", verb, s.id, proc.PID(), s.capacity)}
 	}
 	p.mu.Unlock()
@@ -372,7 +372,7 @@ func (p *Pool) rehydrate(ctx context.Context, s *session, proc *process.Process)
 		perr, detail, hint := proc.CallError(ictx, err)
 		if perr == err {
 			detail, hint = err.Error(), "the agent refused the state its session exported; the task goes to another session, and this one is not offered again"
-			perr = host.ErrRehydrate
+			perr = hearth.ErrRehydrate
 		}
 		return proc.Errorf("rehydrate", perr, detail, hint)
 	}
@@ -424,7 +424,7 @@ func (p *Pool) release(s *session, failed bool) {
 // lost removes a session whose plugin died or hung. The pool lock orders
 // it against retirement and shutdown, so a session is stopped once and
 // Close sees every stop it must wait for.
-func (p *Pool) lost(s *session, pe *host.PluginError) {
+func (p *Pool) lost(s *session, pe *hearth.PluginError) {
 	p.mu.Lock()
 	if s.status != statusLive && s.status != statusStarting {
 		p.mu.Unlock()
@@ -462,7 +462,7 @@ func (p *Pool) lost(s *session, pe *host.PluginError) {
 	if proc != nil {
 		pid = proc.PID()
 	}
-	p.emit(host.Event{Kind: host.EventSessionLost, Agent: p.cfg().Name, Session: s.id, PID: pid, Err: pe.Error(),
+	p.emit(hearth.Event{Kind: hearth.EventSessionLost, Agent: p.cfg().Name, Session: s.id, PID: pid, Err: pe.Error(),
 		Message: fmt.Sprintf("lost %s: %v", s.id, pe.Err)})
 }
 
@@ -526,7 +526,7 @@ func (p *Pool) persisted(s *session, msg string, evicted []string) {
 	p.mu.Lock()
 	s.persisting = false
 	p.mu.Unlock()
-	p.emit(host.Event{Kind: host.EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: msg})
+	p.emit(hearth.Event{Kind: hearth.EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: msg})
 	p.deleteEvicted(evicted)
 }
 

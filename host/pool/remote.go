@@ -3,7 +3,7 @@ package pool
 import (
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -83,7 +83,7 @@ func (p *Pool) decideIndexLocked(local bool, hints matcher.Hints, now time.Time,
 type Across struct {
 	// Decision is the decision, as Place reports it; for another host's
 	// session its Host and Session name it.
-	Decision host.Decision
+	Decision hearth.Decision
 	// Remote is the winning session's RemoteID ("host/session") when it
 	// is on another host; empty otherwise.
 	Remote string
@@ -97,7 +97,7 @@ type Across struct {
 // policy, leaving out the RemoteIDs in exclude, without acting on it.
 // When neither Remote nor Spawn is set, the task stays on this host (a
 // session here, or a wait for one).
-func (p *Pool) PlaceAcross(t host.Task, exclude []string, now time.Time) Across {
+func (p *Pool) PlaceAcross(t hearth.Task, exclude []string, now time.Time) Across {
 	hints := normalizeHints(t.Hints, p.cfg().Workspace)
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/matcher"
@@ -47,9 +47,9 @@ func TestLocalDecisionLeavesRemoteOut(t *testing.T) {
 		t.Fatalf("b/s1 in the index: %+v, %t; want it owned by b", c, ok)
 	}
 
-	task := host.Task{ID: "t1", Agent: "coder", Hints: sdk.Hints{Files: []string{"pkg/here/a.go"}, Directories: []string{"pkg/here"}}}
+	task := hearth.Task{ID: "t1", Agent: "coder", Hints: sdk.Hints{Files: []string{"pkg/here/a.go"}, Directories: []string{"pkg/here"}}}
 	d := p.Place(task)
-	if d.Action != host.ActionRehydrated || d.Session != s.id || d.Host != "" {
+	if d.Action != hearth.ActionRehydrated || d.Session != s.id || d.Host != "" {
 		t.Fatalf("local decision: %s %s on %q (%s), want %s rehydrated here", d.Action, d.Session, d.Host, d.Reason, s.id)
 	}
 	if d.Considered != 1 || len(d.Candidates) != 1 || d.Candidates[0].Session != s.id {

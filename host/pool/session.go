@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
@@ -69,7 +69,7 @@ type session struct {
 	exportsState bool
 	agentVersion string
 	reason       string
-	lostErr      *host.PluginError
+	lostErr      *hearth.PluginError
 	// stale: a reload changed or removed its agent; it takes no new task
 	// and is retired once idle.
 	stale bool
@@ -176,8 +176,8 @@ func (s *session) fromRecord(r store.SessionRecord) {
 }
 
 // replay applies a logged tool use to the fingerprint.
-func (s *session) replay(ev host.Event) {
-	if ev.Kind != host.EventToolUsed || ev.ToolUse == nil {
+func (s *session) replay(ev hearth.Event) {
+	if ev.Kind != hearth.EventToolUsed || ev.ToolUse == nil {
 		return
 	}
 	s.fp.observe(*ev.ToolUse, s.pool.cfg().Workspace)
@@ -294,12 +294,12 @@ func (e taskTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 // agent's task_timeout (the plugin is then considered hung and stopped),
 // or when the engine's shutdown grace period ends. It also returns how
 // many tool uses the agent reported for the task.
-func (s *session) run(ctx context.Context, t host.Task, run Run) (sdk.Result, uint64, error) {
+func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, uint64, error) {
 	p := s.pool
 	cfg := p.cfg()
 	base, cancelBase := context.WithCancelCause(ctx)
 	defer cancelBase(nil)
-	unhook := context.AfterFunc(p.d.HardStop, func() { cancelBase(host.ErrClosed) })
+	unhook := context.AfterFunc(p.d.HardStop, func() { cancelBase(hearth.ErrClosed) })
 	defer unhook()
 	// The task timeout is the host's own timer, not a deadline: gRPC would
 	// send a deadline to the plugin, whose copy can fire first, and the
@@ -335,22 +335,22 @@ func (s *session) run(ctx context.Context, t host.Task, run Run) (sdk.Result, ui
 		th = runCallbacks{calls, run}
 	}
 	start := p.now()
-	p.emit(host.Event{Kind: host.EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
+	p.emit(hearth.Event{Kind: hearth.EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
 	res, err := proc.Agent().Run(tctx, st, th)
 	if err != nil {
 		err = s.runError(tctx, proc, "run task "+t.ID, err)
-		p.emit(host.Event{Kind: host.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
+		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
 			Duration: p.now().Sub(start)})
 		return res, calls.reported.Load(), err
 	}
 	if err := calls.uncheckedErr(); err != nil {
 		// The agent's own code does the same again: retrying cannot help.
 		err = fmt.Errorf("agent %q (session %s): run task %s: %w", cfg.Name, s.id, t.ID, sdk.Permanent(err))
-		p.emit(host.Event{Kind: host.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
+		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
 			Duration: p.now().Sub(start)})
 		return res, calls.reported.Load(), err
 	}
-	p.emit(host.Event{Kind: host.EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
+	p.emit(hearth.Event{Kind: hearth.EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
 		Duration: p.now().Sub(start), Cost: res.Cost})
 	return res, calls.reported.Load(), nil
 }
@@ -361,7 +361,7 @@ func (s *session) run(ctx context.Context, t host.Task, run Run) (sdk.Result, ui
 func (s *session) runError(ctx context.Context, proc *process.Process, op string, err error) error {
 	var timeout taskTimeoutError
 	if errors.As(context.Cause(ctx), &timeout) {
-		pe := proc.Errorf(op, host.ErrPluginHung, timeout.Error(),
+		pe := proc.Errorf(op, hearth.ErrPluginHung, timeout.Error(),
 			"the session was stopped; raise the agent's task_timeout if the task is only slow")
 		s.pool.lost(s, pe)
 		return pe
@@ -374,8 +374,8 @@ func (s *session) runError(ctx context.Context, proc *process.Process, op string
 	if errors.Is(err, sdk.ErrAgentPanicked) {
 		s.pool.lost(s, proc.Errorf(op, err, "", "the session was retired because its state may be broken"))
 	}
-	if c := context.Cause(ctx); c != nil && errors.Is(c, host.ErrClosed) {
-		return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, host.ErrClosed)
+	if c := context.Cause(ctx); c != nil && errors.Is(c, hearth.ErrClosed) {
+		return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, hearth.ErrClosed)
 	}
 	return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, err)
 }

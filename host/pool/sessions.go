@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -12,10 +12,10 @@ import (
 // Infos describes the pool's sessions as they are now, live ones with
 // their current load. The fingerprint of a dormant session is in the
 // store, not in memory: it is read from there.
-func (p *Pool) Infos() []host.SessionInfo {
+func (p *Pool) Infos() []hearth.SessionInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]host.SessionInfo, 0, len(p.sessions))
+	out := make([]hearth.SessionInfo, 0, len(p.sessions))
 	for _, s := range p.sessions {
 		info := s.infoLocked()
 		if s.fp == nil {
@@ -30,19 +30,19 @@ func (p *Pool) Infos() []host.SessionInfo {
 
 // Info describes session id as it is now, and whether the pool has it.
 // Without its fingerprint when it is dormant (the store has it).
-func (p *Pool) Info(id string) (host.SessionInfo, bool) {
+func (p *Pool) Info(id string) (hearth.SessionInfo, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.sessions[id]
 	if s == nil {
-		return host.SessionInfo{}, false
+		return hearth.SessionInfo{}, false
 	}
 	return s.infoLocked(), true
 }
 
 // infoLocked describes a session as it is now; without its fingerprint
 // when it is dormant (the store has it). p.mu must be held.
-func (s *session) infoLocked() host.SessionInfo {
+func (s *session) infoLocked() hearth.SessionInfo {
 	info := store.SessionInfo(s.recordLocked(), false)
 	info.Status, info.Load = s.status.String(), s.load
 	return info
@@ -87,7 +87,7 @@ func (p *Pool) Snapshot(ctx context.Context, id string) error {
 	live := s != nil && s.status == statusLive
 	p.mu.Unlock()
 	if !live {
-		return fmt.Errorf("session %s is not live here: %w", id, host.ErrUnknownSession)
+		return fmt.Errorf("session %s is not live here: %w", id, hearth.ErrUnknownSession)
 	}
 	return s.save().Wait(ctx)
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/internal/confine"
 	"github.com/hearth-dev/hearth/internal/paths"
 )
@@ -96,17 +96,17 @@ func policy(c *Confinement, exe string, argv []string, workspace string) (*confi
 	}
 	if workspace != "" {
 		if err := s.add(workspace, confine.Write, true); err != nil {
-			return nil, fmt.Errorf("%w: the workspace %s %v", host.ErrConfinement, workspace, err)
+			return nil, fmt.Errorf("%w: the workspace %s %v", hearth.ErrConfinement, workspace, err)
 		}
 	}
 	for _, r := range c.Read {
 		if err := s.add(r, confine.Read, true); err != nil {
-			return nil, fmt.Errorf("%w: read_paths entry %s %v", host.ErrConfinement, r, err)
+			return nil, fmt.Errorf("%w: read_paths entry %s %v", hearth.ErrConfinement, r, err)
 		}
 	}
 	for _, w := range c.Write {
 		if err := s.add(w, confine.Write, true); err != nil {
-			return nil, fmt.Errorf("%w: write_paths entry %s %v", host.ErrConfinement, w, err)
+			return nil, fmt.Errorf("%w: write_paths entry %s %v", hearth.ErrConfinement, w, err)
 		}
 	}
 	p.Grants = append(p.Grants, s.grants...)
@@ -226,7 +226,7 @@ func CheckGrants(read, write, protect []string) error {
 	}{{"read_paths", read}, {"write_paths", write}} {
 		for _, p := range g.paths {
 			if err := s.add(p, confine.Read, true); err != nil {
-				errs = append(errs, fmt.Errorf("%w: %s entry %s %v", host.ErrConfinement, g.name, p, err))
+				errs = append(errs, fmt.Errorf("%w: %s entry %s %v", hearth.ErrConfinement, g.name, p, err))
 			}
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/internal/confine"
 )
 
@@ -140,8 +140,8 @@ func TestStartRequiresLandlock(t *testing.T) {
 		Agent: "strict", Session: "strict-1", Argv: []string{"/bin/true"}, Dir: t.TempDir(),
 		StartTimeout: time.Second, Logger: hclog.NewNullLogger(), Confine: &Confinement{Require: true},
 	})
-	var pe *host.PluginError
-	if !errors.As(err, &pe) || !errors.Is(err, host.ErrConfinement) || !strings.Contains(err.Error(), "faked by the test") ||
+	var pe *hearth.PluginError
+	if !errors.As(err, &pe) || !errors.Is(err, hearth.ErrConfinement) || !strings.Contains(err.Error(), "faked by the test") ||
 		!strings.Contains(err.Error(), `confinement = "auto"`) {
 		t.Errorf("got %v, want a plugin error for confinement naming the reason and the fix", err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // A pinned program (sha256 in its agent block) must run the bytes that
@@ -67,10 +67,10 @@ func pinnedCopy(path, want string) (*os.File, error) {
 // retry fixes.
 type missingProgram struct{ err error }
 
-func (e missingProgram) Error() string { return host.ErrProgramMissing.Error() }
+func (e missingProgram) Error() string { return hearth.ErrProgramMissing.Error() }
 
 func (e missingProgram) Is(target error) bool {
-	return target == host.ErrProgramMissing || target == host.ErrPluginStart
+	return target == hearth.ErrProgramMissing || target == hearth.ErrPluginStart
 }
 
 // CheckProgram checks, without starting it, that a plugin's program can be
@@ -79,7 +79,7 @@ func (e missingProgram) Is(target error) bool {
 func CheckProgram(argv0, sha256 string) error {
 	path, err := exec.LookPath(argv0)
 	if err != nil {
-		return fmt.Errorf("%w: %v", host.ErrProgramMissing, err)
+		return fmt.Errorf("%w: %v", hearth.ErrProgramMissing, err)
 	}
 	if sha256 == "" {
 		return nil
@@ -87,7 +87,7 @@ func CheckProgram(argv0, sha256 string) error {
 	f, err := pinnedCopy(path, sha256)
 	var mismatch *mismatchError
 	if errors.As(err, &mismatch) {
-		return fmt.Errorf("%w: %s has sha256 %s, the config pins %s", host.ErrChecksumMismatch, path, mismatch.got, sha256)
+		return fmt.Errorf("%w: %s has sha256 %s, the config pins %s", hearth.ErrChecksumMismatch, path, mismatch.got, sha256)
 	}
 	if err != nil {
 		return err

@@ -4,7 +4,7 @@
 // asks and the kernel can (confine.go), completes the handshake and asks
 // the agent to describe itself (the cold start), watches it with health
 // checks, stops it (gracefully, then its whole process group), and turns
-// every way it can fail into a *host.PluginError that names the agent and
+// every way it can fail into a *hearth.PluginError that names the agent and
 // session and says how to fix it. It remembers the plugins it started,
 // so that the daemon can refuse their calls (registry.go). go-plugin,
 // process groups and Landlock are confined here.
@@ -29,7 +29,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/internal/confine"
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
 	"github.com/hearth-dev/hearth/internal/text"
@@ -63,7 +63,7 @@ type Launch struct {
 	LogLevel string
 	// OnExit is called once if the process exits or stops answering
 	// without having been asked to stop.
-	OnExit func(*host.PluginError)
+	OnExit func(*hearth.PluginError)
 }
 
 // Process is one running plugin: the go-plugin client, its process group,
@@ -82,7 +82,7 @@ type Process struct {
 	stopOnce sync.Once
 	quit     chan struct{} // closed by stop: ends the watcher
 	watched  sync.WaitGroup
-	onExit   func(*host.PluginError)
+	onExit   func(*hearth.PluginError)
 }
 
 // pingTimeout bounds one health check: one interval, at least a second
@@ -121,10 +121,10 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		if pinned, err = pinnedCopy(path, l.SHA256); err != nil {
 			var mismatch *mismatchError
 			if errors.As(err, &mismatch) {
-				return fail(host.ErrChecksumMismatch, fmt.Sprintf("%s has sha256 %s, the config pins %s", path, mismatch.got, l.SHA256),
+				return fail(hearth.ErrChecksumMismatch, fmt.Sprintf("%s has sha256 %s, the config pins %s", path, mismatch.got, l.SHA256),
 					"if you rebuilt or upgraded the agent on purpose, update sha256 in the config; otherwise the program has been changed")
 			}
-			return fail(host.ErrChecksumMismatch, err.Error(), "check that the program exists and is readable")
+			return fail(hearth.ErrChecksumMismatch, err.Error(), "check that the program exists and is readable")
 		}
 		defer pinned.Close()
 	}
@@ -140,7 +140,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 				return fail(err, err.Error(), "")
 			}
 		case l.Confine.Require:
-			return fail(host.ErrConfinement, "the agent requires confinement (confinement = \"require\"), and "+st.String(),
+			return fail(hearth.ErrConfinement, "the agent requires confinement (confinement = \"require\"), and "+st.String(),
 				"run hearth on a Linux kernel with Landlock enabled, or set confinement = \"auto\" to run the agent unconfined where Landlock is missing")
 		}
 	}
@@ -160,7 +160,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	var keys *agentplugin.PluginTLS
 	if l.TLS != nil {
 		if keys, err = l.TLS.ForPlugin(); err != nil {
-			return fail(host.ErrPluginStart, "make TLS keys: "+err.Error(), "")
+			return fail(hearth.ErrPluginStart, "make TLS keys: "+err.Error(), "")
 		}
 		cc.TLSConfig = keys.Config
 	}
@@ -214,7 +214,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	}
 	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
-		return fail(host.ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call plugin.Serve")
+		return fail(hearth.ErrHandshake, err.Error(), "the plugin does not serve a hearth agent; its main must call plugin.Serve")
 	}
 	p.remote = raw.(agentplugin.Remote)
 
@@ -282,50 +282,50 @@ func classifyStart(err error, timeout time.Duration, exited bool) (error, string
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return host.ErrStartTimeout, fmt.Sprintf("no handshake within %s", timeout),
+		return hearth.ErrStartTimeout, fmt.Sprintf("no handshake within %s", timeout),
 			"the program may hang before calling plugin.Serve, or not be a hearth agent; raise start_timeout if it is only slow"
 	case strings.Contains(msg, "incompatible API version"):
 		got := "an unknown version"
 		if m := versionRE.FindStringSubmatch(msg); m != nil {
 			got = "version " + m[1]
 		}
-		return host.ErrProtocolVersion, fmt.Sprintf("the plugin speaks agent protocol %s, this host speaks %s", got, hostVersions()),
+		return hearth.ErrProtocolVersion, fmt.Sprintf("the plugin speaks agent protocol %s, this host speaks %s", got, hostVersions()),
 			"rebuild the agent against the hearth sdk this host was built with"
 	case strings.Contains(msg, "incompatible core API version"):
-		return host.ErrProtocolVersion, text.FirstLine(msg), "rebuild the agent against a current hearth sdk"
+		return hearth.ErrProtocolVersion, text.FirstLine(msg), "rebuild the agent against a current hearth sdk"
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		line := strings.TrimPrefix(text.FirstLine(msg), "Unrecognized remote plugin message: ")
 		if line == "" && exited {
-			return host.ErrPluginExited, "the program exited without a handshake",
+			return hearth.ErrPluginExited, "the program exited without a handshake",
 				"check that the command runs a hearth agent (its main must call plugin.Serve); see its stderr below"
 		}
-		return host.ErrHandshake, fmt.Sprintf("the plugin wrote %q to stdout instead of the handshake", truncate(line, 80)),
+		return hearth.ErrHandshake, fmt.Sprintf("the plugin wrote %q to stdout instead of the handshake", truncate(line, 80)),
 			"an agent must not print to stdout before plugin.Serve; log to stderr instead"
 	case strings.Contains(msg, "plugin exited before we could connect"):
-		return host.ErrPluginExited, "the program exited during the handshake",
+		return hearth.ErrPluginExited, "the program exited during the handshake",
 			"check that the command runs a hearth agent (its main must call plugin.Serve); see its stderr below"
 	case strings.Contains(msg, "exec:") || strings.Contains(msg, "fork/exec"):
-		return host.ErrPluginStart, msg, "check the agent's command in the config"
+		return hearth.ErrPluginStart, msg, "check the agent's command in the config"
 	}
-	return host.ErrHandshake, msg, ""
+	return hearth.ErrHandshake, msg, ""
 }
 
 // CallError explains why a call to the plugin failed: a plugin that died
-// or stopped answering is a *host.PluginError; anything else, such as the agent
+// or stopped answering is a *hearth.PluginError; anything else, such as the agent
 // failing its task, is returned as it is.
 func (p *Process) CallError(ctx context.Context, err error) (error, string, string) {
 	if errors.Is(err, sdk.ErrConnectionLost) && p.exited() {
-		return host.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below"
+		return hearth.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below"
 	}
 	if p.runner != nil {
 		select {
 		case <-p.runner.Exited():
-			return host.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below"
+			return hearth.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below"
 		default:
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		return host.ErrPluginHung, err.Error(), "the agent did not answer in time"
+		return hearth.ErrPluginHung, err.Error(), "the agent did not answer in time"
 	}
 	return err, "", ""
 }
@@ -337,9 +337,9 @@ func exitDetail(err error) string {
 	return "the process ended: " + err.Error()
 }
 
-// Errorf builds a host.PluginError for this process.
-func (p *Process) Errorf(op string, err error, detail, hint string) *host.PluginError {
-	return &host.PluginError{
+// Errorf builds a hearth.PluginError for this process.
+func (p *Process) Errorf(op string, err error, detail, hint string) *hearth.PluginError {
+	return &hearth.PluginError{
 		Agent: p.agent, Session: p.session, Op: op, Err: err,
 		Detail: detail, Hint: hint, Stderr: p.stderr.Lines(),
 	}
@@ -356,7 +356,7 @@ func (p *Process) watch(conn *plugin.GRPCClient, every time.Duration) {
 	}
 }
 
-func (p *Process) watchLoop(conn *plugin.GRPCClient, every time.Duration) *host.PluginError {
+func (p *Process) watchLoop(conn *plugin.GRPCClient, every time.Duration) *hearth.PluginError {
 	var tick <-chan time.Time
 	if every > 0 && conn != nil {
 		t := time.NewTicker(every)
@@ -371,7 +371,7 @@ func (p *Process) watchLoop(conn *plugin.GRPCClient, every time.Duration) *host.
 			if p.stopping.Load() {
 				return nil
 			}
-			return p.Errorf("watch", host.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below")
+			return p.Errorf("watch", hearth.ErrPluginExited, exitDetail(p.runner.ExitErr()), "the agent crashed; see its stderr below")
 		case <-tick:
 			ctx, cancel := context.WithTimeout(context.Background(), pingTimeout(every))
 			_, err := grpc_health_v1.NewHealthClient(conn.Conn).Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: plugin.GRPCServiceName})
@@ -379,14 +379,14 @@ func (p *Process) watchLoop(conn *plugin.GRPCClient, every time.Duration) *host.
 			if err != nil && !p.stopping.Load() {
 				p.stopping.Store(true)
 				p.killGroup()
-				return p.Errorf("health check", host.ErrPluginHung, fmt.Sprintf("no answer to a health check within %s: %v", pingTimeout(every), err),
+				return p.Errorf("health check", hearth.ErrPluginHung, fmt.Sprintf("no answer to a health check within %s: %v", pingTimeout(every), err),
 					"the plugin process is stuck (deadlocked, stopped, or starved); it was killed")
 			}
 		}
 	}
 }
 
-func (p *Process) report(pe *host.PluginError) {
+func (p *Process) report(pe *hearth.PluginError) {
 	p.logger.Error("plugin lost", "error", pe.Error())
 	if p.onExit != nil {
 		p.onExit(pe)

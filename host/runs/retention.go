@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -21,11 +21,11 @@ func (m *Runs) Recover() error {
 		return fmt.Errorf("host: read runs: %w", err)
 	}
 	for _, head := range heads {
-		if head.Status != host.RunRunning {
+		if head.Status != hearth.RunRunning {
 			continue
 		}
 		reason := store.InterruptedReason(head.ID)
-		if err := m.stopRun(context.Background(), head.ID, stopPause, host.RunPaused, reason); err != nil {
+		if err := m.stopRun(context.Background(), head.ID, stopPause, hearth.RunPaused, reason); err != nil {
 			// One damaged run must not keep the host, and every command
 			// that starts one, from working: it stays as it is, and
 			// resuming it reports what is wrong.
@@ -46,7 +46,7 @@ func (m *Runs) SweepIfDue(now time.Time) {
 	}
 }
 
-// Sweep applies each run's retention (host.Retention): a run idle past
+// Sweep applies each run's retention (hearth.Retention): a run idle past
 // pause_after is paused, past abandon_after flagged abandoned, and past
 // delete_after deleted with its outputs and files. A run this engine
 // executes is idle only while none of its tasks runs.
@@ -83,17 +83,17 @@ func (m *Runs) sweepRun(head *store.RunRecord) error {
 		idle = now.Sub(r.head.LastActivity)
 		r.mu.Unlock()
 		if quiet && pauseAfter > 0 && idle >= pauseAfter && r.loopRunning() {
-			r.requestStop(stopPause, host.RunPaused, fmt.Sprintf("idle for %s: paused by retention (pause_after %s)", idle.Round(time.Second), pauseAfter), true)
+			r.requestStop(stopPause, hearth.RunPaused, fmt.Sprintf("idle for %s: paused by retention (pause_after %s)", idle.Round(time.Second), pauseAfter), true)
 		}
 		return nil
 	}
 	switch {
 	case deleteAfter > 0 && idle >= deleteAfter:
 		return m.deleteRun(id, fmt.Sprintf("idle for %s: deleted by retention (delete_after %s)", idle.Round(time.Second), deleteAfter))
-	case (status == host.RunCreated || status == host.RunRunning) && pauseAfter > 0 && idle >= pauseAfter:
-		return m.stopRun(context.Background(), id, stopPause, host.RunPaused,
+	case (status == hearth.RunCreated || status == hearth.RunRunning) && pauseAfter > 0 && idle >= pauseAfter:
+		return m.stopRun(context.Background(), id, stopPause, hearth.RunPaused,
 			fmt.Sprintf("idle for %s: paused by retention (pause_after %s)", idle.Round(time.Second), pauseAfter))
-	case status == host.RunPaused && !head.Abandoned && abandonAfter > 0 && idle >= abandonAfter:
+	case status == hearth.RunPaused && !head.Abandoned && abandonAfter > 0 && idle >= abandonAfter:
 		r, err := m.load(id)
 		if err != nil {
 			return err
@@ -104,7 +104,7 @@ func (m *Runs) sweepRun(head *store.RunRecord) error {
 		// The flag is queued before the event, so whoever sees the event
 		// reads the flag.
 		pend := r.saveLocked(store.RunWrite{})
-		r.emit(host.Event{Kind: host.EventRunAbandoned, Message: fmt.Sprintf("run %s idle for %s: flagged abandoned (abandon_after %s); resume it, or it is deleted after delete_after",
+		r.emit(hearth.Event{Kind: hearth.EventRunAbandoned, Message: fmt.Sprintf("run %s idle for %s: flagged abandoned (abandon_after %s); resume it, or it is deleted after delete_after",
 			id, idle.Round(time.Second), abandonAfter)})
 		r.mu.Unlock()
 		return pend.Wait(context.Background())
@@ -121,7 +121,7 @@ func (m *Runs) deleteRun(id, reason string) error {
 		return err
 	}
 	defer m.forget(r)
-	if s := r.head.Status; s == host.RunRunning {
+	if s := r.head.Status; s == hearth.RunRunning {
 		return fmt.Errorf("run %s is running; it is not deleted", id)
 	}
 	orphans, err := m.d.Store.DeleteRun(context.Background(), id)
@@ -131,7 +131,7 @@ func (m *Runs) deleteRun(id, reason string) error {
 	if err := m.d.Store.RemoveFiles(orphans); err != nil {
 		m.d.Logger.Warn("retention: cannot remove files", "run", id, "error", err)
 	}
-	e := host.Event{Kind: host.EventRunDeleted, Run: id, Time: m.now(),
+	e := hearth.Event{Kind: hearth.EventRunDeleted, Run: id, Time: m.now(),
 		Message: fmt.Sprintf("run %s deleted with its outputs and %d file(s): %s", id, len(r.head.Files), reason)}
 	return m.d.Emit(e).Wait(context.Background())
 }
@@ -150,7 +150,7 @@ func (m *Runs) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	if m.active(id) != nil {
-		return fmt.Errorf("run %s: %w in this host; cancel or pause it first", id, host.ErrRunActive)
+		return fmt.Errorf("run %s: %w in this host; cancel or pause it first", id, hearth.ErrRunActive)
 	}
 	return m.deleteRun(id, "deleted on request")
 }

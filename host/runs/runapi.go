@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
@@ -25,7 +25,7 @@ import (
 // in the host until it completes, fails, is paused or cancelled, or the
 // host closes (which pauses it). Follow it with the handle, or with
 // Subscribe (its events carry its ID in Run).
-func (m *Runs) Start(ctx context.Context, p *host.Pipeline, opts host.RunOptions) (*Handle, error) {
+func (m *Runs) Start(ctx context.Context, p *hearth.Pipeline, opts hearth.RunOptions) (*Handle, error) {
 	done, err := m.d.Enter()
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (m *Runs) Start(ctx context.Context, p *host.Pipeline, opts host.RunOptions
 		budget = opts.Budget
 	}
 	head := &store.RunRecord{
-		ID: id, Pipeline: cp.Name, Status: host.RunCreated,
+		ID: id, Pipeline: cp.Name, Status: hearth.RunCreated,
 		Created: now, Updated: now, LastActivity: now,
 		Budget: budget, State: stateJSON, Files: files,
 	}
@@ -73,7 +73,7 @@ func (m *Runs) Start(ctx context.Context, p *host.Pipeline, opts host.RunOptions
 		return nil, err
 	}
 	r.mu.Lock()
-	r.emit(host.Event{Kind: host.EventRunCreated, Message: fmt.Sprintf("run %s of pipeline %s: %d tasks", id, cp.Name, len(cp.Tasks))})
+	r.emit(hearth.Event{Kind: hearth.EventRunCreated, Message: fmt.Sprintf("run %s of pipeline %s: %d tasks", id, cp.Name, len(cp.Tasks))})
 	pend, _ := r.checkpointLocked("created", "", store.RunWrite{Graph: g, FileRefs: refs})
 	r.mu.Unlock()
 	if err := pend.Wait(ctx); err != nil {
@@ -85,10 +85,10 @@ func (m *Runs) Start(ctx context.Context, p *host.Pipeline, opts host.RunOptions
 // newRunIDFor checks a caller's run ID, or makes one.
 func (m *Runs) newRunIDFor(id, pipeline string, now time.Time) (string, error) {
 	if id == "" {
-		return host.NewRunID(pipeline, now), nil
+		return hearth.NewRunID(pipeline, now), nil
 	}
-	if !host.ValidRunID(id) {
-		return "", fmt.Errorf("run ID %q: use letters, digits, '-', '_' and '.' (host.NewRunID makes one)", id)
+	if !hearth.ValidRunID(id) {
+		return "", fmt.Errorf("run ID %q: use letters, digits, '-', '_' and '.' (hearth.NewRunID makes one)", id)
 	}
 	if _, err := m.d.Store.RunRecord(id); err == nil {
 		return "", fmt.Errorf("run ID %q is taken", id)
@@ -133,7 +133,7 @@ func (m *Runs) launch(r *runExec, why string) (*Handle, error) {
 		return nil, err
 	}
 	r.mu.Lock()
-	if err := r.setRunLocked(host.RunRunning, why); err != nil {
+	if err := r.setRunLocked(hearth.RunRunning, why); err != nil {
 		r.mu.Unlock()
 		m.forget(r)
 		return nil, err
@@ -156,10 +156,10 @@ func (m *Runs) claim(r *runExec) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return host.ErrClosed
+		return hearth.ErrClosed
 	}
 	if _, busy := m.runs[r.id]; busy {
-		return fmt.Errorf("run %s: %w in this host", r.id, host.ErrRunActive)
+		return fmt.Errorf("run %s: %w in this host", r.id, hearth.ErrRunActive)
 	}
 	m.runs[r.id] = r
 	return nil
@@ -196,7 +196,7 @@ func (m *Runs) Stop() {
 	}
 	m.mu.Unlock()
 	for _, r := range runs {
-		r.requestStop(stopShutdown, host.RunPaused, "the host shut down; resume the run to go on", false)
+		r.requestStop(stopShutdown, hearth.RunPaused, "the host shut down; resume the run to go on", false)
 	}
 }
 
@@ -206,7 +206,7 @@ func (m *Runs) load(id string) (*runExec, error) {
 	head, err := m.d.Store.RunRecord(id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("%w %q", host.ErrUnknownRun, id)
+			return nil, fmt.Errorf("%w %q", hearth.ErrUnknownRun, id)
 		}
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (m *Runs) load(id string) (*runExec, error) {
 // were running, failed or were skipped become pending, and each gets its
 // attempts again. The run's records are validated first (see
 // InvalidRunError).
-func (m *Runs) Resume(ctx context.Context, id string, opts host.ResumeOptions) (*Handle, error) {
+func (m *Runs) Resume(ctx context.Context, id string, opts hearth.ResumeOptions) (*Handle, error) {
 	done, err := m.d.Enter()
 	if err != nil {
 		return nil, err
@@ -260,32 +260,32 @@ func (m *Runs) Resume(ctx context.Context, id string, opts host.ResumeOptions) (
 }
 
 // resume validates r, resets what must run again and launches it.
-func (m *Runs) resume(r *runExec, opts host.ResumeOptions, why string) (*Handle, error) {
+func (m *Runs) resume(r *runExec, opts hearth.ResumeOptions, why string) (*Handle, error) {
 	if err := m.checkAgents(r); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	from := r.head.Status
-	if from == host.RunRunning {
+	if from == hearth.RunRunning {
 		// Not running here (claim succeeded): the store's last word on it
 		// is from a host that stopped recording it, after a crash or a
 		// write the store refused (a full disk). It is as good as paused;
 		// the transition to running is recorded next.
-		from, r.head.Status = host.RunPaused, host.RunPaused
+		from, r.head.Status = hearth.RunPaused, hearth.RunPaused
 	}
-	if from == host.RunCompleted && why == "resumed" {
+	if from == hearth.RunCompleted && why == "resumed" {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("run %s completed; revisit a task to run it again (hearth runs revisit), or fork it", r.id)
 	}
-	if !canRun(from, host.RunRunning) {
+	if !canRun(from, hearth.RunRunning) {
 		r.mu.Unlock()
-		return nil, &host.TransitionError{Run: r.id, From: string(from), To: string(host.RunRunning)}
+		return nil, &hearth.TransitionError{Run: r.id, From: string(from), To: string(hearth.RunRunning)}
 	}
 	problems := r.validateLocked()
 	if len(problems) > 0 {
-		if !opts.Repair || slices.ContainsFunc(problems, func(p host.Problem) bool { return p.Repair == "" }) {
+		if !opts.Repair || slices.ContainsFunc(problems, func(p hearth.Problem) bool { return p.Repair == "" }) {
 			r.mu.Unlock()
-			return nil, &host.InvalidRunError{Run: r.id, Problems: problems}
+			return nil, &hearth.InvalidRunError{Run: r.id, Problems: problems}
 		}
 		pend := r.repairLocked(problems)
 		r.mu.Unlock()
@@ -296,12 +296,12 @@ func (m *Runs) resume(r *runExec, opts host.ResumeOptions, why string) (*Handle,
 	}
 	for i, rt := range r.tasks {
 		switch rt.Status {
-		case host.TaskRunning:
+		case hearth.TaskRunning:
 			rt.Reason = "interrupted: its host stopped while it ran"
-			r.setTaskLocked(i, host.TaskPending, rt.Reason)
-		case host.TaskFailed, host.TaskSkipped:
+			r.setTaskLocked(i, hearth.TaskPending, rt.Reason)
+		case hearth.TaskFailed, hearth.TaskSkipped:
 			rt.Failures, rt.Reason = 0, "the run was resumed"
-			r.setTaskLocked(i, host.TaskPending, rt.Reason)
+			r.setTaskLocked(i, hearth.TaskPending, rt.Reason)
 		}
 	}
 	if opts.Budget > 0 {
@@ -323,7 +323,7 @@ func (m *Runs) resume(r *runExec, opts host.ResumeOptions, why string) (*Handle,
 func (m *Runs) checkAgents(r *runExec) error {
 	var missing []string
 	for _, t := range r.pipe.Tasks {
-		if err := m.d.Runnable(t.Agent); errors.Is(err, host.ErrUnknownAgent) && !slices.Contains(missing, t.Agent) {
+		if err := m.d.Runnable(t.Agent); errors.Is(err, hearth.ErrUnknownAgent) && !slices.Contains(missing, t.Agent) {
 			missing = append(missing, t.Agent)
 		}
 	}
@@ -363,7 +363,7 @@ func (r *runExec) setSectionsLocked(sections map[string]json.RawMessage, why str
 		} else {
 			r.state[k] = slices.Clone(v)
 		}
-		r.emit(host.Event{Kind: host.EventRunState, Message: fmt.Sprintf("section %s %s (%d bytes)", k, why, len(v))})
+		r.emit(hearth.Event{Kind: hearth.EventRunState, Message: fmt.Sprintf("section %s %s (%d bytes)", k, why, len(v))})
 	}
 	return r.stateJSONLocked()
 }
@@ -376,24 +376,24 @@ func (m *Runs) launchClaimed(r *runExec, why string) (*Handle, error) {
 
 // validateLocked checks the run's records before it resumes: outputs and
 // files that should exist, statuses that agree with each other.
-func (r *runExec) validateLocked() []host.Problem {
-	var out []host.Problem
+func (r *runExec) validateLocked() []hearth.Problem {
+	var out []hearth.Problem
 	for i, rt := range r.tasks {
 		name := rt.Name
-		if rt.Status != host.TaskSucceeded {
+		if rt.Status != hearth.TaskSucceeded {
 			continue
 		}
 		switch {
 		case rt.Version == 0:
-			out = append(out, host.Problem{Task: name, Message: "marked succeeded but has no output", Repair: "run it again"})
+			out = append(out, hearth.Problem{Task: name, Message: "marked succeeded but has no output", Repair: "run it again"})
 		case r.current[i] == nil:
-			out = append(out, host.Problem{Task: name, Message: fmt.Sprintf("its output v%d no longer exists", rt.Version), Repair: "run it again"})
+			out = append(out, hearth.Problem{Task: name, Message: fmt.Sprintf("its output v%d no longer exists", rt.Version), Repair: "run it again"})
 		case rt.NeedsReview:
 			// A minor revisit upstream left it standing, flagged.
 		default:
 			for _, d := range r.deps[i] {
-				if r.tasks[d].Status != host.TaskSucceeded {
-					out = append(out, host.Problem{Task: name, Message: fmt.Sprintf("marked succeeded while %s, which it depends on, is %s",
+				if r.tasks[d].Status != hearth.TaskSucceeded {
+					out = append(out, hearth.Problem{Task: name, Message: fmt.Sprintf("marked succeeded while %s, which it depends on, is %s",
 						r.tasks[d].Name, r.tasks[d].Status), Repair: "run it again after " + r.tasks[d].Name})
 					break
 				}
@@ -404,21 +404,21 @@ func (r *runExec) validateLocked() []host.Problem {
 		fi, err := os.Stat(r.m.d.Store.BlobPath(f.SHA256))
 		switch {
 		case err != nil:
-			out = append(out, host.Problem{Message: fmt.Sprintf("file %s (sha256 %s) is missing from the file store", f.Name, f.SHA256[:12])})
+			out = append(out, hearth.Problem{Message: fmt.Sprintf("file %s (sha256 %s) is missing from the file store", f.Name, f.SHA256[:12])})
 		case fi.Size() != f.Size:
-			out = append(out, host.Problem{Message: fmt.Sprintf("file %s holds %d bytes, not the %d it was attached with", f.Name, fi.Size(), f.Size)})
+			out = append(out, hearth.Problem{Message: fmt.Sprintf("file %s holds %d bytes, not the %d it was attached with", f.Name, fi.Size(), f.Size)})
 		}
 	}
 	if n := r.head.Checkpoint; n > 0 {
 		if _, err := r.m.d.Store.Checkpoint(r.id, n); err != nil {
-			out = append(out, host.Problem{Message: fmt.Sprintf("its newest checkpoint, %d, no longer exists", n), Repair: "write a new checkpoint"})
+			out = append(out, hearth.Problem{Message: fmt.Sprintf("its newest checkpoint, %d, no longer exists", n), Repair: "write a new checkpoint"})
 		}
 	}
 	return out
 }
 
 // repairLocked does what each problem's Repair says.
-func (r *runExec) repairLocked(problems []host.Problem) *store.Pending {
+func (r *runExec) repairLocked(problems []hearth.Problem) *store.Pending {
 	var fixed []string
 	for _, p := range problems {
 		if i, ok := r.index[p.Task]; ok && p.Task != "" {
@@ -426,7 +426,7 @@ func (r *runExec) repairLocked(problems []host.Problem) *store.Pending {
 			fixed = append(fixed, p.Task)
 		}
 	}
-	r.emit(host.Event{Kind: host.EventRunRepaired, Message: fmt.Sprintf("run %s repaired on resume: %d problem(s); to run again: %s", r.id, len(problems), strings.Join(fixed, ", "))})
+	r.emit(hearth.Event{Kind: hearth.EventRunRepaired, Message: fmt.Sprintf("run %s repaired on resume: %d problem(s); to run again: %s", r.id, len(problems), strings.Join(fixed, ", "))})
 	pend, _ := r.checkpointLocked("repaired on resume", "", store.RunWrite{})
 	return pend
 }
@@ -435,7 +435,7 @@ func (r *runExec) repairLocked(problems []host.Problem) *store.Pending {
 // tasks, outputs and files as they were then, with opts.State's sections
 // replacing the state's. The original run is not touched. Tasks that
 // were running at the checkpoint run again in the fork.
-func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts host.ForkOptions) (*Handle, error) {
+func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts hearth.ForkOptions) (*Handle, error) {
 	done, err := m.d.Enter()
 	if err != nil {
 		return nil, err
@@ -484,7 +484,7 @@ func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts host.ForkOpt
 	if err != nil {
 		return nil, err
 	}
-	head.ID, head.Status, head.Reason = newID, host.RunCreated, ""
+	head.ID, head.Status, head.Reason = newID, hearth.RunCreated, ""
 	head.Created, head.Updated, head.LastActivity = now, now, now
 	head.Started, head.Finished, head.Checkpoint = time.Time{}, time.Time{}, 0
 	head.ForkedFrom, head.ForkedAt, head.Abandoned = id, at, false
@@ -512,8 +512,8 @@ func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts host.ForkOpt
 	for i, rt := range r.tasks {
 		r.dirty[i] = true
 		switch rt.Status {
-		case host.TaskRunning, host.TaskRetrying, host.TaskFailed, host.TaskSkipped:
-			rt.Status, rt.Failures, rt.Reason = host.TaskPending, 0, fmt.Sprintf("forked from %s at checkpoint %d", id, at)
+		case hearth.TaskRunning, hearth.TaskRetrying, hearth.TaskFailed, hearth.TaskSkipped:
+			rt.Status, rt.Failures, rt.Reason = hearth.TaskPending, 0, fmt.Sprintf("forked from %s at checkpoint %d", id, at)
 		}
 	}
 	r.countLocked()
@@ -521,8 +521,8 @@ func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts host.ForkOpt
 	for _, f := range head.Files {
 		refs = append(refs, f.SHA256)
 	}
-	r.emit(host.Event{Kind: host.EventRunCreated, Message: fmt.Sprintf("run %s of pipeline %s: %d tasks", newID, g.Pipeline.Name, len(g.Pipeline.Tasks))})
-	r.emit(host.Event{Kind: host.EventRunForked, Message: fmt.Sprintf("forked from run %s at checkpoint %d (%s)", id, at, cp.Label)})
+	r.emit(hearth.Event{Kind: hearth.EventRunCreated, Message: fmt.Sprintf("run %s of pipeline %s: %d tasks", newID, g.Pipeline.Name, len(g.Pipeline.Tasks))})
+	r.emit(hearth.Event{Kind: hearth.EventRunForked, Message: fmt.Sprintf("forked from run %s at checkpoint %d (%s)", id, at, cp.Label)})
 	if err := r.setSectionsLocked(opts.State, "set on fork"); err != nil {
 		r.mu.Unlock()
 		m.forget(r)
@@ -544,17 +544,17 @@ func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts host.ForkOpt
 // recorded as running that no host runs (its host was killed) is marked
 // paused.
 func (m *Runs) Pause(ctx context.Context, id string) error {
-	return m.stopRun(ctx, id, stopPause, host.RunPaused, "paused on request")
+	return m.stopRun(ctx, id, stopPause, hearth.RunPaused, "paused on request")
 }
 
 // CancelRun cancels a run for good: its tasks in flight are interrupted,
 // the tasks that had not finished are skipped, and it cannot be resumed
 // (it can still be forked).
 func (m *Runs) Cancel(ctx context.Context, id string) error {
-	return m.stopRun(ctx, id, stopCancel, host.RunCancelled, "cancelled on request")
+	return m.stopRun(ctx, id, stopCancel, hearth.RunCancelled, "cancelled on request")
 }
 
-func (m *Runs) stopRun(ctx context.Context, id string, kind stopKind, to host.RunStatus, reason string) error {
+func (m *Runs) stopRun(ctx context.Context, id string, kind stopKind, to hearth.RunStatus, reason string) error {
 	id, err := m.d.Store.ResolveRunID(id)
 	if err != nil {
 		return err
@@ -577,19 +577,19 @@ func (m *Runs) stopRun(ctx context.Context, id string, kind stopKind, to host.Ru
 	from := r.head.Status
 	if !canRun(from, to) {
 		r.mu.Unlock()
-		return &host.TransitionError{Run: id, From: string(from), To: string(to)}
+		return &hearth.TransitionError{Run: id, From: string(from), To: string(to)}
 	}
 	r.stop = &stopRequest{kind: kind, to: to, reason: reason}
 	for i, rt := range r.tasks {
-		if rt.Status == host.TaskRunning {
+		if rt.Status == hearth.TaskRunning {
 			rt.Reason = "interrupted: its host stopped while it ran"
-			r.setTaskLocked(i, host.TaskPending, rt.Reason)
+			r.setTaskLocked(i, hearth.TaskPending, rt.Reason)
 		}
 	}
 	r.mu.Unlock()
 	r.finish()
 	_, err = r.handle.Wait(ctx)
-	var re *host.RunError
+	var re *hearth.RunError
 	if errors.As(err, &re) && re.Status == to {
 		return nil
 	}
@@ -606,7 +606,7 @@ func (r *runExec) loopRunning() bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.head.Status == host.RunRunning
+	return r.head.Status == hearth.RunRunning
 }
 
 // RevisitRun runs task of a stopped run (paused, failed or completed)
@@ -616,13 +616,13 @@ func (r *runExec) loopRunning() bool {
 // and runs them again, flagging the rest; major archives everything
 // downstream and runs it all again. Archived outputs keep their versions.
 // The revision is recorded in the run's history, and the run resumes.
-func (m *Runs) Revisit(ctx context.Context, id, task string, impact host.Impact, opts host.RevisitOptions) (*Handle, error) {
+func (m *Runs) Revisit(ctx context.Context, id, task string, impact hearth.Impact, opts hearth.RevisitOptions) (*Handle, error) {
 	done, err := m.d.Enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	if _, err := host.ParseImpact(string(impact)); err != nil {
+	if _, err := hearth.ParseImpact(string(impact)); err != nil {
 		return nil, err
 	}
 	id, err = m.d.Store.ResolveRunID(id)
@@ -640,7 +640,7 @@ func (m *Runs) Revisit(ctx context.Context, id, task string, impact host.Impact,
 	if err == nil {
 		r.mu.Lock()
 		if problems := r.validateLocked(); len(problems) > 0 {
-			err = &host.InvalidRunError{Run: r.id, Problems: problems}
+			err = &hearth.InvalidRunError{Run: r.id, Problems: problems}
 		}
 		r.mu.Unlock()
 	}
@@ -655,21 +655,21 @@ func (m *Runs) Revisit(ctx context.Context, id, task string, impact host.Impact,
 		m.forget(r)
 		return nil, err
 	}
-	handle, err := m.resume(r, host.ResumeOptions{}, fmt.Sprintf("revisit of %s (%s impact)", task, impact))
+	handle, err := m.resume(r, hearth.ResumeOptions{}, fmt.Sprintf("revisit of %s (%s impact)", task, impact))
 	if err != nil {
 		m.forget(r)
 	}
 	return handle, err
 }
 
-func (r *runExec) revise(task string, impact host.Impact, opts host.RevisitOptions) (*store.Pending, error) {
+func (r *runExec) revise(task string, impact hearth.Impact, opts hearth.RevisitOptions) (*store.Pending, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s := r.head.Status; s == host.RunRunning || s == host.RunCancelled {
-		if s == host.RunRunning {
+	if s := r.head.Status; s == hearth.RunRunning || s == hearth.RunCancelled {
+		if s == hearth.RunRunning {
 			return nil, fmt.Errorf("run %s is running; pause it first (Ctrl-C in the hearth process that runs it), then revisit", r.id)
 		}
-		return nil, &host.TransitionError{Run: r.id, From: string(s), To: string(host.RunRunning)}
+		return nil, &hearth.TransitionError{Run: r.id, From: string(s), To: string(hearth.RunRunning)}
 	}
 	i, ok := r.index[task]
 	if !ok {
@@ -678,7 +678,7 @@ func (r *runExec) revise(task string, impact host.Impact, opts host.RevisitOptio
 	down := r.descendants(i)
 	affected := r.kids[i]
 	if len(opts.Affects) > 0 {
-		if impact != host.ImpactModerate {
+		if impact != hearth.ImpactModerate {
 			return nil, fmt.Errorf("affects names the tasks a moderate revisit runs again; a %s revisit takes none", impact)
 		}
 		affected = nil
@@ -690,7 +690,7 @@ func (r *runExec) revise(task string, impact host.Impact, opts host.RevisitOptio
 			affected = append(affected, j)
 		}
 	}
-	rev := &host.Revision{Task: task, Impact: impact, Reason: opts.Reason, Time: r.now()}
+	rev := &hearth.Revision{Task: task, Impact: impact, Reason: opts.Reason, Time: r.now()}
 	archive := func(j int, why string) {
 		if v := r.tasks[j].Version; v > 0 {
 			rev.Archived = append(rev.Archived, fmt.Sprintf("%s v%d", r.tasks[j].Name, v))
@@ -703,16 +703,16 @@ func (r *runExec) revise(task string, impact host.Impact, opts host.RevisitOptio
 	r.tasks[i].Feedback = "This task is revisited" + prefixed(": ", opts.Reason)
 	for _, j := range down {
 		switch {
-		case impact == host.ImpactMajor, impact == host.ImpactModerate && slices.Contains(affected, j):
+		case impact == hearth.ImpactMajor, impact == hearth.ImpactModerate && slices.Contains(affected, j):
 			archive(j, why)
-		case r.tasks[j].Status == host.TaskSucceeded:
+		case r.tasks[j].Status == hearth.TaskSucceeded:
 			r.tasks[j].NeedsReview = true
 			r.dirty[j] = true
 			rev.Review = append(rev.Review, r.tasks[j].Name)
 		}
 	}
 	r.head.Revisions = append(r.head.Revisions, *rev)
-	r.emit(host.Event{Kind: host.EventRunRevisit, Task: task, Message: fmt.Sprintf("%s; archived: %s; needs review: %s", why,
+	r.emit(hearth.Event{Kind: hearth.EventRunRevisit, Task: task, Message: fmt.Sprintf("%s; archived: %s; needs review: %s", why,
 		text.OrNone(rev.Archived), text.OrNone(rev.Review))})
 	pend, _ := r.checkpointLocked(why, task, store.RunWrite{})
 	return pend, nil

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/contextchain"
-	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
@@ -45,7 +45,7 @@ const (
 
 type stopRequest struct {
 	kind   stopKind
-	to     host.RunStatus
+	to     hearth.RunStatus
 	reason string
 }
 
@@ -58,7 +58,7 @@ type stopRequest struct {
 type runExec struct {
 	m      *Runs
 	id     string
-	pipe   *host.Pipeline
+	pipe   *hearth.Pipeline
 	config string
 	index  map[string]int
 	deps   [][]int
@@ -127,7 +127,7 @@ func (m *Runs) newRunExec(head *store.RunRecord, g *store.Graph, recs map[string
 	for i, t := range pipe.Tasks {
 		rec := recs[t.Name]
 		if rec == nil {
-			rec = &store.TaskRecord{Name: t.Name, Status: host.TaskPending, Round: 1}
+			rec = &store.TaskRecord{Name: t.Name, Status: hearth.TaskPending, Round: 1}
 			r.dirty[i] = true
 		}
 		r.tasks[i] = rec
@@ -156,19 +156,19 @@ func (m *Runs) newRunExec(head *store.RunRecord, g *store.Graph, recs map[string
 
 // countLocked recounts the head's task counters.
 func (r *runExec) countLocked() {
-	countTasks(r.head, len(r.tasks), func(i int) host.TaskStatus { return r.tasks[i].Status })
+	countTasks(r.head, len(r.tasks), func(i int) hearth.TaskStatus { return r.tasks[i].Status })
 }
 
 // countTasks sets head's task counters from the statuses of its n tasks.
-func countTasks(head *store.RunRecord, n int, status func(i int) host.TaskStatus) {
+func countTasks(head *store.RunRecord, n int, status func(i int) hearth.TaskStatus) {
 	var ok, failed, skipped int
 	for i := range n {
 		switch status(i) {
-		case host.TaskSucceeded:
+		case hearth.TaskSucceeded:
 			ok++
-		case host.TaskFailed:
+		case hearth.TaskFailed:
 			failed++
-		case host.TaskSkipped:
+		case hearth.TaskSkipped:
 			skipped++
 		}
 	}
@@ -177,7 +177,7 @@ func countTasks(head *store.RunRecord, n int, status func(i int) host.TaskStatus
 
 func (r *runExec) now() time.Time { return r.m.now() }
 
-func (r *runExec) emit(e host.Event) {
+func (r *runExec) emit(e hearth.Event) {
 	e.Run = r.id
 	r.m.d.Emit(e)
 }
@@ -185,46 +185,46 @@ func (r *runExec) emit(e host.Event) {
 // setTaskLocked moves task i to status to and records the change as an
 // event. An illegal transition is a bug in the executor: it is refused
 // and logged.
-func (r *runExec) setTaskLocked(i int, to host.TaskStatus, msg string) bool {
+func (r *runExec) setTaskLocked(i int, to hearth.TaskStatus, msg string) bool {
 	return r.setTaskCostLocked(i, to, msg, 0)
 }
 
 // setTaskCostLocked is setTaskLocked for an attempt that cost cost.
-func (r *runExec) setTaskCostLocked(i int, to host.TaskStatus, msg string, cost float64) bool {
+func (r *runExec) setTaskCostLocked(i int, to hearth.TaskStatus, msg string, cost float64) bool {
 	rt := r.tasks[i]
 	from := rt.Status
 	if from == to {
 		return true
 	}
 	if !canTask(from, to) {
-		err := &host.TransitionError{Run: r.id, Task: rt.Name, From: string(from), To: string(to)}
+		err := &hearth.TransitionError{Run: r.id, Task: rt.Name, From: string(from), To: string(to)}
 		r.m.d.Logger.Error("refused a task transition", "error", err)
 		return false
 	}
 	rt.Status = to
 	r.dirty[i] = true
 	r.countLocked()
-	r.emit(host.Event{Kind: host.EventRunTask, Task: rt.Name, Agent: r.pipe.Tasks[i].Agent, From: string(from), To: string(to),
-		Message: fmt.Sprintf("%s: %s -> %s%s", rt.Name, from, to, prefixed(": ", msg)), Err: errIf(to == host.TaskFailed || to == host.TaskRetrying, rt.Error),
+	r.emit(hearth.Event{Kind: hearth.EventRunTask, Task: rt.Name, Agent: r.pipe.Tasks[i].Agent, From: string(from), To: string(to),
+		Message: fmt.Sprintf("%s: %s -> %s%s", rt.Name, from, to, prefixed(": ", msg)), Err: errIf(to == hearth.TaskFailed || to == hearth.TaskRetrying, rt.Error),
 		Cost: cost})
 	return true
 }
 
 // setRunLocked moves the run to status to, with reason.
-func (r *runExec) setRunLocked(to host.RunStatus, reason string) error {
+func (r *runExec) setRunLocked(to hearth.RunStatus, reason string) error {
 	from := r.head.Status
 	if from == to {
 		r.head.Reason = reason
 		return nil
 	}
 	if !canRun(from, to) {
-		return &host.TransitionError{Run: r.id, From: string(from), To: string(to)}
+		return &hearth.TransitionError{Run: r.id, From: string(from), To: string(to)}
 	}
 	now := r.now()
 	r.head.Status, r.head.Reason = to, reason
 	r.head.Updated = now
 	switch {
-	case to == host.RunRunning:
+	case to == hearth.RunRunning:
 		r.head.Finished = time.Time{}
 		if r.head.Started.IsZero() {
 			r.head.Started = now
@@ -232,7 +232,7 @@ func (r *runExec) setRunLocked(to host.RunStatus, reason string) error {
 	case to.Finished():
 		r.head.Finished = now
 	}
-	r.emit(host.Event{Kind: host.EventRunStatus, From: string(from), To: string(to), Message: fmt.Sprintf("run %s: %s -> %s%s", r.id, from, to, prefixed(": ", reason))})
+	r.emit(hearth.Event{Kind: hearth.EventRunStatus, From: string(from), To: string(to), Message: fmt.Sprintf("run %s: %s -> %s%s", r.id, from, to, prefixed(": ", reason))})
 	return nil
 }
 
@@ -282,7 +282,7 @@ func (r *runExec) checkpointLocked(label, task string, w store.RunWrite) (*store
 	w.Checkpoint = c
 	p := r.saveLocked(w)
 	clear(r.dirty)
-	r.emit(host.Event{Kind: host.EventRunCheckpoint, Task: task, Message: fmt.Sprintf("checkpoint %d: %s", seq, label)})
+	r.emit(hearth.Event{Kind: hearth.EventRunCheckpoint, Task: task, Message: fmt.Sprintf("checkpoint %d: %s", seq, label)})
 	return p, seq
 }
 
@@ -334,7 +334,7 @@ func (r *runExec) signal() {
 // requestStop asks the run to stop: no task starts any more, and, when
 // interrupt is set, the running attempts are cancelled (they go back to
 // pending). The first request wins, except that a cancel overrides.
-func (r *runExec) requestStop(kind stopKind, to host.RunStatus, reason string, interrupt bool) {
+func (r *runExec) requestStop(kind stopKind, to hearth.RunStatus, reason string, interrupt bool) {
 	r.mu.Lock()
 	if r.stop == nil || (kind == stopCancel && r.stop.kind != stopCancel) {
 		r.stop = &stopRequest{kind: kind, to: to, reason: reason}
@@ -350,16 +350,16 @@ func (r *runExec) requestStop(kind stopKind, to host.RunStatus, reason string, i
 // for a person, by the failing task's on_failure. Running attempts may
 // finish.
 func (r *runExec) escalateLocked(i int, report string) {
-	to := host.RunFailed
-	if r.onFailure(i) == host.OnFailurePause {
-		to = host.RunPaused
+	to := hearth.RunFailed
+	if r.onFailure(i) == hearth.OnFailurePause {
+		to = hearth.RunPaused
 	}
 	if r.stop == nil {
 		r.stop = &stopRequest{kind: stopEscalate, to: to, reason: report}
 	}
 }
 
-func (r *runExec) onFailure(i int) host.OnFailure {
+func (r *runExec) onFailure(i int) hearth.OnFailure {
 	if i >= 0 {
 		if f := r.pipe.Tasks[i].OnFailure; f != "" {
 			return f
@@ -441,7 +441,7 @@ func (r *runExec) storeFailed(err error) {
 	reason := r.storeReason()
 	r.mu.Unlock()
 	r.m.d.Logger.Error("run write failed; pausing the run", "run", r.id, "error", err)
-	r.requestStop(stopEscalate, host.RunPaused, reason, true)
+	r.requestStop(stopEscalate, hearth.RunPaused, reason, true)
 }
 
 // storeReason is the reason the run pauses for after its failed write.
@@ -457,7 +457,7 @@ func (r *runExec) storeReason() string {
 // attemptSpec is one attempt of a task about to start.
 type attemptSpec struct {
 	i     int
-	task  host.Task
+	task  hearth.Task
 	round int
 }
 
@@ -473,16 +473,16 @@ func (r *runExec) scheduleLocked() (launch []attemptSpec, wakeAt time.Time, pend
 	var ready []int
 	for i, rt := range r.tasks {
 		switch rt.Status {
-		case host.TaskSucceeded:
+		case hearth.TaskSucceeded:
 			continue
-		case host.TaskFailed, host.TaskSkipped:
+		case hearth.TaskFailed, hearth.TaskSkipped:
 			// A task failed for good stops the run; one found here came
 			// from records the resume did not reset.
 			r.escalateLocked(i, fmt.Sprintf("task %s is %s; resume the run to try it again", rt.Name, rt.Status))
 			return nil, time.Time{}, nil
-		case host.TaskRunning:
+		case hearth.TaskRunning:
 			done = false
-		case host.TaskRetrying:
+		case hearth.TaskRetrying:
 			done = false
 			if at := rt.RetryAt; at.After(now) {
 				if wakeAt.IsZero() || at.Before(wakeAt) {
@@ -491,7 +491,7 @@ func (r *runExec) scheduleLocked() (launch []attemptSpec, wakeAt time.Time, pend
 				continue
 			}
 			ready = append(ready, i)
-		case host.TaskPending:
+		case hearth.TaskPending:
 			done = false
 			if r.depsDone(i) {
 				ready = append(ready, i)
@@ -542,7 +542,7 @@ func (r *runExec) scheduleLocked() (launch []attemptSpec, wakeAt time.Time, pend
 
 func (r *runExec) depsDone(i int) bool {
 	for _, d := range r.deps[i] {
-		if r.tasks[d].Status != host.TaskSucceeded {
+		if r.tasks[d].Status != hearth.TaskSucceeded {
 			return false
 		}
 	}
@@ -552,14 +552,14 @@ func (r *runExec) depsDone(i int) bool {
 // enterStageLocked moves the run into stage to, unless a transition
 // guard blocks it; then the run pauses with the guard's message.
 func (r *runExec) enterStageLocked(to string) bool {
-	from := cmp.Or(r.head.Stage, string(host.RunCreated))
+	from := cmp.Or(r.head.Stage, string(hearth.RunCreated))
 	if v := r.m.d.Transition(r.pipe.Name, r.id, from, to, r.stateMapLocked()); v != nil {
-		r.stop = &stopRequest{kind: stopEscalate, to: host.RunPaused,
+		r.stop = &stopRequest{kind: stopEscalate, to: hearth.RunPaused,
 			reason: fmt.Sprintf("stage %s -> %s blocked by guard %s: %s; fix the run's state, then resume it", from, to, v.Guard, v.Message)}
 		return false
 	}
 	r.head.Stage = to
-	r.emit(host.Event{Kind: host.EventRunStage, From: from, To: to, Message: fmt.Sprintf("run %s: stage %s -> %s", r.id, from, to)})
+	r.emit(hearth.Event{Kind: hearth.EventRunStage, From: from, To: to, Message: fmt.Sprintf("run %s: stage %s -> %s", r.id, from, to)})
 	return true
 }
 
@@ -571,7 +571,7 @@ func (r *runExec) admitLocked(i int) bool {
 	if b := r.head.Budget; b > 0 && r.head.Cost >= b {
 		r.escalateLocked(i, fmt.Sprintf("task %s was not started: the run has spent %.2f of its budget of %.2f; resume it with a larger budget (hearth runs resume %s --budget N) or cancel it",
 			name, r.head.Cost, b, r.id))
-		r.emit(host.Event{Kind: host.EventGuardFired, Hook: string(guard.TaskAdmission), Guard: "budget", Action: string(guard.Deny), Task: name,
+		r.emit(hearth.Event{Kind: hearth.EventGuardFired, Hook: string(guard.TaskAdmission), Guard: "budget", Action: string(guard.Deny), Task: name,
 			Message: fmt.Sprintf("budget: %.2f of %.2f spent", r.head.Cost, b)})
 		return false
 	}
@@ -584,7 +584,7 @@ func (r *runExec) admitLocked(i int) bool {
 }
 
 // taskLocked is task i as the host runs it, for its next attempt.
-func (r *runExec) taskLocked(i int) host.Task {
+func (r *runExec) taskLocked(i int) hearth.Task {
 	g := r.pipe.Tasks[i]
 	rt := r.tasks[i]
 	key := fmt.Sprintf("%s/%s/%d", r.id, g.Name, max(rt.Round, 1))
@@ -596,7 +596,7 @@ func (r *runExec) taskLocked(i int) host.Task {
 		}
 		meta["feedback"] = rt.Feedback
 	}
-	return host.Task{
+	return hearth.Task{
 		Agent: g.Agent, ID: fmt.Sprintf("%s/%d", key, attempt), Name: g.Name, Prompt: g.Prompt,
 		Hints:    g.Hints,
 		Metadata: meta, Run: r.id, IdempotencyKey: key, Attempt: attempt,
@@ -606,14 +606,14 @@ func (r *runExec) taskLocked(i int) host.Task {
 
 // startLocked records task i as running and prepares its attempt: beside
 // its prompt, as written, go the ancestors' context and any feedback; a
-// prompt that holds host.ContextPlaceholder gets the rendered block there
+// prompt that holds hearth.ContextPlaceholder gets the rendered block there
 // instead.
 func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 	t := r.taskLocked(i)
 	rt := r.tasks[i]
 	t.Upstream, t.Context = r.contextLocked(i)
-	if strings.Contains(t.Prompt, host.ContextPlaceholder) {
-		t.Prompt = strings.ReplaceAll(t.Prompt, host.ContextPlaceholder, t.Context)
+	if strings.Contains(t.Prompt, hearth.ContextPlaceholder) {
+		t.Prompt = strings.ReplaceAll(t.Prompt, hearth.ContextPlaceholder, t.Context)
 		t.Context = ""
 	}
 	t.Feedback = rt.Feedback
@@ -625,7 +625,7 @@ func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 	// use attempts up, interruptions (pause, kill, Ctrl-C) do not, and
 	// a resume starts the count again. t.Attempt, which numbers every
 	// delivery of the round, stays in the task ID.
-	r.setTaskLocked(i, host.TaskRunning, fmt.Sprintf("attempt %d of %d", rt.Failures+1, r.maxAttempts(i)))
+	r.setTaskLocked(i, hearth.TaskRunning, fmt.Sprintf("attempt %d of %d", rt.Failures+1, r.maxAttempts(i)))
 	r.running++
 	return attemptSpec{i: i, task: t, round: rt.Round}
 }
@@ -665,7 +665,7 @@ func (r *runExec) contextLocked(i int) ([]sdk.Upstream, string) {
 		up = append(up, sdk.Upstream{Task: o.Task, Version: o.Version, Session: o.Session, CreatedAt: o.Time, Artifact: o.Artifact})
 	}
 	if res.Block != "" {
-		r.emit(host.Event{Kind: host.EventRunContext, Task: name, Message: fmt.Sprintf("%s: %d bytes of context from %d earlier steps (%d steps, %d items left out)",
+		r.emit(hearth.Event{Kind: hearth.EventRunContext, Task: name, Message: fmt.Sprintf("%s: %d bytes of context from %d earlier steps (%d steps, %d items left out)",
 			name, len(res.Block), len(res.Steps)-res.OmittedSteps, res.OmittedSteps, res.OmittedItems)})
 	}
 	return up, res.Block
@@ -674,7 +674,7 @@ func (r *runExec) contextLocked(i int) ([]sdk.Upstream, string) {
 // attempt runs one attempt of a task and records its outcome.
 func (r *runExec) attempt(a attemptSpec) {
 	defer r.attempts.Done()
-	var out *host.Outcome
+	var out *hearth.Outcome
 	done, err := r.m.d.Enter()
 	if err == nil {
 		out, err = r.m.d.Execute(r.ctx, a.task, r)
@@ -695,13 +695,13 @@ func (r *runExec) attempt(a attemptSpec) {
 // handshake, or cannot be confined as asked), which a retry only repeats.
 func permanent(err error) bool {
 	return errors.Is(err, sdk.ErrPermanent) || errors.Is(err, sdk.ErrNotOwner) ||
-		errors.Is(err, host.ErrDenied) || errors.Is(err, host.ErrUnknownAgent) ||
-		errors.Is(err, host.ErrProgramMissing) || errors.Is(err, host.ErrChecksumMismatch) || errors.Is(err, host.ErrConfinement) ||
-		errors.Is(err, host.ErrHandshake) || errors.Is(err, host.ErrProtocolVersion)
+		errors.Is(err, hearth.ErrDenied) || errors.Is(err, hearth.ErrUnknownAgent) ||
+		errors.Is(err, hearth.ErrProgramMissing) || errors.Is(err, hearth.ErrChecksumMismatch) || errors.Is(err, hearth.ErrConfinement) ||
+		errors.Is(err, hearth.ErrHandshake) || errors.Is(err, hearth.ErrProtocolVersion)
 }
 
 // outcome records how an attempt ended and queues the write.
-func (r *runExec) outcome(a attemptSpec, out *host.Outcome, err error) *store.Pending {
+func (r *runExec) outcome(a attemptSpec, out *hearth.Outcome, err error) *store.Pending {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.running--
@@ -720,20 +720,20 @@ func (r *runExec) outcome(a attemptSpec, out *host.Outcome, err error) *store.Pe
 			spent = out.Result.Cost
 		}
 		r.addCostLocked(i, spent)
-		r.emit(host.Event{Kind: host.EventRunTask, Task: name, Agent: r.pipe.Tasks[i].Agent, Cost: spent,
+		r.emit(hearth.Event{Kind: hearth.EventRunTask, Task: name, Agent: r.pipe.Tasks[i].Agent, Cost: spent,
 			Message: fmt.Sprintf("%s: attempt %d of round %d ended after its round was reset; its result is discarded", name, a.task.Attempt, a.round)})
 		return r.saveLocked(store.RunWrite{})
 	}
 	rt.Finished = now
-	if err == nil && out != nil && len(out.Result.Output) > host.MaxOutput {
+	if err == nil && out != nil && len(out.Result.Output) > hearth.MaxOutput {
 		// Stored, it would be one value bigger than a store write may be,
 		// and unreadable through the daemon: the task fails, saying so,
 		// and nothing of the output is written.
-		err = sdk.Permanent(fmt.Errorf("task %s returned an output of %d bytes (%.1f MiB), more than the %d MiB a task's output may be; write large results to a file and return its path", name, len(out.Result.Output), float64(len(out.Result.Output))/(1<<20), host.MaxOutput>>20))
+		err = sdk.Permanent(fmt.Errorf("task %s returned an output of %d bytes (%.1f MiB), more than the %d MiB a task's output may be; write large results to a file and return its path", name, len(out.Result.Output), float64(len(out.Result.Output))/(1<<20), hearth.MaxOutput>>20))
 		out = nil
 	}
 	if err != nil {
-		if cause := context.Cause(r.ctx); cause != nil || errors.Is(err, host.ErrClosed) {
+		if cause := context.Cause(r.ctx); cause != nil || errors.Is(err, hearth.ErrClosed) {
 			// Interrupted, not failed: it runs again on resume, with the
 			// next attempt number.
 			why := "the host shut down"
@@ -742,7 +742,7 @@ func (r *runExec) outcome(a attemptSpec, out *host.Outcome, err error) *store.Pe
 			}
 			rt.Reason = "interrupted: " + why
 			r.addCostLocked(i, spent) // reported before the interruption: spent
-			r.setTaskLocked(i, host.TaskPending, rt.Reason)
+			r.setTaskLocked(i, hearth.TaskPending, rt.Reason)
 			return r.saveLocked(store.RunWrite{})
 		}
 		r.addCostLocked(i, spent)
@@ -755,14 +755,14 @@ func (r *runExec) outcome(a attemptSpec, out *host.Outcome, err error) *store.Pe
 		if !permanent(err) && int(rt.Failures) < r.maxAttempts(i) {
 			delay := r.pipe.Retry.Delay(int(rt.Failures))
 			rt.RetryAt = now.Add(delay)
-			r.setTaskLocked(i, host.TaskRetrying, fmt.Sprintf("attempt %d of %d failed; next in %s", rt.Failures, r.maxAttempts(i), delay))
+			r.setTaskLocked(i, hearth.TaskRetrying, fmt.Sprintf("attempt %d of %d failed; next in %s", rt.Failures, r.maxAttempts(i), delay))
 			return r.saveLocked(store.RunWrite{})
 		}
 		why := fmt.Sprintf("failed after %d attempts", rt.Failures)
 		if permanent(err) {
 			why = "failed and will not be retried (the failure is permanent)"
 		}
-		r.setTaskLocked(i, host.TaskFailed, why)
+		r.setTaskLocked(i, hearth.TaskFailed, why)
 		r.escalateLocked(i, fmt.Sprintf("task %s %s; last error: %s", name, why, err))
 		p, _ := r.checkpointLocked("task "+name+" failed", name, store.RunWrite{})
 		return p
@@ -784,7 +784,7 @@ func (r *runExec) outcome(a attemptSpec, out *host.Outcome, err error) *store.Pe
 		return r.gateLocked(i, g, o, w)
 	}
 	rt.NeedsReview, rt.Feedback, rt.Error = false, "", ""
-	r.setTaskCostLocked(i, host.TaskSucceeded, fmt.Sprintf("v%d in %s on %s (%s)", rt.Version, out.Duration.Round(time.Millisecond), out.Session, out.Decision.Action), res.Cost)
+	r.setTaskCostLocked(i, hearth.TaskSucceeded, fmt.Sprintf("v%d in %s on %s (%s)", rt.Version, out.Duration.Round(time.Millisecond), out.Session, out.Decision.Action), res.Cost)
 	p, _ := r.checkpointLocked("task "+name+" succeeded", name, w)
 	return p
 }
@@ -815,7 +815,7 @@ func (r *runExec) addCostLocked(i int, c float64) {
 // task runs again with the gate's feedback (retry), or the work goes back
 // to an earlier task, and everything after it is done again (send_back).
 // A gate that acted max_loops times in the run escalates instead.
-func (r *runExec) gateLocked(i int, g *host.Gate, o *store.OutputRecord, w store.RunWrite) *store.Pending {
+func (r *runExec) gateLocked(i int, g *hearth.Gate, o *store.OutputRecord, w store.RunWrite) *store.Pending {
 	rt := r.tasks[i]
 	name := rt.Name
 	if r.head.GateLoops == nil {
@@ -829,11 +829,11 @@ func (r *runExec) gateLocked(i int, g *host.Gate, o *store.OutputRecord, w store
 	if loops > limit {
 		loop = fmt.Sprintf("still failing at its limit of %d loops; kept for review", limit)
 	}
-	r.emit(host.Event{Kind: host.EventRunGate, Task: name, Guard: g.Guard, Action: string(g.Action),
+	r.emit(hearth.Event{Kind: hearth.EventRunGate, Task: name, Guard: g.Guard, Action: string(g.Action),
 		Message: fmt.Sprintf("%s v%d: gate %s (%s, %s): %s", name, o.Version, g.Guard, g.Action, loop, g.Feedback)})
 	if loops > limit {
 		rt.Error = fmt.Sprintf("quality gate %s still fails after %d loops: %s", g.Guard, limit, g.Feedback)
-		r.setTaskLocked(i, host.TaskSucceeded, "kept for review: "+rt.Error)
+		r.setTaskLocked(i, hearth.TaskSucceeded, "kept for review: "+rt.Error)
 		r.escalateLocked(i, fmt.Sprintf("task %s: %s; its output is kept for review: resume the run to accept it as it is, or revisit the task to do it again (hearth runs revisit %s %s --impact major), after raising the guard's max_loops if need be",
 			name, rt.Error, r.id, cmp.Or(g.To, name)))
 		p, _ := r.checkpointLocked("gate "+g.Guard+" gave up on "+name, name, w)
@@ -848,11 +848,11 @@ func (r *runExec) gateLocked(i int, g *host.Gate, o *store.OutputRecord, w store
 		feedback += "\n\nIts report:\n" + out
 	}
 	target := i
-	if g.Action == host.GateSendBack {
+	if g.Action == hearth.GateSendBack {
 		j, ok := r.index[g.To]
 		if !ok || !r.ancestor(j, i) {
 			rt.Error = fmt.Sprintf("quality gate %s sends work back to %q, which task %s does not depend on", g.Guard, g.To, name)
-			r.setTaskLocked(i, host.TaskSucceeded, "kept for review: "+rt.Error)
+			r.setTaskLocked(i, hearth.TaskSucceeded, "kept for review: "+rt.Error)
 			r.escalateLocked(i, fmt.Sprintf("task %s: %s; fix the guard's back_to", name, rt.Error))
 			p, _ := r.checkpointLocked("gate "+g.Guard+" misconfigured", name, w)
 			return p
@@ -861,7 +861,7 @@ func (r *runExec) gateLocked(i int, g *host.Gate, o *store.OutputRecord, w store
 	}
 	// The gated task's output is kept as a version, then archived with
 	// everything downstream of the target.
-	r.setTaskCostLocked(i, host.TaskSucceeded, fmt.Sprintf("v%d, gated by %s", o.Version, g.Guard), o.Cost)
+	r.setTaskCostLocked(i, hearth.TaskSucceeded, fmt.Sprintf("v%d, gated by %s", o.Version, g.Guard), o.Cost)
 	reset := append([]int{target}, r.descendants(target)...)
 	for _, j := range reset {
 		r.resetLocked(j, fmt.Sprintf("sent back by quality gate %s", g.Guard))
@@ -882,7 +882,7 @@ func (r *runExec) resetLocked(i int, reason string) {
 	rt.Error, rt.Errors, rt.NeedsReview, rt.Reason, rt.RetryAt = "", nil, false, reason, time.Time{}
 	r.current[i] = nil
 	r.dirty[i] = true
-	r.setTaskLocked(i, host.TaskPending, reason)
+	r.setTaskLocked(i, hearth.TaskPending, reason)
 }
 
 // noteVersion remembers that task i had output version v, so that the
@@ -935,7 +935,7 @@ func (r *runExec) completeLocked() {
 			return
 		}
 	}
-	r.stop = &stopRequest{kind: stopEscalate, to: host.RunCompleted}
+	r.stop = &stopRequest{kind: stopEscalate, to: hearth.RunCompleted}
 }
 
 // finish records how the run stopped and releases its handle.
@@ -949,13 +949,13 @@ func (r *runExec) finish() {
 	to, reason := st.to, st.reason
 	switch st.kind {
 	case stopPause, stopShutdown:
-		to = host.RunPaused
+		to = hearth.RunPaused
 	case stopCancel:
-		to = host.RunCancelled
+		to = hearth.RunCancelled
 		for i, rt := range r.tasks {
-			if s := rt.Status; s == host.TaskPending || s == host.TaskRetrying {
+			if s := rt.Status; s == hearth.TaskPending || s == hearth.TaskRetrying {
 				rt.Reason = "the run was cancelled"
-				r.setTaskLocked(i, host.TaskSkipped, rt.Reason)
+				r.setTaskLocked(i, hearth.TaskSkipped, rt.Reason)
 			}
 		}
 	}
@@ -984,17 +984,17 @@ func (r *runExec) finish() {
 }
 
 // release ends the run's execution here and reports how it ended to its
-// handle: err when its end could not be recorded, else a *host.RunError
+// handle: err when its end could not be recorded, else a *hearth.RunError
 // for a run that did not complete.
-func (r *runExec) release(info host.RunInfo, err error) {
+func (r *runExec) release(info hearth.RunInfo, err error) {
 	r.cancel(nil)
 	r.m.forget(r)
 	r.handle.info = info
 	switch {
 	case err != nil:
 		r.handle.err = err
-	case info.Status != host.RunCompleted:
-		r.handle.err = &host.RunError{Run: r.id, Status: info.Status, Reason: info.Reason}
+	case info.Status != hearth.RunCompleted:
+		r.handle.err = &hearth.RunError{Run: r.id, Status: info.Status, Reason: info.Reason}
 	}
 	// Done after the run's last events reach its subscribers: a watcher
 	// that stops at Done has seen them all.
@@ -1019,11 +1019,11 @@ func (r *runExec) release(info host.RunInfo, err error) {
 // pauses it (Recover).
 func (r *runExec) finishAfterStoreFailure() {
 	reason := r.storeReason()
-	if r.head.Status == host.RunRunning {
-		_ = r.setRunLocked(host.RunPaused, reason) // legal: running -> paused
+	if r.head.Status == hearth.RunRunning {
+		_ = r.setRunLocked(hearth.RunPaused, reason) // legal: running -> paused
 	}
 	info := r.infoLocked()
-	info.Status, info.Reason = host.RunPaused, reason
+	info.Status, info.Reason = hearth.RunPaused, reason
 	r.mu.Unlock()
 	head, err := r.recordPause(reason)
 	if head != nil {
@@ -1036,7 +1036,7 @@ func (r *runExec) finishAfterStoreFailure() {
 	case err != nil:
 		r.m.d.Logger.Error("cannot record a run's pause; its record says running until a host opens the data directory again", "run", r.id, "error", err)
 		err = fmt.Errorf("run %s paused (%s), but the pause could not be recorded: %w; its record reads running, interrupted, until a command that writes opens the data directory (hearth runs resume %s)", r.id, text.FirstLine(reason), err, r.id)
-	case info.Status != host.RunPaused:
+	case info.Status != hearth.RunPaused:
 		// The disk had it stopped already, and keeps it so: what was
 		// asked of it (a cancel) did not happen, and this is why.
 		err = fmt.Errorf("run %s: %s; its record still says %s", r.id, text.FirstLine(reason), info.Status)
@@ -1053,7 +1053,7 @@ func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the run's record: %w", err)
 	}
-	if head.Status != host.RunPaused && !canRun(head.Status, host.RunPaused) {
+	if head.Status != hearth.RunPaused && !canRun(head.Status, hearth.RunPaused) {
 		// The disk has it stopped already (a failed run whose cancel
 		// could not be recorded): that stays its state.
 		return head, nil
@@ -1069,17 +1069,17 @@ func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
 	// The head on disk is from the last write that landed; one that
 	// failed before it may have held the checkpoint it counts.
 	head.Checkpoint = min(head.Checkpoint, seq)
-	countTasks(head, len(r.pipe.Tasks), func(i int) host.TaskStatus {
+	countTasks(head, len(r.pipe.Tasks), func(i int) hearth.TaskStatus {
 		if rec := recs[r.pipe.Tasks[i].Name]; rec != nil {
 			return rec.Status
 		}
-		return host.TaskPending // not on disk yet
+		return hearth.TaskPending // not on disk yet
 	})
-	head.Status, head.Reason, head.Updated = host.RunPaused, reason, r.now()
+	head.Status, head.Reason, head.Updated = hearth.RunPaused, reason, r.now()
 	return head, st.SaveRunStatus(r.id, head).Wait(context.Background())
 }
 
 // infoLocked describes the run.
-func (r *runExec) infoLocked() host.RunInfo {
+func (r *runExec) infoLocked() hearth.RunInfo {
 	return store.RunInfo(r.head, false)
 }

@@ -1,7 +1,7 @@
 package runs
 
 import (
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // runTransitions lists, for each run status, the statuses it may become.
@@ -13,13 +13,13 @@ import (
 //	failed    -> running (resumed once the cause is fixed), cancelled
 //	completed -> running (a task revisited)
 //	cancelled -> nothing: cancelling is final
-var runTransitions = map[host.RunStatus][]host.RunStatus{
-	host.RunCreated:   {host.RunRunning, host.RunCancelled, host.RunPaused},
-	host.RunRunning:   {host.RunPaused, host.RunCompleted, host.RunFailed, host.RunCancelled},
-	host.RunPaused:    {host.RunRunning, host.RunCancelled},
-	host.RunFailed:    {host.RunRunning, host.RunCancelled},
-	host.RunCompleted: {host.RunRunning},
-	host.RunCancelled: nil,
+var runTransitions = map[hearth.RunStatus][]hearth.RunStatus{
+	hearth.RunCreated:   {hearth.RunRunning, hearth.RunCancelled, hearth.RunPaused},
+	hearth.RunRunning:   {hearth.RunPaused, hearth.RunCompleted, hearth.RunFailed, hearth.RunCancelled},
+	hearth.RunPaused:    {hearth.RunRunning, hearth.RunCancelled},
+	hearth.RunFailed:    {hearth.RunRunning, hearth.RunCancelled},
+	hearth.RunCompleted: {hearth.RunRunning},
+	hearth.RunCancelled: nil,
 }
 
 // taskTransitions lists, for each task status, the statuses it may become.
@@ -32,16 +32,16 @@ var runTransitions = map[host.RunStatus][]host.RunStatus{
 //	failed    -> pending (its run was resumed)
 //	succeeded -> pending (sent back by a quality gate, or revisited)
 //	skipped   -> pending (its run was resumed)
-var taskTransitions = map[host.TaskStatus][]host.TaskStatus{
-	host.TaskPending:   {host.TaskRunning, host.TaskSkipped},
-	host.TaskRunning:   {host.TaskSucceeded, host.TaskFailed, host.TaskRetrying, host.TaskPending},
-	host.TaskRetrying:  {host.TaskRunning, host.TaskPending, host.TaskSkipped},
-	host.TaskFailed:    {host.TaskPending},
-	host.TaskSucceeded: {host.TaskPending},
-	host.TaskSkipped:   {host.TaskPending},
+var taskTransitions = map[hearth.TaskStatus][]hearth.TaskStatus{
+	hearth.TaskPending:   {hearth.TaskRunning, hearth.TaskSkipped},
+	hearth.TaskRunning:   {hearth.TaskSucceeded, hearth.TaskFailed, hearth.TaskRetrying, hearth.TaskPending},
+	hearth.TaskRetrying:  {hearth.TaskRunning, hearth.TaskPending, hearth.TaskSkipped},
+	hearth.TaskFailed:    {hearth.TaskPending},
+	hearth.TaskSucceeded: {hearth.TaskPending},
+	hearth.TaskSkipped:   {hearth.TaskPending},
 }
 
-func canRun(from, to host.RunStatus) bool {
+func canRun(from, to hearth.RunStatus) bool {
 	for _, s := range runTransitions[from] {
 		if s == to {
 			return true
@@ -50,7 +50,7 @@ func canRun(from, to host.RunStatus) bool {
 	return false
 }
 
-func canTask(from, to host.TaskStatus) bool {
+func canTask(from, to hearth.TaskStatus) bool {
 	for _, s := range taskTransitions[from] {
 		if s == to {
 			return true

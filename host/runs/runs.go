@@ -27,7 +27,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/pool"
@@ -40,23 +40,23 @@ type Deps struct {
 	Logger hclog.Logger
 	Now    func() time.Time
 	// Emit records an event and publishes it once it is on disk.
-	Emit func(host.Event) *store.Pending
+	Emit func(hearth.Event) *store.Pending
 	// AfterPublished calls fn once every event emitted so far has reached
 	// subscribers.
 	AfterPublished func(fn func())
 	// Enter registers one unit of in-flight work, unless the engine is
-	// closing (host.ErrClosed); the returned func ends it.
+	// closing (hearth.ErrClosed); the returned func ends it.
 	Enter func() (func(), error)
 	// Runnable checks that agent is configured and runs tasks.
 	Runnable func(agent string) error
 	// Admit runs the task_admission guards on a task of run.
-	Admit func(t host.Task, run guard.Run) error
+	Admit func(t hearth.Task, run guard.Run) error
 	// Transition runs the transition guards on a run of pipeline leaving
 	// stage from for stage to, and returns the guard that blocks it.
 	Transition func(pipeline, run, from, to string, state map[string]any) *guard.Verdict
 	// Execute places one attempt of a task of run and runs it, with its
 	// quality gate.
-	Execute func(ctx context.Context, t host.Task, run pool.Run) (*host.Outcome, error)
+	Execute func(ctx context.Context, t hearth.Task, run pool.Run) (*hearth.Outcome, error)
 }
 
 // Runs executes the runs of one engine. Its methods are safe for
@@ -88,7 +88,7 @@ type Handle struct {
 	// ID is the run's ID.
 	ID   string
 	done chan struct{}
-	info host.RunInfo
+	info hearth.RunInfo
 	err  error
 }
 
@@ -97,20 +97,20 @@ type Handle struct {
 func (r *Handle) Done() <-chan struct{} { return r.done }
 
 // Wait returns the run as it stopped. The error is nil when the run
-// completed, a *host.RunError when it failed, was paused or cancelled,
+// completed, a *hearth.RunError when it failed, was paused or cancelled,
 // and ctx's error when ctx ended first (the run goes on).
-func (r *Handle) Wait(ctx context.Context) (host.RunInfo, error) {
+func (r *Handle) Wait(ctx context.Context) (hearth.RunInfo, error) {
 	select {
 	case <-r.done:
 		return r.info, r.err
 	case <-ctx.Done():
-		return host.RunInfo{}, ctx.Err()
+		return hearth.RunInfo{}, ctx.Err()
 	}
 }
 
 // pipelineOf checks a pipeline submitted through the Go API against the
 // engine's agents, with its defaults applied.
-func (m *Runs) pipelineOf(p *host.Pipeline) (*host.Pipeline, error) {
+func (m *Runs) pipelineOf(p *hearth.Pipeline) (*hearth.Pipeline, error) {
 	if p == nil {
 		return nil, errors.New("run: nil pipeline")
 	}

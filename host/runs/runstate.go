@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/text"
@@ -100,7 +100,7 @@ func (r *runExec) SetState(ctx context.Context, agent, task, section string, val
 		return err
 	}
 	r.touchLocked()
-	r.emit(host.Event{Kind: host.EventRunState, Agent: agent, Task: task, Message: fmt.Sprintf("%s wrote section %s (%d bytes)", agent, section, len(b))})
+	r.emit(hearth.Event{Kind: hearth.EventRunState, Agent: agent, Task: task, Message: fmt.Sprintf("%s wrote section %s (%d bytes)", agent, section, len(b))})
 	pend := r.saveLocked(store.RunWrite{})
 	r.mu.Unlock()
 	return pend.Wait(ctx)

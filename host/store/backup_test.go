@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // TestBackupRestoreRoundTrip: a backup taken while the store serves,
@@ -33,7 +33,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Writes after the snapshot are not in it.
-	if _, p := s.Append(host.Event{Kind: host.EventTaskStarted, Session: "gotour-0000", Message: "after"}); p.Wait(context.Background()) != nil {
+	if _, p := s.Append(hearth.Event{Kind: hearth.EventTaskStarted, Session: "gotour-0000", Message: "after"}); p.Wait(context.Background()) != nil {
 		t.Fatal("append")
 	}
 	s.Close()
@@ -71,7 +71,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, p := r.Append(host.Event{Kind: host.EventTaskStarted, Session: "gotour-0001"})
+	seq, p := r.Append(hearth.Event{Kind: hearth.EventTaskStarted, Session: "gotour-0001"})
 	if err := p.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -10,19 +10,19 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
 // toolEvent is a tool-use event as the host writes one: about 500 bytes.
-func toolEvent(session string) host.Event {
+func toolEvent(session string) hearth.Event {
 	paths := make([]string, 8)
 	for i := range paths {
 		paths[i] = fmt.Sprintf("services/billing/internal/ledger/reconcile/batch_%02d.go", i)
 	}
-	return host.Event{
-		Time: time.Now(), Kind: host.EventToolUsed, Agent: "coder", Session: session, Task: "task-0123456789abcdef",
+	return hearth.Event{
+		Time: time.Now(), Kind: hearth.EventToolUsed, Agent: "coder", Session: session, Task: "task-0123456789abcdef",
 		ToolUse: &sdk.ToolUse{Tool: "Grep", Paths: paths, Technologies: []string{"go"}, Outcome: sdk.OutcomeError, Duration: 1500 * time.Microsecond},
 	}
 }
@@ -79,7 +79,7 @@ func BenchmarkAppend(b *testing.B) {
 				wg.Go(func() {
 					// AppendBatch encodes the events before it returns, so
 					// one batch of event values can be reused.
-					batch := make([]host.Event, 256)
+					batch := make([]hearth.Event, 256)
 					for i := range batch {
 						batch[i] = toolEvent(fmt.Sprintf("s-%d", w))
 					}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -67,7 +67,7 @@ var factorBits = map[string]uint32{"directory": 1, "file": 2, "tech": 4, "freshn
 
 var factorOrder = []string{"directory", "file", "tech", "freshness", "load"}
 
-func decisionToPB(d *host.Decision) *storepb.Decision {
+func decisionToPB(d *hearth.Decision) *storepb.Decision {
 	r := &storepb.Decision{
 		Task: d.Task, TaskName: d.TaskName, Agent: d.Agent, Outcome: d.Outcome, Threshold: d.Threshold,
 		Considered: int32(d.Considered), Eligible: int32(d.Eligible), Action: string(d.Action),
@@ -75,9 +75,9 @@ func decisionToPB(d *host.Decision) *storepb.Decision {
 		HintFiles: d.Hints.Files, HintDirs: d.Hints.Directories, HintTechs: d.Hints.Technologies,
 		Vetoed: d.Vetoed,
 	}
-	if d.Action != host.ActionSpawned {
+	if d.Action != hearth.ActionSpawned {
 		r.Winner = d.Session
-		r.Dormant = d.Action == host.ActionRehydrated
+		r.Dormant = d.Action == hearth.ActionRehydrated
 	}
 	for _, c := range d.Candidates {
 		var applied uint32
@@ -93,16 +93,16 @@ func decisionToPB(d *host.Decision) *storepb.Decision {
 	return r
 }
 
-func decisionFromPB(r *storepb.Decision) host.Decision {
-	d := host.Decision{
-		Task: r.GetTask(), TaskName: r.GetTaskName(), Agent: r.GetAgent(), Action: host.Action(r.GetAction()), Session: r.GetSession(),
+func decisionFromPB(r *storepb.Decision) hearth.Decision {
+	d := hearth.Decision{
+		Task: r.GetTask(), TaskName: r.GetTaskName(), Agent: r.GetAgent(), Action: hearth.Action(r.GetAction()), Session: r.GetSession(),
 		Outcome: r.GetOutcome(), Threshold: r.GetThreshold(), Considered: int(r.GetConsidered()),
 		Eligible: int(r.GetEligible()), Waited: time.Duration(r.GetWaitedNanos()), Retired: r.GetRetired(),
 		Reason: r.GetReason(), Vetoed: r.GetVetoed(),
 		Hints: sdk.Hints{Files: r.GetHintFiles(), Directories: r.GetHintDirs(), Technologies: r.GetHintTechs()},
 	}
 	for _, c := range r.GetRanked() {
-		cand := host.Candidate{
+		cand := hearth.Candidate{
 			Session: c.GetId(), Dormant: c.GetDormant(), Eligible: c.GetEligible(), Load: int(c.GetLoadCount()),
 			Capacity: int(c.GetCapacity()), Directory: c.GetDirectory(), File: c.GetFile(), Tech: c.GetTech(),
 			Freshness: c.GetFreshness(), LoadScore: c.GetLoad(), Total: c.GetTotal(),
@@ -113,11 +113,11 @@ func decisionFromPB(r *storepb.Decision) host.Decision {
 			}
 		}
 		d.Candidates = append(d.Candidates, cand)
-		if cand.Session == d.Session && d.Action != host.ActionSpawned {
+		if cand.Session == d.Session && d.Action != hearth.ActionSpawned {
 			d.Score = cand.Total
 		}
 	}
-	if d.Action == host.ActionSpawned && len(d.Candidates) > 0 {
+	if d.Action == hearth.ActionSpawned && len(d.Candidates) > 0 {
 		d.Score = d.Candidates[0].Total
 	}
 	return d
@@ -125,7 +125,7 @@ func decisionFromPB(r *storepb.Decision) host.Decision {
 
 // fillEvent sets every field of r from e, reusing r's tool-use record:
 // tool-use events, the hottest path, recycle their records.
-func fillEvent(r *storepb.Event, e *host.Event) {
+func fillEvent(r *storepb.Event, e *hearth.Event) {
 	r.Seq, r.UnixNano, r.Kind, r.Agent, r.Session = e.Seq, e.Time.UnixNano(), string(e.Kind), e.Agent, e.Session
 	r.Task, r.Run, r.Message, r.Error, r.Pid, r.Fraction = e.Task, e.Run, e.Message, e.Err, int32(e.PID), e.Fraction
 	r.Guard, r.Hook, r.Action, r.From, r.To, r.Cost = e.Guard, e.Hook, e.Action, e.From, e.To, e.Cost
@@ -177,9 +177,9 @@ func outcomeFromPB(n int32) sdk.ToolOutcome {
 	return sdk.OutcomeUnset
 }
 
-func eventFromPB(r *storepb.Event) host.Event {
-	e := host.Event{
-		Seq: r.GetSeq(), Time: time.Unix(0, r.GetUnixNano()), Kind: host.EventKind(r.GetKind()), Agent: r.GetAgent(),
+func eventFromPB(r *storepb.Event) hearth.Event {
+	e := hearth.Event{
+		Seq: r.GetSeq(), Time: time.Unix(0, r.GetUnixNano()), Kind: hearth.EventKind(r.GetKind()), Agent: r.GetAgent(),
 		Session: r.GetSession(), Task: r.GetTask(), Message: r.GetMessage(), Err: r.GetError(),
 		PID: int(r.GetPid()), Fraction: r.GetFraction(), Guard: r.GetGuard(), Hook: r.GetHook(), Action: r.GetAction(),
 		Run: r.GetRun(), From: r.GetFrom(), To: r.GetTo(), Cost: r.GetCost(), Duration: time.Duration(r.GetDurationNanos()),
@@ -199,25 +199,25 @@ func eventFromPB(r *storepb.Event) host.Event {
 	return e
 }
 
-var runStatusToPB = map[host.RunStatus]storepb.RunStatus{
-	host.RunCreated:   storepb.RunStatus_RUN_CREATED,
-	host.RunRunning:   storepb.RunStatus_RUN_RUNNING,
-	host.RunPaused:    storepb.RunStatus_RUN_PAUSED,
-	host.RunCompleted: storepb.RunStatus_RUN_COMPLETED,
-	host.RunFailed:    storepb.RunStatus_RUN_FAILED,
-	host.RunCancelled: storepb.RunStatus_RUN_CANCELLED,
+var runStatusToPB = map[hearth.RunStatus]storepb.RunStatus{
+	hearth.RunCreated:   storepb.RunStatus_RUN_CREATED,
+	hearth.RunRunning:   storepb.RunStatus_RUN_RUNNING,
+	hearth.RunPaused:    storepb.RunStatus_RUN_PAUSED,
+	hearth.RunCompleted: storepb.RunStatus_RUN_COMPLETED,
+	hearth.RunFailed:    storepb.RunStatus_RUN_FAILED,
+	hearth.RunCancelled: storepb.RunStatus_RUN_CANCELLED,
 }
 
-var taskStatusToPB = map[host.TaskStatus]storepb.TaskStatus{
-	host.TaskPending:   storepb.TaskStatus_TASK_PENDING,
-	host.TaskRunning:   storepb.TaskStatus_TASK_RUNNING,
-	host.TaskSucceeded: storepb.TaskStatus_TASK_SUCCEEDED,
-	host.TaskFailed:    storepb.TaskStatus_TASK_FAILED,
-	host.TaskRetrying:  storepb.TaskStatus_TASK_RETRYING,
-	host.TaskSkipped:   storepb.TaskStatus_TASK_SKIPPED,
+var taskStatusToPB = map[hearth.TaskStatus]storepb.TaskStatus{
+	hearth.TaskPending:   storepb.TaskStatus_TASK_PENDING,
+	hearth.TaskRunning:   storepb.TaskStatus_TASK_RUNNING,
+	hearth.TaskSucceeded: storepb.TaskStatus_TASK_SUCCEEDED,
+	hearth.TaskFailed:    storepb.TaskStatus_TASK_FAILED,
+	hearth.TaskRetrying:  storepb.TaskStatus_TASK_RETRYING,
+	hearth.TaskSkipped:   storepb.TaskStatus_TASK_SKIPPED,
 }
 
-func runStatusFromPB(s storepb.RunStatus) host.RunStatus {
+func runStatusFromPB(s storepb.RunStatus) hearth.RunStatus {
 	for k, v := range runStatusToPB {
 		if v == s {
 			return k
@@ -226,7 +226,7 @@ func runStatusFromPB(s storepb.RunStatus) host.RunStatus {
 	return ""
 }
 
-func taskStatusFromPB(s storepb.TaskStatus) host.TaskStatus {
+func taskStatusFromPB(s storepb.TaskStatus) hearth.TaskStatus {
 	for k, v := range taskStatusToPB {
 		if v == s {
 			return k
@@ -300,7 +300,7 @@ func runFromPB(m *storepb.Run) *RunRecord {
 		}
 	}
 	for _, rv := range m.GetRevisions() {
-		r.Revisions = append(r.Revisions, host.Revision{Task: rv.GetTask(), Impact: host.Impact(rv.GetImpact()), Reason: rv.GetReason(),
+		r.Revisions = append(r.Revisions, hearth.Revision{Task: rv.GetTask(), Impact: hearth.Impact(rv.GetImpact()), Reason: rv.GetReason(),
 			Archived: rv.GetArchived(), Review: rv.GetReview(), Reset: rv.GetResetTasks(), Time: unixTime(rv.GetUnixNano())})
 	}
 	return r
@@ -329,28 +329,28 @@ func graphToPB(g *Graph) *storepb.RunGraph {
 }
 
 func graphFromPB(m *storepb.RunGraph) *Graph {
-	p := &host.Pipeline{
+	p := &hearth.Pipeline{
 		Name: m.GetPipeline(), Description: m.GetDescription(), Parallel: int(m.GetParallel()),
-		OnFailure: host.OnFailure(m.GetOnFailure()),
-		Retry: host.Retry{Attempts: int(m.GetRetryAttempts()), Backoff: time.Duration(m.GetRetryBackoffNanos()),
+		OnFailure: hearth.OnFailure(m.GetOnFailure()),
+		Retry: hearth.Retry{Attempts: int(m.GetRetryAttempts()), Backoff: time.Duration(m.GetRetryBackoffNanos()),
 			MaxBackoff: time.Duration(m.GetRetryMaxBackoffNanos())},
-		Context:       host.Context{Budget: int(m.GetContextBudget()), Template: m.GetContextTemplate()},
+		Context:       hearth.Context{Budget: int(m.GetContextBudget()), Template: m.GetContextTemplate()},
 		RequireChecks: m.GetRequireChecks(),
-		Retention: host.Retention{PauseAfter: time.Duration(m.GetPauseAfterNanos()),
+		Retention: hearth.Retention{PauseAfter: time.Duration(m.GetPauseAfterNanos()),
 			AbandonAfter: time.Duration(m.GetAbandonAfterNanos()), DeleteAfter: time.Duration(m.GetDeleteAfterNanos())},
 	}
 	for _, o := range m.GetOwners() {
-		own := &host.Owner{Agent: o.GetAgent(), Writes: o.GetWrites()}
+		own := &hearth.Owner{Agent: o.GetAgent(), Writes: o.GetWrites()}
 		if !o.GetReadsAll() {
 			own.Reads = append([]string{}, o.GetReads()...)
 		}
 		p.State.Owners = append(p.State.Owners, own)
 	}
 	for _, t := range m.GetTasks() {
-		p.Tasks = append(p.Tasks, &host.PipelineTask{
+		p.Tasks = append(p.Tasks, &hearth.PipelineTask{
 			Name: t.GetName(), Agent: t.GetAgent(), Prompt: t.GetPrompt(), DependsOn: t.GetDependsOn(),
 			Hints: sdk.Hints{Files: t.GetFiles(), Directories: t.GetDirs(), Technologies: t.GetTechs()},
-			Stage: t.GetStage(), Metadata: t.GetMetadata(), Attempts: int(t.GetAttempts()), OnFailure: host.OnFailure(t.GetOnFailure()),
+			Stage: t.GetStage(), Metadata: t.GetMetadata(), Attempts: int(t.GetAttempts()), OnFailure: hearth.OnFailure(t.GetOnFailure()),
 		})
 	}
 	return &Graph{Pipeline: p, Config: m.GetConfig()}
@@ -422,7 +422,7 @@ func outputFromPB(m *storepb.TaskOutput) *OutputRecord {
 
 // EncodeEvent is e as the store encodes it, for benchmarks that write
 // the same bytes to raw Badger.
-func EncodeEvent(e host.Event) ([]byte, error) {
+func EncodeEvent(e hearth.Event) ([]byte, error) {
 	m := &storepb.Event{}
 	fillEvent(m, &e)
 	return encode(m)
@@ -451,7 +451,7 @@ func forwardFromPB(m *storepb.Forward) (ForwardRecord, error) {
 		Accepted: unixTime(m.GetAcceptedUnixNano()), Finished: unixTime(m.GetFinishedUnixNano()),
 		Error: m.GetError(), ErrorKind: m.GetErrorKind()}
 	if len(m.GetOutcomeJson()) > 0 {
-		r.Outcome = &host.Outcome{}
+		r.Outcome = &hearth.Outcome{}
 		if err := json.Unmarshal(m.GetOutcomeJson(), r.Outcome); err != nil {
 			return ForwardRecord{}, fmt.Errorf("its outcome: %w", err)
 		}

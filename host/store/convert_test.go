@@ -3,7 +3,7 @@ package store
 import (
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -14,7 +14,7 @@ func TestToolUseRecord(t *testing.T) {
 	for _, o := range []sdk.ToolOutcome{sdk.OutcomeOK, sdk.OutcomeError, sdk.OutcomeDenied, sdk.OutcomeUnset} {
 		u := sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"a.go"}, Outcome: o}
 		m := &storepb.Event{}
-		fillEvent(m, &host.Event{Kind: host.EventToolUsed, ToolUse: &u})
+		fillEvent(m, &hearth.Event{Kind: hearth.EventToolUsed, ToolUse: &u})
 		got := eventFromPB(m).ToolUse
 		if got == nil || got.Kind != sdk.KindRead || got.Outcome != o {
 			t.Errorf("outcome %s: read back %+v", o, got)

@@ -9,7 +9,7 @@
 // (SessionRecord, RunRecord, TaskRecord, OutputRecord, CheckpointRecord)
 // is in convert.go. Offline reads, for commands run without a daemon, are
 // methods of Store that return the vocabulary's types (views.go: the same
-// host.Reader the engine and the daemon's client implement).
+// hearth.Reader the engine and the daemon's client implement).
 //
 // # Key layout
 //

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // fixture writes a data directory with sessions and events and closes it,
@@ -34,7 +34,7 @@ func fixture(t *testing.T) string {
 			t.Fatal(err)
 		}
 		// Past the value threshold: the events are in the value log.
-		if _, p := s.Append(host.Event{Kind: host.EventTaskSucceeded, Agent: "gotour", Session: rec.ID, Message: strings.Repeat("x", 1500)}); p.Wait(ctx) != nil {
+		if _, p := s.Append(hearth.Event{Kind: hearth.EventTaskSucceeded, Agent: "gotour", Session: rec.ID, Message: strings.Repeat("x", 1500)}); p.Wait(ctx) != nil {
 			t.Fatal("append")
 		}
 	}
@@ -111,7 +111,7 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 	if err != nil || len(infos) != 50 {
 		t.Errorf("read %d sessions (err %v), want 50", len(infos), err)
 	}
-	if _, p := s.Append(host.Event{Kind: host.EventTaskStarted}); !errors.Is(p.Wait(context.Background()), ErrReadOnly) {
+	if _, p := s.Append(hearth.Event{Kind: hearth.EventTaskStarted}); !errors.Is(p.Wait(context.Background()), ErrReadOnly) {
 		t.Error("a write to a read-only store did not fail with ErrReadOnly")
 	}
 	if err := s.PutSession(context.Background(), SessionRecord{ID: "x"}); !errors.Is(err, ErrReadOnly) {
@@ -248,7 +248,7 @@ func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(infos, func(i host.SessionInfo) bool { return i.ID == "after-crash" }) {
+	if !slices.ContainsFunc(infos, func(i hearth.SessionInfo) bool { return i.ID == "after-crash" }) {
 		t.Errorf("the replayed write is missing: %d sessions", len(infos))
 	}
 }
@@ -372,17 +372,17 @@ func TestStuckWritesFailInsteadOfHanging(t *testing.T) {
 		return real(g)
 	}
 	ctx := context.Background()
-	_, first := s.Append(host.Event{Kind: host.EventTaskStarted, Session: "s"})
+	_, first := s.Append(hearth.Event{Kind: hearth.EventTaskStarted, Session: "s"})
 	if err := first.Wait(ctx); !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "has not finished after 50ms") {
 		t.Fatalf("a stuck write: %v, want a StallError", err)
 	}
-	_, during := s.Append(host.Event{Kind: host.EventTaskStarted, Session: "s"})
+	_, during := s.Append(hearth.Event{Kind: hearth.EventTaskStarted, Session: "s"})
 	if err := during.Wait(ctx); !errors.Is(err, ErrStalled) {
 		t.Errorf("a write while stuck: %v, want ErrStalled at once", err)
 	}
 	close(release)
 	for {
-		_, after := s.Append(host.Event{Kind: host.EventTaskStarted, Session: "s"})
+		_, after := s.Append(hearth.Event{Kind: hearth.EventTaskStarted, Session: "s"})
 		err := after.Wait(ctx)
 		if err == nil {
 			break

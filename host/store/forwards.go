@@ -7,7 +7,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
@@ -30,7 +30,7 @@ type ForwardRecord struct {
 	Done     bool
 	Accepted time.Time
 	Finished time.Time
-	Outcome  *host.Outcome
+	Outcome  *hearth.Outcome
 	Error    string
 	// ErrorKind names the sentinel error Error wrapped, empty for none.
 	ErrorKind string

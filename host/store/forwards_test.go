@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -24,8 +24,8 @@ func TestForwardRecordsSurviveReopen(t *testing.T) {
 	}
 	ctx := context.Background()
 	at := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
-	out := &host.Outcome{TaskID: "k1", Agent: "scripted", Session: "scripted-1",
-		Decision: host.Decision{Action: host.ActionReused, Reason: "warm"},
+	out := &hearth.Outcome{TaskID: "k1", Agent: "scripted", Session: "scripted-1",
+		Decision: hearth.Decision{Action: hearth.ActionReused, Reason: "warm"},
 		Result:   sdk.Result{Output: "done", Metrics: map[string]float64{"quality": 0.9}},
 		Artifact: sdk.ContextArtifact{KeyDecisions: []string{"kept the API"}}, ToolUses: 3, Duration: 1500 * time.Millisecond}
 	for _, rec := range []ForwardRecord{

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -72,7 +72,7 @@ type SessionRecord struct {
 type RunRecord struct {
 	ID           string
 	Pipeline     string
-	Status       host.RunStatus
+	Status       hearth.RunStatus
 	Reason       string
 	Created      time.Time
 	Updated      time.Time
@@ -95,7 +95,7 @@ type RunRecord struct {
 	// GateLoops counts, per guard, the times a quality gate sent work
 	// back.
 	GateLoops map[string]int
-	Revisions []host.Revision
+	Revisions []hearth.Revision
 	// Counts of the run's tasks by status.
 	TasksTotal, TasksSucceeded, TasksFailed, TasksSkipped int
 }
@@ -111,14 +111,14 @@ type RunFile struct {
 // Graph is a run's pipeline as it was when the run was made (key
 // g/<run>), and the config file it came from.
 type Graph struct {
-	Pipeline *host.Pipeline
+	Pipeline *hearth.Pipeline
 	Config   string
 }
 
 // TaskRecord is where one task of a run stands (key rt/<run>/<task>).
 type TaskRecord struct {
 	Name     string
-	Status   host.TaskStatus
+	Status   hearth.TaskStatus
 	Round    int
 	Attempts int
 	Failures int
@@ -183,7 +183,7 @@ func (r *RunRecord) Clone() *RunRecord {
 	}
 	c.Files = slices.Clone(r.Files)
 	c.GateLoops = maps.Clone(r.GateLoops)
-	c.Revisions = make([]host.Revision, len(r.Revisions))
+	c.Revisions = make([]hearth.Revision, len(r.Revisions))
 	for i, rv := range r.Revisions {
 		rv.Archived, rv.Review, rv.Reset = slices.Clone(rv.Archived), slices.Clone(rv.Review), slices.Clone(rv.Reset)
 		c.Revisions[i] = rv

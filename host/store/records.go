@@ -9,7 +9,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
@@ -19,7 +19,7 @@ const HostStream = "host"
 
 // StreamOf is the stream an event is stored in: its session's, else its
 // run's, else the host's.
-func StreamOf(e *host.Event) string {
+func StreamOf(e *hearth.Event) string {
 	switch {
 	case e.Session != "":
 		return e.Session
@@ -144,14 +144,14 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 // The event is durable once the returned Pending's Wait returns nil. It
 // goes to the stream StreamOf names; a decision goes to the decision list
 // and to the index of every session it involved.
-func (s *Store) Append(e host.Event) (uint64, *Pending) {
+func (s *Store) Append(e hearth.Event) (uint64, *Pending) {
 	if e.Decision != nil {
 		return s.appendDecision(&e)
 	}
-	return s.AppendBatch([]host.Event{e})
+	return s.AppendBatch([]hearth.Event{e})
 }
 
-func (s *Store) appendDecision(e *host.Event) (uint64, *Pending) {
+func (s *Store) appendDecision(e *hearth.Event) (uint64, *Pending) {
 	if s.isClosed() {
 		return 0, failed(ErrClosed)
 	}
@@ -184,7 +184,7 @@ func (s *Store) isClosed() bool {
 // returns, one Badger value under the key of the first. It returns the
 // last sequence number. The events are durable once the returned
 // Pending's Wait returns nil.
-func (s *Store) AppendBatch(evs []host.Event) (uint64, *Pending) {
+func (s *Store) AppendBatch(evs []hearth.Event) (uint64, *Pending) {
 	if len(evs) == 0 {
 		return 0, failed(nil)
 	}
@@ -248,7 +248,7 @@ func failed(err error) *Pending {
 
 // involved lists the sessions a decision concerns: where the task went,
 // and every ranked candidate.
-func involved(d *host.Decision) []string {
+func involved(d *hearth.Decision) []string {
 	seen := make(map[string]bool)
 	var ids []string
 	add := func(id string) {
@@ -268,8 +268,8 @@ func involved(d *host.Decision) []string {
 // Events returns up to limit events of a stream (a session ID, or
 // HostStream) with sequence numbers above after, oldest first; limit 0
 // means all.
-func (s *Store) Events(stream string, after uint64, limit int) ([]host.Event, error) {
-	var out []host.Event
+func (s *Store) Events(stream string, after uint64, limit int) ([]hearth.Event, error) {
+	var out []hearth.Event
 	prefix := []byte("e/" + stream + "/")
 	err := s.db.View(func(txn *badger.Txn) error {
 		// The chunk holding after+1 may start before it: find the last
@@ -304,8 +304,8 @@ func (s *Store) Events(stream string, after uint64, limit int) ([]host.Event, er
 }
 
 // RecentEvents returns the last limit events of a stream, oldest first.
-func (s *Store) RecentEvents(stream string, limit int) ([]host.Event, error) {
-	var rev []host.Event
+func (s *Store) RecentEvents(stream string, limit int) ([]hearth.Event, error) {
+	var rev []hearth.Event
 	prefix := []byte("e/" + stream + "/")
 	errDone := errors.New("enough")
 	err := s.reverse(prefix, 0, func(k, v []byte) error {
@@ -332,8 +332,8 @@ func (s *Store) RecentEvents(stream string, limit int) ([]host.Event, error) {
 }
 
 // Decisions returns the last limit placement decisions, newest first.
-func (s *Store) Decisions(limit int) ([]host.Event, error) {
-	var out []host.Event
+func (s *Store) Decisions(limit int) ([]hearth.Event, error) {
+	var out []hearth.Event
 	err := s.reverse([]byte("d/"), limit, func(k, v []byte) error {
 		ev := &storepb.Event{}
 		if err := decodeAt(k, v, ev); err != nil {
@@ -347,7 +347,7 @@ func (s *Store) Decisions(limit int) ([]host.Event, error) {
 
 // DecisionsFor returns the last limit decisions that involved session id,
 // newest first.
-func (s *Store) DecisionsFor(id string, limit int) ([]host.Event, error) {
+func (s *Store) DecisionsFor(id string, limit int) ([]hearth.Event, error) {
 	var seqs []uint64
 	if err := s.reverse([]byte("x/"+id+"/"), limit, func(k, _ []byte) error {
 		seqs = append(seqs, keySeq(k))
@@ -355,7 +355,7 @@ func (s *Store) DecisionsFor(id string, limit int) ([]host.Event, error) {
 	}); err != nil {
 		return nil, err
 	}
-	out := make([]host.Event, 0, len(seqs))
+	out := make([]hearth.Event, 0, len(seqs))
 	for _, seq := range seqs {
 		ev := &storepb.Event{}
 		if err := s.get(seqKey("d/", seq), ev); err != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // rssWorkload writes what a busy host writes in a while: 200,000 tool-use
@@ -32,7 +32,7 @@ func runRSSHelper(kind, dir string) error {
 	for i := range rec.Files {
 		rec.Files[i] = fmt.Sprintf("src/pkg%03d/file_%03d.go", i/10, i)
 	}
-	batch := make([]host.Event, 256)
+	batch := make([]hearth.Event, 256)
 	switch kind {
 	case "tuned":
 		s, err := Open(dir, Options{GCInterval: -1})

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/sdk"
 	"google.golang.org/protobuf/proto"
 )
@@ -38,12 +38,12 @@ func newRunFixture(tb testing.TB, id string) *runFixture {
 	now := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 	f := &runFixture{id: id}
 	f.head = &RunRecord{
-		ID: id, Pipeline: "essay", Status: host.RunRunning, Created: now, Updated: now,
+		ID: id, Pipeline: "essay", Status: hearth.RunRunning, Created: now, Updated: now,
 		LastActivity: now, Started: now, Budget: 5, Cost: 0.42, Stage: "writing",
 		TasksTotal: 12, TasksSucceeded: 5,
 	}
 	f.task = &TaskRecord{
-		Name: "draft-outline", Status: host.TaskSucceeded, Round: 1, Attempts: 1, Cost: 0.07,
+		Name: "draft-outline", Status: hearth.TaskSucceeded, Round: 1, Attempts: 1, Cost: 0.07,
 		Session: "writer-1a2b3c4d", TaskID: id + "/draft-outline/1/1", Started: now, Finished: now, Version: 1,
 	}
 	f.out = &OutputRecord{

@@ -9,18 +9,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // saveRun writes a run of one task with its head, graph, task record,
 // output, checkpoint and files, in one write, and waits for it.
 func saveRun(t *testing.T, s *Store, id string, files ...RunFile) RunWrite {
 	t.Helper()
-	head := &RunRecord{ID: id, Pipeline: "essay", Status: host.RunRunning, Checkpoint: 1, Files: files}
-	task := &TaskRecord{Name: "draft", Status: host.TaskSucceeded, Version: 1}
+	head := &RunRecord{ID: id, Pipeline: "essay", Status: hearth.RunRunning, Checkpoint: 1, Files: files}
+	task := &TaskRecord{Name: "draft", Status: hearth.TaskSucceeded, Version: 1}
 	w := RunWrite{
 		Run:        head,
-		Graph:      &Graph{Pipeline: &host.Pipeline{Tasks: []*host.PipelineTask{{Name: "draft", Agent: "writer"}}}},
+		Graph:      &Graph{Pipeline: &hearth.Pipeline{Tasks: []*hearth.PipelineTask{{Name: "draft", Agent: "writer"}}}},
 		Tasks:      []*TaskRecord{task},
 		Outputs:    []*OutputRecord{{Task: "draft", Version: 1, Output: "v1 of " + id}},
 		Checkpoint: &CheckpointRecord{Seq: 1, Label: "task draft succeeded", Task: "draft", Run: head, Tasks: []*TaskRecord{task}},

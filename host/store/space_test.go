@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +34,7 @@ func TestStatusRecordsUseTheReserve(t *testing.T) {
 	free := freeSpace(t, dir)
 	s.SetMinFreeSpace(free / 2 * 3) // free is 2/3 of the threshold: in the reserve
 
-	ordinary := RunWrite{Run: &RunRecord{ID: "essay-1", Status: host.RunCompleted, Checkpoint: 2}}
+	ordinary := RunWrite{Run: &RunRecord{ID: "essay-1", Status: hearth.RunCompleted, Checkpoint: 2}}
 	if err := s.SaveRun("essay-1", ordinary).Wait(ctx); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("an ordinary write below the threshold: %v, want ErrNoSpace", err)
 	}
@@ -42,12 +42,12 @@ func TestStatusRecordsUseTheReserve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head.Status, head.Reason = host.RunPaused, "not enough free space"
+	head.Status, head.Reason = hearth.RunPaused, "not enough free space"
 	if err := s.SaveRunStatus("essay-1", head).Wait(ctx); err != nil {
 		t.Fatalf("a status record in the reserve: %v, want it accepted", err)
 	}
 	got, err := s.RunRecord("essay-1")
-	if err != nil || got.Status != host.RunPaused || got.Reason != "not enough free space" || got.Checkpoint != 1 {
+	if err != nil || got.Status != hearth.RunPaused || got.Reason != "not enough free space" || got.Checkpoint != 1 {
 		t.Fatalf("head after the status record: %+v, %v; want paused with its reason and checkpoint 1", got, err)
 	}
 	if n, err := s.NewestCheckpoint("essay-1"); n != 1 || err != nil {

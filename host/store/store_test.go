@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // The test binary doubles as a second process: HEARTH_STORE_HELPER names
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		for i := 1; ; i++ {
-			ev := host.Event{Kind: "tool.used", Session: "s-1", Message: strconv.Itoa(i)}
+			ev := hearth.Event{Kind: "tool.used", Session: "s-1", Message: strconv.Itoa(i)}
 			if err := appendEvent(s, ev).Wait(context.Background()); err != nil {
 				fmt.Println("error", err)
 				os.Exit(1)
@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 // appendEvent appends e and returns its write.
-func appendEvent(s *Store, e host.Event) *Pending {
+func appendEvent(s *Store, e hearth.Event) *Pending {
 	_, p := s.Append(e)
 	return p
 }
@@ -123,7 +123,7 @@ func TestEventsAreOrderedPerStream(t *testing.T) {
 		wg.Go(func() {
 			var last *Pending
 			for i := range each {
-				last = appendEvent(s, host.Event{Kind: "tool.used", Session: fmt.Sprintf("s-%d", w), Message: strconv.Itoa(i)})
+				last = appendEvent(s, hearth.Event{Kind: "tool.used", Session: fmt.Sprintf("s-%d", w), Message: strconv.Itoa(i)})
 			}
 			if err := last.Wait(ctx); err != nil {
 				t.Error(err)
@@ -160,7 +160,7 @@ func TestEventsAreOrderedPerStream(t *testing.T) {
 	if err != nil || len(recent) != 3 || recent[2].Seq != all[len(all)-1].Seq {
 		t.Errorf("recent: got %v, %v; want the last 3 oldest first", recent, err)
 	}
-	if err := appendEvent(s, host.Event{Kind: "host.started"}).Wait(ctx); err != nil {
+	if err := appendEvent(s, hearth.Event{Kind: "host.started"}).Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if hostEvents, _ := s.Events(HostStream, 0, 0); len(hostEvents) != 1 {
@@ -171,12 +171,12 @@ func TestEventsAreOrderedPerStream(t *testing.T) {
 func TestDecisions(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
-	for i, d := range []*host.Decision{
+	for i, d := range []*hearth.Decision{
 		{Task: "t1", Session: "a", Action: "spawned"},
-		{Task: "t2", Session: "a", Action: "reused", Candidates: []host.Candidate{{Session: "a"}, {Session: "b"}}},
+		{Task: "t2", Session: "a", Action: "reused", Candidates: []hearth.Candidate{{Session: "a"}, {Session: "b"}}},
 		{Task: "t3", Session: "c", Action: "spawned", Retired: "b"},
 	} {
-		if err := appendEvent(s, host.Event{Kind: "decision", Task: d.Task, Decision: d}).Wait(ctx); err != nil {
+		if err := appendEvent(s, hearth.Event{Kind: "decision", Task: d.Task, Decision: d}).Wait(ctx); err != nil {
 			t.Fatalf("decision %d: %v", i, err)
 		}
 	}
@@ -212,7 +212,7 @@ func TestDeleteLongSession(t *testing.T) {
 	}
 	var last *Pending
 	for range 40_000 {
-		last = appendEvent(s, host.Event{Kind: "tool.used", Session: "long-1"})
+		last = appendEvent(s, hearth.Event{Kind: "tool.used", Session: "long-1"})
 	}
 	if err := last.Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -235,11 +235,11 @@ func TestDeleteSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := appendEvent(s, host.Event{Session: "x-1"}).Wait(ctx); err != nil {
+		if err := appendEvent(s, hearth.Event{Session: "x-1"}).Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := appendEvent(s, host.Event{Kind: "decision", Decision: &host.Decision{Session: "x-1"}}).Wait(ctx); err != nil {
+	if err := appendEvent(s, hearth.Event{Kind: "decision", Decision: &hearth.Decision{Session: "x-1"}}).Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PutSession(ctx, SessionRecord{ID: "x-10"}); err != nil {
@@ -313,7 +313,7 @@ func TestWritesAfterCloseFail(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := appendEvent(s, host.Event{}).Wait(context.Background()); !errors.Is(err, ErrClosed) {
+	if err := appendEvent(s, hearth.Event{}).Wait(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Errorf("got %v, want ErrClosed", err)
 	}
 	if err := s.Close(); err != nil {

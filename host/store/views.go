@@ -7,12 +7,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
 // The methods below read sessions and runs as the vocabulary describes
-// them: the store is a host.Reader. Read this way, the store is offline:
+// them: the store is a hearth.Reader. Read this way, the store is offline:
 // no host runs on it (a store is open to one process at a time), so a
 // session its record calls live belonged to a host that stopped without
 // retiring it (kill -9) and is shown dormant, as the next host will find
@@ -20,18 +20,18 @@ import (
 // pauses it. The engine reads through the same functions and puts what
 // it knows of its live sessions and runs over them.
 
-var _ host.Reader = (*Store)(nil)
+var _ hearth.Reader = (*Store)(nil)
 
 // SessionInfo describes a session record. offline says no host runs
 // on the store.
-func SessionInfo(r SessionRecord, offline bool) host.SessionInfo {
-	info := host.SessionInfo{
+func SessionInfo(r SessionRecord, offline bool) hearth.SessionInfo {
+	info := hearth.SessionInfo{
 		ID: r.ID, Agent: r.Agent, Status: r.Status.String(), Reason: r.Reason,
 		Created: r.Created, LastActivity: r.LastActivity,
 		Capacity: r.Capacity, PID: r.PID, AgentVersion: r.AgentVersion,
 		Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses, Unchecked: r.Unchecked, HasState: r.HasState,
 		Files: NewestFirst(r.Files), Directories: NewestFirst(r.Dirs), Technologies: NewestFirst(r.Techs),
-		External: r.External, Workspace: r.Workspace, Resume: host.ResumeCommand(r.External, r.ID),
+		External: r.External, Workspace: r.Workspace, Resume: hearth.ResumeCommand(r.External, r.ID),
 	}
 	if offline && r.Status == SessionLive {
 		info.Status, info.Reason, info.PID = "dormant", "the host stopped without retiring it", 0
@@ -50,7 +50,7 @@ func NewestFirst(lru []string) []string {
 }
 
 // SortSessions orders sessions most recently active first.
-func SortSessions(s []host.SessionInfo) {
+func SortSessions(s []hearth.SessionInfo) {
 	sort.SliceStable(s, func(i, j int) bool {
 		if !s[i].LastActivity.Equal(s[j].LastActivity) {
 			return s[i].LastActivity.After(s[j].LastActivity)
@@ -60,12 +60,12 @@ func SortSessions(s []host.SessionInfo) {
 }
 
 // Sessions lists every session, most recently active first.
-func (s *Store) Sessions(context.Context) ([]host.SessionInfo, error) {
+func (s *Store) Sessions(context.Context) ([]hearth.SessionInfo, error) {
 	recs, err := s.SessionRecords()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]host.SessionInfo, 0, len(recs))
+	out := make([]hearth.SessionInfo, 0, len(recs))
 	for _, r := range recs {
 		out = append(out, SessionInfo(r, true))
 	}
@@ -75,15 +75,15 @@ func (s *Store) Sessions(context.Context) ([]host.SessionInfo, error) {
 
 // Session describes one session with its latest limit events and the
 // decisions that involved it.
-func (s *Store) Session(_ context.Context, id string, limit int) (*host.SessionDetail, error) {
+func (s *Store) Session(_ context.Context, id string, limit int) (*hearth.SessionDetail, error) {
 	r, err := s.SessionRecord(id)
 	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("%w %q in %s; list them with hearth sessions list", host.ErrUnknownSession, id, s.Dir())
+		return nil, fmt.Errorf("%w %q in %s; list them with hearth sessions list", hearth.ErrUnknownSession, id, s.Dir())
 	}
 	if err != nil {
 		return nil, err
 	}
-	d := &host.SessionDetail{SessionInfo: SessionInfo(r, true), Events: []host.Event{}, Decisions: []host.Decision{}}
+	d := &hearth.SessionDetail{SessionInfo: SessionInfo(r, true), Events: []hearth.Event{}, Decisions: []hearth.Decision{}}
 	evs, err := s.RecentEvents(id, limit)
 	if err != nil {
 		return nil, err
@@ -101,8 +101,8 @@ func (s *Store) Session(_ context.Context, id string, limit int) (*host.SessionD
 
 // RunInfo describes a run's head. offline says no host runs on the
 // store.
-func RunInfo(r *RunRecord, offline bool) host.RunInfo {
-	info := host.RunInfo{
+func RunInfo(r *RunRecord, offline bool) hearth.RunInfo {
+	info := hearth.RunInfo{
 		ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Reason: r.Reason, Stage: r.Stage,
 		Created: r.Created, Started: r.Started, Updated: r.Updated, LastActivity: r.LastActivity, Finished: r.Finished,
 		Budget: r.Budget, Cost: r.Cost, Tasks: r.TasksTotal, Succeeded: r.TasksSucceeded,
@@ -112,7 +112,7 @@ func RunInfo(r *RunRecord, offline bool) host.RunInfo {
 	if info.Tasks > 0 {
 		info.Progress = float64(info.Succeeded) / float64(info.Tasks)
 	}
-	if offline && info.Status == host.RunRunning {
+	if offline && info.Status == hearth.RunRunning {
 		// No host runs it, so the reason it was started for is stale:
 		// its host stopped without recording how it ended.
 		info.Interrupted = true
@@ -130,7 +130,7 @@ func InterruptedReason(id string) string {
 }
 
 // SortRuns orders runs most recently active first.
-func SortRuns(rs []host.RunInfo) {
+func SortRuns(rs []hearth.RunInfo) {
 	sort.SliceStable(rs, func(i, j int) bool {
 		if !rs[i].LastActivity.Equal(rs[j].LastActivity) {
 			return rs[i].LastActivity.After(rs[j].LastActivity)
@@ -140,12 +140,12 @@ func SortRuns(rs []host.RunInfo) {
 }
 
 // Runs lists the runs, most recently active first.
-func (s *Store) Runs(context.Context) ([]host.RunInfo, error) {
+func (s *Store) Runs(context.Context) ([]hearth.RunInfo, error) {
 	heads, err := s.RunRecords()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]host.RunInfo, len(heads))
+	out := make([]hearth.RunInfo, len(heads))
 	for i, h := range heads {
 		out[i] = RunInfo(h, true)
 	}
@@ -157,7 +157,7 @@ func (s *Store) Runs(context.Context) ([]host.RunInfo, error) {
 // shares, names.
 func (s *Store) ResolveRunID(id string) (string, error) {
 	if strings.TrimSpace(id) == "" {
-		return "", fmt.Errorf("%w: give a run ID (hearth runs list shows them)", host.ErrUnknownRun)
+		return "", fmt.Errorf("%w: give a run ID (hearth runs list shows them)", hearth.ErrUnknownRun)
 	}
 	heads, err := s.RunRecords()
 	if err != nil {
@@ -176,44 +176,44 @@ func (s *Store) ResolveRunID(id string) (string, error) {
 	case 1:
 		return matches[0], nil
 	case 0:
-		return "", fmt.Errorf("%w %q (hearth runs list shows the runs)", host.ErrUnknownRun, id)
+		return "", fmt.Errorf("%w %q (hearth runs list shows the runs)", hearth.ErrUnknownRun, id)
 	}
 	return "", fmt.Errorf("%q names %d runs: %s; give more of the ID", id, len(matches), strings.Join(matches, ", "))
 }
 
 // Run describes one run with its tasks, files, state and history.
-func (s *Store) Run(_ context.Context, id string) (host.RunDetail, error) {
+func (s *Store) Run(_ context.Context, id string) (hearth.RunDetail, error) {
 	return s.RunDetail(id, true)
 }
 
 // RunDetail is Run; offline says no host runs on the store.
-func (s *Store) RunDetail(id string, offline bool) (host.RunDetail, error) {
+func (s *Store) RunDetail(id string, offline bool) (hearth.RunDetail, error) {
 	id, err := s.ResolveRunID(id)
 	if err != nil {
-		return host.RunDetail{}, err
+		return hearth.RunDetail{}, err
 	}
 	head, err := s.RunRecord(id)
 	if err != nil {
-		return host.RunDetail{}, notFoundRun(id, err)
+		return hearth.RunDetail{}, notFoundRun(id, err)
 	}
 	g, err := s.RunGraph(id)
 	if err != nil {
-		return host.RunDetail{}, err
+		return hearth.RunDetail{}, err
 	}
 	recs, err := s.RunTasks(id)
 	if err != nil {
-		return host.RunDetail{}, err
+		return hearth.RunDetail{}, err
 	}
-	d := host.RunDetail{
+	d := hearth.RunDetail{
 		RunInfo: RunInfo(head, offline), Config: g.Config, Description: g.Pipeline.Description,
 		Parallel: g.Pipeline.Parallel, State: head.State,
 	}
 	for _, t := range g.Pipeline.Tasks {
 		rt := recs[t.Name]
 		if rt == nil {
-			rt = &TaskRecord{Name: t.Name, Status: host.TaskPending}
+			rt = &TaskRecord{Name: t.Name, Status: hearth.TaskPending}
 		}
-		d.TaskList = append(d.TaskList, host.RunTaskInfo{
+		d.TaskList = append(d.TaskList, hearth.RunTaskInfo{
 			Name: t.Name, Agent: t.Agent, Stage: t.Stage, DependsOn: t.DependsOn,
 			Status: rt.Status, Round: rt.Round, Attempt: rt.Attempts, Failures: rt.Failures,
 			Error: rt.Error, Errors: rt.Errors, Cost: rt.Cost, Session: rt.Session,
@@ -244,14 +244,14 @@ func (s *Store) Files(files []RunFile) []sdk.File {
 
 func notFoundRun(id string, err error) error {
 	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%w %q", host.ErrUnknownRun, id)
+		return fmt.Errorf("%w %q", hearth.ErrUnknownRun, id)
 	}
 	return err
 }
 
 // RunOutputs reads every output version of a run's tasks, current and
 // archived, by task in graph order, then version.
-func (s *Store) RunOutputs(_ context.Context, id string) ([]host.TaskOutput, error) {
+func (s *Store) RunOutputs(_ context.Context, id string) ([]hearth.TaskOutput, error) {
 	id, err := s.ResolveRunID(id)
 	if err != nil {
 		return nil, err
@@ -278,10 +278,10 @@ func (s *Store) RunOutputs(_ context.Context, id string) ([]host.TaskOutput, err
 		}
 		return outs[i].Version < outs[j].Version
 	})
-	res := make([]host.TaskOutput, len(outs))
+	res := make([]hearth.TaskOutput, len(outs))
 	for i, o := range outs {
 		cur := recs[o.Task] != nil && recs[o.Task].Version == o.Version
-		res[i] = host.TaskOutput{
+		res[i] = hearth.TaskOutput{
 			Task: o.Task, Version: o.Version, Current: cur, Output: o.Output, Metrics: o.Metrics,
 			Cost: o.Cost, Session: o.Session, Round: o.Round, Attempt: o.Attempt,
 			Time: o.Time, Duration: o.Duration, Action: o.Action, Score: o.Score, Artifact: o.Artifact,
@@ -291,7 +291,7 @@ func (s *Store) RunOutputs(_ context.Context, id string) ([]host.TaskOutput, err
 }
 
 // RunCheckpoints reads a run's checkpoints, oldest first.
-func (s *Store) RunCheckpoints(_ context.Context, id string) ([]host.CheckpointInfo, error) {
+func (s *Store) RunCheckpoints(_ context.Context, id string) ([]hearth.CheckpointInfo, error) {
 	id, err := s.ResolveRunID(id)
 	if err != nil {
 		return nil, err
@@ -300,9 +300,9 @@ func (s *Store) RunCheckpoints(_ context.Context, id string) ([]host.CheckpointI
 	if err != nil {
 		return nil, err
 	}
-	out := make([]host.CheckpointInfo, len(cps))
+	out := make([]hearth.CheckpointInfo, len(cps))
 	for i, c := range cps {
-		out[i] = host.CheckpointInfo{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, Time: c.Time}
+		out[i] = hearth.CheckpointInfo{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, Time: c.Time}
 		if r := c.Run; r != nil {
 			out[i].Status, out[i].Stage, out[i].Cost, out[i].Succeeded = r.Status, r.Stage, r.Cost, r.TasksSucceeded
 		}
@@ -312,7 +312,7 @@ func (s *Store) RunCheckpoints(_ context.Context, id string) ([]host.CheckpointI
 
 // RunEvents reads the last limit events of a run (0: all), oldest first.
 // A deleted run still has its events, ending with its deletion.
-func (s *Store) RunEvents(_ context.Context, id string, limit int) ([]host.Event, error) {
+func (s *Store) RunEvents(_ context.Context, id string, limit int) ([]hearth.Event, error) {
 	if rid, err := s.ResolveRunID(id); err == nil {
 		id = rid
 	}
@@ -321,7 +321,7 @@ func (s *Store) RunEvents(_ context.Context, id string, limit int) ([]host.Event
 		return nil, err
 	}
 	if len(evs) == 0 {
-		return nil, fmt.Errorf("%w %q (hearth runs list shows the runs)", host.ErrUnknownRun, id)
+		return nil, fmt.Errorf("%w %q (hearth runs list shows the runs)", hearth.ErrUnknownRun, id)
 	}
 	return evs, nil
 }

@@ -16,12 +16,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 )
 
 // Host is what StopOnSIGTERM needs of a host.
 type Host interface {
-	Submit(context.Context, host.Task) (*host.Outcome, error)
+	Submit(context.Context, hearth.Task) (*hearth.Outcome, error)
 	Close(context.Context) error
 }
 
@@ -31,25 +31,25 @@ type Host interface {
 // (PID from events, subscribed before the call, which unsubscribe
 // ends), and on SIGTERM closes h within grace and prints how the task
 // ended, then "closed". It returns the process's exit status.
-func StopOnSIGTERM(h Host, agent string, events <-chan host.Event, unsubscribe func(), release string, grace time.Duration) int {
+func StopOnSIGTERM(h Host, agent string, events <-chan hearth.Event, unsubscribe func(), release string, grace time.Duration) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM)
 	type result struct {
-		out *host.Outcome
+		out *hearth.Outcome
 		err error
 	}
 	ctx := context.Background()
 	done := make(chan result, 1)
 	go func() {
-		out, err := h.Submit(ctx, host.Task{Agent: agent, Prompt: "progress:0.1;wait:" + release + ";echo:finished"})
+		out, err := h.Submit(ctx, hearth.Task{Agent: agent, Prompt: "progress:0.1;wait:" + release + ";echo:finished"})
 		done <- result{out, err}
 	}()
 	var pid int
 	for e := range events {
-		if e.Kind == host.EventSessionSpawned {
+		if e.Kind == hearth.EventSessionSpawned {
 			pid = e.PID
 		}
-		if e.Kind == host.EventTaskProgress {
+		if e.Kind == hearth.EventTaskProgress {
 			break
 		}
 	}

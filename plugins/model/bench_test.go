@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/fakeapi"
@@ -136,7 +136,7 @@ agent "ask" {
 				sum, cost, tasks = map[string]float64{}, 0, 0
 				b.StartTimer()
 				for q, pkg := range order {
-					out, err := h.Submit(context.Background(), host.Task{Agent: "ask", Prompt: fmt.Sprintf("Question %d about %s: ask:%s", q, pkg, pkg), Hints: sdk.Hints{Directories: []string{pkg}}})
+					out, err := h.Submit(context.Background(), hearth.Task{Agent: "ask", Prompt: fmt.Sprintf("Question %d about %s: ask:%s", q, pkg, pkg), Hints: sdk.Hints{Directories: []string{pkg}}})
 					if err != nil {
 						b.Fatal(err)
 					}

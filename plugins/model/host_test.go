@@ -14,7 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/fakeapi"
@@ -95,9 +95,9 @@ func startHost(t *testing.T, cfg *config.Config, dir string, log *syncBuffer) *e
 	return h
 }
 
-func submit(t *testing.T, h *engine.Host, prompt, dir string) *host.Outcome {
+func submit(t *testing.T, h *engine.Host, prompt, dir string) *hearth.Outcome {
 	t.Helper()
-	out, err := h.Submit(context.Background(), host.Task{Agent: "ask", Prompt: prompt, Hints: sdk.Hints{Directories: []string{dir}}})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "ask", Prompt: prompt, Hints: sdk.Hints{Directories: []string{dir}}})
 	if err != nil {
 		t.Fatalf("%s: %v", prompt, err)
 	}
@@ -119,7 +119,7 @@ func TestUnderHost(t *testing.T) {
 
 		q1 := submit(t, h, "What does alpha do? ask:pkg/alpha", "pkg/alpha")
 		q2 := submit(t, h, "Which function returns 42? ask:pkg/alpha", "pkg/alpha")
-		if q1.Decision.Action != host.ActionSpawned || q2.Decision.Action != host.ActionReused || q2.Session != q1.Session {
+		if q1.Decision.Action != hearth.ActionSpawned || q2.Decision.Action != hearth.ActionReused || q2.Session != q1.Session {
 			t.Fatalf("placements %s, %s; want the second question on the first one's session", q1.Decision.Action, q2.Decision.Action)
 		}
 		if q1.Result.Metrics["tool_calls"] != 3 || q2.Result.Metrics["tool_calls"] != 0 {
@@ -155,7 +155,7 @@ func TestUnderHost(t *testing.T) {
 		n := len(f.Requests())
 		h2 := startHost(t, cfg, dir, &log)
 		q4 := submit(t, h2, "Is util.go tested? ask:pkg/alpha", "pkg/alpha")
-		if q4.Decision.Action != host.ActionRehydrated || q4.Session != q1.Session {
+		if q4.Decision.Action != hearth.ActionRehydrated || q4.Session != q1.Session {
 			t.Errorf("placement %s on %s, want rehydrated %s", q4.Decision.Action, q4.Session, q1.Session)
 		}
 		if q4.Result.Metrics["tool_calls"] != 0 {
@@ -216,7 +216,7 @@ func TestCompactionIsAnEvent(t *testing.T) {
 	for {
 		select {
 		case e := <-sub.C:
-			if e.Kind == host.EventTaskProgress && strings.HasPrefix(e.Message, "compacted the conversation") {
+			if e.Kind == hearth.EventTaskProgress && strings.HasPrefix(e.Message, "compacted the conversation") {
 				return
 			}
 		default:

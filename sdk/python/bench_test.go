@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/process"
 	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
@@ -141,7 +141,7 @@ func rssMiB(b *testing.B, pid int) float64 {
 // inside its plugin and answered by the host (no guard configured), as
 // the agent measures it. Target: Python p50 <= 2x Go's.
 func BenchmarkPythonPreToolUse(b *testing.B) {
-	benchPrompt(b, "checks", func(b *testing.B, out *host.Outcome, _ time.Duration) {
+	benchPrompt(b, "checks", func(b *testing.B, out *hearth.Outcome, _ time.Duration) {
 		b.ReportMetric(out.Result.Metrics["p50_ns"]/1e3, "p50-µs")
 		b.ReportMetric(out.Result.Metrics["p99_ns"]/1e3, "p99-µs")
 	})
@@ -151,13 +151,13 @@ func BenchmarkPythonPreToolUse(b *testing.B) {
 // into the host, each updating the session's fingerprint and persisted
 // before the stream is acknowledged.
 func BenchmarkPythonToolUseStream(b *testing.B) {
-	benchPrompt(b, "tools", func(b *testing.B, _ *host.Outcome, d time.Duration) {
+	benchPrompt(b, "tools", func(b *testing.B, _ *hearth.Outcome, d time.Duration) {
 		b.ReportMetric(float64(b.N)/d.Seconds(), "reports/s")
 	})
 }
 
 // benchPrompt runs "VERB:b.N" on a warm session of each agent.
-func benchPrompt(b *testing.B, verb string, report func(*testing.B, *host.Outcome, time.Duration)) {
+func benchPrompt(b *testing.B, verb string, report func(*testing.B, *hearth.Outcome, time.Duration)) {
 	ctx := context.Background()
 	for _, k := range agentKinds(b) {
 		b.Run(k.name, func(b *testing.B) {
@@ -173,12 +173,12 @@ func benchPrompt(b *testing.B, verb string, report func(*testing.B, *host.Outcom
 				b.Fatal(err)
 			}
 			defer h.Close(ctx)
-			if _, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "echo:warm"}); err != nil {
+			if _, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "echo:warm"}); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			start := time.Now()
-			out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: fmt.Sprintf("%s:%d", verb, b.N)})
+			out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: fmt.Sprintf("%s:%d", verb, b.N)})
 			if err != nil {
 				b.Fatal(err)
 			}

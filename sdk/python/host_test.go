@@ -15,7 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/hosttest"
@@ -27,11 +27,11 @@ func TestPythonAgentRunsTasksOnAWarmSession(t *testing.T) {
 	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), testWriter{t})
 	ctx := context.Background()
 
-	first, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "echo:hello;read:src/a.py;pid", Hints: hintsFor("src/a.py")})
+	first, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "echo:hello;read:src/a.py;pid", Hints: hintsFor("src/a.py")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Decision.Action != host.ActionSpawned {
+	if first.Decision.Action != hearth.ActionSpawned {
 		t.Errorf("first task: got decision %+v, want a spawn", first.Decision)
 	}
 	if !strings.HasPrefix(first.Result.Output, "hello ") || first.ToolUses != 1 {
@@ -40,11 +40,11 @@ func TestPythonAgentRunsTasksOnAWarmSession(t *testing.T) {
 	if got := first.Artifact.ModifiedFiles; len(got) != 1 || got[0] != "src/a.py" {
 		t.Errorf("artifact: got %+v, want src/a.py", first.Artifact)
 	}
-	second, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid;seen", Hints: hintsFor("src/a.py")})
+	second, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "pid;seen", Hints: hintsFor("src/a.py")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Decision.Action != host.ActionReused || second.Session != first.Session {
+	if second.Decision.Action != hearth.ActionReused || second.Session != first.Session {
 		t.Errorf("second task: got session %s (%+v), want warm session %s reused", second.Session, second.Decision, first.Session)
 	}
 	pid := strings.Fields(first.Result.Output)[1]
@@ -78,7 +78,7 @@ guard "no-secrets" {
 `
 	src = strings.Replace(src, `workspace     = "`+os.TempDir()+`"`, `workspace     = "`+ws+`"`, 1)
 	h := newHost(t, src, testWriter{t})
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "tool:notes.txt;tool:secrets/key.txt;read:secrets/key.txt"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "tool:notes.txt;tool:secrets/key.txt;read:secrets/key.txt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ pipeline "trespass" {
 	}
 	t.Cleanup(func() { _ = h.Close(context.Background()) })
 	ctx := context.Background()
-	w, err := h.StartRun(ctx, host.RunSpec{Pipeline: cfg.Pipeline("stateful")})
+	w, err := h.StartRun(ctx, hearth.RunSpec{Pipeline: cfg.Pipeline("stateful")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ pipeline "trespass" {
 		t.Errorf("got outputs %q, want the writer to read inputs and checkpoint, the reader to read what it wrote", got)
 	}
 
-	w2, err := h.StartRun(ctx, host.RunSpec{Pipeline: cfg.Pipeline("trespass")})
+	w2, err := h.StartRun(ctx, hearth.RunSpec{Pipeline: cfg.Pipeline("trespass")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestPythonLogLinesReachTheHost(t *testing.T) {
 	python := needPython(t)
 	log := &logWatch{want: "looked everywhere", seen: make(chan string, 1)}
 	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), log)
-	out, err := h.Submit(context.Background(), host.Task{ID: "logged", Agent: "scripted", Prompt: "log:looked everywhere"})
+	out, err := h.Submit(context.Background(), hearth.Task{ID: "logged", Agent: "scripted", Prompt: "log:looked everywhere"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,12 +233,12 @@ func TestPythonPluginFailures(t *testing.T) {
 		is                        error
 		want                      []string
 	}{
-		{"hangs before the handshake", "hang", "echo:x", `  start_timeout = "1s"`, host.ErrStartTimeout, []string{`agent "scripted"`, "no handshake within 1s"}},
-		{"writes garbage to stdout", "garbage", "echo:x", "", host.ErrHandshake, []string{`wrote "hello from a program that is not a plugin" to stdout`}},
-		{"speaks another protocol version", "wrongversion", "echo:x", "", host.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks versions 1 and 2"}},
-		{"exits at start", "exit", "echo:x", "", host.ErrPluginExited, []string{"boom: cannot read settings.toml"}},
-		{"crashes mid-task", "", "crash", "", host.ErrPluginExited, []string{`agent "scripted"`, "exit status 2"}},
-		{"hangs past its deadline", "", "hang", `  task_timeout = "2s"`, host.ErrPluginHung, []string{"did not finish within its 2s task_timeout"}},
+		{"hangs before the handshake", "hang", "echo:x", `  start_timeout = "1s"`, hearth.ErrStartTimeout, []string{`agent "scripted"`, "no handshake within 1s"}},
+		{"writes garbage to stdout", "garbage", "echo:x", "", hearth.ErrHandshake, []string{`wrote "hello from a program that is not a plugin" to stdout`}},
+		{"speaks another protocol version", "wrongversion", "echo:x", "", hearth.ErrProtocolVersion, []string{"speaks agent protocol version 99, this host speaks versions 1 and 2"}},
+		{"exits at start", "exit", "echo:x", "", hearth.ErrPluginExited, []string{"boom: cannot read settings.toml"}},
+		{"crashes mid-task", "", "crash", "", hearth.ErrPluginExited, []string{`agent "scripted"`, "exit status 2"}},
+		{"hangs past its deadline", "", "hang", `  task_timeout = "2s"`, hearth.ErrPluginHung, []string{"did not finish within its 2s task_timeout"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,7 +247,7 @@ func TestPythonPluginFailures(t *testing.T) {
 				src = strings.Replace(src, `  start_timeout = "20s"`+"\n", "", 1)
 			}
 			h := newHost(t, src, testWriter{t})
-			_, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: tt.prompt})
+			_, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: tt.prompt})
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("got %v, want %v", err, tt.is)
 			}
@@ -274,13 +274,13 @@ func TestPythonTaskErrorsKeepTheirKind(t *testing.T) {
 		{"nooutcome", `tool use "Read" has no outcome`},
 	}
 	for _, tt := range tests {
-		_, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: tt.prompt})
+		_, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: tt.prompt})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tt.prompt, err, tt.want)
 		}
 	}
 	// The session survives its tasks' failures.
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:still here"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "echo:still here"})
 	if err != nil || out.Result.Output != "still here" {
 		t.Errorf("after the failures: got %v, %v", out, err)
 	}
@@ -300,14 +300,14 @@ func TestCancellationReachesPythonCode(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "progress:0.5;cancelled"})
+		_, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "progress:0.5;cancelled"})
 		errc <- err
 	}()
 running:
 	for {
 		select {
 		case e := <-sub.C:
-			if e.Kind == host.EventTaskProgress {
+			if e.Kind == hearth.EventTaskProgress {
 				break running
 			}
 		case err := <-errc:
@@ -333,7 +333,7 @@ running:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the agent's code did not see the cancellation within 10s")
 	}
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "echo:still here"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "echo:still here"})
 	if err != nil || out.Result.Output != "still here" {
 		t.Errorf("after the cancellation: got %v, %v", out, err)
 	}

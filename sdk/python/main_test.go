@@ -20,7 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"go.uber.org/goleak"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/pythontest"
@@ -134,7 +134,7 @@ func runHost(mode string) int {
 	ctx := context.Background()
 	switch mode {
 	case "kill9":
-		out, err := h.Submit(ctx, host.Task{Agent: "scripted", Prompt: "pid;child"})
+		out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "pid;child"})
 		if err != nil {
 			fmt.Println("error", strings.ReplaceAll(err.Error(), "\n", " "))
 			return 1

@@ -2,12 +2,12 @@
 // for orchestrators and for the CLI. It speaks the host package's types:
 // a Decision, an Outcome, a RunInfo read through the daemon are the ones
 // the Go API returns in-process, and its errors wrap the same sentinels
-// (errors.Is(err, host.ErrUnknownRun) works).
+// (errors.Is(err, hearth.ErrUnknownRun) works).
 //
 //	c, err := client.Dial(ctx, client.Options{DataDir: "./.hearth"})
 //	...
 //	defer c.Close()
-//	out, err := c.Submit(ctx, host.Task{Agent: "gotour", Prompt: "summary net/http",
+//	out, err := c.Submit(ctx, hearth.Task{Agent: "gotour", Prompt: "summary net/http",
 //		Hints: sdk.Hints{Directories: []string{"net/http"}}})
 //	fmt.Println(out.Decision.Reason) // reused gotour-1c0ffee5 (0.85 > 0.60)
 //
@@ -32,7 +32,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
@@ -40,7 +40,7 @@ import (
 )
 
 // Errors of the client's own; the daemon's errors come back as the
-// vocabulary's sentinels (host/errors.go).
+// vocabulary's sentinels (errors.go at the module's root).
 var (
 	// ErrNoDaemon: no daemon runs there; the socket does not exist, or
 	// nothing listens on it.
@@ -53,14 +53,14 @@ var (
 	ErrPipelineValue = errors.New("a daemon runs pipelines from config files: give the file in RunOptions.Config and the pipeline's name in PipelineName, not a Pipeline value")
 )
 
-var _ host.Service = (*Client)(nil)
+var _ hearth.Service = (*Client)(nil)
 
 // Options say how to reach the daemon. Exactly one of Socket, DataDir
 // and Address is needed; Socket wins over DataDir.
 type Options struct {
 	// Socket is the daemon's unix socket.
 	Socket string
-	// DataDir finds the socket in a data directory (host.SocketName).
+	// DataDir finds the socket in a data directory (hearth.SocketName).
 	DataDir string
 	// Address is the daemon's TCP address (server.listen).
 	Address string
@@ -97,7 +97,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	case opts.Socket != "" || opts.DataDir != "":
 		path := opts.Socket
 		if path == "" {
-			path = filepath.Join(opts.DataDir, host.SocketName)
+			path = filepath.Join(opts.DataDir, hearth.SocketName)
 		}
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("%w on %s: %w", ErrNoDaemon, path, err)
@@ -197,13 +197,13 @@ func (c *Client) Target() string { return c.target }
 
 // Status describes the daemon.
 type Status struct {
-	Version         string             `json:"version"`
-	DataDir         string             `json:"data_dir"`
-	PID             int                `json:"pid"`
-	Started         time.Time          `json:"started"`
-	Config          string             `json:"config,omitempty"`
-	ProtocolVersion int                `json:"protocol_version"`
-	Agents          []host.AgentStatus `json:"agents"`
+	Version         string               `json:"version"`
+	DataDir         string               `json:"data_dir"`
+	PID             int                  `json:"pid"`
+	Started         time.Time            `json:"started"`
+	Config          string               `json:"config,omitempty"`
+	ProtocolVersion int                  `json:"protocol_version"`
+	Agents          []hearth.AgentStatus `json:"agents"`
 }
 
 // Status asks the daemon who it is.
@@ -222,7 +222,7 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 
 // Submit runs a task and returns its outcome with the placement decision.
 // Cancelling ctx cancels the task.
-func (c *Client) Submit(ctx context.Context, t host.Task) (*host.Outcome, error) {
+func (c *Client) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, error) {
 	r, err := c.rpc.SubmitTask(ctx, &apipb.SubmitTaskRequest{Agent: t.Agent, Id: t.ID, Name: t.Name, Prompt: t.Prompt,
 		Hints: wire.Hints(t.Hints), Metadata: t.Metadata})
 	if err != nil {
@@ -233,22 +233,22 @@ func (c *Client) Submit(ctx context.Context, t host.Task) (*host.Outcome, error)
 
 // Place asks where a task for agent with hints would run, and why,
 // running nothing. For an external agent (Claude Code), a decision whose
-// Action is host.ActionResume names the session and its Resume command.
-func (c *Client) Place(ctx context.Context, agent string, hints sdk.Hints) (host.Decision, error) {
+// Action is hearth.ActionResume names the session and its Resume command.
+func (c *Client) Place(ctx context.Context, agent string, hints sdk.Hints) (hearth.Decision, error) {
 	r, err := c.rpc.Place(ctx, &apipb.PlaceRequest{Agent: agent, Hints: wire.Hints(hints)})
 	if err != nil {
-		return host.Decision{}, wire.ErrorOf(ctx, err)
+		return hearth.Decision{}, wire.ErrorOf(ctx, err)
 	}
 	return wire.DecisionOf(r), nil
 }
 
 // Sessions lists the daemon's sessions, most recently active first.
-func (c *Client) Sessions(ctx context.Context) ([]host.SessionInfo, error) {
+func (c *Client) Sessions(ctx context.Context) ([]hearth.SessionInfo, error) {
 	r, err := c.rpc.ListSessions(ctx, &apipb.ListSessionsRequest{})
 	if err != nil {
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	out := make([]host.SessionInfo, 0, len(r.GetSessions()))
+	out := make([]hearth.SessionInfo, 0, len(r.GetSessions()))
 	for _, s := range r.GetSessions() {
 		out = append(out, wire.SessionOf(s))
 	}
@@ -256,7 +256,7 @@ func (c *Client) Sessions(ctx context.Context) ([]host.SessionInfo, error) {
 }
 
 // Session shows one session with its latest limit events and decisions.
-func (c *Client) Session(ctx context.Context, id string, limit int) (*host.SessionDetail, error) {
+func (c *Client) Session(ctx context.Context, id string, limit int) (*hearth.SessionDetail, error) {
 	r, err := c.rpc.ShowSession(ctx, &apipb.ShowSessionRequest{Id: id, Limit: int32(limit)})
 	if err != nil {
 		return nil, wire.ErrorOf(ctx, err)
@@ -265,16 +265,16 @@ func (c *Client) Session(ctx context.Context, id string, limit int) (*host.Sessi
 }
 
 // Run reads a run (an ID or a unique prefix).
-func (c *Client) Run(ctx context.Context, id string) (host.RunDetail, error) {
+func (c *Client) Run(ctx context.Context, id string) (hearth.RunDetail, error) {
 	v, err := c.ShowRun(ctx, id, ShowOptions{})
 	if err != nil {
-		return host.RunDetail{}, err
+		return hearth.RunDetail{}, err
 	}
 	return v.RunDetail, nil
 }
 
 // RunOutputs reads every output version of a run's tasks.
-func (c *Client) RunOutputs(ctx context.Context, id string) ([]host.TaskOutput, error) {
+func (c *Client) RunOutputs(ctx context.Context, id string) ([]hearth.TaskOutput, error) {
 	v, err := c.ShowRun(ctx, id, ShowOptions{Outputs: true})
 	if err != nil {
 		return nil, err
@@ -283,7 +283,7 @@ func (c *Client) RunOutputs(ctx context.Context, id string) ([]host.TaskOutput, 
 }
 
 // RunCheckpoints reads a run's checkpoints, oldest first.
-func (c *Client) RunCheckpoints(ctx context.Context, id string) ([]host.CheckpointInfo, error) {
+func (c *Client) RunCheckpoints(ctx context.Context, id string) ([]hearth.CheckpointInfo, error) {
 	v, err := c.ShowRun(ctx, id, ShowOptions{Checkpoints: true})
 	if err != nil {
 		return nil, err
@@ -292,12 +292,12 @@ func (c *Client) RunCheckpoints(ctx context.Context, id string) ([]host.Checkpoi
 }
 
 // Runs lists the daemon's runs, most recently active first.
-func (c *Client) Runs(ctx context.Context) ([]host.RunInfo, error) {
+func (c *Client) Runs(ctx context.Context) ([]hearth.RunInfo, error) {
 	r, err := c.rpc.ListRuns(ctx, &apipb.ListRunsRequest{})
 	if err != nil {
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	out := make([]host.RunInfo, 0, len(r.GetRuns()))
+	out := make([]hearth.RunInfo, 0, len(r.GetRuns()))
 	for _, ri := range r.GetRuns() {
 		out = append(out, wire.RunInfoOf(ri))
 	}
@@ -306,10 +306,10 @@ func (c *Client) Runs(ctx context.Context) ([]host.RunInfo, error) {
 
 // RunView is a run with what ShowRun was asked for.
 type RunView struct {
-	host.RunDetail
-	Outputs     []host.TaskOutput
-	Checkpoints []host.CheckpointInfo
-	Events      []host.Event
+	hearth.RunDetail
+	Outputs     []hearth.TaskOutput
+	Checkpoints []hearth.CheckpointInfo
+	Events      []hearth.Event
 }
 
 // ShowOptions say what ShowRun returns besides the run.
@@ -340,12 +340,12 @@ func (c *Client) ShowRun(ctx context.Context, id string, opts ShowOptions) (*Run
 
 // RunEvents reads a run's last limit events (0: all), also after the run
 // was deleted.
-func (c *Client) RunEvents(ctx context.Context, id string, limit int) ([]host.Event, error) {
+func (c *Client) RunEvents(ctx context.Context, id string, limit int) ([]hearth.Event, error) {
 	r, err := c.rpc.RunEvents(ctx, &apipb.RunEventsRequest{Run: id, Limit: int32(limit)})
 	if err != nil {
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	out := make([]host.Event, 0, len(r.GetEvents()))
+	out := make([]hearth.Event, 0, len(r.GetEvents()))
 	for _, e := range r.GetEvents() {
 		out = append(out, wire.EventOf(e))
 	}
@@ -354,19 +354,19 @@ func (c *Client) RunEvents(ctx context.Context, id string, limit int) ([]host.Ev
 
 // PauseRun pauses a run, interrupting its tasks in flight (they run
 // again when it resumes), and returns it paused.
-func (c *Client) PauseRun(ctx context.Context, id string) (host.RunInfo, error) {
+func (c *Client) PauseRun(ctx context.Context, id string) (hearth.RunInfo, error) {
 	r, err := c.rpc.PauseRun(ctx, &apipb.RunRef{Run: id})
 	if err != nil {
-		return host.RunInfo{}, wire.ErrorOf(ctx, err)
+		return hearth.RunInfo{}, wire.ErrorOf(ctx, err)
 	}
 	return wire.RunInfoOf(r), nil
 }
 
 // CancelRun cancels a run for good.
-func (c *Client) CancelRun(ctx context.Context, id string) (host.RunInfo, error) {
+func (c *Client) CancelRun(ctx context.Context, id string) (hearth.RunInfo, error) {
 	r, err := c.rpc.CancelRun(ctx, &apipb.RunRef{Run: id})
 	if err != nil {
-		return host.RunInfo{}, wire.ErrorOf(ctx, err)
+		return hearth.RunInfo{}, wire.ErrorOf(ctx, err)
 	}
 	return wire.RunInfoOf(r), nil
 }
@@ -402,11 +402,11 @@ func (c *Client) DashboardLogin(ctx context.Context) (string, time.Time, error) 
 }
 
 // EventFilter narrows Events; empty fields match everything, and
-// tool-use events come only when Kinds names host.EventToolUsed.
+// tool-use events come only when Kinds names hearth.EventToolUsed.
 type EventFilter struct {
 	Run     string
 	Session string
-	Kinds   []host.EventKind
+	Kinds   []hearth.EventKind
 }
 
 // Events streams the daemon's events from now until ctx is done or the
@@ -422,7 +422,7 @@ func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error
 		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	ch := make(chan host.Event, 256)
+	ch := make(chan hearth.Event, 256)
 	es := &EventStream{C: ch, done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(es.done)
@@ -449,7 +449,7 @@ func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error
 // EventStream is a stream of events. Read C, or Close it: an unread
 // stream holds the daemon's side of it.
 type EventStream struct {
-	C      <-chan host.Event
+	C      <-chan hearth.Event
 	done   chan struct{}
 	cancel context.CancelFunc
 	err    error

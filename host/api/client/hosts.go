@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
@@ -66,10 +66,10 @@ type HostRuns struct {
 	// State is up (current), unreachable (a member that did not answer
 	// in time) or gone (no member: its runs, as last listed, are in its
 	// store, to resume when it is back).
-	State  string         `json:"state"`
-	Runs   []host.RunInfo `json:"runs"`
-	Listed time.Time      `json:"listed,omitzero"`
-	Error  string         `json:"error,omitempty"`
+	State  string           `json:"state"`
+	Runs   []hearth.RunInfo `json:"runs"`
+	Listed time.Time        `json:"listed,omitzero"`
+	Error  string           `json:"error,omitempty"`
 }
 
 // ClusterRuns lists the runs of every host of the daemon's cluster, with
@@ -83,7 +83,7 @@ func (c *Client) ClusterRuns(ctx context.Context) (self string, hosts []HostRuns
 		return "", nil, false, wire.ErrorOf(ctx, err)
 	}
 	for _, h := range r.GetHosts() {
-		hr := HostRuns{Host: h.GetHost(), State: h.GetState(), Error: h.GetError(), Runs: []host.RunInfo{}}
+		hr := HostRuns{Host: h.GetHost(), State: h.GetState(), Error: h.GetError(), Runs: []hearth.RunInfo{}}
 		if n := h.GetListedUnixNano(); n != 0 {
 			hr.Listed = time.Unix(0, n)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
@@ -18,7 +18,7 @@ import (
 // RunOptions.Config, read by the daemon; empty: the daemon's own) and
 // follows it. The run is the daemon's: if the client goes away, it goes
 // on (pause it with PauseRun).
-func (c *Client) StartRun(ctx context.Context, spec host.RunSpec) (host.RunWatch, error) {
+func (c *Client) StartRun(ctx context.Context, spec hearth.RunSpec) (hearth.RunWatch, error) {
 	if spec.Pipeline != nil {
 		return nil, ErrPipelineValue
 	}
@@ -42,7 +42,7 @@ func (c *Client) StartRun(ctx context.Context, spec host.RunSpec) (host.RunWatch
 }
 
 // ResumeRun resumes a run on the daemon and follows it.
-func (c *Client) ResumeRun(ctx context.Context, id string, opts host.ResumeOptions) (host.RunWatch, error) {
+func (c *Client) ResumeRun(ctx context.Context, id string, opts hearth.ResumeOptions) (hearth.RunWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.ResumeRun(ctx, &apipb.ResumeRunRequest{Run: id, Budget: opts.Budget, Repair: opts.Repair,
 		State: wire.State(opts.State)})
@@ -54,7 +54,7 @@ func (c *Client) ResumeRun(ctx context.Context, id string, opts host.ResumeOptio
 }
 
 // ForkRun starts a new run from checkpoint at of run id and follows it.
-func (c *Client) ForkRun(ctx context.Context, id string, at uint64, opts host.ForkOptions) (host.RunWatch, error) {
+func (c *Client) ForkRun(ctx context.Context, id string, at uint64, opts hearth.ForkOptions) (hearth.RunWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.ForkRun(ctx, &apipb.ForkRunRequest{Run: id, At: at, Id: opts.ID, State: wire.State(opts.State),
 		Budget: opts.Budget})
@@ -67,7 +67,7 @@ func (c *Client) ForkRun(ctx context.Context, id string, at uint64, opts host.Fo
 
 // RevisitRun runs task of run id again, treats what came after by
 // impact, and follows the run.
-func (c *Client) RevisitRun(ctx context.Context, id, task string, impact host.Impact, opts host.RevisitOptions) (host.RunWatch, error) {
+func (c *Client) RevisitRun(ctx context.Context, id, task string, impact hearth.Impact, opts hearth.RevisitOptions) (hearth.RunWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.RevisitRun(ctx, &apipb.RevisitRunRequest{Run: id, Task: task, Impact: string(impact), Reason: opts.Reason,
 		Affects: opts.Affects})
@@ -80,7 +80,7 @@ func (c *Client) RevisitRun(ctx context.Context, id, task string, impact host.Im
 
 // WatchRun follows a run that is running on the daemon; for one that is
 // not, the stream ends at once with the run as it is.
-func (c *Client) WatchRun(ctx context.Context, id string) (host.RunWatch, error) {
+func (c *Client) WatchRun(ctx context.Context, id string) (hearth.RunWatch, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	st, err := c.rpc.WatchRun(ctx, &apipb.RunRef{Run: id})
 	if err != nil {
@@ -96,11 +96,11 @@ func (c *Client) WatchRun(ctx context.Context, id string) (host.RunWatch, error)
 // them; Wait and Close discard what is left unread.
 type runStream struct {
 	id      string
-	started host.RunInfo
-	c       chan host.Event
+	started hearth.RunInfo
+	c       chan hearth.Event
 	done    chan struct{}
 	cancel  context.CancelFunc
-	stopped *host.RunInfo
+	stopped *hearth.RunInfo
 	err     error
 }
 
@@ -117,7 +117,7 @@ func follow(ctx context.Context, cancel context.CancelFunc, st grpc.ServerStream
 		cancel()
 		return nil, fmt.Errorf("client: the daemon's run stream began with %T, not the run", first.GetUpdate())
 	}
-	rs := &runStream{id: started.GetId(), started: wire.RunInfoOf(started), c: make(chan host.Event, 1024), done: make(chan struct{}), cancel: cancel}
+	rs := &runStream{id: started.GetId(), started: wire.RunInfoOf(started), c: make(chan hearth.Event, 1024), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(rs.done)
 		defer cancel()
@@ -148,23 +148,23 @@ func follow(ctx context.Context, cancel context.CancelFunc, st grpc.ServerStream
 	return rs, nil
 }
 
-func (s *runStream) ID() string                { return s.id }
-func (s *runStream) Events() <-chan host.Event { return s.c }
+func (s *runStream) ID() string                  { return s.id }
+func (s *runStream) Events() <-chan hearth.Event { return s.c }
 
 // Done is closed when the stream ends: the run stopped, or the stream
 // broke.
 func (s *runStream) Done() <-chan struct{} { return s.done }
 
 // Wait returns the run as it stopped, discarding the events not read.
-// The error is nil when it completed, a *host.RunError when it failed,
+// The error is nil when it completed, a *hearth.RunError when it failed,
 // paused or was cancelled, and a *StreamError when the stream broke (the
 // run goes on in the daemon).
-func (s *runStream) Wait(ctx context.Context) (host.RunInfo, error) {
+func (s *runStream) Wait(ctx context.Context) (hearth.RunInfo, error) {
 	for open := true; open; {
 		select {
 		case _, open = <-s.c:
 		case <-ctx.Done():
-			return host.RunInfo{}, ctx.Err()
+			return hearth.RunInfo{}, ctx.Err()
 		}
 	}
 	<-s.done
@@ -173,8 +173,8 @@ func (s *runStream) Wait(ctx context.Context) (host.RunInfo, error) {
 		return s.started, &StreamError{Run: s.id, Err: s.err}
 	case s.stopped == nil:
 		return s.started, &StreamError{Run: s.id, Err: errors.New("the stream ended before the run stopped")}
-	case s.stopped.Status != host.RunCompleted:
-		return *s.stopped, &host.RunError{Run: s.id, Status: s.stopped.Status, Reason: s.stopped.Reason}
+	case s.stopped.Status != hearth.RunCompleted:
+		return *s.stopped, &hearth.RunError{Run: s.id, Status: s.stopped.Status, Reason: s.stopped.Reason}
 	}
 	return *s.stopped, nil
 }

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 )
 
@@ -17,7 +17,7 @@ import (
 const MaxMessage = 32 << 20
 
 // MaxReply bounds what a client receives: a run's outputs come in one
-// reply, each up to host.MaxOutput, so a reply may hold many of them.
+// reply, each up to hearth.MaxOutput, so a reply may hold many of them.
 const MaxReply = 1 << 30
 
 // ErrBadPayload is wrapped by the errors of hook payloads that cannot be
@@ -30,31 +30,31 @@ var kinds = []struct {
 	code   codes.Code
 	reason string
 }{
-	{host.ErrUnknownAgent, codes.NotFound, "UNKNOWN_AGENT"},
-	{host.ErrUnknownSession, codes.NotFound, "UNKNOWN_SESSION"},
-	{host.ErrUnknownRun, codes.NotFound, "UNKNOWN_RUN"},
-	{host.ErrRunActive, codes.FailedPrecondition, "RUN_ACTIVE"},
-	{host.ErrRunInvalid, codes.FailedPrecondition, "RUN_INVALID"},
-	{host.ErrIllegalTransition, codes.FailedPrecondition, "ILLEGAL_TRANSITION"},
-	{host.ErrExternalAgent, codes.FailedPrecondition, "EXTERNAL_AGENT"},
-	{host.ErrNotExternal, codes.FailedPrecondition, "NOT_EXTERNAL"},
-	{host.ErrSessionID, codes.InvalidArgument, "SESSION_ID"},
-	{host.ErrDenied, codes.PermissionDenied, "DENIED"},
-	{host.ErrClosed, codes.Unavailable, "CLOSED"},
+	{hearth.ErrUnknownAgent, codes.NotFound, "UNKNOWN_AGENT"},
+	{hearth.ErrUnknownSession, codes.NotFound, "UNKNOWN_SESSION"},
+	{hearth.ErrUnknownRun, codes.NotFound, "UNKNOWN_RUN"},
+	{hearth.ErrRunActive, codes.FailedPrecondition, "RUN_ACTIVE"},
+	{hearth.ErrRunInvalid, codes.FailedPrecondition, "RUN_INVALID"},
+	{hearth.ErrIllegalTransition, codes.FailedPrecondition, "ILLEGAL_TRANSITION"},
+	{hearth.ErrExternalAgent, codes.FailedPrecondition, "EXTERNAL_AGENT"},
+	{hearth.ErrNotExternal, codes.FailedPrecondition, "NOT_EXTERNAL"},
+	{hearth.ErrSessionID, codes.InvalidArgument, "SESSION_ID"},
+	{hearth.ErrDenied, codes.PermissionDenied, "DENIED"},
+	{hearth.ErrClosed, codes.Unavailable, "CLOSED"},
 	{ErrBadPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
-	{host.ErrHookPayload, codes.InvalidArgument, "BAD_HOOK_PAYLOAD"},
-	{host.ErrConfig, codes.InvalidArgument, "CONFIG"},
+	{hearth.ErrHookPayload, codes.InvalidArgument, "BAD_HOOK_PAYLOAD"},
+	{hearth.ErrConfig, codes.InvalidArgument, "CONFIG"},
 	// A task whose plugin failed under it: the task did not run to its
 	// end, and may be tried again.
-	{host.ErrPluginStart, codes.Aborted, "PLUGIN_START"},
-	{host.ErrChecksumMismatch, codes.Aborted, "CHECKSUM_MISMATCH"},
-	{host.ErrConfinement, codes.Aborted, "CONFINEMENT"},
-	{host.ErrStartTimeout, codes.Aborted, "START_TIMEOUT"},
-	{host.ErrHandshake, codes.Aborted, "HANDSHAKE"},
-	{host.ErrProtocolVersion, codes.Aborted, "PROTOCOL_VERSION"},
-	{host.ErrPluginExited, codes.Aborted, "PLUGIN_EXITED"},
-	{host.ErrPluginHung, codes.Aborted, "PLUGIN_HUNG"},
-	{host.ErrRehydrate, codes.Aborted, "REHYDRATE"},
+	{hearth.ErrPluginStart, codes.Aborted, "PLUGIN_START"},
+	{hearth.ErrChecksumMismatch, codes.Aborted, "CHECKSUM_MISMATCH"},
+	{hearth.ErrConfinement, codes.Aborted, "CONFINEMENT"},
+	{hearth.ErrStartTimeout, codes.Aborted, "START_TIMEOUT"},
+	{hearth.ErrHandshake, codes.Aborted, "HANDSHAKE"},
+	{hearth.ErrProtocolVersion, codes.Aborted, "PROTOCOL_VERSION"},
+	{hearth.ErrPluginExited, codes.Aborted, "PLUGIN_EXITED"},
+	{hearth.ErrPluginHung, codes.Aborted, "PLUGIN_HUNG"},
+	{hearth.ErrRehydrate, codes.Aborted, "REHYDRATE"},
 }
 
 // Status turns an error of the host into a gRPC status error: the message
@@ -95,7 +95,7 @@ func Status(err error) error {
 
 // Error is an error the daemon returned: its message is the daemon's
 // error text, and it wraps the host's sentinel error its reason names,
-// if any, so errors.Is(err, host.ErrUnknownRun) works across the socket.
+// if any, so errors.Is(err, hearth.ErrUnknownRun) works across the socket.
 type Error struct {
 	Code    codes.Code
 	Reason  string

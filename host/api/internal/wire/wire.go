@@ -14,7 +14,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -44,7 +44,7 @@ func HintsOf(h *apipb.Hints) sdk.Hints {
 }
 
 // Decision encodes a placement decision.
-func Decision(d *host.Decision) *apipb.Decision {
+func Decision(d *hearth.Decision) *apipb.Decision {
 	if d == nil {
 		return nil
 	}
@@ -66,16 +66,16 @@ func Decision(d *host.Decision) *apipb.Decision {
 }
 
 // DecisionOf decodes a placement decision.
-func DecisionOf(m *apipb.Decision) host.Decision {
-	d := host.Decision{
-		Task: m.GetTask(), TaskName: m.GetTaskName(), Agent: m.GetAgent(), Action: host.Action(m.GetAction()),
+func DecisionOf(m *apipb.Decision) hearth.Decision {
+	d := hearth.Decision{
+		Task: m.GetTask(), TaskName: m.GetTaskName(), Agent: m.GetAgent(), Action: hearth.Action(m.GetAction()),
 		Session: m.GetSession(), Outcome: m.GetOutcome(), Threshold: m.GetThreshold(), Score: m.GetScore(),
 		Considered: int(m.GetConsidered()), Eligible: int(m.GetEligible()), Waited: time.Duration(m.GetWaitedNanos()),
 		Retired: m.GetRetired(), Vetoed: m.GetVetoed(), Rehydration: m.GetRehydration(), Reason: m.GetReason(),
 		Hints: HintsOf(m.GetHints()), External: m.GetExternal(), Resume: m.GetResume(), Workspace: m.GetWorkspace(), Host: m.GetHost(),
 	}
 	for _, c := range m.GetCandidates() {
-		d.Candidates = append(d.Candidates, host.Candidate{
+		d.Candidates = append(d.Candidates, hearth.Candidate{
 			Session: c.GetSession(), Dormant: c.GetDormant(), Eligible: c.GetEligible(), Load: int(c.GetLoad()),
 			Capacity: int(c.GetCapacity()), Directory: c.GetDirectory(), File: c.GetFile(), Tech: c.GetTech(),
 			Freshness: c.GetFreshness(), LoadScore: c.GetLoadScore(), Applied: c.GetApplied(), Total: c.GetTotal(),
@@ -104,7 +104,7 @@ func ArtifactOf(m *apipb.Artifact) sdk.ContextArtifact {
 }
 
 // Outcome encodes a submitted task's outcome.
-func Outcome(o *host.Outcome) *apipb.Outcome {
+func Outcome(o *hearth.Outcome) *apipb.Outcome {
 	m := &apipb.Outcome{
 		TaskId: o.TaskID, Agent: o.Agent, Session: o.Session, Decision: Decision(&o.Decision),
 		Result:   &apipb.Result{Output: o.Result.Output, Metrics: o.Result.Metrics, Cost: o.Result.Cost, ToolUses: o.ToolUses},
@@ -117,21 +117,21 @@ func Outcome(o *host.Outcome) *apipb.Outcome {
 }
 
 // OutcomeOf decodes a submitted task's outcome.
-func OutcomeOf(m *apipb.Outcome) *host.Outcome {
+func OutcomeOf(m *apipb.Outcome) *hearth.Outcome {
 	r := m.GetResult()
-	o := &host.Outcome{
+	o := &hearth.Outcome{
 		TaskID: m.GetTaskId(), Agent: m.GetAgent(), Session: m.GetSession(), Decision: DecisionOf(m.GetDecision()),
 		Result:   sdk.Result{Output: r.GetOutput(), Metrics: r.GetMetrics(), Cost: r.GetCost(), Artifact: ArtifactOf(m.GetArtifact())},
 		Artifact: ArtifactOf(m.GetArtifact()), ToolUses: r.GetToolUses(), Duration: time.Duration(m.GetDurationNanos()),
 	}
 	if g := m.GetGate(); g != nil {
-		o.Gate = &host.Gate{Guard: g.GetGuard(), Action: host.GateAction(g.GetAction()), Feedback: g.GetFeedback(), To: g.GetTo(), MaxLoops: int(g.GetMaxLoops())}
+		o.Gate = &hearth.Gate{Guard: g.GetGuard(), Action: hearth.GateAction(g.GetAction()), Feedback: g.GetFeedback(), To: g.GetTo(), MaxLoops: int(g.GetMaxLoops())}
 	}
 	return o
 }
 
 // Session encodes a session's description.
-func Session(s host.SessionInfo) *apipb.Session {
+func Session(s hearth.SessionInfo) *apipb.Session {
 	return &apipb.Session{
 		Id: s.ID, Agent: s.Agent, Status: s.Status, Reason: s.Reason, CreatedUnixNano: nanos(s.Created),
 		LastActivityUnixNano: nanos(s.LastActivity), Capacity: int32(s.Capacity), Load: int32(s.Load), Pid: int32(s.PID),
@@ -142,8 +142,8 @@ func Session(s host.SessionInfo) *apipb.Session {
 }
 
 // SessionOf decodes a session's description.
-func SessionOf(m *apipb.Session) host.SessionInfo {
-	return host.SessionInfo{
+func SessionOf(m *apipb.Session) hearth.SessionInfo {
+	return hearth.SessionInfo{
 		ID: m.GetId(), Agent: m.GetAgent(), Status: m.GetStatus(), Reason: m.GetReason(), Created: unixTime(m.GetCreatedUnixNano()),
 		LastActivity: unixTime(m.GetLastActivityUnixNano()), Capacity: int(m.GetCapacity()), Load: int(m.GetLoad()), PID: int(m.GetPid()),
 		AgentVersion: m.GetAgentVersion(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(), Unchecked: m.GetUnchecked(),
@@ -162,7 +162,7 @@ func nonNil(s []string) []string {
 }
 
 // SessionDetail encodes a session with its history.
-func SessionDetail(d *host.SessionDetail) *apipb.SessionDetail {
+func SessionDetail(d *hearth.SessionDetail) *apipb.SessionDetail {
 	m := &apipb.SessionDetail{Session: Session(d.SessionInfo)}
 	for i := range d.Events {
 		m.Events = append(m.Events, Event(d.Events[i]))
@@ -174,8 +174,8 @@ func SessionDetail(d *host.SessionDetail) *apipb.SessionDetail {
 }
 
 // SessionDetailOf decodes a session with its history.
-func SessionDetailOf(m *apipb.SessionDetail) *host.SessionDetail {
-	d := &host.SessionDetail{SessionInfo: SessionOf(m.GetSession()), Events: []host.Event{}, Decisions: []host.Decision{}}
+func SessionDetailOf(m *apipb.SessionDetail) *hearth.SessionDetail {
+	d := &hearth.SessionDetail{SessionInfo: SessionOf(m.GetSession()), Events: []hearth.Event{}, Decisions: []hearth.Decision{}}
 	for _, e := range m.GetEvents() {
 		d.Events = append(d.Events, EventOf(e))
 	}
@@ -186,7 +186,7 @@ func SessionDetailOf(m *apipb.SessionDetail) *host.SessionDetail {
 }
 
 // Event encodes an event.
-func Event(e host.Event) *apipb.Event {
+func Event(e hearth.Event) *apipb.Event {
 	m := &apipb.Event{
 		Seq: e.Seq, UnixNano: nanos(e.Time), Kind: string(e.Kind), Agent: e.Agent, Session: e.Session, Task: e.Task,
 		Run: e.Run, Message: e.Message, Error: e.Err, Pid: int32(e.PID), Fraction: e.Fraction, Decision: Decision(e.Decision),
@@ -230,9 +230,9 @@ func outcomeOfCode(n int32) sdk.ToolOutcome {
 }
 
 // EventOf decodes an event.
-func EventOf(m *apipb.Event) host.Event {
-	e := host.Event{
-		Seq: m.GetSeq(), Time: unixTime(m.GetUnixNano()), Kind: host.EventKind(m.GetKind()), Agent: m.GetAgent(),
+func EventOf(m *apipb.Event) hearth.Event {
+	e := hearth.Event{
+		Seq: m.GetSeq(), Time: unixTime(m.GetUnixNano()), Kind: hearth.EventKind(m.GetKind()), Agent: m.GetAgent(),
 		Session: m.GetSession(), Task: m.GetTask(), Run: m.GetRun(), Message: m.GetMessage(), Err: m.GetError(),
 		PID: int(m.GetPid()), Fraction: m.GetFraction(), Guard: m.GetGuard(), Hook: m.GetHook(), Action: m.GetAction(),
 		From: m.GetFrom(), To: m.GetTo(), Cost: m.GetCost(), Duration: time.Duration(m.GetDurationNanos()),
@@ -252,7 +252,7 @@ func EventOf(m *apipb.Event) host.Event {
 }
 
 // RunInfo encodes a run's description.
-func RunInfo(r host.RunInfo) *apipb.RunInfo {
+func RunInfo(r hearth.RunInfo) *apipb.RunInfo {
 	return &apipb.RunInfo{
 		Id: r.ID, Pipeline: r.Pipeline, Status: string(r.Status), Reason: r.Reason, Stage: r.Stage,
 		CreatedUnixNano: nanos(r.Created), StartedUnixNano: nanos(r.Started), UpdatedUnixNano: nanos(r.Updated),
@@ -264,9 +264,9 @@ func RunInfo(r host.RunInfo) *apipb.RunInfo {
 }
 
 // RunInfoOf decodes a run's description.
-func RunInfoOf(m *apipb.RunInfo) host.RunInfo {
-	return host.RunInfo{
-		ID: m.GetId(), Pipeline: m.GetPipeline(), Status: host.RunStatus(m.GetStatus()), Reason: m.GetReason(), Stage: m.GetStage(),
+func RunInfoOf(m *apipb.RunInfo) hearth.RunInfo {
+	return hearth.RunInfo{
+		ID: m.GetId(), Pipeline: m.GetPipeline(), Status: hearth.RunStatus(m.GetStatus()), Reason: m.GetReason(), Stage: m.GetStage(),
 		Created: unixTime(m.GetCreatedUnixNano()), Started: unixTime(m.GetStartedUnixNano()), Updated: unixTime(m.GetUpdatedUnixNano()),
 		LastActivity: unixTime(m.GetLastActivityUnixNano()), Finished: unixTime(m.GetFinishedUnixNano()), Budget: m.GetBudget(),
 		Cost: m.GetCost(), Tasks: int(m.GetTasks()), Succeeded: int(m.GetSucceeded()), Failed: int(m.GetFailed()),
@@ -276,7 +276,7 @@ func RunInfoOf(m *apipb.RunInfo) host.RunInfo {
 }
 
 // RunDetail encodes a run with its tasks.
-func RunDetail(d host.RunDetail) *apipb.RunDetail {
+func RunDetail(d hearth.RunDetail) *apipb.RunDetail {
 	m := &apipb.RunDetail{
 		Info: RunInfo(d.RunInfo), Config: d.Config, Description: d.Description, Parallel: int32(d.Parallel), State: d.State,
 	}
@@ -315,14 +315,14 @@ func RunDetail(d host.RunDetail) *apipb.RunDetail {
 }
 
 // RunDetailOf decodes a run with its tasks.
-func RunDetailOf(m *apipb.RunDetail) host.RunDetail {
-	d := host.RunDetail{
+func RunDetailOf(m *apipb.RunDetail) hearth.RunDetail {
+	d := hearth.RunDetail{
 		RunInfo: RunInfoOf(m.GetInfo()), Config: m.GetConfig(), Description: m.GetDescription(),
 		Parallel: int(m.GetParallel()), State: json.RawMessage(m.GetState()),
 	}
 	for _, t := range m.GetTasks() {
-		d.TaskList = append(d.TaskList, host.RunTaskInfo{
-			Name: t.GetName(), Agent: t.GetAgent(), Stage: t.GetStage(), DependsOn: t.GetDependsOn(), Status: host.TaskStatus(t.GetStatus()),
+		d.TaskList = append(d.TaskList, hearth.RunTaskInfo{
+			Name: t.GetName(), Agent: t.GetAgent(), Stage: t.GetStage(), DependsOn: t.GetDependsOn(), Status: hearth.TaskStatus(t.GetStatus()),
 			Round: int(t.GetRound()), Attempt: int(t.GetAttempt()), Failures: int(t.GetFailures()), Error: t.GetError(),
 			Errors: t.GetErrors(), Cost: t.GetCost(), Session: t.GetSession(), Started: unixTime(t.GetStartedUnixNano()),
 			Finished: unixTime(t.GetFinishedUnixNano()), RetryAt: unixTime(t.GetRetryAtUnixNano()), Version: int(t.GetVersion()),
@@ -333,7 +333,7 @@ func RunDetailOf(m *apipb.RunDetail) host.RunDetail {
 		d.Files = append(d.Files, sdk.File{Name: f.GetName(), Path: f.GetPath(), SHA256: f.GetSha256(), Size: f.GetSize()})
 	}
 	for _, r := range m.GetRevisions() {
-		d.Revisions = append(d.Revisions, host.Revision{Task: r.GetTask(), Impact: host.Impact(r.GetImpact()), Reason: r.GetReason(),
+		d.Revisions = append(d.Revisions, hearth.Revision{Task: r.GetTask(), Impact: hearth.Impact(r.GetImpact()), Reason: r.GetReason(),
 			Archived: r.GetArchived(), Review: r.GetReview(), Reset: r.GetResetTasks(), Time: unixTime(r.GetUnixNano())})
 	}
 	if len(m.GetGateLoops()) > 0 {
@@ -354,7 +354,7 @@ func RunDetailOf(m *apipb.RunDetail) host.RunDetail {
 }
 
 // TaskOutput encodes one output version of a run's task.
-func TaskOutput(o host.TaskOutput) *apipb.TaskOutput {
+func TaskOutput(o hearth.TaskOutput) *apipb.TaskOutput {
 	return &apipb.TaskOutput{
 		Task: o.Task, Version: int32(o.Version), Current: o.Current, Output: o.Output, Metrics: o.Metrics, Cost: o.Cost,
 		Session: o.Session, Round: int32(o.Round), Attempt: int32(o.Attempt), UnixNano: nanos(o.Time),
@@ -363,8 +363,8 @@ func TaskOutput(o host.TaskOutput) *apipb.TaskOutput {
 }
 
 // TaskOutputOf decodes one output version of a run's task.
-func TaskOutputOf(m *apipb.TaskOutput) host.TaskOutput {
-	return host.TaskOutput{
+func TaskOutputOf(m *apipb.TaskOutput) hearth.TaskOutput {
+	return hearth.TaskOutput{
 		Task: m.GetTask(), Version: int(m.GetVersion()), Current: m.GetCurrent(), Output: m.GetOutput(), Metrics: m.GetMetrics(),
 		Cost: m.GetCost(), Session: m.GetSession(), Round: int(m.GetRound()), Attempt: int(m.GetAttempt()),
 		Time: unixTime(m.GetUnixNano()), Duration: time.Duration(m.GetDurationNanos()), Artifact: ArtifactOf(m.GetArtifact()),
@@ -373,15 +373,15 @@ func TaskOutputOf(m *apipb.TaskOutput) host.TaskOutput {
 }
 
 // Checkpoint encodes a run's checkpoint.
-func Checkpoint(c host.CheckpointInfo) *apipb.Checkpoint {
+func Checkpoint(c hearth.CheckpointInfo) *apipb.Checkpoint {
 	return &apipb.Checkpoint{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, UnixNano: nanos(c.Time),
 		Status: string(c.Status), Stage: c.Stage, Cost: c.Cost, Succeeded: int32(c.Succeeded)}
 }
 
 // CheckpointOf decodes a run's checkpoint.
-func CheckpointOf(m *apipb.Checkpoint) host.CheckpointInfo {
-	return host.CheckpointInfo{Seq: m.GetSeq(), Parent: m.GetParent(), Label: m.GetLabel(), Task: m.GetTask(),
-		Time: unixTime(m.GetUnixNano()), Status: host.RunStatus(m.GetStatus()), Stage: m.GetStage(), Cost: m.GetCost(),
+func CheckpointOf(m *apipb.Checkpoint) hearth.CheckpointInfo {
+	return hearth.CheckpointInfo{Seq: m.GetSeq(), Parent: m.GetParent(), Label: m.GetLabel(), Task: m.GetTask(),
+		Time: unixTime(m.GetUnixNano()), Status: hearth.RunStatus(m.GetStatus()), Stage: m.GetStage(), Cost: m.GetCost(),
 		Succeeded: int(m.GetSucceeded())}
 }
 
@@ -410,13 +410,13 @@ func StateOf(m *apipb.StateSections) map[string]json.RawMessage {
 }
 
 // Agent encodes an agent's status.
-func Agent(a host.AgentStatus) *apipb.Agent {
+func Agent(a hearth.AgentStatus) *apipb.Agent {
 	return &apipb.Agent{Name: a.Name, Bundled: a.Bundled, Command: a.Command, External: a.External,
 		Live: int32(a.Live), Dormant: int32(a.Dormant)}
 }
 
 // AgentOf decodes an agent's status.
-func AgentOf(m *apipb.Agent) host.AgentStatus {
-	return host.AgentStatus{Name: m.GetName(), Bundled: m.GetBundled(), Command: m.GetCommand(), External: m.GetExternal(),
+func AgentOf(m *apipb.Agent) hearth.AgentStatus {
+	return hearth.AgentStatus{Name: m.GetName(), Bundled: m.GetBundled(), Command: m.GetCommand(), External: m.GetExternal(),
 		Live: int(m.GetLive()), Dormant: int(m.GetDormant())}
 }

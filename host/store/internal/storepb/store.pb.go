@@ -2471,7 +2471,7 @@ type Forward struct {
 	State            ForwardState `protobuf:"varint,4,opt,name=state,proto3,enum=hearth.store.v1.ForwardState" json:"state,omitempty"`
 	AcceptedUnixNano int64        `protobuf:"varint,5,opt,name=accepted_unix_nano,json=acceptedUnixNano,proto3" json:"accepted_unix_nano,omitempty"`
 	FinishedUnixNano int64        `protobuf:"varint,6,opt,name=finished_unix_nano,json=finishedUnixNano,proto3" json:"finished_unix_nano,omitempty"`
-	// outcome_json is the task's host.Outcome as JSON (its documented
+	// outcome_json is the task's hearth.Outcome as JSON (its documented
 	// form, `hearth submit --json`), for a task that succeeded: it goes
 	// back whole to the forwarding host and is never queried here.
 	OutcomeJson []byte `protobuf:"bytes,7,opt,name=outcome_json,json=outcomeJson,proto3" json:"outcome_json,omitempty"`

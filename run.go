@@ -1,4 +1,4 @@
-package host
+package hearth
 
 import (
 	"crypto/rand"

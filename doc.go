@@ -1,4 +1,4 @@
-// Package host holds hearth's vocabulary: the words orchestrators, the CLI,
+// Package hearth holds hearth's vocabulary: the words orchestrators, the CLI,
 // the daemon and its client speak, and nothing that does the work. A task
 // and what it came to (Task, Outcome), where it was placed and why
 // (Decision, Candidate), what happened (Event), sessions and runs as they
@@ -8,7 +8,16 @@
 // Service). It imports only package sdk and the standard library, so a
 // program that only talks to a daemon links none of the engine.
 //
+// It is the module's root package, so the words read as what they are:
+// hearth.Task, hearth.Service. The directory host/ holds the parts of one
+// host, a hearth process with its data directory and a member of a
+// cluster; the engine (engine.Engine) is its composition root; an agent
+// reaches the host during a task through sdk.Callbacks.
+// docs/architecture.md ("Names") says why each word means one thing.
+//
 // # Where the work is done
+//
+// Each part below lives in host/ and is one host's:
 //
 //   - host/engine is the in-process engine: the composition root that
 //     wires the parts below, owns the event bus and implements the
@@ -32,4 +41,4 @@
 // host/guard (its environment) and where the engine reaches it; a new
 // placement factor, in package matcher; a new CLI read command, in
 // cmd/hearth against RunReader or SessionReader.
-package host
+package hearth
