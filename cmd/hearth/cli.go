@@ -276,7 +276,7 @@ func (m *Main) logger() hclog.Logger {
 // withHost starts a host for cfg, runs work on it and closes it. On SIGINT
 // or SIGTERM the host shuts down gracefully: tasks in flight get
 // shutdownGrace to finish; a second signal cancels them at once.
-func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(context.Context, *engine.Host) error) error {
+func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(context.Context, *engine.Engine) error) error {
 	h, err := engine.New(engine.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth " + m.commandName})
 	if err != nil {
 		return dataDirError(err, cfg)
@@ -317,7 +317,7 @@ func (m *Main) hostSignals() (sigs, reloads <-chan os.Signal, stop func()) {
 // reload reloads the config file on SIGHUP: validated whole, then swapped
 // in; a file with errors is refused, with its diagnostics, and the old
 // config keeps running.
-func (m *Main) reload(h *engine.Host) {
+func (m *Main) reload(h *engine.Engine) {
 	cfg, err := m.loadConfig()
 	if err != nil {
 		fmt.Fprintln(m.Stderr, "hearth: reload refused, the running config stays:")
@@ -343,7 +343,7 @@ func (m *Main) reload(h *engine.Host) {
 
 // shutdown closes the host after a signal, giving tasks in flight
 // shutdownGrace, or less if a second signal comes.
-func (m *Main) shutdown(h *engine.Host, sig os.Signal, sigs <-chan os.Signal, done <-chan error) error {
+func (m *Main) shutdown(h *engine.Engine, sig os.Signal, sigs <-chan os.Signal, done <-chan error) error {
 	fmt.Fprintf(m.Stderr, "hearth: %v: shutting down; tasks in flight have %s to finish (signal again to stop now)\n", sig, shutdownGrace)
 	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()

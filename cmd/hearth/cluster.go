@@ -31,7 +31,7 @@ type clusterMember struct {
 // the data directory), registers with etcd and starts placing across the
 // hosts. It returns nil, nil without a cluster block. The listeners must
 // be open: other hosts forward tasks as soon as this one is listed.
-func (m *Main) joinCluster(ctx context.Context, cfg *config.Config, h *engine.Host, logger hclog.Logger) (*clusterMember, error) {
+func (m *Main) joinCluster(ctx context.Context, cfg *config.Config, h *engine.Engine, logger hclog.Logger) (*clusterMember, error) {
 	if cfg.Cluster == nil {
 		return nil, nil
 	}

@@ -114,7 +114,7 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return dataDirError(err, cfg)
 	}
-	srv := api.NewServer(api.Options{Host: h, Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics})
+	srv := api.NewServer(api.Options{Engine: h, Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics})
 	l, err := srv.Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
 		_ = h.Close(context.Background())
@@ -178,7 +178,7 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 
 // stopDaemon closes the listeners, then the host, within the shutdown
 // grace period, or at once on a second signal.
-func (m *Main) stopDaemon(l *api.Listeners, h *engine.Host, sigs <-chan os.Signal) error {
+func (m *Main) stopDaemon(l *api.Listeners, h *engine.Engine, sigs <-chan os.Signal) error {
 	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	go func() {

@@ -156,7 +156,7 @@ func (m *Main) withService(ctx context.Context, local func() (*config.Config, er
 	if err != nil {
 		return err
 	}
-	return m.withHost(ctx, cfg, func(ctx context.Context, h *engine.Host) error {
+	return m.withHost(ctx, cfg, func(ctx context.Context, h *engine.Engine) error {
 		return work(ctx, h, &target{where: shortPath(h.DataDir())})
 	})
 }

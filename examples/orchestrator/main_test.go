@@ -38,7 +38,7 @@ func TestTourGetsWarmSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := api.NewServer(api.Options{Host: h}).Listen(cfg.Server, cfg.DataDir)
+	l, err := api.NewServer(api.Options{Engine: h}).Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -371,7 +371,7 @@ func TestSocketIsOwnerOnlyAndNotShared(t *testing.T) {
 		t.Errorf("socket mode %v; want a socket, 0600", fi.Mode())
 	}
 	// A second daemon on the same socket is refused, naming it.
-	srv := api.NewServer(api.Options{Host: d.h})
+	srv := api.NewServer(api.Options{Engine: d.h})
 	if _, err := srv.Listen(config.Server{Socket: d.l.Socket}, d.dir); !errors.Is(err, api.ErrSocketInUse) {
 		t.Errorf("second listener: %v; want ErrSocketInUse", err)
 	}
@@ -384,7 +384,7 @@ func TestSocketIsOwnerOnlyAndNotShared(t *testing.T) {
 	}
 	ul.(*net.UnixListener).SetUnlinkOnClose(false)
 	ul.Close()
-	l, err := api.NewServer(api.Options{Host: d.h}).Listen(config.Server{Socket: stale}, d.dir)
+	l, err := api.NewServer(api.Options{Engine: d.h}).Listen(config.Server{Socket: stale}, d.dir)
 	if err != nil {
 		t.Fatalf("listen over a stale socket: %v", err)
 	}
@@ -398,7 +398,7 @@ func TestSocketIsOwnerOnlyAndNotShared(t *testing.T) {
 	}
 	// A file that is not a socket is never taken for one.
 	precious := writeFile(t, dir, "hearth.hcl", "agent \"a\" {}\n")
-	if _, err := api.NewServer(api.Options{Host: d.h}).Listen(config.Server{Socket: precious}, d.dir); err == nil || !contains(err.Error(), "is not a socket") {
+	if _, err := api.NewServer(api.Options{Engine: d.h}).Listen(config.Server{Socket: precious}, d.dir); err == nil || !contains(err.Error(), "is not a socket") {
 		t.Errorf("listen on a regular file: %v", err)
 	}
 	if b, err := os.ReadFile(precious); err != nil || len(b) == 0 {

@@ -13,7 +13,7 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// BenchmarkPlace asks where a task would go, in-process (Host.Place: the
+// BenchmarkPlace asks where a task would go, in-process (Engine.Place: the
 // matcher's indexed decision) and through the daemon (client.Place over
 // the unix socket: encode, gRPC, decode), in the same run, over 1,000
 // sessions of an external agent with 20 files each. Reported per op:

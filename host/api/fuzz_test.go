@@ -32,7 +32,7 @@ func FuzzRequests(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { _ = h.Close(context.Background()) })
-	srv := api.NewServer(api.Options{Host: h})
+	srv := api.NewServer(api.Options{Engine: h})
 
 	seed := func(method byte, m proto.Message) {
 		b, err := proto.Marshal(m)

@@ -26,7 +26,7 @@ func FuzzHTTPHandler(f *testing.F) {
 	}
 	f.Cleanup(func() { _ = h.Close(context.Background()) })
 	const addr, token = "127.0.0.1:7411", "tok"
-	handler := api.NewServer(api.Options{Host: h}).HTTPHandler(token, addr)
+	handler := api.NewServer(api.Options{Engine: h}).HTTPHandler(token, addr)
 	for _, s := range []struct {
 		method, path string
 		body         []byte

@@ -59,7 +59,7 @@ func testAgent(name string) *config.Agent {
 // daemon is a real daemon for a test: a host on a temp data directory
 // with its listeners, and a client on its socket.
 type daemon struct {
-	h   *engine.Host
+	h   *engine.Engine
 	srv *api.Server
 	l   *api.Listeners
 	c   *client.Client
@@ -121,7 +121,7 @@ func startDaemon(t testing.TB, cfg *config.Config) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.srv = api.NewServer(api.Options{Host: d.h, Logger: logger, Version: "test", Metrics: d.metrics})
+	d.srv = api.NewServer(api.Options{Engine: d.h, Logger: logger, Version: "test", Metrics: d.metrics})
 	d.l, err = d.srv.Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
 		_ = d.h.Close(context.Background())

@@ -96,12 +96,12 @@ func (m *Metrics) Observe(e *hearth.Event) {
 
 // hostCollector reads the host's gauges at scrape time.
 type hostCollector struct {
-	h        *engine.Host
+	h        *engine.Engine
 	sessions *prometheus.Desc
 	store    *prometheus.Desc
 }
 
-func newHostCollector(h *engine.Host) *hostCollector {
+func newHostCollector(h *engine.Engine) *hostCollector {
 	return &hostCollector{
 		h:        h,
 		sessions: prometheus.NewDesc("hearth_sessions", "Sessions by agent and status.", []string{"agent", "status"}, nil),
@@ -124,7 +124,7 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // handler serves the metrics of m and of h.
-func (m *Metrics) handler(h *engine.Host) http.Handler {
+func (m *Metrics) handler(h *engine.Engine) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newHostCollector(h))
 	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})

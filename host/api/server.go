@@ -1,7 +1,7 @@
 // Package api is hearth's daemon: the gRPC API orchestrators, the CLI and
 // `hearth hook` call (api.proto, in package apipb), and the HTTP side:
 // the live dashboard, Prometheus /metrics and the Claude Code hook
-// endpoint. It serves a host.Host; `hearth serve` wires it up.
+// endpoint. It serves an engine.Engine; `hearth serve` wires it up.
 //
 // Lifecycle: NewServer over a running host, then Listen (the unix
 // socket, and TCP and HTTP when configured), then Close, which stops
@@ -32,9 +32,9 @@ import (
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
-// Options configure a Server. Host is required.
+// Options configure a Server. Engine is required.
 type Options struct {
-	Host   *engine.Host
+	Engine *engine.Engine
 	Logger hclog.Logger
 	// Version is the daemon's version, as `hearth version` prints it.
 	Version string
@@ -48,7 +48,7 @@ type Options struct {
 // Server implements the API over a host.
 type Server struct {
 	apipb.UnimplementedHearthServer
-	h       *engine.Host
+	h       *engine.Engine
 	logger  hclog.Logger
 	version string
 	metrics *Metrics
@@ -64,9 +64,9 @@ type Server struct {
 // shutdown ends the server's streams: the daemon is stopping.
 func (s *Server) shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
-// NewServer returns a server for opts.Host.
+// NewServer returns a server for opts.Engine.
 func NewServer(opts Options) *Server {
-	s := &Server{h: opts.Host, logger: opts.Logger, version: opts.Version,
+	s := &Server{h: opts.Engine, logger: opts.Logger, version: opts.Version,
 		metrics: opts.Metrics, now: opts.Now, closing: make(chan struct{})}
 	if s.logger == nil {
 		s.logger = hclog.NewNullLogger()

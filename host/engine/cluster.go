@@ -139,36 +139,36 @@ type acceptedTask struct {
 	finished time.Time
 }
 
-func (h *Host) cl() *clusterState { return h.clusterP.Load() }
+func (e *Engine) cl() *clusterState { return e.clusterP.Load() }
 
 // ClusterView prepares the host for cluster mode: it returns the view
 // its node is to keep current (cluster.NewView with this host's matcher
 // configuration per agent), with the view's changes to other hosts'
 // sessions flowing into the pools' indexes. Call it before starting the
 // node, then JoinCluster.
-func (h *Host) ClusterView(info ClusterInfo) *cluster.View {
-	v := cluster.NewView(info.ID, h.matcherConfig)
+func (e *Engine) ClusterView(info ClusterInfo) *cluster.View {
+	v := cluster.NewView(info.ID, e.matcherConfig)
 	name, _ := os.Hostname()
-	cs := &clusterState{info: info, hostname: name, view: v, started: h.now(), accepted: make(map[string]*acceptedTask)}
-	h.clusterP.Store(cs)
-	v.SetSink(h.applyRemote)
+	cs := &clusterState{info: info, hostname: name, view: v, started: e.now(), accepted: make(map[string]*acceptedTask)}
+	e.clusterP.Store(cs)
+	v.SetSink(e.applyRemote)
 	return v
 }
 
 // JoinCluster starts placing across hosts: node is this host's
 // membership (started over ClusterView's view), peers reaches the other
 // hosts.
-func (h *Host) JoinCluster(node Membership, peers Peers) error {
-	cs := h.cl()
+func (e *Engine) JoinCluster(node Membership, peers Peers) error {
+	cs := e.cl()
 	if cs == nil {
 		return errors.New("engine: JoinCluster before ClusterView; the node's view must be the host's")
 	}
 	cs.mu.Lock()
 	if cs.runDir == nil {
-		cs.runDir = cluster.NewRunDirectory[hearth.RunInfo](runLister{h}, 5*time.Second, h.now)
+		cs.runDir = cluster.NewRunDirectory[hearth.RunInfo](runLister{e}, 5*time.Second, e.now)
 	}
 	cs.mu.Unlock()
-	if err := h.loadForwards(cs); err != nil {
+	if err := e.loadForwards(cs); err != nil {
 		return err
 	}
 	cs.joined.Store(&joined{node: node, peers: peers})
@@ -177,27 +177,27 @@ func (h *Host) JoinCluster(node Membership, peers Peers) error {
 
 // SetClusterConfigHash updates the config hash the host publishes, after
 // a reload.
-func (h *Host) SetClusterConfigHash(hash string) {
-	cs := h.cl()
+func (e *Engine) SetClusterConfigHash(hash string) {
+	cs := e.cl()
 	if cs == nil {
 		return
 	}
 	cs.mu.Lock()
 	cs.info.ConfigHash = hash
 	cs.mu.Unlock()
-	h.changed("", true)
+	e.changed("", true)
 }
 
 // Clustered reports whether the host places across a cluster.
-func (h *Host) Clustered() bool {
-	cs := h.cl()
+func (e *Engine) Clustered() bool {
+	cs := e.cl()
 	return cs != nil && cs.node() != nil
 }
 
 // matcherConfig is the matcher configuration the host scores agent's
 // sessions with: remote sessions are scored as local ones.
-func (h *Host) matcherConfig(agent string) matcher.Config {
-	cfg := h.config()
+func (e *Engine) matcherConfig(agent string) matcher.Config {
+	cfg := e.config()
 	if a := cfg.Agent(agent); a != nil {
 		return cfg.Matcher.For(a)
 	}
@@ -206,16 +206,16 @@ func (h *Host) matcherConfig(agent string) matcher.Config {
 
 // applyRemote takes one change of the view's remote sessions into the
 // pools' indexes. Called with the view locked.
-func (h *Host) applyRemote(u cluster.Update) {
+func (e *Engine) applyRemote(u cluster.Update) {
 	if u.Reset {
-		for _, p := range h.poolList() {
+		for _, p := range e.poolList() {
 			p.ApplyRemote(true, nil, nil)
 		}
 		return
 	}
-	h.mu.RLock()
-	p := h.pools[u.Agent]
-	h.mu.RUnlock()
+	e.mu.RLock()
+	p := e.pools[u.Agent]
+	e.mu.RUnlock()
 	if p != nil {
 		p.ApplyRemote(false, u.Puts, u.Removes)
 	}
@@ -223,10 +223,10 @@ func (h *Host) applyRemote(u cluster.Update) {
 
 // ClusterSource is what the host's cluster node publishes: it
 // implements host/cluster/etcd's Source. Call ClusterView first.
-func (h *Host) ClusterSource() ClusterSource { return ClusterSource{h} }
+func (e *Engine) ClusterSource() ClusterSource { return ClusterSource{e} }
 
 // ClusterSource is the host as its cluster node's Source.
-type ClusterSource struct{ h *Host }
+type ClusterSource struct{ h *Engine }
 
 // Host is this host's cluster record as it is now.
 func (c ClusterSource) Host() cluster.HostInfo { return c.h.clusterRecord() }
@@ -238,23 +238,23 @@ func (c ClusterSource) Session(id string) (cluster.Summary, bool) { return c.h.s
 // Sessions are every session this host publishes.
 func (c ClusterSource) Sessions() []cluster.Summary { return c.h.summaries() }
 
-func (h *Host) clusterRecord() cluster.HostInfo {
-	cs := h.cl()
+func (e *Engine) clusterRecord() cluster.HostInfo {
+	cs := e.cl()
 	cs.mu.Lock()
 	hash := cs.info.ConfigHash
 	cs.mu.Unlock()
 	hi := cluster.HostInfo{ID: cs.info.ID, Addr: cs.info.Addr, Hostname: cs.hostname, Started: cs.started,
 		ConfigHash: hash, Version: cs.info.Version}
-	for _, a := range h.config().Agents {
-		if p, err := h.pool(a.Name); err == nil {
+	for _, a := range e.config().Agents {
+		if p, err := e.pool(a.Name); err == nil {
 			hi.Agents = append(hi.Agents, p.Load())
 		}
 	}
 	return hi
 }
 
-func (h *Host) summary(id string) (cluster.Summary, bool) {
-	for _, p := range h.poolList() {
+func (e *Engine) summary(id string) (cluster.Summary, bool) {
+	for _, p := range e.poolList() {
 		if s, ok := p.Summary(id); ok {
 			return s, true
 		}
@@ -262,17 +262,17 @@ func (h *Host) summary(id string) (cluster.Summary, bool) {
 	return cluster.Summary{}, false
 }
 
-func (h *Host) summaries() []cluster.Summary {
+func (e *Engine) summaries() []cluster.Summary {
 	var out []cluster.Summary
-	for _, p := range h.poolList() {
+	for _, p := range e.poolList() {
 		out = append(out, p.Summaries()...)
 	}
 	return out
 }
 
 // changed tells the node that a session (and the host's load) changed.
-func (h *Host) changed(session string, hostToo bool) {
-	cs := h.cl()
+func (e *Engine) changed(session string, hostToo bool) {
+	cs := e.cl()
 	if cs == nil {
 		return
 	}
@@ -299,8 +299,8 @@ func forwardable(p *pool.Pool) bool {
 // placeAcross decides t over every host's sessions, leaving out what f
 // excludes: a remote session, a spawn on another host, or here (target
 // empty).
-func (h *Host) placeAcross(p *pool.Pool, t hearth.Task, f *cluster.Forward) (cluster.Target, hearth.Decision) {
-	cs := h.cl()
+func (e *Engine) placeAcross(p *pool.Pool, t hearth.Task, f *cluster.Forward) (cluster.Target, hearth.Decision) {
+	cs := e.cl()
 	exclude := f.Excluded()
 	for _, hid := range f.ExcludedHosts() {
 		for _, s := range cs.view.Sessions(hid) {
@@ -309,7 +309,7 @@ func (h *Host) placeAcross(p *pool.Pool, t hearth.Task, f *cluster.Forward) (clu
 			}
 		}
 	}
-	a := p.PlaceAcross(t, exclude, h.now())
+	a := p.PlaceAcross(t, exclude, e.now())
 	d := a.Decision
 	switch {
 	case a.Remote != "":
@@ -329,8 +329,8 @@ func (h *Host) placeAcross(p *pool.Pool, t hearth.Task, f *cluster.Forward) (clu
 // submitAcross places t over every host's sessions and runs it where it
 // belongs: here, or forwarded to another host under its ID as
 // idempotency key, with cluster.Forward's retries.
-func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t hearth.Task) (*hearth.Outcome, error) {
-	cs := h.cl()
+func (e *Engine) submitAcross(ctx context.Context, p *pool.Pool, t hearth.Task) (*hearth.Outcome, error) {
+	cs := e.cl()
 	f := cluster.NewForward(t.ID, 0)
 	var (
 		res Result
@@ -340,14 +340,14 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t hearth.Task) (*
 		switch s.Kind {
 		case cluster.StepPlace:
 			var target cluster.Target
-			target, dec = h.placeAcross(p, t, f)
+			target, dec = e.placeAcross(p, t, f)
 			if target.Host == "" {
 				if hist := f.History(); len(hist) > 0 {
-					h.logger.Info("forward gave up on other hosts; running the task here", "task", t.ID, "attempts", strings.Join(hist, "; "))
+					e.logger.Info("forward gave up on other hosts; running the task here", "task", t.ID, "attempts", strings.Join(hist, "; "))
 				}
-				return h.execute(ctx, p, t, nil)
+				return e.execute(ctx, p, t, nil)
 			}
-			h.emit(hearth.Event{Kind: hearth.EventDecision, Agent: t.Agent, Task: t.ID, Session: target.Session,
+			e.emit(hearth.Event{Kind: hearth.EventDecision, Agent: t.Agent, Task: t.ID, Session: target.Session,
 				Message: "forwarded to host " + target.Host + ": " + dec.Reason, Decision: &dec})
 			s = f.Placed(target)
 		case cluster.StepSend:
@@ -360,7 +360,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t hearth.Task) (*
 			if err == nil {
 				res = r
 			}
-			h.noteInterrupted(t, s.Target.Host, err)
+			e.noteInterrupted(t, s.Target.Host, err)
 			s = f.Sent(err)
 		case cluster.StepAsk:
 			m, ok := cs.view.Member(s.Target.Host)
@@ -373,7 +373,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t hearth.Task) (*
 				res = r
 			}
 			if st == cluster.TaskInterrupted {
-				h.noteInterrupted(t, s.Target.Host, r.Err)
+				e.noteInterrupted(t, s.Target.Host, r.Err)
 			}
 			s = f.Asked(st, err)
 		case cluster.StepWait:
@@ -401,7 +401,7 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t hearth.Task) (*
 			out.Decision.Reason = fmt.Sprintf("on host %s (%s): %s", s.Target.Host, dec.Reason, out.Decision.Reason)
 			return out, nil
 		case cluster.StepFail:
-			h.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: s.Err.Error(), Message: t.ID + " could not be placed on any host"})
+			e.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: s.Err.Error(), Message: t.ID + " could not be placed on any host"})
 			return nil, s.Err
 		}
 	}
@@ -411,15 +411,15 @@ func (h *Host) submitAcross(ctx context.Context, p *pool.Pool, t hearth.Task) (*
 // forwarded to stopped the task before it finished (it restarted, or
 // lost its lease): the task is placed again without that host, and may
 // have done part of its work there.
-func (h *Host) noteInterrupted(t hearth.Task, target string, err error) {
+func (e *Engine) noteInterrupted(t hearth.Task, target string, err error) {
 	if errors.Is(err, cluster.ErrInterrupted) {
-		h.logger.Warn("a host stopped a forwarded task before it finished; placing the task again without it", "task", t.ID, "host", target, "error", err)
+		e.logger.Warn("a host stopped a forwarded task before it finished; placing the task again without it", "task", t.ID, "host", target, "error", err)
 	}
 }
 
 // placeAcrossDecision is Place in cluster mode.
-func (h *Host) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) hearth.Decision {
-	_, d := h.placeAcross(p, hearth.Task{Agent: agent, Hints: hints}, cluster.NewForward("", 0))
+func (e *Engine) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) hearth.Decision {
+	_, d := e.placeAcross(p, hearth.Task{Agent: agent, Hints: hints}, cluster.NewForward("", 0))
 	return d
 }
 
@@ -436,8 +436,8 @@ func (h *Host) placeAcrossDecision(p *pool.Pool, agent string, hints sdk.Hints) 
 // holds across a restart: a key whose task a restart interrupted is
 // answered with an error wrapping cluster.ErrInterrupted, never run
 // again.
-func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (Result, error) {
-	cs := h.cl()
+func (e *Engine) RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (Result, error) {
+	cs := e.cl()
 	if cs == nil || cs.node() == nil {
 		return Result{}, fmt.Errorf("%w: host is not in a cluster (no cluster block)", cluster.ErrRefused)
 	}
@@ -447,7 +447,7 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t he
 	cs.mu.Lock()
 	a := cs.accepted[key]
 	if a == nil {
-		p, err := h.pool(t.Agent)
+		p, err := e.pool(t.Agent)
 		if err == nil {
 			err = p.Runnable()
 		}
@@ -460,22 +460,22 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t he
 			cs.mu.Unlock()
 			return Result{}, fmt.Errorf("%w: host %s is not registered in the cluster now (its lease is lost)", cluster.ErrRefused, cs.info.ID)
 		}
-		done, err := h.enter()
+		done, err := e.enter()
 		if err != nil {
 			cs.mu.Unlock()
 			return Result{}, fmt.Errorf("%w: %v", cluster.ErrRefused, err)
 		}
 		a = &acceptedTask{done: make(chan struct{})}
 		cs.accepted[key] = a
-		drop := h.pruneAcceptedLocked(cs)
-		rec := store.ForwardRecord{Key: key, From: from, Agent: t.Agent, Accepted: h.now()}
+		drop := e.pruneAcceptedLocked(cs)
+		rec := store.ForwardRecord{Key: key, From: from, Agent: t.Agent, Accepted: e.now()}
 		t.ID = key
 		// The acceptance is durable before the task starts, so that a
 		// restart never forgets a key whose task may have run; written
 		// outside cs.mu, so that concurrent forwards share an fsync (a
 		// forward of the same key meanwhile waits on a.done).
 		cs.mu.Unlock()
-		if err := h.keepForward(cs, rec, drop); err != nil {
+		if err := e.keepForward(cs, rec, drop); err != nil {
 			cs.mu.Lock()
 			delete(cs.accepted, key)
 			a.err = fmt.Errorf("%w: host %s cannot store that it accepted task %s: %v", cluster.ErrRefused, cs.info.ID, key, err)
@@ -487,19 +487,19 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t he
 		go func() {
 			defer done()
 			var r Result
-			if err := h.admit(t, guard.Run{}); err != nil {
+			if err := e.admit(t, guard.Run{}); err != nil {
 				r.Err = err
 			} else {
-				h.logger.Debug("running a forwarded task", "task", key, "from", from, "session", session)
-				r.Outcome, r.Err = h.execute(fence, p, t, nil)
+				e.logger.Debug("running a forwarded task", "task", key, "from", from, "session", session)
+				r.Outcome, r.Err = e.execute(fence, p, t, nil)
 			}
-			now := h.now()
+			now := e.now()
 			var stopped error
 			if r.Err != nil {
-				stopped = h.stoppedForward(cs, fence, rec, r.Err)
+				stopped = e.stoppedForward(cs, fence, rec, r.Err)
 			}
 			if stopped == nil {
-				h.keepResult(cs, rec, r, now)
+				e.keepResult(cs, rec, r, now)
 			}
 			cs.mu.Lock()
 			if stopped != nil {
@@ -527,8 +527,8 @@ func (h *Host) RunForwarded(ctx context.Context, from, key, session string, t he
 // the oldest beyond keptResults, and returns their keys, for the store.
 // Tasks finish in time order, so both are at the front of cs.finished.
 // cs.mu must be held.
-func (h *Host) pruneAcceptedLocked(cs *clusterState) []string {
-	now := h.now()
+func (e *Engine) pruneAcceptedLocked(cs *clusterState) []string {
+	now := e.now()
 	n := 0
 	for _, k := range cs.finished {
 		if now.Sub(cs.accepted[k].finished) <= keptResultAge && len(cs.accepted) <= keptResults {
@@ -543,8 +543,8 @@ func (h *Host) pruneAcceptedLocked(cs *clusterState) []string {
 }
 
 // ForwardedStatus says what this host knows of a forwarded task's key.
-func (h *Host) ForwardedStatus(key string) (cluster.TaskStatus, Result) {
-	cs := h.cl()
+func (e *Engine) ForwardedStatus(key string) (cluster.TaskStatus, Result) {
+	cs := e.cl()
 	if cs == nil {
 		return cluster.TaskUnknown, Result{}
 	}
@@ -572,8 +572,8 @@ type Member struct {
 
 // Members lists the cluster's members as this host sees them, itself
 // included; ok is false without a cluster block.
-func (h *Host) Members() (self string, members []Member, ok bool) {
-	cs := h.cl()
+func (e *Engine) Members() (self string, members []Member, ok bool) {
+	cs := e.cl()
 	if cs == nil || cs.node() == nil {
 		return "", nil, false
 	}
@@ -582,13 +582,13 @@ func (h *Host) Members() (self string, members []Member, ok bool) {
 		mm := Member{HostInfo: m, Sessions: len(cs.view.Sessions(m.ID)), Self: m.ID == cs.info.ID}
 		if mm.Self {
 			// Its own record as it is now, not as last published.
-			mm.HostInfo, mm.Sessions, seen = h.clusterRecord(), len(h.summaries()), true
+			mm.HostInfo, mm.Sessions, seen = e.clusterRecord(), len(e.summaries()), true
 		}
 		members = append(members, mm)
 	}
 	if !seen {
 		// Not registered now (etcd unreachable): list itself anyway.
-		members = append(members, Member{HostInfo: h.clusterRecord(), Sessions: len(h.summaries()), Self: true})
+		members = append(members, Member{HostInfo: e.clusterRecord(), Sessions: len(e.summaries()), Self: true})
 		slices.SortFunc(members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	}
 	return cs.info.ID, members, true
@@ -597,14 +597,14 @@ func (h *Host) Members() (self string, members []Member, ok bool) {
 // ClusterRuns lists the runs of every member, with their owners; a
 // member that does not answer is listed as unreachable, one that left as
 // gone, each with the runs this host last saw it list.
-func (h *Host) ClusterRuns(ctx context.Context) (self string, runs []cluster.HostRuns[hearth.RunInfo], err error) {
-	cs := h.cl()
+func (e *Engine) ClusterRuns(ctx context.Context) (self string, runs []cluster.HostRuns[hearth.RunInfo], err error) {
+	cs := e.cl()
 	if cs == nil || cs.node() == nil {
 		return "", nil, errors.New("this host is not in a cluster: add a cluster block to its config")
 	}
 	members := cs.view.Members()
 	if !slices.ContainsFunc(members, func(m cluster.HostInfo) bool { return m.ID == cs.info.ID }) {
-		members = append(members, h.clusterRecord())
+		members = append(members, e.clusterRecord())
 	}
 	cs.mu.Lock()
 	dir := cs.runDir
@@ -614,7 +614,7 @@ func (h *Host) ClusterRuns(ctx context.Context) (self string, runs []cluster.Hos
 
 // runLister lists a member's runs: this host's from its store, the
 // others' through their APIs.
-type runLister struct{ h *Host }
+type runLister struct{ h *Engine }
 
 func (l runLister) ListRuns(ctx context.Context, m cluster.HostInfo) ([]hearth.RunInfo, error) {
 	cs := l.h.cl()

@@ -24,13 +24,13 @@ func protected(cfg *config.Config) []string {
 // blobs is the store's directory of run files, made now if need be: a
 // confined plugin reads its tasks' files there by name, and Landlock can
 // only grant a directory that exists when the plugin starts.
-func (h *Host) blobs() string {
-	dir := h.store.FilesDir()
+func (e *Engine) blobs() string {
+	dir := e.store.FilesDir()
 	if dir == "" {
 		return ""
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		h.logger.Warn("confined plugins will not read run files", "dir", dir, "error", err)
+		e.logger.Warn("confined plugins will not read run files", "dir", dir, "error", err)
 		return ""
 	}
 	return dir
@@ -39,10 +39,10 @@ func (h *Host) blobs() string {
 // checkConfinement says, once at start, whether the agents' plugins will
 // run confined, and refuses to start when an agent requires confinement
 // that this system cannot give.
-func (h *Host) checkConfinement() error {
+func (e *Engine) checkConfinement() error {
 	var agents []*config.Agent
 	var confined []string
-	for _, a := range h.cfg.Agents {
+	for _, a := range e.cfg.Agents {
 		if a.External != "" || a.Confinement == config.ConfinementOff {
 			continue
 		}
@@ -53,11 +53,11 @@ func (h *Host) checkConfinement() error {
 	}
 	st := process.Landlock()
 	if st.Available() {
-		h.logger.Info("plugins run confined", "landlock_abi", st.ABI, "agents", confined)
+		e.logger.Info("plugins run confined", "landlock_abi", st.ABI, "agents", confined)
 		for _, a := range agents {
-			if a.Workspace != "" && paths.Within(paths.Abs(h.cfg.DataDir), paths.Abs(a.Workspace)) {
-				h.logger.Warn("the data directory is inside an agent's workspace: its plugins can neither list nor add entries on the way to it",
-					"agent", a.Name, "workspace", a.Workspace, "data_dir", h.cfg.DataDir, "fix", "move data_dir out of the workspace")
+			if a.Workspace != "" && paths.Within(paths.Abs(e.cfg.DataDir), paths.Abs(a.Workspace)) {
+				e.logger.Warn("the data directory is inside an agent's workspace: its plugins can neither list nor add entries on the way to it",
+					"agent", a.Name, "workspace", a.Workspace, "data_dir", e.cfg.DataDir, "fix", "move data_dir out of the workspace")
 			}
 		}
 		return nil
@@ -68,7 +68,7 @@ func (h *Host) checkConfinement() error {
 				hearth.ErrConfinement, a.Name, st)
 		}
 	}
-	h.logger.Warn("plugins run UNCONFINED: they can read and write whatever this user can", "reason", st.Reason, "agents", confined,
+	e.logger.Warn("plugins run UNCONFINED: they can read and write whatever this user can", "reason", st.Reason, "agents", confined,
 		"fix", `confinement = "require" refuses to start them instead; "off" says unconfined is meant`)
 	return nil
 }

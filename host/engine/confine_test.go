@@ -61,7 +61,7 @@ func newConfinedSetup(t *testing.T) confinedSetup {
 	return s
 }
 
-func (s confinedSetup) host(t *testing.T, agents ...*config.Agent) *Host {
+func (s confinedSetup) host(t *testing.T, agents ...*config.Agent) *Engine {
 	t.Helper()
 	for _, a := range agents {
 		if a.Workspace == os.TempDir() {

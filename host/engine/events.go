@@ -12,42 +12,44 @@ import (
 // once it is on disk. The write is not waited for: events that
 // acknowledge something to someone (tool uses, decisions) are waited for
 // by their callers.
-func (h *Host) emit(e hearth.Event) *store.Pending {
-	_, p := h.append(e)
+func (e *Engine) emit(ev hearth.Event) *store.Pending {
+	_, p := e.append(ev)
 	return p
 }
 
 // append is emit, with the event's sequence number in the store.
-func (h *Host) append(e hearth.Event) (uint64, *store.Pending) {
-	if e.Time.IsZero() {
-		e.Time = h.now()
+func (e *Engine) append(ev hearth.Event) (uint64, *store.Pending) {
+	if ev.Time.IsZero() {
+		ev.Time = e.now()
 	}
-	if h.observe != nil {
-		h.observe(&e)
+	if e.observe != nil {
+		e.observe(&ev)
 	}
-	seq, p := h.store.Append(e)
-	h.events.publishDurable(e, p)
-	if e.Session != "" {
+	seq, p := e.store.Append(ev)
+	e.events.publishDurable(ev, p)
+	if ev.Session != "" {
 		// Spawned, retired, a task started or done: the session's
 		// summary and the host's load may have changed.
-		h.changed(e.Session, true)
+		e.changed(ev.Session, true)
 	}
 	return seq, p
 }
 
-// poolEvents is the host as its pools' event sink.
-type poolEvents Host
+// poolEvents is the engine as its pools' event sink.
+type poolEvents Engine
 
-func (pe *poolEvents) Append(e hearth.Event) (uint64, *store.Pending) { return (*Host)(pe).append(e) }
+func (pe *poolEvents) Append(ev hearth.Event) (uint64, *store.Pending) {
+	return (*Engine)(pe).append(ev)
+}
 
-func (pe *poolEvents) ToolUse(e *hearth.Event) {
-	h := (*Host)(pe)
-	if h.observe != nil {
-		h.observe(e)
+func (pe *poolEvents) ToolUse(ev *hearth.Event) {
+	e := (*Engine)(pe)
+	if e.observe != nil {
+		e.observe(ev)
 	}
-	h.changed(e.Session, false)
-	if h.events.active() {
-		h.events.publish(*e)
+	e.changed(ev.Session, false)
+	if e.events.active() {
+		e.events.publish(*ev)
 	}
 }
 
@@ -201,13 +203,13 @@ func (s *Subscription) Dropped() uint64 {
 
 // Subscribe returns a subscription to the host's events, buffering up to
 // buffer of them. Close it when done.
-func (h *Host) Subscribe(buffer int) *Subscription { return h.events.subscribe(buffer, "") }
+func (e *Engine) Subscribe(buffer int) *Subscription { return e.events.subscribe(buffer, "") }
 
 // SubscribeRun returns a subscription to the events of one run: its
 // transitions, checkpoints and gates, and its tasks' placements,
 // progress and results (tool uses are not among them).
-func (h *Host) SubscribeRun(run string, buffer int) *Subscription {
-	return h.events.subscribe(buffer, run)
+func (e *Engine) SubscribeRun(run string, buffer int) *Subscription {
+	return e.events.subscribe(buffer, run)
 }
 
 // active reports whether anyone subscribes to every event: tool-use

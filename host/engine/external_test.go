@@ -15,7 +15,7 @@ import (
 )
 
 // externalHost is a host with one external claude-code agent, on dir.
-func externalHost(t *testing.T, dir string, tune ...func(*config.Agent)) *Host {
+func externalHost(t *testing.T, dir string, tune ...func(*config.Agent)) *Engine {
 	t.Helper()
 	a := config.DefaultExternal("cc", config.ExternalClaudeCode)
 	for _, f := range tune {

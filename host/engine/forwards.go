@@ -44,18 +44,18 @@ import (
 
 // keepForward writes rec (a task accepted, not finished) and deletes the
 // records of drop, durably.
-func (h *Host) keepForward(cs *clusterState, rec store.ForwardRecord, drop []string) error {
+func (e *Engine) keepForward(cs *clusterState, rec store.ForwardRecord, drop []string) error {
 	if cs.memoryOnly {
 		return nil
 	}
-	return h.store.SaveForward(rec, drop).Wait(context.Background())
+	return e.store.SaveForward(rec, drop).Wait(context.Background())
 }
 
 // keepResult writes the result r of the accepted task rec, durably. A
 // result that cannot be stored is still returned (the task ran; the
 // forwarding host, which gets it, has no reason to retry), and logged: a
 // restart would answer ErrInterrupted for it.
-func (h *Host) keepResult(cs *clusterState, rec store.ForwardRecord, r Result, now time.Time) {
+func (e *Engine) keepResult(cs *clusterState, rec store.ForwardRecord, r Result, now time.Time) {
 	if cs.memoryOnly {
 		return
 	}
@@ -65,8 +65,8 @@ func (h *Host) keepResult(cs *clusterState, rec store.ForwardRecord, r Result, n
 	} else {
 		rec.Outcome = r.Outcome
 	}
-	if err := h.store.SaveForward(rec, nil).Wait(context.Background()); err != nil {
-		h.logger.Error("cannot store the result of a forwarded task; after a restart it would be answered as interrupted", "task", rec.Key, "error", err)
+	if err := e.store.SaveForward(rec, nil).Wait(context.Background()); err != nil {
+		e.logger.Error("cannot store the result of a forwarded task; after a restart it would be answered as interrupted", "task", rec.Key, "error", err)
 	}
 }
 
@@ -81,10 +81,10 @@ func (h *Host) keepResult(cs *clusterState, rec store.ForwardRecord, r Result, n
 // running here any more. A task that failed of its own accord while the
 // host was shutting down is answered so too: the safe side, placed
 // again rather than failed for a reason that may be the shutdown's.
-func (h *Host) stoppedForward(cs *clusterState, fence context.Context, rec store.ForwardRecord, err error) error {
+func (e *Engine) stoppedForward(cs *clusterState, fence context.Context, rec store.ForwardRecord, err error) error {
 	why := ""
 	select {
-	case <-h.closing:
+	case <-e.closing:
 		why = "it is shutting down"
 	default:
 	}
@@ -100,24 +100,24 @@ func (h *Host) stoppedForward(cs *clusterState, fence context.Context, rec store
 
 // loadForwards reads the keys kept in the store into cs, once, and
 // deletes the records of those past the idempotency window.
-func (h *Host) loadForwards(cs *clusterState) error {
+func (e *Engine) loadForwards(cs *clusterState) error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.loaded || cs.memoryOnly {
 		return nil
 	}
-	recs, err := h.store.ForwardRecords()
+	recs, err := e.store.ForwardRecords()
 	if err != nil {
 		return fmt.Errorf("read the forwarded tasks kept in the store: %w", err)
 	}
-	now := h.now()
+	now := e.now()
 	closed := make(chan struct{})
 	close(closed)
 	for _, rec := range recs {
 		a := &acceptedTask{done: closed}
 		switch {
 		case rec.Err != nil:
-			h.logger.Error("a forwarded task's record cannot be read; its key is answered as interrupted", "task", rec.Key, "error", rec.Err)
+			e.logger.Error("a forwarded task's record cannot be read; its key is answered as interrupted", "task", rec.Key, "error", rec.Err)
 			a.err = fmt.Errorf("%w: host %s accepted task %s, but its record cannot be read (%v); the task will not run here again", cluster.ErrInterrupted, cs.info.ID, rec.Key, rec.Err)
 			a.finished = now
 		case !rec.Done:
@@ -132,11 +132,11 @@ func (h *Host) loadForwards(cs *clusterState) error {
 	// Pruning drops from the front: oldest first.
 	slices.SortStableFunc(cs.finished, func(x, y string) int { return cs.accepted[x].finished.Compare(cs.accepted[y].finished) })
 	cs.loaded = true
-	if drop := h.pruneAcceptedLocked(cs); len(drop) > 0 {
-		if err := h.store.DropForwards(drop).Wait(context.Background()); err != nil {
+	if drop := e.pruneAcceptedLocked(cs); len(drop) > 0 {
+		if err := e.store.DropForwards(drop).Wait(context.Background()); err != nil {
 			// They are forgotten in memory all the same, and dropped
 			// again at the next restart.
-			h.logger.Warn("cannot delete expired records of forwarded tasks", "keys", len(drop), "error", err)
+			e.logger.Warn("cannot delete expired records of forwarded tasks", "keys", len(drop), "error", err)
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ func BenchmarkForwardAccept(b *testing.B) {
 			mem, kept := benchForwardHost(b, conc, true), benchForwardHost(b, conc, false)
 			ctx := context.Background()
 			task := hearth.Task{Agent: "scripted", Prompt: "echo:x"}
-			forward := func(h *Host, key string) time.Duration {
+			forward := func(h *Engine, key string) time.Duration {
 				start := time.Now()
 				r, err := h.RunForwarded(ctx, "a", key, "", task)
 				if err != nil || r.Err != nil {
@@ -110,7 +110,7 @@ func BenchmarkForwardAccept(b *testing.B) {
 // benchForwardHost is a host in a static cluster whose scripted agent has
 // one session of capacity conc; memoryOnly keeps accepted keys as before
 // they were stored.
-func benchForwardHost(b *testing.B, conc int, memoryOnly bool) *Host {
+func benchForwardHost(b *testing.B, conc int, memoryOnly bool) *Engine {
 	b.Helper()
 	a := testAgent("scripted", "agent")
 	a.Capacity, a.Pool.MaxSessions = conc, 1

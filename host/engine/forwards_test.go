@@ -24,7 +24,7 @@ import (
 // cluster as host b, ready to run forwarded tasks. now is its clock (nil
 // for the wall clock). Close it to "stop the process"; it is closed at
 // the test's end too.
-func forwardHost(t *testing.T, dir string, now func() time.Time) *Host {
+func forwardHost(t *testing.T, dir string, now func() time.Time) *Engine {
 	t.Helper()
 	h, err := New(Options{
 		Config: &config.Config{DataDir: dir, Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher()},

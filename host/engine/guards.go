@@ -13,61 +13,61 @@ import (
 // pools apply session_reuse and pre_tool_use.
 
 // Guards returns the guards in force.
-func (h *Host) Guards() *guard.Set { return h.guards.Load() }
+func (e *Engine) Guards() *guard.Set { return e.guards.Load() }
 
 // admit runs the task_admission guards on a task; run is the run it
 // belongs to, zero for a task on its own.
-func (h *Host) admit(t hearth.Task, run guard.Run) error {
-	gs := h.Guards()
+func (e *Engine) admit(t hearth.Task, run guard.Run) error {
+	gs := e.Guards()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.TaskAdmission, m) {
 		return nil
 	}
-	v := gs.First(guard.TaskAdmission, m, guard.AdmissionEnv{Task: guard.TaskOf(t), Run: run, Now: h.now()})
+	v := gs.First(guard.TaskAdmission, m, guard.AdmissionEnv{Task: guard.TaskOf(t), Run: run, Now: e.now()})
 	if v == nil {
 		return nil
 	}
-	h.emit(guard.Event(guard.TaskAdmission, v, t.Agent, "", t.ID))
+	e.emit(guard.Event(guard.TaskAdmission, v, t.Agent, "", t.ID))
 	return &hearth.DeniedError{Task: t.ID, Guard: v.Guard, Message: v.Message}
 }
 
 // gate runs the task_result guards on a task's result; run is the run it
 // belongs to, zero for a task on its own.
-func (h *Host) gate(t hearth.Task, session string, res sdk.Result, run guard.Run) *hearth.Gate {
-	gs := h.Guards()
+func (e *Engine) gate(t hearth.Task, session string, res sdk.Result, run guard.Run) *hearth.Gate {
+	gs := e.Guards()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.TaskResult, m) {
 		return nil
 	}
 	env := guard.ResultEnv{
 		Result: guard.Result{Output: res.Output, Metrics: res.Metrics, Cost: res.Cost},
-		Task:   guard.TaskOf(t), Run: run, Now: h.now(),
+		Task:   guard.TaskOf(t), Run: run, Now: e.now(),
 	}
 	v := gs.First(guard.TaskResult, m, env)
 	if v == nil {
 		return nil
 	}
-	e := guard.Event(guard.TaskResult, v, t.Agent, session, t.ID)
-	e.Run = t.Run
-	h.emit(e)
+	ev := guard.Event(guard.TaskResult, v, t.Agent, session, t.ID)
+	ev.Run = t.Run
+	e.emit(ev)
 	return &hearth.Gate{Guard: v.Guard, Action: hearth.GateAction(v.Action), Feedback: v.Message, To: v.To, MaxLoops: v.MaxLoops}
 }
 
 // checkTransition runs the transition guards on a run leaving stage from
 // for stage to, given the run's state document. It returns the guard
 // that blocks the transition, or nil.
-func (h *Host) checkTransition(pipeline, run, from, to string, state map[string]any) *guard.Verdict {
-	gs := h.Guards()
+func (e *Engine) checkTransition(pipeline, run, from, to string, state map[string]any) *guard.Verdict {
+	gs := e.Guards()
 	m := guard.Match{From: from, To: to}
 	if !gs.Any(guard.Transition, m) {
 		return nil
 	}
 	v := gs.First(guard.Transition, m, guard.TransitionEnv{
-		From: from, To: to, State: state, Now: h.now(),
+		From: from, To: to, State: state, Now: e.now(),
 		Run: guard.Run{ID: run, Pipeline: pipeline, Stage: from, State: state},
 	})
 	if v != nil {
-		h.emit(hearth.Event{Kind: hearth.EventGuardFired, Hook: string(guard.Transition), Guard: v.Guard, Action: string(v.Action), Run: run,
+		e.emit(hearth.Event{Kind: hearth.EventGuardFired, Hook: string(guard.Transition), Guard: v.Guard, Action: string(v.Action), Run: run,
 			From: from, To: to, Message: fmt.Sprintf("%s -> %s blocked by guard %s: %s", from, to, v.Guard, v.Message)})
 	}
 	return v

@@ -25,7 +25,7 @@ func rule(t testing.TB, s guard.Spec) *guard.Rule {
 }
 
 // newGuardedHost starts a host with the scripted agent and the guards.
-func newGuardedHost(t *testing.T, guards ...*guard.Rule) *Host {
+func newGuardedHost(t *testing.T, guards ...*guard.Rule) *Engine {
 	t.Helper()
 	cfg := &config.Config{DataDir: t.TempDir(), Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher(), Guards: guards}
 	h, err := New(Options{Config: cfg, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})})
@@ -68,7 +68,7 @@ func TestPreToolUseGuardDenies(t *testing.T) {
 	}
 }
 
-func sessionInfo(t *testing.T, h *Host, id string) hearth.SessionInfo {
+func sessionInfo(t *testing.T, h *Engine, id string) hearth.SessionInfo {
 	t.Helper()
 	for _, s := range sessionsOf(t, h) {
 		if s.ID == id {
@@ -228,7 +228,7 @@ func TestReload(t *testing.T) {
 func TestUncheckedToolUseIsFlagged(t *testing.T) {
 	noEnv := guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
 		Condition: `tool == "Read" && any(paths, glob(#, "**/.env"))`, Message: "secrets are off limits"}
-	unchecked := func(h *Host, out *hearth.Outcome) []string {
+	unchecked := func(h *Engine, out *hearth.Outcome) []string {
 		t.Helper()
 		evs, err := h.store.Events(out.Session, 0, 0)
 		if err != nil {

@@ -101,13 +101,13 @@ func testAgent(name, mode string) *config.Agent {
 	return a
 }
 
-func newTestHost(t testing.TB, agents ...*config.Agent) *Host {
+func newTestHost(t testing.TB, agents ...*config.Agent) *Engine {
 	t.Helper()
 	return newTestHostIn(t, t.TempDir(), agents...)
 }
 
 // newTestHostIn starts a host on the data directory dir.
-func newTestHostIn(t testing.TB, dir string, agents ...*config.Agent) *Host {
+func newTestHostIn(t testing.TB, dir string, agents ...*config.Agent) *Engine {
 	t.Helper()
 	h, err := New(Options{
 		Config: &config.Config{DataDir: dir, Agents: agents, Matcher: config.DefaultMatcher()},
@@ -207,7 +207,7 @@ func startHostIn(t *testing.T, mode, dir string, env ...string) (*exec.Cmd, *buf
 }
 
 // sessionsOf lists h's sessions, failing t on an error.
-func sessionsOf(t testing.TB, h *Host) []hearth.SessionInfo {
+func sessionsOf(t testing.TB, h *Engine) []hearth.SessionInfo {
 	t.Helper()
 	s, err := h.Sessions(context.Background())
 	if err != nil {

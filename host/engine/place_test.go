@@ -23,7 +23,7 @@ import (
 // agree asks Place where a task would go, then submits it, and checks
 // that Submit did what Place said. A spawn names no session in advance;
 // a wait names the busy session it waits for, which the task then gets.
-func agree(t *testing.T, h *Host, task hearth.Task) (hearth.Decision, *hearth.Outcome) {
+func agree(t *testing.T, h *Engine, task hearth.Task) (hearth.Decision, *hearth.Outcome) {
 	t.Helper()
 	ctx := context.Background()
 	d, err := h.Place(ctx, task.Agent, task.Hints)
@@ -75,7 +75,7 @@ func holdTask(release string, files ...string) hearth.Task {
 // session and has reported its reads, and a func that lets it finish and
 // waits for it (called at the test's end too: a held task would keep
 // the host from closing).
-func startHeld(t *testing.T, h *Host, task hearth.Task, release string) (session string, finish func()) {
+func startHeld(t *testing.T, h *Engine, task hearth.Task, release string) (session string, finish func()) {
 	t.Helper()
 	sub := h.Subscribe(1024)
 	defer sub.Close()
@@ -110,7 +110,7 @@ func startHeld(t *testing.T, h *Host, task hearth.Task, release string) (session
 
 // releaseWhenWaiting calls finish once a task waits for room in the
 // scripted agent's pool.
-func releaseWhenWaiting(t *testing.T, h *Host, finish func()) {
+func releaseWhenWaiting(t *testing.T, h *Engine, finish func()) {
 	p, err := h.pool("scripted")
 	if err != nil {
 		t.Error(err)

@@ -40,7 +40,7 @@ func reads(files ...string) (string, sdk.Hints) {
 	return b.String(), hints
 }
 
-func submitReads(t *testing.T, h *Host, files ...string) *hearth.Outcome {
+func submitReads(t *testing.T, h *Engine, files ...string) *hearth.Outcome {
 	t.Helper()
 	prompt, hints := reads(files...)
 	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: prompt, Hints: hints})

@@ -31,10 +31,10 @@ type ReloadReport struct {
 // (config.Load): guards, pipelines, agents, pools and the matcher change
 // together, or, when an agent's program cannot be resolved, not at all.
 // The data directory cannot change under a running host.
-func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
+func (e *Engine) Reload(cfg *config.Config) (ReloadReport, error) {
 	var rep ReloadReport
 	select {
-	case <-h.closing:
+	case <-e.closing:
 		return rep, hearth.ErrClosed
 	default:
 	}
@@ -44,15 +44,15 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 		p          *pool.Pool
 		stale, add bool
 	}
-	h.mu.Lock()
+	e.mu.Lock()
 	var plans []plan
 	for _, a := range cfg.Agents {
-		argv, env, err := h.command(a)
+		argv, env, err := e.command(a)
 		if err != nil {
-			h.mu.Unlock()
+			e.mu.Unlock()
 			return ReloadReport{}, fmt.Errorf("reload rejected, nothing changed: %w", err)
 		}
-		pl := plan{a: a, argv: argv, env: env, p: h.pools[a.Name]}
+		pl := plan{a: a, argv: argv, env: env, p: e.pools[a.Name]}
 		switch {
 		case pl.p == nil:
 			pl.add = true
@@ -69,9 +69,9 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 	added := make(map[string]*pool.Pool)
 	for _, pl := range plans {
 		if pl.add {
-			p, err := h.newPool(pl.a, cfg.Matcher)
+			p, err := e.newPool(pl.a, cfg.Matcher)
 			if err != nil {
-				h.mu.Unlock()
+				e.mu.Unlock()
 				return ReloadReport{}, fmt.Errorf("reload rejected, nothing changed: %w", err)
 			}
 			pools[pl.a.Name], added[pl.a.Name] = p, p
@@ -80,16 +80,16 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 		}
 	}
 	var removed []*pool.Pool
-	for name, p := range h.pools {
+	for name, p := range e.pools {
 		if _, ok := pools[name]; !ok {
 			rep.Removed = append(rep.Removed, name)
 			removed = append(removed, p)
 		}
 	}
-	if cfg.DataDir != h.cfg.DataDir {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("data_dir changed from %s to %s: a running host keeps its data directory; restart it to use the new one", h.cfg.DataDir, cfg.DataDir))
+	if cfg.DataDir != e.cfg.DataDir {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("data_dir changed from %s to %s: a running host keeps its data directory; restart it to use the new one", e.cfg.DataDir, cfg.DataDir))
 		c := *cfg
-		c.DataDir = h.cfg.DataDir
+		c.DataDir = e.cfg.DataDir
 		cfg = &c
 	}
 	for _, pl := range plans {
@@ -100,27 +100,27 @@ func (h *Host) Reload(cfg *config.Config) (ReloadReport, error) {
 	for _, p := range removed {
 		p.Drain()
 	}
-	h.retiring = append(h.retiring, removed...)
-	h.cfg, h.pools = cfg, pools
-	h.guards.Store(cfg.GuardSet())
-	h.mu.Unlock()
+	e.retiring = append(e.retiring, removed...)
+	e.cfg, e.pools = cfg, pools
+	e.guards.Store(cfg.GuardSet())
+	e.mu.Unlock()
 
-	if err := h.restorePools(added); err != nil {
-		h.logger.Warn("reload: cannot restore the sessions of added agents", "error", err)
+	if err := e.restorePools(added); err != nil {
+		e.logger.Warn("reload: cannot restore the sessions of added agents", "error", err)
 	}
-	if cs := h.cl(); cs != nil && len(added) > 0 {
+	if cs := e.cl(); cs != nil && len(added) > 0 {
 		// Added pools learn the other hosts' sessions of their agents:
 		// the view sends them all again.
-		cs.view.SetSink(h.applyRemote)
+		cs.view.SetSink(e.applyRemote)
 	}
-	if h.Clustered() {
-		h.changed("", true) // agents, and the config's hash in the listing, may differ
+	if e.Clustered() {
+		e.changed("", true) // agents, and the config's hash in the listing, may differ
 	}
 	rep.Guards, rep.Pipelines = len(cfg.Guards), len(cfg.Pipelines)
 	for _, list := range [][]string{rep.Added, rep.Removed, rep.Changed, rep.Unchanged} {
 		slices.Sort(list)
 	}
-	h.emit(hearth.Event{Kind: hearth.EventConfigReloaded, Message: fmt.Sprintf("config reloaded: %d agents added, %d removed, %d changed, %d unchanged; %d guards",
+	e.emit(hearth.Event{Kind: hearth.EventConfigReloaded, Message: fmt.Sprintf("config reloaded: %d agents added, %d removed, %d changed, %d unchanged; %d guards",
 		len(rep.Added), len(rep.Removed), len(rep.Changed), len(rep.Unchanged), rep.Guards)})
 	return rep, nil
 }

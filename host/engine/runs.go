@@ -43,8 +43,8 @@ func (w runWatch) Wait(ctx context.Context) (hearth.RunInfo, error) {
 }
 
 // watched subscribes to run id's events, then starts it with start.
-func (h *Host) watched(id string, start func() (*runs.Handle, error)) (hearth.RunWatch, error) {
-	sub := h.SubscribeRun(id, watchBuffer)
+func (e *Engine) watched(id string, start func() (*runs.Handle, error)) (hearth.RunWatch, error) {
+	sub := e.SubscribeRun(id, watchBuffer)
 	handle, err := start()
 	if err != nil {
 		sub.Close()
@@ -57,33 +57,33 @@ func (h *Host) watched(id string, start func() (*runs.Handle, error)) (hearth.Ru
 // returns once the run is recorded (checkpoint 1, "created") and started;
 // the run goes on in the host until it completes, fails, is paused or
 // cancelled, or the host closes (which pauses it).
-func (h *Host) StartRun(ctx context.Context, spec hearth.RunSpec) (hearth.RunWatch, error) {
-	p, file, err := h.specPipeline(spec)
+func (e *Engine) StartRun(ctx context.Context, spec hearth.RunSpec) (hearth.RunWatch, error) {
+	p, file, err := e.specPipeline(spec)
 	if err != nil {
 		return nil, err
 	}
 	opts := spec.RunOptions
 	opts.Config = file
 	if opts.ID == "" {
-		opts.ID = hearth.NewRunID(p.Name, h.now())
+		opts.ID = hearth.NewRunID(p.Name, e.now())
 	}
-	return h.watched(opts.ID, func() (*runs.Handle, error) { return h.runs.Start(ctx, p, opts) })
+	return e.watched(opts.ID, func() (*runs.Handle, error) { return e.runs.Start(ctx, p, opts) })
 }
 
 // specPipeline finds the pipeline a spec names: the one it gives, or the
 // one in the config file it names (read by this host, run by this host's
 // agents), and the file it came from.
-func (h *Host) specPipeline(spec hearth.RunSpec) (*hearth.Pipeline, string, error) {
+func (e *Engine) specPipeline(spec hearth.RunSpec) (*hearth.Pipeline, string, error) {
 	if spec.Pipeline != nil {
 		return spec.Pipeline, spec.Config, nil
 	}
-	cfg := h.config()
+	cfg := e.config()
 	if file := spec.Config; file != "" {
 		if fi, err := os.Stat(file); err == nil && fi.IsDir() {
 			file = filepath.Join(file, "hearth.hcl")
 		}
 		if !samePath(file, cfg.Path) {
-			other, err := config.Load(file, config.Options{Bundled: h.bundledNames})
+			other, err := config.Load(file, config.Options{Bundled: e.bundledNames})
 			if err != nil {
 				return nil, "", err
 			}
@@ -132,31 +132,31 @@ func missingGuards(file, daemon *config.Config) []string {
 // were running, failed or were skipped become pending, and each gets its
 // attempts again. The run's records are validated first (see
 // hearth.InvalidRunError).
-func (h *Host) ResumeRun(ctx context.Context, id string, opts hearth.ResumeOptions) (hearth.RunWatch, error) {
-	id, err := h.store.ResolveRunID(id)
+func (e *Engine) ResumeRun(ctx context.Context, id string, opts hearth.ResumeOptions) (hearth.RunWatch, error) {
+	id, err := e.store.ResolveRunID(id)
 	if err != nil {
 		return nil, err
 	}
-	return h.watched(id, func() (*runs.Handle, error) { return h.runs.Resume(ctx, id, opts) })
+	return e.watched(id, func() (*runs.Handle, error) { return e.runs.Resume(ctx, id, opts) })
 }
 
 // ForkRun starts a new run from checkpoint at of run id: the state,
 // tasks, outputs and files as they were then, with opts.State's sections
 // replacing the state's. The original run is not touched. Tasks that
 // were running at the checkpoint run again in the fork.
-func (h *Host) ForkRun(ctx context.Context, id string, at uint64, opts hearth.ForkOptions) (hearth.RunWatch, error) {
-	from, err := h.store.ResolveRunID(id)
+func (e *Engine) ForkRun(ctx context.Context, id string, at uint64, opts hearth.ForkOptions) (hearth.RunWatch, error) {
+	from, err := e.store.ResolveRunID(id)
 	if err != nil {
 		return nil, err
 	}
 	if opts.ID == "" {
-		g, err := h.store.RunGraph(from)
+		g, err := e.store.RunGraph(from)
 		if err != nil {
 			return nil, err
 		}
-		opts.ID = hearth.NewRunID(g.Pipeline.Name, h.now())
+		opts.ID = hearth.NewRunID(g.Pipeline.Name, e.now())
 	}
-	return h.watched(opts.ID, func() (*runs.Handle, error) { return h.runs.Fork(ctx, from, at, opts) })
+	return e.watched(opts.ID, func() (*runs.Handle, error) { return e.runs.Fork(ctx, from, at, opts) })
 }
 
 // RevisitRun runs task of a stopped run (paused, failed or completed)
@@ -166,27 +166,27 @@ func (h *Host) ForkRun(ctx context.Context, id string, at uint64, opts hearth.Fo
 // and runs them again, flagging the rest; major archives everything
 // downstream and runs it all again. Archived outputs keep their versions.
 // The revision is recorded in the run's history, and the run resumes.
-func (h *Host) RevisitRun(ctx context.Context, id, task string, impact hearth.Impact, opts hearth.RevisitOptions) (hearth.RunWatch, error) {
-	id, err := h.store.ResolveRunID(id)
+func (e *Engine) RevisitRun(ctx context.Context, id, task string, impact hearth.Impact, opts hearth.RevisitOptions) (hearth.RunWatch, error) {
+	id, err := e.store.ResolveRunID(id)
 	if err != nil {
 		return nil, err
 	}
-	return h.watched(id, func() (*runs.Handle, error) { return h.runs.Revisit(ctx, id, task, impact, opts) })
+	return e.watched(id, func() (*runs.Handle, error) { return e.runs.Revisit(ctx, id, task, impact, opts) })
 }
 
 // WatchRun follows a run: to its end when this host is running it; a run
 // that is not running here comes back stopped at once, as it is.
-func (h *Host) WatchRun(ctx context.Context, id string) (hearth.RunWatch, error) {
-	id, err := h.store.ResolveRunID(id)
+func (e *Engine) WatchRun(ctx context.Context, id string) (hearth.RunWatch, error) {
+	id, err := e.store.ResolveRunID(id)
 	if err != nil {
 		return nil, err
 	}
-	sub := h.SubscribeRun(id, watchBuffer)
-	if handle := h.runs.Handle(id); handle != nil {
+	sub := e.SubscribeRun(id, watchBuffer)
+	if handle := e.runs.Handle(id); handle != nil {
 		return runWatch{handle, sub}, nil
 	}
 	sub.Close()
-	d, err := h.Run(ctx, id)
+	d, err := e.Run(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -216,44 +216,44 @@ func (w stoppedWatch) Wait(context.Context) (hearth.RunInfo, error) {
 // resumes) and PauseRun waits until it has stopped or ctx ends. A run
 // recorded as running that no host runs (its host was killed) is marked
 // paused. It returns the run as it stopped.
-func (h *Host) PauseRun(ctx context.Context, id string) (hearth.RunInfo, error) {
-	return h.stopRun(ctx, id, h.runs.Pause)
+func (e *Engine) PauseRun(ctx context.Context, id string) (hearth.RunInfo, error) {
+	return e.stopRun(ctx, id, e.runs.Pause)
 }
 
 // CancelRun cancels a run for good: its tasks in flight are interrupted,
 // the tasks that had not finished are skipped, and it cannot be resumed
 // (it can still be forked). It returns the run as it stopped.
-func (h *Host) CancelRun(ctx context.Context, id string) (hearth.RunInfo, error) {
-	return h.stopRun(ctx, id, h.runs.Cancel)
+func (e *Engine) CancelRun(ctx context.Context, id string) (hearth.RunInfo, error) {
+	return e.stopRun(ctx, id, e.runs.Cancel)
 }
 
-func (h *Host) stopRun(ctx context.Context, id string, stop func(context.Context, string) error) (hearth.RunInfo, error) {
-	id, err := h.store.ResolveRunID(id)
+func (e *Engine) stopRun(ctx context.Context, id string, stop func(context.Context, string) error) (hearth.RunInfo, error) {
+	id, err := e.store.ResolveRunID(id)
 	if err != nil {
 		return hearth.RunInfo{}, err
 	}
 	if err := stop(ctx, id); err != nil {
 		return hearth.RunInfo{}, err
 	}
-	d, err := h.Run(ctx, id)
+	d, err := e.Run(ctx, id)
 	return d.RunInfo, err
 }
 
 // DeleteRun deletes a stopped run with its outputs, checkpoints and
 // files (those no other run uses), and returns its full ID. Its events
 // stay, ending with the deletion.
-func (h *Host) DeleteRun(ctx context.Context, id string) (string, error) {
-	id, err := h.store.ResolveRunID(id)
+func (e *Engine) DeleteRun(ctx context.Context, id string) (string, error) {
+	id, err := e.store.ResolveRunID(id)
 	if err != nil {
 		return "", err
 	}
-	return id, h.runs.Delete(ctx, id)
+	return id, e.runs.Delete(ctx, id)
 }
 
 // Runs lists the runs of the host's store, most recently active first.
 // A run recorded as running that this host does not run is interrupted.
-func (h *Host) Runs(context.Context) ([]hearth.RunInfo, error) {
-	heads, err := h.store.RunRecords()
+func (e *Engine) Runs(context.Context) ([]hearth.RunInfo, error) {
+	heads, err := e.store.RunRecords()
 	if err != nil {
 		return nil, err
 	}
@@ -266,21 +266,21 @@ func (h *Host) Runs(context.Context) ([]hearth.RunInfo, error) {
 }
 
 // Run describes one run of the host's store.
-func (h *Host) Run(_ context.Context, id string) (hearth.RunDetail, error) {
-	return h.store.RunDetail(id, false)
+func (e *Engine) Run(_ context.Context, id string) (hearth.RunDetail, error) {
+	return e.store.RunDetail(id, false)
 }
 
 // RunOutputs reads the outputs of one run of the host's store.
-func (h *Host) RunOutputs(ctx context.Context, id string) ([]hearth.TaskOutput, error) {
-	return h.store.RunOutputs(ctx, id)
+func (e *Engine) RunOutputs(ctx context.Context, id string) ([]hearth.TaskOutput, error) {
+	return e.store.RunOutputs(ctx, id)
 }
 
 // RunCheckpoints reads the checkpoints of one run of the host's store.
-func (h *Host) RunCheckpoints(ctx context.Context, id string) ([]hearth.CheckpointInfo, error) {
-	return h.store.RunCheckpoints(ctx, id)
+func (e *Engine) RunCheckpoints(ctx context.Context, id string) ([]hearth.CheckpointInfo, error) {
+	return e.store.RunCheckpoints(ctx, id)
 }
 
 // RunEvents reads the events of one run of the host's store.
-func (h *Host) RunEvents(ctx context.Context, id string, limit int) ([]hearth.Event, error) {
-	return h.store.RunEvents(ctx, id, limit)
+func (e *Engine) RunEvents(ctx context.Context, id string, limit int) ([]hearth.Event, error) {
+	return e.store.RunEvents(ctx, id, limit)
 }

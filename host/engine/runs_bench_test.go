@@ -34,7 +34,7 @@ func runBenchPipeline(n, parallel int, chain bool) *hearth.Pipeline {
 
 // BenchmarkRunOverhead is the host's overhead per task of a run: a run of
 // 1,000 tasks of a trivial agent (a real plugin subprocess that echoes
-// its prompt) against the same 1,000 tasks handed to Host.Submit, with
+// its prompt) against the same 1,000 tasks handed to Engine.Submit, with
 // no run around them, in the same op and the same host, on a real data
 // directory. Both sides place each task, record its decision durably,
 // run it and ask for its context artifact. The run adds the graph's
@@ -114,10 +114,10 @@ func BenchmarkRunOverhead(b *testing.B) {
 	}
 }
 
-// submitAll submits p's tasks with Host.Submit, from parallel goroutines,
+// submitAll submits p's tasks with Engine.Submit, from parallel goroutines,
 // and waits for them: the same work as a run of p with none of the run's
 // bookkeeping (and no context chaining). It returns the sessions spawned.
-func submitAll(ctx context.Context, b *testing.B, h *Host, p *hearth.Pipeline, parallel int) int {
+func submitAll(ctx context.Context, b *testing.B, h *Engine, p *hearth.Pipeline, parallel int) int {
 	b.Helper()
 	var spawned atomic.Int64
 	var wg sync.WaitGroup

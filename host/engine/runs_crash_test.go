@@ -41,7 +41,7 @@ type testPipeline struct {
 
 // runCrashHost is the "run" host mode: start crashPipeline, say the run's
 // ID, say "waiting" once c is past its checkpoint, and wait for kill -9.
-func runCrashHost(h *Host) int {
+func runCrashHost(h *Engine) int {
 	ctx := context.Background()
 	tp := crashPipeline(os.Getenv("HEARTH_TEST_WORK"))
 	sub := h.Subscribe(256)

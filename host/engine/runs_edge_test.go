@@ -12,7 +12,7 @@ import (
 	"github.com/hearth-dev/hearth/host/guard"
 )
 
-func setGuards(t *testing.T, h *Host, specs ...guard.Spec) {
+func setGuards(t *testing.T, h *Engine, specs ...guard.Spec) {
 	t.Helper()
 	var rules []*guard.Rule
 	for _, s := range specs {
@@ -91,7 +91,7 @@ func TestRunGateDiscardsResultsOfAResetRound(t *testing.T) {
 	}
 }
 
-func mustEvents(t *testing.T, h *Host, id string) []hearth.Event {
+func mustEvents(t *testing.T, h *Engine, id string) []hearth.Event {
 	t.Helper()
 	evs, err := h.RunEvents(context.Background(), id, 0)
 	if err != nil {

@@ -30,7 +30,7 @@ func pipe(name string, tasks ...[]string) *hearth.Pipeline {
 	return p
 }
 
-func startRun(t *testing.T, h *Host, p *hearth.Pipeline, opts hearth.RunOptions) (hearth.RunInfo, error) {
+func startRun(t *testing.T, h *Engine, p *hearth.Pipeline, opts hearth.RunOptions) (hearth.RunInfo, error) {
 	t.Helper()
 	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p, RunOptions: opts})
 	if err != nil {
@@ -50,7 +50,7 @@ func waitRun(t *testing.T, rh hearth.RunWatch) (hearth.RunInfo, error) {
 	return info, err
 }
 
-func outputsOf(t *testing.T, h *Host, id string) map[string][]hearth.TaskOutput {
+func outputsOf(t *testing.T, h *Engine, id string) map[string][]hearth.TaskOutput {
 	t.Helper()
 	outs, err := h.RunOutputs(context.Background(), id)
 	if err != nil {
@@ -75,7 +75,7 @@ func current(t *testing.T, outs map[string][]hearth.TaskOutput, task string) hea
 	return hearth.TaskOutput{}
 }
 
-func runEventKinds(t *testing.T, h *Host, id string) []string {
+func runEventKinds(t *testing.T, h *Engine, id string) []string {
 	t.Helper()
 	evs, err := h.RunEvents(context.Background(), id, 0)
 	if err != nil {
@@ -93,7 +93,7 @@ func runEventKinds(t *testing.T, h *Host, id string) []string {
 }
 
 // runEventMessages is the messages of run id's events, in order.
-func runEventMessages(t *testing.T, h *Host, id string) []string {
+func runEventMessages(t *testing.T, h *Engine, id string) []string {
 	t.Helper()
 	evs, err := h.RunEvents(context.Background(), id, 0)
 	if err != nil {
@@ -437,7 +437,7 @@ func TestRunPauseResumeAndCancel(t *testing.T) {
 
 // waitTaskRunning waits until a task of a run is running, from the run's
 // events.
-func waitTaskRunning(t *testing.T, h *Host, run, task string) {
+func waitTaskRunning(t *testing.T, h *Engine, run, task string) {
 	t.Helper()
 	deadline := time.Now().Add(runTimeout)
 	sub := h.Subscribe(256)
@@ -503,7 +503,7 @@ func TestRunForkLeavesTheOriginUntouched(t *testing.T) {
 }
 
 // snapshotRun is everything stored about a run, as JSON.
-func snapshotRun(t *testing.T, h *Host, id string) string {
+func snapshotRun(t *testing.T, h *Engine, id string) string {
 	t.Helper()
 	d, err := h.Run(context.Background(), id)
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 
 // Sessions lists the host's sessions as they are now, live ones with their
 // current load, most recently active first.
-func (h *Host) Sessions(context.Context) ([]hearth.SessionInfo, error) {
+func (e *Engine) Sessions(context.Context) ([]hearth.SessionInfo, error) {
 	var out []hearth.SessionInfo
-	for _, p := range h.poolList() {
+	for _, p := range e.poolList() {
 		out = append(out, p.Infos()...)
 	}
 	store.SortSessions(out)
@@ -23,12 +23,12 @@ func (h *Host) Sessions(context.Context) ([]hearth.SessionInfo, error) {
 
 // Session reads one session of the host with its latest events and the
 // decisions that involved it, with its status and load as they are now.
-func (h *Host) Session(ctx context.Context, id string, limit int) (*hearth.SessionDetail, error) {
-	d, err := h.store.Session(ctx, id, limit)
+func (e *Engine) Session(ctx context.Context, id string, limit int) (*hearth.SessionDetail, error) {
+	d, err := e.store.Session(ctx, id, limit)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range h.poolList() {
+	for _, p := range e.poolList() {
 		if info, ok := p.Info(id); ok {
 			if info.Status == "dormant" || info.Status == "lost" {
 				// The fingerprint is in the store, not in memory.
@@ -42,20 +42,20 @@ func (h *Host) Session(ctx context.Context, id string, limit int) (*hearth.Sessi
 
 // RecentDecisions returns the last limit placement decisions of the
 // host's store, newest first, as events (with their time and run).
-func (h *Host) RecentDecisions(limit int) ([]hearth.Event, error) {
-	return h.store.Decisions(limit)
+func (e *Engine) RecentDecisions(limit int) ([]hearth.Event, error) {
+	return e.store.Decisions(limit)
 }
 
 // externalPool finds the pool of an external agent: agent, or the
 // config's hooks.agent when it is empty.
-func (h *Host) externalPool(agent string) (*pool.Pool, error) {
+func (e *Engine) externalPool(agent string) (*pool.Pool, error) {
 	if agent == "" {
-		agent = h.config().Hooks.Agent
+		agent = e.config().Hooks.Agent
 		if agent == "" {
 			return nil, fmt.Errorf("%w: the config declares no external agent; add agent \"claude-code\" { external = %q }", hearth.ErrUnknownAgent, hearth.ExternalClaudeCode)
 		}
 	}
-	p, err := h.pool(agent)
+	p, err := e.pool(agent)
 	if err != nil {
 		return nil, err
 	}
@@ -72,8 +72,8 @@ func (h *Host) externalPool(agent string) (*pool.Pool, error) {
 
 // AttachExternal records that an external session started or resumed
 // (Claude Code's SessionStart): it is live, with the fingerprint it had.
-func (h *Host) AttachExternal(ctx context.Context, ref hearth.ExternalRef) error {
-	p, err := h.externalPool(ref.Agent)
+func (e *Engine) AttachExternal(ctx context.Context, ref hearth.ExternalRef) error {
+	p, err := e.externalPool(ref.Agent)
 	if err != nil {
 		return err
 	}
@@ -83,8 +83,8 @@ func (h *Host) AttachExternal(ctx context.Context, ref hearth.ExternalRef) error
 // ExternalTurn records that an external session began a turn (busy: the
 // user's prompt) or finished one (Claude Code's Stop). A busy session is
 // not pointed at by Place.
-func (h *Host) ExternalTurn(ctx context.Context, ref hearth.ExternalRef, busy bool) error {
-	p, err := h.externalPool(ref.Agent)
+func (e *Engine) ExternalTurn(ctx context.Context, ref hearth.ExternalRef, busy bool) error {
+	p, err := e.externalPool(ref.Agent)
 	if err != nil {
 		return err
 	}
@@ -94,8 +94,8 @@ func (h *Host) ExternalTurn(ctx context.Context, ref hearth.ExternalRef, busy bo
 // DetachExternal records that an external session ended (Claude Code's
 // SessionEnd): it becomes dormant, its fingerprint kept; it can still be
 // resumed, and pointed at.
-func (h *Host) DetachExternal(ctx context.Context, ref hearth.ExternalRef, reason string) error {
-	p, err := h.externalPool(ref.Agent)
+func (e *Engine) DetachExternal(ctx context.Context, ref hearth.ExternalRef, reason string) error {
+	p, err := e.externalPool(ref.Agent)
 	if err != nil {
 		return err
 	}
@@ -105,8 +105,8 @@ func (h *Host) DetachExternal(ctx context.Context, ref hearth.ExternalRef, reaso
 // CheckExternalToolUse runs the pre_tool_use guards on a tool call an
 // external session is about to make (Claude Code's PreToolUse). The
 // session is in a turn from then on.
-func (h *Host) CheckExternalToolUse(ctx context.Context, ref hearth.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error) {
-	p, err := h.externalPool(ref.Agent)
+func (e *Engine) CheckExternalToolUse(ctx context.Context, ref hearth.ExternalRef, call sdk.ToolCall) (sdk.Verdict, error) {
+	p, err := e.externalPool(ref.Agent)
 	if err != nil {
 		return sdk.Verdict{}, err
 	}
@@ -116,8 +116,8 @@ func (h *Host) CheckExternalToolUse(ctx context.Context, ref hearth.ExternalRef,
 // ReportExternalToolUse records a tool use an external session made
 // (Claude Code's PostToolUse): its fingerprint and the matcher's index
 // take it at once, and the event is on disk when it returns.
-func (h *Host) ReportExternalToolUse(ctx context.Context, ref hearth.ExternalRef, u sdk.ToolUse) error {
-	p, err := h.externalPool(ref.Agent)
+func (e *Engine) ReportExternalToolUse(ctx context.Context, ref hearth.ExternalRef, u sdk.ToolUse) error {
+	p, err := e.externalPool(ref.Agent)
 	if err != nil {
 		return err
 	}

@@ -12,13 +12,13 @@ import (
 // Submit places t on a session of its agent, runs it and returns the
 // result, the context artifact the agent left and the placement decision.
 // It blocks until the task is done, ctx is done, or the host shuts down.
-func (h *Host) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, error) {
-	done, err := h.enter()
+func (e *Engine) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, error) {
+	done, err := e.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	p, err := h.pool(t.Agent)
+	p, err := e.pool(t.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -28,33 +28,33 @@ func (h *Host) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, erro
 	if t.ID == "" {
 		t.ID = sdk.NewID("task")
 	}
-	if err := h.admit(t, guard.Run{}); err != nil {
+	if err := e.admit(t, guard.Run{}); err != nil {
 		return nil, err
 	}
-	if h.Clustered() && forwardable(p) {
-		return h.submitAcross(ctx, p, t)
+	if e.Clustered() && forwardable(p) {
+		return e.submitAcross(ctx, p, t)
 	}
-	return h.execute(ctx, p, t, nil)
+	return e.execute(ctx, p, t, nil)
 }
 
 // executeRunTask runs an admitted attempt of a task of run: the run
 // engine's way to placement.
-func (h *Host) executeRunTask(ctx context.Context, t hearth.Task, run pool.Run) (*hearth.Outcome, error) {
-	p, err := h.pool(t.Agent)
+func (e *Engine) executeRunTask(ctx context.Context, t hearth.Task, run pool.Run) (*hearth.Outcome, error) {
+	p, err := e.pool(t.Agent)
 	if err != nil {
 		return nil, err
 	}
-	return h.execute(ctx, p, t, run)
+	return e.execute(ctx, p, t, run)
 }
 
 // execute places and runs an admitted task, and applies its quality
 // gate. run is the run it belongs to, nil for none.
-func (h *Host) execute(ctx context.Context, p *pool.Pool, t hearth.Task, run pool.Run) (*hearth.Outcome, error) {
+func (e *Engine) execute(ctx context.Context, p *pool.Pool, t hearth.Task, run pool.Run) (*hearth.Outcome, error) {
 	out, err := p.Execute(ctx, t, run)
 	if out != nil {
 		// Its slot is free again: the last event the task emitted came
 		// before, and a cluster's view must not keep it busy.
-		h.changed(out.Session, true)
+		e.changed(out.Session, true)
 	}
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (h *Host) execute(ctx context.Context, p *pool.Pool, t hearth.Task, run poo
 	if run != nil {
 		gr = run.Guard()
 	}
-	out.Gate = h.gate(t, out.Session, out.Result, gr)
+	out.Gate = e.gate(t, out.Session, out.Result, gr)
 	return out, nil
 }
 
@@ -71,13 +71,13 @@ func (h *Host) execute(ctx context.Context, p *pool.Pool, t hearth.Task, run poo
 // without running anything: the decision Submit would start from, made
 // by the same policy. Its Action is what the host would do if nothing
 // changed in between; for an external agent, the session to resume.
-func (h *Host) Place(_ context.Context, agent string, hints sdk.Hints) (hearth.Decision, error) {
-	p, err := h.pool(agent)
+func (e *Engine) Place(_ context.Context, agent string, hints sdk.Hints) (hearth.Decision, error) {
+	p, err := e.pool(agent)
 	if err != nil {
 		return hearth.Decision{}, err
 	}
-	if h.Clustered() && forwardable(p) {
-		return h.placeAcrossDecision(p, agent, hints), nil
+	if e.Clustered() && forwardable(p) {
+		return e.placeAcrossDecision(p, agent, hints), nil
 	}
 	return p.Place(hearth.Task{Agent: agent, Hints: hints}), nil
 }

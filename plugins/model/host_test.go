@@ -84,7 +84,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startHost(t *testing.T, cfg *config.Config, dir string, log *syncBuffer) *engine.Host {
+func startHost(t *testing.T, cfg *config.Config, dir string, log *syncBuffer) *engine.Engine {
 	t.Helper()
 	c := *cfg
 	c.DataDir = dir
@@ -95,7 +95,7 @@ func startHost(t *testing.T, cfg *config.Config, dir string, log *syncBuffer) *e
 	return h
 }
 
-func submit(t *testing.T, h *engine.Host, prompt, dir string) *hearth.Outcome {
+func submit(t *testing.T, h *engine.Engine, prompt, dir string) *hearth.Outcome {
 	t.Helper()
 	out, err := h.Submit(context.Background(), hearth.Task{Agent: "ask", Prompt: prompt, Hints: sdk.Hints{Directories: []string{dir}}})
 	if err != nil {

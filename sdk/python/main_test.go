@@ -86,7 +86,7 @@ agent "scripted" {
 }
 
 // newHost starts a host with the config src on a fresh data directory.
-func newHost(t testing.TB, src string, logOut hclogWriter) *engine.Host {
+func newHost(t testing.TB, src string, logOut hclogWriter) *engine.Engine {
 	t.Helper()
 	h, err := hostFromConfig(t.TempDir(), src, logOut)
 	if err != nil {
@@ -98,7 +98,7 @@ func newHost(t testing.TB, src string, logOut hclogWriter) *engine.Host {
 
 type hclogWriter interface{ Write([]byte) (int, error) }
 
-func hostFromConfig(dataDir, src string, logOut hclogWriter) (*engine.Host, error) {
+func hostFromConfig(dataDir, src string, logOut hclogWriter) (*engine.Engine, error) {
 	file := filepath.Join(dataDir, "hearth.hcl")
 	cfg, err := config.Parse([]byte(src), file, config.Options{})
 	if err != nil {

@@ -1,9 +1,10 @@
-// Package engine is hearth's in-process engine: the composition root that
-// wires a store (host/store), one pool per agent (host/pool), the run
-// engine (host/runs) and the guards (host/guard) together, owns the event
-// bus, and implements the services of package hearth (the vocabulary). engine.New starts one
-// on a config; the daemon (host/api) serves one; the CLI runs one when no
-// daemon serves the data directory.
+// Package engine is hearth's in-process engine, Engine: the composition
+// root of one host, which wires a store (host/store), one pool per agent
+// (host/pool), the run engine (host/runs) and the guards (host/guard)
+// together, owns the event bus, and implements the services of package
+// hearth (the vocabulary). engine.New starts one on a config; the daemon
+// (host/api) serves one; the CLI runs one when no daemon serves the data
+// directory.
 //
 // # Lifecycle
 //
@@ -62,7 +63,7 @@ import (
 // hearth binary.
 type BundledFunc func(name string) (argv, env []string, ok bool)
 
-// Options configure a Host. Config is required.
+// Options configure an Engine. Config is required.
 type Options struct {
 	Config *config.Config
 	Logger hclog.Logger
@@ -88,8 +89,9 @@ type Options struct {
 	Observe func(*hearth.Event)
 }
 
-// Host is the in-process engine. Its methods are safe for concurrent use.
-type Host struct {
+// Engine is the in-process engine, the composition root of one host. Its
+// methods are safe for concurrent use.
+type Engine struct {
 	// mu guards cfg and pools, which a reload replaces.
 	mu           sync.RWMutex
 	cfg          *config.Config
@@ -126,14 +128,14 @@ type Host struct {
 	clusterP atomic.Pointer[clusterState]
 }
 
-var _ hearth.Service = (*Host)(nil)
+var _ hearth.Service = (*Engine)(nil)
 
 // New starts a host for opts.Config. It spawns nothing until work arrives.
-func New(opts Options) (*Host, error) {
+func New(opts Options) (*Engine, error) {
 	if opts.Config == nil {
 		return nil, errors.New("engine: Options.Config is nil; load one with config.Load or use config.Default")
 	}
-	h := &Host{
+	h := &Engine{
 		cfg:          opts.Config,
 		logger:       opts.Logger,
 		bundled:      opts.Bundled,
@@ -164,7 +166,7 @@ func New(opts Options) (*Host, error) {
 		}
 		h.ownsStore = true
 	}
-	fail := func(err error) (*Host, error) {
+	fail := func(err error) (*Engine, error) {
 		if h.ownsStore {
 			_ = h.store.Close()
 		}
@@ -211,20 +213,20 @@ func New(opts Options) (*Host, error) {
 }
 
 // newPool makes the pool of agent a.
-func (h *Host) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) {
-	argv, env, err := h.command(a)
+func (e *Engine) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) {
+	argv, env, err := e.command(a)
 	if err != nil {
 		return nil, err
 	}
 	return pool.New(a, m, argv, env, pool.Deps{
-		Store: h.store, Events: (*poolEvents)(h), Guards: h.Guards, TLS: h.tls,
-		Protect: protected(h.cfg), Blobs: h.blobs(), Logger: h.logger, Now: h.now, Closing: h.closing, HardStop: h.hardStop,
+		Store: e.store, Events: (*poolEvents)(e), Guards: e.Guards, TLS: e.tls,
+		Protect: protected(e.cfg), Blobs: e.blobs(), Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop,
 	})
 }
 
 // restorePools loads the sessions of the agents of pools from the store.
-func (h *Host) restorePools(pools map[string]*pool.Pool) error {
-	recs, err := h.store.SessionRecords()
+func (e *Engine) restorePools(pools map[string]*pool.Pool) error {
+	recs, err := e.store.SessionRecords()
 	if err != nil {
 		return fmt.Errorf("engine: read sessions: %w", err)
 	}
@@ -241,77 +243,77 @@ func (h *Host) restorePools(pools map[string]*pool.Pool) error {
 }
 
 // poolList returns the pools in force.
-func (h *Host) poolList() []*pool.Pool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	out := make([]*pool.Pool, 0, len(h.pools))
-	for _, p := range h.pools {
+func (e *Engine) poolList() []*pool.Pool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]*pool.Pool, 0, len(e.pools))
+	for _, p := range e.pools {
 		out = append(out, p)
 	}
 	return out
 }
 
 // config returns the config in force.
-func (h *Host) config() *config.Config {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return h.cfg
+func (e *Engine) config() *config.Config {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.cfg
 }
 
-func (h *Host) command(a *config.Agent) (argv, env []string, err error) {
+func (e *Engine) command(a *config.Agent) (argv, env []string, err error) {
 	if a.Bundled == "" {
 		return a.Command, nil, nil
 	}
-	if h.bundled == nil {
+	if e.bundled == nil {
 		return nil, nil, fmt.Errorf("agent %q is bundled agent %q, but this host serves no bundled agents", a.Name, a.Bundled)
 	}
-	argv, env, ok := h.bundled(a.Bundled)
+	argv, env, ok := e.bundled(a.Bundled)
 	if !ok {
 		return nil, nil, fmt.Errorf("agent %q: no bundled agent named %q", a.Name, a.Bundled)
 	}
 	return argv, env, nil
 }
 
-func (h *Host) reapLoop(every time.Duration) {
-	defer h.reaper.Done()
+func (e *Engine) reapLoop(every time.Duration) {
+	defer e.reaper.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-h.closing:
+		case <-e.closing:
 			return
 		case <-t.C:
-			now := h.now()
-			for _, p := range h.poolList() {
+			now := e.now()
+			for _, p := range e.poolList() {
 				p.RetireIdle(now)
 			}
-			h.runs.SweepIfDue(now)
+			e.runs.SweepIfDue(now)
 		}
 	}
 }
 
 // enter registers one unit of in-flight work, unless the host is
 // closing; the returned func ends it.
-func (h *Host) enter() (func(), error) {
-	h.inflightMu.Lock()
-	defer h.inflightMu.Unlock()
+func (e *Engine) enter() (func(), error) {
+	e.inflightMu.Lock()
+	defer e.inflightMu.Unlock()
 	select {
-	case <-h.closing:
+	case <-e.closing:
 		return nil, hearth.ErrClosed
 	default:
 	}
-	h.inflight.Add(1)
-	return h.inflight.Done, nil
+	e.inflight.Add(1)
+	return e.inflight.Done, nil
 }
 
 // pool is agent's pool.
-func (h *Host) pool(agent string) (*pool.Pool, error) {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	p, ok := h.pools[agent]
+func (e *Engine) pool(agent string) (*pool.Pool, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	p, ok := e.pools[agent]
 	if !ok {
-		names := make([]string, 0, len(h.pools))
-		for n := range h.pools {
+		names := make([]string, 0, len(e.pools))
+		for n := range e.pools {
 			names = append(names, n)
 		}
 		sort.Strings(names)
@@ -321,8 +323,8 @@ func (h *Host) pool(agent string) (*pool.Pool, error) {
 }
 
 // runnable checks that agent is configured and runs tasks.
-func (h *Host) runnable(agent string) error {
-	p, err := h.pool(agent)
+func (e *Engine) runnable(agent string) error {
+	p, err := e.pool(agent)
 	if err != nil {
 		return err
 	}
@@ -330,10 +332,10 @@ func (h *Host) runnable(agent string) error {
 }
 
 // Agents lists the configured agents in config order.
-func (h *Host) Agents() []hearth.AgentStatus {
-	h.mu.RLock()
-	cfg, pools := h.cfg, h.pools
-	h.mu.RUnlock()
+func (e *Engine) Agents() []hearth.AgentStatus {
+	e.mu.RLock()
+	cfg, pools := e.cfg, e.pools
+	e.mu.RUnlock()
 	var out []hearth.AgentStatus
 	for _, a := range cfg.Agents {
 		p := pools[a.Name]
@@ -352,9 +354,9 @@ func (h *Host) Agents() []hearth.AgentStatus {
 // SessionCounts counts the sessions by agent and status (live, starting,
 // retiring, dormant, lost), without reading the store: what a metrics
 // scrape asks for.
-func (h *Host) SessionCounts() []hearth.SessionCount {
+func (e *Engine) SessionCounts() []hearth.SessionCount {
 	var out []hearth.SessionCount
-	for _, p := range h.poolList() {
+	for _, p := range e.poolList() {
 		n := p.Counts()
 		for _, st := range pool.Statuses() {
 			out = append(out, hearth.SessionCount{Agent: p.Config().Name, Status: st, N: n[st]})
@@ -365,52 +367,52 @@ func (h *Host) SessionCounts() []hearth.SessionCount {
 
 // StoreSize is the size of the store's files: its LSM tree and its value
 // log.
-func (h *Host) StoreSize() (lsm, vlog int64) { return h.store.Size() }
+func (e *Engine) StoreSize() (lsm, vlog int64) { return e.store.Size() }
 
 // DataDir is the data directory the host keeps its store in.
-func (h *Host) DataDir() string { return h.store.Dir() }
+func (e *Engine) DataDir() string { return e.store.Dir() }
 
 // Backup writes a consistent backup of the data directory to w while the
 // host serves (store.Backup).
-func (h *Host) Backup(ctx context.Context, w io.Writer) (store.BackupStats, error) {
-	return h.store.Backup(ctx, w)
+func (e *Engine) Backup(ctx context.Context, w io.Writer) (store.BackupStats, error) {
+	return e.store.Backup(ctx, w)
 }
 
 // Config returns the configuration in force (it changes on Reload).
-func (h *Host) Config() *config.Config { return h.config() }
+func (e *Engine) Config() *config.Config { return e.config() }
 
 // Close shuts the host down. New work is refused at once; tasks in flight
 // may finish until ctx is done (the grace period), after which they are
 // cancelled. Then every live session is retired: its state exported and
 // kept, its plugin stopped, process group and all. Close returns once no
 // plugin process is left and the store is closed.
-func (h *Host) Close(ctx context.Context) error {
-	h.closeOnce.Do(func() {
-		h.inflightMu.Lock()
-		close(h.closing)
-		h.inflightMu.Unlock()
+func (e *Engine) Close(ctx context.Context) error {
+	e.closeOnce.Do(func() {
+		e.inflightMu.Lock()
+		close(e.closing)
+		e.inflightMu.Unlock()
 		// Runs start no new task; their tasks in flight finish within
 		// the grace period like any other, then the runs pause.
-		h.runs.Stop()
+		e.runs.Stop()
 		done := make(chan struct{})
 		go func() {
-			h.inflight.Wait()
+			e.inflight.Wait()
 			close(done)
 		}()
 		select {
 		case <-done:
 		case <-ctx.Done():
-			h.logger.Warn("shutdown grace period over or cut short; cancelling tasks in flight")
-			h.hardStopCancel()
+			e.logger.Warn("shutdown grace period over or cut short; cancelling tasks in flight")
+			e.hardStopCancel()
 			<-done
 		}
-		h.hardStopCancel()
-		h.runs.Wait()
-		h.reaper.Wait()
-		pools := h.poolList()
-		h.mu.RLock()
-		pools = append(pools, h.retiring...)
-		h.mu.RUnlock()
+		e.hardStopCancel()
+		e.runs.Wait()
+		e.reaper.Wait()
+		pools := e.poolList()
+		e.mu.RLock()
+		pools = append(pools, e.retiring...)
+		e.mu.RUnlock()
 		var wg sync.WaitGroup
 		for _, p := range pools {
 			wg.Go(func() { p.RetireAll("the host shut down") })
@@ -419,10 +421,10 @@ func (h *Host) Close(ctx context.Context) error {
 		for _, p := range pools {
 			p.Wait()
 		}
-		if h.ownsStore {
-			h.closeErr = h.store.Close()
+		if e.ownsStore {
+			e.closeErr = e.store.Close()
 		}
-		h.events.wait()
+		e.events.wait()
 	})
-	return h.closeErr
+	return e.closeErr
 }
