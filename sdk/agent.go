@@ -24,11 +24,11 @@ type Agent interface {
 
 	// Run carries out one task and returns its result, with what the task
 	// learned (Result.Artifact) for the tasks that depend on it. While it
-	// runs, the agent talks to the host through h: a question before each
+	// runs, the agent talks to the host through cb: a question before each
 	// tool use, which a guard may deny; a report of each tool use it made;
-	// progress. A task that belongs to a run is given a RunHost (check
+	// progress. A task that belongs to a run is given RunCallbacks (check
 	// with a type assertion). Run must return promptly once ctx is done.
-	Run(ctx context.Context, t Task, h Host) (Result, error)
+	Run(ctx context.Context, t Task, cb Callbacks) (Result, error)
 }
 
 // StateExporter is implemented by agents whose session can be rehydrated:
@@ -44,14 +44,17 @@ type StateExporter interface {
 	ImportState(ctx context.Context, state []byte) error
 }
 
-// Host is the host as an agent sees it during one task: the task's calls,
-// and nothing else. Every method is safe for concurrent use.
+// Callbacks are the agent's calls back to the host during one task, and
+// nothing else: the host as an agent sees it. (Not to be confused with a
+// host, the hearth process that runs the agent; the wire service that
+// carries these calls is still named Host, see docs/protocol.md.) Every
+// method is safe for concurrent use.
 //
 // The honest path is the easy one: Tools asks, does the work and reports
 // in one call for the common tools. An agent that uses its own tools asks
 // with CheckToolUse before each tool use and reports it with ReportToolUse
 // after, with the same CallID.
-type Host interface {
+type Callbacks interface {
 	// CheckToolUse is the pre-tool-use hook: the agent asks before it uses
 	// a tool, and must not make the call when the verdict denies it. The
 	// host's guards answer; a host may also flag or refuse tool uses that
@@ -75,17 +78,17 @@ type Host interface {
 	Logger() hclog.Logger
 }
 
-// RunHost is the Host of a task that belongs to a run (Task.Run is set):
-// it also reaches the run's state document, checkpoints, files and chunk
-// progress. It is an optional upgrade, in the manner of io/fs: the Host
-// given to a task outside a run does not implement it.
+// RunCallbacks are the Callbacks of a task that belongs to a run (Task.Run
+// is set): they also reach the run's state document, checkpoints, files
+// and chunk progress. It is an optional upgrade, in the manner of io/fs:
+// the Callbacks given to a task outside a run do not implement it.
 //
-//	if rh, ok := h.(sdk.RunHost); ok {
-//		in, err := rh.State(ctx, "inputs")
+//	if rcb, ok := cb.(sdk.RunCallbacks); ok {
+//		in, err := rcb.State(ctx, "inputs")
 //		...
 //	}
-type RunHost interface {
-	Host
+type RunCallbacks interface {
+	Callbacks
 
 	// State returns one top-level section of the run's state document, as
 	// JSON, or nil when the section is not set. Section "" returns the
@@ -134,7 +137,7 @@ type File struct {
 	Size int64 `json:"size"`
 }
 
-// Syncer is an optional upgrade of a Host that the host side implements:
+// Syncer is an optional upgrade of the Callbacks that the host side implements:
 // when a task's tool-use stream ends, the SDK calls Sync before it
 // acknowledges the stream, so an acknowledged report is durable.
 type Syncer interface {
@@ -174,7 +177,7 @@ type Task struct {
 	// ID is unique per task; the host sets it.
 	ID string `json:"id"`
 	// Run is the ID of the run the task belongs to, empty for a task
-	// submitted on its own. The Host of a task with a Run is a RunHost.
+	// submitted on its own. The Callbacks of a task with a Run are RunCallbacks.
 	Run string `json:"run,omitempty"`
 	// Name is the task's name in its pipeline ("research", "script").
 	Name string `json:"name,omitempty"`
@@ -430,7 +433,7 @@ var (
 	// may be broken, so hosts retire it.
 	ErrAgentPanicked = errors.New("agent panicked")
 
-	// ErrNotAttached is returned by Host methods of a plugin that no host
+	// ErrNotAttached is returned by Callbacks methods of a plugin that no host
 	// has attached to. It indicates a host that does not follow the
 	// protocol.
 	ErrNotAttached = errors.New("no host attached to this agent")

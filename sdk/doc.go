@@ -14,26 +14,27 @@
 //
 // # A task
 //
-// Run is given a Task and a Host. The task's Prompt is exactly as written
-// in the pipeline or submitted: the host never rewrites it. What the tasks
+// Run is given a Task and its Callbacks, the agent's way back to the host
+// for the task. The task's Prompt is exactly as written in the pipeline or
+// submitted: the host never rewrites it. What the tasks
 // it depends on learned comes beside it, as data (Task.Upstream, nearest
 // first) and as one rendered text block (Task.Context) for agents that
 // want text; why the task was sent back or revisited is in Task.Feedback.
 // Run returns a Result whose Artifact is what this task learned, for the
 // tasks that depend on it.
 //
-// While a task runs the agent talks back through its Host: CheckToolUse
+// While a task runs the agent talks back through its Callbacks: CheckToolUse
 // before each tool use (the pre-tool-use hook, where the host's guards may
 // deny it), ReportToolUse after it (the on-tool-use hook that keeps the
 // session's context current; reads and searches count as much as writes),
 // and ReportProgress. Tools does the first two around the work for the
 // common tools (read, write, edit, list, search, run a command): the honest
 // path is the easy one. A report must say how the tool use ended
-// (Outcome): one that does not is refused, and the task fails. The Host of
-// a task that belongs to a run is also a RunHost, which reaches the run's
-// state, checkpoints, files and chunks:
+// (Outcome): one that does not is refused, and the task fails. The
+// Callbacks of a task that belongs to a run are also RunCallbacks, which
+// reach the run's state, checkpoints, files and chunks:
 //
-//	if rh, ok := h.(sdk.RunHost); ok { ... }
+//	if rcb, ok := cb.(sdk.RunCallbacks); ok { ... }
 //
 // Guards stop what an agent asks about. They cannot stop an agent's own
 // code from calling the operating system; a host may flag tool uses that

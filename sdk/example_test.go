@@ -22,8 +22,8 @@ func (wordCounter) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "wordcount", Version: "1.0.0", Technologies: []string{"text"}}, nil
 }
 
-func (a wordCounter) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
-	tools := sdk.NewTools(h, a.root)
+func (a wordCounter) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
+	tools := sdk.NewTools(cb, a.root)
 	words := 0
 	for _, f := range t.Hints.Files {
 		b, err := tools.Read(ctx, f)
@@ -71,9 +71,9 @@ func Example() {
 	}
 	fmt.Println("output:", res.Output)
 	fmt.Println("learned:", res.Artifact.KeyDecisions[0])
-	first := h.Host.ToolUses("t1")[0]
+	first := h.Recorder.ToolUses("t1")[0]
 	fmt.Println("first use:", first.Tool, first.Kind, first.Paths[0], first.Outcome)
-	fmt.Println("asked first:", h.Host.Calls("t1")[0].Call.CallID == first.CallID)
+	fmt.Println("asked first:", h.Recorder.Calls("t1")[0].Call.CallID == first.CallID)
 	// Output:
 	// output: 5
 	// learned: counted words with strings.Fields
@@ -81,9 +81,9 @@ func Example() {
 	// asked first: true
 }
 
-// A task that belongs to a run is given a RunHost: the run's state,
+// A task that belongs to a run is given RunCallbacks: the run's state,
 // checkpoints, files and chunks. Check for it with a type assertion.
-func ExampleRunHost() {
+func ExampleRunCallbacks() {
 	agent := runReader{}
 	h, err := sdktest.Start(agent, sdktest.Options{})
 	if err != nil {
@@ -93,7 +93,7 @@ func ExampleRunHost() {
 	defer h.Close()
 	run := sdktest.NewRun()
 	run.Set("topic", "warm sessions")
-	h.Host.SetRun(run)
+	h.Recorder.SetRun(run)
 
 	for _, t := range []sdk.Task{{Prompt: "alone"}, {Run: "run-1", Prompt: "in a run"}} {
 		res, err := h.Run(context.Background(), t)
@@ -114,12 +114,12 @@ func (runReader) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "reader", Version: "1.0.0"}, nil
 }
 
-func (runReader) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
-	rh, ok := h.(sdk.RunHost)
+func (runReader) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
+	rcb, ok := cb.(sdk.RunCallbacks)
 	if !ok {
 		return sdk.Result{Output: t.Prompt + ": no run"}, nil
 	}
-	topic, err := rh.State(ctx, "topic")
+	topic, err := rcb.State(ctx, "topic")
 	if err != nil {
 		return sdk.Result{}, err
 	}

@@ -39,7 +39,7 @@ func TestHelperProcess(t *testing.T) {
 	}
 	switch which {
 	case "sdk":
-		plugin.Serve(&funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Host) (sdk.Result, error) {
+		plugin.Serve(&funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Callbacks) (sdk.Result, error) {
 			return sdk.Result{Output: "v2 saw: " + tk.Prompt}, nil
 		}})
 	case "wire1", "wire2":

@@ -46,21 +46,21 @@ func TestRoundTrip(t *testing.T) {
 	if res.Output != "hello" || res.Cost != 0.25 || res.Metrics["quality"] != 0.9 {
 		t.Errorf("Result: got %+v, want output hello, cost 0.25, quality 0.9", res)
 	}
-	uses := h.Host.ToolUses("t1")
+	uses := h.Recorder.ToolUses("t1")
 	if len(uses) != 2 {
 		t.Fatalf("tool uses: recorded %d, want 2", len(uses))
 	}
 	if got := uses[1]; got.Tool != "Read" || got.Kind != sdk.KindRead || got.Outcome != sdk.OutcomeOK || !slices.Equal(got.Paths, []string{"src/b.go"}) || got.At.IsZero() {
 		t.Errorf("tool use 2: got %+v, want an OK Read (kind read) of src/b.go with a time", got)
 	}
-	if n := h.Host.Syncs("t1"); n != 1 {
+	if n := h.Recorder.Syncs("t1"); n != 1 {
 		t.Errorf("syncs: got %d, want 1 (the stream is made durable once, at its end)", n)
 	}
-	calls := h.Host.Calls("t1")
+	calls := h.Recorder.Calls("t1")
 	if len(calls) != 2 || calls[0].Call.Input["file_path"] != "src/a.go" || calls[0].Call.CallID != uses[0].CallID || calls[0].Call.Kind != sdk.KindRead {
 		t.Errorf("calls: got %+v, want two Read calls with their kind, input and call IDs matching the reports", calls)
 	}
-	if p := h.Host.Progress("t1"); len(p) != 1 || p[0].Fraction != 0.5 {
+	if p := h.Recorder.Progress("t1"); len(p) != 1 || p[0].Fraction != 0.5 {
 		t.Errorf("progress: got %+v, want one report at 0.5", p)
 	}
 	if art := res.Artifact; !slices.Equal(art.ModifiedFiles, []string{"src/a.go", "src/b.go"}) || len(art.KeyDecisions) != 1 {
@@ -70,7 +70,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestTaskFieldsReachTheAgent(t *testing.T) {
 	var got sdk.Task
-	a := &funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Host) (sdk.Result, error) {
+	a := &funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Callbacks) (sdk.Result, error) {
 		got = tk
 		return sdk.Result{}, nil
 	}}
@@ -128,7 +128,7 @@ func TestErrorsKeepTheirKind(t *testing.T) {
 
 func TestCancellationReachesTheAgent(t *testing.T) {
 	started := make(chan struct{})
-	a := &funcAgent{run: func(ctx context.Context, _ sdk.Task, _ sdk.Host) (sdk.Result, error) {
+	a := &funcAgent{run: func(ctx context.Context, _ sdk.Task, _ sdk.Callbacks) (sdk.Result, error) {
 		close(started)
 		<-ctx.Done()
 		return sdk.Result{}, ctx.Err()
@@ -161,7 +161,7 @@ func TestConcurrentTasksAreRoutedToTheirHost(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range 8 {
-		uses := h.Host.ToolUses(fmt.Sprintf("t%d", i))
+		uses := h.Recorder.ToolUses(fmt.Sprintf("t%d", i))
 		if len(uses) != i+1 {
 			t.Errorf("task t%d: got %d tool uses, want %d", i, len(uses), i+1)
 		}
@@ -175,7 +175,7 @@ func TestConcurrentTasksAreRoutedToTheirHost(t *testing.T) {
 
 func TestDuplicateTaskIDIsRefused(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
-	a := &funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Host) (sdk.Result, error) {
+	a := &funcAgent{run: func(_ context.Context, tk sdk.Task, _ sdk.Callbacks) (sdk.Result, error) {
 		if tk.Prompt == "block" {
 			close(started)
 			<-release
@@ -239,7 +239,7 @@ func TestDeniedToolUse(t *testing.T) {
 	if !strings.Contains(res.Output, "sdktest denies every tool use") {
 		t.Errorf("output: got %q, want the denial's reason", res.Output)
 	}
-	if uses := h.Host.ToolUses("t"); len(uses) != 1 || uses[0].Outcome != sdk.OutcomeDenied {
+	if uses := h.Recorder.ToolUses("t"); len(uses) != 1 || uses[0].Outcome != sdk.OutcomeDenied {
 		t.Errorf("tool uses: got %+v, want one denied Read", uses)
 	}
 }
@@ -262,16 +262,16 @@ func TestHarnessCloseIsIdempotent(t *testing.T) {
 
 // funcAgent is an Agent built from a function; it exports no state.
 type funcAgent struct {
-	run func(context.Context, sdk.Task, sdk.Host) (sdk.Result, error)
+	run func(context.Context, sdk.Task, sdk.Callbacks) (sdk.Result, error)
 }
 
 func (a *funcAgent) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "func", Version: "1"}, nil
 }
 
-func (a *funcAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *funcAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	if a.run == nil {
 		return sdk.Result{}, nil
 	}
-	return a.run(ctx, t, h)
+	return a.run(ctx, t, cb)
 }

@@ -27,21 +27,21 @@ import (
 // which is where an agent's root normally is), an absolute one absolute.
 // The work resolves a relative path against the root given to NewTools.
 //
-// Tools keep no state of their own beyond their Host and root, and are
-// safe for concurrent use. Make one per task: a task's Host is its own.
+// Tools keep no state of their own beyond their Callbacks and root, and are
+// safe for concurrent use. Make one per task: a task's Callbacks are its own.
 //
 // Guards stop what an agent asks about; they cannot stop an agent's own
 // code from calling the operating system. Tools make asking the default.
 type Tools struct {
-	h    Host
+	cb   Callbacks
 	root string
 }
 
-// NewTools returns the tools of one task, reaching the host through h and
+// NewTools returns the tools of one task, reaching the host through cb and
 // resolving relative paths against root (the agent's workspace; "" means
 // the current directory).
-func NewTools(h Host, root string) *Tools {
-	return &Tools{h: h, root: root}
+func NewTools(cb Callbacks, root string) *Tools {
+	return &Tools{cb: cb, root: root}
 }
 
 // DeniedError is the error of a tool use the host denied. It wraps
@@ -78,7 +78,7 @@ func (e *DeniedError) Unwrap() error { return ErrDenied }
 // the paths to report when they differ (nil: the same).
 func (t *Tools) use(ctx context.Context, tool string, kind ToolKind, paths []string, input map[string]any, work func() ([]string, error)) error {
 	call := ToolCall{CallID: NewID("call"), Tool: tool, Kind: kind, Paths: paths, Input: input}
-	v, err := t.h.CheckToolUse(ctx, call)
+	v, err := t.cb.CheckToolUse(ctx, call)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (t *Tools) use(ctx context.Context, tool string, kind ToolKind, paths []str
 	if !v.Allow {
 		denied := &DeniedError{Tool: tool, Paths: paths, Guard: v.Guard, Reason: v.Reason}
 		u.Outcome, u.Error = OutcomeDenied, v.Reason
-		if rerr := t.h.ReportToolUse(ctx, u); rerr != nil {
+		if rerr := t.cb.ReportToolUse(ctx, u); rerr != nil {
 			return errors.Join(denied, rerr)
 		}
 		return denied
@@ -101,7 +101,7 @@ func (t *Tools) use(ctx context.Context, tool string, kind ToolKind, paths []str
 	if werr != nil {
 		u.Outcome, u.Error = OutcomeError, werr.Error()
 	}
-	if rerr := t.h.ReportToolUse(ctx, u); rerr != nil {
+	if rerr := t.cb.ReportToolUse(ctx, u); rerr != nil {
 		return errors.Join(werr, rerr)
 	}
 	return werr

@@ -21,15 +21,15 @@ import (
 func toolsRun(t *testing.T, root string, policy sdktest.Policy, f func(ctx context.Context, tools *sdk.Tools) error) ([]sdktest.Entry, error) {
 	t.Helper()
 	var ferr error
-	a := &funcAgent{run: func(ctx context.Context, _ sdk.Task, h sdk.Host) (sdk.Result, error) {
-		ferr = f(ctx, sdk.NewTools(h, root))
+	a := &funcAgent{run: func(ctx context.Context, _ sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
+		ferr = f(ctx, sdk.NewTools(cb, root))
 		return sdk.Result{}, nil
 	}}
 	h := sdktest.New(t, a, sdktest.Options{Policy: policy})
 	if _, err := h.Run(context.Background(), sdk.Task{ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	return h.Host.Log("t"), ferr
+	return h.Recorder.Log("t"), ferr
 }
 
 func workspace(t *testing.T, files map[string]string) string {

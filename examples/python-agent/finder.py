@@ -22,7 +22,7 @@ from hearth_agent import (
     Agent,
     ContextArtifact,
     Denied,
-    Host,
+    Callbacks,
     Info,
     PermanentError,
     Result,
@@ -69,19 +69,19 @@ class Finder(Agent, StateExporter):
             capacity=2,
         )
 
-    def run(self, task: Task, host: Host) -> Result:
+    def run(self, task: Task, cb: Callbacks) -> Result:
         try:
             pattern = re.compile(task.prompt)
         except re.error as e:
             raise PermanentError(f"the prompt {task.prompt!r} is not a regular expression: {e}") from None
-        tools = Tools(host)
+        tools = Tools(cb)
         dirs = task.hints.directories or ["."]
         by_file: collections.Counter[str] = collections.Counter()
         by_marker: collections.Counter[str] = collections.Counter()
         by_language: collections.Counter[str] = collections.Counter()
         denied: list[str] = []
         for i, d in enumerate(dirs):
-            host.raise_if_cancelled()
+            cb.raise_if_cancelled()
             try:
                 matches = tools.search(d, task.prompt)
             except Denied as e:
@@ -93,7 +93,7 @@ class Finder(Agent, StateExporter):
                 found = pattern.search(m.text)
                 by_marker[found.group(0) if found else task.prompt] += 1
                 by_language[language(m.path)] += 1
-            host.progress((i + 1) / len(dirs), message=f"searched {d}")
+            cb.progress((i + 1) / len(dirs), message=f"searched {d}")
         with self._lock:
             known_before = sum(1 for f in by_file if f in self._known)
             self._known.update(by_file)

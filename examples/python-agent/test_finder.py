@@ -24,7 +24,7 @@ class FinderTest(unittest.TestCase):
             self.assertIn("  sample/app/main.py: 2", res.output)
             self.assertIn("markers: TODO 3, FIXME 2", res.output)
             self.assertIn("languages: python 3, javascript 2", res.output)
-            uses = h.host.tool_uses("t1")
+            uses = h.recorder.tool_uses("t1")
             self.assertEqual([u.tool for u in uses], ["Search", "Search"])
             self.assertEqual(uses[0].paths[0], "sample/app/")
             # A second task on the same files: the session knows them.

@@ -96,9 +96,9 @@ func refusal(cred *unix.Ucred, self uint32, pluginOf func(int) (process.Owner, b
 	}
 	if o, ok := pluginOf(int(cred.Pid)); ok {
 		if int(cred.Pid) == o.PID {
-			return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d is %s; an agent reaches its host through the SDK (sdk.Host), not the daemon's socket", cred.Pid, o)
+			return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d is %s; an agent reaches its host through the SDK (sdk.Callbacks), not the daemon's socket", cred.Pid, o)
 		}
-		return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d was started by process %d, %s; an agent reaches its host through the SDK (sdk.Host), not the daemon's socket", cred.Pid, o.PID, o)
+		return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d was started by process %d, %s; an agent reaches its host through the SDK (sdk.Callbacks), not the daemon's socket", cred.Pid, o.PID, o)
 	}
 	return ""
 }

@@ -21,7 +21,7 @@ import (
 // plugin starts (this test binary, as a plain client).
 type caller struct{ sdk.Agent }
 
-func (c caller) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (c caller) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	if sock, ok := strings.CutPrefix(t.Prompt, "call:"); ok {
 		n, err := callDaemon(ctx, sock)
 		if err != nil {
@@ -38,7 +38,7 @@ func (c caller) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		}
 		return sdk.Result{Output: string(out)}, nil
 	}
-	return c.Agent.Run(ctx, t, h)
+	return c.Agent.Run(ctx, t, cb)
 }
 
 // envCall makes this test binary a client that calls the daemon on the

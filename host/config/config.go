@@ -295,7 +295,7 @@ type Agent struct {
 	// External, when set, names the kind of program whose sessions hearth
 	// follows without running them (ExternalClaudeCode): they report
 	// through hooks, and tasks are never placed on them, only pointed at
-	// (Host.Place). Bundled and Command are then empty.
+	// (Engine.Place). Bundled and Command are then empty.
 	External string
 	// SHA256 pins the plugin program's checksum (hex), if set.
 	SHA256 string

@@ -50,7 +50,7 @@ type Run interface {
 }
 
 // callbacks is the host side of one task: what the agent's reports and
-// questions reach (the sdk.Host a task is given).
+// questions reach (the sdk.Callbacks a task is given).
 type callbacks struct {
 	s    *session
 	task string
@@ -210,7 +210,7 @@ func (c *callbacks) Logger() hclog.Logger { return c.s.logger.With("task", c.tas
 func (c *callbacks) agent() string { return c.s.pool.cfg().Name }
 
 // runCallbacks are the calls of a task of a run: with the run's methods
-// (sdk.RunHost), which reach the run.
+// (sdk.RunCallbacks), which reach the run.
 type runCallbacks struct {
 	*callbacks
 	r Run
@@ -239,8 +239,8 @@ func (c runCallbacks) MarkChunk(ctx context.Context, file string, chunk int) err
 }
 
 var (
-	_ sdk.Host    = (*callbacks)(nil)
-	_ sdk.Syncer  = (*callbacks)(nil)
-	_ sdk.RunHost = runCallbacks{}
-	_ sdk.Syncer  = runCallbacks{}
+	_ sdk.Callbacks    = (*callbacks)(nil)
+	_ sdk.Syncer       = (*callbacks)(nil)
+	_ sdk.RunCallbacks = runCallbacks{}
+	_ sdk.Syncer       = runCallbacks{}
 )

@@ -328,9 +328,9 @@ func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, 
 	proc := s.proc
 	p.mu.Unlock()
 	calls := &callbacks{s: s, task: t.ID, t: t, run: run}
-	// A task of a run is given the run's methods (sdk.RunHost); any other
-	// task a Host without them.
-	var th sdk.Host = calls
+	// A task of a run is given the run's methods (sdk.RunCallbacks); any other
+	// task Callbacks without them.
+	var th sdk.Callbacks = calls
 	if run != nil {
 		th = runCallbacks{calls, run}
 	}

@@ -59,7 +59,7 @@
 //	ckfile:FILE:LABEL ask for a checkpoint and append its number to FILE
 //	                  once it is acknowledged
 //
-// The steps from set to ckfile reach the task's run (sdk.RunHost), and
+// The steps from set to ckfile reach the task's run (sdk.RunCallbacks), and
 // fail a task outside one. Every allowed read is in the task's artifact
 // (ModifiedFiles), with the prompt as its key decision.
 package testagent
@@ -121,18 +121,18 @@ func (a *Agent) Describe(context.Context) (sdk.Info, error) {
 }
 
 // Run implements sdk.Agent.
-func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	var (
 		out []string
 		res = sdk.Result{Metrics: map[string]float64{}}
 		art sdk.ContextArtifact
 	)
-	runHost := func(step string) (sdk.RunHost, error) {
-		rh, ok := h.(sdk.RunHost)
+	runCallbacks := func(step string) (sdk.RunCallbacks, error) {
+		rcb, ok := cb.(sdk.RunCallbacks)
 		if !ok {
 			return nil, sdk.Permanent(fmt.Errorf("testagent: step %q needs a task of a run", step))
 		}
-		return rh, nil
+		return rcb, nil
 	}
 	if rest, ok := strings.CutPrefix(t.Prompt, "verbatim:"); ok {
 		// The prompt is text, not steps: echo it whole, and the context
@@ -143,10 +143,10 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 	}
 	for step := range strings.SplitSeq(t.Prompt, ";") {
 		verb, arg, _ := strings.Cut(strings.TrimSpace(step), ":")
-		var rh sdk.RunHost
+		var rcb sdk.RunCallbacks
 		if slices.Contains(runSteps, verb) {
 			var err error
-			if rh, err = runHost(step); err != nil {
+			if rcb, err = runCallbacks(step); err != nil {
 				return res, err
 			}
 		}
@@ -156,7 +156,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			out = append(out, arg)
 		case "read":
 			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Input: map[string]any{"file_path": arg}}
-			v, err := h.CheckToolUse(ctx, call)
+			v, err := cb.CheckToolUse(ctx, call)
 			if err != nil {
 				return res, err
 			}
@@ -171,7 +171,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 				a.mu.Unlock()
 				art.ModifiedFiles = append(art.ModifiedFiles, arg)
 			}
-			if err := h.ReportToolUse(ctx, u); err != nil {
+			if err := cb.ReportToolUse(ctx, u); err != nil {
 				return res, err
 			}
 		case "getenv":
@@ -188,7 +188,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			out = append(out, strings.Repeat("x", n))
 		case "sneak":
 			u := sdk.ToolUse{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Outcome: sdk.OutcomeOK}
-			if err := h.ReportToolUse(ctx, u); err != nil {
+			if err := cb.ReportToolUse(ctx, u); err != nil {
 				return res, err
 			}
 			out = append(out, "read "+arg)
@@ -199,13 +199,13 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			}
 			u := FloodToolUse()
 			call := sdk.ToolCall{CallID: u.CallID, Tool: u.Tool, Kind: u.Kind, Paths: u.Paths}
-			if v, err := h.CheckToolUse(ctx, call); err != nil {
+			if v, err := cb.CheckToolUse(ctx, call); err != nil {
 				return res, err
 			} else if !v.Allow {
 				u.Outcome, u.Error, n = sdk.OutcomeDenied, v.Reason, 1
 			}
 			for range n {
-				if err := h.ReportToolUse(ctx, u); err != nil {
+				if err := cb.ReportToolUse(ctx, u); err != nil {
 					return res, err
 				}
 			}
@@ -218,7 +218,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			rtts := make([]time.Duration, n)
 			for i := range n {
 				start := time.Now()
-				if _, err := h.CheckToolUse(ctx, call); err != nil {
+				if _, err := cb.CheckToolUse(ctx, call); err != nil {
 					return res, err
 				}
 				rtts[i] = time.Since(start)
@@ -248,7 +248,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			return res, sdk.Permanent(errors.New(arg))
 		case "progress":
 			f, _ := strconv.ParseFloat(arg, 64)
-			if err := h.ReportProgress(ctx, sdk.Progress{Fraction: f, Message: step, Cost: res.Cost}); err != nil {
+			if err := cb.ReportProgress(ctx, sdk.Progress{Fraction: f, Message: step, Cost: res.Cost}); err != nil {
 				return res, err
 			}
 		case "cost":
@@ -334,23 +334,23 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			out = append(out, strings.Join(ups, ","))
 		case "set":
 			sec, val, _ := strings.Cut(arg, "=")
-			if err := rh.SetState(ctx, sec, json.RawMessage(val)); err != nil {
+			if err := rcb.SetState(ctx, sec, json.RawMessage(val)); err != nil {
 				return res, err
 			}
 		case "get":
-			v, err := rh.State(ctx, arg)
+			v, err := rcb.State(ctx, arg)
 			if err != nil {
 				return res, err
 			}
 			out = append(out, string(v))
 		case "checkpoint":
-			n, err := rh.Checkpoint(ctx, arg)
+			n, err := rcb.Checkpoint(ctx, arg)
 			if err != nil {
 				return res, err
 			}
 			out = append(out, fmt.Sprintf("checkpoint=%d", n))
 		case "files":
-			fs, err := rh.Files(ctx)
+			fs, err := rcb.Files(ctx)
 			if err != nil {
 				return res, err
 			}
@@ -376,7 +376,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			}
 		case "ckfile":
 			file, label, _ := strings.Cut(arg, ":")
-			n, err := rh.Checkpoint(ctx, label)
+			n, err := rcb.Checkpoint(ctx, label)
 			if err != nil {
 				return res, err
 			}
@@ -384,7 +384,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 				return res, err
 			}
 		case "chunks":
-			o, err := chunks(ctx, rh, arg)
+			o, err := chunks(ctx, rcb, arg)
 			if err != nil {
 				return res, err
 			}
@@ -415,7 +415,7 @@ func appendLine(file, text string) error {
 }
 
 // chunks does the chunks step: "FILE:N" or "FILE:N:K".
-func chunks(ctx context.Context, h sdk.RunHost, arg string) (string, error) {
+func chunks(ctx context.Context, rcb sdk.RunCallbacks, arg string) (string, error) {
 	parts := strings.Split(arg, ":")
 	if len(parts) < 2 {
 		return "", sdk.Permanent(fmt.Errorf("chunks:%s: want FILE:N[:K]", arg))
@@ -425,7 +425,7 @@ func chunks(ctx context.Context, h sdk.RunHost, arg string) (string, error) {
 	if len(parts) > 2 {
 		crashAfter, _ = strconv.Atoi(parts[2])
 	}
-	done, err := h.DoneChunks(ctx, parts[0])
+	done, err := rcb.DoneChunks(ctx, parts[0])
 	if err != nil {
 		return "", err
 	}
@@ -434,7 +434,7 @@ func chunks(ctx context.Context, h sdk.RunHost, arg string) (string, error) {
 		if slices.Contains(done, c) {
 			continue
 		}
-		if err := h.MarkChunk(ctx, parts[0], c); err != nil {
+		if err := rcb.MarkChunk(ctx, parts[0], c); err != nil {
 			return "", err
 		}
 		did = append(did, strconv.Itoa(c))

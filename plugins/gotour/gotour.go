@@ -140,7 +140,7 @@ func parseQuestion(prompt string) (question, error) {
 }
 
 // Run implements sdk.Agent.
-func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	q, err := parseQuestion(t.Prompt)
 	if err != nil {
 		return sdk.Result{}, sdk.Permanent(err)
@@ -151,7 +151,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 	)
 	switch q.verb {
 	case "summary", "imports":
-		sum, err = a.summary(ctx, h, q.pkg)
+		sum, err = a.summary(ctx, cb, q.pkg)
 		if err != nil {
 			return sdk.Result{}, err
 		}
@@ -161,7 +161,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 			out = fmt.Sprintf("%s imports %d packages: %s", q.pkg, len(sum.Imports), strings.Join(sum.Imports, ", "))
 		}
 	case "symbol", "callers":
-		files, err := a.load(ctx, h, q.pkg)
+		files, err := a.load(ctx, cb, q.pkg)
 		if err != nil {
 			return sdk.Result{}, err
 		}
@@ -187,9 +187,9 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 // recall asks the host before the agent answers about files from memory,
 // and reports it: a guard that denies reading a file denies recalling it.
 // It returns the host's reason when denied.
-func recall(ctx context.Context, h sdk.Host, files, techs []string) (string, error) {
+func recall(ctx context.Context, cb sdk.Callbacks, files, techs []string) (string, error) {
 	call := sdk.ToolCall{CallID: sdk.NewID("recall"), Tool: "Recall", Kind: sdk.KindRead, Paths: files}
-	v, err := h.CheckToolUse(ctx, call)
+	v, err := cb.CheckToolUse(ctx, call)
 	if err != nil {
 		return "", err
 	}
@@ -197,7 +197,7 @@ func recall(ctx context.Context, h sdk.Host, files, techs []string) (string, err
 	if !v.Allow {
 		u.Outcome, u.Error = sdk.OutcomeDenied, v.Reason
 	}
-	if err := h.ReportToolUse(ctx, u); err != nil {
+	if err := cb.ReportToolUse(ctx, u); err != nil {
 		return "", err
 	}
 	if !v.Allow {
@@ -208,12 +208,12 @@ func recall(ctx context.Context, h sdk.Host, files, techs []string) (string, err
 
 // summary returns a package's summary: from memory when the session has
 // one (parsed earlier or imported with its state), else by parsing.
-func (a *Agent) summary(ctx context.Context, h sdk.Host, pkg string) (*Summary, error) {
+func (a *Agent) summary(ctx context.Context, cb sdk.Callbacks, pkg string) (*Summary, error) {
 	a.mu.Lock()
 	s := a.summaries[pkg]
 	a.mu.Unlock()
 	if s != nil {
-		denied, err := recall(ctx, h, s.Files, technologies(s))
+		denied, err := recall(ctx, cb, s.Files, technologies(s))
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +222,7 @@ func (a *Agent) summary(ctx context.Context, h sdk.Host, pkg string) (*Summary, 
 		}
 		return s, nil
 	}
-	if _, err := a.load(ctx, h, pkg); err != nil {
+	if _, err := a.load(ctx, cb, pkg); err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
@@ -233,12 +233,12 @@ func (a *Agent) summary(ctx context.Context, h sdk.Host, pkg string) (*Summary, 
 // load returns the parsed non-test Go files of pkg, parsing those not yet
 // in memory. Each listing and read goes through sdk.Tools: put to the host
 // first (a guard may deny it) and reported after.
-func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*ast.File, error) {
+func (a *Agent) load(ctx context.Context, cb sdk.Callbacks, pkg string) (map[string]*ast.File, error) {
 	root, err := a.rootDir(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tools := sdk.NewTools(h, root)
+	tools := sdk.NewTools(cb, root)
 	entries, err := tools.List(ctx, pkg)
 	var denied *sdk.DeniedError
 	switch {
@@ -308,7 +308,7 @@ func (a *Agent) load(ctx context.Context, h sdk.Host, pkg string) (map[string]*a
 		files[name] = f
 	}
 	if len(recalled) > 0 {
-		why, err := recall(ctx, h, recalled, []string{"go"})
+		why, err := recall(ctx, cb, recalled, []string{"go"})
 		if err != nil {
 			return nil, err
 		}

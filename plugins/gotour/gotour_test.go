@@ -83,7 +83,7 @@ func TestWarmSessionAnswersFromMemory(t *testing.T) {
 	if _, err := h.Run(ctx, sdk.Task{ID: "warm", Prompt: "callers bufio NewReader"}); err != nil {
 		t.Fatal(err)
 	}
-	cold, warm := tools(h.Host.ToolUses("cold")), tools(h.Host.ToolUses("warm"))
+	cold, warm := tools(h.Recorder.ToolUses("cold")), tools(h.Recorder.ToolUses("warm"))
 	if cold["Read"] == 0 || cold["Recall"] != 0 {
 		t.Errorf("cold session: got tool uses %v, want reads and no recall", cold)
 	}
@@ -92,12 +92,12 @@ func TestWarmSessionAnswersFromMemory(t *testing.T) {
 	}
 	// Every read, listing and recall was asked for first.
 	for _, id := range []string{"cold", "warm"} {
-		u := tools(h.Host.ToolUses(id))
-		if calls := h.Host.Calls(id); len(calls) != u["Read"]+u["List"]+u["Recall"] || u["List"] != 1 {
+		u := tools(h.Recorder.ToolUses(id))
+		if calls := h.Recorder.Calls(id); len(calls) != u["Read"]+u["List"]+u["Recall"] || u["List"] != 1 {
 			t.Errorf("%s session asked %d times for %v", id, len(calls), u)
 		}
 	}
-	for _, u := range h.Host.ToolUses("warm") {
+	for _, u := range h.Recorder.ToolUses("warm") {
 		if u.Tool == "Recall" && (u.Kind != sdk.KindRead || u.Outcome != sdk.OutcomeOK) {
 			t.Errorf("recall: got %+v, want an OK use of kind read", u)
 		}
@@ -112,7 +112,7 @@ func TestRecallIsAskedAbout(t *testing.T) {
 	if _, err := h.Run(ctx, sdk.Task{Prompt: "summary crypto/hmac"}); err != nil {
 		t.Fatal(err)
 	}
-	h.Host.SetPolicy(func(_ string, c sdk.ToolCall) sdk.Verdict {
+	h.Recorder.SetPolicy(func(_ string, c sdk.ToolCall) sdk.Verdict {
 		if c.Kind == sdk.KindRead {
 			return sdk.Verdict{Guard: "g", Reason: "crypto is off limits"}
 		}
@@ -150,7 +150,7 @@ func TestStateRehydratesSummaries(t *testing.T) {
 	if got.Output != want.Output {
 		t.Errorf("rehydrated answer:\n%s\nwant:\n%s", got.Output, want.Output)
 	}
-	if u := tools(second.Host.ToolUses("again")); u["Read"] != 0 || u["Recall"] != 1 {
+	if u := tools(second.Recorder.ToolUses("again")); u["Read"] != 0 || u["Recall"] != 1 {
 		t.Errorf("rehydrated session: got tool uses %v, want only a recall", u)
 	}
 	if err := second.Agent.(sdk.StateExporter).ImportState(ctx, []byte(`{"version": 7}`)); err == nil || !strings.Contains(err.Error(), "version 7") {

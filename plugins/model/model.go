@@ -126,7 +126,7 @@ func (a *Agent) Describe(context.Context) (sdk.Info, error) {
 
 // Run implements sdk.Agent: the task is the conversation's next user turn,
 // and the model's tool uses are carried out until it answers.
-func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return sdk.Result{}, err
 	}
@@ -154,7 +154,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 	}()
 
 	a.conv = append(a.conv, Message{Role: RoleUser, Content: []Block{{Type: BlockText, Text: promptOf(t)}}})
-	tools := sdk.NewTools(h, a.s.Root)
+	tools := sdk.NewTools(cb, a.s.Root)
 	var (
 		usage      Usage
 		toolCalls  int
@@ -170,7 +170,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		if calls == a.s.MaxTurns {
 			return sdk.Result{}, sdk.Permanent(fmt.Errorf("model: the model made %d calls without answering; raise max_turns, or narrow the task", calls))
 		}
-		if n, err := a.compact(ctx, h, &start); err != nil {
+		if n, err := a.compact(ctx, cb, &start); err != nil {
 			return sdk.Result{}, err
 		} else if n {
 			compacts++
@@ -223,7 +223,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		a.conv = append(a.conv, Message{Role: RoleUser, Content: results})
 		// Progress reports are informative; one that fails must not fail
 		// the task.
-		_ = h.ReportProgress(ctx, sdk.Progress{
+		_ = cb.ReportProgress(ctx, sdk.Progress{
 			Fraction: min(0.9, float64(calls)/float64(a.s.MaxTurns)),
 			Message:  fmt.Sprintf("model call %d: %d tool uses", calls, len(uses)),
 			Cost:     a.s.Prices.Cost(usage),
@@ -273,7 +273,7 @@ func promptOf(t sdk.Task) string {
 // conversation nears the context window. It reports the compaction as the
 // task's progress, which the host records as an event. It moves *start to
 // where the current task's turns begin afterwards.
-func (a *Agent) compact(ctx context.Context, h sdk.Host, start *int) (bool, error) {
+func (a *Agent) compact(ctx context.Context, cb sdk.Callbacks, start *int) (bool, error) {
 	est := estimateTokens(a.conv)
 	if a.counted > 0 && a.counted <= len(a.conv) {
 		est = a.promptTokens + estimateTokens(a.conv[a.counted:])
@@ -294,8 +294,8 @@ func (a *Agent) compact(ctx context.Context, h sdk.Host, start *int) (bool, erro
 	a.counted, a.promptTokens = 0, 0
 	after := estimateTokens(a.conv)
 	msg := fmt.Sprintf("compacted the conversation: %d earlier messages (%d tasks, ~%d tokens in all) replaced by a summary; ~%d tokens now, context window %d", dropped, len(a.recs), before, after, a.s.ContextWindow)
-	h.Logger().Info("compacted the conversation", "dropped_messages", dropped, "tokens_before", before, "tokens_after", after)
-	if err := h.ReportProgress(ctx, sdk.Progress{Message: msg}); err != nil && ctx.Err() != nil {
+	cb.Logger().Info("compacted the conversation", "dropped_messages", dropped, "tokens_before", before, "tokens_after", after)
+	if err := cb.ReportProgress(ctx, sdk.Progress{Message: msg}); err != nil && ctx.Err() != nil {
 		return true, ctx.Err()
 	}
 	return true, nil

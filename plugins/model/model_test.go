@@ -118,14 +118,14 @@ func TestToolLoop(t *testing.T) {
 			t.Errorf("output %q does not name the files read", res.Output)
 		}
 		var got []string
-		for _, u := range h.Host.ToolUses("t1") {
+		for _, u := range h.Recorder.ToolUses("t1") {
 			got = append(got, fmt.Sprintf("%s %s %s", u.Tool, strings.Join(u.Paths, ","), u.Outcome))
 		}
 		want := []string{"List pkg/alpha ok", "Read pkg/alpha/alpha.go ok", "Read pkg/alpha/util.go ok"}
 		if strings.Join(got, "; ") != strings.Join(want, "; ") {
 			t.Errorf("tool uses %q, want %q", got, want)
 		}
-		if n := len(h.Host.Calls("t1")); n != 3 {
+		if n := len(h.Recorder.Calls("t1")); n != 3 {
 			t.Errorf("%d pre-tool-use questions, want 3", n)
 		}
 		if got := metric(t, res, "tool_calls"); got != 3 {
@@ -209,7 +209,7 @@ func TestDeniedToolUseReachesModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		uses := h.Host.ToolUses("t1")
+		uses := h.Recorder.ToolUses("t1")
 		if len(uses) != 1 || uses[0].Outcome != sdk.OutcomeDenied {
 			t.Fatalf("tool uses %+v, want one denied read", uses)
 		}
@@ -353,7 +353,7 @@ func TestCompaction(t *testing.T) {
 		}
 		var reported bool
 		for _, id := range []string{"t1", "t2"} {
-			for _, p := range h.Host.Progress(id) {
+			for _, p := range h.Recorder.Progress(id) {
 				if strings.HasPrefix(p.Message, "compacted the conversation") {
 					reported = true
 				}
@@ -457,7 +457,7 @@ func TestToolsOnlyThoseGiven(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range h.Host.ToolUses("t1") {
+	for _, u := range h.Recorder.ToolUses("t1") {
 		if u.Tool == "Exec" {
 			t.Errorf("a shell command ran without the shell tool: %+v", u)
 		}

@@ -308,7 +308,7 @@ func studyIngest(w *work) (string, error) {
 			fileDid++
 			did++
 			if n := w.cmd.CrashAfterChunks; n > 0 && w.attempt() == 1 && did == n {
-				w.h.Logger().Warn("crashing on purpose, as crash_after_chunks asks", "chunks", did)
+				w.cb.Logger().Warn("crashing on purpose, as crash_after_chunks asks", "chunks", did)
 				w.a.crash()
 			}
 		}

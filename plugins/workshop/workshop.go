@@ -5,7 +5,7 @@
 // network: each skill writes plausible text from its inputs with fixed
 // rules, reports metrics and a cost, uses the run's state document,
 // checkpoints, files and chunk progress as a real agent would (through
-// sdk.RunHost; outside a run it sees an empty state document), and
+// sdk.RunCallbacks; outside a run it sees an empty state document), and
 // returns what the task decided as its artifact.
 //
 // A task's prompt holds one command line:
@@ -234,9 +234,9 @@ func split(line string) ([]string, error) {
 type work struct {
 	ctx context.Context
 	t   sdk.Task
-	h   sdk.Host
+	cb  sdk.Callbacks
 	// run reaches the task's run; nil outside one.
-	run     sdk.RunHost
+	run     sdk.RunCallbacks
 	cmd     Command
 	a       *Agent
 	metrics map[string]float64
@@ -244,15 +244,15 @@ type work struct {
 }
 
 // Run implements sdk.Agent.
-func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	cmd, err := Parse(t.Prompt)
 	if err != nil {
 		return sdk.Result{}, sdk.Permanent(err)
 	}
 	cmd.Feedback = strings.TrimSpace(t.Feedback)
 	attempt := max(t.Attempt, 1)
-	w := &work{ctx: ctx, t: t, h: h, cmd: cmd, a: a, metrics: make(map[string]float64)}
-	w.run, _ = h.(sdk.RunHost)
+	w := &work{ctx: ctx, t: t, cb: cb, cmd: cmd, a: a, metrics: make(map[string]float64)}
+	w.run, _ = cb.(sdk.RunCallbacks)
 	if !skills[cmd.Skill].units {
 		if err := w.pause(); err != nil {
 			return sdk.Result{}, err
@@ -260,7 +260,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 	}
 	if attempt <= cmd.FailAttempts {
 		// A failed attempt still costs what it spent.
-		if err := h.ReportProgress(ctx, sdk.Progress{Message: "failing, as the prompt asks", Cost: cmd.Cost}); err != nil {
+		if err := cb.ReportProgress(ctx, sdk.Progress{Message: "failing, as the prompt asks", Cost: cmd.Cost}); err != nil {
 			return sdk.Result{}, err
 		}
 		return sdk.Result{}, fmt.Errorf("workshop: %s: attempt %d fails, as fail_attempts=%d asks (a stand-in for a 429 rate limit)", cmd.Skill, attempt, cmd.FailAttempts)
@@ -373,14 +373,14 @@ func (w *work) files() ([]sdk.File, error) {
 // fails the task for good: the skill cannot do without it.
 func (w *work) use(tool string, kind sdk.ToolKind, path string, do func() error) error {
 	call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: tool, Kind: kind, Paths: []string{path}}
-	v, err := w.h.CheckToolUse(w.ctx, call)
+	v, err := w.cb.CheckToolUse(w.ctx, call)
 	if err != nil {
 		return err
 	}
 	u := sdk.ToolUse{CallID: call.CallID, Tool: tool, Kind: kind, Paths: []string{path}, Technologies: []string{"markdown"}, Outcome: sdk.OutcomeOK}
 	if !v.Allow {
 		u.Outcome, u.Error = sdk.OutcomeDenied, v.Reason
-		if err := w.h.ReportToolUse(w.ctx, u); err != nil {
+		if err := w.cb.ReportToolUse(w.ctx, u); err != nil {
 			return err
 		}
 		return sdk.Permanent(fmt.Errorf("workshop: %s: %w", w.cmd.Skill, &sdk.DeniedError{Tool: tool, Paths: []string{path}, Guard: v.Guard, Reason: v.Reason}))
@@ -394,7 +394,7 @@ func (w *work) use(tool string, kind sdk.ToolKind, path string, do func() error)
 			u.Outcome, u.Error = sdk.OutcomeError, derr.Error()
 		}
 	}
-	if err := w.h.ReportToolUse(w.ctx, u); err != nil {
+	if err := w.cb.ReportToolUse(w.ctx, u); err != nil {
 		return err
 	}
 	return derr

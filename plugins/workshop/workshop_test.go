@@ -65,7 +65,7 @@ func TestParse(t *testing.T) {
 func harness(t *testing.T, r *sdktest.Run) *sdktest.Harness {
 	t.Helper()
 	h := sdktest.New(t, New(func(int) { panic("exit") }), sdktest.Options{Logger: hclog.NewNullLogger()})
-	h.Host.SetRun(r)
+	h.Recorder.SetRun(r)
 	return h
 }
 
@@ -135,7 +135,7 @@ func TestPodcastGateLoop(t *testing.T) {
 		t.Errorf("synthesize's artifact: got %+v, want the decision and the file it wrote", a)
 	}
 	// The file written was asked about first.
-	uses, calls := h.Host.ToolUses("synth"), h.Host.Calls("synth")
+	uses, calls := h.Recorder.ToolUses("synth"), h.Recorder.Calls("synth")
 	if len(uses) != 1 || len(calls) != 1 || uses[0].CallID != calls[0].Call.CallID || uses[0].Kind != sdk.KindWrite || uses[0].Outcome != sdk.OutcomeOK {
 		t.Errorf("synthesize: asked %+v, reported %+v; want one write, asked first", calls, uses)
 	}
@@ -161,7 +161,7 @@ func TestDeniedWrite(t *testing.T) {
 	r := sdktest.NewRun()
 	r.Set("episode", episode{Number: 2, Topic: "free will", Complexity: 2, DurationTarget: 20})
 	h := sdktest.New(t, New(nil), sdktest.Options{Policy: sdktest.DenyAll})
-	h.Host.SetRun(r)
+	h.Recorder.SetRun(r)
 	_, err := h.Run(context.Background(), sdk.Task{Run: "run-1", Prompt: "podcast.research"})
 	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), `Write episodes/ep002/research.md was denied by guard "sdktest-deny-all"`) {
 		t.Errorf("got %v, want a permanent failure naming the file and the guard", err)
@@ -181,7 +181,7 @@ func TestFailAttempts(t *testing.T) {
 	}
 	var costs []float64
 	for _, id := range []string{"t1", "t2", "t3"} {
-		for _, p := range h.Host.Progress(id) {
+		for _, p := range h.Recorder.Progress(id) {
 			costs = append(costs, p.Cost)
 		}
 	}
@@ -286,14 +286,14 @@ func TestStudyPlannerChunkResume(t *testing.T) {
 	}
 
 	// Chunk 0 of 3 was done by an earlier attempt.
-	if err := h.Host.ForRun("x").MarkChunk(context.Background(), "calc-syllabus.md", 0); err != nil {
+	if err := h.Recorder.ForRun("x").MarkChunk(context.Background(), "calc-syllabus.md", 0); err != nil {
 		t.Fatal(err)
 	}
 	res := run(t, h, sdk.Task{Prompt: "study.ingest chunk_lines=4 crash_after_chunks=1", Attempt: 2})
 	if res.Metrics["chunks_done"] != 2 || res.Metrics["chunks_skipped"] != 1 {
 		t.Errorf("ingest: metrics %v, want 2 chunks done and 1 skipped", res.Metrics)
 	}
-	done, _ := h.Host.ForRun("x").DoneChunks(context.Background(), "calc-syllabus.md")
+	done, _ := h.Recorder.ForRun("x").DoneChunks(context.Background(), "calc-syllabus.md")
 	if len(done) != 3 {
 		t.Errorf("chunks done: %v, want all 3", done)
 	}
@@ -331,7 +331,7 @@ func TestStudyIngestCrash(t *testing.T) {
 	r, _ := studyRun(t)
 	a := New(func(int) { panic("crashed") })
 	h := sdktest.New(t, a, sdktest.Options{Logger: hclog.NewNullLogger()})
-	h.Host.SetRun(r)
+	h.Recorder.SetRun(r)
 	run(t, h, sdk.Task{Prompt: "study.collect"})
 	// In-process, the crash is a panic the plugin server turns into an
 	// error: the chunk marked before it stays marked.
@@ -339,7 +339,7 @@ func TestStudyIngestCrash(t *testing.T) {
 	if !errors.Is(err, sdk.ErrAgentPanicked) {
 		t.Fatalf("attempt 1: got %v, want the crash", err)
 	}
-	done, _ := h.Host.ForRun("x").DoneChunks(context.Background(), "calc-syllabus.md")
+	done, _ := h.Recorder.ForRun("x").DoneChunks(context.Background(), "calc-syllabus.md")
 	if len(done) != 1 || done[0] != 0 {
 		t.Errorf("after the crash, chunks done: %v, want [0]", done)
 	}

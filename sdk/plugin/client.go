@@ -22,7 +22,7 @@ import (
 // agentClient is the host's view of a plugin: an Agent whose calls travel
 // to the plugin process. The host callbacks of all its tasks are served on
 // one broker connection, opened before the first Run, and routed to each
-// task's Host by task ID: a connection per task would add a dial to every
+// task's Callbacks by task ID: a connection per task would add a dial to every
 // task's latency.
 type agentClient struct {
 	rpc    agentpb.AgentClient
@@ -40,11 +40,11 @@ type agentClient struct {
 	brokerID uint32
 
 	tasksMu sync.RWMutex
-	tasks   map[string]sdk.Host
+	tasks   map[string]sdk.Callbacks
 }
 
 func newAgentClient(rpc agentpb.AgentClient, broker *goplugin.GRPCBroker, protocol int) *agentClient {
-	return &agentClient{rpc: rpc, broker: broker, protocol: protocol, tasks: make(map[string]sdk.Host)}
+	return &agentClient{rpc: rpc, broker: broker, protocol: protocol, tasks: make(map[string]sdk.Callbacks)}
 }
 
 func (c *agentClient) Describe(ctx context.Context) (sdk.Info, error) {
@@ -77,7 +77,7 @@ func (c *agentClient) attach(ctx context.Context, session string) error {
 		// any number of connections, so a retried Attach dials it again.
 		go c.broker.AcceptAndServe(c.brokerID, func(opts []grpc.ServerOption) *grpc.Server {
 			s := grpc.NewServer(opts...)
-			agentpb.RegisterHostServer(s, &hostServer{c: c})
+			agentpb.RegisterHostServer(s, &callbacksServer{c: c})
 			return s
 		})
 	}
@@ -94,9 +94,9 @@ func (c *agentClient) attach(ctx context.Context, session string) error {
 	return nil
 }
 
-func (c *agentClient) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
-	if h == nil {
-		return sdk.Result{}, errors.New("run: nil Host; pass the host callbacks the task reports to")
+func (c *agentClient) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
+	if cb == nil {
+		return sdk.Result{}, errors.New("run: nil Callbacks; pass the callbacks the task reports to")
 	}
 	if t.ID == "" {
 		t.ID = sdk.NewID("task")
@@ -112,7 +112,7 @@ func (c *agentClient) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Resu
 		c.tasksMu.Unlock()
 		return sdk.Result{}, fmt.Errorf("run: task %s is already running on this session; give each task its own ID", t.ID)
 	}
-	c.tasks[t.ID] = h
+	c.tasks[t.ID] = cb
 	c.tasksMu.Unlock()
 	defer func() {
 		c.tasksMu.Lock()
@@ -178,46 +178,47 @@ func stateError(err error) error {
 	return err
 }
 
-func (c *agentClient) host(taskID string) (sdk.Host, error) {
+func (c *agentClient) callbacks(taskID string) (sdk.Callbacks, error) {
 	c.tasksMu.RLock()
-	h := c.tasks[taskID]
+	cb := c.tasks[taskID]
 	c.tasksMu.RUnlock()
-	if h == nil {
+	if cb == nil {
 		return nil, status.Errorf(codes.NotFound, "no task %q is running on this session", taskID)
 	}
-	return h, nil
+	return cb, nil
 }
 
-// runHost returns the RunHost of a task that belongs to a run. A task
+// runCallbacks returns the RunCallbacks of a task that belongs to a run. A task
 // outside one gets FAILED_PRECONDITION, which the plugin reads as a
 // permanent failure.
-func (c *agentClient) runHost(taskID string) (sdk.RunHost, error) {
-	h, err := c.host(taskID)
+func (c *agentClient) runCallbacks(taskID string) (sdk.RunCallbacks, error) {
+	cb, err := c.callbacks(taskID)
 	if err != nil {
 		return nil, err
 	}
-	rh, ok := h.(sdk.RunHost)
+	rcb, ok := cb.(sdk.RunCallbacks)
 	if !ok {
 		return nil, status.Errorf(codes.FailedPrecondition, "task %s is not part of a run: only a run's tasks reach its state, checkpoints, files and chunks", taskID)
 	}
-	return rh, nil
+	return rcb, nil
 }
 
-// hostServer serves the Host service in the host process and hands each
-// call to the Host of the task it names.
-type hostServer struct {
+// callbacksServer serves the wire service Host (the agent's callbacks) in
+// the host process and hands each call to the Callbacks of the task it
+// names.
+type callbacksServer struct {
 	agentpb.UnimplementedHostServer
 	c *agentClient
 }
 
-func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
+func (s *callbacksServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 	ctx := stream.Context()
-	// Receiving and decoding run here; the Host takes the reports in a
+	// Receiving and decoding run here; the Callbacks take the reports in a
 	// worker, in order. The two overlap: measured, one goroutine doing
 	// both held a flood of reports to about half of what the connection
 	// carries.
 	var (
-		h    sdk.Host
+		cb   sdk.Callbacks
 		uses chan sdk.ToolUse
 		done chan error
 		n    uint64
@@ -247,12 +248,12 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 			// Version 1 meant OK by it.
 			u.Outcome = sdk.OutcomeOK
 		}
-		if h == nil {
-			if h, err = s.c.host(m.GetTaskId()); err != nil {
+		if cb == nil {
+			if cb, err = s.c.callbacks(m.GetTaskId()); err != nil {
 				return err
 			}
 			uses, done = make(chan sdk.ToolUse, 512), make(chan error, 1)
-			go reportAll(ctx, h, uses, done)
+			go reportAll(ctx, cb, uses, done)
 		}
 		select {
 		case uses <- u:
@@ -266,7 +267,7 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 	if err := stop(); err != nil {
 		return toStatus(err)
 	}
-	if sy, ok := h.(sdk.Syncer); ok {
+	if sy, ok := cb.(sdk.Syncer); ok {
 		if err := sy.Sync(ctx); err != nil {
 			return toStatus(err)
 		}
@@ -274,11 +275,11 @@ func (s *hostServer) ToolUses(stream agentpb.Host_ToolUsesServer) error {
 	return stream.SendAndClose(&agentpb.ToolUsesAck{Count: n})
 }
 
-// reportAll hands reports to h in order, then sends nil on done, or the
+// reportAll hands reports to cb in order, then sends nil on done, or the
 // first error, after which it only drains uses until it is closed.
-func reportAll(ctx context.Context, h sdk.Host, uses <-chan sdk.ToolUse, done chan<- error) {
+func reportAll(ctx context.Context, cb sdk.Callbacks, uses <-chan sdk.ToolUse, done chan<- error) {
 	for u := range uses {
-		if err := h.ReportToolUse(ctx, u); err != nil {
+		if err := cb.ReportToolUse(ctx, u); err != nil {
 			done <- err
 			for range uses {
 			}
@@ -288,8 +289,8 @@ func reportAll(ctx context.Context, h sdk.Host, uses <-chan sdk.ToolUse, done ch
 	done <- nil
 }
 
-func (s *hostServer) CheckToolUse(ctx context.Context, m *agentpb.ToolCall) (*agentpb.Verdict, error) {
-	h, err := s.c.host(m.GetTaskId())
+func (s *callbacksServer) CheckToolUse(ctx context.Context, m *agentpb.ToolCall) (*agentpb.Verdict, error) {
+	cb, err := s.c.callbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -297,39 +298,39 @@ func (s *hostServer) CheckToolUse(ctx context.Context, m *agentpb.ToolCall) (*ag
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	v, err := h.CheckToolUse(ctx, call)
+	v, err := cb.CheckToolUse(ctx, call)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &agentpb.Verdict{Allow: v.Allow, Reason: v.Reason, Guard: v.Guard}, nil
 }
 
-func (s *hostServer) Progress(ctx context.Context, m *agentpb.ProgressReport) (*agentpb.ProgressAck, error) {
-	h, err := s.c.host(m.GetTaskId())
+func (s *callbacksServer) Progress(ctx context.Context, m *agentpb.ProgressReport) (*agentpb.ProgressAck, error) {
+	cb, err := s.c.callbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
 	p := sdk.Progress{Fraction: m.GetFraction(), Message: m.GetMessage(), Cost: m.GetCost()}
-	if err := h.ReportProgress(ctx, p); err != nil {
+	if err := cb.ReportProgress(ctx, p); err != nil {
 		return nil, toStatus(err)
 	}
 	return &agentpb.ProgressAck{}, nil
 }
 
-func (s *hostServer) GetState(ctx context.Context, m *agentpb.StateRequest) (*agentpb.StateValue, error) {
-	h, err := s.c.runHost(m.GetTaskId())
+func (s *callbacksServer) GetState(ctx context.Context, m *agentpb.StateRequest) (*agentpb.StateValue, error) {
+	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
-	v, err := h.State(ctx, m.GetSection())
+	v, err := rcb.State(ctx, m.GetSection())
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &agentpb.StateValue{TaskId: m.GetTaskId(), Section: m.GetSection(), ValueJson: v}, nil
 }
 
-func (s *hostServer) SetState(ctx context.Context, m *agentpb.StateValue) (*agentpb.StateAck, error) {
-	h, err := s.c.runHost(m.GetTaskId())
+func (s *callbacksServer) SetState(ctx context.Context, m *agentpb.StateValue) (*agentpb.StateAck, error) {
+	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
@@ -340,42 +341,42 @@ func (s *hostServer) SetState(ctx context.Context, m *agentpb.StateValue) (*agen
 		}
 		v = json.RawMessage(b)
 	}
-	if err := h.SetState(ctx, m.GetSection(), v); err != nil {
+	if err := rcb.SetState(ctx, m.GetSection(), v); err != nil {
 		return nil, toStatus(err)
 	}
 	return &agentpb.StateAck{}, nil
 }
 
-func (s *hostServer) Checkpoint(ctx context.Context, m *agentpb.CheckpointRequest) (*agentpb.CheckpointAck, error) {
-	h, err := s.c.runHost(m.GetTaskId())
+func (s *callbacksServer) Checkpoint(ctx context.Context, m *agentpb.CheckpointRequest) (*agentpb.CheckpointAck, error) {
+	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
-	n, err := h.Checkpoint(ctx, m.GetLabel())
+	n, err := rcb.Checkpoint(ctx, m.GetLabel())
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &agentpb.CheckpointAck{Checkpoint: n}, nil
 }
 
-func (s *hostServer) Files(ctx context.Context, m *agentpb.FilesRequest) (*agentpb.FileList, error) {
-	h, err := s.c.runHost(m.GetTaskId())
+func (s *callbacksServer) Files(ctx context.Context, m *agentpb.FilesRequest) (*agentpb.FileList, error) {
+	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
-	fs, err := h.Files(ctx)
+	fs, err := rcb.Files(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return filesToWire(fs), nil
 }
 
-func (s *hostServer) Chunks(ctx context.Context, m *agentpb.ChunksRequest) (*agentpb.ChunkList, error) {
-	h, err := s.c.runHost(m.GetTaskId())
+func (s *callbacksServer) Chunks(ctx context.Context, m *agentpb.ChunksRequest) (*agentpb.ChunkList, error) {
+	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
-	done, err := h.DoneChunks(ctx, m.GetFile())
+	done, err := rcb.DoneChunks(ctx, m.GetFile())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -386,15 +387,15 @@ func (s *hostServer) Chunks(ctx context.Context, m *agentpb.ChunksRequest) (*age
 	return out, nil
 }
 
-func (s *hostServer) MarkChunk(ctx context.Context, m *agentpb.ChunkMark) (*agentpb.ChunkAck, error) {
-	h, err := s.c.runHost(m.GetTaskId())
+func (s *callbacksServer) MarkChunk(ctx context.Context, m *agentpb.ChunkMark) (*agentpb.ChunkAck, error) {
+	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
 	}
 	if m.GetChunk() < 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "chunk %d of %s: chunks are numbered from 0", m.GetChunk(), m.GetFile())
 	}
-	if err := h.MarkChunk(ctx, m.GetFile(), int(m.GetChunk())); err != nil {
+	if err := rcb.MarkChunk(ctx, m.GetFile(), int(m.GetChunk())); err != nil {
 		return nil, toStatus(err)
 	}
 	return &agentpb.ChunkAck{}, nil

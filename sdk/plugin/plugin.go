@@ -61,7 +61,7 @@ type AgentPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
 	// Impl is the agent served by a plugin; nil on the host side.
 	Impl sdk.Agent
-	// Logger is the plugin-side logger handed to tasks through Host.Logger.
+	// Logger is the plugin-side logger handed to tasks through Callbacks.Logger.
 	Logger hclog.Logger
 	// Protocol is the protocol version the glue speaks; zero means
 	// ProtocolVersion. Only a host speaks version 1.

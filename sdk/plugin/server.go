@@ -82,29 +82,29 @@ func (s *agentServer) Run(ctx context.Context, m *agentpb.RunRequest) (*agentpb.
 	if t.Session == "" {
 		t.Session = session
 	}
-	th := &taskHost{
+	tcb := &taskCallbacks{
 		rpc:    hc,
 		taskID: t.ID,
 		logger: s.logger.With("session", t.Session, "task", t.ID),
 	}
 	// Only the task of a run is given the run's methods: an agent asks
 	// whether it has them with a type assertion.
-	var h sdk.Host = th
+	var cb sdk.Callbacks = tcb
 	if t.Run != "" {
-		h = &runTaskHost{th}
+		cb = &runTaskCallbacks{tcb}
 	}
-	res, runErr := s.run(ctx, t, h)
+	res, runErr := s.run(ctx, t, cb)
 	// The result goes back only after every tool-use report is durable on
 	// the host, whether or not the task succeeded: the reports describe
 	// what the session touched either way.
-	acked, closeErr := th.closeToolUses()
+	acked, closeErr := tcb.closeToolUses()
 	if runErr != nil {
 		return nil, toStatus(runErr)
 	}
 	if closeErr != nil {
 		return nil, status.Errorf(codes.Unavailable, "task %s: tool-use reports were not acknowledged: %v", t.ID, closeErr)
 	}
-	if err := th.refusedReport(); err != nil {
+	if err := tcb.refusedReport(); err != nil {
 		// The agent went on after a report was refused: the session's
 		// context is missing what that tool use touched. The same code
 		// does the same again, so the failure is permanent.
@@ -113,9 +113,9 @@ func (s *agentServer) Run(ctx context.Context, m *agentpb.RunRequest) (*agentpb.
 	return resultToWire(res, acked), nil
 }
 
-func (s *agentServer) run(ctx context.Context, t sdk.Task, h sdk.Host) (_ sdk.Result, err error) {
+func (s *agentServer) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (_ sdk.Result, err error) {
 	defer s.recoverPanic("Run", &err)
-	return s.impl.Run(ctx, t, h)
+	return s.impl.Run(ctx, t, cb)
 }
 
 func (s *agentServer) ExportState(ctx context.Context, _ *agentpb.ExportStateRequest) (_ *agentpb.SessionState, err error) {
@@ -143,11 +143,12 @@ func (s *agentServer) ImportState(ctx context.Context, m *agentpb.SessionState) 
 	return &agentpb.ImportStateResponse{}, nil
 }
 
-// taskHost is the Host an agent sees during one task in a plugin process.
+// taskCallbacks are the Callbacks an agent sees during one task in a plugin
+// process.
 // Tool-use reports share one client stream, opened on the first report
 // (most of a task's callbacks are reports, and a stream carries them far
 // faster than a unary call each) and closed when the task ends.
-type taskHost struct {
+type taskCallbacks struct {
 	rpc    agentpb.HostClient
 	taskID string
 	logger hclog.Logger
@@ -166,125 +167,126 @@ type taskHost struct {
 	refused error
 }
 
-func (h *taskHost) ReportToolUse(ctx context.Context, u sdk.ToolUse) error {
-	if h.rpc == nil {
+func (cb *taskCallbacks) ReportToolUse(ctx context.Context, u sdk.ToolUse) error {
+	if cb.rpc == nil {
 		return sdk.ErrNotAttached
 	}
 	if err := checkToolUse(u); err != nil {
-		err = fmt.Errorf("task %s: %w", h.taskID, err)
-		h.mu.Lock()
-		if h.refused == nil {
-			h.refused = err
+		err = fmt.Errorf("task %s: %w", cb.taskID, err)
+		cb.mu.Lock()
+		if cb.refused == nil {
+			cb.refused = err
 		}
-		h.mu.Unlock()
+		cb.mu.Unlock()
 		return err
 	}
 	if u.At.IsZero() {
 		u.At = time.Now()
 	}
-	m := toolUseToWire(h.taskID, u)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.err != nil {
-		return h.err
+	m := toolUseToWire(cb.taskID, u)
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.err != nil {
+		return cb.err
 	}
-	if h.ended {
-		return fmt.Errorf("task %s has returned; a tool use reported after it is not recorded", h.taskID)
+	if cb.ended {
+		return fmt.Errorf("task %s has returned; a tool use reported after it is not recorded", cb.taskID)
 	}
-	if h.stream == nil {
+	if cb.stream == nil {
 		// The stream outlives the ctx of any single report; it is bound
 		// to the task and ended by closeToolUses.
 		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		st, err := h.rpc.ToolUses(sctx)
+		st, err := cb.rpc.ToolUses(sctx)
 		if err != nil {
 			cancel()
-			h.err = fromStatus(ctx, "open tool-use stream", err)
-			return h.err
+			cb.err = fromStatus(ctx, "open tool-use stream", err)
+			return cb.err
 		}
-		h.stream, h.cancel = st, cancel
+		cb.stream, cb.cancel = st, cancel
 	}
-	if err := h.stream.Send(m); err != nil {
+	if err := cb.stream.Send(m); err != nil {
 		// Send reports io.EOF when the host ended the stream; the reason
 		// comes from CloseAndRecv.
-		_, rerr := h.stream.CloseAndRecv()
+		_, rerr := cb.stream.CloseAndRecv()
 		if rerr == nil {
 			rerr = err
 		}
-		h.err = fromStatus(ctx, "report tool use", rerr)
-		return h.err
+		cb.err = fromStatus(ctx, "report tool use", rerr)
+		return cb.err
 	}
-	h.sent++
+	cb.sent++
 	return nil
 }
 
 // refusedReport returns the first report the SDK refused, or nil.
-func (h *taskHost) refusedReport() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.refused
+func (cb *taskCallbacks) refusedReport() error {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	return cb.refused
 }
 
 // closeToolUses ends the task's stream and waits for the host's
 // acknowledgement, which comes once all reports are durable.
-func (h *taskHost) closeToolUses() (uint64, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.ended = true
-	if h.stream == nil {
-		return 0, h.err
+func (cb *taskCallbacks) closeToolUses() (uint64, error) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	cb.ended = true
+	if cb.stream == nil {
+		return 0, cb.err
 	}
-	defer h.cancel()
-	st := h.stream
-	h.stream = nil
-	if h.err != nil {
-		return 0, h.err
+	defer cb.cancel()
+	st := cb.stream
+	cb.stream = nil
+	if cb.err != nil {
+		return 0, cb.err
 	}
 	ack, err := st.CloseAndRecv()
 	if err != nil {
-		h.err = fromStatus(context.Background(), "close tool-use stream", err)
-		return 0, h.err
+		cb.err = fromStatus(context.Background(), "close tool-use stream", err)
+		return 0, cb.err
 	}
-	if ack.GetCount() != h.sent {
-		return ack.GetCount(), fmt.Errorf("host acknowledged %d tool uses, %d were sent", ack.GetCount(), h.sent)
+	if ack.GetCount() != cb.sent {
+		return ack.GetCount(), fmt.Errorf("host acknowledged %d tool uses, %d were sent", ack.GetCount(), cb.sent)
 	}
 	return ack.GetCount(), nil
 }
 
-func (h *taskHost) CheckToolUse(ctx context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
-	if h.rpc == nil {
+func (cb *taskCallbacks) CheckToolUse(ctx context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
+	if cb.rpc == nil {
 		return sdk.Verdict{}, sdk.ErrNotAttached
 	}
-	m, err := toolCallToWire(h.taskID, c)
+	m, err := toolCallToWire(cb.taskID, c)
 	if err != nil {
 		return sdk.Verdict{}, err
 	}
-	v, err := h.rpc.CheckToolUse(ctx, m)
+	v, err := cb.rpc.CheckToolUse(ctx, m)
 	if err != nil {
 		return sdk.Verdict{}, fromStatus(ctx, "check tool use", err)
 	}
 	return sdk.Verdict{Allow: v.GetAllow(), Reason: v.GetReason(), Guard: v.GetGuard()}, nil
 }
 
-func (h *taskHost) ReportProgress(ctx context.Context, p sdk.Progress) error {
-	if h.rpc == nil {
+func (cb *taskCallbacks) ReportProgress(ctx context.Context, p sdk.Progress) error {
+	if cb.rpc == nil {
 		return sdk.ErrNotAttached
 	}
-	_, err := h.rpc.Progress(ctx, &agentpb.ProgressReport{
-		TaskId: h.taskID, Fraction: p.Fraction, Message: p.Message, Cost: p.Cost,
+	_, err := cb.rpc.Progress(ctx, &agentpb.ProgressReport{
+		TaskId: cb.taskID, Fraction: p.Fraction, Message: p.Message, Cost: p.Cost,
 	})
 	return fromStatus(ctx, "report progress", err)
 }
 
-func (h *taskHost) Logger() hclog.Logger { return h.logger }
+func (cb *taskCallbacks) Logger() hclog.Logger { return cb.logger }
 
-// runTaskHost is the Host of a task that belongs to a run: a RunHost.
-type runTaskHost struct{ *taskHost }
+// runTaskCallbacks are the Callbacks of a task that belongs to a run:
+// RunCallbacks.
+type runTaskCallbacks struct{ *taskCallbacks }
 
-func (h *runTaskHost) State(ctx context.Context, section string) (json.RawMessage, error) {
-	if h.rpc == nil {
+func (cb *runTaskCallbacks) State(ctx context.Context, section string) (json.RawMessage, error) {
+	if cb.rpc == nil {
 		return nil, sdk.ErrNotAttached
 	}
-	v, err := h.rpc.GetState(ctx, &agentpb.StateRequest{TaskId: h.taskID, Section: section})
+	v, err := cb.rpc.GetState(ctx, &agentpb.StateRequest{TaskId: cb.taskID, Section: section})
 	if err != nil {
 		return nil, fromStatus(ctx, "read run state", err)
 	}
@@ -294,15 +296,15 @@ func (h *runTaskHost) State(ctx context.Context, section string) (json.RawMessag
 	return v.GetValueJson(), nil
 }
 
-func (h *runTaskHost) SetState(ctx context.Context, section string, value any) error {
-	if h.rpc == nil {
+func (cb *runTaskCallbacks) SetState(ctx context.Context, section string, value any) error {
+	if cb.rpc == nil {
 		return sdk.ErrNotAttached
 	}
 	b, err := encodeState(section, value)
 	if err != nil {
 		return err
 	}
-	_, err = h.rpc.SetState(ctx, &agentpb.StateValue{TaskId: h.taskID, Section: section, ValueJson: b})
+	_, err = cb.rpc.SetState(ctx, &agentpb.StateValue{TaskId: cb.taskID, Section: section, ValueJson: b})
 	return fromStatus(ctx, "write run state", err)
 }
 
@@ -324,33 +326,33 @@ func encodeState(section string, value any) ([]byte, error) {
 	return b, nil
 }
 
-func (h *runTaskHost) Checkpoint(ctx context.Context, label string) (uint64, error) {
-	if h.rpc == nil {
+func (cb *runTaskCallbacks) Checkpoint(ctx context.Context, label string) (uint64, error) {
+	if cb.rpc == nil {
 		return 0, sdk.ErrNotAttached
 	}
-	ack, err := h.rpc.Checkpoint(ctx, &agentpb.CheckpointRequest{TaskId: h.taskID, Label: label})
+	ack, err := cb.rpc.Checkpoint(ctx, &agentpb.CheckpointRequest{TaskId: cb.taskID, Label: label})
 	if err != nil {
 		return 0, fromStatus(ctx, "checkpoint", err)
 	}
 	return ack.GetCheckpoint(), nil
 }
 
-func (h *runTaskHost) Files(ctx context.Context) ([]sdk.File, error) {
-	if h.rpc == nil {
+func (cb *runTaskCallbacks) Files(ctx context.Context) ([]sdk.File, error) {
+	if cb.rpc == nil {
 		return nil, sdk.ErrNotAttached
 	}
-	m, err := h.rpc.Files(ctx, &agentpb.FilesRequest{TaskId: h.taskID})
+	m, err := cb.rpc.Files(ctx, &agentpb.FilesRequest{TaskId: cb.taskID})
 	if err != nil {
 		return nil, fromStatus(ctx, "list run files", err)
 	}
 	return filesFromWire(m), nil
 }
 
-func (h *runTaskHost) DoneChunks(ctx context.Context, file string) ([]int, error) {
-	if h.rpc == nil {
+func (cb *runTaskCallbacks) DoneChunks(ctx context.Context, file string) ([]int, error) {
+	if cb.rpc == nil {
 		return nil, sdk.ErrNotAttached
 	}
-	m, err := h.rpc.Chunks(ctx, &agentpb.ChunksRequest{TaskId: h.taskID, File: file})
+	m, err := cb.rpc.Chunks(ctx, &agentpb.ChunksRequest{TaskId: cb.taskID, File: file})
 	if err != nil {
 		return nil, fromStatus(ctx, "read chunk progress", err)
 	}
@@ -361,19 +363,19 @@ func (h *runTaskHost) DoneChunks(ctx context.Context, file string) ([]int, error
 	return out, nil
 }
 
-func (h *runTaskHost) MarkChunk(ctx context.Context, file string, chunk int) error {
-	if h.rpc == nil {
+func (cb *runTaskCallbacks) MarkChunk(ctx context.Context, file string, chunk int) error {
+	if cb.rpc == nil {
 		return sdk.ErrNotAttached
 	}
 	if chunk < 0 || chunk > math.MaxInt32 {
 		return fmt.Errorf("chunk %d of %s: chunks are numbered from 0 to %d", chunk, file, math.MaxInt32)
 	}
-	_, err := h.rpc.MarkChunk(ctx, &agentpb.ChunkMark{TaskId: h.taskID, File: file, Chunk: int32(chunk)})
+	_, err := cb.rpc.MarkChunk(ctx, &agentpb.ChunkMark{TaskId: cb.taskID, File: file, Chunk: int32(chunk)})
 	return fromStatus(ctx, "mark chunk done", err)
 }
 
 var (
 	_ agentpb.AgentServer = (*agentServer)(nil)
-	_ sdk.Host            = (*taskHost)(nil)
-	_ sdk.RunHost         = (*runTaskHost)(nil)
+	_ sdk.Callbacks       = (*taskCallbacks)(nil)
+	_ sdk.RunCallbacks    = (*runTaskCallbacks)(nil)
 )

@@ -92,7 +92,7 @@ guard "no-secrets" {
 }
 
 // TestPythonAgentInARun: a Python task of a run reads and writes the run's
-// state and checkpoints it (RunHost), and the next task reads what the
+// state and checkpoints it (RunCallbacks), and the next task reads what the
 // first wrote; a write outside its sections fails the task for good.
 func TestPythonAgentInARun(t *testing.T) {
 	python := needPython(t)
@@ -181,7 +181,7 @@ pipeline "trespass" {
 	}
 }
 
-// TestPythonLogLinesReachTheHost: what the agent logs through host.logger
+// TestPythonLogLinesReachTheHost: what the agent logs through cb.logger
 // is filed in the host's log as a structured entry, with its session, task
 // and fields, at its level.
 func TestPythonLogLinesReachTheHost(t *testing.T) {
@@ -287,7 +287,7 @@ func TestPythonTaskErrorsKeepTheirKind(t *testing.T) {
 }
 
 // TestCancellationReachesPythonCode: a caller's cancellation reaches the
-// agent's code (host.cancelled, host.wait), and the session goes on.
+// agent's code (cb.cancelled, cb.wait), and the session goes on.
 func TestCancellationReachesPythonCode(t *testing.T) {
 	python := needPython(t)
 	fifo := filepath.Join(t.TempDir(), "cancelled")

@@ -239,7 +239,7 @@ func (s *Subject) allowed(ctx context.Context) ([]taskRun, error) {
 			cctx, cancel := context.WithTimeout(ctx, callLimit)
 			res, err := h.Run(cctx, t)
 			cancel()
-			s.ran = append(s.ran, taskRun{task: t, res: res, err: err, log: h.Host.Log(t.ID)})
+			s.ran = append(s.ran, taskRun{task: t, res: res, err: err, log: h.Recorder.Log(t.ID)})
 		}
 	})
 	return s.ran, s.ranErr
@@ -450,7 +450,7 @@ func checkDenied(ctx context.Context, s *Subject) []error {
 			continue
 		}
 		var denied []sdk.ToolCall
-		for _, e := range h.Host.Log(t.ID) {
+		for _, e := range h.Recorder.Log(t.ID) {
 			if e.Call != nil {
 				if !e.Call.Verdict.Allow {
 					denied = append(denied, e.Call.Call)

@@ -215,7 +215,7 @@ type badAgent struct {
 
 func (a *badAgent) Describe(context.Context) (sdk.Info, error) { return a.info, nil }
 
-func (a *badAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *badAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	if a.ignoreCancel && ctx.Err() != nil {
 		<-hung // holds the task past the check's limit, until the tests end
 		return sdk.Result{}, ctx.Err()
@@ -230,33 +230,33 @@ func (a *badAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result,
 	read := []string{".env"}
 	switch {
 	case a.ignoreDenial:
-		_, _ = h.CheckToolUse(ctx, sdk.ToolCall{CallID: a.callID, Tool: "Read", Kind: sdk.KindRead, Paths: read})
-		return sdk.Result{}, h.ReportToolUse(ctx, sdk.ToolUse{CallID: a.callID, Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
+		_, _ = cb.CheckToolUse(ctx, sdk.ToolCall{CallID: a.callID, Tool: "Read", Kind: sdk.KindRead, Paths: read})
+		return sdk.Result{}, cb.ReportToolUse(ctx, sdk.ToolUse{CallID: a.callID, Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
 	case a.neverAsks:
-		return sdk.Result{}, h.ReportToolUse(ctx, sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
+		return sdk.Result{}, cb.ReportToolUse(ctx, sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
 	case a.asksOther:
-		v, err := h.CheckToolUse(ctx, sdk.ToolCall{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"README.md"}})
+		v, err := cb.CheckToolUse(ctx, sdk.ToolCall{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"README.md"}})
 		if err != nil || !v.Allow {
 			return sdk.Result{}, err
 		}
-		return sdk.Result{}, h.ReportToolUse(ctx, sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
+		return sdk.Result{}, cb.ReportToolUse(ctx, sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: read, Outcome: sdk.OutcomeOK})
 	case a.unsetOutcome:
 		call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: read}
-		v, err := h.CheckToolUse(ctx, call)
+		v, err := cb.CheckToolUse(ctx, call)
 		if err != nil || !v.Allow {
 			return sdk.Result{}, err
 		}
-		err = h.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: read})
+		err = cb.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: read})
 		if a.returnReportErr {
 			return sdk.Result{}, err
 		}
 		return sdk.Result{Output: "read .env"}, nil
 	case a.sloppyReport:
 		call := sdk.ToolCall{CallID: sdk.NewID("call"), Paths: []string{" "}}
-		if v, err := h.CheckToolUse(ctx, call); err != nil || !v.Allow {
+		if v, err := cb.CheckToolUse(ctx, call); err != nil || !v.Allow {
 			return sdk.Result{}, err
 		}
-		err := h.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Paths: []string{" "}, Outcome: sdk.OutcomeOK})
+		err := cb.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Paths: []string{" "}, Outcome: sdk.OutcomeOK})
 		return sdk.Result{Artifact: sdk.ContextArtifact{KeyDecisions: []string{"  "}}}, err
 	}
 	return sdk.Result{}, nil
@@ -285,8 +285,8 @@ func (a *toolsAgent) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "words", Version: "1", Capacity: 2}, nil
 }
 
-func (a *toolsAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
-	tools := sdk.NewTools(h, a.root)
+func (a *toolsAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
+	tools := sdk.NewTools(cb, a.root)
 	b, err := tools.Read(ctx, t.Prompt)
 	if errors.Is(err, sdk.ErrDenied) {
 		return sdk.Result{Output: "not allowed to read " + t.Prompt}, nil
@@ -314,7 +314,7 @@ func (a *together) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "together", Version: "1", Capacity: a.n}, nil
 }
 
-func (a *together) Run(ctx context.Context, t sdk.Task, _ sdk.Host) (sdk.Result, error) {
+func (a *together) Run(ctx context.Context, t sdk.Task, _ sdk.Callbacks) (sdk.Result, error) {
 	a.mu.Lock()
 	a.running++
 	if a.running == a.n {
@@ -347,7 +347,7 @@ func (a *racyAgent) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "racy", Version: "1", Capacity: 4}, nil
 }
 
-func (a *racyAgent) Run(context.Context, sdk.Task, sdk.Host) (sdk.Result, error) {
+func (a *racyAgent) Run(context.Context, sdk.Task, sdk.Callbacks) (sdk.Result, error) {
 	a.tasks++
 	return sdk.Result{Output: fmt.Sprint(a.tasks)}, nil
 }

@@ -31,8 +31,8 @@ type Harness struct {
 	// agent, as a host's does: it also implements sdk.StateExporter and
 	// says whether the agent exports its state.
 	Agent agentplugin.Remote
-	// Host records what the agent reported and answers its questions.
-	Host *Recorder
+	// Recorder records what the agent reported and answers its questions.
+	Recorder *Recorder
 	// Session is the session ID the harness gives its tasks.
 	Session string
 
@@ -99,7 +99,7 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 		Logger:           logger,
 	})
 	var rpc plugin.ClientProtocol
-	h := &Harness{Session: sdk.NewID("session"), Host: NewRecorder(opts.Policy)}
+	h := &Harness{Session: sdk.NewID("session"), Recorder: NewRecorder(opts.Policy)}
 	h.close = func() error {
 		// Closing the client asks the server to shut down; cancelling the
 		// serve context as well would race go-plugin's two Stop paths, so
@@ -157,7 +157,7 @@ func New(t testing.TB, a sdk.Agent, opts Options) *Harness {
 }
 
 // Run runs t on the served agent with the harness's Recorder as its host:
-// a task with a Run is given a RunHost (Recorder.ForTask). An empty task
+// a task with a Run is given RunCallbacks (Recorder.ForTask). An empty task
 // ID or session is filled in.
 func (h *Harness) Run(ctx context.Context, t sdk.Task) (sdk.Result, error) {
 	if t.ID == "" {
@@ -166,7 +166,7 @@ func (h *Harness) Run(ctx context.Context, t sdk.Task) (sdk.Result, error) {
 	if t.Session == "" {
 		t.Session = h.Session
 	}
-	return h.Agent.Run(ctx, t, h.Host.ForTask(t))
+	return h.Agent.Run(ctx, t, h.Recorder.ForTask(t))
 }
 
 // Close disconnects from the agent and stops its server.
@@ -192,7 +192,7 @@ func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
 		StartTimeout:     commandStartTimeout,
 		Logger:           logger,
 	})
-	h := &Harness{Session: sdk.NewID("session"), Host: NewRecorder(opts.Policy)}
+	h := &Harness{Session: sdk.NewID("session"), Recorder: NewRecorder(opts.Policy)}
 	h.close = func() error {
 		client.Kill()
 		return nil

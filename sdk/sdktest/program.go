@@ -40,8 +40,8 @@ func checkCancelledProgram(ctx context.Context, s *Subject) []error {
 	asked := make(chan struct{})
 	released := make(chan struct{})
 	var once sync.Once
-	h.Host.mu.Lock()
-	h.Host.hold = func(qctx context.Context, task string) error {
+	h.Recorder.mu.Lock()
+	h.Recorder.hold = func(qctx context.Context, task string) error {
 		if task != "cancel-held" {
 			return nil
 		}
@@ -55,7 +55,7 @@ func checkCancelledProgram(ctx context.Context, s *Subject) []error {
 		close(released)
 		return qctx.Err()
 	}
-	h.Host.mu.Unlock()
+	h.Recorder.mu.Unlock()
 
 	t := s.Tasks[0]
 	t.ID = "cancel-held"

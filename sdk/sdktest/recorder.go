@@ -79,19 +79,19 @@ func (r *Recorder) SetPolicy(p Policy) {
 	r.mu.Unlock()
 }
 
-// For returns the Host of one task outside a run, to pass to Agent.Run.
-// It is not a RunHost.
-func (r *Recorder) For(taskID string) sdk.Host { return &taskHost{r: r, task: taskID} }
+// For returns the Callbacks of one task outside a run, to pass to Agent.Run.
+// It is not RunCallbacks.
+func (r *Recorder) For(taskID string) sdk.Callbacks { return &taskCallbacks{r: r, task: taskID} }
 
-// ForRun returns the RunHost of one task of a run: the run set with
+// ForRun returns the RunCallbacks of one task of a run: the run set with
 // SetRun, or an empty one the Recorder makes.
-func (r *Recorder) ForRun(taskID string) sdk.RunHost {
-	return &runTaskHost{&taskHost{r: r, task: taskID}}
+func (r *Recorder) ForRun(taskID string) sdk.RunCallbacks {
+	return &runTaskCallbacks{&taskCallbacks{r: r, task: taskID}}
 }
 
 // ForTask returns ForRun(t.ID) for a task with a Run, else For(t.ID), as
 // a hearth host does.
-func (r *Recorder) ForTask(t sdk.Task) sdk.Host {
+func (r *Recorder) ForTask(t sdk.Task) sdk.Callbacks {
 	if t.Run != "" {
 		return r.ForRun(t.ID)
 	}
@@ -142,59 +142,59 @@ func (r *Recorder) Syncs(taskID string) int {
 	return r.syncs[taskID]
 }
 
-type taskHost struct {
+type taskCallbacks struct {
 	r    *Recorder
 	task string
 }
 
-func (h *taskHost) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
-	h.r.mu.Lock()
-	h.r.log[h.task] = append(h.r.log[h.task], Entry{Use: &u})
-	h.r.mu.Unlock()
+func (cb *taskCallbacks) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
+	cb.r.mu.Lock()
+	cb.r.log[cb.task] = append(cb.r.log[cb.task], Entry{Use: &u})
+	cb.r.mu.Unlock()
 	return nil
 }
 
-func (h *taskHost) CheckToolUse(ctx context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
+func (cb *taskCallbacks) CheckToolUse(ctx context.Context, c sdk.ToolCall) (sdk.Verdict, error) {
 	// Recorded calls carry their decoded input, for tests to inspect.
 	if err := c.DecodeInput(); err != nil {
 		return sdk.Verdict{}, err
 	}
-	h.r.mu.Lock()
-	hold := h.r.hold
-	h.r.mu.Unlock()
+	cb.r.mu.Lock()
+	hold := cb.r.hold
+	cb.r.mu.Unlock()
 	if hold != nil {
-		if err := hold(ctx, h.task); err != nil {
+		if err := hold(ctx, cb.task); err != nil {
 			return sdk.Verdict{}, err
 		}
 	}
-	h.r.mu.Lock()
-	defer h.r.mu.Unlock()
-	v := h.r.policy(h.task, c)
-	h.r.log[h.task] = append(h.r.log[h.task], Entry{Call: &Call{Call: c, Verdict: v}})
+	cb.r.mu.Lock()
+	defer cb.r.mu.Unlock()
+	v := cb.r.policy(cb.task, c)
+	cb.r.log[cb.task] = append(cb.r.log[cb.task], Entry{Call: &Call{Call: c, Verdict: v}})
 	return v, nil
 }
 
-func (h *taskHost) ReportProgress(_ context.Context, p sdk.Progress) error {
-	h.r.mu.Lock()
-	h.r.progress[h.task] = append(h.r.progress[h.task], p)
-	h.r.mu.Unlock()
+func (cb *taskCallbacks) ReportProgress(_ context.Context, p sdk.Progress) error {
+	cb.r.mu.Lock()
+	cb.r.progress[cb.task] = append(cb.r.progress[cb.task], p)
+	cb.r.mu.Unlock()
 	return nil
 }
 
-func (h *taskHost) Sync(context.Context) error {
-	h.r.mu.Lock()
-	h.r.syncs[h.task]++
-	h.r.mu.Unlock()
+func (cb *taskCallbacks) Sync(context.Context) error {
+	cb.r.mu.Lock()
+	cb.r.syncs[cb.task]++
+	cb.r.mu.Unlock()
 	return nil
 }
 
-func (h *taskHost) Logger() hclog.Logger { return hclog.NewNullLogger() }
+func (cb *taskCallbacks) Logger() hclog.Logger { return hclog.NewNullLogger() }
 
-// runTaskHost is the Host of a task of a run.
-type runTaskHost struct{ *taskHost }
+// runTaskCallbacks are the Callbacks of a task of a run.
+type runTaskCallbacks struct{ *taskCallbacks }
 
 var (
-	_ sdk.Host    = (*taskHost)(nil)
-	_ sdk.Syncer  = (*taskHost)(nil)
-	_ sdk.RunHost = (*runTaskHost)(nil)
+	_ sdk.Callbacks    = (*taskCallbacks)(nil)
+	_ sdk.Syncer       = (*taskCallbacks)(nil)
+	_ sdk.RunCallbacks = (*runTaskCallbacks)(nil)
 )

@@ -14,7 +14,7 @@ import (
 )
 
 // Run is an in-memory run for testing agents that use the methods of
-// sdk.RunHost: its state document, checkpoints, files and chunk progress.
+// sdk.RunCallbacks: its state document, checkpoints, files and chunk progress.
 // Give it to a Recorder with SetRun; the tasks with a Task.Run then see
 // it. It is safe for concurrent use.
 //
@@ -167,48 +167,48 @@ func (run *Run) mark(file string, chunk int) error {
 	return nil
 }
 
-func (h *runTaskHost) State(_ context.Context, section string) (json.RawMessage, error) {
-	run, err := h.r.currentRun()
+func (cb *runTaskCallbacks) State(_ context.Context, section string) (json.RawMessage, error) {
+	run, err := cb.r.currentRun()
 	if err != nil {
 		return nil, err
 	}
 	return run.read(section)
 }
 
-func (h *runTaskHost) SetState(_ context.Context, section string, value any) error {
-	run, err := h.r.currentRun()
+func (cb *runTaskCallbacks) SetState(_ context.Context, section string, value any) error {
+	run, err := cb.r.currentRun()
 	if err != nil {
 		return err
 	}
 	return run.write(section, value)
 }
 
-func (h *runTaskHost) Checkpoint(_ context.Context, label string) (uint64, error) {
-	run, err := h.r.currentRun()
+func (cb *runTaskCallbacks) Checkpoint(_ context.Context, label string) (uint64, error) {
+	run, err := cb.r.currentRun()
 	if err != nil {
 		return 0, err
 	}
 	return run.checkpoint(label), nil
 }
 
-func (h *runTaskHost) Files(context.Context) ([]sdk.File, error) {
-	run, err := h.r.currentRun()
+func (cb *runTaskCallbacks) Files(context.Context) ([]sdk.File, error) {
+	run, err := cb.r.currentRun()
 	if err != nil {
 		return nil, err
 	}
 	return run.fileList(), nil
 }
 
-func (h *runTaskHost) DoneChunks(_ context.Context, file string) ([]int, error) {
-	run, err := h.r.currentRun()
+func (cb *runTaskCallbacks) DoneChunks(_ context.Context, file string) ([]int, error) {
+	run, err := cb.r.currentRun()
 	if err != nil {
 		return nil, err
 	}
 	return run.done(file), nil
 }
 
-func (h *runTaskHost) MarkChunk(_ context.Context, file string, chunk int) error {
-	run, err := h.r.currentRun()
+func (cb *runTaskCallbacks) MarkChunk(_ context.Context, file string, chunk int) error {
+	run, err := cb.r.currentRun()
 	if err != nil {
 		return err
 	}

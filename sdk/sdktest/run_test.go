@@ -14,7 +14,7 @@ import (
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
-// runAgent uses every method of its RunHost, over the real plugin
+// runAgent uses every method of its RunCallbacks, over the real plugin
 // protocol, and returns what it saw.
 type runAgent struct{}
 
@@ -22,41 +22,41 @@ func (runAgent) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "runner", Version: "1"}, nil
 }
 
-// errNotARun is what runAgent returns when its Host is not a RunHost.
+// errNotARun is what runAgent returns when its Callbacks are not RunCallbacks.
 var errNotARun = errors.New("runner: the task is not part of a run")
 
-func (runAgent) Run(ctx context.Context, t sdk.Task, host sdk.Host) (sdk.Result, error) {
-	h, ok := host.(sdk.RunHost)
+func (runAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
+	rcb, ok := cb.(sdk.RunCallbacks)
 	if !ok {
 		return sdk.Result{}, sdk.Permanent(errNotARun)
 	}
-	in, err := h.State(ctx, "inputs")
+	in, err := rcb.State(ctx, "inputs")
 	if err != nil {
 		return sdk.Result{}, err
 	}
-	files, err := h.Files(ctx)
+	files, err := rcb.Files(ctx)
 	if err != nil {
 		return sdk.Result{}, err
 	}
-	done, err := h.DoneChunks(ctx, files[0].Name)
+	done, err := rcb.DoneChunks(ctx, files[0].Name)
 	if err != nil {
 		return sdk.Result{}, err
 	}
 	for c := len(done); c < 3; c++ {
-		if err := h.MarkChunk(ctx, files[0].Name, c); err != nil {
+		if err := rcb.MarkChunk(ctx, files[0].Name, c); err != nil {
 			return sdk.Result{}, err
 		}
 	}
-	if err := h.SetState(ctx, "output", map[string]any{"seen": json.RawMessage(in), "skipped": len(done)}); err != nil {
+	if err := rcb.SetState(ctx, "output", map[string]any{"seen": json.RawMessage(in), "skipped": len(done)}); err != nil {
 		return sdk.Result{}, err
 	}
-	n, err := h.Checkpoint(ctx, "after-output")
+	n, err := rcb.Checkpoint(ctx, "after-output")
 	if err != nil {
 		return sdk.Result{}, err
 	}
 	// A write outside the agent's sections must come back as ErrNotOwner,
 	// with the host's message.
-	err = h.SetState(ctx, "plan", 1)
+	err = rcb.SetState(ctx, "plan", 1)
 	if !errors.Is(err, sdk.ErrNotOwner) {
 		return sdk.Result{}, fmt.Errorf("write outside the owned sections: got %v, want ErrNotOwner", err)
 	}
@@ -69,7 +69,7 @@ func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
 	run.Set("inputs", map[string]int{"courses": 2})
 	run.AddFile(sdk.File{Name: "syllabus.md", Path: "/data/files/ab", SHA256: "ab", Size: 10})
 	run.Own("output")
-	h.Host.SetRun(run)
+	h.Recorder.SetRun(run)
 
 	res, err := h.Run(context.Background(), sdk.Task{Run: "run-1", Prompt: "go"})
 	if err != nil {
@@ -106,14 +106,14 @@ func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
 
 func TestRunMethodsOutsideARun(t *testing.T) {
 	h := sdktest.New(t, runAgent{}, sdktest.Options{})
-	// A task outside a run is not given a RunHost.
+	// A task outside a run is not given RunCallbacks.
 	_, err := h.Run(context.Background(), sdk.Task{Prompt: "go"})
 	if err == nil || !strings.Contains(err.Error(), errNotARun.Error()) {
-		t.Fatalf("err = %v, want the agent to find no RunHost", err)
+		t.Fatalf("err = %v, want the agent to find no RunCallbacks", err)
 	}
 	// A host that answers the run calls of a task it does not count as
 	// part of a run refuses them for good, whatever the task says.
-	_, err = h.Agent.Run(context.Background(), sdk.Task{ID: "t", Run: "run-1", Prompt: "go"}, h.Host.For("t"))
+	_, err = h.Agent.Run(context.Background(), sdk.Task{ID: "t", Run: "run-1", Prompt: "go"}, h.Recorder.For("t"))
 	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "task t is not part of a run") {
 		t.Fatalf("err = %v, want a permanent failure saying the task is not part of a run", err)
 	}

@@ -3,14 +3,14 @@
 An agent subclasses Agent (and StateExporter if its session can be
 rehydrated), and its program's main is one call::
 
-    from hearth_agent import Agent, Info, Result, Task, Host, Tools, serve
+    from hearth_agent import Agent, Info, Result, Task, Callbacks, Tools, serve
 
     class Finder(Agent):
         def describe(self) -> Info:
             return Info(name="finder", version="0.1.0")
 
-        def run(self, task: Task, host: Host) -> Result:
-            tools = Tools(host)
+        def run(self, task: Task, cb: Callbacks) -> Result:
+            tools = Tools(cb)
             matches = tools.search(".", task.prompt)
             return Result(output=f"{len(matches)} matches")
 
@@ -52,7 +52,7 @@ from .errors import (
     ReportRefusedError,
     StateNotSupportedError,
 )
-from .host import Host, RunHost, new_id
+from .callbacks import Callbacks, RunCallbacks, new_id
 from .server import PROTOCOL_VERSION, serve
 from .tools import ExecResult, Match, Tools
 
@@ -69,7 +69,7 @@ __all__ = [
     "File",
     "HearthError",
     "Hints",
-    "Host",
+    "Callbacks",
     "HostError",
     "Info",
     "Kind",
@@ -82,7 +82,7 @@ __all__ = [
     "Progress",
     "ReportRefusedError",
     "Result",
-    "RunHost",
+    "RunCallbacks",
     "StateExporter",
     "StateNotSupportedError",
     "Task",

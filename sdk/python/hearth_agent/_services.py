@@ -24,7 +24,7 @@ from ._pb import grpc_broker_pb2, grpc_controller_pb2, grpc_stdio_pb2, health_pb
 from ._log import FieldsAdapter
 from ._tls import Material
 from .contract import Agent, StateExporter
-from .host import Host, HostStub, RunHost
+from .callbacks import Callbacks, CallbacksStub, RunCallbacks
 
 # How long Attach waits for the host to name its callbacks' connection on
 # the broker stream (go-plugin's GRPCBroker.Dial waits as long).
@@ -172,7 +172,7 @@ class AgentService:
         self._logger = logger
         self._lock = threading.Lock()
         self._channel: Optional[grpc.Channel] = None
-        self._stub: Optional[HostStub] = None
+        self._stub: Optional[CallbacksStub] = None
         self._dialer: Optional[Dialer] = None
         self._session = ""
 
@@ -201,7 +201,7 @@ class AgentService:
             if self._channel is not None:
                 self._channel.close()
             self._channel = channel
-            self._stub = HostStub(channel)
+            self._stub = CallbacksStub(channel)
             self._dialer = dialer
             self._session = request.session_id
         return pb.AttachResponse()
@@ -230,31 +230,31 @@ class AgentService:
             remaining = None
         deadline = time.monotonic() + remaining if remaining is not None else None
         logger = FieldsAdapter(self._logger, {"session": task.session, "task": task.id})
-        host: Host = (RunHost if task.run else Host)(
-            stub, task.id, logger, deadline, calls=HostStub(task_channel) if task_channel else None, close_calls=task_channel.close if task_channel else None
+        cb: Callbacks = (RunCallbacks if task.run else Callbacks)(
+            stub, task.id, logger, deadline, calls=CallbacksStub(task_channel) if task_channel else None, close_calls=task_channel.close if task_channel else None
         )
         # Called when the call ends, however: a cancellation by the host
-        # reaches the agent's code through host.cancelled and its calls.
-        if not context.add_callback(host._cancel_now):
-            host._cancel_now()
+        # reaches the agent's code through cb.cancelled and its calls.
+        if not context.add_callback(cb._cancel_now):
+            cb._cancel_now()
         run_err: Optional[BaseException] = None
         try:
-            result = self._agent.run(task, host)
+            result = self._agent.run(task, cb)
         except Exception as e:
             self._failed("run", e)
             run_err = e
         # The result goes back only after every tool-use report is durable
         # on the host, whether or not the task succeeded.
-        acked, close_err = host._close()
+        acked, close_err = cb._close()
         if task_channel is not None:
             task_channel.close()
         if run_err is not None:
-            if isinstance(run_err, errors.CancelledError) and remaining is not None and host.time_remaining() == 0:
+            if isinstance(run_err, errors.CancelledError) and remaining is not None and cb.time_remaining() == 0:
                 run_err = errors.DeadlineExceededError(str(run_err))
             _abort(context, run_err)
         if close_err is not None:
             _abort_with(context, grpc.StatusCode.UNAVAILABLE, f"task {task.id}: tool-use reports were not acknowledged: {close_err}")
-        refused = host._refused_report()
+        refused = cb._refused_report()
         if refused is not None:
             _abort_with(context, grpc.StatusCode.FAILED_PRECONDITION, f"task {task.id}: a tool-use report was refused: {refused}")
         if not hasattr(result, "artifact"):

@@ -3,8 +3,8 @@
 The same contract as the Go SDK's package ``sdk`` (sdk/agent.go), in
 Python's idiom: an agent subclasses ``Agent``, describes itself with an
 ``Info`` and runs a ``Task`` to a ``Result``; while it runs it talks to the
-host through a ``Host`` (hearth_agent.host). An agent whose session can be
-rehydrated also subclasses ``StateExporter``.
+host through its ``Callbacks`` (hearth_agent.callbacks). An agent whose
+session can be rehydrated also subclasses ``StateExporter``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 if TYPE_CHECKING:
-    from .host import Host
+    from .callbacks import Callbacks
 
 
 class Outcome(enum.IntEnum):
@@ -28,7 +28,7 @@ class Outcome(enum.IntEnum):
     ERROR = 2
     """The tool use was made and failed."""
     DENIED = 3
-    """The host denied it (Host.check), and it was not made."""
+    """The host denied it (Callbacks.check), and it was not made."""
 
     def __str__(self) -> str:
         return self.name.lower()
@@ -127,7 +127,7 @@ class Task:
     prompt: str = ""
     """Exactly as written in the pipeline or submitted: never rewritten."""
     run: str = ""
-    """The run the task belongs to; then its host is a RunHost."""
+    """The run the task belongs to; then its callbacks are RunCallbacks."""
     name: str = ""
     """The task's name in its pipeline."""
     session: str = ""
@@ -252,12 +252,12 @@ class Agent(abc.ABC):
         """Say who the agent is. Called once per session, right after start."""
 
     @abc.abstractmethod
-    def run(self, task: Task, host: "Host") -> Result:
+    def run(self, task: Task, cb: "Callbacks") -> Result:
         """Carry out one task and return its result.
 
         Ask the host before each tool use and report it after (the Tools
         helpers do both). Return promptly, or raise CancelledError, once
-        ``host.cancelled`` is true.
+        ``cb.cancelled`` is true.
         """
 
 

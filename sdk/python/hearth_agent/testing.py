@@ -19,7 +19,7 @@ sdktest.Checks gives them, from pytest or unittest::
             with Harness(Finder()) as h:
                 res = h.run(Task(id="t1", prompt="TODO"))
                 self.assertIn("TODO", res.output)
-                self.assertEqual(h.host.tool_uses("t1")[0].tool, "Search")
+                self.assertEqual(h.recorder.tool_uses("t1")[0].tool, "Search")
 
 The checks that need a plugin process (shutdown, host crash) run with
 ``hearth agents test -- python3 agent.py``.
@@ -44,7 +44,7 @@ from ._pb import agent_pb2 as pb
 from ._pb import grpc_broker_pb2
 from ._services import AgentService, Broker, Stdio, handlers
 from .contract import Agent, ContextArtifact, Info, Result, Task, ToolCall, ToolUse, Upstream, Verdict
-from .host import new_id
+from .callbacks import new_id
 
 # The harness's logger when none is given: the agent's log lines are dropped,
 # as sdktest's null logger drops them.
@@ -173,7 +173,7 @@ class Harness:
     """
 
     def __init__(self, agent: Agent, policy: Optional[Policy] = None, logger: Optional[logging.Logger] = None) -> None:
-        self.host = Recorder(policy)
+        self.recorder = Recorder(policy)
         self.session = new_id("session")
         self._dir = tempfile.mkdtemp(prefix="hearth-harness-")
         agent_sock = os.path.join(self._dir, "agent")
@@ -186,7 +186,7 @@ class Harness:
             self._agent_server.add_generic_rpc_handlers((h,))
         self._agent_server.add_insecure_port("unix:" + agent_sock)
         self._host_server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="harness-host"))
-        self._host_server.add_generic_rpc_handlers((self.host._handler(),))
+        self._host_server.add_generic_rpc_handlers((self.recorder._handler(),))
         self._host_server.add_insecure_port("unix:" + host_sock)
         self._agent_server.start()
         self._host_server.start()
@@ -368,7 +368,7 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
                 err: Optional[BaseException] = None
             except Exception as e:
                 res, err = None, e
-            runs.append((t, res, err, h.host.log(t.id)))
+            runs.append((t, res, err, h.recorder.log(t.id)))
     r = check(
         "tasks",
         "Every task succeeds through the plugin protocol and reports well-formed tool uses (a tool name, a known kind, an outcome, no empty path); its artifact has no blank item.",
@@ -435,7 +435,7 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
             except Exception:
                 pass  # failing a task whose tools are denied is fine
             denied: list[ToolCall] = []
-            for entry in h.host.log(t.id):
+            for entry in h.recorder.log(t.id):
                 if entry.call is not None:
                     if entry.verdict is not None and not entry.verdict.allow:
                         denied.append(entry.call)
@@ -520,7 +520,7 @@ def _check_cancel(new_agent: Callable[[], Agent], tasks: Sequence[Task], r: Chec
         released.set()
 
     with Harness(new_agent()) as h:
-        h.host._hold = hold
+        h.recorder._hold = hold
         cancel = threading.Event()
         done = threading.Event()
 
@@ -538,12 +538,12 @@ def _check_cancel(new_agent: Callable[[], Agent], tasks: Sequence[Task], r: Chec
         cancel.set()
         if not released.wait(CANCEL_LIMIT):
             r.errors.append(
-                f"the agent did not give up its tool question within {CANCEL_LIMIT:g}s of its task's cancellation; let host calls be cancelled (the SDK does) and do not retry them once host.cancelled is true"
+                f"the agent did not give up its tool question within {CANCEL_LIMIT:g}s of its task's cancellation; let host calls be cancelled (the SDK does) and do not retry them once cb.cancelled is true"
             )
         if not done.wait(CANCEL_LIMIT):
-            r.errors.append(f"run did not return within {CANCEL_LIMIT:g}s of its task's cancellation; check host.cancelled in long loops and use host.wait instead of time.sleep")
+            r.errors.append(f"run did not return within {CANCEL_LIMIT:g}s of its task's cancellation; check cb.cancelled in long loops and use cb.wait instead of time.sleep")
             return
-        h.host._hold = None
+        h.recorder._hold = None
         try:
             h.run(replace(tasks[0], id="after-cancel"), timeout=CALL_LIMIT)
         except Exception as e:

@@ -1,8 +1,8 @@
 """Tools: the common tools an agent uses, each done the honest way in one call.
 
-Each method asks the host (``Host.check``, with a fresh call ID, the tool's
+Each method asks the host (``Callbacks.check``, with a fresh call ID, the tool's
 kind and its paths), raises ``Denied`` without doing anything when the host
-says no, does the work, and reports it (``Host.report``, with the same call
+says no, does the work, and reports it (``Callbacks.report``, with the same call
 ID, kind and paths, Outcome.OK or Outcome.ERROR, and how long it took). A
 denied call is reported too, with Outcome.DENIED. The same tools, names and
 kinds as the Go SDK's sdk.Tools.
@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 from . import errors
 from .contract import Kind, Outcome, ToolCall, ToolUse
-from .host import Host, new_id
+from .callbacks import Callbacks, new_id
 
 _T = TypeVar("_T")
 _Entries = list["os.DirEntry[str]"]
@@ -70,7 +70,7 @@ def _death_signal() -> Optional[Callable[[], None]]:
 
 
 class Tools:
-    """The tools of one task. Make one per task: a task's Host is its own.
+    """The tools of one task. Make one per task: a task's Callbacks are its own.
 
     Paths are given to the host as the agent named them (a relative path
     stays relative: the host reads it against the session's workspace,
@@ -78,8 +78,8 @@ class Tools:
     against ``root`` ("" means the current directory).
     """
 
-    def __init__(self, host: Host, root: str = "") -> None:
-        self._host = host
+    def __init__(self, cb: Callbacks, root: str = "") -> None:
+        self._cb = cb
         self._root = root
 
     def _resolve(self, p: str) -> str:
@@ -96,11 +96,11 @@ class Tools:
         work: Callable[[], tuple[_T, Optional[list[str]]]],
     ) -> _T:
         call = ToolCall(tool=tool, kind=kind, paths=paths, input=input, call_id=new_id("call"))
-        v = self._host.check(call)
+        v = self._cb.check(call)
         use = ToolUse(tool=tool, kind=kind, paths=paths, call_id=call.call_id, outcome=Outcome.DENIED)
         if not v.allow:
             use.error = v.reason
-            self._host.report(use)
+            self._cb.report(use)
             raise errors.Denied(tool, paths, v.guard, v.reason)
         start = time.monotonic()
         try:
@@ -108,13 +108,13 @@ class Tools:
         except Exception as e:
             use.duration = time.monotonic() - start
             use.outcome, use.error = Outcome.ERROR, str(e) or type(e).__name__
-            self._host.report(use)
+            self._cb.report(use)
             raise
         use.duration = time.monotonic() - start
         if reported is not None:
             use.paths = reported
         use.outcome = Outcome.OK
-        self._host.report(use)
+        self._cb.report(use)
         return value
 
     def read(self, path: str) -> bytes:
@@ -227,7 +227,7 @@ class Tools:
         """
         paths = [a for a in args if a and not a.startswith("-") and os.path.isfile(self._resolve(a))]
         argv = [name, *args]
-        remaining = self._host.time_remaining()
+        remaining = self._cb.time_remaining()
         if remaining is not None and (timeout is None or remaining < timeout):
             timeout = remaining
 

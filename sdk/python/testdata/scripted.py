@@ -31,13 +31,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from hearth_agent import (  # noqa: E402
     Agent,
     ContextArtifact,
-    Host,
+    Callbacks,
     Info,
     Kind,
     Outcome,
     PermanentError,
     Result,
-    RunHost,
+    RunCallbacks,
     StateExporter,
     Task,
     Tools,
@@ -68,7 +68,7 @@ class Scripted(Agent, StateExporter):
         with self._lock:
             self._seen = [str(s) for s in data["seen"]]
 
-    def run(self, task: Task, host: Host) -> Result:
+    def run(self, task: Task, cb: Callbacks) -> Result:
         out: list[str] = []
         res = Result()
         art = ContextArtifact()
@@ -80,7 +80,7 @@ class Scripted(Agent, StateExporter):
                 out.append(arg)
             elif verb in ("read", "ignoredenial"):
                 call = ToolCall(tool="Read", kind=Kind.READ, paths=[arg], input={"file_path": arg})
-                v = host.check(call)
+                v = cb.check(call)
                 use = ToolUse(tool="Read", kind=Kind.READ, paths=[arg], call_id=call.call_id, outcome=Outcome.OK)
                 if not v.allow and verb == "read":
                     use.outcome, use.error = Outcome.DENIED, v.reason
@@ -89,33 +89,33 @@ class Scripted(Agent, StateExporter):
                     with self._lock:
                         self._seen.append(arg)
                     art.modified_files.append(arg)
-                host.report(use)
+                cb.report(use)
             elif verb == "tool":
                 try:
-                    out.append(Tools(host, os.getcwd()).read_text(arg).strip())
+                    out.append(Tools(cb, os.getcwd()).read_text(arg).strip())
                 except Exception as e:  # Denied, or a missing file
                     out.append(f"{type(e).__name__}: {e}")
             elif verb == "unasked":
-                host.report(ToolUse(tool="Read", kind=Kind.READ, paths=[arg], call_id=new_id("call"), outcome=Outcome.OK))
+                cb.report(ToolUse(tool="Read", kind=Kind.READ, paths=[arg], call_id=new_id("call"), outcome=Outcome.OK))
             elif verb == "nooutcome":
-                host.report(ToolUse(tool="Read", kind=Kind.READ, paths=["x.py"], outcome=None))  # type: ignore[arg-type]
+                cb.report(ToolUse(tool="Read", kind=Kind.READ, paths=["x.py"], outcome=None))  # type: ignore[arg-type]
             elif verb in ("set", "get", "checkpoint"):
-                if not isinstance(host, RunHost):
+                if not isinstance(cb, RunCallbacks):
                     raise PermanentError(f"scripted: step {verb!r} needs a task of a run")
                 if verb == "set":
                     section, _, value = arg.partition("=")
-                    host.set_state(section, json.loads(value))
+                    cb.set_state(section, json.loads(value))
                 elif verb == "get":
-                    out.append(json.dumps(host.state(arg), sort_keys=True))
+                    out.append(json.dumps(cb.state(arg), sort_keys=True))
                 else:
-                    out.append(f"checkpoint={host.checkpoint(arg)}")
+                    out.append(f"checkpoint={cb.checkpoint(arg)}")
             elif verb == "log":
-                host.logger.warning(arg, extra={"step": "log"})
+                cb.logger.warning(arg, extra={"step": "log"})
             elif verb == "pid":
                 out.append(str(os.getpid()))
             elif verb == "sleep":
-                if host.wait(float(arg)):
-                    host.raise_if_cancelled()
+                if cb.wait(float(arg)):
+                    cb.raise_if_cancelled()
             elif verb == "hang":
                 threading.Event().wait()
             elif verb == "crash":
@@ -125,16 +125,16 @@ class Scripted(Agent, StateExporter):
             elif verb == "permanent":
                 raise PermanentError(arg)
             elif verb == "progress":
-                host.progress(float(arg), message=step)
+                cb.progress(float(arg), message=step)
             elif verb == "wait":
                 while not os.path.exists(arg):
-                    if host.wait(0.005):
-                        host.raise_if_cancelled()
+                    if cb.wait(0.005):
+                        cb.raise_if_cancelled()
             elif verb == "cancelled":
-                host.wait()
+                cb.wait()
                 with open(os.environ["HEARTH_TEST_CANCELLED"], "w") as f:
-                    f.write(f"cancelled={host.cancelled}")
-                host.raise_if_cancelled()
+                    f.write(f"cancelled={cb.cancelled}")
+                cb.raise_if_cancelled()
             elif verb == "seen":
                 with self._lock:
                     out.append(",".join(self._seen))
@@ -149,7 +149,7 @@ class Scripted(Agent, StateExporter):
                 rtts = []
                 for _ in range(n):
                     start = time.perf_counter_ns()
-                    host.check(call)
+                    cb.check(call)
                     rtts.append(time.perf_counter_ns() - start)
                 rtts.sort()
                 res.metrics["p50_ns"] = float(rtts[n // 2])
@@ -159,7 +159,7 @@ class Scripted(Agent, StateExporter):
                 n = int(arg)
                 paths = [f"services/billing/internal/ledger/reconcile/batch_{i:02d}.go" for i in range(8)]
                 call = ToolCall(tool="Grep", kind=Kind.READ, paths=paths, call_id="call-0123456789abcdef")
-                v = host.check(call)
+                v = cb.check(call)
                 use = ToolUse(
                     tool="Grep",
                     kind=Kind.READ,
@@ -173,7 +173,7 @@ class Scripted(Agent, StateExporter):
                 if not v.allow:
                     use.outcome, use.error, n = Outcome.DENIED, v.reason, 1
                 for _ in range(n):
-                    host.report(use)
+                    cb.report(use)
             elif verb == "context":
                 out.append(task.context)
             elif verb == "upstream":
@@ -210,9 +210,9 @@ def main() -> None:
         svc.handlers = patched
         signal_ignore()
     elif mode == "ignorecancel":
-        import hearth_agent.host as h
+        import hearth_agent.callbacks as h
 
-        h.Host._cancel_now = lambda self: None  # type: ignore[assignment]
+        h.Callbacks._cancel_now = lambda self: None  # type: ignore[assignment]
     elif mode == "noparentwatch":
         import hearth_agent.server as s
 

@@ -19,14 +19,14 @@ from hearth_agent import (
     CancelledError,
     Denied,
     HearthError,
-    Host,
+    Callbacks,
     HostError,
     Info,
     Kind,
     Outcome,
     PermanentError,
     Result,
-    RunHost,
+    RunCallbacks,
     StateNotSupportedError,
     Task,
     Tools,
@@ -45,8 +45,8 @@ class ToolsAgent(Agent):
     def describe(self) -> Info:
         return Info(name="tools", version="0.1.0", capacity=2)
 
-    def run(self, task: Task, host: Host) -> Result:
-        t = Tools(host, self.root)
+    def run(self, task: Task, cb: Callbacks) -> Result:
+        t = Tools(cb, self.root)
         out = []
         for step in task.prompt.split(";"):
             verb, _, arg = step.partition(":")
@@ -84,7 +84,7 @@ class ToolsTest(unittest.TestCase):
         with Harness(ToolsAgent(self.dir)) as h:
             res = h.run(Task(id="t1", prompt="write:new.py=print(1);edit:new.py=1>2;read:new.py;list:pkg;search:pkg;exec:echo hi"))
             self.assertEqual(res.output, "print(2)|.git,a.py,b.txt|pkg/a.py:2|0:hi")
-            log = h.host.log("t1")
+            log = h.recorder.log("t1")
             calls = [e.call for e in log if e.call is not None]
             uses = [e.use for e in log if e.use is not None]
             self.assertEqual([c.tool for c in calls], ["Write", "Edit", "Read", "List", "Search", "Exec"])
@@ -102,7 +102,7 @@ class ToolsTest(unittest.TestCase):
             with self.assertRaises(HostError) as cm:
                 h.run(Task(id="t1", prompt="read:missing.py"))
             self.assertIn("FileNotFoundError", str(cm.exception))
-            (u,) = h.host.tool_uses("t1")
+            (u,) = h.recorder.tool_uses("t1")
             self.assertEqual(u.outcome, Outcome.ERROR)
             self.assertIn("missing.py", u.error)
 
@@ -112,7 +112,7 @@ class ToolsTest(unittest.TestCase):
                 h.run(Task(id="t1", prompt="write:new.py=x"))
             self.assertIn('Write new.py was denied by guard "sdktest-deny-all": sdktest denies every tool use: Write', str(cm.exception))
             self.assertFalse(os.path.exists(os.path.join(self.dir, "new.py")))
-            (u,) = h.host.tool_uses("t1")
+            (u,) = h.recorder.tool_uses("t1")
             self.assertEqual((u.outcome, u.error), (Outcome.DENIED, "sdktest denies every tool use: Write"))
 
 
@@ -124,25 +124,25 @@ class Scripted(Agent):
     def describe(self) -> Info:
         return Info(name="scripted", version="1")
 
-    def run(self, task: Task, host: Host) -> Result:
+    def run(self, task: Task, cb: Callbacks) -> Result:
         if task.prompt == "permanent":
             raise PermanentError("bad input")
         if task.prompt == "boom":
             raise RuntimeError("boom")
         if task.prompt == "nooutcome":
             try:
-                host.report(ToolUse(tool="Read", outcome=None))  # type: ignore[arg-type]
+                cb.report(ToolUse(tool="Read", outcome=None))  # type: ignore[arg-type]
             except HearthError:
                 pass  # ignored on purpose: the task fails anyway
             return Result(output="went on")
         if task.prompt == "wait":
             self.waiting.set()
-            if host.wait(30):
+            if cb.wait(30):
                 self.saw_cancel.set()
-            host.raise_if_cancelled()
+            cb.raise_if_cancelled()
         if task.prompt == "state":
-            assert isinstance(host, RunHost)
-            host.state("x")
+            assert isinstance(cb, RunCallbacks)
+            cb.state("x")
         if task.prompt == "context":
             return Result(output=f"{task.context}|{task.feedback}|{task.upstream[0].artifact.key_decisions}")
         return Result(output="ok")
@@ -166,7 +166,7 @@ class ProtocolTest(unittest.TestCase):
             with self.assertRaises(PermanentError) as cm:
                 h.run(Task(id="t1", prompt="nooutcome"))
             self.assertIn('tool use "Read" has no outcome', str(cm.exception))
-            self.assertEqual(h.host.tool_uses("t1"), [])
+            self.assertEqual(h.recorder.tool_uses("t1"), [])
 
     def test_cancellation_reaches_the_agent(self) -> None:
         a = Scripted()
@@ -177,7 +177,7 @@ class ProtocolTest(unittest.TestCase):
             self.assertTrue(a.waiting.wait(10))
             cancel.set()
             t.join()
-            self.assertTrue(a.saw_cancel.wait(10), "the agent's host.wait did not wake on cancellation")
+            self.assertTrue(a.saw_cancel.wait(10), "the agent's cb.wait did not wake on cancellation")
 
     def test_run_calls_outside_a_run_are_permanent(self) -> None:
         with Harness(Scripted()) as h:
@@ -210,8 +210,8 @@ class ConformanceTest(unittest.TestCase):
             def describe(self) -> Info:
                 return Info(name="two words", version="")
 
-            def run(self, task: Task, host: Host) -> Result:
-                host.report(ToolUse(tool="Read", kind=Kind.READ, paths=[".env"], outcome=Outcome.OK))
+            def run(self, task: Task, cb: Callbacks) -> Result:
+                cb.report(ToolUse(tool="Read", kind=Kind.READ, paths=[".env"], outcome=Outcome.OK))
                 return Result(output="x")
 
         with self.assertRaises(ConformanceError) as cm:

@@ -1,11 +1,11 @@
-"""The host as an agent sees it during one task.
+"""The agent's callbacks: the host as an agent sees it during one task.
 
-``Host`` is what ``Agent.run`` is given: the pre-tool-use question
+``Callbacks`` are what ``Agent.run`` is given: the pre-tool-use question
 (``check``), tool-use reports (``report``, over one client stream per task,
 acknowledged as durable before the task's result goes back), progress, a
 logger, and the task's cancellation. A task that belongs to a run is given
-a ``RunHost``, which also reaches the run's state, checkpoints, files and
-chunk progress: check with ``isinstance(host, RunHost)``.
+``RunCallbacks``, which also reach the run's state, checkpoints, files and
+chunk progress: check with ``isinstance(cb, RunCallbacks)``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{os.urandom(8).hex()}"
 
 
-class HostStub:
+class CallbacksStub:
     """The host's callbacks (service hearth.agent.v1.Host) on one channel."""
 
     def __init__(self, channel: grpc.Channel) -> None:
@@ -70,21 +70,21 @@ def _drain(q: "queue.SimpleQueue[Optional[pb.ToolUse]]") -> Iterator[pb.ToolUse]
         yield m
 
 
-class Host:
-    """The host during one task. Every method is safe to call from any thread.
+class Callbacks:
+    """The agent's callbacks to the host during one task. Every method is safe to call from any thread.
 
-    Host calls raise the SDK's errors: CancelledError once the task is
+    The calls raise the SDK's errors: CancelledError once the task is
     cancelled, PermanentError when the host refused for good,
     ConnectionLostError when the host went away.
     """
 
     def __init__(
         self,
-        rpc: Optional[HostStub],
+        rpc: Optional[CallbacksStub],
         task_id: str,
         logger: logging.LoggerAdapter[logging.Logger],
         deadline: Optional[float] = None,
-        calls: Optional[HostStub] = None,
+        calls: Optional[CallbacksStub] = None,
         close_calls: Optional[Callable[[], None]] = None,
     ) -> None:
         # rpc carries the tool-use stream; calls, when given, the unary
@@ -282,7 +282,7 @@ class Host:
     def logger(self) -> logging.LoggerAdapter[logging.Logger]:
         """A logger whose lines reach the host's log, named by session and task.
 
-        Extra fields go in ``extra``: ``host.logger.info("found", extra={"files": 3})``.
+        Extra fields go in ``extra``: ``cb.logger.info("found", extra={"files": 3})``.
         """
         return self._logger
 
@@ -291,8 +291,8 @@ def _none(*_: Any, **__: Any) -> Any:
     raise errors.NotAttachedError("no host attached to this agent")
 
 
-class RunHost(Host):
-    """The host of a task that belongs to a run (Task.run is set)."""
+class RunCallbacks(Callbacks):
+    """The callbacks of a task that belongs to a run (Task.run is set)."""
 
     def state(self, section: str) -> Any:
         """One top-level section of the run's state document, decoded; None when unset.
