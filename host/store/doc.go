@@ -5,7 +5,7 @@
 //
 // Its records are protobuf messages (internal/storepb), and they stay
 // inside: every conversion between a record and the vocabulary's types
-// (package host) or the plain Go records the engine works on
+// (package hearth) or the plain Go records the engine works on
 // (SessionRecord, RunRecord, TaskRecord, OutputRecord, CheckpointRecord)
 // is in convert.go. Offline reads, for commands run without a daemon, are
 // methods of Store that return the vocabulary's types (views.go: the same
