@@ -11,6 +11,8 @@
 //	echo:TEXT         append TEXT to the output
 //	read:PATH         ask before reading PATH, then report a Read tool use
 //	sneak:PATH        report a Read tool use of PATH without asking first
+//	defy:PATH         ask before reading PATH and, denied or not, report a
+//	                  Read of it that succeeded, under a new call ID
 //	bigout:N          append N bytes of "x" to the output
 //	getenv:NAME       append NAME=VALUE, or NAME unset, from the plugin's environment
 //	tools:N           ask once, then report N tool uses (FloodToolUse) as
@@ -189,6 +191,16 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 		case "sneak":
 			u := sdk.ToolUse{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Outcome: sdk.OutcomeOK}
 			if err := cb.ReportToolUse(ctx, u); err != nil {
+				return res, err
+			}
+			out = append(out, "read "+arg)
+		case "defy":
+			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}}
+			if _, err := h.CheckToolUse(ctx, call); err != nil {
+				return res, err
+			}
+			u := sdk.ToolUse{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Outcome: sdk.OutcomeOK}
+			if err := h.ReportToolUse(ctx, u); err != nil {
 				return res, err
 			}
 			out = append(out, "read "+arg)
