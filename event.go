@@ -35,7 +35,7 @@ const (
 	// with an outcome other than denied; the message names the use and
 	// the guard. Its task fails.
 	EventToolDefied EventKind = "tool.defied"
-	EventDecision      EventKind = "decision"
+	EventDecision   EventKind = "decision"
 	// EventGuardFired: a guard denied, blocked, vetoed or gated something;
 	// Guard, Hook, Action and Message say which and why.
 	EventGuardFired EventKind = "guard.fired"
