@@ -41,12 +41,22 @@ func (peerInfo) AuthType() string { return "peercred" }
 
 func (c peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	info := peerInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
-	cred, err := peerCred(conn)
+	cred, pidfd, err := peerCred(conn)
 	if err != nil {
 		info.refusal = "the daemon cannot tell who is calling (" + err.Error() + ")"
 	} else {
 		info.pid, info.uid = cred.Pid, cred.Uid
 		info.refusal = refusal(cred, uint32(os.Geteuid()), process.PluginOf)
+		// The checks read /proc/PID of the process that connected. Had it
+		// exited since, PID could name another process by now: the
+		// descriptor the kernel took when it connected says whether it
+		// is still the same one.
+		if info.refusal == "" && pidfd >= 0 && unix.PidfdSendSignal(pidfd, 0, nil, 0) != nil {
+			info.refusal = fmt.Sprintf("process %d, which connected, has exited: the daemon serves the process it checked, not whoever holds its connection now", cred.Pid)
+		}
+	}
+	if pidfd >= 0 {
+		unix.Close(pidfd)
 	}
 	if info.refusal != "" {
 		c.s.logger.Warn("refused a connection on the unix socket", "pid", info.pid, "uid", info.uid, "reason", info.refusal)
@@ -66,26 +76,35 @@ func (c peerCreds) Clone() credentials.TransportCredentials { return c }
 
 func (peerCreds) OverrideServerName(string) error { return nil }
 
-// peerCred asks the kernel who is at the other end of conn.
-func peerCred(conn net.Conn) (*unix.Ucred, error) {
+// soPeerPidfd is SO_PEERPIDFD (Linux 6.5): a pidfd of the process that
+// connected, taken when it connected.
+const soPeerPidfd = 77
+
+// peerCred asks the kernel who is at the other end of conn: its
+// credentials, and a pidfd of it (-1 where the kernel has none to give).
+func peerCred(conn net.Conn) (*unix.Ucred, int, error) {
 	uc, ok := conn.(*net.UnixConn)
 	if !ok {
-		return nil, fmt.Errorf("not a unix socket connection: %T", conn)
+		return nil, -1, fmt.Errorf("not a unix socket connection: %T", conn)
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	var (
-		cred *unix.Ucred
-		cerr error
+		cred  *unix.Ucred
+		cerr  error
+		pidfd = -1
 	)
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if v, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, soPeerPidfd); err == nil {
+			pidfd = v
+		}
 	}); err != nil {
-		return nil, err
+		return nil, -1, err
 	}
-	return cred, cerr
+	return cred, pidfd, cerr
 }
 
 // refusal says why the daemon refuses a peer, "" when it does not: a

@@ -2,8 +2,12 @@ package process
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
@@ -18,6 +22,10 @@ import (
 var plugins struct {
 	sync.Mutex
 	byPID map[int]pluginEntry
+	// byCgroup names the plugin each cgroup was made for, while the
+	// cgroup exists: its processes may outlive the plugin for the moment
+	// the kill takes.
+	byCgroup map[string]Owner
 }
 
 type pluginEntry struct {
@@ -57,7 +65,21 @@ func (r registering) Start(ctx context.Context) error {
 			delete(plugins.byPID, pid)
 		}
 	}
-	plugins.byPID[r.PID()] = pluginEntry{Owner{r.agent, r.session, r.PID()}, r.Exited()}
+	o := Owner{r.agent, r.session, r.PID()}
+	plugins.byPID[r.PID()] = pluginEntry{o, r.Exited()}
+	if cg := r.Cgroup(); cg != "" {
+		if plugins.byCgroup == nil {
+			plugins.byCgroup = make(map[string]Owner)
+		}
+		for c := range plugins.byCgroup {
+			if hc, err := procgroup.HostCgroups(); err == nil {
+				if _, err := os.Stat(filepath.Join(hc.Root, c)); errors.Is(err, fs.ErrNotExist) {
+					delete(plugins.byCgroup, c)
+				}
+			}
+		}
+		plugins.byCgroup[cg] = o
+	}
 	return nil
 }
 
@@ -81,12 +103,19 @@ func running(pid int) (Owner, bool) {
 	return e.owner, true
 }
 
-// PluginOf reports whether process pid is a plugin this process started
-// and runs, or was started by one: one of its ancestors is a plugin, or
-// it is in a plugin's process group or session (a plugin's child that
-// was re-parented after its parent exited stays in them unless it leaves
-// them on purpose; docs/confinement.md says what remains).
+// PluginOf reports whether process pid is a plugin this process started,
+// or was started by one. Where the host gives its plugins cgroups
+// (package host/internal/procgroup), a process in one of them is, by a
+// property no confined process can change: nothing it does moves it out.
+// Elsewhere, and for what is not in one, the process's ancestors, process
+// group and session are looked at: a plugin's child that was re-parented
+// after its parent exited stays in them unless it leaves them on purpose
+// (setsid), which the cgroup catches and this does not;
+// docs/confinement.md says where each holds.
 func PluginOf(pid int) (Owner, bool) {
+	if o, ok := inPluginCgroup(pid); ok {
+		return o, true
+	}
 	self := os.Getpid()
 	for p, hops := pid, 0; p > 1 && p != self && hops < 64; hops++ {
 		if o, ok := running(p); ok {
@@ -105,4 +134,30 @@ func PluginOf(pid int) (Owner, bool) {
 		p = st.PPID
 	}
 	return Owner{}, false
+}
+
+// inPluginCgroup reports whether process pid runs in a cgroup this host
+// made for a plugin, and whose.
+func inPluginCgroup(pid int) (Owner, bool) {
+	hc, err := procgroup.HostCgroups()
+	if err != nil {
+		return Owner{}, false
+	}
+	cg, err := procgroup.CgroupOf(pid)
+	if err != nil {
+		return Owner{}, false
+	}
+	rest, ok := strings.CutPrefix(cg, hc.Rel+"/")
+	if !ok {
+		return Owner{}, false
+	}
+	leaf, _, _ := strings.Cut(rest, "/")
+	plugins.Lock()
+	defer plugins.Unlock()
+	if o, ok := plugins.byCgroup[hc.Rel+"/"+leaf]; ok {
+		return o, true
+	}
+	// Made by this host for a plugin, whichever: a process there is one
+	// of them.
+	return Owner{Agent: "?", Session: "?"}, true
 }
