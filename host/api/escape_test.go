@@ -125,9 +125,16 @@ func TestEscapeSuite(t *testing.T) {
 	}
 
 	// Between starts: a link planted over the write grant, then a crash.
+	sub := d.h.Subscribe(256)
+	defer sub.Close()
 	tg.Stage = "plant"
 	if as := attack("open", tg); len(as) != 1 || !strings.Contains(as[0].Detail, "planted") {
 		t.Fatalf("plant: %+v", as)
+	}
+	for e := range sub.C {
+		if e.Kind == host.EventSessionLost && e.Agent == "open" {
+			break
+		}
 	}
 	tg.Stage = "reap"
 	b, _ := json.Marshal(tg)
@@ -138,12 +145,6 @@ func TestEscapeSuite(t *testing.T) {
 	case err != nil:
 		t.Errorf("the start after the plant failed, but not naming the planted grant: %v", err)
 	default:
-		var as []hostile.Attempt
-		_ = json.Unmarshal([]byte(out.Result.Output), &as)
-		for _, a := range as {
-			if a.Escaped {
-				t.Errorf("ESCAPED: %s: %s", a.Name, a.Detail)
-			}
-		}
+		t.Errorf("the start after the plant was not refused: %s", out.Result.Output)
 	}
 }

@@ -262,12 +262,20 @@ func attack(ctx context.Context, tg Targets) []Attempt {
 	if tg.Restricted {
 		try("TCP connect to a port not in connect_ports", func() (bool, string) { return dial("tcp", tg.HTTP) })
 		try("TCP listen", func() (bool, string) { return listen("tcp") })
-		try("MPTCP connect", func() (bool, string) { return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, tg.HTTP, false) })
-		try("MPTCP bind", func() (bool, string) { return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, "127.0.0.1:0", true) })
-		try("MPTCP over IPv6", func() (bool, string) { return rawSocket(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, "[::1]:0", true) })
+		try("MPTCP connect", func() (bool, string) {
+			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, tg.HTTP, false)
+		})
+		try("MPTCP bind", func() (bool, string) {
+			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, "127.0.0.1:0", true)
+		})
+		try("MPTCP over IPv6", func() (bool, string) {
+			return rawSocket(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, "[::1]:0", true)
+		})
 		try("UDP send", func() (bool, string) { return dial("udp", tg.HTTP) })
 		try("UDP listen", func() (bool, string) { return listen("udp") })
-		try("SCTP", func() (bool, string) { return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP, "127.0.0.1:0", true) })
+		try("SCTP", func() (bool, string) {
+			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP, "127.0.0.1:0", true)
+		})
 		try("raw IP socket", func() (bool, string) { return rawSocket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP, "", false) })
 		try("packet socket", func() (bool, string) { return rawSocket(unix.AF_PACKET, unix.SOCK_RAW, 0, "", false) })
 	}

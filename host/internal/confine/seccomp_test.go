@@ -23,7 +23,7 @@ func runFilter(t testing.TB, vm *bpf.VM, d SeccompData) uint32 {
 	binary.BigEndian.PutUint32(in[offNr:], d.Nr)
 	binary.BigEndian.PutUint32(in[offArch:], d.Arch)
 	for i, a := range d.Args {
-		binary.BigEndian.PutUint32(in[16+8*i:], uint32(a))     // low word first, as on little-endian
+		binary.BigEndian.PutUint32(in[16+8*i:], uint32(a))       // low word first, as on little-endian
 		binary.BigEndian.PutUint32(in[16+8*i+4:], uint32(a>>32)) // then the high word
 	}
 	got, err := vm.Run(in)
