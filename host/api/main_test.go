@@ -43,6 +43,10 @@ func TestMain(m *testing.M) {
 		stranger() // another user of the machine: stranger_test.go
 		os.Exit(0)
 	}
+	if sock := os.Getenv(envImpostor); sock != "" {
+		impostor(sock) // another user's socket: stranger_test.go
+		os.Exit(0)
+	}
 	// Every daemon a test starts is closed by its cleanup: nothing of it
 	// may be left running. The one goroutine that starts plugins lives as
 	// long as the process, locked to its thread: the parent-death signal
