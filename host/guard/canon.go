@@ -65,12 +65,15 @@ type PathPolicy struct {
 	// for the fields in DefaultPathFields.
 	Fields map[string][]string
 	// SearchesSkipHidden takes a search or listing with no filter of
-	// its own (a Grep without glob or type) to skip hidden files and
-	// directories below its path, as ripgrep — Claude Code's Grep —
-	// does unless told otherwise. By default a guard assumes it may read
-	// them: a guard on .env then refuses every unfiltered Grep of a tree
-	// that may hold one. A search that names a hidden path, or whose
-	// glob or type admits hidden names, reaches them either way.
+	// its own, by a tool hearth does not know (an agent's own tool of
+	// kind search or list), to skip hidden files and directories below
+	// its path, as ripgrep does unless told otherwise. Set it only where
+	// every such tool of every agent does skip them. It never applies
+	// to Claude Code's Grep and Glob, which reach hidden files: Grep
+	// passes --hidden to ripgrep on every call, Glob unless
+	// CLAUDE_CODE_GLOB_HIDDEN=false (read in Claude Code 2.1.332). By
+	// default a guard assumes a search may read them: a guard on .env
+	// then refuses every unfiltered search of a tree that may hold one.
 	SearchesSkipHidden bool
 	// CacheTTL bounds how long a symbolic link resolution is reused; 0
 	// means DefaultCacheTTL, a negative value turns the cache off.

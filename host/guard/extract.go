@@ -108,6 +108,10 @@ type rawTarget struct {
 	tilde bool
 	// cwds, for a shell word: the directories it may be relative to.
 	cwds []string
+	// hidden: the tool reaches hidden names below the path whatever the
+	// PathPolicy says (Claude Code's Grep and Glob: see
+	// PathPolicy.SearchesSkipHidden).
+	hidden bool
 }
 
 // extraction is what reading a call found. Its slices are reused from
@@ -347,6 +351,7 @@ func (r *Resolver) extract(x *extraction, c Call, cwd string) {
 	if x.raws == nil {
 		x.raws = make([]rawTarget, 0, 2)
 	}
+	first := len(x.raws)
 	in := &input{raw: c.RawInput, m: c.Input, fields: x.fields[:0]}
 	defer func() { x.fields = in.fields }()
 	field := func(name string, a Access, filters ...string) {
@@ -407,6 +412,14 @@ func (r *Resolver) extract(x *extraction, c Call, cwd string) {
 	}
 	for _, p := range c.Paths {
 		x.add(rawTarget{p: p, access: a, filters: filters, from: "paths", tilde: true})
+	}
+	if known {
+		// Claude Code's tools reach hidden names: its Grep passes
+		// --hidden to ripgrep on every call, and its Glob does unless
+		// CLAUDE_CODE_GLOB_HIDDEN=false.
+		for i := first; i < len(x.raws); i++ {
+			x.raws[i].hidden = true
+		}
 	}
 }
 
@@ -491,22 +504,41 @@ func splitPattern(p string) (dir, rest string) {
 	return dir, rest
 }
 
-// grepFilters are the names below its path a Grep reaches: its glob,
+// grepFilters are the names below its path a Grep reaches: its globs,
 // read as ripgrep reads one (a glob without a slash matches a name at
 // any depth), or the files of its type; everything when it has
 // neither, or a glob that excludes ("!x") or a type hearth does not
-// know.
+// know. The glob field is split as Claude Code splits it before it
+// hands the globs to ripgrep (2.1.332): at white space, and each part
+// at commas unless it holds a brace ("*.go,.env" is two globs,
+// "*.{go,env}" one).
 func grepFilters(in *input) []string {
 	var out []string
-	for _, g := range in.get("glob") {
-		g = strings.TrimSpace(g)
-		switch {
-		case g == "" || strings.HasPrefix(g, "!"):
+	for _, field := range in.get("glob") {
+		var globs []string
+		for _, part := range strings.Fields(field) {
+			if strings.Contains(part, "{") && strings.Contains(part, "}") {
+				globs = append(globs, part)
+				continue
+			}
+			for _, g := range strings.Split(part, ",") {
+				if g != "" {
+					globs = append(globs, g)
+				}
+			}
+		}
+		if len(globs) == 0 {
 			return []string{"**"}
-		case strings.HasPrefix(g, "/"):
-			out = append(out, strings.TrimPrefix(g, "/"), "**/"+strings.TrimPrefix(g, "/"))
-		default:
-			out = append(out, g, "**/"+g)
+		}
+		for _, g := range globs {
+			switch {
+			case strings.HasPrefix(g, "!"):
+				return []string{"**"}
+			case strings.HasPrefix(g, "/"):
+				out = append(out, strings.TrimPrefix(g, "/"), "**/"+strings.TrimPrefix(g, "/"))
+			default:
+				out = append(out, g, "**/"+g)
+			}
 		}
 	}
 	if len(out) > 0 {

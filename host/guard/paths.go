@@ -133,7 +133,7 @@ func (r *Resolver) target(p, cwd string, raw rawTarget) Target {
 			break
 		}
 		for _, f := range raw.filters {
-			if f == "**" && r.skipHidden && (raw.access == AccessSearch || raw.access == AccessList) {
+			if f == "**" && r.skipHidden && !raw.hidden && (raw.access == AccessSearch || raw.access == AccessList) {
 				t.reach = append(t.reach, compileVisibleBelow(strings.TrimSuffix(base, "/"), r.fold))
 				continue
 			}

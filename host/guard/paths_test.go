@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -310,30 +311,71 @@ func TestToolUseFor(t *testing.T) {
 	}
 }
 
-// TestSearchesSkipHidden: with searches_skip_hidden, a Grep without a
-// filter is taken to skip hidden names below its path, as ripgrep does;
-// one that names them, by path or glob, still reaches them.
+// TestSearchesSkipHidden (issue 25, finding 7): searches_skip_hidden
+// takes an agent's own search tool, without a filter, to skip hidden
+// names below its path, as ripgrep does; one that names them, by path or
+// glob, still reaches them. Claude Code's Grep passes --hidden to
+// ripgrep on every call (and its Glob by default): whatever the setting,
+// they reach .env.
 func TestSearchesSkipHidden(t *testing.T) {
 	tr := newTree(t)
 	for _, skip := range []bool{false, true} {
 		r := tr.resolver(t, PathPolicy{SearchesSkipHidden: skip})
 		set := secretsGuard(t, r)
+		for _, input := range []string{
+			`{"pattern":"x"}`,
+			`{"pattern":"x","path":"$HOME"}`,
+			`{"pattern":"x","path":"$HOME/.ssh"}`,
+			`{"pattern":"x","glob":".env"}`,
+			`{"pattern":"x","path":"$HOME","glob":"id_*"}`,
+			`{"pattern":"x","path":"$HOME","type":"sh"}`,
+			`{"pattern":"x","path":"$W/ssh"}`,
+		} {
+			if set.First(PreToolUse, Match{}, set.ToolUse(tr.call(bypassCase{tool: "Grep", input: input}))) == nil {
+				t.Errorf("skip %v, Claude Code's Grep %s: allowed; it passes --hidden and reaches .env", skip, input)
+			}
+		}
+		// An agent's own search tool, which reads the directory in its
+		// path field (its glob, hearth does not know how it reads).
 		for _, tc := range []struct {
 			input string
 			deny  bool // with skip set
 		}{
-			{`{"pattern":"x"}`, false},
-			{`{"pattern":"x","path":"$HOME"}`, false},
-			{`{"pattern":"x","path":"$HOME/.ssh"}`, true},
-			{`{"pattern":"x","glob":".env"}`, true},
-			{`{"pattern":"x","path":"$HOME","glob":"id_*"}`, true},
-			{`{"pattern":"x","path":"$HOME","type":"sh"}`, true},
-			{`{"pattern":"x","path":"$W/ssh"}`, true},
+			{`{"path":"$W"}`, false},
+			{`{"path":"$HOME"}`, false},
+			{`{"path":"$HOME/.ssh"}`, true},
+			{`{"path":"$W/ssh"}`, true},
+			{`{"path":"$W/.env"}`, true},
 		} {
-			got := set.First(PreToolUse, Match{}, set.ToolUse(tr.call(bypassCase{tool: "Grep", input: tc.input}))) != nil
-			if want := tc.deny || !skip; got != want {
-				t.Errorf("skip %v, Grep %s: denied %v, want %v", skip, tc.input, got, want)
+			c := tr.call(bypassCase{tool: "search_code", input: tc.input})
+			c.Kind = KindSearch
+			own := set.First(PreToolUse, Match{}, set.ToolUse(c)) != nil
+			if want := tc.deny || !skip; own != want {
+				t.Errorf("skip %v, an agent's search %s: denied %v, want %v", skip, tc.input, own, want)
 			}
+		}
+	}
+}
+
+// TestGrepGlobsSplitAsClaudeCodeSplitsThem: Claude Code splits a Grep's
+// glob at white space and commas (not inside braces) before ripgrep sees
+// it, so "*.go,.env" reaches .env.
+func TestGrepGlobsSplitAsClaudeCodeSplitsThem(t *testing.T) {
+	tr := newTree(t)
+	set := secretsGuard(t, tr.resolver(t, PathPolicy{}))
+	for _, tc := range []struct {
+		glob string
+		deny bool
+	}{
+		{"*.go,.env", true},
+		{"*.go .env", true},
+		{"*.{go,md}", false},
+		{"*.go,*.md", false},
+		{".e{nv,x}", true},
+	} {
+		in := fmt.Sprintf(`{"pattern":"x","glob":%q}`, tc.glob)
+		if got := set.First(PreToolUse, Match{}, set.ToolUse(tr.call(bypassCase{tool: "Grep", input: in}))) != nil; got != tc.deny {
+			t.Errorf("Grep with glob %q: denied %v, want %v", tc.glob, got, tc.deny)
 		}
 	}
 }
