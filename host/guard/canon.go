@@ -75,6 +75,12 @@ type PathPolicy struct {
 	// default a guard assumes a search may read them: a guard on .env
 	// then refuses every unfiltered search of a tree that may hold one.
 	SearchesSkipHidden bool
+	// Shell is the shell agents' commands run in: "bash" (the default;
+	// sh, dash and the rest are read as bash) or "zsh", whose commands
+	// are parsed as zsh, and refused as unread where they use zsh's own
+	// expansions (=cmd, glob qualifiers, parameter flags), which are not
+	// read.
+	Shell string
 	// CacheTTL bounds how long a symbolic link resolution is reused; 0
 	// means DefaultCacheTTL, a negative value turns the cache off.
 	CacheTTL time.Duration
@@ -94,6 +100,7 @@ var DefaultPathFields = []string{
 type Resolver struct {
 	fold       bool
 	skipHidden bool
+	shellLang  string
 	home       string
 	fields     []toolFields
 	ttl        time.Duration
@@ -123,7 +130,7 @@ type resolution struct {
 // NewResolver returns a Resolver for p. A tool pattern in p.Fields that
 // does not compile is an error wrapping ErrPattern.
 func NewResolver(p PathPolicy) (*Resolver, error) {
-	r := &Resolver{fold: !p.CaseSensitive, skipHidden: p.SearchesSkipHidden, home: p.Home, ttl: p.CacheTTL, now: p.Now}
+	r := &Resolver{fold: !p.CaseSensitive, skipHidden: p.SearchesSkipHidden, shellLang: p.Shell, home: p.Home, ttl: p.CacheTTL, now: p.Now}
 	if r.home == "" {
 		r.home = HomeDir()
 	}
