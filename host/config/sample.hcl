@@ -134,6 +134,7 @@ matcher {
 # guards {
 #   case_sensitive = false  # ".ENV" is ".env"; true where every file system tells case apart
 #   searches_skip_hidden = false  # true: agents' own search tools skip dot files (never Claude Code's Grep: it passes --hidden)
+#   shell          = "bash" # the shell agents' commands run in: "bash" (also sh, dash) or "zsh"
 #   path_fields    = {}     # input fields holding paths, by tool: { "mcp__fs__*" = ["path", "dest"] }
 # }
 
