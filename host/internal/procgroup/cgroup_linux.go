@@ -59,10 +59,13 @@ func HostCgroups() (*Cgroups, error) {
 	return cgroupsOnce()
 }
 
-// DisableCgroupsForTesting makes later plugins start without a cgroup
-// of their own, as on a system that cannot give them one. Only tests
-// call it.
-func DisableCgroupsForTesting() { noCgroups.Store(true) }
+// CgroupsOffForTesting makes later plugins start without a cgroup of
+// their own, as on a system that cannot give them one, until the
+// returned function is called. Only tests and benchmarks call it.
+func CgroupsOffForTesting() (restore func()) {
+	old := noCgroups.Swap(true)
+	return func() { noCgroups.Store(old) }
+}
 
 func probeCgroups() (*Cgroups, error) {
 	root, err := cgroup2Mount()

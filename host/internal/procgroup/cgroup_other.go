@@ -14,8 +14,8 @@ type Cgroups struct{ Root, Dir, Rel string }
 // HostCgroups reports that this system has no cgroups.
 func HostCgroups() (*Cgroups, error) { return nil, errors.New("cgroups are a Linux feature") }
 
-// DisableCgroupsForTesting does nothing here.
-func DisableCgroupsForTesting() {}
+// CgroupsOffForTesting does nothing here.
+func CgroupsOffForTesting() (restore func()) { return func() {} }
 
 // CgroupOf reports that this system has no cgroups.
 func CgroupOf(int) (string, error) { return "", errors.New("cgroups are a Linux feature") }
