@@ -13,6 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/internal/procgroup"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/internal/hostile"
 	"github.com/hearth-dev/hearth/internal/testenv"
@@ -146,5 +147,44 @@ func TestEscapeSuite(t *testing.T) {
 		t.Errorf("the start after the plant failed, but not naming the planted grant: %v", err)
 	default:
 		t.Errorf("the start after the plant was not refused: %s", out.Result.Output)
+	}
+}
+
+// TestEscapeSuiteWithoutCgroups: where the host cannot make cgroups (an
+// unprivileged user without a delegated subtree), the daemon still
+// refuses every process under a confined plugin's sandbox, by the
+// no_new_privs and seccomp filter the shim leaves it, which nothing it
+// starts can shed: the API attempts of the suite, setsid orphans and
+// double forks included, all fail.
+func TestEscapeSuiteWithoutCgroups(t *testing.T) {
+	if st := process.Landlock(); !st.Available() {
+		testenv.Missing(t, "no Landlock: "+st.String(), "run on a Linux kernel with Landlock, as CI machines have")
+	}
+	defer procgroup.CgroupsOffForTesting()()
+	root := shortTempDir(t)
+	ws := filepath.Join(root, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := testAgent("hostile")
+	a.Env[envPlugin] = "hostile"
+	a.Confinement = config.ConfinementRequire
+	a.Workspace = ws
+	d := startDaemon(t, &config.Config{DataDir: filepath.Join(root, "data"), Agents: []*config.Agent{a}})
+	b, _ := json.Marshal(hostile.Targets{Socket: d.l.Socket, HTTP: d.l.HTTP, HostPID: os.Getpid(), Stage: "api"})
+	out, err := d.h.Submit(context.Background(), host.Task{Agent: "hostile", Prompt: string(b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var as []hostile.Attempt
+	if err := json.Unmarshal([]byte(out.Result.Output), &as); err != nil || len(as) < 6 {
+		t.Fatalf("%v: %s", err, out.Result.Output)
+	}
+	for _, a := range as {
+		if a.Escaped {
+			t.Errorf("ESCAPED: %s: %s", a.Name, a.Detail)
+		} else {
+			t.Logf("held: %s: %s", a.Name, a.Detail)
+		}
 	}
 }

@@ -114,6 +114,9 @@ func refusal(cred *unix.Ucred, self uint32, pluginOf func(int) (process.Owner, b
 		return fmt.Sprintf("the daemon serves its own user (uid %d) only; process %d runs as uid %d", self, cred.Pid, cred.Uid)
 	}
 	if o, ok := pluginOf(int(cred.Pid)); ok {
+		if o.Sandboxed {
+			return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d is %s; run the client outside that sandbox, or run hearth where it can make cgroups (as root, or systemd-run --user -p Delegate=yes hearth serve)", cred.Pid, o)
+		}
 		if int(cred.Pid) == o.PID {
 			return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d is %s; an agent reaches its host through the SDK (sdk.Callbacks), not the daemon's socket", cred.Pid, o)
 		}

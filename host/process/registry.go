@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -37,9 +38,15 @@ type pluginEntry struct {
 type Owner struct {
 	Agent, Session string
 	PID            int
+	// Sandboxed: the process is known only to run under a confined
+	// plugin's no_new_privs and seccomp filter (shimmed), not whose.
+	Sandboxed bool
 }
 
 func (o Owner) String() string {
+	if o.Sandboxed {
+		return "a process under a confined plugin's sandbox (no_new_privs and a seccomp filter, which nothing it starts can shed; this host cannot make cgroups to tell whose)"
+	}
 	return fmt.Sprintf("a plugin of agent %q (session %s)", o.Agent, o.Session)
 }
 
@@ -65,7 +72,7 @@ func (r registering) Start(ctx context.Context) error {
 			delete(plugins.byPID, pid)
 		}
 	}
-	o := Owner{r.agent, r.session, r.PID()}
+	o := Owner{Agent: r.agent, Session: r.session, PID: r.PID()}
 	plugins.byPID[r.PID()] = pluginEntry{o, r.Exited()}
 	if cg := r.Cgroup(); cg != "" {
 		if plugins.byCgroup == nil {
@@ -107,15 +114,30 @@ func running(pid int) (Owner, bool) {
 // or was started by one. Where the host gives its plugins cgroups
 // (package host/internal/procgroup), a process in one of them is, by a
 // property no confined process can change: nothing it does moves it out.
-// Elsewhere, and for what is not in one, the process's ancestors, process
-// group and session are looked at: a plugin's child that was re-parented
-// after its parent exited stays in them unless it leaves them on purpose
-// (setsid), which the cgroup catches and this does not;
-// docs/confinement.md says where each holds.
+// Then the process's ancestors, process group and session are looked at,
+// which name the plugin more often than not, but which a descendant
+// leaves with setsid once its parent has exited. Where the host has no
+// cgroups, a process with no_new_privs and a seccomp filter (shimmed),
+// which every process under a confined plugin has for good, is taken for
+// one too. docs/confinement.md says where each holds.
 func PluginOf(pid int) (Owner, bool) {
 	if o, ok := inPluginCgroup(pid); ok {
 		return o, true
 	}
+	if o, ok := inPluginTree(pid); ok {
+		return o, true
+	}
+	if _, err := procgroup.HostCgroups(); err != nil && shimmed(pid) {
+		// No cgroups to tell plugins apart: what the shim gave every
+		// confined plugin, and no process it starts can shed.
+		return Owner{Sandboxed: true}, true
+	}
+	return Owner{}, false
+}
+
+// inPluginTree reports whether one of process pid's ancestors, its
+// process group or its session is a running plugin's.
+func inPluginTree(pid int) (Owner, bool) {
 	self := os.Getpid()
 	for p, hops := pid, 0; p > 1 && p != self && hops < 64; hops++ {
 		if o, ok := running(p); ok {
@@ -160,4 +182,31 @@ func inPluginCgroup(pid int) (Owner, bool) {
 	// Made by this host for a plugin, whichever: a process there is one
 	// of them.
 	return Owner{Agent: "?", Session: "?"}, true
+}
+
+// shimmed reports whether process pid runs with no_new_privs and a
+// seccomp filter, as the shim leaves every confined plugin: both are
+// inherited by every process it starts and can never be cleared. Other
+// sandboxes set them too (a systemd unit with NoNewPrivileges= and
+// SystemCallFilter=), so this is asked only where the host has no
+// cgroups to tell its plugins by: a client of the daemon run under such
+// a sandbox is refused there, and says why.
+func shimmed(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	var nnp, filters bool
+	for line := range strings.SplitSeq(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		switch k {
+		case "NoNewPrivs":
+			nnp = v == "1"
+		case "Seccomp_filters":
+			n, err := strconv.Atoi(v)
+			filters = err == nil && n > 0
+		}
+	}
+	return nnp && filters
 }

@@ -60,9 +60,10 @@ type Targets struct {
 	// UDP and the rest are refused; otherwise TCP is open, and the
 	// daemon's own authentication is what must refuse.
 	Restricted bool
-	// Stage: "attack" tries everything; "plant" replaces WriteGrant with
-	// a link to Home and exits the plugin, so that the next start meets
-	// the link; "reap" writes through WriteGrant after that start.
+	// Stage: "attack" tries everything; "api" only the daemon's API;
+	// "plant" replaces WriteGrant with a link to Home and exits the
+	// plugin, so that the next start meets the link; "reap" writes
+	// through WriteGrant after that start.
 	Stage string
 }
 
@@ -97,6 +98,8 @@ func (Agent) Run(ctx context.Context, t sdk.Task, _ sdk.Host) (sdk.Result, error
 		return sdk.Result{Output: string(b)}, nil
 	case "reap":
 		out = append(out, reap(tg))
+	case "api":
+		out = attackAPI(ctx, tg, nil)
 	default:
 		out = attack(ctx, tg)
 	}
@@ -216,8 +219,48 @@ func attack(ctx context.Context, tg Targets) []Attempt {
 		return false, errno.Error()
 	})
 
-	// The daemon's API, over every transport, from the plugin and from
-	// every kind of descendant.
+	out = attackAPI(ctx, tg, out)
+
+	// Sockets of every family.
+	try("connect to an abstract unix socket outside", func() (bool, string) {
+		c, err := net.DialTimeout("unix", tg.Abstract, time.Second)
+		if err != nil {
+			return false, err.Error()
+		}
+		c.Close()
+		return true, "connected"
+	})
+	if tg.Restricted {
+		try("TCP connect to a port not in connect_ports", func() (bool, string) { return dial("tcp", tg.HTTP) })
+		try("TCP listen", func() (bool, string) { return listen("tcp") })
+		try("MPTCP connect", func() (bool, string) {
+			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, tg.HTTP, false)
+		})
+		try("MPTCP bind", func() (bool, string) {
+			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, "127.0.0.1:0", true)
+		})
+		try("MPTCP over IPv6", func() (bool, string) {
+			return rawSocket(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, "[::1]:0", true)
+		})
+		try("UDP send", func() (bool, string) { return dial("udp", tg.HTTP) })
+		try("UDP listen", func() (bool, string) { return listen("udp") })
+		try("SCTP", func() (bool, string) {
+			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP, "127.0.0.1:0", true)
+		})
+		try("raw IP socket", func() (bool, string) { return rawSocket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP, "", false) })
+		try("packet socket", func() (bool, string) { return rawSocket(unix.AF_PACKET, unix.SOCK_RAW, 0, "", false) })
+	}
+	try("netlink: change a network interface", func() (bool, string) { return netlinkSetLink() })
+	return out
+}
+
+// attackAPI tries the daemon's API, over every transport, from the plugin
+// and from every kind of descendant, and adds the attempts to out.
+func attackAPI(ctx context.Context, tg Targets, out []Attempt) []Attempt {
+	try := func(name string, fn func() (bool, string)) {
+		escaped, detail := fn()
+		out = append(out, Attempt{Name: name, Escaped: escaped, Detail: detail})
+	}
 	try("API on the unix socket, from the plugin", func() (bool, string) { return callAPI(ctx, tg.Socket) })
 	for _, how := range []string{"child", "setsid", "doublefork", "setsid-doublefork"} {
 		try("API on the unix socket, from a "+how, func() (bool, string) { return viaHelper(ctx, how, tg.Socket) })
@@ -250,36 +293,6 @@ func attack(ctx context.Context, tg Targets) []Attempt {
 		}
 	}
 
-	// Sockets of every family.
-	try("connect to an abstract unix socket outside", func() (bool, string) {
-		c, err := net.DialTimeout("unix", tg.Abstract, time.Second)
-		if err != nil {
-			return false, err.Error()
-		}
-		c.Close()
-		return true, "connected"
-	})
-	if tg.Restricted {
-		try("TCP connect to a port not in connect_ports", func() (bool, string) { return dial("tcp", tg.HTTP) })
-		try("TCP listen", func() (bool, string) { return listen("tcp") })
-		try("MPTCP connect", func() (bool, string) {
-			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, tg.HTTP, false)
-		})
-		try("MPTCP bind", func() (bool, string) {
-			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, "127.0.0.1:0", true)
-		})
-		try("MPTCP over IPv6", func() (bool, string) {
-			return rawSocket(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, "[::1]:0", true)
-		})
-		try("UDP send", func() (bool, string) { return dial("udp", tg.HTTP) })
-		try("UDP listen", func() (bool, string) { return listen("udp") })
-		try("SCTP", func() (bool, string) {
-			return rawSocket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP, "127.0.0.1:0", true)
-		})
-		try("raw IP socket", func() (bool, string) { return rawSocket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP, "", false) })
-		try("packet socket", func() (bool, string) { return rawSocket(unix.AF_PACKET, unix.SOCK_RAW, 0, "", false) })
-	}
-	try("netlink: change a network interface", func() (bool, string) { return netlinkSetLink() })
 	return out
 }
 
