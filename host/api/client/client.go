@@ -36,6 +36,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
+	"github.com/hearth-dev/hearth/internal/peercred"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -176,13 +177,16 @@ var ErrNotOurs = errors.New("the socket is served by another user")
 // otherwise be served by anyone, who would read the hook payloads, run
 // files and tokens sent to it and answer every PreToolUse "allow".
 func checkServer(c net.Conn, path string) error {
-	uid, pid, err := peerUID(c)
+	p, err := peercred.Of(c, false)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("client: cannot tell who serves %s: %w", path, err)
 	}
-	if self := os.Geteuid(); uid != self {
+	if self := os.Geteuid(); p.UID != self {
 		return fmt.Errorf("%w: %s is served by process %d, running as uid %d, not this user (uid %d); check the socket path (--socket, server.socket) and who started that daemon",
-			ErrNotOurs, path, pid, uid, self)
+			ErrNotOurs, path, p.PID, p.UID, self)
 	}
 	return nil
 }
