@@ -210,3 +210,10 @@ func shimmed(pid int) bool {
 	}
 	return nnp && filters
 }
+
+// Cgroups reports why this host cannot give its plugins cgroups of their
+// own, nil when it can (package host/internal/procgroup).
+func Cgroups() error {
+	_, err := procgroup.HostCgroups()
+	return err
+}
