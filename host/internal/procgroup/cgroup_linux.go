@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -188,7 +189,19 @@ func newPluginCgroup() *pluginCgroup {
 	}
 	name := "p" + strconv.FormatUint(cgroupSeq.Add(1), 10)
 	dir := filepath.Join(cg.Dir, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	// The host's directory goes when its last plugin does (remove), and
+	// comes back with the next.
+	if err := os.MkdirAll(cg.Dir, 0o755); err != nil {
+		return nil
+	}
+	if err := os.Mkdir(dir, 0o755); errors.Is(err, fs.ErrNotExist) {
+		// Removed by the last plugin's stop in between.
+		_ = os.MkdirAll(cg.Dir, 0o755)
+		err = os.Mkdir(dir, 0o755)
+		if err != nil {
+			return nil
+		}
+	} else if err != nil {
 		return nil
 	}
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -222,6 +235,10 @@ func (c *pluginCgroup) kill() error {
 func (c *pluginCgroup) remove() {
 	c.started()
 	removeCgroup(c.dir)
+	// The host's directory too, once no plugin's is left in it (the
+	// kernel refuses while one is): nothing stays behind a host that
+	// exits.
+	_ = os.Remove(filepath.Dir(c.dir))
 }
 
 // removeCgroup kills every process in the cgroup at dir and removes it
