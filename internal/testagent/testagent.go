@@ -30,6 +30,7 @@
 //	metric:NAME=V     set a result metric
 //	pid               append the plugin's PID to the output
 //	child             start a child process that sleeps, append its PID
+//	setsidchild       the same, in a session (and process group) of its own
 //	sdkchild          the same, started with sdk.Command
 //	wait:FILE         block until FILE exists (or ctx is done)
 //	touch:FILE        create FILE
@@ -78,6 +79,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hearth-dev/hearth/sdk"
@@ -275,6 +277,15 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 			// Deliberately not sdk.Command: tests use this to check that
 			// stopping a plugin takes its whole process group.
 			cmd := exec.Command("sleep", "300")
+			if err := cmd.Start(); err != nil {
+				return res, err
+			}
+			out = append(out, strconv.Itoa(cmd.Process.Pid))
+		case "setsidchild":
+			// A child that leaves the plugin's process group: only the
+			// plugin's cgroup still holds it.
+			cmd := exec.Command("sleep", "300")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {
 				return res, err
 			}
