@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
 	"github.com/hearth-dev/hearth/host/process"
@@ -87,7 +87,7 @@ func TestEscapeSuite(t *testing.T) {
 	d := startDaemon(t, cfg)
 	tg.Socket, tg.TCP, tg.HTTP, tg.TokenFile, tg.DataDir, tg.HostPID = d.l.Socket, d.l.TCP, d.l.HTTP, token, cfg.DataDir, os.Getpid()
 	ctx := context.Background()
-	out, err := d.h.Submit(ctx, host.Task{Agent: "sibling", Prompt: "pid"})
+	out, err := d.h.Submit(ctx, hearth.Task{Agent: "sibling", Prompt: "pid"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestEscapeSuite(t *testing.T) {
 	attack := func(agent string, tg hostile.Targets) []hostile.Attempt {
 		t.Helper()
 		b, _ := json.Marshal(tg)
-		out, err := d.h.Submit(ctx, host.Task{Agent: agent, Prompt: string(b)})
+		out, err := d.h.Submit(ctx, hearth.Task{Agent: agent, Prompt: string(b)})
 		if err != nil {
 			t.Fatalf("%s: %v", agent, err)
 		}
@@ -133,15 +133,15 @@ func TestEscapeSuite(t *testing.T) {
 		t.Fatalf("plant: %+v", as)
 	}
 	for e := range sub.C {
-		if e.Kind == host.EventSessionLost && e.Agent == "open" {
+		if e.Kind == hearth.EventSessionLost && e.Agent == "open" {
 			break
 		}
 	}
 	tg.Stage = "reap"
 	b, _ := json.Marshal(tg)
-	out, err = d.h.Submit(ctx, host.Task{Agent: "open", Prompt: string(b)})
+	out, err = d.h.Submit(ctx, hearth.Task{Agent: "open", Prompt: string(b)})
 	switch {
-	case err != nil && errors.Is(err, host.ErrConfinement) && strings.Contains(err.Error(), tg.WriteGrant):
+	case err != nil && errors.Is(err, hearth.ErrConfinement) && strings.Contains(err.Error(), tg.WriteGrant):
 		t.Logf("held: the start after the plant was refused: %v", err)
 	case err != nil:
 		t.Errorf("the start after the plant failed, but not naming the planted grant: %v", err)
@@ -172,7 +172,7 @@ func TestEscapeSuiteWithoutCgroups(t *testing.T) {
 	a.Workspace = ws
 	d := startDaemon(t, &config.Config{DataDir: filepath.Join(root, "data"), Agents: []*config.Agent{a}})
 	b, _ := json.Marshal(hostile.Targets{Socket: d.l.Socket, HTTP: d.l.HTTP, HostPID: os.Getpid(), Stage: "api"})
-	out, err := d.h.Submit(context.Background(), host.Task{Agent: "hostile", Prompt: string(b)})
+	out, err := d.h.Submit(context.Background(), hearth.Task{Agent: "hostile", Prompt: string(b)})
 	if err != nil {
 		t.Fatal(err)
 	}

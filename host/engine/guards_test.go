@@ -295,18 +295,18 @@ func TestIgnoredDenialFailsTheTask(t *testing.T) {
 	defer sub.Close()
 	for _, prompt := range []string{"defy:app/.env", "defy:app/./.env;read:app/main.go", "read:app/main.go;defy:app/.env"} {
 		for _, required := range []bool{false, true} {
-			out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: prompt, RequireChecks: required})
-			if err == nil || !errors.Is(err, host.ErrDenialIgnored) || !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "no-env") {
+			out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: prompt, RequireChecks: required})
+			if err == nil || !errors.Is(err, hearth.ErrDenialIgnored) || !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "no-env") {
 				t.Fatalf("%s (require_checks %t): err %v (outcome %+v); want a permanent failure naming the guard", prompt, required, err, out)
 			}
-			e := waitEvent(t, sub, host.EventToolDefied)
+			e := waitEvent(t, sub, hearth.EventToolDefied)
 			if !strings.Contains(e.Message, ".env") || !strings.Contains(e.Message, `"no-env"`) {
 				t.Errorf("%s: the event says %q; want the path and the guard", prompt, e.Message)
 			}
 		}
 	}
 	// Asked, allowed, done: nothing to object to.
-	if _, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "defy:app/main.go"}); err != nil {
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "defy:app/main.go"}); err != nil {
 		t.Errorf("an allowed call reported done: %v", err)
 	}
 }

@@ -262,7 +262,7 @@ func TestStoppingAPluginTakesWhatLeftItsGroup(t *testing.T) {
 		testenv.Missing(t, "no cgroup for plugins: "+err.Error(), "run as root on a system with cgroup v2, as CI does")
 	}
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	out, err := h.Submit(context.Background(), host.Task{Agent: "scripted", Prompt: "setsidchild"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "setsidchild"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,7 @@ func (p Pins) check(what, path string) error {
 	if now := resolve(path); now != was {
 		return fmt.Errorf("%w: %s %s led to %s when the config was loaded and leads to %s now: a symbolic link was put in its place, "+
 			"which would redirect the grant (a plugin may write there); remove the link, or, if the change is yours, restart hearth (or reload a config that changes the agent block)",
-			host.ErrConfinement, what, path, was, now)
+			hearth.ErrConfinement, what, path, was, now)
 	}
 	return nil
 }

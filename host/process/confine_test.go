@@ -178,7 +178,7 @@ func TestGrantsAreNotRedirected(t *testing.T) {
 		}
 	}
 	swap(build, home)
-	if _, err := policy(c, "/usr/bin/python3", argv, ws); !errors.Is(err, host.ErrConfinement) || !strings.Contains(err.Error(), build) || !strings.Contains(err.Error(), home) {
+	if _, err := policy(c, "/usr/bin/python3", argv, ws); !errors.Is(err, hearth.ErrConfinement) || !strings.Contains(err.Error(), build) || !strings.Contains(err.Error(), home) {
 		t.Errorf("a link over write_paths: got %v, want a refusal naming %s and %s", err, build, home)
 	}
 	if err := os.Remove(build); err != nil {
@@ -188,7 +188,7 @@ func TestGrantsAreNotRedirected(t *testing.T) {
 		t.Fatal(err)
 	}
 	swap(script, filepath.Join(home, "secret"))
-	if _, err := policy(c, "/usr/bin/python3", argv, ws); !errors.Is(err, host.ErrConfinement) || !strings.Contains(err.Error(), script) {
+	if _, err := policy(c, "/usr/bin/python3", argv, ws); !errors.Is(err, hearth.ErrConfinement) || !strings.Contains(err.Error(), script) {
 		t.Errorf("a link over the command's file: got %v, want a refusal naming %s", err, script)
 	}
 }

@@ -82,7 +82,7 @@ func (Agent) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "hostile", Version: "0.0.1-test", Capacity: 1}, nil
 }
 
-func (Agent) Run(ctx context.Context, t sdk.Task, _ sdk.Host) (sdk.Result, error) {
+func (Agent) Run(ctx context.Context, t sdk.Task, _ sdk.Callbacks) (sdk.Result, error) {
 	var tg Targets
 	if err := json.Unmarshal([]byte(t.Prompt), &tg); err != nil {
 		return sdk.Result{}, sdk.Permanent(err)

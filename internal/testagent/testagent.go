@@ -198,11 +198,11 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 			out = append(out, "read "+arg)
 		case "defy":
 			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}}
-			if _, err := h.CheckToolUse(ctx, call); err != nil {
+			if _, err := cb.CheckToolUse(ctx, call); err != nil {
 				return res, err
 			}
 			u := sdk.ToolUse{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Outcome: sdk.OutcomeOK}
-			if err := h.ReportToolUse(ctx, u); err != nil {
+			if err := cb.ReportToolUse(ctx, u); err != nil {
 				return res, err
 			}
 			out = append(out, "read "+arg)
