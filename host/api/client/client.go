@@ -49,6 +49,9 @@ var (
 	// ErrUnresponsive: something listens, but did not answer in time (a
 	// daemon stopped with SIGSTOP, or hung).
 	ErrUnresponsive = errors.New("the hearth daemon does not answer")
+	// ErrNotOurs: the process that serves the unix socket runs as
+	// another user than the client's.
+	ErrNotOurs = errors.New("the socket is served by another user")
 	// ErrPipelineValue is returned for a run whose pipeline is given as a
 	// Go value: the daemon reads pipelines from config files it can open.
 	ErrPipelineValue = errors.New("a daemon runs pipelines from config files: give the file in RunOptions.Config and the pipeline's name in PipelineName, not a Pipeline value")
@@ -167,9 +170,6 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	}
 	return c, nil
 }
-
-// ErrNotOurs: the process that answers on the socket runs as another user.
-var ErrNotOurs = errors.New("the socket is served by another user")
 
 // checkServer checks that the process serving the unix socket c runs as
 // this user, as a daemon this user started does. A socket path in a

@@ -164,9 +164,11 @@ func apply(p *Policy) error {
 // dropCapabilities leaves the program no capabilities, also when the host
 // runs as root: root's would let it load a kernel module, reconfigure
 // the network, set the clock or reboot, none of which Landlock governs.
-// The bounding set, the inheritable and the ambient sets are emptied, so
-// that the exec (which gives root the bounding set) gives nothing. A
-// process without capabilities has nothing to drop.
+// The inheritable and ambient sets are emptied, and for root the bounding
+// set too: an exec gives root its bounding set, and any other user only
+// what the ambient and inheritable sets (and the file, which
+// no_new_privs ignores) pass on. A process without capabilities has
+// nothing to drop.
 func dropCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
@@ -182,7 +184,7 @@ func dropCapabilities() error {
 			last = n
 		}
 	}
-	for c := 0; c <= last; c++ {
+	for c := 0; c <= last && os.Geteuid() == 0; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("drop capability %d: %w", c, err)
 		}
