@@ -126,7 +126,7 @@ func attack(ctx context.Context, tg Targets) []Attempt {
 		"read the host's memory (/proc/PID)":  fmt.Sprintf("/proc/%d/environ", tg.HostPID),
 		"read the secret via /proc/PID/root":  fmt.Sprintf("/proc/%d/root%s", tg.HostPID, tg.Secret),
 		"read the secret via /proc/1/root":    "/proc/1/root" + tg.Secret,
-		"read the token via /proc/PID/cwd":    fmt.Sprintf("/proc/%d/cwd/%s", tg.HostPID, relTo(tg.TokenFile)),
+		"read the token via /proc/PID/cwd":    fmt.Sprintf("/proc/%d/cwd/%s", tg.HostPID, upTo(tg.TokenFile)),
 		"read the secret via /proc/self/cwd":  "/proc/self/cwd/" + upTo(tg.Secret),
 		"read the data directory's store":     filepath.Join(tg.DataDir, "store", "MANIFEST"),
 		"read the secret via /dev/fd of root": "/proc/self/root" + tg.Secret,
@@ -335,12 +335,8 @@ func readFile(p string) (bool, string) {
 	return true, fmt.Sprintf("read %d bytes", len(b))
 }
 
-// relTo is p relative to the host's working directory, as far as the
-// attacker can guess it: the path without its leading slash, which
-// /proc/PID/cwd/../../.. climbs to.
-func relTo(p string) string { return strings.Repeat("../", 16) + strings.TrimPrefix(p, "/") }
-
-// upTo climbs from the workspace to p.
+// upTo climbs from any directory (the host's working directory, the
+// workspace) to p: enough ../ to reach / whatever the depth, then p.
 func upTo(p string) string { return strings.Repeat("../", 16) + strings.TrimPrefix(p, "/") }
 
 // leakedFDs lists the plugin's open descriptors that lead into dir.
