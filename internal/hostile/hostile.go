@@ -129,7 +129,7 @@ func attack(ctx context.Context, tg Targets) []Attempt {
 		"read the token via /proc/PID/cwd":    fmt.Sprintf("/proc/%d/cwd/%s", tg.HostPID, upTo(tg.TokenFile)),
 		"read the secret via /proc/self/cwd":  "/proc/self/cwd/" + upTo(tg.Secret),
 		"read the data directory's store":     filepath.Join(tg.DataDir, "store", "MANIFEST"),
-		"read the secret via /dev/fd of root": "/proc/self/root" + tg.Secret,
+		"read the secret via /proc/self/root": "/proc/self/root" + tg.Secret,
 	} {
 		try(name, func() (bool, string) { return readFile(p) })
 	}
