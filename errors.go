@@ -25,6 +25,10 @@ var (
 	// ErrUnchecked is wrapped by the error of a task that reported a
 	// guarded tool use it never asked about, when checks are required.
 	ErrUnchecked = errors.New("tool use not checked with the host")
+	// ErrDenialIgnored is wrapped by the error of a task whose agent was
+	// denied a tool call and reported it done anyway: always, whether
+	// checks are required or not.
+	ErrDenialIgnored = errors.New("a denied tool use was reported done")
 	// ErrConfig is wrapped by the errors of a config file that does not
 	// load, or of a pipeline it does not have: the message holds every
 	// problem, at file:line:col.

@@ -31,7 +31,11 @@ const (
 	// pre_tool_use guard covers without asking the host first; the
 	// message names the use and the guard.
 	EventToolUnchecked EventKind = "tool.unchecked"
-	EventDecision      EventKind = "decision"
+	// EventToolDefied: an agent reported a tool use the host had denied
+	// with an outcome other than denied; the message names the use and
+	// the guard. Its task fails.
+	EventToolDefied EventKind = "tool.defied"
+	EventDecision   EventKind = "decision"
 	// EventGuardFired: a guard denied, blocked, vetoed or gated something;
 	// Guard, Hook, Action and Message say which and why.
 	EventGuardFired EventKind = "guard.fired"

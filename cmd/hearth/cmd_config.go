@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/plugins"
 )
@@ -56,6 +57,9 @@ is not valid.`,
 			if len(problems) > 0 {
 				return usagef("%s: %s", args[0], strings.Join(problems, "\n"+args[0]+": "))
 			}
+			for _, w := range guardAdvice(c) {
+				fmt.Fprintf(m.Stderr, "%s: warning: %s\n", args[0], w)
+			}
 			fmt.Fprintf(m.Stdout, "%s is valid: %s, %s, %s\n", args[0],
 				plural(len(c.Agents), "agent"), plural(len(c.Guards), "guard"), plural(len(c.Pipelines), "pipeline"))
 			return nil
@@ -72,6 +76,24 @@ is not valid.`,
 	}
 	cfg.AddCommand(validate, sample)
 	return cfg
+}
+
+// guardAdvice flags the pre_tool_use guards that read paths: the paths a
+// call names, which for a Grep, a Glob or a listing is the directory it
+// searches, not the files it reaches below it. A rule written as
+// any(paths, glob(#, "**/.env")) lets a Grep of the workspace with glob
+// ".env" read .env; the path helpers see what a search reaches.
+func guardAdvice(c *config.Config) []string {
+	var out []string
+	for _, g := range c.Guards {
+		if g.Hook != guard.PreToolUse || !g.Uses("paths") {
+			continue
+		}
+		out = append(out, fmt.Sprintf("guard %q reads paths, which lists the paths a call names: a Grep, Glob or listing names the directory it searches, "+
+			"not the files it reaches below it, so a rule on paths misses them. Write it with touches (or reads, writes, names): "+
+			"any(paths, glob(#, \"**/.env\")) is touches(\"**/.env\"); docs/guards.md lists the helpers", g.Name))
+	}
+	return out
 }
 
 func plural(n int, what string) string {

@@ -134,7 +134,12 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	if l.HTTP != "" {
 		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n", l.HTTP, l.HTTP, l.HTTP)
 		fmt.Fprintf(m.Stdout, "  token      %s (HTTP clients send it: Authorization: Bearer)\n", paths.Abs(l.TokenFile))
-		if link, exp, err := l.LoginLink(); err == nil {
+		// The link is a credential: printed to a person's terminal, never
+		// into a log or a file (where another user may read it), which
+		// is where stdout goes otherwise.
+		if !m.isTerminal(m.Stdout) {
+			fmt.Fprintf(m.Stdout, "  sign in    %s dashboard prints a sign-in link\n", m.hearth())
+		} else if link, exp, err := l.LoginLink(); err == nil {
 			fmt.Fprintf(m.Stdout, "  sign in    %s\n             (once, until %s; %s dashboard prints another)\n", link, exp.Format("15:04:05"), m.hearth())
 		}
 	}

@@ -11,9 +11,12 @@ import (
 )
 
 // TestServeSignsTheDashboardIn: hearth serve makes the HTTP side's token
-// in the data directory (owner-only) and prints a sign-in link; hearth
-// dashboard asks the daemon for another; each signs a browser in once,
-// and the API refuses anyone without the token or the cookie.
+// in the data directory (owner-only); hearth dashboard asks the daemon
+// for a sign-in link, which signs a browser in once, and the API refuses
+// anyone without the token or the cookie. Serve prints no link when its
+// output is not a terminal (a log, a file: issue 25, finding 8, where
+// another user read one from a log), and --revoke signs every browser
+// out and voids the links not yet used.
 func TestServeSignsTheDashboardIn(t *testing.T) {
 	s := serve(t, nil)
 	if want := filepath.Join(s.dataDir, "token"); s.tokenFile != want {
@@ -24,9 +27,13 @@ func TestServeSignsTheDashboardIn(t *testing.T) {
 		t.Fatalf("token file: %v %v; want mode 0600", fi, err)
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	get := func(url string) *http.Response {
+	get := func(url string, cookies ...*http.Cookie) *http.Response {
 		t.Helper()
-		resp, err := noRedirect.Get(url)
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		resp, err := noRedirect.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,29 +43,42 @@ func TestServeSignsTheDashboardIn(t *testing.T) {
 	if resp := get("http://" + s.http + "/api/snapshot"); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the snapshot without the token: %s", resp.Status)
 	}
-	if !strings.HasPrefix(s.login, "http://"+s.http+"/login?code=") {
-		t.Fatalf("serve printed the sign-in link %q", s.login)
-	}
-	if resp := get(s.login); resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
-		t.Errorf("the printed link: %s, %d cookies; want 303 with the cookie", resp.Status, len(resp.Cookies()))
+	if strings.Contains(s.login, "code=") || !strings.Contains(s.login, "dashboard prints a sign-in link") {
+		t.Fatalf("serve, its output piped, printed %q for signing in; want no link, and where to get one", s.login)
 	}
 
 	env := map[string]string{"HEARTH_DATA_DIR": s.dataDir}
 	code, out, errOut := run(t, env, "dashboard")
 	link := strings.TrimSpace(out)
-	if code != 0 || !strings.HasPrefix(link, "http://"+s.http+"/login?code=") || link == s.login || !strings.Contains(errOut, "signs you in once") {
+	if code != 0 || !strings.HasPrefix(link, "http://"+s.http+"/login?code=") || !strings.Contains(errOut, "signs you in once") {
 		t.Fatalf("hearth dashboard: %d %q %q", code, out, errOut)
 	}
-	if resp := get(link); resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("hearth dashboard's link: %s", resp.Status)
+	resp := get(link)
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("hearth dashboard's link: %s, %d cookies; want 303 with the cookie", resp.Status, len(resp.Cookies()))
 	}
+	cookie := resp.Cookies()[0]
 	if resp := get(link); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("hearth dashboard's link, twice: %s", resp.Status)
+	}
+	if resp := get("http://"+s.http+"/api/snapshot", cookie); resp.StatusCode != http.StatusOK {
+		t.Errorf("the snapshot with the cookie: %s", resp.Status)
 	}
 	code, out, _ = run(t, env, "dashboard", "--json")
 	var j dashboardLink
 	if code != 0 || json.Unmarshal([]byte(out), &j) != nil || !strings.HasPrefix(j.URL, "http://"+s.http+"/login?code=") || j.Expires.IsZero() {
 		t.Errorf("hearth dashboard --json: %d %s", code, out)
+	}
+
+	code, _, errOut = run(t, env, "dashboard", "--revoke")
+	if code != 0 || !strings.Contains(errOut, "signed every browser out") {
+		t.Fatalf("hearth dashboard --revoke: %d %q", code, errOut)
+	}
+	if resp := get("http://"+s.http+"/api/snapshot", cookie); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the snapshot with a revoked cookie: %s", resp.Status)
+	}
+	if resp := get(j.URL); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a link made before the revocation: %s", resp.Status)
 	}
 }
 

@@ -168,6 +168,30 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// TestConfigValidateFlagsPathsRules (issue 25, finding 7): a
+// pre_tool_use guard on paths sees what a call names, not what a Grep's
+// glob reaches below it; validate says so, and names the touches form.
+// A guard written with touches is not flagged.
+func TestConfigValidateFlagsPathsRules(t *testing.T) {
+	f := writeConfig(t, `agent "tour" { bundled = "gotour" }
+guard "no-env" {
+  hook      = "pre_tool_use"
+  condition = "any(paths, glob(#, '**/.env'))"
+}
+guard "no-key" {
+  hook      = "pre_tool_use"
+  condition = "touches('**/*.pem')"
+}
+`)
+	code, out, errOut := run(t, nil, "config", "validate", f)
+	if code != 0 || !strings.Contains(out, "is valid") {
+		t.Fatalf("got %d %q %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, `warning: guard "no-env" reads paths`) || !strings.Contains(errOut, `touches("**/.env")`) || strings.Contains(errOut, "no-key") {
+		t.Errorf("stderr %q: want a warning for no-env naming touches, none for no-key", errOut)
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"frobnicate"},

@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -59,10 +60,11 @@ const (
 // with a login link, for the dashboard's reads only.
 type httpAuth struct {
 	token []byte
-	// key signs login codes and cookies. It is made at each start and
-	// never leaves the process: a restart signs everyone out, and no
-	// file holds anything that forges a cookie.
-	key    [32]byte
+	// key signs login codes and cookies. It is made at each start, and
+	// again when the sessions are revoked, and never leaves the process:
+	// a restart or a revocation signs everyone out, and no file holds
+	// anything that forges a cookie.
+	key    atomic.Pointer[[32]byte]
 	base   string // http://addr
 	cookie string // the cookie's name, with the port: cookies ignore ports
 	now    func() time.Time
@@ -77,11 +79,23 @@ func newHTTPAuth(token, addr string, now func() time.Time) *httpAuth {
 	if _, port, err := net.SplitHostPort(addr); err == nil {
 		a.cookie += "_" + port
 	}
-	if _, err := io.ReadFull(rand.Reader, a.key[:]); err != nil {
-		panic("hearth: no randomness to sign the dashboard's logins with: " + err.Error())
-	}
+	a.rekey()
 	return a
 }
+
+// rekey makes a new signing key: every code and cookie signed before is
+// void.
+func (a *httpAuth) rekey() {
+	var k [32]byte
+	if _, err := io.ReadFull(rand.Reader, k[:]); err != nil {
+		panic("hearth: no randomness to sign the dashboard's logins with: " + err.Error())
+	}
+	a.key.Store(&k)
+}
+
+// Revoke signs every browser out and voids every login link not yet
+// used.
+func (a *httpAuth) Revoke() { a.rekey() }
 
 // sign makes a value for purpose that expires at exp.
 func (a *httpAuth) sign(purpose byte, exp time.Time) string {
@@ -93,7 +107,7 @@ func (a *httpAuth) sign(purpose byte, exp time.Time) string {
 }
 
 func (a *httpAuth) mac(purpose byte, msg []byte) []byte {
-	m := hmac.New(sha256.New, a.key[:])
+	m := hmac.New(sha256.New, a.key.Load()[:])
 	m.Write([]byte{purpose})
 	m.Write(msg)
 	return m.Sum(nil)
@@ -222,8 +236,18 @@ func signInPage(w http.ResponseWriter, msg string) {
 `, html.EscapeString(msg))
 }
 
-// DashboardLogin makes a one-time link into the dashboard.
-func (s *Server) DashboardLogin(context.Context, *apipb.DashboardLoginRequest) (*apipb.DashboardLoginReply, error) {
+// DashboardLogin makes a one-time link into the dashboard, or with
+// revoke signs every browser out.
+func (s *Server) DashboardLogin(_ context.Context, req *apipb.DashboardLoginRequest) (*apipb.DashboardLoginReply, error) {
+	if req.GetRevoke() {
+		a := s.dash.Load()
+		if a == nil {
+			return nil, status.Error(codes.FailedPrecondition, "this daemon serves no dashboard (its http address is off): there is nobody to sign out")
+		}
+		a.Revoke()
+		s.logger.Info("signed every dashboard browser out, and voided the sign-in links not yet used")
+		return &apipb.DashboardLoginReply{}, nil
+	}
 	url, exp, err := s.loginLink()
 	if err != nil {
 		return nil, status.Error(codes.FailedPrecondition, err.Error())

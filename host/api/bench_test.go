@@ -1,10 +1,17 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,3 +106,81 @@ func timed(b *testing.B, fn func()) {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// BenchmarkHookBehindSlowStrangers is issue 25's finding 3 as a figure:
+// a tokened PreToolUse through the HTTP hook endpoint (a new connection
+// per call, as Claude Code's HTTP hook makes one), with 1,500 connections
+// without the token held open beside it, each dribbling a request's
+// headers a byte at a time and reopened when the daemon closes it, and
+// with none (side=idle), in the same run. Goal: within 2x of idle.
+//
+//	go test -run '^$' -bench HookBehindSlowStrangers -benchtime 300x ./host/api/
+func BenchmarkHookBehindSlowStrangers(b *testing.B) {
+	d := claudeCodeDaemon(b)
+	payload, err := os.ReadFile("../../examples/claude-code/payloads/03-pre-read.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	hook := func() {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+d.l.HTTP+"/hooks/claude-code", bytes.NewReader(payload))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Hearth-Error") != "" {
+			b.Fatalf("hook: %s %s", resp.Status, resp.Header.Get("X-Hearth-Error"))
+		}
+	}
+	// The session the hooks report to, made and warm.
+	for range 50 {
+		hook()
+	}
+	b.Run("side=idle", func(b *testing.B) { timed(b, hook) })
+	b.Run("side=1500-slow-strangers", func(b *testing.B) {
+		const strangers = 1500
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var opened atomic.Int64
+		for range strangers {
+			wg.Go(func() {
+				for {
+					c, err := net.Dial("tcp", d.l.HTTP)
+					if err != nil {
+						select {
+						case <-stop:
+							return
+						case <-time.After(100 * time.Millisecond):
+							continue
+						}
+					}
+					opened.Add(1)
+					req := []byte("GET /api/snapshot HTTP/1.1\r\nHost: " + d.l.HTTP + "\r\nX-Slow: ")
+					for i := 0; ; i++ {
+						if _, err := c.Write(req[i%len(req) : i%len(req)+1]); err != nil {
+							break // closed by the daemon: open another
+						}
+						select {
+						case <-stop:
+							c.Close()
+							return
+						case <-time.After(250 * time.Millisecond):
+						}
+					}
+					c.Close()
+				}
+			})
+		}
+		for opened.Load() < strangers {
+			time.Sleep(10 * time.Millisecond)
+		}
+		timed(b, hook)
+		b.ReportMetric(float64(opened.Load()), "stranger-conns")
+		close(stop)
+		wg.Wait()
+	})
+}

@@ -38,6 +38,40 @@ func TestSlowClientsCannotStarveTheDaemon(t *testing.T) {
 	}
 }
 
+// TestSlowClientsWithoutTheTokenCannotDelayATokenedHook (issue 25,
+// finding 3): 300 connections without the token, each holding half a
+// request line, held every slot of the old 256-connection cap, and a
+// hook call with the token waited behind them until their headers timed
+// out. They are now in a budget of their own: the tokened call is served
+// while they are all still open, well before any of them times out.
+func TestSlowClientsWithoutTheTokenCannotDelayATokenedHook(t *testing.T) {
+	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
+	for range 300 {
+		c, err := net.Dial("tcp", d.l.HTTP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("GET /api/snapshot HTT")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Shorter than the slow connections' header deadline: the call is
+	// not served because they timed out.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+d.l.HTTP+"/api/snapshot", nil)
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("a tokened request behind 300 slow connections without the token: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("got %s, want 200", resp.Status)
+	}
+}
+
 // TestBadPathsAreNotFound: GET /0%87 (a path that is not UTF-8) answered
 // 500 (issue 13, found by fuzzing the HTTP handler).
 func TestBadPathsAreNotFound(t *testing.T) {

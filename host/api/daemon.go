@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -126,11 +125,10 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		l.HTTP, l.TokenFile = hl.Addr().String(), tokenFile
 		l.httpSrv = &http.Server{Handler: s.HTTPHandler(httpToken, l.HTTP),
 			ReadHeaderTimeout: httpReadHeader, ReadTimeout: httpRead, WriteTimeout: httpWrite,
-			IdleTimeout: httpIdle, MaxHeaderBytes: httpMaxHeader}
-		// Connections beyond the limit wait in the kernel's backlog: slow
-		// or silent clients cannot take every file descriptor, and the
-		// unix socket goes on answering.
-		limited := netutil.LimitListener(sendBuffered{hl, httpSendBuffer}, httpMaxConns)
+			IdleTimeout: httpIdle, MaxHeaderBytes: httpMaxHeader, ConnContext: connContext}
+		// Connections without the token cannot crowd out those with it,
+		// nor take the file descriptors the unix socket needs (budget.go).
+		limited := newBudget(sendBuffered{hl, httpSendBuffer}, httpLimits())
 		l.serve(func() error {
 			if err := l.httpSrv.Serve(limited); !errors.Is(err, http.ErrServerClosed) {
 				return err

@@ -50,11 +50,12 @@ const (
 )
 
 // Bounds of the HTTP server: no client may hold it, or the daemon's file
-// descriptors, for long. The unix socket has its own server and is not
-// counted.
+// descriptors, for long. How many connections it takes is budget.go's.
 const (
-	httpMaxConns   = 256
-	httpReadHeader = 10 * time.Second
+	// httpReadHeader bounds a request's headers: a client sends them at
+	// once, and a connection that dribbles them (as slow clients without
+	// the token do) is closed.
+	httpReadHeader = 3 * time.Second
 	httpRead       = 30 * time.Second
 	httpWrite      = 60 * time.Second // event streams extend it per event
 	httpIdle       = 2 * time.Minute
@@ -141,6 +142,7 @@ func (s *Server) HTTPHandler(token, addr string) http.Handler {
 				s.refuse(w, r, "no token")
 				return
 			}
+			markAuthenticated(r)
 		}
 		mux.ServeHTTP(w, r)
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/internal/hostile"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
@@ -29,14 +30,21 @@ const envPlugin = "HEARTH_TEST_PLUGIN"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(envPlugin); mode != "" {
-		if mode == "caller" {
+		switch mode {
+		case "caller":
 			plugin.Serve(caller{testagent.New("scripted", 0)}) // peer_test.go
+		case "hostile":
+			plugin.Serve(hostile.Agent{}) // escape_test.go
 		}
 		plugin.Serve(testagent.New("scripted", 0))
 		os.Exit(0)
 	}
 	if os.Getenv(envStranger) != "" {
 		stranger() // another user of the machine: stranger_test.go
+		os.Exit(0)
+	}
+	if sock := os.Getenv(envImpostor); sock != "" {
+		impostor(sock) // another user's socket: stranger_test.go
 		os.Exit(0)
 	}
 	// Every daemon a test starts is closed by its cleanup: nothing of it

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth/host/process"
+	"github.com/hearth-dev/hearth/internal/peercred"
 )
 
 // The unix socket is owner-only, so the kernel keeps other users out.
@@ -41,12 +41,20 @@ func (peerInfo) AuthType() string { return "peercred" }
 
 func (c peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	info := peerInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
-	cred, err := peerCred(conn)
+	p, err := peercred.Of(conn, true)
 	if err != nil {
 		info.refusal = "the daemon cannot tell who is calling (" + err.Error() + ")"
 	} else {
-		info.pid, info.uid = cred.Pid, cred.Uid
-		info.refusal = refusal(cred, uint32(os.Geteuid()), process.PluginOf)
+		info.pid, info.uid = int32(p.PID), uint32(p.UID)
+		info.refusal = refusal(p.PID, uint32(p.UID), uint32(os.Geteuid()), process.PluginOf)
+		// The checks read /proc/PID of the process that connected. Had it
+		// exited since, PID could name another process by now: the
+		// pidfd the kernel took when it connected says whether it is
+		// still the same one.
+		if info.refusal == "" && !p.Alive() {
+			info.refusal = fmt.Sprintf("process %d, which connected, has exited: the daemon serves the process it checked, not whoever holds its connection now", p.PID)
+		}
+		p.Close()
 	}
 	if info.refusal != "" {
 		c.s.logger.Warn("refused a connection on the unix socket", "pid", info.pid, "uid", info.uid, "reason", info.refusal)
@@ -66,39 +74,20 @@ func (c peerCreds) Clone() credentials.TransportCredentials { return c }
 
 func (peerCreds) OverrideServerName(string) error { return nil }
 
-// peerCred asks the kernel who is at the other end of conn.
-func peerCred(conn net.Conn) (*unix.Ucred, error) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return nil, fmt.Errorf("not a unix socket connection: %T", conn)
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var (
-		cred *unix.Ucred
-		cerr error
-	)
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return nil, err
-	}
-	return cred, cerr
-}
-
 // refusal says why the daemon refuses a peer, "" when it does not: a
 // peer of another user than the daemon's (self), or one pluginOf names.
-func refusal(cred *unix.Ucred, self uint32, pluginOf func(int) (process.Owner, bool)) string {
-	if cred.Uid != self {
-		return fmt.Sprintf("the daemon serves its own user (uid %d) only; process %d runs as uid %d", self, cred.Pid, cred.Uid)
+func refusal(pid int, uid, self uint32, pluginOf func(int) (process.Owner, bool)) string {
+	if uid != self {
+		return fmt.Sprintf("the daemon serves its own user (uid %d) only; process %d runs as uid %d", self, pid, uid)
 	}
-	if o, ok := pluginOf(int(cred.Pid)); ok {
-		if int(cred.Pid) == o.PID {
-			return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d is %s; an agent reaches its host through the SDK (sdk.Callbacks), not the daemon's socket", cred.Pid, o)
+	if o, ok := pluginOf(pid); ok {
+		if o.Sandboxed {
+			return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d is %s; run the client outside that sandbox, or run hearth where it can make cgroups (as root, or systemd-run --user -p Delegate=yes hearth serve)", pid, o)
 		}
-		return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d was started by process %d, %s; an agent reaches its host through the SDK (sdk.Callbacks), not the daemon's socket", cred.Pid, o.PID, o)
+		if pid == o.PID {
+			return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d is %s; an agent reaches its host through the SDK (sdk.Callbacks), not the daemon's socket", pid, o)
+		}
+		return fmt.Sprintf("the daemon refuses calls from its own plugins: process %d was started by process %d, %s; an agent reaches its host through the SDK (sdk.Callbacks), not the daemon's socket", pid, o.PID, o)
 	}
 	return ""
 }

@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -13,7 +16,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/internal/testenv"
 )
 
@@ -163,5 +168,72 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// envImpostor makes the test binary another user's server on the socket
+// it names: it listens, says "ready", and holds what connects until its
+// standard input closes.
+const envImpostor = "HEARTH_TEST_IMPOSTOR"
+
+func impostor(sock string) {
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = os.Chmod(sock, 0o777)
+	fmt.Println("ready")
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// TestClientChecksTheServersUser (issue 25): a socket served by another
+// user (one in a shared directory, a path that names the wrong daemon)
+// is refused by the client before it sends anything, naming the user;
+// a hook payload or a run's files never reach it.
+func TestClientChecksTheServersUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, "another user's program needs root to start as uid 65534", "run the tests as root, as CI does")
+	}
+	dir, err := os.MkdirTemp("", "impostor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "impostor")
+	copyFile(t, os.Args[0], bin)
+	sock := filepath.Join(dir, "hearth.sock")
+	cmd := exec.Command(bin)
+	cmd.Env = []string{envImpostor + "=" + sock, "GORACE=atexit_sleep_ms=0"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: strangerUID, Gid: strangerUID}}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "ready\n" {
+		t.Fatalf("the impostor: %q", line)
+	}
+	c, err := client.Dial(context.Background(), client.Options{Socket: sock, DialTimeout: 3 * time.Second})
+	if err == nil {
+		c.Close()
+		t.Fatal("the client dialled another user's socket")
+	}
+	if !errors.Is(err, client.ErrNotOurs) || !strings.Contains(err.Error(), "uid 65534") {
+		t.Errorf("got %v, want ErrNotOurs naming uid 65534", err)
 	}
 }

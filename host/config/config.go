@@ -57,8 +57,10 @@
 //	guards.case_sensitive     false  path matching folds case, on every
 //	                                  system (package guard says why)
 //	guards.searches_skip_hidden
-//	                          false  a Grep without glob or type may read
-//	                                  hidden files below its path
+//	                          false  an agent's own search tool without a
+//	                                  filter may read hidden files below
+//	                                  its path (never applies to Claude
+//	                                  Code's Grep and Glob: --hidden)
 //	guards.path_fields        {}     input fields that hold paths, by tool
 //	                                  name pattern: {"mcp__fs__*" = ["path"]}
 //	hooks.agent               the first agent with external = "claude-code"

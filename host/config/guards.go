@@ -37,6 +37,7 @@ type rawGuard struct {
 type rawGuardPaths struct {
 	CaseSensitive      *bool               `hcl:"case_sensitive,optional"`
 	SearchesSkipHidden *bool               `hcl:"searches_skip_hidden,optional"`
+	Shell              *string             `hcl:"shell,optional"`
 	PathFields         map[string][]string `hcl:"path_fields,optional"`
 	Body               hcl.Body            `hcl:",body"`
 	DefRange           hcl.Range           `hcl:",def_range"`
@@ -52,6 +53,15 @@ func (v *validator) guardPaths(raw *rawGuardPaths, cfg *Config) {
 		if raw.SearchesSkipHidden != nil {
 			cfg.GuardPaths.SearchesSkipHidden = *raw.SearchesSkipHidden
 		}
+		if raw.Shell != nil {
+			switch sh := strings.TrimSpace(*raw.Shell); sh {
+			case "bash", "zsh":
+				cfg.GuardPaths.Shell = sh
+			default:
+				v.errorf(attrRange(raw.Body, "shell", raw.DefRange), "Invalid shell",
+					"shell is the shell agents' commands run in, which guards read them as: \"bash\" (the default, also for sh and dash) or \"zsh\"; got %q.", *raw.Shell)
+			}
+		}
 		// In key order: diagnostics come out the same on every run.
 		for _, tool := range slices.Sorted(maps.Keys(raw.PathFields)) {
 			fields := raw.PathFields[tool]
@@ -65,7 +75,7 @@ func (v *validator) guardPaths(raw *rawGuardPaths, cfg *Config) {
 	r, err := guard.NewResolver(cfg.GuardPaths)
 	if err != nil {
 		v.errorf(attrRange(raw.Body, "path_fields", raw.DefRange), "Invalid tool pattern", "path_fields: %v. A key is a pattern on tool names, such as \"mcp__filesystem__*\".", err)
-		r, _ = guard.NewResolver(guard.PathPolicy{CaseSensitive: cfg.GuardPaths.CaseSensitive, SearchesSkipHidden: cfg.GuardPaths.SearchesSkipHidden})
+		r, _ = guard.NewResolver(guard.PathPolicy{CaseSensitive: cfg.GuardPaths.CaseSensitive, SearchesSkipHidden: cfg.GuardPaths.SearchesSkipHidden, Shell: cfg.GuardPaths.Shell})
 	}
 	cfg.resolver = r
 }

@@ -110,6 +110,7 @@ func TestGuardPaths(t *testing.T) {
 guards {
   case_sensitive       = true
   searches_skip_hidden = true
+  shell                = "zsh"
   path_fields          = { "mcp__vault__*" = ["secret_file"] }
 }
 guard "no-env" {
@@ -120,7 +121,7 @@ guard "no-env" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.GuardPaths.CaseSensitive || !cfg.GuardPaths.SearchesSkipHidden || !slices.Equal(cfg.GuardPaths.Fields["mcp__vault__*"], []string{"secret_file"}) {
+	if !cfg.GuardPaths.CaseSensitive || !cfg.GuardPaths.SearchesSkipHidden || cfg.GuardPaths.Shell != "zsh" || !slices.Equal(cfg.GuardPaths.Fields["mcp__vault__*"], []string{"secret_file"}) {
 		t.Errorf("got %+v", cfg.GuardPaths)
 	}
 	set := cfg.GuardSet()

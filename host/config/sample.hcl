@@ -133,7 +133,8 @@ matcher {
 # How guards read paths (every setting, with its default):
 # guards {
 #   case_sensitive = false  # ".ENV" is ".env"; true where every file system tells case apart
-#   searches_skip_hidden = false  # true: a Grep without glob or type skips dot files, as ripgrep does
+#   searches_skip_hidden = false  # true: agents' own search tools skip dot files (never Claude Code's Grep: it passes --hidden)
+#   shell          = "bash" # the shell agents' commands run in: "bash" (also sh, dash) or "zsh"
 #   path_fields    = {}     # input fields holding paths, by tool: { "mcp__fs__*" = ["path", "dest"] }
 # }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/internal/procgroup"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/rawplugin"
@@ -105,6 +106,12 @@ func BenchmarkColdStart(b *testing.B) {
 	// ruleset; the workspace a directory of its own, the data directory
 	// outside it.
 	b.Run("hearth-confined", hearth(true))
+	// The same without a cgroup per plugin: what making, entering and
+	// removing it costs.
+	b.Run("hearth-confined-no-cgroup", func(b *testing.B) {
+		defer procgroup.CgroupsOffForTesting()()
+		coldStartHearth(b, true)
+	})
 }
 
 // coldStartHearth is BenchmarkColdStart's hearth case, confined or not.

@@ -54,6 +54,10 @@ func (e *Engine) checkConfinement() error {
 	st := process.Landlock()
 	if st.Available() {
 		e.logger.Info("plugins run confined", "landlock_abi", st.ABI, "agents", confined)
+		if err := process.Cgroups(); err != nil {
+			e.logger.Warn("plugins get no cgroup of their own: the daemon knows their processes by no_new_privs and seccomp, and refuses clients under other such sandboxes too (docs/confinement.md)",
+				"reason", err, "fix", "run hearth as root, or in a delegated cgroup: systemd-run --user -p Delegate=yes hearth serve")
+		}
 		for _, a := range agents {
 			if a.Workspace != "" && paths.Within(paths.Abs(e.cfg.DataDir), paths.Abs(a.Workspace)) {
 				e.logger.Warn("the data directory is inside an agent's workspace: its plugins can neither list nor add entries on the way to it",

@@ -282,6 +282,35 @@ func TestUncheckedToolUseIsFlagged(t *testing.T) {
 	}
 }
 
+// TestIgnoredDenialFailsTheTask (issue 25, finding 5): an agent that
+// is denied a call and reports it done anyway, under a new call ID, with
+// the same tool and path (or the path spelled another way), fails its
+// task, with or without require_checks, and the host records a
+// tool.defied event naming the guard. A denied call reported as denied,
+// and a path asked about and allowed, stand.
+func TestIgnoredDenialFailsTheTask(t *testing.T) {
+	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
+		Condition: `touches("**/.env")`, Message: "secrets are off limits"}))
+	sub := h.Subscribe(64)
+	defer sub.Close()
+	for _, prompt := range []string{"defy:app/.env", "defy:app/./.env;read:app/main.go", "read:app/main.go;defy:app/.env"} {
+		for _, required := range []bool{false, true} {
+			out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: prompt, RequireChecks: required})
+			if err == nil || !errors.Is(err, hearth.ErrDenialIgnored) || !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "no-env") {
+				t.Fatalf("%s (require_checks %t): err %v (outcome %+v); want a permanent failure naming the guard", prompt, required, err, out)
+			}
+			e := waitEvent(t, sub, hearth.EventToolDefied)
+			if !strings.Contains(e.Message, ".env") || !strings.Contains(e.Message, `"no-env"`) {
+				t.Errorf("%s: the event says %q; want the path and the guard", prompt, e.Message)
+			}
+		}
+	}
+	// Asked, allowed, done: nothing to object to.
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "defy:app/main.go"}); err != nil {
+		t.Errorf("an allowed call reported done: %v", err)
+	}
+}
+
 // TestPipelineRequiresChecks: a pipeline's require_checks reaches its
 // tasks, and survives in the run's record: the task fails for good on its
 // first attempt, saying why.

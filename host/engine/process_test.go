@@ -19,7 +19,9 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/internal/procwait"
+	"github.com/hearth-dev/hearth/internal/testenv"
 )
 
 func TestSubmitRunsOnARealPlugin(t *testing.T) {
@@ -248,6 +250,28 @@ func TestStoppingAPluginTakesItsProcessGroup(t *testing.T) {
 	}
 	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted"}); !errors.Is(err, hearth.ErrClosed) {
 		t.Errorf("Submit after Close: got %v, want ErrClosed", err)
+	}
+}
+
+// TestStoppingAPluginTakesWhatLeftItsGroup (issue 25): a child the
+// plugin started in a session of its own is out of its process group,
+// which the stop kills; the plugin's cgroup still holds it, and the stop
+// kills that too.
+func TestStoppingAPluginTakesWhatLeftItsGroup(t *testing.T) {
+	if err := process.Cgroups(); err != nil {
+		testenv.Missing(t, "no cgroup for plugins: "+err.Error(), "run as root on a system with cgroup v2, as CI does")
+	}
+	h := newTestHost(t, testAgent("scripted", "agent"))
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "setsidchild"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := hosttest.Atoi(t, strings.TrimSpace(out.Result.Output))
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !procwait.Gone(pid, 5*time.Second) {
+		t.Errorf("the plugin's child in a session of its own, %d, survived Close", pid)
 	}
 }
 

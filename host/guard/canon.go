@@ -65,13 +65,22 @@ type PathPolicy struct {
 	// for the fields in DefaultPathFields.
 	Fields map[string][]string
 	// SearchesSkipHidden takes a search or listing with no filter of
-	// its own (a Grep without glob or type) to skip hidden files and
-	// directories below its path, as ripgrep — Claude Code's Grep —
-	// does unless told otherwise. By default a guard assumes it may read
-	// them: a guard on .env then refuses every unfiltered Grep of a tree
-	// that may hold one. A search that names a hidden path, or whose
-	// glob or type admits hidden names, reaches them either way.
+	// its own, by a tool hearth does not know (an agent's own tool of
+	// kind search or list), to skip hidden files and directories below
+	// its path, as ripgrep does unless told otherwise. Set it only where
+	// every such tool of every agent does skip them. It never applies
+	// to Claude Code's Grep and Glob, which reach hidden files: Grep
+	// passes --hidden to ripgrep on every call, Glob unless
+	// CLAUDE_CODE_GLOB_HIDDEN=false (read in Claude Code 2.1.332). By
+	// default a guard assumes a search may read them: a guard on .env
+	// then refuses every unfiltered search of a tree that may hold one.
 	SearchesSkipHidden bool
+	// Shell is the shell agents' commands run in: "bash" (the default;
+	// sh, dash and the rest are read as bash) or "zsh", whose commands
+	// are parsed as zsh, and refused as unread where they use zsh's own
+	// expansions (=cmd, glob qualifiers, parameter flags), which are not
+	// read.
+	Shell string
 	// CacheTTL bounds how long a symbolic link resolution is reused; 0
 	// means DefaultCacheTTL, a negative value turns the cache off.
 	CacheTTL time.Duration
@@ -91,6 +100,7 @@ var DefaultPathFields = []string{
 type Resolver struct {
 	fold       bool
 	skipHidden bool
+	shellLang  string
 	home       string
 	fields     []toolFields
 	ttl        time.Duration
@@ -120,7 +130,7 @@ type resolution struct {
 // NewResolver returns a Resolver for p. A tool pattern in p.Fields that
 // does not compile is an error wrapping ErrPattern.
 func NewResolver(p PathPolicy) (*Resolver, error) {
-	r := &Resolver{fold: !p.CaseSensitive, skipHidden: p.SearchesSkipHidden, home: p.Home, ttl: p.CacheTTL, now: p.Now}
+	r := &Resolver{fold: !p.CaseSensitive, skipHidden: p.SearchesSkipHidden, shellLang: p.Shell, home: p.Home, ttl: p.CacheTTL, now: p.Now}
 	if r.home == "" {
 		r.home = HomeDir()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -108,6 +109,10 @@ type rawTarget struct {
 	tilde bool
 	// cwds, for a shell word: the directories it may be relative to.
 	cwds []string
+	// hidden: the tool reaches hidden names below the path whatever the
+	// PathPolicy says (Claude Code's Grep and Glob: see
+	// PathPolicy.SearchesSkipHidden).
+	hidden bool
 }
 
 // extraction is what reading a call found. Its slices are reused from
@@ -152,10 +157,18 @@ func (x *extraction) failf(format string, args ...any) {
 type input struct {
 	raw json.RawMessage
 	m   map[string]any
-	// fields holds what was read, in order.
+	// fields holds what was read, in order: the strings under every key,
+	// at any depth (nested objects, objects in lists).
 	fields []field
 	done   bool
+	depth  int
+	// tooDeep: objects nested deeper than maxInputDepth were not read.
+	tooDeep bool
 }
+
+// maxInputDepth bounds how deep an input's objects are read; what lies
+// deeper is not read, and the call says so.
+const maxInputDepth = 32
 
 type field struct {
 	key    string
@@ -227,13 +240,37 @@ func (in *input) put(key string, v any) {
 	case []any:
 		f := field{key: key, list: true}
 		for _, e := range t {
-			if s, ok := e.(string); ok {
-				f.values = append(f.values, s)
+			switch e := e.(type) {
+			case string:
+				f.values = append(f.values, e)
+			case map[string]any, []any:
+				in.nested(key, e)
 			}
 		}
 		in.fields = append(in.fields, f)
 	case []string:
 		in.fields = append(in.fields, field{key: key, values: t, list: true})
+	case map[string]any:
+		in.nested(key, t)
+	}
+}
+
+// nested reads an object (or a list) inside the input: its keys count
+// as the top level's do (an MCP tool's {"options": {"path": ...}}).
+func (in *input) nested(key string, v any) {
+	if in.depth >= maxInputDepth {
+		in.tooDeep = true
+		return
+	}
+	in.depth++
+	defer func() { in.depth-- }()
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			in.put(k, x)
+		}
+	case []any:
+		in.put(key, t)
 	}
 }
 
@@ -253,6 +290,14 @@ func (in *input) putRaw(key string, v []byte) {
 		if json.Unmarshal(v, &list) == nil {
 			in.put(key, list)
 		}
+	case '{':
+		if in.depth >= maxInputDepth {
+			in.tooDeep = true
+			return
+		}
+		in.depth++
+		scanObject(v, in.putRaw)
+		in.depth--
 	}
 }
 
@@ -347,6 +392,7 @@ func (r *Resolver) extract(x *extraction, c Call, cwd string) {
 	if x.raws == nil {
 		x.raws = make([]rawTarget, 0, 2)
 	}
+	first := len(x.raws)
 	in := &input{raw: c.RawInput, m: c.Input, fields: x.fields[:0]}
 	defer func() { x.fields = in.fields }()
 	field := func(name string, a Access, filters ...string) {
@@ -400,6 +446,7 @@ func (r *Resolver) extract(x *extraction, c Call, cwd string) {
 		for _, n := range names {
 			field(strings.ToLower(n), a, filters...)
 		}
+		r.anyPaths(x, in, names, a, filters)
 	}
 	a, filters := kindAccess(c.Kind)
 	if known {
@@ -408,6 +455,76 @@ func (r *Resolver) extract(x *extraction, c Call, cwd string) {
 	for _, p := range c.Paths {
 		x.add(rawTarget{p: p, access: a, filters: filters, from: "paths", tilde: true})
 	}
+	if known {
+		// Claude Code's tools reach hidden names: its Grep passes
+		// --hidden to ripgrep on every call, and its Glob does unless
+		// CLAUDE_CODE_GLOB_HIDDEN=false.
+		for i := first; i < len(x.raws); i++ {
+			x.raws[i].hidden = true
+		}
+	}
+}
+
+// anyPaths reads the fields of a tool hearth does not know beyond the
+// names it reads as paths (names): at any depth, a value is a path when
+// its key says so (it holds "path", "file", "dir", "folder" or "uri",
+// as sourcePath, target_file, rootUri do) or when it reads as one: a
+// file:// URI, or a string that starts with /, ~/, ./ or ../ and holds
+// no line break. Objects nested too deep to read make the call unread.
+func (r *Resolver) anyPaths(x *extraction, in *input, names []string, a Access, filters []string) {
+	if !in.done {
+		in.read()
+	}
+	if in.tooDeep {
+		x.failf("the input nests objects more than %d deep", maxInputDepth)
+	}
+	for _, f := range in.fields {
+		named := false
+		for _, n := range names {
+			if strings.EqualFold(f.key, n) {
+				named = true
+				break
+			}
+		}
+		if named {
+			continue
+		}
+		k := strings.ToLower(f.key)
+		byKey := strings.Contains(k, "path") || strings.Contains(k, "file") || strings.Contains(k, "dir") ||
+			strings.Contains(k, "folder") || strings.Contains(k, "uri")
+		for _, v := range f.values {
+			if p, ok := fileURI(v); ok {
+				x.add(rawTarget{p: p, access: a, filters: filters, from: f.key})
+				continue
+			}
+			if byKey || looksLikePath(v) {
+				x.add(rawTarget{p: v, access: a, filters: filters, from: f.key, tilde: true})
+			}
+		}
+	}
+}
+
+// fileURI returns the path of a file:// URI (file:///x, file://localhost/x,
+// file:/x), percent-decoded.
+func fileURI(v string) (string, bool) {
+	if len(v) < 6 || !strings.EqualFold(v[:5], "file:") {
+		return "", false
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Host != "" && !strings.EqualFold(u.Host, "localhost")) {
+		// Another host's file, or not a URI: read what follows as a path
+		// all the same, so that it is not missed.
+		return strings.TrimPrefix(strings.TrimPrefix(v[5:], "//"), "localhost"), true
+	}
+	return u.Path, true
+}
+
+// looksLikePath reports whether a value reads as a path whatever its key.
+func looksLikePath(v string) bool {
+	if strings.ContainsAny(v, "\n\r") || len(v) > 4096 {
+		return false
+	}
+	return strings.HasPrefix(v, "/") || v == "~" || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../")
 }
 
 // kindAccess is what a tool of kind does at the paths it names.
@@ -491,22 +608,41 @@ func splitPattern(p string) (dir, rest string) {
 	return dir, rest
 }
 
-// grepFilters are the names below its path a Grep reaches: its glob,
+// grepFilters are the names below its path a Grep reaches: its globs,
 // read as ripgrep reads one (a glob without a slash matches a name at
 // any depth), or the files of its type; everything when it has
 // neither, or a glob that excludes ("!x") or a type hearth does not
-// know.
+// know. The glob field is split as Claude Code splits it before it
+// hands the globs to ripgrep (2.1.332): at white space, and each part
+// at commas unless it holds a brace ("*.go,.env" is two globs,
+// "*.{go,env}" one).
 func grepFilters(in *input) []string {
 	var out []string
-	for _, g := range in.get("glob") {
-		g = strings.TrimSpace(g)
-		switch {
-		case g == "" || strings.HasPrefix(g, "!"):
+	for _, field := range in.get("glob") {
+		var globs []string
+		for _, part := range strings.Fields(field) {
+			if strings.Contains(part, "{") && strings.Contains(part, "}") {
+				globs = append(globs, part)
+				continue
+			}
+			for _, g := range strings.Split(part, ",") {
+				if g != "" {
+					globs = append(globs, g)
+				}
+			}
+		}
+		if len(globs) == 0 {
 			return []string{"**"}
-		case strings.HasPrefix(g, "/"):
-			out = append(out, strings.TrimPrefix(g, "/"), "**/"+strings.TrimPrefix(g, "/"))
-		default:
-			out = append(out, g, "**/"+g)
+		}
+		for _, g := range globs {
+			switch {
+			case strings.HasPrefix(g, "!"):
+				return []string{"**"}
+			case strings.HasPrefix(g, "/"):
+				out = append(out, strings.TrimPrefix(g, "/"), "**/"+strings.TrimPrefix(g, "/"))
+			default:
+				out = append(out, g, "**/"+g)
+			}
 		}
 	}
 	if len(out) > 0 {

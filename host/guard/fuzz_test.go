@@ -206,6 +206,8 @@ func FuzzToolUse(f *testing.F) {
 		{"Read", `{"file_path":"../x"}`, ""}, {"Grep", `{"path":"~","glob":"!*.go","type":"py"}`, ""},
 		{"Glob", `{"pattern":"a/**/../*","path":"/x"}`, ""}, {"Bash", `{"command":["sh","-c","cat a"]}`, ""},
 		{"mcp__x__y", `{"path":["a",1,{"b":2}]}`, "exec"}, {"LS", `null`, "list"}, {"Write", `{"file_path":"\u0000"}`, "write"},
+		{"mcp__fs__read", `{"o":{"uri":"file://localhost/a%2F..%2F.env","l":[{"sourcePath":"~/x"}]}}`, ""},
+		{"Bash", `{"command":"f() { cat \"$1\"; }; f .env; set -- a; printf -v p %s x; a[2]=y; cat ${a[2]} <<< ~root"}`, ""},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}

@@ -102,8 +102,9 @@
 //
 // A search reaches what its filter admits below its directory: Grep of
 // the workspace without a glob may read a .env anywhere in it, and
-// touches("**/.env") refuses it (PathPolicy.SearchesSkipHidden takes such a
-// search to skip dot files, as ripgrep does). A listing shows names, it
+// touches("**/.env") refuses it (Claude Code's Grep passes --hidden to
+// ripgrep; PathPolicy.SearchesSkipHidden takes an agent's own search tool
+// to skip dot files, as ripgrep does by default). A listing shows names, it
 // does not open files: it touches the directory it lists, and what it
 // shows below counts for the _under helpers. For example:
 //

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -75,7 +76,34 @@ func (r *Resolver) read(c Call) ([]Target, []string) {
 			}
 		}
 	}
+	for _, t := range out {
+		if p := agentRelative(t.Path, t.Real); p != "" {
+			x.failf("%s is resolved in the agent's own process (its /proc/self, its descriptors), not in hearth's", p)
+			break
+		}
+	}
 	return out, x.unread
+}
+
+// agentRelative returns the first of paths that means something
+// different in the agent's process than in hearth's: /proc/self,
+// /proc/thread-self, /proc/PID and /dev/fd (and /dev/stdin, which lead
+// there), "" when none does. hearth would resolve them as its own: its
+// working directory, its descriptors, its root.
+func agentRelative(paths ...string) string {
+	for _, p := range paths {
+		switch {
+		case p == "/dev/fd" || strings.HasPrefix(p, "/dev/fd/"),
+			p == "/dev/stdin" || p == "/dev/stdout" || p == "/dev/stderr":
+			return p
+		case strings.HasPrefix(p, "/proc/"):
+			first, _, _ := strings.Cut(strings.TrimPrefix(p, "/proc/"), "/")
+			if first == "self" || first == "thread-self" || first != "" && strings.Trim(first, "0123456789") == "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 type targetKey struct{ path, real, access, filter string }
@@ -133,7 +161,7 @@ func (r *Resolver) target(p, cwd string, raw rawTarget) Target {
 			break
 		}
 		for _, f := range raw.filters {
-			if f == "**" && r.skipHidden && (raw.access == AccessSearch || raw.access == AccessList) {
+			if f == "**" && r.skipHidden && !raw.hidden && (raw.access == AccessSearch || raw.access == AccessList) {
 				t.reach = append(t.reach, compileVisibleBelow(strings.TrimSuffix(base, "/"), r.fold))
 				continue
 			}
@@ -494,4 +522,55 @@ func (envPatcher) Visit(n *ast.Node) {
 	env := &ast.IdentifierNode{Value: "$env"}
 	env.SetLocation(call.Location())
 	call.Arguments = append([]ast.Node{env}, call.Arguments...)
+}
+
+// ToolPaths is what one tool call reads and writes, as the guards read
+// it.
+type ToolPaths struct {
+	// Read and Write are the paths the call may read (a file's content,
+	// a directory's listing, what a search reaches below it) and write:
+	// absolute, clean, and also where each leads through symbolic
+	// links. A path the call may read or write alike (a shell word, a
+	// field of a tool hearth does not know, such as any MCP tool's) is
+	// in both.
+	Read, Write []string
+	// Unread says what could not be read, if anything: a command that
+	// does not parse, an input nested too deep, a path under /proc/self.
+	// A caller that enforces paths refuses such a call, as the path
+	// helpers of guards do.
+	Unread []string
+}
+
+// ToolPaths reads the paths of one tool call before it runs: tool is its
+// name (an MCP tool's as Claude Code names it, mcp__SERVER__TOOL), input
+// its JSON input, cwd the directory its relative paths are relative to.
+// It reads the call exactly as pre_tool_use guards do (the package
+// documentation lists what each tool is read for): Claude Code's tools
+// by what they do; a Bash command as the shell would run it; any other
+// tool, an MCP tool's included, by every string in its input at any
+// depth that holds a path, whatever its key: a key among
+// DefaultPathFields or the PathPolicy's Fields for the tool, a key that
+// says path, file, dir, folder or uri, a file:// URI, or a value that
+// reads as a path (/..., ~/..., ./..., ../...).
+func (r *Resolver) ToolPaths(tool string, input json.RawMessage, cwd string) ToolPaths {
+	targets, unread := r.read(Call{Tool: tool, RawInput: input, Cwd: cwd})
+	var out ToolPaths
+	out.Unread = unread
+	for _, t := range targets {
+		for _, p := range []string{t.Path, t.Real} {
+			if t.Access != AccessWrite && !slices.Contains(out.Read, p) {
+				out.Read = append(out.Read, p)
+			}
+			if (t.Access == AccessWrite || t.Access == AccessAny) && !slices.Contains(out.Write, p) {
+				out.Write = append(out.Write, p)
+			}
+		}
+	}
+	return out
+}
+
+// ToolPaths reads a tool call's paths as the set's guards read them
+// (Resolver.ToolPaths, under the set's PathPolicy).
+func (s *Set) ToolPaths(tool string, input json.RawMessage, cwd string) ToolPaths {
+	return s.resolver().ToolPaths(tool, input, cwd)
 }

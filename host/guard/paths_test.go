@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -191,7 +193,10 @@ func TestCaseSensitive(t *testing.T) {
 	}
 }
 
-// TestToolFields: an MCP tool's path fields, by configuration.
+// TestToolFields: an MCP tool's path fields, by configuration, and
+// (issue 25, finding 6) whatever else in its input holds a path: at any
+// depth, a file:// URI, a key that says path, file, dir or uri, a value
+// that reads as a path.
 func TestToolFields(t *testing.T) {
 	tr := newTree(t)
 	r := tr.resolver(t, PathPolicy{Fields: map[string][]string{"mcp__vault__*": {"secret_file", "more"}}})
@@ -202,8 +207,16 @@ func TestToolFields(t *testing.T) {
 	}{
 		{"mcp__vault__get", `{"secret_file":"$W/.env"}`, true},
 		{"mcp__vault__get", `{"more":["a","$HOME/.ssh/id_rsa"]}`, true},
-		{"mcp__other__get", `{"secret_file":"$W/.env"}`, false},
+		{"mcp__other__get", `{"secret_file":"$W/.env"}`, true},
 		{"mcp__other__get", `{"Path":"$W/.env"}`, true},
+		{"mcp__other__get", `{"options":{"target":{"path":"$W/.env"}}}`, true},
+		{"mcp__other__get", `{"items":[{"name":"x","sourcePath":"$HOME/.ssh/id_rsa"}]}`, true},
+		{"mcp__other__get", `{"uri":"file://$W/.env"}`, true},
+		{"mcp__other__get", `{"resource":"file:///$HOME/.ssh/id%5Frsa"}`, true},
+		{"mcp__other__get", `{"q":{"any":"~/.ssh/id_rsa"}}`, true},
+		{"mcp__other__get", `{"q":"../w/.env"}`, true},
+		{"mcp__other__get", `{"query":"what is in .env files","limit":3}`, false},
+		{"mcp__other__get", `{"url":"https://example.com/.env"}`, false},
 	}
 	for _, tt := range tests {
 		got := set.First(PreToolUse, Match{}, set.ToolUse(tr.call(bypassCase{tool: tt.tool, input: tt.input}))) != nil
@@ -310,30 +323,100 @@ func TestToolUseFor(t *testing.T) {
 	}
 }
 
-// TestSearchesSkipHidden: with searches_skip_hidden, a Grep without a
-// filter is taken to skip hidden names below its path, as ripgrep does;
-// one that names them, by path or glob, still reaches them.
+// TestSearchesSkipHidden (issue 25, finding 7): searches_skip_hidden
+// takes an agent's own search tool, without a filter, to skip hidden
+// names below its path, as ripgrep does; one that names them, by path or
+// glob, still reaches them. Claude Code's Grep passes --hidden to
+// ripgrep on every call (and its Glob by default): whatever the setting,
+// they reach .env.
 func TestSearchesSkipHidden(t *testing.T) {
 	tr := newTree(t)
 	for _, skip := range []bool{false, true} {
 		r := tr.resolver(t, PathPolicy{SearchesSkipHidden: skip})
 		set := secretsGuard(t, r)
+		for _, input := range []string{
+			`{"pattern":"x"}`,
+			`{"pattern":"x","path":"$HOME"}`,
+			`{"pattern":"x","path":"$HOME/.ssh"}`,
+			`{"pattern":"x","glob":".env"}`,
+			`{"pattern":"x","path":"$HOME","glob":"id_*"}`,
+			`{"pattern":"x","path":"$HOME","type":"sh"}`,
+			`{"pattern":"x","path":"$W/ssh"}`,
+		} {
+			if set.First(PreToolUse, Match{}, set.ToolUse(tr.call(bypassCase{tool: "Grep", input: input}))) == nil {
+				t.Errorf("skip %v, Claude Code's Grep %s: allowed; it passes --hidden and reaches .env", skip, input)
+			}
+		}
+		// An agent's own search tool, which reads the directory in its
+		// path field (its glob, hearth does not know how it reads).
 		for _, tc := range []struct {
 			input string
 			deny  bool // with skip set
 		}{
-			{`{"pattern":"x"}`, false},
-			{`{"pattern":"x","path":"$HOME"}`, false},
-			{`{"pattern":"x","path":"$HOME/.ssh"}`, true},
-			{`{"pattern":"x","glob":".env"}`, true},
-			{`{"pattern":"x","path":"$HOME","glob":"id_*"}`, true},
-			{`{"pattern":"x","path":"$HOME","type":"sh"}`, true},
-			{`{"pattern":"x","path":"$W/ssh"}`, true},
+			{`{"path":"$W"}`, false},
+			{`{"path":"$HOME"}`, false},
+			{`{"path":"$HOME/.ssh"}`, true},
+			{`{"path":"$W/ssh"}`, true},
+			{`{"path":"$W/.env"}`, true},
 		} {
-			got := set.First(PreToolUse, Match{}, set.ToolUse(tr.call(bypassCase{tool: "Grep", input: tc.input}))) != nil
-			if want := tc.deny || !skip; got != want {
-				t.Errorf("skip %v, Grep %s: denied %v, want %v", skip, tc.input, got, want)
+			c := tr.call(bypassCase{tool: "search_code", input: tc.input})
+			c.Kind = KindSearch
+			own := set.First(PreToolUse, Match{}, set.ToolUse(c)) != nil
+			if want := tc.deny || !skip; own != want {
+				t.Errorf("skip %v, an agent's search %s: denied %v, want %v", skip, tc.input, own, want)
 			}
 		}
+	}
+}
+
+// TestGrepGlobsSplitAsClaudeCodeSplitsThem: Claude Code splits a Grep's
+// glob at white space and commas (not inside braces) before ripgrep sees
+// it, so "*.go,.env" reaches .env.
+func TestGrepGlobsSplitAsClaudeCodeSplitsThem(t *testing.T) {
+	tr := newTree(t)
+	set := secretsGuard(t, tr.resolver(t, PathPolicy{}))
+	for _, tc := range []struct {
+		glob string
+		deny bool
+	}{
+		{"*.go,.env", true},
+		{"*.go .env", true},
+		{"*.{go,md}", false},
+		{"*.go,*.md", false},
+		{".e{nv,x}", true},
+	} {
+		in := fmt.Sprintf(`{"pattern":"x","glob":%q}`, tc.glob)
+		if got := set.First(PreToolUse, Match{}, set.ToolUse(tr.call(bypassCase{tool: "Grep", input: in}))) != nil; got != tc.deny {
+			t.Errorf("Grep with glob %q: denied %v, want %v", tc.glob, got, tc.deny)
+		}
+	}
+}
+
+// TestToolPaths: the function an MCP client calls before a tool runs
+// reads the same paths a guard does, split into what the call may read
+// and write, and says what it could not read.
+func TestToolPaths(t *testing.T) {
+	tr := newTree(t)
+	r := tr.resolver(t, PathPolicy{Fields: map[string][]string{"mcp__fs__*": {"dest"}}})
+	in := strings.NewReplacer("$W", tr.w, "$HOME", tr.home).Replace(`{"source":{"uri":"file://$W/link-env"},"dest":"out/x","note":"hello"}`)
+	got := r.ToolPaths("mcp__fs__copy", json.RawMessage(in), tr.w)
+	for _, want := range []string{tr.w + "/link-env", tr.w + "/.env", tr.w + "/out/x"} {
+		if !slices.Contains(got.Read, want) || !slices.Contains(got.Write, want) {
+			t.Errorf("%s is not in both Read %q and Write %q (a tool hearth does not know may do either)", want, got.Read, got.Write)
+		}
+	}
+	if len(got.Unread) != 0 {
+		t.Errorf("unread: %q", got.Unread)
+	}
+	got = r.ToolPaths("Read", json.RawMessage(`{"file_path":".env"}`), tr.w)
+	if !slices.Equal(got.Read, []string{tr.w + "/.env"}) || len(got.Write) != 0 {
+		t.Errorf("Read: read %q, wrote %q", got.Read, got.Write)
+	}
+	deep := strings.Repeat(`{"a":`, maxInputDepth+2) + `"/x"` + strings.Repeat(`}`, maxInputDepth+2)
+	if got := r.ToolPaths("mcp__x__y", json.RawMessage(deep), tr.w); len(got.Unread) == 0 {
+		t.Error("an input nested too deep to read is not unread")
+	}
+	if got := r.ToolPaths("Bash", json.RawMessage(`{"command":"cat /proc/self/cwd/.env"}`), tr.w); len(got.Unread) == 0 {
+		t.Error("/proc/self is not unread")
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os/user"
 	"path"
+	"strconv"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -95,11 +98,21 @@ type shellReader struct {
 	// shellRuns: the command runs a shell, which may read commands from
 	// anywhere in it.
 	shellRuns bool
+	// funcs are the functions the command declares, by name: a call of
+	// one reads its body again with the call's arguments as $1, $2, ...
+	funcs     map[string]*syntax.Stmt
+	funcCalls int
 }
+
+// maxFuncCalls bounds how many function calls are read, each by reading
+// the function's body again.
+const maxFuncCalls = 16
 
 // shell reads the command line cmd, run in cwd.
 func (r *Resolver) shell(x *extraction, cmd, cwd string) {
-	sr := &shellReader{r: r, x: x, from: "command", cwds: []string{cwd}, vars: make(map[string][]string), done: make(map[*syntax.Word]bool)}
+	sr := &shellReader{r: r, x: x, from: "command", cwds: []string{cwd}, vars: make(map[string][]string), done: make(map[*syntax.Word]bool),
+		funcs: make(map[string]*syntax.Stmt)}
+	sr.vars["PWD"] = []string{cwd}
 	sr.script(cmd)
 }
 
@@ -123,18 +136,41 @@ func (sr *shellReader) script(src string) {
 		sr.failf("the command nests commands more than %d deep", maxShellDepth)
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	lang := syntax.LangBash
+	if sr.r.shellLang == "zsh" {
+		lang = syntax.LangZsh
+	}
+	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
 	if err != nil {
-		sr.failf("the command does not parse as bash: %v", err)
+		sr.failf("the command does not parse as %s: %v", lang, err)
 		return
 	}
+	if lang == syntax.LangZsh {
+		// mvdan.cc/sh parses zsh but does not expand it: what its words
+		// stand for (=cmd, glob qualifiers, ${~x}, modifiers) is not
+		// known here.
+		if zshOnly(f) {
+			sr.failf("the command uses zsh expansions (=cmd, glob qualifiers, parameter flags) that are not read")
+			return
+		}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+			sr.funcs[fd.Name.Value] = fd.Body
+		}
+		return true
+	})
 	if !sr.shellRuns {
 		// A shell anywhere in the command may run what the rest
 		// writes to it (echo 'cat .env' | sh): then every word that
 		// looks like a command is read as one.
 		syntax.Walk(f, func(n syntax.Node) bool {
-			if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 && shells[path.Base(c.Args[0].Lit())] {
-				sr.shellRuns = true
+			if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+				// A program whose name is not a plain word ($SH, "$(which
+				// bash)") may be any program, a shell too.
+				if name := c.Args[0].Lit(); name == "" || shells[path.Base(name)] || !notShells[path.Base(name)] && sr.funcs[name] == nil {
+					sr.shellRuns = true
+				}
 			}
 			return !sr.shellRuns
 		})
@@ -146,8 +182,40 @@ func (sr *shellReader) script(src string) {
 
 // shells are the commands that run a script from their standard input.
 var shells = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
-	"csh": true, "tcsh": true, "busybox": true, "source": true, ".": true,
+	"sh": true, "bash": true, "rbash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
+	"csh": true, "tcsh": true, "yash": true, "posh": true, "busybox": true, "source": true, ".": true,
+}
+
+// notShells are programs known not to run their arguments, standard
+// input or here-documents as shell commands. Any other program may be a
+// shell (a copy of bash under another name, ./x, a shell the guard has
+// never heard of) and is read as one: its arguments and here-documents
+// are parsed as commands, and it may read commands from a pipe.
+var notShells = map[string]bool{
+	"cat": true, "ls": true, "echo": true, "printf": true, "grep": true, "egrep": true, "fgrep": true, "rg": true,
+	"head": true, "tail": true, "less": true, "more": true, "wc": true, "sort": true, "uniq": true, "cut": true,
+	"tr": true, "tee": true, "cp": true, "mv": true, "rm": true, "mkdir": true, "rmdir": true, "touch": true,
+	"chmod": true, "chown": true, "ln": true, "stat": true, "file": true, "diff": true, "cmp": true, "comm": true,
+	"basename": true, "dirname": true, "realpath": true, "readlink": true, "pwd": true, "cd": true, "pushd": true,
+	"popd": true, "test": true, "[": true, "[[": true, "true": true, "false": true, "sleep": true, "date": true,
+	"base64": true, "xxd": true, "od": true, "hexdump": true, "md5sum": true, "sha256sum": true, "sha1sum": true,
+	"tar": true, "gzip": true, "gunzip": true, "zcat": true, "unzip": true, "zip": true, "jq": true, "yq": true,
+	"dd": true, "curl": true, "wget": true, "git": true, "go": true, "gofmt": true, "make": true, "diff3": true,
+	"patch": true, "column": true, "nl": true, "fold": true, "fmt": true, "paste": true, "join": true, "split": true,
+	"rev": true, "tac": true, "strings": true, "du": true, "df": true, "id": true, "whoami": true, "uname": true,
+	"hostname": true, "ps": true, "kill": true, "which": true, "type": true, "export": true, "unset": true,
+	"local": true, "declare": true, "typeset": true, "readonly": true, "set": true, "shift": true, "read": true,
+	"return": true, "exit": true, "break": true, "continue": true, "wait": true, "cd-": true, "docker": true,
+	"npm": true, "yarn": true, "pip": true, "cargo": true, "rustc": true, "gcc": true, "cc": true, "ld": true,
+	"mktemp": true, "install": true, "sed": true, "tree": true, "find-": true, "seq": true, "yes": true,
+	"printenv": true, "alias": true, "unalias": true, "hash": true, "umask": true, "getopts": true,
+}
+
+// mayBeShell reports whether the program named name may run commands it
+// is given: a shell, a command that runs its arguments, or a program the
+// guard does not know.
+func mayBeShell(name string) bool {
+	return shells[name] || runsCommands[name] || !notShells[name]
 }
 
 func (sr *shellReader) visit(n syntax.Node) bool {
@@ -210,10 +278,105 @@ func (sr *shellReader) stmt(st *syntax.Stmt) {
 			sr.done[w] = true
 		}
 		name = sr.operands(args)
+		sr.builtin(args, st)
 	}
 	for _, rd := range st.Redirs {
 		sr.redirect(rd, name)
 	}
+}
+
+// builtin reads what a command does to the shell's own state: the
+// variables and positional parameters it sets (set --, printf -v, read,
+// a function's arguments), the aliases it defines.
+func (sr *shellReader) builtin(args []string, st *syntax.Stmt) {
+	if len(args) == 0 {
+		return
+	}
+	switch name := args[0]; {
+	case sr.funcs[name] != nil:
+		if sr.funcCalls >= maxFuncCalls {
+			sr.failf("the command calls functions more than %d times", maxFuncCalls)
+			return
+		}
+		sr.funcCalls++
+		sr.positional(args[1:])
+		syntax.Walk(sr.funcs[name], sr.visit)
+	case name == "set":
+		for i, a := range args[1:] {
+			if a == "--" || !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
+				if a == "--" {
+					i++
+				}
+				sr.positional(args[1+i:])
+				return
+			}
+		}
+	case name == "printf":
+		// printf -v NAME FORMAT ARGS: NAME holds the format with the
+		// arguments in it, or any of them.
+		if len(args) >= 4 && args[1] == "-v" {
+			vals := append([]string{substitute(args[3], args[4:])}, args[3:]...)
+			sr.assign(args[2], vals, false)
+		}
+	case name == "read" || name == "mapfile" || name == "readarray":
+		// read NAME <<< WORD (or a here-document): NAME may hold any
+		// line or word of it.
+		var in []string
+		for _, rd := range st.Redirs {
+			switch {
+			case rd.Op == syntax.WordHdoc && rd.Word != nil:
+				in = append(in, sr.fields(rd.Word)...)
+			case rd.Hdoc != nil:
+				if body, err := expand.Document(sr.config(nil), rd.Hdoc); err == nil {
+					in = append(in, strings.Fields(body)...)
+				}
+			}
+		}
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a, "-") && syntax.ValidName(a) {
+				sr.assign(a, append(in, strings.Join(in, " ")), false)
+			}
+		}
+	case name == "alias":
+		for _, a := range args[1:] {
+			if _, v, ok := strings.Cut(a, "="); ok {
+				sr.script(v)
+			}
+		}
+	}
+}
+
+// positional sets $1, $2, ..., $@ and $*.
+func (sr *shellReader) positional(args []string) {
+	for i, a := range args {
+		if i >= 9 {
+			break
+		}
+		n := strconv.Itoa(i + 1)
+		sr.vars[n] = nil
+		sr.assign(n, []string{a}, false)
+	}
+	all := strings.Join(args, " ")
+	for _, n := range []string{"@", "*"} {
+		sr.vars[n] = nil
+		sr.assign(n, append([]string{all}, args...), false)
+	}
+}
+
+// substitute fills a printf format's %s (and %b, %q) with args, in
+// order; what it cannot fill stays as written.
+func substitute(format string, args []string) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		if format[i] == '%' && i+1 < len(format) && strings.IndexByte("sbq", format[i+1]) >= 0 && len(args) > 0 {
+			b.WriteString(args[0])
+			args = args[1:]
+			i++
+			continue
+		}
+		b.WriteByte(format[i])
+	}
+	return b.String()
 }
 
 // operands reads a command's fields, and returns its name.
@@ -226,7 +389,7 @@ func (sr *shellReader) operands(args []string) string {
 		// A program named by its path.
 		sr.add(args[0], AccessAny)
 	}
-	nested := runsCommands[name] || sr.shellRuns
+	nested := mayBeShell(name) || sr.shellRuns
 	opts := true
 	for _, a := range args[1:] {
 		if nested && strings.ContainsAny(a, " \t\n;|&<>$`()") {
@@ -241,7 +404,11 @@ func (sr *shellReader) operands(args []string) string {
 			continue
 		}
 		sr.add(a, AccessAny)
+		sr.addParts(a)
 		if changesDir[name] {
+			if a == "-" {
+				continue // back to a directory read already
+			}
 			sr.chdir(a)
 		}
 	}
@@ -258,6 +425,7 @@ func (sr *shellReader) operands(args []string) string {
 func (sr *shellReader) optionValues(a string) {
 	if _, v, ok := strings.Cut(a, "="); ok {
 		sr.add(v, AccessAny)
+		sr.addParts(v)
 	}
 	if strings.HasPrefix(a, "--") || len(a) < 3 {
 		return
@@ -266,6 +434,37 @@ func (sr *shellReader) optionValues(a string) {
 	for i := 3; i < len(a) && i < 256; i++ {
 		if a[i] == '.' || a[i] == '/' || a[i] == '~' {
 			sr.add(sr.tilde(a[i:]), AccessAny)
+		}
+	}
+}
+
+// addParts reads the paths inside an operand that programs take apart:
+// the value of NAME=VALUE (dd if=.env), what follows an @ (curl -d
+// @.env), and each part between colons or commas (git show HEAD:.env,
+// docker -v $PWD/.env:/e, --files=a,.env).
+func (sr *shellReader) addParts(a string) {
+	if len(a) > 4096 {
+		return
+	}
+	var parts []string
+	if _, v, ok := strings.Cut(a, "="); ok {
+		parts = append(parts, v)
+	}
+	for _, p := range append([]string{a}, parts...) {
+		if rest, ok := strings.CutPrefix(p, "@"); ok {
+			parts = append(parts, rest)
+		}
+	}
+	for _, p := range append([]string{a}, parts...) {
+		if strings.ContainsAny(p, ":,") {
+			for _, q := range strings.FieldsFunc(p, func(r rune) bool { return r == ':' || r == ',' }) {
+				parts = append(parts, strings.TrimPrefix(q, "@"))
+			}
+		}
+	}
+	for _, p := range parts {
+		if p != a {
+			sr.add(sr.tilde(p), AccessAny)
 		}
 	}
 }
@@ -281,9 +480,13 @@ func (sr *shellReader) tilde(s string) string {
 
 // redirect reads a redirection of command name.
 func (sr *shellReader) redirect(rd *syntax.Redirect, name string) {
+	// A here-document or here-string given to a program that may be a
+	// shell, or in a command that runs one anywhere (cat <<'E' | sh), may
+	// be a script.
+	script := mayBeShell(name) || sr.shellRuns
 	if rd.Hdoc != nil {
 		sr.done[rd.Hdoc] = true
-		if runsCommands[name] {
+		if script {
 			if body, err := expand.Document(sr.config(nil), rd.Hdoc); err == nil {
 				sr.script(body)
 			}
@@ -304,7 +507,7 @@ func (sr *shellReader) redirect(rd *syntax.Redirect, name string) {
 		return
 	}
 	for _, f := range sr.fields(rd.Word) {
-		if rd.Op == syntax.WordHdoc && runsCommands[name] {
+		if rd.Op == syntax.WordHdoc && script {
 			sr.script(f)
 		}
 		if (rd.Op == syntax.DplIn || rd.Op == syntax.DplOut) && isFD(f) {
@@ -397,6 +600,10 @@ func (sr *shellReader) chdir(dir string) {
 			sr.cwds = append(sr.cwds, d)
 		}
 	}
+	// $PWD, $OLDPWD and ~-, ~+ may be any of them.
+	sr.vars["PWD"], sr.vars["OLDPWD"] = nil, nil
+	sr.assign("PWD", sr.cwds, false)
+	sr.assign("OLDPWD", sr.cwds, false)
 }
 
 // add records a field as a target, read against each working directory.
@@ -421,6 +628,9 @@ func (sr *shellReader) fields(w *syntax.Word) []string {
 		return nil
 	}
 	names := paramNames(w)
+	if lit := wordPrefix(w); strings.HasPrefix(lit, "~-") || strings.HasPrefix(lit, "~+") {
+		names = append(names, "OLDPWD", "PWD")
+	}
 	combos := []map[string]string{nil}
 	for _, n := range names {
 		vals := sr.vars[n]
@@ -443,6 +653,24 @@ func (sr *shellReader) fields(w *syntax.Word) []string {
 		}
 		combos = next
 	}
+	// An array's elements are not kept in order, only as values it may
+	// hold: ${a[3]} and ${a[@]} read as any of them, the index dropped
+	// for the expansion (and put back: the tree is read again when a
+	// function is called).
+	var indexed []*syntax.ParamExp
+	var indexes []syntax.ArithmExpr
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if pe, ok := n.(*syntax.ParamExp); ok && pe.Index != nil && pe.Param != nil && len(sr.vars[pe.Param.Value]) > 0 {
+			indexed, indexes = append(indexed, pe), append(indexes, pe.Index)
+			pe.Index = nil
+		}
+		return true
+	})
+	defer func() {
+		for i, pe := range indexed {
+			pe.Index = indexes[i]
+		}
+	}()
 	var out []string
 	for _, c := range combos {
 		cfg := sr.config(c)
@@ -468,6 +696,16 @@ func (sr *shellReader) fields(w *syntax.Word) []string {
 		}
 	}
 	return out
+}
+
+// wordPrefix is the literal start of a word.
+func wordPrefix(w *syntax.Word) string {
+	if len(w.Parts) > 0 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok {
+			return l.Value
+		}
+	}
+	return ""
 }
 
 // paramNames lists the variables a word reads.
@@ -535,6 +773,35 @@ func (sr *shellReader) config(vars map[string]string) *expand.Config {
 	}
 }
 
+// zshOnly reports whether f uses zsh expansions that mean something
+// other than bash's, or nothing to bash, which mvdan.cc/sh parses but
+// does not expand: parameter flags and modifiers (${(f)x}, ${x:h}),
+// ${~x}, ${=x}, ${^x}, nested parameters, =cmd (the path of cmd), and
+// glob qualifiers (*(.), **/*(D)).
+func zshOnly(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			if n.Flags != nil || n.IsSet || n.Split != syntax.OptUnset || n.GlobSubst != syntax.OptUnset ||
+				n.RcExpand != syntax.OptUnset || n.NestedParam != nil || len(n.Modifiers) > 0 {
+				found = true
+			}
+		case *syntax.ExtGlob:
+			found = true
+		case *syntax.Word:
+			if lit := wordPrefix(n); strings.HasPrefix(lit, "=") && len(lit) > 1 {
+				found = true
+			}
+			if l := n.Lit(); strings.HasSuffix(l, ")") && strings.ContainsAny(l, "*?") && strings.Contains(l, "(") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
 // shellEnv is the environment words expand in.
 type shellEnv struct {
 	sr   *shellReader
@@ -551,8 +818,16 @@ func (e shellEnv) Get(name string) expand.Variable {
 		return expand.Variable{}
 	case "HOME":
 		return str(e.sr.r.home)
-	case "PWD":
-		return str(e.sr.cwds[0])
+	case "PWD", "OLDPWD":
+		return str(e.sr.cwds[len(e.sr.cwds)-1])
+	}
+	if u, ok := strings.CutPrefix(name, "HOME "); ok {
+		// ~user: the user's home directory, from the user database, as
+		// bash takes it; a user there is none of stays ~user.
+		if home := userHome(u); home != "" {
+			return str(home)
+		}
+		return expand.Variable{}
 	}
 	return str(unknown)
 }
@@ -560,6 +835,23 @@ func (e shellEnv) Get(name string) expand.Variable {
 func (shellEnv) Each(func(string, expand.Variable) bool) {}
 
 var _ expand.Environ = shellEnv{}
+
+// userHome is the home directory of user name, "" when there is none.
+func userHome(name string) string {
+	if v, ok := userHomes.Load(name); ok {
+		return v.(string)
+	}
+	home := ""
+	if u, err := user.Lookup(name); err == nil {
+		home = u.HomeDir
+	}
+	userHomes.Store(name, home)
+	return home
+}
+
+// userHomes caches userHome: the user database does not change while a
+// command is read, and is read once per name.
+var userHomes sync.Map
 
 // String renders a target for messages.
 func (t Target) String() string {

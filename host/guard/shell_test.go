@@ -54,7 +54,8 @@ func TestShellWords(t *testing.T) {
 		{"case $x in a) cat b;; esac", []string{"any W/a", "any W/b"}},
 		{"f() { cat inner; }; f", []string{"any W/inner"}},
 		{"cat '~/quoted'", []string{"any W/~/quoted"}},
-		{"cat ~other/x", []string{"any W/?/x"}},
+		{"cat ~nosuchuser/x", []string{"any W/~nosuchuser/x"}},
+		{"cat ~root/x", []string{"any /root/x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +81,54 @@ type callbacks struct {
 	mu        sync.Mutex
 	checked   map[string]bool
 	unchecked error
+	// denied holds the calls the host denied, by call ID and by tool and
+	// paths (see deniedKeys), with the guard's verdict; defied is the
+	// first report of one as done.
+	denied map[string]sdk.Verdict
+	defied error
+}
+
+// deniedKeys are the keys a denied call and a later report of it are
+// matched by: its call ID, and its tool with its paths cleaned and
+// sorted. The kind, the order of the paths and their spelling
+// ("app/./.env") are the agent's to choose, so they do not count: an
+// agent that was told no cannot make its report look like another
+// call by changing them.
+func deniedKeys(id, tool string, paths []string) []string {
+	ps := make([]string, len(paths))
+	for i, p := range paths {
+		ps[i] = path.Clean(p)
+	}
+	slices.Sort(ps)
+	keys := []string{"t\x00" + tool + "\x00" + strings.Join(ps, "\x00")}
+	if id != "" {
+		keys = append(keys, "i\x00"+id)
+	}
+	return keys
+}
+
+// defiance is the verdict of the denied call that u reports as done, if
+// it does: a use reported with any outcome but denied.
+func (c *callbacks) defiance(u sdk.ToolUse) (sdk.Verdict, bool) {
+	if u.Outcome == sdk.OutcomeDenied {
+		return sdk.Verdict{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range deniedKeys(u.CallID, u.Tool, u.Paths) {
+		if v, ok := c.denied[k]; ok {
+			return v, true
+		}
+	}
+	return sdk.Verdict{}, false
+}
+
+// defiedErr is the error that fails the task for a denied use reported
+// done, or nil.
+func (c *callbacks) defiedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.defied
 }
 
 // callKeys are the keys a call or a use is matched by: its call ID, if it
@@ -125,7 +175,14 @@ func (c *callbacks) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 		u.At = now
 	}
 	c.reported.Add(1)
-	if s.covered(c.t) && !c.wasChecked(u) {
+	if v, ok := c.defiance(u); ok {
+		err := s.defiedUse(u, v, c.t)
+		c.mu.Lock()
+		if c.defied == nil {
+			c.defied = err
+		}
+		c.mu.Unlock()
+	} else if s.covered(c.t) && !c.wasChecked(u) {
 		if err := s.uncheckedUse(u, c.t, c.run); err != nil {
 			c.mu.Lock()
 			if c.unchecked == nil {
@@ -192,7 +249,26 @@ func (c *callbacks) CheckToolUse(_ context.Context, call sdk.ToolCall) (sdk.Verd
 		c.checked[k] = true
 	}
 	c.mu.Unlock()
-	return c.s.checkToolUse(call, c.t, c.run)
+	v, err := c.s.checkToolUse(call, c.t, c.run)
+	if err == nil {
+		c.mu.Lock()
+		if c.denied == nil {
+			c.denied = make(map[string]sdk.Verdict)
+		}
+		for i, k := range deniedKeys(call.CallID, call.Tool, call.Paths) {
+			switch {
+			case !v.Allow:
+				c.denied[k] = v
+			case i == 0:
+				// Asked again and allowed now (a guard that reads the
+				// time, the session, the run): the same tool and paths
+				// may be reported done.
+				delete(c.denied, k)
+			}
+		}
+		c.mu.Unlock()
+	}
+	return v, err
 }
 
 func (c *callbacks) ReportProgress(_ context.Context, pr sdk.Progress) error {

@@ -6,7 +6,7 @@ import (
 )
 
 // confinement is how the plugins of a are confined, nil for not at all.
-func confinement(a *config.Agent, protect []string, blobs string) *process.Confinement {
+func confinement(a *config.Agent, protect []string, blobs string, pins process.Pins) *process.Confinement {
 	if a.Confinement == config.ConfinementOff {
 		return nil
 	}
@@ -18,5 +18,16 @@ func confinement(a *config.Agent, protect []string, blobs string) *process.Confi
 		Blobs:       blobs,
 		RestrictTCP: a.ConnectPorts != nil,
 		ConnectTCP:  a.ConnectPorts,
+		Pins:        pins,
 	}
+}
+
+// newSpec is agent a's spec, its grants pinned as they lead now: when
+// the config is loaded.
+func newSpec(a *config.Agent, m config.Matcher, argv, env []string) *spec {
+	sp := &spec{cfg: a, mcfg: m.For(a), argv: argv, env: pluginEnv(a, env)}
+	if a.Confinement != config.ConfinementOff && a.External == "" {
+		sp.pins = process.PinGrants(a.Workspace, a.ReadPaths, a.WritePaths, argv)
+	}
+	return sp
 }

@@ -135,6 +135,23 @@ func (s *session) uncheckedUse(u sdk.ToolUse, t hearth.Task, run Run) error {
 	return fmt.Errorf("%s, and checks are required (require_checks): ask the host before each tool use (sdk.Tools does): %w", msg, hearth.ErrUnchecked)
 }
 
+// defiedUse is called for a tool use reported done after the host denied
+// it (v): the use is an event, and the error returned fails the task,
+// whether checks are required or not. An agent that runs a tool it was
+// told not to is not one a guard can hold; nothing it reports after
+// that can be taken at its word.
+func (s *session) defiedUse(u sdk.ToolUse, v sdk.Verdict, t hearth.Task) error {
+	p := s.pool
+	what := u.Tool
+	if len(u.Paths) > 0 {
+		what += " " + strings.Join(u.Paths, " ")
+	}
+	msg := fmt.Sprintf("%s was reported (outcome %s) after guard %q denied it: %s", what, u.Outcome, v.Guard, v.Reason)
+	p.emit(hearth.Event{Kind: hearth.EventToolDefied, Agent: p.cfg().Name, Session: s.id, Task: t.ID, Run: t.Run, Message: msg, Guard: v.Guard})
+	return fmt.Errorf("%s; the agent must not run a tool the host denied (check its tool loop: a denied call is reported with outcome %s): %w",
+		msg, sdk.OutcomeDenied, hearth.ErrDenialIgnored)
+}
+
 // emitGuard records that a guard fired on one of the pool's sessions.
 func (p *Pool) emitGuard(hook guard.Hook, v *guard.Verdict, session, task string) {
 	p.emit(guard.Event(hook, v, p.cfg().Name, session, task))

@@ -101,12 +101,14 @@ type spec struct {
 	mcfg matcher.Config
 	argv []string
 	env  []string
+	// pins are where its grants led when the config was loaded.
+	pins process.Pins
 }
 
 // New makes the pool of agent a, whose program is argv with env added
 // to the agent block's.
 func New(a *config.Agent, m config.Matcher, argv, env []string, d Deps) (*Pool, error) {
-	sp := &spec{cfg: a, mcfg: m.For(a), argv: argv, env: pluginEnv(a, env)}
+	sp := newSpec(a, m, argv, env)
 	ix, err := matcher.NewIndex(sp.mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", a.Name, err)
@@ -275,7 +277,7 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 			Env:            sp.env,
 			Dir:            sp.cfg.Workspace,
 			SHA256:         sp.cfg.SHA256,
-			Confine:        confinement(sp.cfg, p.d.Protect, p.d.Blobs),
+			Confine:        confinement(sp.cfg, p.d.Protect, p.d.Blobs, sp.pins),
 			StartTimeout:   sp.cfg.StartTimeout,
 			HealthInterval: sp.cfg.HealthInterval,
 			TLS:            p.d.TLS,

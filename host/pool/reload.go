@@ -10,9 +10,14 @@ import (
 // live sessions as running the old program: they are no longer chosen, and
 // are retired once idle.
 func (p *Pool) Update(a *config.Agent, m config.Matcher, argv, env []string, stale bool) {
-	sp := &spec{cfg: a, mcfg: m.For(a), argv: argv, env: pluginEnv(a, env)}
+	sp := newSpec(a, m, argv, env)
 	p.mu.Lock()
 	old := p.spec.Load()
+	if !stale {
+		// The same definition: its grants stay pinned where they led at
+		// first, or a reload would bless a link planted since.
+		sp.pins = old.pins
+	}
 	p.spec.Store(sp)
 	if sp.mcfg != old.mcfg {
 		if ix, err := matcher.NewIndex(sp.mcfg); err == nil {

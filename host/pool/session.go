@@ -343,7 +343,7 @@ func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, 
 			Duration: p.now().Sub(start)})
 		return res, calls.reported.Load(), err
 	}
-	if err := calls.uncheckedErr(); err != nil {
+	if err := cmp.Or(calls.defiedErr(), calls.uncheckedErr()); err != nil {
 		// The agent's own code does the same again: retrying cannot help.
 		err = fmt.Errorf("agent %q (session %s): run task %s: %w", cfg.Name, s.id, t.ID, sdk.Permanent(err))
 		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",

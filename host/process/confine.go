@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/internal/confine"
@@ -33,6 +34,9 @@ type Confinement struct {
 	// ConnectTCP.
 	RestrictTCP bool
 	ConnectTCP  []uint16
+	// Pins are where the grants led when the agent's config was loaded
+	// (PinGrants); nil pins nothing.
+	Pins Pins
 }
 
 // LandlockStatus says whether plugins can be confined on this system:
@@ -44,8 +48,7 @@ type LandlockStatus = confine.Status
 func Landlock() LandlockStatus { return confine.Probe() }
 
 // systemGrants are what programs need to run: their libraries and
-// interpreters, configuration in /etc (ld.so.cache, resolv.conf, TLS
-// roots), a few devices, the process's own /proc entry, and the CPU
+// interpreters, a few devices, the process's own /proc entry, and the CPU
 // information runtimes size themselves by. Missing ones are skipped.
 var systemGrants = []confine.Grant{
 	{Path: "/usr", Access: confine.Read, Optional: true},
@@ -55,7 +58,6 @@ var systemGrants = []confine.Grant{
 	{Path: "/lib32", Access: confine.Read, Optional: true},
 	{Path: "/lib64", Access: confine.Read, Optional: true},
 	{Path: "/libx32", Access: confine.Read, Optional: true},
-	{Path: "/etc", Access: confine.ReadOnly, Optional: true},
 	{Path: "/dev/null", Access: confine.Device, Optional: true},
 	{Path: "/dev/zero", Access: confine.ReadOnly, Optional: true},
 	{Path: "/dev/random", Access: confine.ReadOnly, Optional: true},
@@ -67,6 +69,107 @@ var systemGrants = []confine.Grant{
 	{Path: "/sys/fs/cgroup", Access: confine.ReadOnly, Optional: true},
 }
 
+// EtcFiles are what a plugin reads of /etc: what the dynamic linker, name
+// resolution, TLS, time zones, locales, user names and the usual tools
+// need to run, and nothing that holds a secret. /etc is not granted
+// whole: it holds shadow and gshadow (readable by a plugin of a host
+// run as root), TLS and SSH private keys, and wherever an operator
+// keeps hearth's token file. A pattern ends in * (Debian's python3.N
+// directories, with sitecustomize.py). docs/confinement.md lists them.
+var EtcFiles = []string{
+	// The dynamic linker.
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
+	// Names: hosts, services and users (passwd holds no password hash:
+	// those are in shadow, which is not granted).
+	"/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
+	"/etc/services", "/etc/protocols", "/etc/networks", "/etc/passwd", "/etc/group", "/etc/hostname",
+	// TLS roots, never the private keys beside them.
+	"/etc/ssl/certs", "/etc/ssl/cert.pem", "/etc/ssl/openssl.cnf", "/etc/ca-certificates",
+	"/etc/ca-certificates.conf", "/etc/pki/tls/certs", "/etc/pki/ca-trust/extracted", "/etc/pki/tls/openssl.cnf",
+	// Time, locale, terminals, file types.
+	"/etc/localtime", "/etc/timezone", "/etc/locale.alias", "/etc/locale.conf", "/etc/default/locale",
+	"/etc/terminfo", "/etc/inputrc", "/etc/mime.types", "/etc/magic",
+	// Shells and tools that read a system-wide file at start.
+	"/etc/profile", "/etc/profile.d", "/etc/bash.bashrc", "/etc/gitconfig", "/etc/os-release",
+	"/etc/debian_version", "/etc/alternatives", "/etc/python3*",
+}
+
+// etcGrants are EtcFiles that exist here, patterns expanded.
+func etcGrants() []confine.Grant {
+	var out []confine.Grant
+	for _, f := range EtcFiles {
+		names := []string{f}
+		if strings.HasSuffix(f, "*") {
+			names, _ = filepath.Glob(f)
+		}
+		for _, n := range names {
+			out = append(out, confine.Grant{Path: n, Access: confine.ReadOnly, Optional: true})
+		}
+	}
+	return out
+}
+
+// Pins are where an agent's grants led when its config was loaded: each
+// grant path (workspace, read_paths, write_paths, the files its command
+// names) to its resolution, links followed. A start whose grant leads
+// elsewhere is refused, naming the path: an agent may write where some
+// grants are (its workspace, a write_paths entry), and a link it planted
+// there would otherwise redirect the grant at its next start (issue 25,
+// finding 2).
+type Pins map[string]string
+
+// PinGrants resolves an agent's grant paths, as its config is loaded.
+// workspace and argv are the plugin's; a path that does not exist yet is
+// pinned when it first does, by the start that finds it.
+func PinGrants(workspace string, read, write, argv []string) Pins {
+	pins := Pins{}
+	pin := func(p string) {
+		if _, err := os.Stat(p); err == nil {
+			pins[p] = resolve(p)
+		}
+	}
+	if workspace != "" {
+		pin(workspace)
+	}
+	for _, p := range append(slices.Clip(read), write...) {
+		pin(p)
+	}
+	for _, a := range argFiles(argv, workspace) {
+		pin(a)
+	}
+	return pins
+}
+
+// check reports the first grant whose resolution changed since it was
+// pinned.
+func (p Pins) check(what, path string) error {
+	was, ok := p[path]
+	if !ok {
+		return nil
+	}
+	if now := resolve(path); now != was {
+		return fmt.Errorf("%w: %s %s led to %s when the config was loaded and leads to %s now: a symbolic link was put in its place, "+
+			"which would redirect the grant (a plugin may write there); remove the link, or, if the change is yours, restart hearth (or reload a config that changes the agent block)",
+			hearth.ErrConfinement, what, path, was, now)
+	}
+	return nil
+}
+
+// argFiles are the command's arguments that name existing files, made
+// absolute against workspace.
+func argFiles(argv []string, workspace string) []string {
+	var out []string
+	for _, a := range argv[min(1, len(argv)):] {
+		if !filepath.IsAbs(a) {
+			a = filepath.Join(workspace, a)
+		}
+		if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // policy is the shim's policy for running exe, with argv as the program
 // sees it, confined by c, in workspace. A pinned program's sealed copy
 // replaces exe as the file executed, and the directory of go-plugin's
@@ -74,6 +177,7 @@ var systemGrants = []confine.Grant{
 func policy(c *Confinement, exe string, argv []string, workspace string) (*confine.Policy, error) {
 	p := &confine.Policy{Program: exe, Args: argv, RestrictTCP: c.RestrictTCP, ConnectTCP: c.ConnectTCP}
 	p.Grants = append(p.Grants, systemGrants...)
+	p.Grants = append(p.Grants, etcGrants()...)
 	s := newSplitter(c.Protect)
 	// The program's own file. A pinned program runs from its sealed copy,
 	// which Landlock lets any process execute (an anonymous file is in no
@@ -81,30 +185,36 @@ func policy(c *Confinement, exe string, argv []string, workspace string) (*confi
 	// a program that reads itself.
 	s.add(exe, confine.Read, false)
 	// An interpreter's script: an argument naming an existing file is
-	// the program as much as the interpreter is, and the interpreter
-	// reads the script's directory too (Python puts it first on its
-	// import path). Its directory is granted for reading, unless it
-	// holds a protected path. Code elsewhere (a virtualenv, a package's
-	// source) is granted with read_paths.
-	for _, a := range argv[min(1, len(argv)):] {
-		if !filepath.IsAbs(a) {
-			a = filepath.Join(workspace, a)
+	// the program as much as the interpreter is. The file is granted,
+	// not its directory, which may be a home directory or /: what it
+	// imports beside it is granted with read_paths, as is code elsewhere
+	// (a virtualenv, a package's source).
+	for _, a := range argFiles(argv, workspace) {
+		if err := c.Pins.check("the command's argument", a); err != nil {
+			return nil, err
 		}
-		if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() {
-			s.add(filepath.Dir(a), confine.Read, false)
-		}
+		s.add(a, confine.Read, false)
 	}
 	if workspace != "" {
+		if err := c.Pins.check("the workspace", workspace); err != nil {
+			return nil, err
+		}
 		if err := s.add(workspace, confine.Write, true); err != nil {
 			return nil, fmt.Errorf("%w: the workspace %s %v", hearth.ErrConfinement, workspace, err)
 		}
 	}
 	for _, r := range c.Read {
+		if err := c.Pins.check("read_paths entry", r); err != nil {
+			return nil, err
+		}
 		if err := s.add(r, confine.Read, true); err != nil {
 			return nil, fmt.Errorf("%w: read_paths entry %s %v", hearth.ErrConfinement, r, err)
 		}
 	}
 	for _, w := range c.Write {
+		if err := c.Pins.check("write_paths entry", w); err != nil {
+			return nil, err
+		}
 		if err := s.add(w, confine.Write, true); err != nil {
 			return nil, fmt.Errorf("%w: write_paths entry %s %v", hearth.ErrConfinement, w, err)
 		}
@@ -176,7 +286,9 @@ func (s *splitter) split(rp string, a confine.Access, optional bool) {
 		}
 	}
 	if !inside {
-		s.grants = append(s.grants, confine.Grant{Path: rp, Access: a, Optional: optional})
+		// rp is resolved: the shim opens it without following links, so
+		// that a link made in its place since cannot redirect it.
+		s.grants = append(s.grants, confine.Grant{Path: rp, Access: a, Optional: optional, NoFollow: true})
 		return
 	}
 	entries, err := os.ReadDir(rp)

@@ -104,9 +104,10 @@ func TestPolicySplitsAroundTheDataDirectory(t *testing.T) {
 // started where Landlock is missing (a reload can add such an agent to a
 // running host), and the error says why and what to do.
 // TestPolicyGrantsAnInterpretersScript: for `python3 agents/finder.py`,
-// the script's directory is readable (the interpreter reads the script
-// and imports beside it); an argument that is not a file grants nothing,
-// and a script inside the data directory stays out of reach.
+// the script is readable, and nothing else of its directory (which may
+// be a home directory: issue 25, finding 4); an argument that is not a
+// file grants nothing, and a script inside the data directory stays out
+// of reach.
 func TestPolicyGrantsAnInterpretersScript(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -128,9 +129,67 @@ func TestPolicyGrantsAnInterpretersScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"/agents read", "/ws write"}
+	want := []string{"/agents/finder.py read", "/ws write"}
 	if got := granted(p, root); !slices.Equal(got, want) {
 		t.Errorf("grants:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestGrantsAreNotRedirected (issue 25, finding 2): a grant that leads
+// elsewhere than when the config was loaded (a link planted over it,
+// over the workspace, over the command's file) refuses the start, naming
+// the path; one that still leads where it did is granted, resolved, for
+// the shim to open without following links.
+func TestGrantsAreNotRedirected(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
+	build, cache, script := filepath.Join(ws, "build"), filepath.Join(root, "cache"), filepath.Join(ws, "agent.py")
+	for _, d := range []string{ws, home, build, cache} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{script, filepath.Join(home, "secret")} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	argv := []string{"python3", script}
+	c := &Confinement{Write: []string{build}, Read: []string{cache}, Pins: PinGrants(ws, []string{cache}, []string{build}, argv)}
+	p, err := policy(c, "/usr/bin/python3", argv, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range p.Grants {
+		if strings.HasPrefix(g.Path, root) && !g.NoFollow {
+			t.Errorf("%s is granted following links", g.Path)
+		}
+	}
+	swap := func(path, to string) {
+		t.Helper()
+		if err := os.RemoveAll(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(to, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swap(build, home)
+	if _, err := policy(c, "/usr/bin/python3", argv, ws); !errors.Is(err, hearth.ErrConfinement) || !strings.Contains(err.Error(), build) || !strings.Contains(err.Error(), home) {
+		t.Errorf("a link over write_paths: got %v, want a refusal naming %s and %s", err, build, home)
+	}
+	if err := os.Remove(build); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(build, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	swap(script, filepath.Join(home, "secret"))
+	if _, err := policy(c, "/usr/bin/python3", argv, ws); !errors.Is(err, hearth.ErrConfinement) || !strings.Contains(err.Error(), script) {
+		t.Errorf("a link over the command's file: got %v, want a refusal naming %s", err, script)
 	}
 }
 

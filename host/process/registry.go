@@ -2,8 +2,13 @@ package process
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
@@ -18,6 +23,10 @@ import (
 var plugins struct {
 	sync.Mutex
 	byPID map[int]pluginEntry
+	// byCgroup names the plugin each cgroup was made for, while the
+	// cgroup exists: its processes may outlive the plugin for the moment
+	// the kill takes.
+	byCgroup map[string]Owner
 }
 
 type pluginEntry struct {
@@ -29,9 +38,15 @@ type pluginEntry struct {
 type Owner struct {
 	Agent, Session string
 	PID            int
+	// Sandboxed: the process is known only to run under a confined
+	// plugin's no_new_privs and seccomp filter (shimmed), not whose.
+	Sandboxed bool
 }
 
 func (o Owner) String() string {
+	if o.Sandboxed {
+		return "a process under a confined plugin's sandbox (no_new_privs and a seccomp filter, which nothing it starts can shed; this host cannot make cgroups to tell whose)"
+	}
 	return fmt.Sprintf("a plugin of agent %q (session %s)", o.Agent, o.Session)
 }
 
@@ -57,7 +72,21 @@ func (r registering) Start(ctx context.Context) error {
 			delete(plugins.byPID, pid)
 		}
 	}
-	plugins.byPID[r.PID()] = pluginEntry{Owner{r.agent, r.session, r.PID()}, r.Exited()}
+	o := Owner{Agent: r.agent, Session: r.session, PID: r.PID()}
+	plugins.byPID[r.PID()] = pluginEntry{o, r.Exited()}
+	if cg := r.Cgroup(); cg != "" {
+		if plugins.byCgroup == nil {
+			plugins.byCgroup = make(map[string]Owner)
+		}
+		for c := range plugins.byCgroup {
+			if hc, err := procgroup.HostCgroups(); err == nil {
+				if _, err := os.Stat(filepath.Join(hc.Root, c)); errors.Is(err, fs.ErrNotExist) {
+					delete(plugins.byCgroup, c)
+				}
+			}
+		}
+		plugins.byCgroup[cg] = o
+	}
 	return nil
 }
 
@@ -81,12 +110,34 @@ func running(pid int) (Owner, bool) {
 	return e.owner, true
 }
 
-// PluginOf reports whether process pid is a plugin this process started
-// and runs, or was started by one: one of its ancestors is a plugin, or
-// it is in a plugin's process group or session (a plugin's child that
-// was re-parented after its parent exited stays in them unless it leaves
-// them on purpose; docs/confinement.md says what remains).
+// PluginOf reports whether process pid is a plugin this process started,
+// or was started by one. Where the host gives its plugins cgroups
+// (package host/internal/procgroup), a process in one of them is, by a
+// property no confined process can change: nothing it does moves it out.
+// Then the process's ancestors, process group and session are looked at,
+// which name the plugin more often than not, but which a descendant
+// leaves with setsid once its parent has exited. Where the host has no
+// cgroups, a process with no_new_privs and a seccomp filter (shimmed),
+// which every process under a confined plugin has for good, is taken for
+// one too. docs/confinement.md says where each holds.
 func PluginOf(pid int) (Owner, bool) {
+	if o, ok := inPluginCgroup(pid); ok {
+		return o, true
+	}
+	if o, ok := inPluginTree(pid); ok {
+		return o, true
+	}
+	if _, err := procgroup.HostCgroups(); err != nil && shimmed(pid) {
+		// No cgroups to tell plugins apart: what the shim gave every
+		// confined plugin, and no process it starts can shed.
+		return Owner{Sandboxed: true}, true
+	}
+	return Owner{}, false
+}
+
+// inPluginTree reports whether one of process pid's ancestors, its
+// process group or its session is a running plugin's.
+func inPluginTree(pid int) (Owner, bool) {
 	self := os.Getpid()
 	for p, hops := pid, 0; p > 1 && p != self && hops < 64; hops++ {
 		if o, ok := running(p); ok {
@@ -105,4 +156,64 @@ func PluginOf(pid int) (Owner, bool) {
 		p = st.PPID
 	}
 	return Owner{}, false
+}
+
+// inPluginCgroup reports whether process pid runs in a cgroup this host
+// made for a plugin, and whose.
+func inPluginCgroup(pid int) (Owner, bool) {
+	hc, err := procgroup.HostCgroups()
+	if err != nil {
+		return Owner{}, false
+	}
+	cg, err := procgroup.CgroupOf(pid)
+	if err != nil {
+		return Owner{}, false
+	}
+	rest, ok := strings.CutPrefix(cg, hc.Rel+"/")
+	if !ok {
+		return Owner{}, false
+	}
+	leaf, _, _ := strings.Cut(rest, "/")
+	plugins.Lock()
+	defer plugins.Unlock()
+	if o, ok := plugins.byCgroup[hc.Rel+"/"+leaf]; ok {
+		return o, true
+	}
+	// Made by this host for a plugin, whichever: a process there is one
+	// of them.
+	return Owner{Agent: "?", Session: "?"}, true
+}
+
+// shimmed reports whether process pid runs with no_new_privs and a
+// seccomp filter, as the shim leaves every confined plugin: both are
+// inherited by every process it starts and can never be cleared. Other
+// sandboxes set them too (a systemd unit with NoNewPrivileges= and
+// SystemCallFilter=), so this is asked only where the host has no
+// cgroups to tell its plugins by: a client of the daemon run under such
+// a sandbox is refused there, and says why.
+func shimmed(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	var nnp, filters bool
+	for line := range strings.SplitSeq(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		switch k {
+		case "NoNewPrivs":
+			nnp = v == "1"
+		case "Seccomp_filters":
+			n, err := strconv.Atoi(v)
+			filters = err == nil && n > 0
+		}
+	}
+	return nnp && filters
+}
+
+// Cgroups reports why this host cannot give its plugins cgroups of their
+// own, nil when it can (package host/internal/procgroup).
+func Cgroups() error {
+	_, err := procgroup.HostCgroups()
+	return err
 }

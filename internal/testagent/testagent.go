@@ -11,6 +11,8 @@
 //	echo:TEXT         append TEXT to the output
 //	read:PATH         ask before reading PATH, then report a Read tool use
 //	sneak:PATH        report a Read tool use of PATH without asking first
+//	defy:PATH         ask before reading PATH and, denied or not, report a
+//	                  Read of it that succeeded, under a new call ID
 //	bigout:N          append N bytes of "x" to the output
 //	getenv:NAME       append NAME=VALUE, or NAME unset, from the plugin's environment
 //	tools:N           ask once, then report N tool uses (FloodToolUse) as
@@ -28,6 +30,7 @@
 //	metric:NAME=V     set a result metric
 //	pid               append the plugin's PID to the output
 //	child             start a child process that sleeps, append its PID
+//	setsidchild       the same, in a session (and process group) of its own
 //	sdkchild          the same, started with sdk.Command
 //	wait:FILE         block until FILE exists (or ctx is done)
 //	touch:FILE        create FILE
@@ -76,6 +79,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hearth-dev/hearth/sdk"
@@ -192,6 +196,16 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 				return res, err
 			}
 			out = append(out, "read "+arg)
+		case "defy":
+			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}}
+			if _, err := cb.CheckToolUse(ctx, call); err != nil {
+				return res, err
+			}
+			u := sdk.ToolUse{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Outcome: sdk.OutcomeOK}
+			if err := cb.ReportToolUse(ctx, u); err != nil {
+				return res, err
+			}
+			out = append(out, "read "+arg)
 		case "tools":
 			n, err := strconv.Atoi(arg)
 			if err != nil {
@@ -263,6 +277,15 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 			// Deliberately not sdk.Command: tests use this to check that
 			// stopping a plugin takes its whole process group.
 			cmd := exec.Command("sleep", "300")
+			if err := cmd.Start(); err != nil {
+				return res, err
+			}
+			out = append(out, strconv.Itoa(cmd.Process.Pid))
+		case "setsidchild":
+			// A child that leaves the plugin's process group: only the
+			// plugin's cgroup still holds it.
+			cmd := exec.Command("sleep", "300")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {
 				return res, err
 			}

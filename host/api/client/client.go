@@ -36,6 +36,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
+	"github.com/hearth-dev/hearth/internal/peercred"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -48,6 +49,9 @@ var (
 	// ErrUnresponsive: something listens, but did not answer in time (a
 	// daemon stopped with SIGSTOP, or hung).
 	ErrUnresponsive = errors.New("the hearth daemon does not answer")
+	// ErrNotOurs: the process that serves the unix socket runs as
+	// another user than the client's.
+	ErrNotOurs = errors.New("the socket is served by another user")
 	// ErrPipelineValue is returned for a run whose pipeline is given as a
 	// Go value: the daemon reads pipelines from config files it can open.
 	ErrPipelineValue = errors.New("a daemon runs pipelines from config files: give the file in RunOptions.Config and the pipeline's name in PipelineName, not a Pipeline value")
@@ -108,9 +112,27 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w on %s: %w", ErrNoDaemon, path, err)
 		}
+		err = checkServer(conn, path)
 		conn.Close()
+		if err != nil {
+			return nil, err
+		}
 		target, what = "unix://"+paths.Abs(path), path
-		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		// Every connection gRPC makes is checked: the one the calls go
+		// over, not this probe, is what must be the daemon's.
+		dopts = append(dopts, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+				var d net.Dialer
+				c, err := d.DialContext(ctx, "unix", path)
+				if err != nil {
+					return nil, err
+				}
+				if err := checkServer(c, path); err != nil {
+					c.Close()
+					return nil, err
+				}
+				return c, nil
+			}))
 	case opts.Address != "":
 		target, what = "dns:///"+opts.Address, opts.Address
 		creds, err := tcpCreds(opts)
@@ -147,6 +169,26 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		return nil, wire.ErrorOf(ctx, err)
 	}
 	return c, nil
+}
+
+// checkServer checks that the process serving the unix socket c runs as
+// this user, as a daemon this user started does. A socket path in a
+// directory others may write (a socket in /tmp, a stale path) could
+// otherwise be served by anyone, who would read the hook payloads, run
+// files and tokens sent to it and answer every PreToolUse "allow".
+func checkServer(c net.Conn, path string) error {
+	p, err := peercred.Of(c, false)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("client: cannot tell who serves %s: %w", path, err)
+	}
+	if self := os.Geteuid(); p.UID != self {
+		return fmt.Errorf("%w: %s is served by process %d, running as uid %d, not this user (uid %d); check the socket path (--socket, server.socket) and who started that daemon",
+			ErrNotOurs, path, p.PID, p.UID, self)
+	}
+	return nil
 }
 
 // tcpCreds are the transport credentials for TCP: TLS when a CA or a
@@ -399,6 +441,15 @@ func (c *Client) DashboardLogin(ctx context.Context) (string, time.Time, error) 
 		return "", time.Time{}, wire.ErrorOf(ctx, err)
 	}
 	return r.GetUrl(), time.Unix(0, r.GetExpiresUnixNano()), nil
+}
+
+// DashboardRevoke signs every browser out of the daemon's dashboard and
+// voids the sign-in links not yet used.
+func (c *Client) DashboardRevoke(ctx context.Context) error {
+	if _, err := c.rpc.DashboardLogin(ctx, &apipb.DashboardLoginRequest{Revoke: true}); err != nil {
+		return wire.ErrorOf(ctx, err)
+	}
+	return nil
 }
 
 // EventFilter narrows Events; empty fields match everything, and

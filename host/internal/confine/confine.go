@@ -64,6 +64,10 @@ type Grant struct {
 	// Optional grants are skipped when the path does not exist (a /lib64
 	// that this system lacks, a workspace entry removed since).
 	Optional bool `json:"optional,omitempty"`
+	// NoFollow: Path is resolved already, and is opened without following
+	// any symbolic link: a link found on the way fails the start (one was
+	// put there since the host resolved it).
+	NoFollow bool `json:"no_follow,omitempty"`
 }
 
 // Policy is what the shim applies before it executes the program.

@@ -4,8 +4,11 @@ package confine
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -87,7 +90,26 @@ func rules(p *Policy) ([]landlock.Rule, error) {
 		if !ok {
 			return nil, errors.New("unknown access " + string(g.Access) + " for " + g.Path)
 		}
-		fi, err := os.Stat(g.Path)
+		path := g.Path
+		if g.NoFollow {
+			fd, err := unix.Openat2(unix.AT_FDCWD, g.Path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+			switch {
+			case errors.Is(err, unix.ELOOP):
+				return nil, fmt.Errorf("%s: a symbolic link is on the way to it now, which the host did not find when it resolved it: refusing to grant where it leads", g.Path)
+			case err != nil && g.Optional && errors.Is(err, unix.ENOENT):
+				continue
+			case errors.Is(err, unix.ENOSYS):
+				// A kernel before openat2 (5.6): Landlock 5.13 has it.
+			case err != nil:
+				return nil, fmt.Errorf("%s: %w", g.Path, err)
+			default:
+				// The descriptor is inherited by nothing (CLOEXEC) and
+				// names exactly what was opened: go-landlock opens it
+				// again through /proc, which follows no path.
+				path = "/proc/self/fd/" + strconv.Itoa(fd)
+			}
+		}
+		fi, err := os.Stat(path)
 		if err != nil {
 			if g.Optional && errors.Is(err, os.ErrNotExist) {
 				continue
@@ -97,7 +119,7 @@ func rules(p *Policy) ([]landlock.Rule, error) {
 		if !fi.IsDir() {
 			r &= rOnFiles
 		}
-		rule := landlock.PathAccess(r, g.Path)
+		rule := landlock.PathAccess(r, path)
 		if g.Optional {
 			rule = rule.IgnoreIfMissing()
 		}
@@ -130,7 +152,51 @@ func apply(p *Policy) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
 	}
-	return ll.LandlockRestrictSelf(fd, flags)
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return err
+	}
+	if err := installFilter(p.RestrictTCP); err != nil {
+		return fmt.Errorf("install the seccomp filter: %w", err)
+	}
+	return dropCapabilities()
+}
+
+// dropCapabilities leaves the program no capabilities, also when the host
+// runs as root: root's would let it load a kernel module, reconfigure
+// the network, set the clock or reboot, none of which Landlock governs.
+// The inheritable and ambient sets are emptied, and for root the bounding
+// set too: an exec gives root its bounding set, and any other user only
+// what the ambient and inheritable sets (and the file, which
+// no_new_privs ignores) pass on. A process without capabilities has
+// nothing to drop.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("read the capabilities: %w", err)
+	}
+	if data[0].Permitted|data[1].Permitted|data[0].Inheritable|data[1].Inheritable == 0 {
+		return nil
+	}
+	last := 63
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last && os.Geteuid() == 0; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("drop capability %d: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear the ambient capabilities: %w", err)
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clear the inheritable capabilities: %w", err)
+	}
+	return nil
 }
 
 func probe() Status {

@@ -1,7 +1,11 @@
 // Package procgroup runs plugin processes for go-plugin so that they never
 // outlive their host. Each plugin leads its own process group, so stopping
 // it takes every process it started; on Linux it also gets a parent-death
-// signal, so a host killed with kill -9 takes its plugins with it.
+// signal, so a host killed with kill -9 takes its plugins with it, and,
+// where the host may make cgroups, a cgroup of its own, which holds every
+// process it starts, also those that leave the process group (setsid):
+// stopping the plugin kills the cgroup, and the daemon knows a plugin's
+// descendants by it (cgroup_linux.go).
 //
 // Linux sends the parent-death signal when the thread that forked the child
 // exits, not the process (golang/go#27505), and the Go runtime ends a thread
@@ -28,6 +32,7 @@ import (
 type Runner struct {
 	cmd    *exec.Cmd
 	name   string
+	cg     *pluginCgroup // nil without a cgroup of its own
 	stdout io.ReadCloser
 	stderr io.ReadCloser
 
@@ -55,12 +60,32 @@ func New(cmd *exec.Cmd, name string) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cmd: cmd, name: name, stdout: stdout, stderr: stderr, exited: make(chan struct{})}, nil
+	r := &Runner{cmd: cmd, name: name, stdout: stdout, stderr: stderr, exited: make(chan struct{})}
+	if r.cg = newPluginCgroup(); r.cg != nil {
+		r.cg.attach(cmd.SysProcAttr)
+	}
+	return r, nil
+}
+
+// Cgroup is the cgroup the plugin and everything it starts run in, as
+// /proc/PID/cgroup names it; "" when it has none of its own.
+func (r *Runner) Cgroup() string {
+	if r.cg == nil {
+		return ""
+	}
+	return r.cg.rel
 }
 
 // Start starts the process from the spawning thread.
 func (r *Runner) Start(context.Context) error {
-	if err := spawn(r.cmd); err != nil {
+	err := spawn(r.cmd)
+	if r.cg != nil {
+		r.cg.started()
+		if err != nil {
+			r.cg.remove()
+		}
+	}
+	if err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -79,6 +104,10 @@ func (r *Runner) Wait(context.Context) error {
 		_ = syscall.Kill(-r.PID(), syscall.SIGKILL)
 	}
 	err := r.cmd.Wait()
+	if r.cg != nil {
+		// What left the process group is still in the cgroup.
+		r.cg.remove()
+	}
 	r.mu.Lock()
 	r.waitErr = err
 	r.mu.Unlock()
@@ -118,6 +147,11 @@ func (r *Runner) Signal(sig syscall.Signal) error {
 	}
 	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signal process group %d: %w", pid, err)
+	}
+	if sig == syscall.SIGKILL && r.cg != nil {
+		// The cgroup stays until Wait removes it: this cannot reach
+		// another process.
+		_ = r.cg.kill()
 	}
 	return nil
 }

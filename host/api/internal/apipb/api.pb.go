@@ -3977,7 +3977,10 @@ func (x *BackupChunk) GetData() []byte {
 }
 
 type DashboardLoginRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// revoke signs every browser out, and voids the links not yet used;
+	// the reply then has no url.
+	Revoke        bool `protobuf:"varint,1,opt,name=revoke,proto3" json:"revoke,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4010,6 +4013,13 @@ func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use DashboardLoginRequest.ProtoReflect.Descriptor instead.
 func (*DashboardLoginRequest) Descriptor() ([]byte, []int) {
 	return file_api_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *DashboardLoginRequest) GetRevoke() bool {
+	if x != nil {
+		return x.Revoke
+	}
+	return false
 }
 
 type DashboardLoginReply struct {
@@ -4430,8 +4440,9 @@ const file_api_proto_rawDesc = "" +
 	"\x06output\x18\x01 \x01(\fR\x06output\"\x0f\n" +
 	"\rBackupRequest\"!\n" +
 	"\vBackupChunk\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data\"\x17\n" +
-	"\x15DashboardLoginRequest\"S\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\"/\n" +
+	"\x15DashboardLoginRequest\x12\x16\n" +
+	"\x06revoke\x18\x01 \x01(\bR\x06revoke\"S\n" +
 	"\x13DashboardLoginReply\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12*\n" +
 	"\x11expires_unix_nano\x18\x02 \x01(\x03R\x0fexpiresUnixNano2\xfe\n" +

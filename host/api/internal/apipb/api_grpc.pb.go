@@ -101,7 +101,9 @@ type HearthClient interface {
 	// hearth restore reads), taken while the daemon serves.
 	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BackupChunk], error)
 	// DashboardLogin makes a one-time link that signs a browser in to the
-	// daemon's dashboard (`hearth dashboard`): single use, expiring.
+	// daemon's dashboard (`hearth dashboard`): single use, expiring. With
+	// revoke, it signs every browser out instead and voids every link made
+	// before (`hearth dashboard --revoke`).
 	DashboardLogin(ctx context.Context, in *DashboardLoginRequest, opts ...grpc.CallOption) (*DashboardLoginReply, error)
 }
 
@@ -424,7 +426,9 @@ type HearthServer interface {
 	// hearth restore reads), taken while the daemon serves.
 	Backup(*BackupRequest, grpc.ServerStreamingServer[BackupChunk]) error
 	// DashboardLogin makes a one-time link that signs a browser in to the
-	// daemon's dashboard (`hearth dashboard`): single use, expiring.
+	// daemon's dashboard (`hearth dashboard`): single use, expiring. With
+	// revoke, it signs every browser out instead and voids every link made
+	// before (`hearth dashboard --revoke`).
 	DashboardLogin(context.Context, *DashboardLoginRequest) (*DashboardLoginReply, error)
 	mustEmbedUnimplementedHearthServer()
 }
