@@ -435,7 +435,7 @@ func TestSessionsWithoutDataDir(t *testing.T) {
 // the next host will find it: dormant.
 func TestSessionsAfterACrash(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.Open(dir, store.Write, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

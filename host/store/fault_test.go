@@ -22,7 +22,7 @@ import (
 func fixture(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func largest(t *testing.T, dir, ext string) string {
 func TestReadOnlyWritesNothing(t *testing.T) {
 	dir := fixture(t)
 	before := snapshot(t, dir)
-	s, err := Open(dir, Options{ReadOnly: true})
+	s, err := Open(dir, Read, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +123,9 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 	sameFiles(t, before, snapshot(t, dir))
 }
 
-// TestDamagedDirectoriesAreRefused: a missing MANIFEST, a missing,
-// truncated or bit-flipped table are each refused by a read-only and by a
-// read-write open, with an error that names the file and says nothing
+// TestDamagedDirectoriesAreRefused: a missing, cut or garbled MANIFEST, a
+// missing, truncated, bit-flipped or unlisted table, a value log cut
+// short are each refused by a Read and by a Write open, with an error that names the file and says nothing
 // was changed, and nothing is: never a panic, never a wiped table.
 func TestDamagedDirectoriesAreRefused(t *testing.T) {
 	for _, tc := range []struct {
@@ -165,6 +165,32 @@ func TestDamagedDirectoriesAreRefused(t *testing.T) {
 			}
 			return filepath.Base(p)
 		}},
+		{"MANIFEST cut one byte short", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "MANIFEST")
+			fi, _ := os.Stat(p)
+			if err := os.Truncate(p, fi.Size()-1); err != nil {
+				t.Fatal(err)
+			}
+			return "MANIFEST"
+		}},
+		{"table the MANIFEST does not list", func(t *testing.T, dir string) string {
+			b, err := os.ReadFile(largest(t, dir, ".sst"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "999999.sst"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return "999999.sst"
+		}},
+		{"value log cut short", func(t *testing.T, dir string) string {
+			p := largest(t, dir, ".vlog")
+			fi, _ := os.Stat(p)
+			if err := os.Truncate(p, fi.Size()-1); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Base(p)
+		}},
 		{"garbled MANIFEST", func(t *testing.T, dir string) string {
 			if err := os.WriteFile(filepath.Join(dir, "MANIFEST"), []byte("not a manifest"), 0o600); err != nil {
 				t.Fatal(err)
@@ -176,15 +202,15 @@ func TestDamagedDirectoriesAreRefused(t *testing.T) {
 			dir := fixture(t)
 			file := tc.damage(t, dir)
 			before := snapshot(t, dir)
-			for _, ro := range []bool{true, false} {
-				s, err := Open(dir, Options{ReadOnly: ro, GCInterval: -1})
+			for _, mode := range []Mode{Read, Write} {
+				s, err := Open(dir, mode, Options{GCInterval: -1})
 				if err == nil {
 					s.Close()
-					t.Fatalf("read-only %t: the damaged directory opened", ro)
+					t.Fatalf("%v: the damaged directory opened", mode)
 				}
 				var de *DirError
 				if !errors.As(err, &de) || de.File != file || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "nothing in it was changed") {
-					t.Errorf("read-only %t: %v; want a DirError naming %s", ro, err, file)
+					t.Errorf("%v: %v; want a DirError naming %s", mode, err, file)
 				}
 			}
 			sameFiles(t, before, snapshot(t, dir))
@@ -200,7 +226,7 @@ func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
 	dir := fixture(t)
 	// A memtable log beside a clean directory is what a kill leaves: copy
 	// the one a store writes while open.
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,13 +259,13 @@ func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
 	}
 	s.Close()
 
-	if _, err := Open(crashed, Options{ReadOnly: true}); !errors.Is(err, ErrNeedsRecovery) {
+	if _, err := Open(crashed, Read, Options{}); !errors.Is(err, ErrNeedsRecovery) {
 		t.Fatalf("read-only open of a crashed directory: %v, want ErrNeedsRecovery", err)
 	}
 	if err := Recover(crashed, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(crashed, Options{ReadOnly: true})
+	r, err := Open(crashed, Read, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +282,7 @@ func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
 // allEvents reads every session's events, or the first error.
 func allEvents(t *testing.T, dir string) ([]string, error) {
 	t.Helper()
-	s, err := Open(dir, Options{ReadOnly: true})
+	s, err := Open(dir, Read, Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +382,7 @@ func TestVerifyFindsDamagedTablesAndFiles(t *testing.T) {
 // commit function: a real stuck disk cannot be made here without root
 // tricks the machine may not allow.
 func TestStuckWritesFailInsteadOfHanging(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{GCInterval: -1, StallTimeout: 50 * time.Millisecond})
+	s, err := Open(t.TempDir(), Write, Options{GCInterval: -1, StallTimeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +431,7 @@ func TestDataDirectoryIsPrivate(t *testing.T) {
 	for _, f := range files {
 		os.Chmod(f, 0o644)
 	}
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
