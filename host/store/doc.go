@@ -70,10 +70,11 @@
 //
 // # Housekeeping
 //
-// Value-log GC runs in the background (Options.GCInterval). A second
-// process opening the same directory is refused with ErrLocked, naming the
-// directory and the process that holds it (Badger's LOCK file has its PID;
-// an OWNER file beside it, removed on Close, has its command and start).
+// Value-log GC runs in the background (Options.GCInterval). A process
+// opening a directory another holds to write, or opening to write one
+// others read, is refused with ErrLocked, naming the directory and the
+// writer that holds it (the LOCK file has its PID; an OWNER file beside
+// it, removed on Close, has its command and start).
 // Memory settings are sized for a small machine (Options documents them;
 // BENCHMARKS.md has the RSS).
 //
@@ -82,16 +83,22 @@
 // The store never returns different data for damaged data, and never lets
 // a fault kill or hang the host (docs/recovery.md is the user's side):
 //
-//   - Reads never write: Options.ReadOnly opens a directory with Badger
-//     read-only and starts nothing that writes. A directory a crash left
-//     with an unreplayed memtable log cannot be read that way
-//     (ErrNeedsRecovery); Recover replays it.
-//   - Before Badger sees a directory, open.go reads its MANIFEST and every
-//     table it lists, in full, checking each block (Badger would delete
-//     tables a missing MANIFEST does not list, panic in its own
-//     goroutines on a truncated table, and read a failing block as a
-//     missing key). A directory that does not look whole is a *DirError
-//     naming the file; nothing in it is changed.
+//   - Reads never write: Open takes a Mode, which every caller names.
+//     Read opens a directory with Badger read-only and starts nothing
+//     that writes; it deletes, cuts and replays nothing. A directory a
+//     crash left with an unreplayed memtable log cannot be read that way
+//     (ErrNeedsRecovery): Recover, or a Write open, replays it.
+//   - Before Badger sees a directory, Open takes its lock (shared for
+//     Read, exclusive for Write; Badger's own is off) and open.go
+//     accounts for every file Badger would act on: the MANIFEST parses
+//     to its last byte; a table is there if and only if the MANIFEST
+//     lists it, and every block of it passes its checksum; a value log a
+//     table points into is there and long enough. (Badger deletes tables
+//     the MANIFEST does not list, even read-only: a MANIFEST cut short
+//     wiped a store; it panics in its own goroutines on a truncated
+//     table, and reads a failing block as a missing key.) A directory
+//     that does not add up is a *DirError naming the file; nothing in
+//     it is changed.
 //   - Values are read with their value-log CRC checked; Badger hands back
 //     an empty value for one that fails, and every record has a version
 //     byte, so an empty or undecodable record is a *DamageError naming it
