@@ -175,6 +175,7 @@ func New(opts Options) (*Engine, error) {
 	h.runs = runs.New(runs.Deps{
 		Store: h.store, Logger: h.logger, Now: h.now,
 		Emit:           h.emit,
+		Publish:        h.publishWritten,
 		AfterPublished: h.events.afterPublished,
 		Enter:          h.enter,
 		Runnable:       h.runnable,

@@ -47,8 +47,10 @@
 // gaps (Badger leases sequence ranges), never repeats. Events are stored in
 // chunks, one value per batch the host wrote (a task's tool uses come in
 // batches of up to 256): a value per event made Badger's per-entry work
-// the host's bottleneck. A chunk's numbers are consecutive, reserved
-// together, so the chunks of a stream never overlap and sort in order.
+// the host's bottleneck. A chunk's numbers increase and come from one
+// range reserved together (consecutive, but for the events a run's write
+// carries, which share one range across their streams: RunWrite.Events),
+// so the chunks of a stream never overlap and sort in order.
 //
 // # Encoding
 //
