@@ -101,7 +101,7 @@ func writeConfig(t *testing.T, body string) string {
 
 // writeConfigIn writes the config file hearth.hcl in dir, which is then
 // its agents' workspace.
-func writeConfigIn(t *testing.T, dir, body string) string {
+func writeConfigIn(t testing.TB, dir, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, "hearth.hcl")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
