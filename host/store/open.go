@@ -37,6 +37,10 @@ import (
 //     present and long enough for every value pointed into it. A value
 //     log nothing points into is Badger's garbage, waiting for value-log
 //     GC (or the newest, empty one): it is left alone, never read.
+//   - To Write, which replays memtable logs (NNNNN.mem) and cuts the
+//     newest value log after its last whole entry (logfile.go): the
+//     values the memtable logs point to count too, and the newest value
+//     log is whole up to the last value pointed into it.
 //   - Every file with one of Badger's extensions has the name Badger
 //     gives its ID (Badger panics on some others, fails on others, and
 //     would delete a table under a name it did not expect by another).
@@ -152,8 +156,8 @@ func (l *dirLock) release() {
 // caller holds the directory's lock, so that a writer's files in motion
 // (a compaction's new table, not yet listed) are never mistaken for
 // damage.
-func checkDir(dir string) error {
-	errs, err := inspectDir(dir, true)
+func checkDir(dir string, mode Mode) error {
+	errs, err := inspectDir(dir, mode, true)
 	if err != nil {
 		return err
 	}
@@ -168,7 +172,7 @@ type dirFiles struct {
 	manifest bool
 	tables   map[uint64]bool
 	vlogs    map[uint32]int64 // size
-	mems     int
+	mems     []string
 }
 
 // listDir sorts dir's entries into Badger's files; a name with Badger's
@@ -212,7 +216,7 @@ func listDir(dir string) (*dirFiles, []*DirError, error) {
 				}
 				d.vlogs[uint32(id)] = fi.Size()
 			case ".mem":
-				d.mems++
+				d.mems = append(d.mems, name)
 			}
 		default:
 			if name == badger.ManifestFilename {
@@ -223,9 +227,9 @@ func listDir(dir string) (*dirFiles, []*DirError, error) {
 	return d, bad, nil
 }
 
-// inspectDir finds what makes dir unsafe to open: every problem, or only
-// the first when first is set.
-func inspectDir(dir string, first bool) ([]*DirError, error) {
+// inspectDir finds what makes dir unsafe to open in mode: every problem,
+// or only the first when first is set.
+func inspectDir(dir string, mode Mode, first bool) ([]*DirError, error) {
 	d, out, err := listDir(dir)
 	if err != nil || d == nil {
 		return nil, err
@@ -234,10 +238,10 @@ func inspectDir(dir string, first bool) ([]*DirError, error) {
 		return out[:1], nil
 	}
 	if !d.manifest {
-		if len(d.tables)+len(d.vlogs)+d.mems == 0 {
+		if len(d.tables)+len(d.vlogs)+len(d.mems) == 0 {
 			return out, nil
 		}
-		return append(out, &DirError{Dir: dir, File: badger.ManifestFilename, Problem: fmt.Sprintf("is missing, beside %d tables and %d logs: without it the tables cannot be read, and opening the directory would delete them", len(d.tables), len(d.vlogs)+d.mems), Fix: recoverFix}), nil
+		return append(out, &DirError{Dir: dir, File: badger.ManifestFilename, Problem: fmt.Sprintf("is missing, beside %d tables and %d logs: without it the tables cannot be read, and opening the directory would delete them", len(d.tables), len(d.vlogs)+len(d.mems)), Fix: recoverFix}), nil
 	}
 	m, problem := readManifest(dir)
 	if problem != "" {
@@ -278,22 +282,65 @@ func inspectDir(dir string, first bool) ([]*DirError, error) {
 			}
 		}
 	}
+	pointers := "the tables point to"
+	if mode == Write && len(d.mems) > 0 {
+		// A write open replays the memtable logs: the values they point
+		// to must be there too.
+		pointers = "the tables and memtable logs point to"
+		for _, name := range d.mems {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return nil, fmt.Errorf("data directory %s: %w", dir, err)
+			}
+			walkLog(b, func(meta byte, v []byte) {
+				if meta&bitValuePointer != 0 && len(v) >= vptrSize {
+					notePointer(reach, v)
+				}
+			})
+		}
+	}
 	for _, fid := range slices.Sorted(maps.Keys(reach)) {
 		r := reach[fid]
 		name := fmt.Sprintf("%06d.vlog", fid)
 		size, ok := d.vlogs[fid]
 		switch {
 		case !ok:
-			if add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is missing, and %d values the tables point to are in it", r.values), Fix: recoverFix}) {
+			if add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is missing, and %d values %s are in it", r.values, pointers), Fix: recoverFix}) {
 				return out, nil
 			}
 		case size < int64(r.end):
-			if add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("holds %d bytes, but values the tables point to reach byte %d: it was cut short", size, r.end), Fix: recoverFix}) {
+			if add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("holds %d bytes, but values %s reach byte %d: it was cut short", size, pointers, r.end), Fix: recoverFix}) {
 				return out, nil
 			}
 		}
 	}
+	if mode == Write && len(d.vlogs) > 0 {
+		// A write open cuts the newest value log off after its last
+		// whole entry: nothing pointed to may lie past it.
+		newest := slices.Max(slices.Collect(maps.Keys(d.vlogs)))
+		if r := reach[newest]; r.end > 0 && d.vlogs[newest] >= int64(r.end) {
+			name := fmt.Sprintf("%06d.vlog", newest)
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return nil, fmt.Errorf("data directory %s: %w", dir, err)
+			}
+			if end := walkLog(b, nil); uint64(end) < r.end {
+				add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is damaged at byte %d (its entries stop being whole there), before values %s (up to byte %d): opened to write, Badger would cut them off", end, pointers, r.end), Fix: recoverFix})
+			}
+		}
+	}
 	return out, nil
+}
+
+// notePointer notes in reach the value pointer v (Badger's encoding).
+func notePointer(reach map[uint32]vlogReach, v []byte) {
+	fid := binary.NativeEndian.Uint32(v[0:])
+	n := binary.NativeEndian.Uint32(v[4:])
+	off := binary.NativeEndian.Uint32(v[8:])
+	r := reach[fid]
+	r.end = max(r.end, uint64(off)+uint64(n))
+	r.values++
+	reach[fid] = r
 }
 
 // readManifest reads dir's MANIFEST with Badger's reader, under recover
@@ -387,13 +434,7 @@ func verifyTable(path string, c options.CompressionType, reach map[uint32]vlogRe
 		if len(v.Value) < vptrSize {
 			return fmt.Errorf("a value pointer holds %d bytes, not %d", len(v.Value), vptrSize)
 		}
-		fid := binary.NativeEndian.Uint32(v.Value[0:])
-		n := binary.NativeEndian.Uint32(v.Value[4:])
-		off := binary.NativeEndian.Uint32(v.Value[8:])
-		r := reach[fid]
-		r.end = max(r.end, uint64(off)+uint64(n))
-		r.values++
-		reach[fid] = r
+		notePointer(reach, v.Value)
 	}
 	return nil
 }

@@ -166,7 +166,7 @@ func Open(dir string, mode Mode, opts Options) (*Store, error) {
 			lock.release()
 			return nil, err
 		}
-		if err := checkDir(dir); err != nil {
+		if err := checkDir(dir, mode); err != nil {
 			return fail(err)
 		}
 		if readOnly {
