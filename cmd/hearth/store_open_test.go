@@ -25,7 +25,27 @@ import (
 func ranStore(t *testing.T) (map[string]string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := writeConfigIn(t, dir, `agent "scripted" {
+	cfg := pairConfig(t, dir)
+	env := map[string]string{"HEARTH_DATA_DIR": filepath.Join(dir, "data"), "HEARTH_CONFIG": cfg}
+	for range 3 {
+		if code, out, errOut := run(t, env, "run", "pair", "-q"); code != 0 {
+			t.Fatalf("hearth run pair: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	var runs []struct {
+		ID string `json:"id"`
+	}
+	runJSON(t, env, &runs, "runs", "list", "--json")
+	if len(runs) != 3 {
+		t.Fatalf("runs list: %+v, want the three runs", runs)
+	}
+	return env, runs[0].ID
+}
+
+// pairConfig writes, in dir, the config of the scripted agent with
+// pipeline pair: two tasks, each with an output of 2 KiB.
+func pairConfig(t testing.TB, dir string) string {
+	return writeConfigIn(t, dir, `agent "scripted" {
   command = ["`+os.Args[0]+`"]
   env     = { HEARTH_TEST_PLUGIN = "agent" }
 }
@@ -41,20 +61,6 @@ pipeline "pair" {
   }
 }
 `)
-	env := map[string]string{"HEARTH_DATA_DIR": filepath.Join(dir, "data"), "HEARTH_CONFIG": cfg}
-	for range 3 {
-		if code, out, errOut := run(t, env, "run", "pair", "-q"); code != 0 {
-			t.Fatalf("hearth run pair: exit %d\n%s%s", code, out, errOut)
-		}
-	}
-	var runs []struct {
-		ID string `json:"id"`
-	}
-	runJSON(t, env, &runs, "runs", "list", "--json")
-	if len(runs) != 3 {
-		t.Fatalf("runs list: %+v, want the three runs", runs)
-	}
-	return env, runs[0].ID
 }
 
 // readCommands are the commands that only read the data directory, as a
