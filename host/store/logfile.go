@@ -22,7 +22,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // walkLog calls fn with each whole entry of the log file b, in order, and
 // returns the end of the last one: where Badger's replay stops (a zeroed
 // entry, a short one, one failing its CRC, a key longer than 64 KiB).
-func walkLog(b []byte, fn func(meta byte, value []byte)) int {
+func walkLog(b []byte, fn func(meta byte, key, value []byte)) int {
 	off := logHeaderSize
 	for off < len(b) {
 		h := b[off:]
@@ -53,7 +53,7 @@ func walkLog(b []byte, fn func(meta byte, value []byte)) int {
 			break
 		}
 		if fn != nil {
-			fn(meta, h[n+int(klen):body])
+			fn(meta, h[n:n+int(klen)], h[n+int(klen):body])
 		}
 		off += body + 4
 	}

@@ -21,7 +21,7 @@ func TestWalkLogReadsBadgersLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries := 0
-	if end := walkLog(b, func(byte, []byte) { entries++ }); end != len(b) || entries < 50 {
+	if end := walkLog(b, func(byte, []byte, []byte) { entries++ }); end != len(b) || entries < 50 {
 		t.Fatalf("walkLog: %d entries ending at %d of %d bytes; want at least the fixture's 50 events, whole to the end", entries, end, len(b))
 	}
 	for _, cut := range []int{logHeaderSize + 1, len(b) / 2, len(b) - 1} {

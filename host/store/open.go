@@ -13,9 +13,11 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/ristretto/v2/z"
 	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/proto"
 )
 
 // A data directory is checked before Badger sees it. Badger trusts its
@@ -157,14 +159,24 @@ func (l *dirLock) release() {
 // (a compaction's new table, not yet listed) are never mistaken for
 // damage.
 func checkDir(dir string, mode Mode) error {
-	errs, err := inspectDir(dir, mode, true)
+	errs, leftovers, err := inspectDir(dir, mode, true)
 	if err != nil {
 		return err
 	}
 	if len(errs) > 0 {
 		return errs[0]
 	}
-	return nil
+	return leftoversError(dir, mode, leftovers)
+}
+
+// leftoversError is what Read says of tables a crash left for Badger to
+// delete: Badger deletes them on any open, even read-only, so only a
+// command that writes may open the directory.
+func leftoversError(dir string, mode Mode, leftovers []string) error {
+	if mode == Write || len(leftovers) == 0 {
+		return nil
+	}
+	return fmt.Errorf("data directory %s: %w: a crash left %s, which the MANIFEST accounts for as deleted or not yet added and which opening it removes (hearth recover does it, as does any command that writes)", dir, ErrNeedsRecovery, strings.Join(leftovers, ", "))
 }
 
 // dirFiles are the files of a data directory Badger reads, by kind and ID.
@@ -228,24 +240,25 @@ func listDir(dir string) (*dirFiles, []*DirError, error) {
 }
 
 // inspectDir finds what makes dir unsafe to open in mode: every problem,
-// or only the first when first is set.
-func inspectDir(dir string, mode Mode, first bool) ([]*DirError, error) {
+// or only the first when first is set; and the tables a crash left that
+// opening the directory deletes, with nothing lost (leftovers).
+func inspectDir(dir string, mode Mode, first bool) (out []*DirError, leftovers []string, err error) {
 	d, out, err := listDir(dir)
 	if err != nil || d == nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if first && len(out) > 0 {
-		return out[:1], nil
+		return out[:1], nil, nil
 	}
 	if !d.manifest {
 		if len(d.tables)+len(d.vlogs)+len(d.mems) == 0 {
-			return out, nil
+			return out, nil, nil
 		}
-		return append(out, &DirError{Dir: dir, File: badger.ManifestFilename, Problem: fmt.Sprintf("is missing, beside %d tables and %d logs: without it the tables cannot be read, and opening the directory would delete them", len(d.tables), len(d.vlogs)+len(d.mems)), Fix: recoverFix}), nil
+		return append(out, &DirError{Dir: dir, File: badger.ManifestFilename, Problem: fmt.Sprintf("is missing, beside %d tables and %d logs: without it the tables cannot be read, and opening the directory would delete them", len(d.tables), len(d.vlogs)+len(d.mems)), Fix: recoverFix}), nil, nil
 	}
-	m, problem := readManifest(dir)
+	m, deleted, problem := readManifest(dir)
 	if problem != "" {
-		return append(out, &DirError{Dir: dir, File: badger.ManifestFilename, Problem: problem, Fix: recoverFix}), nil
+		return append(out, &DirError{Dir: dir, File: badger.ManifestFilename, Problem: problem, Fix: recoverFix}), nil, nil
 	}
 	add := func(e *DirError) bool {
 		out = append(out, e)
@@ -257,15 +270,38 @@ func inspectDir(dir string, mode Mode, first bool) ([]*DirError, error) {
 	for _, id := range ids {
 		if name := table.IDToFilename(id); !d.tables[id] {
 			if add(&DirError{Dir: dir, File: name, Problem: "is missing (the MANIFEST lists it)", Fix: recoverFix}) {
-				return out, nil
+				return out, nil, nil
 			}
 		}
 	}
+	// A table the MANIFEST does not list, Badger deletes. A crash leaves
+	// such tables: one a compaction replaced (the MANIFEST records its
+	// deletion; the file goes after), or one a flush or compaction wrote
+	// whose entry never made it (everything in it is still in the tables
+	// it was made from, or in the memtable logs). Either is a leftover,
+	// which opening to write removes with nothing lost; anything else
+	// holds what is nowhere else, and the MANIFEST lost entries.
+	var elsewhere map[string]bool
 	for _, id := range slices.Sorted(maps.Keys(d.tables)) {
-		if _, ok := m.Tables[id]; !ok {
-			if add(&DirError{Dir: dir, File: table.IDToFilename(id), Problem: "is not listed in the MANIFEST, which lists " + strconv.Itoa(len(m.Tables)) + " tables: the MANIFEST lost entries (cut short, or an older copy of it) or the table is not this directory's, and opening the directory would delete the table", Fix: recoverFix}) {
-				return out, nil
+		if _, ok := m.Tables[id]; ok {
+			continue
+		}
+		name := table.IDToFilename(id)
+		if deleted[id] {
+			leftovers = append(leftovers, name)
+			continue
+		}
+		if elsewhere == nil {
+			if elsewhere, err = listedKeys(dir, m, d); err != nil {
+				return nil, nil, err
 			}
+		}
+		if covered(filepath.Join(dir, name), elsewhere) {
+			leftovers = append(leftovers, name)
+			continue
+		}
+		if add(&DirError{Dir: dir, File: name, Problem: "is not listed in the MANIFEST, which lists " + strconv.Itoa(len(m.Tables)) + " tables, and holds records no listed table or memtable log holds: the MANIFEST lost entries (cut short, or an older copy of it) or the table is not this directory's, and opening the directory would delete the table", Fix: recoverFix}) {
+			return out, nil, nil
 		}
 	}
 	// Every listed table, read in full; the value pointers it holds say
@@ -278,7 +314,7 @@ func inspectDir(dir string, mode Mode, first bool) ([]*DirError, error) {
 		}
 		if err := verifyTable(filepath.Join(dir, name), m.Tables[id].Compression, reach); err != nil {
 			if add(&DirError{Dir: dir, File: name, Problem: "is damaged: " + err.Error(), Fix: recoverFix}) {
-				return out, nil
+				return out, nil, nil
 			}
 		}
 	}
@@ -290,9 +326,9 @@ func inspectDir(dir string, mode Mode, first bool) ([]*DirError, error) {
 		for _, name := range d.mems {
 			b, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
-				return nil, fmt.Errorf("data directory %s: %w", dir, err)
+				return nil, nil, fmt.Errorf("data directory %s: %w", dir, err)
 			}
-			walkLog(b, func(meta byte, v []byte) {
+			walkLog(b, func(meta byte, _, v []byte) {
 				if meta&bitValuePointer != 0 && len(v) >= vptrSize {
 					notePointer(reach, v)
 				}
@@ -306,11 +342,11 @@ func inspectDir(dir string, mode Mode, first bool) ([]*DirError, error) {
 		switch {
 		case !ok:
 			if add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is missing, and %d values %s are in it", r.values, pointers), Fix: recoverFix}) {
-				return out, nil
+				return out, nil, nil
 			}
 		case size < int64(r.end):
 			if add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("holds %d bytes, but values %s reach byte %d: it was cut short", size, pointers, r.end), Fix: recoverFix}) {
-				return out, nil
+				return out, nil, nil
 			}
 		}
 	}
@@ -322,14 +358,75 @@ func inspectDir(dir string, mode Mode, first bool) ([]*DirError, error) {
 			name := fmt.Sprintf("%06d.vlog", newest)
 			b, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
-				return nil, fmt.Errorf("data directory %s: %w", dir, err)
+				return nil, nil, fmt.Errorf("data directory %s: %w", dir, err)
 			}
 			if end := walkLog(b, nil); uint64(end) < r.end {
 				add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is damaged at byte %d (its entries stop being whole there), before values %s (up to byte %d): opened to write, Badger would cut them off", end, pointers, r.end), Fix: recoverFix})
 			}
 		}
 	}
-	return out, nil
+	return out, leftovers, nil
+}
+
+// listedKeys is every key (with its version) of the tables the MANIFEST
+// lists and of the memtable logs: what a table the MANIFEST does not
+// list may hold, to be a leftover. Tables that cannot be read add
+// nothing (they are reported as damaged).
+func listedKeys(dir string, m badger.Manifest, d *dirFiles) (map[string]bool, error) {
+	keys := map[string]bool{}
+	for id, tm := range m.Tables {
+		if d.tables[id] {
+			_ = tableKeys(filepath.Join(dir, table.IDToFilename(id)), tm.Compression, func(k []byte) bool {
+				keys[string(k)] = true
+				return true
+			})
+		}
+	}
+	for _, name := range d.mems {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("data directory %s: %w", dir, err)
+		}
+		walkLog(b, func(_ byte, k, _ []byte) { keys[string(k)] = true })
+	}
+	return keys, nil
+}
+
+// covered reports whether every key of the table at path is in keys. A
+// table that cannot be read is not.
+func covered(path string, keys map[string]bool) bool {
+	ok := true
+	// The MANIFEST, which does not list it, does not say its
+	// compression: it is the one the store writes tables with.
+	err := tableKeys(path, badger.DefaultOptions("").Compression, func(k []byte) bool {
+		ok = keys[string(k)]
+		return ok
+	})
+	return ok && err == nil
+}
+
+// tableKeys calls fn with each key (with its version) of the table at
+// path until fn returns false, with Badger's reader, under recover.
+func tableKeys(path string, c options.CompressionType, fn func(k []byte) bool) (err error) {
+	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
+	if err != nil && !errors.Is(err, z.NewFile) {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("it cannot be read (%v)", r)
+		}
+		_ = mf.Close(-1)
+	}()
+	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnTableRead, BlockSize: 4 << 10, Compression: c})
+	if err != nil {
+		return err
+	}
+	it := t.NewIterator(0)
+	defer it.Close()
+	for it.Rewind(); it.Valid() && fn(it.Key()); it.Next() {
+	}
+	return nil
 }
 
 // notePointer notes in reach the value pointer v (Badger's encoding).
@@ -345,17 +442,18 @@ func notePointer(reach map[uint32]vlogReach, v []byte) {
 
 // readManifest reads dir's MANIFEST with Badger's reader, under recover
 // (a damaged one must be an error, not a panic), and says what is wrong
-// with it: "" when it parses, whole, to its last byte.
-func readManifest(dir string) (m badger.Manifest, problem string) {
+// with it: "" when it parses, whole, to its last byte. deleted holds the
+// tables its entries delete.
+func readManifest(dir string) (m badger.Manifest, deleted map[uint64]bool, problem string) {
+	b, err := os.ReadFile(filepath.Join(dir, badger.ManifestFilename))
+	if err != nil {
+		return m, nil, "cannot be read: " + err.Error()
+	}
 	f, err := os.Open(filepath.Join(dir, badger.ManifestFilename))
 	if err != nil {
-		return m, "cannot be read: " + err.Error()
+		return m, nil, "cannot be read: " + err.Error()
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return m, "cannot be read: " + err.Error()
-	}
 	var end int64
 	func() {
 		defer func() {
@@ -367,13 +465,29 @@ func readManifest(dir string) (m badger.Manifest, problem string) {
 	}()
 	switch {
 	case err != nil:
-		return m, "is damaged: " + err.Error()
-	case end != fi.Size():
+		return m, nil, "is damaged: " + err.Error()
+	case end != int64(len(b)):
 		// Badger would cut the partial entry off and open what is left,
 		// deleting every table the lost entries listed.
-		return m, fmt.Sprintf("is cut short: its last %d of %d bytes are not a whole entry (a power loss or an interrupted copy cuts a file this way), so the tables it lists may not be all there are", fi.Size()-end, fi.Size())
+		return m, nil, fmt.Sprintf("is cut short: its last %d of %d bytes are not a whole entry (a power loss or an interrupted copy cuts a file this way), so the tables it lists may not be all there are", int64(len(b))-end, len(b))
 	}
-	return m, ""
+	// The entries Badger just read, whole: 8 bytes of magic, then each a
+	// length and a checksum (4 bytes each) and a change set.
+	deleted = map[uint64]bool{}
+	for off := 8; off+8 <= len(b); {
+		n := int(binary.BigEndian.Uint32(b[off:]))
+		var cs pb.ManifestChangeSet
+		if off+8+n > len(b) || proto.Unmarshal(b[off+8:off+8+n], &cs) != nil {
+			return m, nil, "is damaged: an entry at byte " + strconv.Itoa(off) + " does not decode"
+		}
+		for _, c := range cs.Changes {
+			if c.Op == pb.ManifestChange_DELETE {
+				deleted[c.Id] = true
+			}
+		}
+		off += 8 + n
+	}
+	return m, deleted, ""
 }
 
 // vlogReach is how far into one value log the tables point.

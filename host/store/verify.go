@@ -63,7 +63,7 @@ func VerifyDir(ctx context.Context, dir string) (*VerifyReport, error) {
 		return nil, err
 	}
 	defer lock.release()
-	problems, err := inspectDir(abs, Read, false)
+	problems, _, err := inspectDir(abs, Read, false)
 	if err != nil {
 		return nil, err
 	}
