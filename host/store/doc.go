@@ -93,8 +93,9 @@
 //   - Before Badger sees a directory, Open takes its lock (shared for
 //     Read, exclusive for Write; Badger's own is off) and open.go
 //     accounts for every file Badger would act on: the MANIFEST parses
-//     to its last byte; a table is there if and only if the MANIFEST
-//     lists it, and every block of it passes its checksum; a value log a
+//     to its last byte; a table it lists is there and every block of it
+//     passes its checksum; a table it does not list is a crash's
+//     leftover (its records are elsewhere) or damage; a value log a
 //     table points into is there and long enough. (Badger deletes tables
 //     the MANIFEST does not list, even read-only: a MANIFEST cut short
 //     wiped a store; it panics in its own goroutines on a truncated

@@ -33,8 +33,14 @@ import (
 //     checksum, and valid. Badger cuts a partial last entry off and goes
 //     on; hearth cannot tell that from a file cut short after the fact,
 //     so it is damage.
-//   - A table (NNNNNN.sst) is present if and only if the MANIFEST lists
-//     it, and every block of it passes its checksum.
+//   - A table (NNNNNN.sst) the MANIFEST lists is present, and every
+//     block of it passes its checksum. A table it does not list is a
+//     crash's leftover only if the MANIFEST records its deletion (a
+//     compaction replaced it) or every record in it is in a listed table
+//     or a memtable log (a flush or compaction whose entry never
+//     landed): Write lets Badger delete it, losing nothing; Read, which
+//     must not delete, refuses it as ErrNeedsRecovery. Any other
+//     unlisted table is damage: the MANIFEST lost entries.
 //   - A value log (NNNNNN.vlog) that a table's value pointer names is
 //     present and long enough for every value pointed into it. A value
 //     log nothing points into is Badger's garbage, waiting for value-log
