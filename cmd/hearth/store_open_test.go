@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hearth-dev/hearth/host/store"
 )
 
 // The store is opened to read by every read command, and whatever it
@@ -143,9 +146,9 @@ func TestTruncatedManifestIsRefused(t *testing.T) {
 // TestDirectoryFilesAreAccountedFor: a table the MANIFEST does not list,
 // a value log the tables point into that is missing or cut short, and a
 // file under a name Badger would misread are each refused by every read
-// command, naming the file, changing nothing. A value log nothing points
-// into (Badger's garbage, before value-log GC) is left alone, and reads
-// give the data as it was.
+// command, naming the file (or, for a crash's leftover, hearth recover),
+// changing nothing. A value log nothing points into (Badger's garbage,
+// before value-log GC) is left alone, and reads give the data as it was.
 func TestDirectoryFilesAreAccountedFor(t *testing.T) {
 	env, id := ranStore(t)
 	data := env["HEARTH_DATA_DIR"]
@@ -187,10 +190,28 @@ func TestDirectoryFilesAreAccountedFor(t *testing.T) {
 		// names, and how to undo the damage.
 		damage func() (file string, undo func())
 	}{
-		{"table the MANIFEST does not list", func() (string, func()) {
+		{"table the MANIFEST does not list, from another store", func() (string, func()) {
+			other := t.TempDir()
+			st, err := store.Open(other, store.Write, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.PutSession(context.Background(), store.SessionRecord{ID: "elsewhere", Agent: "gotour", Status: store.SessionDormant}); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			theirs, _ := filepath.Glob(filepath.Join(other, "*.sst"))
+			if len(theirs) == 0 {
+				t.Fatal("the other store has no table")
+			}
 			p := filepath.Join(data, "999999.sst")
-			set(p, read(ssts[0]))
+			set(p, read(theirs[0]))
 			return "999999.sst", func() { os.Remove(p) }
+		}},
+		{"table the MANIFEST does not list, holding nothing new (a crash's leftover)", func() (string, func()) {
+			p := filepath.Join(data, "999998.sst")
+			set(p, read(ssts[0]))
+			return "hearth recover", func() { os.Remove(p) }
 		}},
 		{"value log the tables point into, missing", func() (string, func()) {
 			b := read(vlog)
