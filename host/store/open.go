@@ -15,6 +15,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/badger/v4/table"
+	"github.com/dgraph-io/badger/v4/y"
 	"github.com/dgraph-io/ristretto/v2/z"
 	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
@@ -382,7 +383,7 @@ func listedKeys(dir string, m badger.Manifest, d *dirFiles) (map[string]bool, er
 	keys := map[string]bool{}
 	for id, tm := range m.Tables {
 		if d.tables[id] {
-			_ = tableKeys(filepath.Join(dir, table.IDToFilename(id)), tm.Compression, func(k []byte) bool {
+			_ = readTable(filepath.Join(dir, table.IDToFilename(id)), tm.Compression, func(k []byte, _ y.ValueStruct) bool {
 				keys[string(k)] = true
 				return true
 			})
@@ -404,35 +405,11 @@ func covered(path string, keys map[string]bool) bool {
 	ok := true
 	// The MANIFEST, which does not list it, does not say its
 	// compression: it is the one the store writes tables with.
-	err := tableKeys(path, badger.DefaultOptions("").Compression, func(k []byte) bool {
+	err := readTable(path, badger.DefaultOptions("").Compression, func(k []byte, _ y.ValueStruct) bool {
 		ok = keys[string(k)]
 		return ok
 	})
 	return ok && err == nil
-}
-
-// tableKeys calls fn with each key (with its version) of the table at
-// path until fn returns false, with Badger's reader, under recover.
-func tableKeys(path string, c options.CompressionType, fn func(k []byte) bool) (err error) {
-	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
-	if err != nil && !errors.Is(err, z.NewFile) {
-		return err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("it cannot be read (%v)", r)
-		}
-		_ = mf.Close(-1)
-	}()
-	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnTableRead, BlockSize: 4 << 10, Compression: c})
-	if err != nil {
-		return err
-	}
-	it := t.NewIterator(0)
-	defer it.Close()
-	for it.Rewind(); it.Valid() && fn(it.Key()); it.Next() {
-	}
-	return nil
 }
 
 // notePointer notes in reach the value pointer v (Badger's encoding).
@@ -512,9 +489,8 @@ const (
 
 // verifyTable reads every block of a table and checks its checksum, with
 // Badger's reader, under recover, and notes in reach how far its values
-// reach into each value log. The file is opened read-only and closed,
-// never deleted (a table's last DecrRef would delete it).
-func verifyTable(path string, c options.CompressionType, reach map[uint32]vlogReach) (err error) {
+// reach into each value log.
+func verifyTable(path string, c options.CompressionType, reach map[uint32]vlogReach) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -522,6 +498,36 @@ func verifyTable(path string, c options.CompressionType, reach map[uint32]vlogRe
 	if fi.Size() == 0 {
 		return errors.New("it is empty")
 	}
+	var bad error
+	err = readTable(path, c, func(_ []byte, v y.ValueStruct) bool {
+		if v.Meta&bitValuePointer == 0 {
+			return true
+		}
+		if len(v.Value) < vptrSize {
+			bad = fmt.Errorf("a value pointer holds %d bytes, not %d", len(v.Value), vptrSize)
+			return false
+		}
+		notePointer(reach, v.Value)
+		return true
+	})
+	if err != nil {
+		// Badger's message repeats the path; keep the cause.
+		msg := err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg[:i], "checksum") {
+			return errors.New("a block fails its checksum")
+		}
+		return err
+	}
+	return bad
+}
+
+// readTable opens the table at path with Badger's reader, which reads
+// and checks every block, and calls fn with each entry (its key with its
+// version, and its value) until fn returns false; under recover. The
+// file is opened read-only and closed, never deleted (a table's last
+// DecrRef would delete it: the iterator holds a reference of its own and
+// drops it on Close, the first is never dropped).
+func readTable(path string, c options.CompressionType, fn func(k []byte, v y.ValueStruct) bool) (err error) {
 	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
 	if err != nil && !errors.Is(err, z.NewFile) {
 		return err
@@ -535,26 +541,11 @@ func verifyTable(path string, c options.CompressionType, reach map[uint32]vlogRe
 	// OpenTable with OnTableRead reads and checks every block.
 	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnTableRead, BlockSize: 4 << 10, Compression: c})
 	if err != nil {
-		// Badger's message repeats the path; keep the cause.
-		msg := err.Error()
-		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg[:i], "checksum") {
-			return errors.New("a block fails its checksum")
-		}
 		return err
 	}
-	// The iterator holds a reference of its own and drops it on Close;
-	// the table's first reference is never dropped.
 	it := t.NewIterator(0)
 	defer it.Close()
-	for it.Rewind(); it.Valid(); it.Next() {
-		v := it.Value()
-		if v.Meta&bitValuePointer == 0 {
-			continue
-		}
-		if len(v.Value) < vptrSize {
-			return fmt.Errorf("a value pointer holds %d bytes, not %d", len(v.Value), vptrSize)
-		}
-		notePointer(reach, v.Value)
+	for it.Rewind(); it.Valid() && fn(it.Key(), it.Value()); it.Next() {
 	}
 	return nil
 }
