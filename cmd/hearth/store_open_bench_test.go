@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 )
@@ -38,7 +38,7 @@ func manyRuns(b *testing.B, n int) map[string]string {
 	}
 	ctx := context.Background()
 	for range n {
-		rh, err := h.StartRun(ctx, host.RunSpec{Pipeline: cfg.Pipeline("pair")})
+		rh, err := h.StartRun(ctx, hearth.RunSpec{Pipeline: cfg.Pipeline("pair")})
 		if err != nil {
 			b.Fatal(err)
 		}
