@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -328,7 +329,9 @@ func prefixed(p, s string) string {
 // is in.
 func (m *Main) runConfig(id string) func() (*config.Config, error) {
 	return func() (*config.Config, error) {
-		st, err := m.openStore()
+		// Every command that acts on a run writes to the directory: a
+		// crash's writes are replayed here as the engine would.
+		st, err := m.openStore(store.Write)
 		if err != nil {
 			return nil, err
 		}

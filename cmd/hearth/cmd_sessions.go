@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -103,13 +102,13 @@ func (m *Main) sessionsCommand() *cobra.Command {
 	return c
 }
 
-// openStore opens the data directory for reading, read-only: a read
-// command writes nothing, and refuses a directory that is not there or
-// does not look whole (store.DirError). A directory a crash left with
-// writes not yet replayed is the one exception: Badger cannot read it
-// read-only, so its writes are replayed first (store.Recover, after the
-// same checks), and the command says so on stderr.
-func (m *Main) openStore() (*store.Store, error) {
+// openStore opens the data directory without a daemon, in the mode the
+// command says: store.Read for a command that only reads, which changes
+// nothing in the directory and refuses one a crash left with writes to
+// replay (store.ErrNeedsRecovery, naming hearth recover); store.Write
+// for one that writes, which replays them. Either refuses a directory
+// that does not add up (store.DirError), changing nothing.
+func (m *Main) openStore(mode store.Mode) (*store.Store, error) {
 	dir, from, err := m.dataDirPath()
 	if err != nil {
 		return nil, err
@@ -117,16 +116,7 @@ func (m *Main) openStore() (*store.Store, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, usagef("no data directory at %s (%s): run some work first (hearth run, hearth submit), or point --data-dir at one", dir, from)
 	}
-	opts := store.Options{Logger: m.logger().Named("store"), GCInterval: -1, Command: "hearth " + m.commandName, ReadOnly: true}
-	st, err := store.Open(dir, opts)
-	if errors.Is(err, store.ErrNeedsRecovery) {
-		fmt.Fprintf(m.Stderr, "hearth: %s was not closed cleanly; replaying its last writes before reading it\n", dir)
-		if err := store.Recover(dir, opts); err != nil {
-			return nil, err
-		}
-		st, err = store.Open(dir, opts)
-	}
-	return st, err
+	return store.Open(dir, mode, store.Options{Logger: m.logger().Named("store"), GCInterval: -1, Command: "hearth " + m.commandName})
 }
 
 func (m *Main) printSession(d *hearth.SessionDetail) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,8 +25,9 @@ func (m *Main) verifyCommand() *cobra.Command {
 table block against its checksum, every record (its value-log checksum,
 and that it decodes), and every stored file against its SHA-256. It lists
 what is damaged by file, run and session, and exits 1 if anything is.
-A directory a crash left unreplayed is replayed first (as every read
-command does). Stop a daemon that serves the directory first.`,
+Like every command that only reads, it changes nothing: a directory a
+crash left with writes to replay is refused until hearth recover replays
+them. Stop a daemon that serves the directory first.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, _, err := m.dataDirPath()
@@ -38,12 +38,6 @@ command does). Stop a daemon that serves the directory first.`,
 				return usagef("no data directory at %s", dir)
 			}
 			rep, err := store.VerifyDir(cmd.Context(), dir)
-			if errors.Is(err, store.ErrNeedsRecovery) {
-				fmt.Fprintf(m.Stderr, "hearth: %s was not closed cleanly; replaying its last writes before verifying it\n", dir)
-				if err = store.Recover(dir, store.Options{Logger: m.logger().Named("store")}); err == nil {
-					rep, err = store.VerifyDir(cmd.Context(), dir)
-				}
-			}
 			if err != nil {
 				return err
 			}
@@ -120,7 +114,7 @@ the backup is taken through it, while it serves.`,
 			if _, err := os.Stat(dir); err != nil {
 				return usagef("no data directory at %s", dir)
 			}
-			st, err := m.openStore()
+			st, err := m.openStore(store.Read)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/host/store"
 )
 
 // The commands that read or run work (run, runs, sessions, submit,
@@ -124,7 +125,7 @@ func (m *Main) withReader(ctx context.Context, work func(ctx context.Context, r 
 		defer c.Close()
 		return work(ctx, c, c.Target())
 	}
-	st, err := m.openStore()
+	st, err := m.openStore(store.Read)
 	if err != nil {
 		return err
 	}

@@ -331,11 +331,19 @@ func TestDaemonKilledLeavesNoPluginAndNoLock(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	// The socket is left behind, refusing connections: the CLI opens the
-	// data directory itself, and finds the session dormant.
+	// data directory itself. A read command replays nothing: it names
+	// hearth recover, which does; then the session reads dormant.
 	if _, err := os.Stat(filepath.Join(dataDir, "hearth.sock")); err != nil {
 		t.Fatalf("the killed daemon's socket: %v", err)
 	}
 	code, out, errOut := run(t, env, "sessions", "list")
+	if code == 0 || !strings.Contains(errOut, "hearth recover") {
+		t.Errorf("a read after the kill: %d %s %s; want a refusal naming hearth recover", code, out, errOut)
+	}
+	if code, out, errOut := run(t, env, "recover"); code != 0 {
+		t.Fatalf("recover: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = run(t, env, "sessions", "list")
 	if code != 0 || !strings.Contains(out, "dormant*") {
 		t.Errorf("after the kill: %d %s %s", code, out, errOut)
 	}

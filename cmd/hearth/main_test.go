@@ -101,7 +101,7 @@ func writeConfig(t *testing.T, body string) string {
 
 // writeConfigIn writes the config file hearth.hcl in dir, which is then
 // its agents' workspace.
-func writeConfigIn(t *testing.T, dir, body string) string {
+func writeConfigIn(t testing.TB, dir, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, "hearth.hcl")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -435,7 +435,7 @@ func TestSessionsWithoutDataDir(t *testing.T) {
 // the next host will find it: dormant.
 func TestSessionsAfterACrash(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.Open(dir, store.Write, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

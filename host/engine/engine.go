@@ -161,7 +161,7 @@ func New(opts Options) (*Engine, error) {
 	if h.store == nil {
 		so := h.cfg.Store.Options() // a zero Store means the store's defaults
 		so.Logger, so.Command = h.logger.Named("store"), opts.Command
-		if h.store, err = store.Open(h.cfg.DataDir, so); err != nil {
+		if h.store, err = store.Open(h.cfg.DataDir, store.Write, so); err != nil {
 			return nil, err
 		}
 		h.ownsStore = true
@@ -175,6 +175,7 @@ func New(opts Options) (*Engine, error) {
 	h.runs = runs.New(runs.Deps{
 		Store: h.store, Logger: h.logger, Now: h.now,
 		Emit:           h.emit,
+		Publish:        h.publishWritten,
 		AfterPublished: h.events.afterPublished,
 		Enter:          h.enter,
 		Runnable:       h.runnable,

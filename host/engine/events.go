@@ -35,6 +35,24 @@ func (e *Engine) append(ev hearth.Event) (uint64, *store.Pending) {
 	return seq, p
 }
 
+// publishWritten publishes events that another write, p, carried (a
+// run's events travel with its records, store.RunWrite.Events): as emit
+// does, once p is durable, in order with everything emitted before.
+func (e *Engine) publishWritten(evs []hearth.Event, p *store.Pending) {
+	for _, ev := range evs {
+		if ev.Time.IsZero() {
+			ev.Time = e.now()
+		}
+		if e.observe != nil {
+			e.observe(&ev)
+		}
+		e.events.publishDurable(ev, p)
+		if ev.Session != "" {
+			e.changed(ev.Session, true)
+		}
+	}
+}
+
 // poolEvents is the engine as its pools' event sink.
 type poolEvents Engine
 

@@ -249,7 +249,7 @@ func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
 	id := info.ID
 	_ = h.Close(context.Background()) // its store is closed already, and says so
 
-	s, err := store.Open(data, store.Options{ReadOnly: true})
+	s, err := store.Open(data, store.Read, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

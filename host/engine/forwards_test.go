@@ -311,7 +311,7 @@ func TestDamagedForwardRecordIsNotForgotten(t *testing.T) {
 func TestForwardedKeysBoundedAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	st, err := store.Open(dir, store.Options{GCInterval: -1})
+	st, err := store.Open(dir, store.Write, store.Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

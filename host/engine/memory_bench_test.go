@@ -35,7 +35,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 		b.Run(fmt.Sprintf("dormant/files=%d", files), func(b *testing.B) {
 			const sessions = 2000
 			dir := b.TempDir()
-			st, err := store.Open(dir, store.Options{GCInterval: -1})
+			st, err := store.Open(dir, store.Write, store.Options{GCInterval: -1})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -145,7 +145,7 @@ func TestKill9RestoresSessions(t *testing.T) {
 // than the session's last tool uses is brought up to date from the log.
 func TestToolUsesAfterTheSnapshotAreReplayed(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.Open(dir, store.Write, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestRefusedStateDoesNotPoisonTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The saved state is no longer something the agent accepts.
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.Open(dir, store.Write, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

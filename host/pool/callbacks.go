@@ -47,6 +47,11 @@ type Run interface {
 	MarkChunk(ctx context.Context, file string, chunk int) error
 	// Progress notes the cost a running attempt (host task ID) reported.
 	Progress(taskID string, cost float64)
+	// Succeeded takes the task.succeeded event of an attempt of the
+	// run's (e.Task is its host task ID), which the pool does not emit
+	// itself: the run writes it with the record of the success, so that
+	// the log never says a task succeeded that the run does not record.
+	Succeeded(e hearth.Event)
 	// Guard is the run as guards see it.
 	Guard() guard.Run
 }

@@ -350,8 +350,13 @@ func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, 
 			Duration: p.now().Sub(start)})
 		return res, calls.reported.Load(), err
 	}
-	p.emit(hearth.Event{Kind: hearth.EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
-		Duration: p.now().Sub(start), Cost: res.Cost})
+	ok := hearth.Event{Kind: hearth.EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
+		Duration: p.now().Sub(start), Cost: res.Cost}
+	if run != nil {
+		run.Succeeded(ok) // written with the run's record of it
+	} else {
+		p.emit(ok)
+	}
 	return res, calls.reported.Load(), nil
 }
 

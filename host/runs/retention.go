@@ -101,11 +101,11 @@ func (m *Runs) sweepRun(head *store.RunRecord) error {
 		defer m.forget(r)
 		r.mu.Lock()
 		r.head.Abandoned = true
-		// The flag is queued before the event, so whoever sees the event
+		// The event goes in the flag's write: whoever sees the event
 		// reads the flag.
-		pend := r.saveLocked(store.RunWrite{})
 		r.emit(hearth.Event{Kind: hearth.EventRunAbandoned, Message: fmt.Sprintf("run %s idle for %s: flagged abandoned (abandon_after %s); resume it, or it is deleted after delete_after",
 			id, idle.Round(time.Second), abandonAfter)})
+		pend := r.saveLocked(store.RunWrite{})
 		r.mu.Unlock()
 		return pend.Wait(context.Background())
 	}

@@ -91,6 +91,12 @@ type runExec struct {
 	// the run writes nothing but its status record (finish), paused for
 	// storeReason.
 	storeErr error
+	// events are the run's events since its last write: they go in its
+	// next write (saveLocked), never before it.
+	events []hearth.Event
+	// succeeded holds the pool's task.succeeded event of each attempt
+	// (by host task ID) until its outcome is recorded (Succeeded).
+	succeeded map[string]hearth.Event
 }
 
 // newRunExec builds the executor of a run from its records.
@@ -177,9 +183,15 @@ func countTasks(head *store.RunRecord, n int, status func(i int) hearth.TaskStat
 
 func (r *runExec) now() time.Time { return r.m.now() }
 
+// emit notes an event of the run, to be written with the run's next
+// write and published once that write is durable (saveLocked). r.mu
+// must be held; every change an event reports is followed by a write.
 func (r *runExec) emit(e hearth.Event) {
 	e.Run = r.id
-	r.m.d.Emit(e)
+	if e.Time.IsZero() {
+		e.Time = r.now()
+	}
+	r.events = append(r.events, e)
 }
 
 // setTaskLocked moves task i to status to and records the change as an
@@ -253,19 +265,38 @@ func errIf(cond bool, s string) string {
 // saveLocked queues the head, the changed tasks and anything else in w.
 // Without a checkpoint in w, task records stay dirty: the next checkpoint
 // carries every task changed since the last one.
+//
+// Nothing is shown or published as done before the write that makes it
+// so: the events emitted since the last write (a task's task.succeeded
+// and its transition, a gate's verdict, a stage entered, a checkpoint,
+// the run's status) go in this write, one transaction with the records
+// they report, and reach subscribers only once it is durable
+// (Deps.Publish). A write that fails takes its events with it: the log
+// never says a task succeeded that the run's record does not, and resume
+// runs again only what is not recorded as done. A scheduler that
+// replaces this one keeps that rule: events travel with the records.
 func (r *runExec) saveLocked(w store.RunWrite) *store.Pending {
+	evs := r.events
+	r.events = nil
+	var p *store.Pending
 	if r.storeErr != nil {
 		// What is in memory may be ahead of the disk by the failed
 		// write: a later write would record tasks and checkpoints on top
 		// of one that is missing.
-		return store.Refused(fmt.Errorf("run %s writes nothing more after a failed write: %w", r.id, r.storeErr))
+		p = store.Refused(fmt.Errorf("run %s writes nothing more after a failed write: %w", r.id, r.storeErr))
+	} else {
+		r.head.Updated = r.now()
+		w.Run = r.head
+		for _, i := range slices.Sorted(maps.Keys(r.dirty)) {
+			w.Tasks = append(w.Tasks, r.tasks[i])
+		}
+		w.Events = evs
+		p = r.m.d.Store.SaveRun(r.id, w)
 	}
-	r.head.Updated = r.now()
-	w.Run = r.head
-	for _, i := range slices.Sorted(maps.Keys(r.dirty)) {
-		w.Tasks = append(w.Tasks, r.tasks[i])
+	if len(evs) > 0 {
+		r.m.d.Publish(evs, p)
 	}
-	return r.m.d.Store.SaveRun(r.id, w)
+	return p
 }
 
 // checkpointLocked queues the head, the changed tasks and a checkpoint of
@@ -280,9 +311,9 @@ func (r *runExec) checkpointLocked(label, task string, w store.RunWrite) (*store
 		c.Tasks = append(c.Tasks, r.tasks[i])
 	}
 	w.Checkpoint = c
+	r.emit(hearth.Event{Kind: hearth.EventRunCheckpoint, Task: task, Message: fmt.Sprintf("checkpoint %d: %s", seq, label)})
 	p := r.saveLocked(w)
 	clear(r.dirty)
-	r.emit(hearth.Event{Kind: hearth.EventRunCheckpoint, Task: task, Message: fmt.Sprintf("checkpoint %d: %s", seq, label)})
 	return p, seq
 }
 
@@ -712,6 +743,8 @@ func (r *runExec) outcome(a attemptSpec, out *hearth.Outcome, err error) *store.
 	r.touchLocked()
 	spent := r.progressCost[a.task.ID]
 	delete(r.progressCost, a.task.ID)
+	succeeded, agentSucceeded := r.succeeded[a.task.ID]
+	delete(r.succeeded, a.task.ID)
 	if rt.Round != a.round || rt.TaskID != a.task.ID {
 		// A quality gate sent the work back past this task while the
 		// attempt ran: the round it belongs to is over. Its cost was
@@ -769,6 +802,10 @@ func (r *runExec) outcome(a attemptSpec, out *hearth.Outcome, err error) *store.
 	}
 
 	res := out.Result
+	if agentSucceeded {
+		// Written with the output and the task's record, below.
+		r.emit(succeeded)
+	}
 	r.addCostLocked(i, res.Cost)
 	rt.Session = out.Session
 	rt.Version = r.lastVersion(i) + 1
@@ -1019,9 +1056,14 @@ func (r *runExec) release(info hearth.RunInfo, err error) {
 // pauses it (Recover).
 func (r *runExec) finishAfterStoreFailure() {
 	reason := r.storeReason()
+	// What was emitted since the failed write reports work that is not on
+	// disk: it is dropped with that work.
+	r.events = nil
 	if r.head.Status == hearth.RunRunning {
 		_ = r.setRunLocked(hearth.RunPaused, reason) // legal: running -> paused
 	}
+	paused := r.events
+	r.events = nil
 	info := r.infoLocked()
 	info.Status, info.Reason = hearth.RunPaused, reason
 	r.mu.Unlock()
@@ -1031,6 +1073,12 @@ func (r *runExec) finishAfterStoreFailure() {
 		// store that cannot even be read leaves the memory's account,
 		// the only one there is.)
 		info = store.RunInfo(head, false)
+	}
+	if err == nil && info.Status == hearth.RunPaused {
+		// The pause is on disk: now it may be said.
+		for _, e := range paused {
+			r.m.d.Emit(e)
+		}
 	}
 	switch {
 	case err != nil:

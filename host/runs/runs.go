@@ -1,10 +1,11 @@
 // Package runs executes pipelines as runs: it decides which tasks start,
 // runs their attempts through the engine's placement, chains context
 // between them, retries and escalates failures, applies quality gates and
-// budgets, and writes each task's outcome, the run's head and a
-// checkpoint in one store transaction. It also resumes, forks, revisits,
-// pauses, cancels and deletes runs, recovers the runs a crashed host left
-// running, and applies retention.
+// budgets, and writes each task's outcome, the run's head, a checkpoint
+// and the events that report them in one store transaction: nothing is
+// said to be done before it is on disk (saveLocked). It also resumes,
+// forks, revisits, pauses, cancels and deletes runs, recovers the runs a
+// crashed host left running, and applies retention.
 //
 // Files: runexec.go schedules a run and records its attempts; runapi.go
 // holds the operations on runs; runlife.go the statuses' allowed
@@ -41,6 +42,10 @@ type Deps struct {
 	Now    func() time.Time
 	// Emit records an event and publishes it once it is on disk.
 	Emit func(hearth.Event) *store.Pending
+	// Publish publishes events a run's write p carried
+	// (store.RunWrite.Events) once p is durable, in order with every
+	// event emitted before; if p fails, subscribers learn that instead.
+	Publish func(evs []hearth.Event, p *store.Pending)
 	// AfterPublished calls fn once every event emitted so far has reached
 	// subscribers.
 	AfterPublished func(fn func())

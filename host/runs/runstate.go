@@ -174,6 +174,19 @@ func (r *runExec) MarkChunk(ctx context.Context, file string, chunk int) error {
 	return pend.Wait(ctx)
 }
 
+// Succeeded keeps an attempt's task.succeeded event for its outcome,
+// which writes it with the record of the success (outcome, saveLocked).
+// An attempt whose success is not recorded (its round was reset, its
+// output too large) drops it: it is never said to have succeeded.
+func (r *runExec) Succeeded(e hearth.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.succeeded == nil {
+		r.succeeded = make(map[string]hearth.Event)
+	}
+	r.succeeded[e.Task] = e
+}
+
 // Progress notes a running attempt's reported cost.
 func (r *runExec) Progress(taskID string, cost float64) {
 	r.mu.Lock()

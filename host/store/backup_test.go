@@ -19,7 +19,7 @@ import (
 // refused and leaves nothing behind.
 func TestBackupRestoreRoundTrip(t *testing.T) {
 	dir := fixture(t)
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 		t.Errorf("verify of the restored directory: %+v, %v", rep, err)
 	}
 	// The restored store takes writes, with event numbers after the old.
-	r, err := Open(restored, Options{GCInterval: -1})
+	r, err := Open(restored, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 // allocate without bound; a failed restore leaves nothing behind.
 func FuzzRestore(f *testing.F) {
 	dir := f.TempDir()
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -47,8 +47,10 @@
 // gaps (Badger leases sequence ranges), never repeats. Events are stored in
 // chunks, one value per batch the host wrote (a task's tool uses come in
 // batches of up to 256): a value per event made Badger's per-entry work
-// the host's bottleneck. A chunk's numbers are consecutive, reserved
-// together, so the chunks of a stream never overlap and sort in order.
+// the host's bottleneck. A chunk's numbers increase and come from one
+// range reserved together (consecutive, but for the events a run's write
+// carries, which share one range across their streams: RunWrite.Events),
+// so the chunks of a stream never overlap and sort in order.
 //
 // # Encoding
 //
@@ -70,10 +72,11 @@
 //
 // # Housekeeping
 //
-// Value-log GC runs in the background (Options.GCInterval). A second
-// process opening the same directory is refused with ErrLocked, naming the
-// directory and the process that holds it (Badger's LOCK file has its PID;
-// an OWNER file beside it, removed on Close, has its command and start).
+// Value-log GC runs in the background (Options.GCInterval). A process
+// opening a directory another holds to write, or opening to write one
+// others read, is refused with ErrLocked, naming the directory and the
+// writer that holds it (the LOCK file has its PID; an OWNER file beside
+// it, removed on Close, has its command and start).
 // Memory settings are sized for a small machine (Options documents them;
 // BENCHMARKS.md has the RSS).
 //
@@ -82,16 +85,23 @@
 // The store never returns different data for damaged data, and never lets
 // a fault kill or hang the host (docs/recovery.md is the user's side):
 //
-//   - Reads never write: Options.ReadOnly opens a directory with Badger
-//     read-only and starts nothing that writes. A directory a crash left
-//     with an unreplayed memtable log cannot be read that way
-//     (ErrNeedsRecovery); Recover replays it.
-//   - Before Badger sees a directory, open.go reads its MANIFEST and every
-//     table it lists, in full, checking each block (Badger would delete
-//     tables a missing MANIFEST does not list, panic in its own
-//     goroutines on a truncated table, and read a failing block as a
-//     missing key). A directory that does not look whole is a *DirError
-//     naming the file; nothing in it is changed.
+//   - Reads never write: Open takes a Mode, which every caller names.
+//     Read opens a directory with Badger read-only and starts nothing
+//     that writes; it deletes, cuts and replays nothing. A directory a
+//     crash left with an unreplayed memtable log cannot be read that way
+//     (ErrNeedsRecovery): Recover, or a Write open, replays it.
+//   - Before Badger sees a directory, Open takes its lock (shared for
+//     Read, exclusive for Write; Badger's own is off) and open.go
+//     accounts for every file Badger would act on: the MANIFEST parses
+//     to its last byte; a table it lists is there and every block of it
+//     passes its checksum; a table it does not list is a crash's
+//     leftover (its records are elsewhere) or damage; a value log a
+//     table points into is there and long enough. (Badger deletes tables
+//     the MANIFEST does not list, even read-only: a MANIFEST cut short
+//     wiped a store; it panics in its own goroutines on a truncated
+//     table, and reads a failing block as a missing key.) A directory
+//     that does not add up is a *DirError naming the file; nothing in
+//     it is changed.
 //   - Values are read with their value-log CRC checked; Badger hands back
 //     an empty value for one that fails, and every record has a version
 //     byte, so an empty or undecodable record is a *DamageError naming it

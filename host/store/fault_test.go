@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/hearth-dev/hearth"
 )
 
@@ -22,7 +24,7 @@ import (
 func fixture(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func largest(t *testing.T, dir, ext string) string {
 func TestReadOnlyWritesNothing(t *testing.T) {
 	dir := fixture(t)
 	before := snapshot(t, dir)
-	s, err := Open(dir, Options{ReadOnly: true})
+	s, err := Open(dir, Read, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +125,9 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 	sameFiles(t, before, snapshot(t, dir))
 }
 
-// TestDamagedDirectoriesAreRefused: a missing MANIFEST, a missing,
-// truncated or bit-flipped table are each refused by a read-only and by a
-// read-write open, with an error that names the file and says nothing
+// TestDamagedDirectoriesAreRefused: a missing, cut or garbled MANIFEST, a
+// missing, truncated, bit-flipped or unlisted table, a value log cut
+// short are each refused by a Read and by a Write open, with an error that names the file and says nothing
 // was changed, and nothing is: never a panic, never a wiped table.
 func TestDamagedDirectoriesAreRefused(t *testing.T) {
 	for _, tc := range []struct {
@@ -165,6 +167,39 @@ func TestDamagedDirectoriesAreRefused(t *testing.T) {
 			}
 			return filepath.Base(p)
 		}},
+		{"MANIFEST cut one byte short", func(t *testing.T, dir string) string {
+			p := filepath.Join(dir, "MANIFEST")
+			fi, _ := os.Stat(p)
+			if err := os.Truncate(p, fi.Size()-1); err != nil {
+				t.Fatal(err)
+			}
+			return "MANIFEST"
+		}},
+		{"table the MANIFEST does not list", func(t *testing.T, dir string) string {
+			// Another store's: its records are in no table here.
+			other := t.TempDir()
+			s := MustOpen(t, other)
+			if err := s.PutSession(context.Background(), SessionRecord{ID: "elsewhere", Agent: "gotour", Status: SessionDormant}); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			b, err := os.ReadFile(largest(t, other, ".sst"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "999999.sst"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return "999999.sst"
+		}},
+		{"value log cut short", func(t *testing.T, dir string) string {
+			p := largest(t, dir, ".vlog")
+			fi, _ := os.Stat(p)
+			if err := os.Truncate(p, fi.Size()-1); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Base(p)
+		}},
 		{"garbled MANIFEST", func(t *testing.T, dir string) string {
 			if err := os.WriteFile(filepath.Join(dir, "MANIFEST"), []byte("not a manifest"), 0o600); err != nil {
 				t.Fatal(err)
@@ -176,15 +211,15 @@ func TestDamagedDirectoriesAreRefused(t *testing.T) {
 			dir := fixture(t)
 			file := tc.damage(t, dir)
 			before := snapshot(t, dir)
-			for _, ro := range []bool{true, false} {
-				s, err := Open(dir, Options{ReadOnly: ro, GCInterval: -1})
+			for _, mode := range []Mode{Read, Write} {
+				s, err := Open(dir, mode, Options{GCInterval: -1})
 				if err == nil {
 					s.Close()
-					t.Fatalf("read-only %t: the damaged directory opened", ro)
+					t.Fatalf("%v: the damaged directory opened", mode)
 				}
 				var de *DirError
 				if !errors.As(err, &de) || de.File != file || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "nothing in it was changed") {
-					t.Errorf("read-only %t: %v; want a DirError naming %s", ro, err, file)
+					t.Errorf("%v: %v; want a DirError naming %s", mode, err, file)
 				}
 			}
 			sameFiles(t, before, snapshot(t, dir))
@@ -200,7 +235,7 @@ func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
 	dir := fixture(t)
 	// A memtable log beside a clean directory is what a kill leaves: copy
 	// the one a store writes while open.
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,13 +268,13 @@ func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
 	}
 	s.Close()
 
-	if _, err := Open(crashed, Options{ReadOnly: true}); !errors.Is(err, ErrNeedsRecovery) {
+	if _, err := Open(crashed, Read, Options{}); !errors.Is(err, ErrNeedsRecovery) {
 		t.Fatalf("read-only open of a crashed directory: %v, want ErrNeedsRecovery", err)
 	}
 	if err := Recover(crashed, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(crashed, Options{ReadOnly: true})
+	r, err := Open(crashed, Read, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +291,7 @@ func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
 // allEvents reads every session's events, or the first error.
 func allEvents(t *testing.T, dir string) ([]string, error) {
 	t.Helper()
-	s, err := Open(dir, Options{ReadOnly: true})
+	s, err := Open(dir, Read, Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +391,7 @@ func TestVerifyFindsDamagedTablesAndFiles(t *testing.T) {
 // commit function: a real stuck disk cannot be made here without root
 // tricks the machine may not allow.
 func TestStuckWritesFailInsteadOfHanging(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{GCInterval: -1, StallTimeout: 50 * time.Millisecond})
+	s, err := Open(t.TempDir(), Write, Options{GCInterval: -1, StallTimeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +440,7 @@ func TestDataDirectoryIsPrivate(t *testing.T) {
 	for _, f := range files {
 		os.Chmod(f, 0o644)
 	}
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,4 +453,146 @@ func TestDataDirectoryIsPrivate(t *testing.T) {
 			t.Errorf("%s mode %v, want owner-only", filepath.Base(f), fi.Mode().Perm())
 		}
 	}
+}
+
+// copyDir copies the files of dir into a new directory.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.IsDir() || e.Name() == "LOCK" || e.Name() == "OWNER" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An open store's logs are mostly zeros it preallocated: they
+		// are copied sparse, which reads the same.
+		n := len(b)
+		for n > 0 && b[n-1] == 0 {
+			n--
+		}
+		p := filepath.Join(out, e.Name())
+		if err := os.WriteFile(p, b[:n], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, int64(len(b))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestCrashLeftoversAreNotDamage: the tables a crash leaves that the
+// MANIFEST does not list, but accounts for, are not damage. A table a
+// compaction replaced (the MANIFEST records its deletion; a crash came
+// before the file went) and one a flush wrote from a memtable log whose
+// entry never made it (everything in it is in the log) open to Write,
+// which removes them with every record kept; Read refuses them with
+// ErrNeedsRecovery and changes nothing. A table with a record nothing
+// else holds is refused by both.
+func TestCrashLeftoversAreNotDamage(t *testing.T) {
+	ctx := context.Background()
+	t.Run("replaced by a compaction", func(t *testing.T) {
+		dir := fixture(t)
+		s := MustOpen(t, dir)
+		if err := s.PutSession(ctx, SessionRecord{ID: "second", Agent: "gotour", Status: SessionDormant}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		before := copyDir(t, dir) // two tables
+		// Badger compacts level 0 on close when asked: a compaction
+		// whose inputs are deleted after the MANIFEST records it.
+		db, err := badger.Open(RawOptions(dir).WithCompactL0OnClose(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		olds, _ := filepath.Glob(filepath.Join(before, "*.sst"))
+		n := 0
+		for _, p := range olds {
+			if _, err := os.Stat(filepath.Join(dir, filepath.Base(p))); err == nil {
+				continue
+			}
+			b, _ := os.ReadFile(p)
+			if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if n == 0 {
+			t.Fatal("the compaction replaced no table")
+		}
+		snap := snapshot(t, dir)
+		if _, err := Open(dir, Read, Options{}); !errors.Is(err, ErrNeedsRecovery) {
+			t.Fatalf("read: %v, want ErrNeedsRecovery", err)
+		}
+		sameFiles(t, snap, snapshot(t, dir))
+		s = MustOpen(t, dir)
+		infos, err := s.Sessions(ctx)
+		if err != nil || len(infos) != 51 {
+			t.Fatalf("after the leftovers went: %d sessions, %v; want 51", len(infos), err)
+		}
+	})
+	t.Run("flushed from a memtable log", func(t *testing.T) {
+		dir := fixture(t)
+		s := MustOpen(t, dir)
+		if err := s.PutSession(ctx, SessionRecord{ID: "after-crash", Agent: "gotour", Status: SessionDormant}); err != nil {
+			t.Fatal(err)
+		}
+		crashed := copyDir(t, dir) // with the memtable log
+		s.Close()
+		// The same crash, opened to write: its memtable log is flushed
+		// into the first new table, the second holds what the open and
+		// close wrote since.
+		replayed := copyDir(t, crashed)
+		s = MustOpen(t, replayed)
+		s.Close()
+		var fresh []string
+		news, _ := filepath.Glob(filepath.Join(replayed, "*.sst"))
+		for _, p := range news {
+			if _, err := os.Stat(filepath.Join(crashed, filepath.Base(p))); err != nil {
+				fresh = append(fresh, p)
+			}
+		}
+		slices.Sort(fresh)
+		if len(fresh) < 2 {
+			t.Fatalf("replaying wrote %d tables, want the memtable log's and the close's", len(fresh))
+		}
+		put := func(dst, p string) {
+			b, _ := os.ReadFile(p)
+			if err := os.WriteFile(filepath.Join(dst, filepath.Base(p)), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		foreign := copyDir(t, crashed)
+		put(crashed, fresh[0])
+		put(foreign, fresh[len(fresh)-1])
+
+		s, err := Open(crashed, Write, Options{GCInterval: -1})
+		if err != nil {
+			t.Fatalf("write open of a crash with its flushed table: %v", err)
+		}
+		if _, err := s.SessionRecord("after-crash"); err != nil {
+			t.Errorf("the replayed write: %v", err)
+		}
+		s.Close()
+
+		snap := snapshot(t, foreign)
+		for _, mode := range []Mode{Read, Write} {
+			_, err := Open(foreign, mode, Options{GCInterval: -1})
+			var de *DirError
+			if !errors.As(err, &de) || de.File != filepath.Base(fresh[len(fresh)-1]) {
+				t.Errorf("%v open beside a table with records nothing else holds: %v; want a DirError naming it", mode, err)
+			}
+		}
+		sameFiles(t, snap, snapshot(t, foreign))
+	})
 }

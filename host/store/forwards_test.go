@@ -18,7 +18,7 @@ import (
 // write.
 func TestForwardRecordsSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

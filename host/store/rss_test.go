@@ -35,7 +35,7 @@ func runRSSHelper(kind, dir string) error {
 	batch := make([]hearth.Event, 256)
 	switch kind {
 	case "tuned":
-		s, err := Open(dir, Options{GCInterval: -1})
+		s, err := Open(dir, Write, Options{GCInterval: -1})
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
@@ -28,6 +30,11 @@ type RunWrite struct {
 	// FileRefs are the SHA-256s of files the run now uses: a blob stays
 	// while a run refers to it.
 	FileRefs []string
+	// Events are appended to their streams (StreamOf) in the same
+	// transaction: the events that say what the write records (a task
+	// succeeded, a checkpoint) are on disk exactly when it is. They are
+	// numbered in order, from one range reserved for the write.
+	Events []hearth.Event
 }
 
 // SaveRun queues w for run id; it is durable once the Pending's Wait
@@ -68,6 +75,16 @@ func (s *Store) SaveRun(id string, w RunWrite) *Pending {
 	for _, sha := range w.FileRefs {
 		wr.sets = append(wr.sets, kv{[]byte("fr/" + sha + "/" + id), nil})
 	}
+	if len(w.Events) > 0 {
+		if s.isClosed() {
+			return failed(ErrClosed)
+		}
+		sets, err := s.eventChunks(w.Events)
+		if err != nil {
+			return failed(fmt.Errorf("run %s: %w", id, err))
+		}
+		wr.sets = append(wr.sets, sets...)
+	}
 	// The head goes last: a reader that sees it sees a consistent run,
 	// since the whole write is one transaction anyway.
 	if w.Run != nil {
@@ -95,6 +112,45 @@ func (s *Store) SaveRunStatus(id string, head *RunRecord) *Pending {
 		return failed(fmt.Errorf("encode run %s: %w", id, err))
 	}
 	return s.submit(&write{sets: []kv{{runKey("r/", id), v}}, status: true})
+}
+
+// eventChunks numbers evs, in order, from one range of sequence numbers
+// and encodes them as one chunk per stream. A chunk's numbers increase
+// and lie in that range, which no other write's overlaps, so chunks of a
+// stream still never overlap.
+func (s *Store) eventChunks(evs []hearth.Event) ([]kv, error) {
+	first, err := s.nextSeqs(len(evs))
+	if err != nil {
+		return nil, err
+	}
+	var order []string
+	chunks := map[string]*storepb.EventChunk{}
+	for i := range evs {
+		if evs[i].Decision != nil {
+			return nil, fmt.Errorf("a decision is appended on its own (Append), not with a run's records")
+		}
+		stream := StreamOf(&evs[i])
+		c := chunks[stream]
+		if c == nil {
+			c = &storepb.EventChunk{}
+			chunks[stream] = c
+			order = append(order, stream)
+		}
+		m := &storepb.Event{}
+		fillEvent(m, &evs[i])
+		m.Seq = first + uint64(i)
+		c.Events = append(c.Events, m)
+	}
+	sets := make([]kv, 0, len(order))
+	for _, stream := range order {
+		c := chunks[stream]
+		v, err := encode(c)
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, kv{seqKey("e/"+stream+"/", c.Events[0].Seq), v})
+	}
+	return sets, nil
 }
 
 // NewestCheckpoint returns the number of run id's newest checkpoint on

@@ -36,7 +36,7 @@ func saveRun(t *testing.T, s *Store, id string, files ...RunFile) RunWrite {
 
 func TestSaveRunReadsBackAfterReopen(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,10 +94,6 @@ type Options struct {
 	// ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
 	// guard off.
 	MinFreeSpace int64
-	// ReadOnly opens an existing directory for reading: nothing in it is
-	// written, and writes fail with ErrReadOnly. A directory that was not
-	// closed cleanly fails with ErrNeedsRecovery (see Recover).
-	ReadOnly bool
 }
 
 // Store is hearth's Badger database. Its methods are safe for concurrent
@@ -107,6 +103,7 @@ type Store struct {
 	dir      string
 	inMemory bool
 	readOnly bool
+	lock     *dirLock
 	logger   hclog.Logger
 	seq      *badger.Sequence
 	seqMu    sync.Mutex
@@ -116,6 +113,7 @@ type Store struct {
 	// it); stall is the error writes fail with while a commit is stuck.
 	commit       func([]*write) (int, error)
 	stall        atomic.Pointer[error]
+	failWrites   atomic.Pointer[func(keys []string) error]
 	stallTimeout time.Duration
 	closeTimeout time.Duration
 
@@ -127,12 +125,25 @@ type Store struct {
 	closeErr error
 }
 
-// Open opens, or creates, the data directory dir.
-func Open(dir string, opts Options) (*Store, error) {
+// Open opens the data directory dir in mode: Read for a command that
+// only reads, Write (which creates a directory that is not there) for
+// one that writes. Before Badger sees the directory, Open holds its lock
+// and accounts for every file in it (open.go); a directory that does not
+// add up is a *DirError, and nothing in it is changed.
+func Open(dir string, mode Mode, opts Options) (*Store, error) {
+	if mode != Read && mode != Write {
+		return nil, fmt.Errorf("open data directory %s: mode %v: say store.Read or store.Write", dir, mode)
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	readOnly := mode == Read
+	if opts.InMemory && readOnly {
+		return nil, errors.New("an in-memory store is opened to write: there is nothing to read")
+	}
+	var lock *dirLock
+	inMemory := opts.InMemory
 	if !opts.InMemory {
 		// Absolute, because paths under it (stored files) are handed to
 		// plugins, which run in their own working directories.
@@ -141,41 +152,51 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("data directory %s: %w", dir, err)
 		}
 		dir = abs
-		if err := checkDir(dir); err != nil {
-			return nil, err
-		}
-		if opts.ReadOnly {
+		if readOnly {
 			if _, err := os.Stat(dir); err != nil {
 				return nil, fmt.Errorf("data directory %s: %w", dir, err)
 			}
 		} else if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create data directory: %w", err)
-		} else if err := private(dir); err != nil {
+		}
+		if lock, err = lockDir(dir, mode); err != nil {
 			return nil, err
 		}
-	}
-	inMemory := opts.InMemory
-	if opts.ReadOnly && !inMemory {
-		if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
-			// An existing directory with nothing of Badger's in it (checkDir
-			// passed) reads as empty; Badger cannot open it read-only.
-			inMemory = true
+		fail := func(err error) (*Store, error) {
+			lock.release()
+			return nil, err
 		}
-		// A clean close leaves no memtable log; one left means writes
-		// Badger would have to replay, which it refuses read-only (and its
-		// failed open leaves goroutines behind).
-		if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
-			return nil, fmt.Errorf("data directory %s: %w (hearth recover, or any command that writes, does it)", dir, ErrNeedsRecovery)
+		if err := checkDir(dir, mode); err != nil {
+			return fail(err)
+		}
+		if readOnly {
+			if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); errors.Is(err, os.ErrNotExist) {
+				// An existing directory with nothing of Badger's in it
+				// (checkDir passed) reads as empty; Badger cannot open it
+				// read-only.
+				inMemory = true
+			}
+			// A clean close leaves no memtable log; one left means writes
+			// to replay, which Read does not do (and Badger refuses
+			// read-only, leaving goroutines behind).
+			if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
+				return fail(fmt.Errorf("data directory %s: %w (hearth recover does it, as does any command that writes)", dir, ErrNeedsRecovery))
+			}
+		} else if err := private(dir); err != nil {
+			return fail(err)
+		} else if err := lock.writePID(dir); err != nil {
+			return fail(err)
 		}
 	}
-	bo := badgerOptions(dir, inMemory, logger.Named("badger")).WithReadOnly(opts.ReadOnly && !inMemory)
+	bo := badgerOptions(dir, inMemory, logger.Named("badger")).
+		WithReadOnly(readOnly && !inMemory).
+		// The directory's lock is lock's, taken before the checks.
+		WithBypassLockGuard(true)
 	db, err := openBadger(bo)
 	if err != nil {
-		switch {
-		case strings.Contains(err.Error(), "Another process is using this Badger database"):
-			return nil, lockedError(dir)
-		case opts.ReadOnly && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())):
-			return nil, fmt.Errorf("data directory %s: %w (hearth recover, or any command that writes, does it)", dir, ErrNeedsRecovery)
+		lock.release()
+		if readOnly && (errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())) {
+			return nil, fmt.Errorf("data directory %s: %w (hearth recover does it, as does any command that writes)", dir, ErrNeedsRecovery)
 		}
 		return nil, fmt.Errorf("open data directory %s: %w", dir, err)
 	}
@@ -183,7 +204,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		db:       db,
 		dir:      dir,
 		inMemory: opts.InMemory,
-		readOnly: opts.ReadOnly,
+		readOnly: readOnly,
+		lock:     lock,
 		logger:   logger,
 		queue:    make(chan *write, 8192),
 		stopGC:   make(chan struct{}),
@@ -194,6 +216,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	s.commit = s.commitPrefix
 	if err := s.checkLayout(); err != nil {
 		db.Close()
+		lock.release()
 		return nil, err
 	}
 	if s.readOnly {
@@ -209,6 +232,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if s.seq, err = db.GetSequence([]byte("q/events"), 1024); err != nil {
 		db.Close()
+		lock.release()
 		return nil, fmt.Errorf("event sequence: %w", err)
 	}
 	s.wg.Add(1)
@@ -365,7 +389,13 @@ func (s *Store) Close() error {
 	// its log already: a host that must exit does not wait past the
 	// timeout (the flush goes on until the process ends).
 	closed := make(chan error, 1)
-	go func() { closed <- s.db.Close() }()
+	go func() {
+		err := s.db.Close()
+		// The directory stays held while Badger may still write to it,
+		// past the timeout below if it must.
+		s.lock.release()
+		closed <- err
+	}()
 	select {
 	case err := <-closed:
 		if err != nil {
@@ -483,12 +513,11 @@ func openBadger(o badger.Options) (db *badger.DB, err error) {
 
 // Recover replays the last writes of a data directory that was not
 // closed cleanly (after a crash, or kill -9), so that it can be opened
-// read-only: it opens the directory for writing, once it passed the same
-// checks as any open, and closes it.
+// Read: it opens the directory to Write, once it passed the same checks
+// as any open, and closes it.
 func Recover(dir string, opts Options) error {
-	opts.ReadOnly = false
 	opts.GCInterval = -1
-	s, err := Open(dir, opts)
+	s, err := Open(dir, Write, opts)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case h == "hold":
 		// Open the directory, say so, and hold it until killed.
-		if _, err := Open(os.Getenv("HEARTH_STORE_DIR"), Options{Command: "store-test holder"}); err != nil {
+		if _, err := Open(os.Getenv("HEARTH_STORE_DIR"), Write, Options{Command: "store-test holder"}); err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		select {}
 	case h == "append":
 		// Append events one at a time, reporting each once durable.
-		s, err := Open(os.Getenv("HEARTH_STORE_DIR"), Options{})
+		s, err := Open(os.Getenv("HEARTH_STORE_DIR"), Write, Options{})
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
@@ -64,7 +64,7 @@ func appendEvent(s *Store, e hearth.Event) *Pending {
 
 func MustOpen(tb testing.TB, dir string) *Store {
 	tb.Helper()
-	s, err := Open(dir, Options{GCInterval: -1})
+	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func MustOpen(tb testing.TB, dir string) *Store {
 func TestSessionsSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	s, err := Open(dir, Options{})
+	s, err := Open(dir, Write, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestGroupsSplitBetweenWrites(t *testing.T) {
 }
 
 func TestWritesAfterCloseFail(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{})
+	s, err := Open(t.TempDir(), Write, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestNewerLayoutIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	_, err = Open(dir, Options{})
+	_, err = Open(dir, Write, Options{})
 	if !errors.Is(err, ErrNewerLayout) || !strings.Contains(err.Error(), fmt.Sprintf("layout version %d, this hearth reads up to %d", Layout+1, Layout)) {
 		t.Errorf("got %v, want ErrNewerLayout naming both versions", err)
 	}
@@ -363,7 +363,7 @@ func TestSecondProcessIsRefused(t *testing.T) {
 	if !sc.Scan() || sc.Text() != "open" {
 		t.Fatalf("holder said %q", sc.Text())
 	}
-	_, err := Open(dir, Options{})
+	_, err := Open(dir, Write, Options{})
 	var le *LockedError
 	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
 		t.Fatalf("got %v, want a *LockedError", err)
@@ -371,6 +371,11 @@ func TestSecondProcessIsRefused(t *testing.T) {
 	want := fmt.Sprintf("data directory %s is in use by process %d (store-test holder), running since", dir, cmd.Process.Pid)
 	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--data-dir") {
 		t.Errorf("got %q\nwant it to contain %q and the way out", err, want)
+	}
+	// A reader is refused too, before it looks at the files: a writer's
+	// files in motion (a new table not yet listed) are not damage.
+	if _, err := Open(dir, Read, Options{}); !errors.As(err, &le) {
+		t.Errorf("read while a writer holds it: %v, want a *LockedError", err)
 	}
 	// Once the holder is gone, the directory opens.
 	_ = cmd.Process.Kill()

@@ -44,15 +44,26 @@ func (r *VerifyReport) OK() bool { return len(r.Damage) == 0 }
 // table's blocks against their checksums, then, when the tables are whole,
 // every record (its value-log checksum, and that it decodes as the record
 // its key says), and every stored file against the SHA-256 it is named by.
-// A directory that was not closed cleanly must be recovered first
-// (ErrNeedsRecovery); one another process has open is refused.
+// It opens the directory Read: one that was not closed cleanly must be
+// recovered first (ErrNeedsRecovery); one another process has open to
+// write is refused.
 func VerifyDir(ctx context.Context, dir string) (*VerifyReport, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	rep := &VerifyReport{Dir: abs}
-	problems, err := inspectDir(abs, false)
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", abs, err)
+	}
+	// Held, shared, while the files are looked at: a writer's files in
+	// motion are not damage.
+	lock, err := lockDir(abs, Read)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
+	problems, _, err := inspectDir(abs, Read, false)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +75,7 @@ func VerifyDir(ctx context.Context, dir string) (*VerifyReport, error) {
 		// whole: report what is known.
 		return rep, nil
 	}
-	s, err := Open(abs, Options{ReadOnly: true})
+	s, err := Open(abs, Read, Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,9 @@ type write struct {
 	// slab, when set, backs sets' keys and values and goes back to
 	// slabs once the write is committed: Badger has copied them then.
 	slab *[]byte
+	// asked and fault are what FailWrites said of the write.
+	asked bool
+	fault error
 }
 
 // slabs recycles the buffers batches of events are encoded into.
@@ -127,6 +130,9 @@ func (s *Store) commitGroup(group []*write) {
 			if group[0].status {
 				err = s.checkSpace(true)
 			}
+		}
+		if err == nil {
+			n, err = s.injected(group[:n])
 		}
 		if err == nil {
 			var settled bool
@@ -260,3 +266,47 @@ func (s *Store) commitBounded(group []*write) (n int, err error, settled bool) {
 // a caller that knows a write must not happen, to hand its callers the
 // Pending they wait on.
 func Refused(err error) *Pending { return failed(err) }
+
+// FailWrites is a seam for tests of what is built on the store: from now
+// on a write for which fail returns an error fails with it, alone, before
+// Badger is asked, as a write Badger refused would (the writes queued
+// before it are committed first); nil ends it. A disk's own failures
+// cannot be had at will in a test: a read-only directory is no failure
+// for root, and a full disk fails every write alike.
+func (s *Store) FailWrites(fail func(keys []string) error) {
+	if fail == nil {
+		s.failWrites.Store(nil)
+		return
+	}
+	s.failWrites.Store(&fail)
+}
+
+// injected returns how many writes of group to commit, or, when its
+// first write is one FailWrites fails, 1 and the error.
+func (s *Store) injected(group []*write) (int, error) {
+	f := s.failWrites.Load()
+	if f == nil {
+		return len(group), nil
+	}
+	for i, w := range group {
+		if !w.asked {
+			// Asked once per write: a group may be looked at again.
+			w.asked = true
+			keys := make([]string, 0, len(w.sets)+len(w.deletes))
+			for _, kv := range w.sets {
+				keys = append(keys, string(kv.key))
+			}
+			for _, k := range w.deletes {
+				keys = append(keys, string(k))
+			}
+			w.fault = (*f)(keys)
+		}
+		if w.fault != nil {
+			if i == 0 {
+				return 1, w.fault
+			}
+			return i, nil
+		}
+	}
+	return len(group), nil
+}

@@ -1127,7 +1127,7 @@ func (x *Event) GetDurationNanos() int64 {
 	return 0
 }
 
-// EventChunk is a run of events of one stream with consecutive sequence
+// EventChunk is a run of events of one stream with increasing sequence
 // numbers, stored as one value under the key of its first event. A write
 // per event cost Badger's per-entry work 256 times per batch of tool uses.
 type EventChunk struct {
