@@ -173,8 +173,8 @@ func (s *server) tools(srv *gomcp.Server) {
 	gomcp.AddTool(srv, submit, s.submit)
 
 	place := &gomcp.Tool{
-		Name:  "place_task",
-		Title: "Say where a task would run",
+		Name:        "place_task",
+		Title:       "Say where a task would run",
 		Description: "Say which session a task would run on now, and why, without running anything: every candidate session with its score per factor (directory, file, technology, freshness, load) and what hearth would do (reuse a warm session above the threshold, rehydrate a dormant one, or spawn a new one). " + hintsDoc + "the same ones submit_task takes.",
 		Annotations: readOnly,
 	}
