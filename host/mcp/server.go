@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,6 +68,10 @@ func New(svc hearth.Service, opts Options) *gomcp.Server {
 	return srv
 }
 
+// sessionTimeout is how long an MCP session over HTTP may go without a
+// request before it is closed.
+const sessionTimeout = time.Hour
+
 // Handler serves srv over streamable HTTP, one MCP session per client.
 // Authentication is the caller's: the daemon mounts it behind its token.
 func Handler(srv *gomcp.Server) http.Handler {
@@ -74,6 +79,9 @@ func Handler(srv *gomcp.Server) http.Handler {
 		// The daemon checks Host and Origin itself, for every route and
 		// with its own address; the SDK's check knows only loopback.
 		DisableLocalhostProtection: true,
+		// A client that went away without ending its session (most do
+		// not send the DELETE) leaves it behind until then.
+		SessionTimeout: sessionTimeout,
 	})
 }
 
