@@ -182,4 +182,3 @@ func TestMCPServerConfinedWithAgent(t *testing.T) {
 		})
 	}
 }
-
