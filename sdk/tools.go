@@ -77,14 +77,26 @@ func (e *DeniedError) Unwrap() error { return ErrDenied }
 // and reports it. paths are what the host is asked about; work returns
 // the paths to report when they differ (nil: the same).
 func (t *Tools) use(ctx context.Context, tool string, kind ToolKind, paths []string, input map[string]any, work func() ([]string, error)) error {
-	call := ToolCall{CallID: NewID("call"), Tool: tool, Kind: kind, Paths: paths, Input: input}
+	return t.Do(ctx, ToolCall{Tool: tool, Kind: kind, Paths: paths, Input: input}, work)
+}
+
+// Do is the honest way for a tool the SDK does not have (an MCP
+// server's, say), as every tool above does it: ask the host about call
+// (a fresh CallID is given when it has none), return a *DeniedError
+// without calling work when the host says no, else do work and report
+// the use with call's kind and paths, or those work returns when not
+// nil. work's error is Do's, after the report.
+func (t *Tools) Do(ctx context.Context, call ToolCall, work func() (paths []string, err error)) error {
+	if call.CallID == "" {
+		call.CallID = NewID("call")
+	}
 	v, err := t.cb.CheckToolUse(ctx, call)
 	if err != nil {
 		return err
 	}
-	u := ToolUse{CallID: call.CallID, Tool: tool, Kind: kind, Paths: paths}
+	u := ToolUse{CallID: call.CallID, Tool: call.Tool, Kind: call.Kind, Paths: call.Paths}
 	if !v.Allow {
-		denied := &DeniedError{Tool: tool, Paths: paths, Guard: v.Guard, Reason: v.Reason}
+		denied := &DeniedError{Tool: call.Tool, Paths: call.Paths, Guard: v.Guard, Reason: v.Reason}
 		u.Outcome, u.Error = OutcomeDenied, v.Reason
 		if rerr := t.cb.ReportToolUse(ctx, u); rerr != nil {
 			return errors.Join(denied, rerr)

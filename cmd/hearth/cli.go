@@ -51,6 +51,10 @@ type Main struct {
 	// reload its config (SIGHUP), and a function that stops delivery.
 	Reloads func() (<-chan os.Signal, func())
 
+	// wire is Stdout as given, before Run made it safe for a terminal:
+	// where a protocol's bytes go (hearth mcp).
+	wire io.Writer
+
 	// commandName is the subcommand running, for the data directory's
 	// owner record.
 	commandName string
@@ -93,6 +97,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	// agents' output and errors come from outside, and must not drive the
 	// terminal (issue 13). hearth's own escape sequences (the live run
 	// view, colored diagnostics and logs) are written underneath.
+	m.wire = m.Stdout
 	stdout, stderr := text.NewSafeWriter(m.Stdout), text.NewSafeWriter(m.Stderr)
 	m.Stdout, m.Stderr = stdout, stderr
 	defer stdout.Flush()
@@ -184,6 +189,7 @@ Badger data directory.`,
 		m.dashboardCommand(),
 		m.hookCommand(),
 		m.placeCommand(),
+		m.mcpCommand(),
 	)
 	return root
 }

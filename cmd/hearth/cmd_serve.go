@@ -132,7 +132,7 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		}
 	}
 	if l.HTTP != "" {
-		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n", l.HTTP, l.HTTP, l.HTTP)
+		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n  mcp        http://%s/mcp\n", l.HTTP, l.HTTP, l.HTTP, l.HTTP)
 		fmt.Fprintf(m.Stdout, "  token      %s (HTTP clients send it: Authorization: Bearer)\n", paths.Abs(l.TokenFile))
 		// The link is a credential: printed to a person's terminal, never
 		// into a log or a file (where another user may read it), which

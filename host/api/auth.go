@@ -180,7 +180,7 @@ func (a *httpAuth) signedIn(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
-	if strings.HasPrefix(r.URL.Path, "/hooks/") {
+	if strings.HasPrefix(r.URL.Path, "/hooks/") || r.URL.Path == mcpPath {
 		return false
 	}
 	switch r.Header.Get("Sec-Fetch-Site") {

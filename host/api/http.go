@@ -78,6 +78,7 @@ const (
 //	GET  /api/events          the host's events, as server-sent events
 //	GET  /metrics             Prometheus metrics
 //	POST /hooks/claude-code   Claude Code's HTTP hooks (?agent=NAME)
+//	     /mcp                 hearth's MCP server, streamable HTTP (mcp.go)
 //	GET  /healthz             "ok", to anyone
 //
 // With a token (Listen always has one), every route but /healthz and
@@ -111,6 +112,9 @@ func (s *Server) HTTPHandler(token, addr string) http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}", s.serveRun)
 	mux.HandleFunc("GET /api/events", s.serveEvents)
 	mux.HandleFunc("POST /hooks/claude-code", s.serveHook)
+	for _, method := range []string{"GET", "POST", "DELETE"} {
+		mux.Handle(method+" "+mcpPath, s.mcpHandler())
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", s.metrics.handler(s.h))

@@ -358,6 +358,11 @@ func (s *Server) Events(req *apipb.EventsRequest, stream apipb.Hearth_EventsServ
 		sub = s.h.Subscribe(eventsBuffer)
 	}
 	defer sub.Close()
+	// The headers tell the client it is subscribed: what happens after
+	// its call returns reaches it (client.Events waits for them).
+	if err := stream.SendHeader(nil); err != nil {
+		return err
+	}
 	ctx := stream.Context()
 	var dropped uint64
 	for {

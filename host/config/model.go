@@ -35,6 +35,9 @@ type Model struct {
 	Tools []string
 	// SystemPrompt replaces the agent's own.
 	SystemPrompt string
+	// MCP are the MCP servers whose tools the model is offered
+	// (model_mcp.go).
+	MCP []ModelMCP
 }
 
 // ModelPrices are what a provider charges, in dollars per million tokens.
@@ -49,17 +52,18 @@ var ModelTools = []string{"read", "list", "search", "edit", "write", "shell"}
 var ModelProviders = []string{"anthropic", "openai"}
 
 type rawModel struct {
-	Provider        *string    `hcl:"provider,optional"`
-	Model           string     `hcl:"model"`
-	BaseURL         *string    `hcl:"base_url,optional"`
-	APIKeyEnv       *string    `hcl:"api_key_env,optional"`
-	ContextWindow   *int       `hcl:"context_window,optional"`
-	MaxOutputTokens *int       `hcl:"max_output_tokens,optional"`
-	Tools           []string   `hcl:"tools,optional"`
-	SystemPrompt    *string    `hcl:"system_prompt,optional"`
-	Prices          *rawPrices `hcl:"prices,block"`
-	Body            hcl.Body   `hcl:",body"`
-	DefRange        hcl.Range  `hcl:",def_range"`
+	Provider        *string       `hcl:"provider,optional"`
+	Model           string        `hcl:"model"`
+	BaseURL         *string       `hcl:"base_url,optional"`
+	APIKeyEnv       *string       `hcl:"api_key_env,optional"`
+	ContextWindow   *int          `hcl:"context_window,optional"`
+	MaxOutputTokens *int          `hcl:"max_output_tokens,optional"`
+	Tools           []string      `hcl:"tools,optional"`
+	SystemPrompt    *string       `hcl:"system_prompt,optional"`
+	Prices          *rawPrices    `hcl:"prices,block"`
+	MCP             []rawModelMCP `hcl:"mcp,block"`
+	Body            hcl.Body      `hcl:",body"`
+	DefRange        hcl.Range     `hcl:",def_range"`
 }
 
 type rawPrices struct {
@@ -151,6 +155,7 @@ func (v *validator) model(ra *rawAgent, a *Agent) {
 			}
 		}
 	}
+	v.modelMCP(rm, m)
 	a.Model = m
 	env := m.Env()
 	for k := range env {
@@ -197,6 +202,7 @@ func (m *Model) Env() map[string]string {
 	}
 	set("HEARTH_MODEL_BASE_URL", m.BaseURL)
 	set("HEARTH_MODEL_SYSTEM_PROMPT", m.SystemPrompt)
+	set("HEARTH_MODEL_MCP", m.mcpEnv())
 	if m.Tools != nil {
 		env["HEARTH_MODEL_TOOLS"] = strings.Join(m.Tools, ",")
 	}

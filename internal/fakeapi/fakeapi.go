@@ -17,6 +17,7 @@
 //	search:DIR:RE      search DIR for RE
 //	write:PATH:TEXT    write TEXT to PATH
 //	shell:CMD          run CMD (underscores stand for spaces)
+//	tool:NAME:KEY=VAL  call tool NAME (an MCP tool's, say) with {KEY: VAL}
 //	hang               never answer (until the request is cancelled)
 //
 // and any word that looks like a file path (a "/" in it and an extension,
@@ -263,7 +264,7 @@ func directives(prompt string) []directive {
 			if verb != "shell" {
 				ds[len(ds)-1].arg = rest
 			}
-		case "search", "write":
+		case "search", "write", "tool":
 			a, b, _ := strings.Cut(rest, ":")
 			ds = append(ds, directive{verb: verb, arg: a, arg2: b})
 		case "hang":
@@ -375,6 +376,10 @@ func think(turns []Turn) (calls []call, answer string, hang bool) {
 			want("write", map[string]any{"path": d.arg, "content": d.arg2})
 		case "shell":
 			want("shell", map[string]any{"command": d.arg})
+		case "tool":
+			k, v, _ := strings.Cut(d.arg2, "=")
+			want(d.arg, map[string]any{k: v})
+			used = append(used, v)
 		}
 	}
 	if len(calls) > 0 {

@@ -84,7 +84,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startHost(t *testing.T, cfg *config.Config, dir string, log *syncBuffer) *engine.Engine {
+func startHost(t testing.TB, cfg *config.Config, dir string, log *syncBuffer) *engine.Engine {
 	t.Helper()
 	c := *cfg
 	c.DataDir = dir

@@ -68,6 +68,9 @@ type Agent struct {
 	// counted it, covering conv[:counted].
 	promptTokens int64
 	counted      int
+
+	// mcp is the MCP servers' tools (mcp.go).
+	mcp mcpSet
 }
 
 // Option adjusts an Agent.
@@ -166,6 +169,13 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 		answer     string
 		specsGiven = specs(a.s.Tools)
 	)
+	if len(a.s.MCP) > 0 {
+		more, err := a.mcpTools(ctx)
+		if err != nil {
+			return sdk.Result{}, err
+		}
+		specsGiven = append(slices.Clip(specsGiven), more...)
+	}
 	for {
 		if calls == a.s.MaxTurns {
 			return sdk.Result{}, sdk.Permanent(fmt.Errorf("model: the model made %d calls without answering; raise max_turns, or narrow the task", calls))

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,22 +15,24 @@ import (
 // among them: APIKeyEnv names the variable that holds it, which reaches
 // the plugin through the block's pass_env.
 const (
-	EnvProvider          = "HEARTH_MODEL_PROVIDER"
-	EnvName              = "HEARTH_MODEL_NAME"
-	EnvBaseURL           = "HEARTH_MODEL_BASE_URL"
-	EnvAPIKeyEnv         = "HEARTH_MODEL_API_KEY_ENV"
-	EnvPriceInput        = "HEARTH_MODEL_PRICE_INPUT"
-	EnvPriceCachedInput  = "HEARTH_MODEL_PRICE_CACHED_INPUT"
-	EnvPriceCacheWrite   = "HEARTH_MODEL_PRICE_CACHE_WRITE"
-	EnvPriceOutput       = "HEARTH_MODEL_PRICE_OUTPUT"
-	EnvContextWindow     = "HEARTH_MODEL_CONTEXT_WINDOW"
-	EnvMaxOutputTokens   = "HEARTH_MODEL_MAX_OUTPUT_TOKENS"
-	EnvTools             = "HEARTH_MODEL_TOOLS"
-	EnvSystemPrompt      = "HEARTH_MODEL_SYSTEM_PROMPT"
-	EnvMaxRetries        = "HEARTH_MODEL_MAX_RETRIES"
-	EnvMaxTurns          = "HEARTH_MODEL_MAX_TURNS"
-	EnvToolResultLimit   = "HEARTH_MODEL_TOOL_RESULT_LIMIT"
-	EnvRoot              = "HEARTH_MODEL_ROOT"
+	EnvProvider         = "HEARTH_MODEL_PROVIDER"
+	EnvName             = "HEARTH_MODEL_NAME"
+	EnvBaseURL          = "HEARTH_MODEL_BASE_URL"
+	EnvAPIKeyEnv        = "HEARTH_MODEL_API_KEY_ENV"
+	EnvPriceInput       = "HEARTH_MODEL_PRICE_INPUT"
+	EnvPriceCachedInput = "HEARTH_MODEL_PRICE_CACHED_INPUT"
+	EnvPriceCacheWrite  = "HEARTH_MODEL_PRICE_CACHE_WRITE"
+	EnvPriceOutput      = "HEARTH_MODEL_PRICE_OUTPUT"
+	EnvContextWindow    = "HEARTH_MODEL_CONTEXT_WINDOW"
+	EnvMaxOutputTokens  = "HEARTH_MODEL_MAX_OUTPUT_TOKENS"
+	EnvTools            = "HEARTH_MODEL_TOOLS"
+	EnvSystemPrompt     = "HEARTH_MODEL_SYSTEM_PROMPT"
+	EnvMaxRetries       = "HEARTH_MODEL_MAX_RETRIES"
+	EnvMaxTurns         = "HEARTH_MODEL_MAX_TURNS"
+	EnvToolResultLimit  = "HEARTH_MODEL_TOOL_RESULT_LIMIT"
+	EnvRoot             = "HEARTH_MODEL_ROOT"
+	// EnvMCP holds the MCP servers, as a JSON list of MCPServer.
+	EnvMCP               = "HEARTH_MODEL_MCP"
 	defaultContextWindow = 200_000
 	defaultMaxOutput     = 4096
 	defaultMaxRetries    = 4
@@ -127,6 +130,9 @@ type Settings struct {
 	// Root is the workspace the tools work in; empty means the current
 	// directory (the host starts a plugin in its agent's workspace).
 	Root string
+	// MCP are the MCP servers whose tools the model is offered beside
+	// Tools (mcp.go).
+	MCP []MCPServer
 }
 
 // SettingsFromEnv reads the settings from the environment, as getenv
@@ -181,6 +187,11 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 			if t = strings.TrimSpace(t); t != "" {
 				s.Tools = append(s.Tools, t)
 			}
+		}
+	}
+	if v := get(EnvMCP); v != "" {
+		if err := json.Unmarshal([]byte(v), &s.MCP); err != nil {
+			errs = append(errs, fmt.Errorf("%s: want a JSON list of MCP servers, such as [{\"name\":\"fs\",\"command\":[\"mcp-server-filesystem\",\"/src\"]}]: %v", EnvMCP, err))
 		}
 	}
 	if s.APIKeyEnv != "" {
@@ -251,6 +262,16 @@ func (s Settings) validate() error {
 		if !slices.Contains(allTools, t) {
 			errs = append(errs, fmt.Errorf("tool %q is not one the model agent has; choose among %s", t, strings.Join(allTools, ", ")))
 		}
+	}
+	seen := map[string]bool{}
+	for _, m := range s.MCP {
+		switch {
+		case m.Name == "" || strings.ContainsAny(m.Name, " _/") || seen[m.Name]:
+			errs = append(errs, fmt.Errorf("MCP server name %q: want one word, without _ or /, unique among the agent's servers", m.Name))
+		case (len(m.Command) > 0) == (m.URL != ""):
+			errs = append(errs, fmt.Errorf("MCP server %q: give it a command or a url, not both or neither", m.Name))
+		}
+		seen[m.Name] = true
 	}
 	if s.ContextWindow != 0 && s.MaxOutputTokens >= s.ContextWindow {
 		errs = append(errs, fmt.Errorf("max_output_tokens %d is not below context_window %d; lower it", s.MaxOutputTokens, s.ContextWindow))

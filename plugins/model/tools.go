@@ -77,6 +77,9 @@ func (a *Agent) runTool(ctx context.Context, tools *sdk.Tools, u Block) (Block, 
 		res.Text, res.IsError = fmt.Sprintf(format, args...), true
 		return res, out, nil
 	}
+	if strings.HasPrefix(u.Name, mcpPrefix) {
+		return a.runMCP(ctx, tools, u)
+	}
 	if !slices.Contains(a.s.Tools, u.Name) {
 		return fail("there is no tool %q here; the tools are %s", u.Name, strings.Join(a.s.Tools, ", "))
 	}

@@ -461,7 +461,9 @@ type EventFilter struct {
 }
 
 // Events streams the daemon's events from now until ctx is done or the
-// daemon goes away; the channel is then closed, and Err says why.
+// daemon goes away; the channel is then closed, and Err says why. It
+// returns once the daemon is subscribed: every event after that reaches
+// the stream.
 func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error) {
 	req := &apipb.EventsRequest{Run: f.Run, Session: f.Session}
 	for _, k := range f.Kinds {
@@ -469,6 +471,10 @@ func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	stream, err := c.rpc.Events(ctx, req)
+	if err == nil {
+		// The daemon sends its headers once it is subscribed.
+		_, err = stream.Header()
+	}
 	if err != nil {
 		cancel()
 		return nil, wire.ErrorOf(ctx, err)
