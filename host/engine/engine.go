@@ -159,8 +159,11 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: make the TLS keys plugins are reached with: %w", err)
 	}
 	if h.store == nil {
-		so := h.cfg.Store.Options() // a zero Store means the store's defaults
-		so.Logger, so.Command = h.logger.Named("store"), opts.Command
+		// The store block's settings, zero where the file leaves one
+		// out: the store's default.
+		st := h.cfg.Store
+		so := store.Options{MinFreeSpace: st.MinFreeSpace, StallTimeout: st.StallTimeout, CloseTimeout: st.CloseTimeout,
+			Logger: h.logger.Named("store"), Command: opts.Command}
 		if h.store, err = store.Open(h.cfg.DataDir, store.Write, so); err != nil {
 			return nil, err
 		}
