@@ -15,7 +15,6 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/contextchain"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/text"
@@ -102,7 +101,7 @@ type runExec struct {
 // newRunExec builds the executor of a run from its records.
 func (m *Runs) newRunExec(head *store.RunRecord, g *store.Graph, recs map[string]*store.TaskRecord, outs []*store.OutputRecord) (*runExec, error) {
 	pipe := g.Pipeline
-	render, err := config.Renderer(pipe.Context)
+	render, err := renderer(pipe.Context)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", head.ID, err)
 	}

@@ -29,7 +29,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/contextchain"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/store"
@@ -125,7 +125,7 @@ func (m *Runs) pipelineOf(p *hearth.Pipeline) (*hearth.Pipeline, error) {
 	if err := cp.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := config.Renderer(cp.Context); err != nil {
+	if _, err := renderer(cp.Context); err != nil {
 		errs = append(errs, fmt.Errorf("context template: %w", err))
 	}
 	for _, t := range cp.Tasks {
@@ -144,3 +144,20 @@ func (m *Runs) pipelineOf(p *hearth.Pipeline) (*hearth.Pipeline, error) {
 
 // Wait returns once every run's loop has ended: after Stop.
 func (m *Runs) Wait() { m.wg.Wait() }
+
+// renderer returns the contextchain renderer a pipeline's context
+// settings describe: a budget of 0 is the default, a negative one no cap.
+func renderer(c hearth.Context) (*contextchain.Renderer, error) {
+	budget := c.Budget
+	switch {
+	case budget == 0:
+		budget = hearth.DefaultContextBudget
+	case budget < 0:
+		budget = 0
+	}
+	opts := []contextchain.Option{contextchain.WithBudget(budget)}
+	if c.Template != "" {
+		opts = append(opts, contextchain.WithTemplate(c.Template))
+	}
+	return contextchain.New(opts...)
+}
