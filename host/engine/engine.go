@@ -108,6 +108,11 @@ type Engine struct {
 	observe func(*hearth.Event)
 	tls     *plugin.HostTLS
 	guards  atomic.Pointer[guard.Set]
+	// protect are the paths no confined plugin reaches, blobDir the run
+	// files confined plugins read (confine.go): fixed at New, as the
+	// data directory is.
+	protect []string
+	blobDir string
 
 	// closing is closed when Close begins: no new work is accepted.
 	closing   chan struct{}
@@ -189,6 +194,7 @@ func New(opts Options) (*Engine, error) {
 	if err := h.checkConfinement(); err != nil {
 		return fail(err)
 	}
+	h.protect, h.blobDir = protected(h.cfg), h.blobs()
 	for _, a := range h.cfg.Agents {
 		p, err := h.newPool(a, h.cfg.Matcher)
 		if err != nil {
@@ -214,36 +220,6 @@ func New(opts Options) (*Engine, error) {
 	h.reaper.Add(1)
 	go h.reapLoop(reap)
 	return h, nil
-}
-
-// newPool makes the pool of agent a.
-func (e *Engine) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) {
-	argv, env, err := e.command(a)
-	if err != nil {
-		return nil, err
-	}
-	return pool.New(a, m, argv, env, pool.Deps{
-		Store: e.store, Events: (*poolEvents)(e), Guards: e.Guards, TLS: e.tls,
-		Protect: protected(e.cfg), Blobs: e.blobs(), Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop,
-	})
-}
-
-// restorePools loads the sessions of the agents of pools from the store.
-func (e *Engine) restorePools(pools map[string]*pool.Pool) error {
-	recs, err := e.store.SessionRecords()
-	if err != nil {
-		return fmt.Errorf("engine: read sessions: %w", err)
-	}
-	byAgent := make(map[string][]store.SessionRecord)
-	for _, r := range recs {
-		byAgent[r.Agent] = append(byAgent[r.Agent], r)
-	}
-	for name, p := range pools {
-		if err := p.Restore(byAgent[name]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // poolList returns the pools in force.
@@ -363,7 +339,7 @@ func (e *Engine) SessionCounts() []hearth.SessionCount {
 	for _, p := range e.poolList() {
 		n := p.Counts()
 		for _, st := range pool.Statuses() {
-			out = append(out, hearth.SessionCount{Agent: p.Config().Name, Status: st, N: n[st]})
+			out = append(out, hearth.SessionCount{Agent: p.Spec().Agent, Status: st, N: n[st]})
 		}
 	}
 	return out

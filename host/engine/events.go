@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -36,7 +37,7 @@ func (e *Engine) append(ev hearth.Event) (uint64, *store.Pending) {
 }
 
 // publishWritten publishes events that another write, p, carried (a
-// run's events travel with its records, store.RunWrite.Events): as emit
+// run's events travel with its records, record.RunWrite.Events): as emit
 // does, once p is durable, in order with everything emitted before.
 func (e *Engine) publishWritten(evs []hearth.Event, p *store.Pending) {
 	for _, ev := range evs {
@@ -56,7 +57,7 @@ func (e *Engine) publishWritten(evs []hearth.Event, p *store.Pending) {
 // poolEvents is the engine as its pools' event sink.
 type poolEvents Engine
 
-func (pe *poolEvents) Append(ev hearth.Event) (uint64, *store.Pending) {
+func (pe *poolEvents) Append(ev hearth.Event) (uint64, pool.Pending) {
 	return (*Engine)(pe).append(ev)
 }
 

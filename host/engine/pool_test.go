@@ -19,6 +19,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -150,7 +151,7 @@ func TestToolUsesAfterTheSnapshotAreReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := st.PutSession(ctx, store.SessionRecord{ID: "scripted-00000001", Agent: "scripted", Status: store.SessionLive,
+	if err := st.PutSession(ctx, record.Session{ID: "scripted-00000001", Agent: "scripted", Status: record.SessionLive,
 		Files: []string{"a/1.go"}, Dirs: []string{"a"}, HasState: true, LastActivity: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

@@ -259,7 +259,7 @@ func (e *Engine) Runs(context.Context) ([]hearth.RunInfo, error) {
 	}
 	out := make([]hearth.RunInfo, len(heads))
 	for i, head := range heads {
-		out[i] = store.RunInfo(head, false)
+		out[i] = head.Info(false)
 	}
 	store.SortRuns(out)
 	return out, nil

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // runTimeout bounds each run a test waits for.
@@ -625,7 +625,7 @@ func TestRunValidationOnResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs["b"].Version = 7
-	if err := h.store.SaveRun(info.ID, store.RunWrite{Tasks: []*store.TaskRecord{recs["b"]}}).Wait(context.Background()); err != nil {
+	if err := h.store.SaveRun(info.ID, record.RunWrite{Tasks: []*record.Task{recs["b"]}}).Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	_, err = h.ResumeRun(context.Background(), info.ID, hearth.ResumeOptions{})

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // sweepEvery is how often the host applies runs' retention.
@@ -24,7 +24,7 @@ func (m *Runs) Recover() error {
 		if head.Status != hearth.RunRunning {
 			continue
 		}
-		reason := store.InterruptedReason(head.ID)
+		reason := record.InterruptedReason(head.ID)
 		if err := m.stopRun(context.Background(), head.ID, stopPause, hearth.RunPaused, reason); err != nil {
 			// One damaged run must not keep the host, and every command
 			// that starts one, from working: it stays as it is, and
@@ -66,7 +66,7 @@ func (m *Runs) Sweep() {
 	}
 }
 
-func (m *Runs) sweepRun(head *store.RunRecord) error {
+func (m *Runs) sweepRun(head *record.Run) error {
 	id := head.ID
 	g, err := m.d.Store.RunGraph(id)
 	if err != nil {
@@ -105,7 +105,7 @@ func (m *Runs) sweepRun(head *store.RunRecord) error {
 		// reads the flag.
 		r.emit(hearth.Event{Kind: hearth.EventRunAbandoned, Message: fmt.Sprintf("run %s idle for %s: flagged abandoned (abandon_after %s); resume it, or it is deleted after delete_after",
 			id, idle.Round(time.Second), abandonAfter)})
-		pend := r.saveLocked(store.RunWrite{})
+		pend := r.saveLocked(record.RunWrite{})
 		r.mu.Unlock()
 		return pend.Wait(context.Background())
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
@@ -62,19 +63,19 @@ func (m *Runs) Start(ctx context.Context, p *hearth.Pipeline, opts hearth.RunOpt
 	if opts.Budget > 0 {
 		budget = opts.Budget
 	}
-	head := &store.RunRecord{
+	head := &record.Run{
 		ID: id, Pipeline: cp.Name, Status: hearth.RunCreated,
 		Created: now, Updated: now, LastActivity: now,
 		Budget: budget, State: stateJSON, Files: files,
 	}
-	g := &store.Graph{Pipeline: cp, Config: paths.Abs(opts.Config)}
+	g := &record.Graph{Pipeline: cp, Config: paths.Abs(opts.Config)}
 	r, err := m.newRunExec(head, g, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	r.emit(hearth.Event{Kind: hearth.EventRunCreated, Message: fmt.Sprintf("run %s of pipeline %s: %d tasks", id, cp.Name, len(cp.Tasks))})
-	pend, _ := r.checkpointLocked("created", "", store.RunWrite{Graph: g, FileRefs: refs})
+	pend, _ := r.checkpointLocked("created", "", record.RunWrite{Graph: g, FileRefs: refs})
 	r.mu.Unlock()
 	if err := pend.Wait(ctx); err != nil {
 		return nil, fmt.Errorf("record run %s: %w", id, err)
@@ -98,8 +99,8 @@ func (m *Runs) newRunIDFor(id, pipeline string, now time.Time) (string, error) {
 
 // attachFiles copies files into the file store, once per content, and
 // returns the run's file records and the SHA-256s it now refers to.
-func (m *Runs) attachFiles(paths []string, now time.Time) ([]store.RunFile, []string, error) {
-	var files []store.RunFile
+func (m *Runs) attachFiles(paths []string, now time.Time) ([]record.File, []string, error) {
+	var files []record.File
 	var refs []string
 	for _, path := range paths {
 		name := filepath.Base(path)
@@ -112,13 +113,13 @@ func (m *Runs) attachFiles(paths []string, now time.Time) ([]store.RunFile, []st
 		if err != nil {
 			return nil, nil, fmt.Errorf("attach %s: %w", path, err)
 		}
-		if i := slices.IndexFunc(files, func(f store.RunFile) bool { return f.Name == name }); i >= 0 {
+		if i := slices.IndexFunc(files, func(f record.File) bool { return f.Name == name }); i >= 0 {
 			if files[i].SHA256 == sha && files[i].Size == size {
 				continue // the same file twice: idempotent by sha256 and size
 			}
 			return nil, nil, fmt.Errorf("attach %s: the run already has a different file named %s; files are immutable once attached, rename one of them", path, name)
 		}
-		files = append(files, store.RunFile{Name: name, SHA256: sha, Size: size, Added: now})
+		files = append(files, record.File{Name: name, SHA256: sha, Size: size, Added: now})
 		if !slices.Contains(refs, sha) {
 			refs = append(refs, sha)
 		}
@@ -139,7 +140,7 @@ func (m *Runs) launch(r *runExec, why string) (*Handle, error) {
 		return nil, err
 	}
 	r.touchLocked()
-	pend := r.saveLocked(store.RunWrite{})
+	pend := r.saveLocked(record.RunWrite{})
 	r.mu.Unlock()
 	if err := pend.Wait(context.Background()); err != nil {
 		m.forget(r)
@@ -427,7 +428,7 @@ func (r *runExec) repairLocked(problems []hearth.Problem) *store.Pending {
 		}
 	}
 	r.emit(hearth.Event{Kind: hearth.EventRunRepaired, Message: fmt.Sprintf("run %s repaired on resume: %d problem(s); to run again: %s", r.id, len(problems), strings.Join(fixed, ", "))})
-	pend, _ := r.checkpointLocked("repaired on resume", "", store.RunWrite{})
+	pend, _ := r.checkpointLocked("repaired on resume", "", record.RunWrite{})
 	return pend
 }
 
@@ -456,8 +457,8 @@ func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts hearth.ForkO
 	if err != nil {
 		return nil, err
 	}
-	var cp *store.CheckpointRecord
-	tasks := make(map[string]*store.TaskRecord)
+	var cp *record.Checkpoint
+	tasks := make(map[string]*record.Task)
 	for _, c := range cps {
 		if c.Seq > at {
 			break
@@ -491,13 +492,13 @@ func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts hearth.ForkO
 	if opts.Budget > 0 {
 		head.Budget = opts.Budget
 	}
-	var copies []*store.OutputRecord
+	var copies []*record.Output
 	for _, o := range outs {
 		if !o.Time.After(cp.Time) {
 			copies = append(copies, o)
 		}
 	}
-	forkTasks := make(map[string]*store.TaskRecord, len(tasks))
+	forkTasks := make(map[string]*record.Task, len(tasks))
 	for name, t := range tasks {
 		forkTasks[name] = t.Clone()
 	}
@@ -529,7 +530,7 @@ func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts hearth.ForkO
 		return nil, err
 	}
 	pend, _ := r.checkpointLocked(fmt.Sprintf("forked from %s at checkpoint %d", id, at), "",
-		store.RunWrite{Graph: g, Outputs: copies, FileRefs: refs})
+		record.RunWrite{Graph: g, Outputs: copies, FileRefs: refs})
 	r.mu.Unlock()
 	if err := pend.Wait(ctx); err != nil {
 		m.forget(r)
@@ -714,7 +715,7 @@ func (r *runExec) revise(task string, impact hearth.Impact, opts hearth.RevisitO
 	r.head.Revisions = append(r.head.Revisions, *rev)
 	r.emit(hearth.Event{Kind: hearth.EventRunRevisit, Task: task, Message: fmt.Sprintf("%s; archived: %s; needs review: %s", why,
 		text.OrNone(rev.Archived), text.OrNone(rev.Review))})
-	pend, _ := r.checkpointLocked(why, task, store.RunWrite{})
+	pend, _ := r.checkpointLocked(why, task, record.RunWrite{})
 	return pend, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/contextchain"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
@@ -68,9 +69,9 @@ type runExec struct {
 	handle *Handle
 
 	mu      sync.Mutex
-	head    *store.RunRecord
-	tasks   []*store.TaskRecord
-	current []*store.OutputRecord
+	head    *record.Run
+	tasks   []*record.Task
+	current []*record.Output
 	state   map[string]json.RawMessage
 	dirty   map[int]bool
 	running int
@@ -99,7 +100,7 @@ type runExec struct {
 }
 
 // newRunExec builds the executor of a run from its records.
-func (m *Runs) newRunExec(head *store.RunRecord, g *store.Graph, recs map[string]*store.TaskRecord, outs []*store.OutputRecord) (*runExec, error) {
+func (m *Runs) newRunExec(head *record.Run, g *record.Graph, recs map[string]*record.Task, outs []*record.Output) (*runExec, error) {
 	pipe := g.Pipeline
 	render, err := renderer(pipe.Context)
 	if err != nil {
@@ -128,16 +129,16 @@ func (m *Runs) newRunExec(head *store.RunRecord, g *store.Graph, recs map[string
 			r.kids[j] = append(r.kids[j], i)
 		}
 	}
-	r.tasks = make([]*store.TaskRecord, len(pipe.Tasks))
+	r.tasks = make([]*record.Task, len(pipe.Tasks))
 	for i, t := range pipe.Tasks {
 		rec := recs[t.Name]
 		if rec == nil {
-			rec = &store.TaskRecord{Name: t.Name, Status: hearth.TaskPending, Round: 1}
+			rec = &record.Task{Name: t.Name, Status: hearth.TaskPending, Round: 1}
 			r.dirty[i] = true
 		}
 		r.tasks[i] = rec
 	}
-	r.current = make([]*store.OutputRecord, len(r.tasks))
+	r.current = make([]*record.Output, len(r.tasks))
 	for _, o := range outs {
 		i, ok := r.index[o.Task]
 		if !ok {
@@ -165,7 +166,7 @@ func (r *runExec) countLocked() {
 }
 
 // countTasks sets head's task counters from the statuses of its n tasks.
-func countTasks(head *store.RunRecord, n int, status func(i int) hearth.TaskStatus) {
+func countTasks(head *record.Run, n int, status func(i int) hearth.TaskStatus) {
 	var ok, failed, skipped int
 	for i := range n {
 		switch status(i) {
@@ -274,7 +275,7 @@ func errIf(cond bool, s string) string {
 // never says a task succeeded that the run's record does not, and resume
 // runs again only what is not recorded as done. A scheduler that
 // replaces this one keeps that rule: events travel with the records.
-func (r *runExec) saveLocked(w store.RunWrite) *store.Pending {
+func (r *runExec) saveLocked(w record.RunWrite) *store.Pending {
 	evs := r.events
 	r.events = nil
 	var p *store.Pending
@@ -300,12 +301,12 @@ func (r *runExec) saveLocked(w store.RunWrite) *store.Pending {
 
 // checkpointLocked queues the head, the changed tasks and a checkpoint of
 // them, with label, in one write.
-func (r *runExec) checkpointLocked(label, task string, w store.RunWrite) (*store.Pending, uint64) {
+func (r *runExec) checkpointLocked(label, task string, w record.RunWrite) (*store.Pending, uint64) {
 	seq := r.head.Checkpoint + 1
 	now := r.now()
 	r.head.Checkpoint = seq
 	r.head.Updated = now
-	c := &store.CheckpointRecord{Seq: seq, Parent: seq - 1, Label: label, Task: task, Time: now, Run: r.head}
+	c := &record.Checkpoint{Seq: seq, Parent: seq - 1, Label: label, Task: task, Time: now, Run: r.head}
 	for _, i := range slices.Sorted(maps.Keys(r.dirty)) {
 		c.Tasks = append(c.Tasks, r.tasks[i])
 	}
@@ -477,7 +478,7 @@ func (r *runExec) storeFailed(err error) {
 // storeReason is the reason the run pauses for after its failed write.
 // r.mu must be held.
 func (r *runExec) storeReason() string {
-	if errors.Is(r.storeErr, store.ErrNoSpace) {
+	if errors.Is(r.storeErr, hearth.ErrNoSpace) {
 		// Its message says what to free and to resume.
 		return r.storeErr.Error() + " (hearth runs resume " + r.id + ")"
 	}
@@ -559,7 +560,7 @@ func (r *runExec) scheduleLocked() (launch []attemptSpec, wakeAt time.Time, pend
 	}
 	if len(launch) > 0 {
 		r.touchLocked()
-		pend = r.saveLocked(store.RunWrite{})
+		pend = r.saveLocked(record.RunWrite{})
 		return launch, wakeAt, pend
 	}
 	if r.running == 0 && wakeAt.IsZero() && r.stop == nil {
@@ -667,7 +668,7 @@ func (r *runExec) startLocked(i int, now time.Time) attemptSpec {
 func (r *runExec) contextLocked(i int) ([]sdk.Upstream, string) {
 	name := r.tasks[i].Name
 	var arts []contextchain.Artifact
-	byTask := make(map[string]*store.OutputRecord, len(r.current))
+	byTask := make(map[string]*record.Output, len(r.current))
 	for j, o := range r.current {
 		if o == nil || j == i {
 			continue
@@ -754,7 +755,7 @@ func (r *runExec) outcome(a attemptSpec, out *hearth.Outcome, err error) *store.
 		r.addCostLocked(i, spent)
 		r.emit(hearth.Event{Kind: hearth.EventRunTask, Task: name, Agent: r.pipe.Tasks[i].Agent, Cost: spent,
 			Message: fmt.Sprintf("%s: attempt %d of round %d ended after its round was reset; its result is discarded", name, a.task.Attempt, a.round)})
-		return r.saveLocked(store.RunWrite{})
+		return r.saveLocked(record.RunWrite{})
 	}
 	rt.Finished = now
 	if err == nil && out != nil && len(out.Result.Output) > hearth.MaxOutput {
@@ -775,7 +776,7 @@ func (r *runExec) outcome(a attemptSpec, out *hearth.Outcome, err error) *store.
 			rt.Reason = "interrupted: " + why
 			r.addCostLocked(i, spent) // reported before the interruption: spent
 			r.setTaskLocked(i, hearth.TaskPending, rt.Reason)
-			return r.saveLocked(store.RunWrite{})
+			return r.saveLocked(record.RunWrite{})
 		}
 		r.addCostLocked(i, spent)
 		rt.Failures++
@@ -788,7 +789,7 @@ func (r *runExec) outcome(a attemptSpec, out *hearth.Outcome, err error) *store.
 			delay := r.pipe.Retry.Delay(int(rt.Failures))
 			rt.RetryAt = now.Add(delay)
 			r.setTaskLocked(i, hearth.TaskRetrying, fmt.Sprintf("attempt %d of %d failed; next in %s", rt.Failures, r.maxAttempts(i), delay))
-			return r.saveLocked(store.RunWrite{})
+			return r.saveLocked(record.RunWrite{})
 		}
 		why := fmt.Sprintf("failed after %d attempts", rt.Failures)
 		if permanent(err) {
@@ -796,7 +797,7 @@ func (r *runExec) outcome(a attemptSpec, out *hearth.Outcome, err error) *store.
 		}
 		r.setTaskLocked(i, hearth.TaskFailed, why)
 		r.escalateLocked(i, fmt.Sprintf("task %s %s; last error: %s", name, why, err))
-		p, _ := r.checkpointLocked("task "+name+" failed", name, store.RunWrite{})
+		p, _ := r.checkpointLocked("task "+name+" failed", name, record.RunWrite{})
 		return p
 	}
 
@@ -808,14 +809,14 @@ func (r *runExec) outcome(a attemptSpec, out *hearth.Outcome, err error) *store.
 	r.addCostLocked(i, res.Cost)
 	rt.Session = out.Session
 	rt.Version = r.lastVersion(i) + 1
-	o := &store.OutputRecord{
+	o := &record.Output{
 		Task: name, Version: rt.Version, Output: res.Output, Metrics: res.Metrics, Cost: res.Cost,
 		Session: out.Session, Attempt: a.task.Attempt, Round: a.round, Time: now,
 		Duration: out.Duration, Artifact: out.Artifact,
 		Action: string(out.Decision.Action), Score: out.Decision.Score,
 	}
 	r.current[i] = o
-	w := store.RunWrite{Outputs: []*store.OutputRecord{o}}
+	w := record.RunWrite{Outputs: []*record.Output{o}}
 	if g := out.Gate; g != nil {
 		return r.gateLocked(i, g, o, w)
 	}
@@ -851,7 +852,7 @@ func (r *runExec) addCostLocked(i int, c float64) {
 // task runs again with the gate's feedback (retry), or the work goes back
 // to an earlier task, and everything after it is done again (send_back).
 // A gate that acted max_loops times in the run escalates instead.
-func (r *runExec) gateLocked(i int, g *hearth.Gate, o *store.OutputRecord, w store.RunWrite) *store.Pending {
+func (r *runExec) gateLocked(i int, g *hearth.Gate, o *record.Output, w record.RunWrite) *store.Pending {
 	rt := r.tasks[i]
 	name := rt.Name
 	if r.head.GateLoops == nil {
@@ -999,7 +1000,7 @@ func (r *runExec) finish() {
 	if err := r.setRunLocked(to, reason); err != nil {
 		r.m.d.Logger.Error("cannot record how a run stopped", "run", r.id, "error", err)
 	} else {
-		pend, _ = r.checkpointLocked(fmt.Sprintf("run %s%s", to, prefixed(": ", text.FirstLine(reason))), "", store.RunWrite{})
+		pend, _ = r.checkpointLocked(fmt.Sprintf("run %s%s", to, prefixed(": ", text.FirstLine(reason))), "", record.RunWrite{})
 	}
 	info := r.infoLocked()
 	r.mu.Unlock()
@@ -1071,7 +1072,7 @@ func (r *runExec) finishAfterStoreFailure() {
 		// What the disk holds, not what was done in memory since. (A
 		// store that cannot even be read leaves the memory's account,
 		// the only one there is.)
-		info = store.RunInfo(head, false)
+		info = head.Info(false)
 	}
 	if err == nil && info.Status == hearth.RunPaused {
 		// The pause is on disk: now it may be said.
@@ -1094,7 +1095,7 @@ func (r *runExec) finishAfterStoreFailure() {
 // recordPause writes the run's durable head back as paused with reason,
 // as a status record. It returns that head (nil when it cannot be read),
 // and the error of writing it.
-func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
+func (r *runExec) recordPause(reason string) (*record.Run, error) {
 	st := r.m.d.Store
 	head, err := st.RunRecord(r.id)
 	if err != nil {
@@ -1128,5 +1129,5 @@ func (r *runExec) recordPause(reason string) (*store.RunRecord, error) {
 
 // infoLocked describes the run.
 func (r *runExec) infoLocked() hearth.RunInfo {
-	return store.RunInfo(r.head, false)
+	return r.head.Info(false)
 }

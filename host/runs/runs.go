@@ -43,7 +43,7 @@ type Deps struct {
 	// Emit records an event and publishes it once it is on disk.
 	Emit func(hearth.Event) *store.Pending
 	// Publish publishes events a run's write p carried
-	// (store.RunWrite.Events) once p is durable, in order with every
+	// (record.RunWrite.Events) once p is durable, in order with every
 	// event emitted before; if p fails, subscribers learn that instead.
 	Publish func(evs []hearth.Event, p *store.Pending)
 	// AfterPublished calls fn once every event emitted so far has reached

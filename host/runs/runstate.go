@@ -10,7 +10,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/pool"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -101,7 +101,7 @@ func (r *runExec) SetState(ctx context.Context, agent, task, section string, val
 	}
 	r.touchLocked()
 	r.emit(hearth.Event{Kind: hearth.EventRunState, Agent: agent, Task: task, Message: fmt.Sprintf("%s wrote section %s (%d bytes)", agent, section, len(b))})
-	pend := r.saveLocked(store.RunWrite{})
+	pend := r.saveLocked(record.RunWrite{})
 	r.mu.Unlock()
 	return pend.Wait(ctx)
 }
@@ -113,7 +113,7 @@ func (r *runExec) Checkpoint(ctx context.Context, task, label string) (uint64, e
 	}
 	r.mu.Lock()
 	r.touchLocked()
-	pend, seq := r.checkpointLocked(label, task, store.RunWrite{})
+	pend, seq := r.checkpointLocked(label, task, record.RunWrite{})
 	r.mu.Unlock()
 	if err := pend.Wait(ctx); err != nil {
 		return 0, err
@@ -129,7 +129,7 @@ func (r *runExec) Files(context.Context) ([]sdk.File, error) {
 }
 
 func (r *runExec) hasFileLocked(name string) bool {
-	return slices.ContainsFunc(r.head.Files, func(f store.RunFile) bool { return f.Name == name })
+	return slices.ContainsFunc(r.head.Files, func(f record.File) bool { return f.Name == name })
 }
 
 func (r *runExec) fileNamesLocked() []string {
@@ -169,7 +169,7 @@ func (r *runExec) MarkChunk(ctx context.Context, file string, chunk int) error {
 	}
 	r.head.Chunks[file] = slices.Insert(done, k, chunk)
 	r.touchLocked()
-	pend := r.saveLocked(store.RunWrite{})
+	pend := r.saveLocked(record.RunWrite{})
 	r.mu.Unlock()
 	return pend.Wait(ctx)
 }

@@ -99,7 +99,7 @@ type Options struct {
 	// DefaultCloseTimeout.
 	CloseTimeout time.Duration
 	// MinFreeSpace is the free space below which writes are refused with
-	// ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
+	// hearth.ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
 	// guard off.
 	MinFreeSpace int64
 }
