@@ -180,17 +180,7 @@ func New(opts Options) (*Engine, error) {
 		}
 		return nil, err
 	}
-	h.runs = runs.New(runs.Deps{
-		Store: h.store, Logger: h.logger, Now: h.now,
-		Emit:           h.emit,
-		Publish:        h.publishWritten,
-		AfterPublished: h.events.afterPublished,
-		Enter:          h.enter,
-		Runnable:       h.runnable,
-		Admit:          h.admit,
-		Transition:     h.checkTransition,
-		Execute:        h.executeRunTask,
-	})
+	h.runs = h.newRuns()
 	if err := h.checkConfinement(); err != nil {
 		return fail(err)
 	}

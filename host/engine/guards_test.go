@@ -148,14 +148,14 @@ func TestCheckTransition(t *testing.T) {
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "midterms", Hook: guard.Transition, From: []string{"collecting_inputs"},
 		Condition: `any(state.courses, (.midterm ?? "") == "")`, Message: "each course needs a midterm date"}))
 	state := map[string]any{"courses": []any{map[string]any{"name": "Calculus", "midterm": "2026-02-21"}, map[string]any{"name": "Chemistry"}}}
-	if v := h.checkTransition("planner", "run-1", "collecting_inputs", "ingesting", state); v == nil || v.Guard != "midterms" {
+	if v := h.transition(guard.Run{ID: "run-1", Pipeline: "planner", State: state}, "collecting_inputs", "ingesting"); v == nil || v.Guard != "midterms" {
 		t.Errorf("got %+v, want the transition blocked", v)
 	}
-	if v := h.checkTransition("planner", "run-1", "ingesting", "estimating", state); v != nil {
+	if v := h.transition(guard.Run{ID: "run-1", Pipeline: "planner", State: state}, "ingesting", "estimating"); v != nil {
 		t.Errorf("another stage: got %+v, want no guard to apply", v)
 	}
 	state["courses"].([]any)[1].(map[string]any)["midterm"] = "2026-02-26"
-	if v := h.checkTransition("planner", "run-1", "collecting_inputs", "ingesting", state); v != nil {
+	if v := h.transition(guard.Run{ID: "run-1", Pipeline: "planner", State: state}, "collecting_inputs", "ingesting"); v != nil {
 		t.Errorf("complete inputs: got %+v", v)
 	}
 }
