@@ -1,7 +1,6 @@
 package engine
 
 import (
-
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/runs"
