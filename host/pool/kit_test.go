@@ -3,6 +3,9 @@ package pool
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,8 +14,10 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // The kit of this package's tests: a session store and an event sink in
@@ -111,20 +116,62 @@ func (m *memStore) AppendBatch(evs []hearth.Event) (uint64, Pending) {
 	return m.seq, done{}
 }
 
-// memEvents is the engine's event bus, as a list.
+// memEvents is the engine's event bus, as a list; like the engine's, it
+// writes the events of sessions to the store too (their tool uses are
+// replayed from there on a restart).
 type memEvents struct {
-	mu  sync.Mutex
-	evs []hearth.Event
+	mu    sync.Mutex
+	evs   []hearth.Event
+	store *memStore
+	// changed is closed, and replaced, at every event: what a test
+	// waits on (await).
+	changed chan struct{}
 }
 
 func (e *memEvents) Append(ev hearth.Event) (uint64, Pending) {
+	e.add(ev)
+	if e.store != nil && ev.Session != "" {
+		return e.store.AppendBatch([]hearth.Event{ev})
+	}
+	return 0, done{}
+}
+
+// ToolUse is told of a tool use as it arrives (its store write comes in
+// a batch): kept with the other events.
+func (e *memEvents) ToolUse(ev *hearth.Event) { e.add(*ev) }
+
+func (e *memEvents) add(ev hearth.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.evs = append(e.evs, ev)
-	return uint64(len(e.evs)), done{}
+	if e.changed != nil {
+		close(e.changed)
+	}
+	e.changed = make(chan struct{})
 }
 
-func (e *memEvents) ToolUse(*hearth.Event) {}
+// await returns once cond holds, checked at every event, or fails t
+// after a minute.
+func (e *memEvents) await(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		e.mu.Lock()
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		ch := e.changed
+		e.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("%s: not within a minute", what)
+		}
+	}
+}
 
 // kinds lists the kinds of the events emitted so far.
 func (e *memEvents) kinds() []hearth.EventKind {
@@ -137,14 +184,37 @@ func (e *memEvents) kinds() []hearth.EventKind {
 	return out
 }
 
-// testNow is the clock of the kit's pools.
-var testNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+// hostTLS are the keys the tests' plugins are reached with, made once.
+var hostTLS = sync.OnceValues(plugin.NewHostTLS)
+
+func testTLS(t testing.TB) *plugin.HostTLS {
+	t.Helper()
+	tls, err := hostTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls
+}
 
 // kit is a pool over a memStore, its events, and its guards.
 type kit struct {
 	p      *Pool
+	spec   Spec
+	set    *guard.Set
 	store  *memStore
 	events *memEvents
+	// now is the pools' clock: time.Now unless a test moves its own.
+	now func() time.Time
+}
+
+// restart stops the kit's pool as a host that shuts down does (its live
+// sessions retired: their state exported and kept) and opens another on
+// the same store, as the next host does.
+func (k *kit) restart(t testing.TB) {
+	t.Helper()
+	k.p.RetireAll("the host shut down")
+	k.p.Wait()
+	k.p = k.open(t, k.spec, k.set)
 }
 
 // newKit makes the pool of sp over a store in memory, with guards.
@@ -159,19 +229,50 @@ func newKit(t testing.TB, sp Spec, guards ...guard.Spec) *kit {
 		rules = append(rules, r)
 	}
 	set := guard.NewSet(rules)
-	k := &kit{store: newMemStore(), events: &memEvents{}}
+	store := newMemStore()
+	k := &kit{spec: sp, set: set, store: store, events: &memEvents{store: store}, now: time.Now}
+	k.p = k.open(t, sp, set)
+	return k
+}
+
+// open makes a pool of sp over the kit's store, as a host that starts
+// on it does (its sessions restored from the store, dormant).
+func (k *kit) open(t testing.TB, sp Spec, set *guard.Set) *Pool {
+	t.Helper()
 	closing := make(chan struct{})
 	p, err := New(sp, Deps{
 		Store: k.store, Events: k.events, Guards: func() *guard.Set { return set },
-		Logger: hclog.NewNullLogger(), Now: func() time.Time { return testNow },
+		Logger: hclog.NewNullLogger(), Now: func() time.Time { return k.now() }, TLS: testTLS(t),
 		Closing: closing, HardStop: context.Background(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.p = p
-	t.Cleanup(func() { close(closing); p.Wait() })
-	return k
+	var recs []record.Session
+	k.store.mu.Lock()
+	for _, r := range k.store.recs {
+		if r.Agent == sp.Agent {
+			recs = append(recs, r)
+		}
+	}
+	k.store.mu.Unlock()
+	if err := p.Restore(recs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		close(closing)
+		// Sessions made by hand have no process to stop.
+		p.mu.Lock()
+		for _, s := range p.sessions {
+			if s.proc == nil && s.external == "" && s.status != statusDormant && s.status != statusLost {
+				s.status = statusDormant
+			}
+		}
+		p.mu.Unlock()
+		p.RetireAll("the test ended")
+		p.Wait()
+	})
+	return p
 }
 
 // hand describes a session made by hand: its status, its load, what it
@@ -200,7 +301,7 @@ func (k *kit) add(t testing.TB, sessions ...hand) {
 		for _, f := range h.reads {
 			fp.observe(sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}, Outcome: sdk.OutcomeOK}, k.p.cfg().Workspace)
 		}
-		at := testNow.Add(-h.idle)
+		at := k.p.now().Add(-h.idle)
 		if h.status == statusDormant {
 			dormant = append(dormant, record.Session{
 				ID: h.id, Agent: k.p.cfg().Agent, Status: record.SessionDormant, Created: at, LastActivity: at,
@@ -224,4 +325,82 @@ func (k *kit) add(t testing.TB, sessions ...hand) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// pluginSpec is agent "scripted", run by this test binary as its plugin
+// (mode: "agent", or "stateless", which exports no state), unconfined,
+// working in the temporary directory.
+func pluginSpec(mode string) Spec {
+	sp := testSpec("scripted")
+	sp.Workspace = os.TempDir()
+	// A -race binary sleeps a second on exit so that late races get
+	// reported; plugins are stopped all the time here, so skip it.
+	sp.Launch = process.Launch{Argv: []string{os.Args[0]}, Env: []string{envPlugin + "=" + mode, "GORACE=atexit_sleep_ms=0"},
+		Dir: sp.Workspace, StartTimeout: 20 * time.Second, HealthInterval: 10 * time.Second}
+	return sp
+}
+
+// reads is a scripted prompt that reads files, and the hints that name
+// them.
+func reads(files ...string) (string, sdk.Hints) {
+	var b strings.Builder
+	dirs := map[string]bool{}
+	var hints sdk.Hints
+	for _, f := range files {
+		b.WriteString("read:" + f + ";")
+		hints.Files = append(hints.Files, f)
+		if d := filepath.Dir(f); !dirs[d] {
+			dirs[d] = true
+			hints.Directories = append(hints.Directories, d)
+		}
+	}
+	hints.Technologies = []string{"go"}
+	return b.String(), hints
+}
+
+// run places t on a session of the kit's pool and runs it, as the
+// engine's Submit does (with an ID, for the pool's agent).
+func (k *kit) run(t hearth.Task) (*hearth.Outcome, error) {
+	if t.ID == "" {
+		t.ID = sdk.NewID("task")
+	}
+	t.Agent = k.p.cfg().Agent
+	return k.p.Execute(context.Background(), t, nil)
+}
+
+// runReads runs a task that reads files, failing the test on an error.
+func (k *kit) runReads(t testing.TB, files ...string) *hearth.Outcome {
+	t.Helper()
+	prompt, hints := reads(files...)
+	out, err := k.run(hearth.Task{Prompt: prompt, Hints: hints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// info is session id as the pool describes it, its fingerprint from the
+// store when it is dormant.
+func (k *kit) info(t testing.TB, id string) hearth.SessionInfo {
+	t.Helper()
+	for _, s := range k.p.Infos() {
+		if s.ID == id {
+			return s
+		}
+	}
+	t.Fatalf("no session %s", id)
+	return hearth.SessionInfo{}
+}
+
+// events are the events emitted so far of kind.
+func (e *memEvents) of(kind hearth.EventKind) []hearth.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []hearth.Event
+	for _, ev := range e.evs {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
