@@ -26,7 +26,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
 )
 
 // TokenName is the file in the data directory that holds the HTTP side's

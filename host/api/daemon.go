@@ -22,8 +22,8 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/wire"
 	"github.com/hearth-dev/hearth/host/config"
 )
 

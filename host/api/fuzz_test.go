@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hearth-dev/hearth/host/api"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 )

@@ -24,8 +24,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
