@@ -1,4 +1,4 @@
-package api
+package peer
 
 import (
 	"context"
@@ -10,18 +10,35 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/host/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/internal/wire"
-	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/engine"
 )
 
 // The peer service (peer.proto): what the hosts of a cluster call on one
-// another, beside the Hearth service on the same listeners. Over TCP the
-// listener's mutual TLS (server.tls with client_ca_file) is what
-// authenticates a host to another; over the unix socket, the socket's
-// owner-only access, for `hearth hosts list` and `hearth runs list`.
+// another, beside the Hearth service on the daemon's listeners (host/api
+// registers it, Options.Register). Over TCP the listener's mutual TLS
+// (server.tls with client_ca_file) is what authenticates a host to
+// another; over the unix socket, the socket's owner-only access, for
+// `hearth hosts list` and `hearth runs list`.
+
+// Handler is what the peer service answers with: host/cluster/member's
+// Member, this host's membership of its cluster.
+type Handler interface {
+	// RunForwarded runs a task another host placed here, under its
+	// idempotency key; an error wrapping cluster.ErrRefused means the
+	// task did not start here, one wrapping cluster.ErrInterrupted that
+	// this host accepted the key and stopped its task before it
+	// finished.
+	RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (cluster.Result, error)
+	// ForwardedStatus says what this host knows of a key.
+	ForwardedStatus(key string) (cluster.TaskStatus, cluster.Result)
+	// OwnRuns lists the runs this host owns (its store's).
+	OwnRuns(ctx context.Context) ([]hearth.RunInfo, error)
+	// Members and ClusterRuns list the cluster as this host sees it.
+	hearth.ClusterReader
+}
 
 // reasonRefused is the ErrorInfo reason of a forward the host did not
 // start: the forwarding host places the task elsewhere. reasonInterrupted,
@@ -33,22 +50,27 @@ const (
 	reasonInterrupted = "INTERRUPTED"
 )
 
-// registerPeer serves the peer service on srv.
-func (s *Server) registerPeer(srv *grpc.Server) {
-	peerpb.RegisterPeerServer(srv, peerServer{s: s})
+// errNotClustered is ListClusterRuns' answer on a host without a cluster
+// block, a FAILED_PRECONDITION the daemon's client reads as "not in a
+// cluster".
+const errNotClustered = "this host is not in a cluster: add a cluster block to its config"
+
+// Register serves the peer service on srv, answering with h.
+func Register(srv grpc.ServiceRegistrar, h Handler) {
+	peerpb.RegisterPeerServer(srv, server{h: h})
 }
 
-type peerServer struct {
+type server struct {
 	peerpb.UnimplementedPeerServer
-	s *Server
+	h Handler
 }
 
 // Forward runs a task another host placed here.
-func (p peerServer) Forward(ctx context.Context, req *peerpb.ForwardRequest) (*peerpb.ForwardReply, error) {
+func (p server) Forward(ctx context.Context, req *peerpb.ForwardRequest) (*peerpb.ForwardReply, error) {
 	tr := req.GetTask()
 	t := hearth.Task{Agent: tr.GetAgent(), ID: tr.GetId(), Name: tr.GetName(), Prompt: tr.GetPrompt(),
 		Hints: wire.HintsOf(tr.GetHints()), Metadata: tr.GetMetadata()}
-	r, err := p.s.h.RunForwarded(ctx, req.GetFrom(), req.GetKey(), req.GetSession(), t)
+	r, err := p.h.RunForwarded(ctx, req.GetFrom(), req.GetKey(), req.GetSession(), t)
 	if err != nil {
 		reason := ""
 		switch {
@@ -69,8 +91,8 @@ func (p peerServer) Forward(ctx context.Context, req *peerpb.ForwardRequest) (*p
 }
 
 // TaskStatus says what this host knows of an idempotency key.
-func (p peerServer) TaskStatus(_ context.Context, req *peerpb.TaskStatusRequest) (*peerpb.TaskStatusReply, error) {
-	st, r := p.s.h.ForwardedStatus(req.GetKey())
+func (p server) TaskStatus(_ context.Context, req *peerpb.TaskStatusRequest) (*peerpb.TaskStatusReply, error) {
+	st, r := p.h.ForwardedStatus(req.GetKey())
 	out := &peerpb.TaskStatusReply{}
 	switch st {
 	case cluster.TaskRunning:
@@ -84,15 +106,26 @@ func (p peerServer) TaskStatus(_ context.Context, req *peerpb.TaskStatusRequest)
 }
 
 // ListOwnRuns lists this host's runs.
-func (p peerServer) ListOwnRuns(ctx context.Context, req *apipb.ListRunsRequest) (*apipb.RunList, error) {
-	return p.s.ListRuns(ctx, req)
+func (p server) ListOwnRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*apipb.RunList, error) {
+	runs, err := p.h.OwnRuns(ctx)
+	if err != nil {
+		return nil, wire.Status(err)
+	}
+	out := &apipb.RunList{}
+	for _, r := range runs {
+		out.Runs = append(out.Runs, wire.RunInfo(r))
+	}
+	return out, nil
 }
 
 // ListHosts lists the cluster's members.
-func (p peerServer) ListHosts(context.Context, *peerpb.ListHostsRequest) (*peerpb.HostList, error) {
-	self, members, ok := p.s.h.Members()
-	out := &peerpb.HostList{Self: self, Clustered: ok}
-	for _, m := range members {
+func (p server) ListHosts(ctx context.Context, _ *peerpb.ListHostsRequest) (*peerpb.HostList, error) {
+	ms, err := p.h.Members(ctx)
+	if err != nil {
+		return nil, wire.Status(err)
+	}
+	out := &peerpb.HostList{Self: ms.Self, Clustered: ms.Clustered}
+	for _, m := range ms.Hosts {
 		hm := &peerpb.Host{Id: m.ID, Addr: m.Addr, Hostname: m.Hostname, StartedUnixNano: unixNano(m.Started),
 			ConfigHash: m.ConfigHash, Version: m.Version, Sessions: int32(m.Sessions), Self: m.Self}
 		for _, a := range m.Agents {
@@ -105,17 +138,17 @@ func (p peerServer) ListHosts(context.Context, *peerpb.ListHostsRequest) (*peerp
 }
 
 // ListClusterRuns lists every member's runs with their owners.
-func (p peerServer) ListClusterRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*peerpb.ClusterRunList, error) {
-	self, hosts, err := p.s.h.ClusterRuns(ctx)
+func (p server) ListClusterRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*peerpb.ClusterRunList, error) {
+	cr, err := p.h.ClusterRuns(ctx)
 	if err != nil {
-		return nil, status.Error(codes.FailedPrecondition, err.Error())
+		return nil, wire.Status(err)
 	}
-	out := &peerpb.ClusterRunList{Self: self}
-	for _, hr := range hosts {
-		m := &peerpb.HostRuns{Host: hr.Host, State: hr.State.String(), ListedUnixNano: unixNano(hr.Listed)}
-		if hr.Err != nil {
-			m.Error = hr.Err.Error()
-		}
+	if !cr.Clustered {
+		return nil, status.Error(codes.FailedPrecondition, errNotClustered)
+	}
+	out := &peerpb.ClusterRunList{Self: cr.Self}
+	for _, hr := range cr.Hosts {
+		m := &peerpb.HostRuns{Host: hr.Host, State: string(hr.State), ListedUnixNano: unixNano(hr.Listed), Error: hr.Error}
 		for _, r := range hr.Runs {
 			m.Runs = append(m.Runs, wire.RunInfo(r))
 		}
@@ -126,7 +159,7 @@ func (p peerServer) ListClusterRuns(ctx context.Context, _ *apipb.ListRunsReques
 
 // replyOf is a task's result on the wire: its outcome, or its error as
 // the Hearth service returns it.
-func replyOf(r engine.Result) *peerpb.ForwardReply {
+func replyOf(r cluster.Result) *peerpb.ForwardReply {
 	if r.Err == nil {
 		return &peerpb.ForwardReply{Outcome: wire.Outcome(r.Outcome)}
 	}
@@ -144,9 +177,9 @@ func replyOf(r engine.Result) *peerpb.ForwardReply {
 }
 
 // resultOf reads a task's result off the wire.
-func resultOf(ctx context.Context, m *peerpb.ForwardReply) engine.Result {
+func resultOf(ctx context.Context, m *peerpb.ForwardReply) cluster.Result {
 	if m.GetErrorCode() == 0 {
-		return engine.Result{Outcome: wire.OutcomeOf(m.GetOutcome())}
+		return cluster.Result{Outcome: wire.OutcomeOf(m.GetOutcome())}
 	}
 	st := status.New(codes.Code(m.GetErrorCode()), m.GetErrorMessage())
 	if m.GetErrorReason() != "" {
@@ -154,7 +187,7 @@ func resultOf(ctx context.Context, m *peerpb.ForwardReply) engine.Result {
 			st = d
 		}
 	}
-	return engine.Result{Err: wire.ErrorOf(ctx, st.Err())}
+	return cluster.Result{Err: wire.ErrorOf(ctx, st.Err())}
 }
 
 func unixNano(t time.Time) int64 {

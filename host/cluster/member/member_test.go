@@ -1,0 +1,125 @@
+package member_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/host/cluster/internal/clustertest"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// TestPlaceAcrossHosts: the host's pools keep the other hosts' sessions
+// from the view in their indexes, and one decision covers both: a task
+// whose context is on host b goes there, one whose context is here stays
+// here; a spawn goes to the member with room; a host that leaves takes
+// its sessions out of placement at once. The host's own record and
+// summaries are what it publishes.
+func TestPlaceAcrossHosts(t *testing.T) {
+	a := clustertest.Agent(0)
+	a.Pool.MaxSessions = 1
+	h := clustertest.Start(t, clustertest.Options{ID: "a", Agent: a})
+	ctx := context.Background()
+
+	// A session here that knows pkg/here.
+	out, err := h.Engine.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "read:pkg/here/a.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := out.Session
+
+	src := h.Member.Source()
+	rec := src.Host()
+	if rec.ID != "a" || len(rec.Agents) != 1 || rec.Agents[0].Live != 1 || rec.Agents[0].MaxSessions != 1 {
+		t.Fatalf("the host's record: %+v", rec)
+	}
+	sums := src.Sessions()
+	if len(sums) != 1 || sums[0].Session != local || sums[0].Files[0] != "pkg/here/a.go" {
+		t.Fatalf("the host's summaries: %+v", sums)
+	}
+	if _, ok := src.Session("no-such-session"); ok {
+		t.Fatal("a session that does not exist is published")
+	}
+
+	now := time.Now()
+	load := func(live, max int) []hearth.AgentLoad {
+		return []hearth.AgentLoad{{Name: "scripted", Live: live, MaxSessions: max, Capacity: live}}
+	}
+	v := h.Member.View()
+	v.Apply(1, []cluster.Change{
+		{Kind: cluster.KeyHost, Host: "a", Info: hearth.Member{ID: "a", Addr: "127.0.0.1:1", Agents: load(1, 1)}},
+		{Kind: cluster.KeyHost, Host: "b", Info: hearth.Member{ID: "b", Addr: "127.0.0.1:2", Agents: load(1, 4)}},
+		{Kind: cluster.KeySession, Host: "b", Summary: cluster.Summary{Session: "s1", Agent: "scripted",
+			Files: []string{"pkg/there/b.go"}, Capacity: 1, LastActivity: now}},
+	})
+
+	d, err := h.Engine.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/there"}})
+	if err != nil || d.Host != "b" || d.Session != "s1" || d.Action != hearth.ActionReused {
+		t.Fatalf("pkg/there: %+v %v, want s1 on b", d, err)
+	}
+	d, err = h.Engine.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/here"}})
+	if err != nil || d.Host != "" || d.Session != local {
+		t.Fatalf("pkg/here: %+v %v, want %s here", d, err, local)
+	}
+	// Nothing known anywhere: this host is full (1 of 1), b has room.
+	d, err = h.Engine.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/new"}})
+	if err != nil || d.Host != "b" || d.Action != hearth.ActionSpawned {
+		t.Fatalf("pkg/new: %+v %v, want a spawn on b", d, err)
+	}
+	// A task with its context here runs here, without the peers.
+	out, err = h.Engine.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "echo:here", Hints: sdk.Hints{Directories: []string{"pkg/here"}}})
+	if err != nil || out.Session != local || out.Decision.Host != "" {
+		t.Fatalf("submit pkg/here: %+v %v", out, err)
+	}
+
+	// b leaves: its session is no candidate any more.
+	v.Apply(2, []cluster.Change{{Kind: cluster.KeyHost, Host: "b", Delete: true}})
+	d, err = h.Engine.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/there"}})
+	if err != nil || d.Host != "" {
+		t.Fatalf("pkg/there after b left: %+v %v, want this host", d, err)
+	}
+	if members := v.Members(); len(members) != 1 || members[0].ID != "a" {
+		t.Fatalf("the view's members after b left: %+v", members)
+	}
+	ms, err := h.Member.Members(ctx)
+	if err != nil || !ms.Clustered || ms.Self != "a" || len(ms.Hosts) != 1 || ms.Hosts[0].ID != "a" || !ms.Hosts[0].Self || ms.Hosts[0].Sessions != 1 {
+		t.Fatalf("members after b left: %+v %v, want a alone, with its one session", ms, err)
+	}
+}
+
+// TestSubmitRefusedGoesElsewhere: host a places a task on b's session,
+// which knows its package; b refuses it (its lease is lost: its fence
+// has ended), so a places it again without b's session, and runs it
+// itself. The task ran once, on a.
+func TestSubmitRefusedGoesElsewhere(t *testing.T) {
+	dir := clustertest.TempDir(t)
+	ca, cert, key := clustertest.Certs(t, dir)
+	hb := clustertest.Start(t, clustertest.Options{ID: "b", CA: ca, Cert: cert, Key: key, Daemon: true})
+	ha := clustertest.Start(t, clustertest.Options{ID: "a", CA: ca, Cert: cert, Key: key, Daemon: true})
+	ctx := t.Context()
+	if _, err := hb.Engine.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "read:pkg/b/x.go"}); err != nil {
+		t.Fatal(err)
+	}
+	// b loses its lease: its fence ends.
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	hb.Static.SetFence(ended)
+	ha.Member.View().Apply(1, append(ha.Record(t), hb.Record(t)...))
+
+	d, err := ha.Engine.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/b"}})
+	if err != nil || d.Host != "b" {
+		t.Fatalf("place: %+v %v, want b's session", d, err)
+	}
+	ran := filepath.Join(dir, "ran")
+	out, err := ha.Engine.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:ok", Hints: sdk.Hints{Directories: []string{"pkg/b"}}})
+	if err != nil || out.Decision.Host != "" || out.Result.Output != "ok" {
+		t.Fatalf("submit: %+v %v, want it run on a after b refused", out, err)
+	}
+	if b, _ := os.ReadFile(ran); string(b) != "x\n" {
+		t.Fatalf("the task ran %q, want once", b)
+	}
+}
