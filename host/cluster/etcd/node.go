@@ -266,7 +266,7 @@ func (n *Node) StateChanged() <-chan struct{} {
 
 // Fence returns a context that ends when the lease the host is
 // registered under now is lost, or at once if it is not registered. The
-// engine runs each task forwarded from another host under it: once the
+// member runs each task forwarded from another host under it: once the
 // lease is gone, other hosts see this one leave and may place the task
 // elsewhere, so it must stop.
 func (n *Node) Fence() context.Context {
