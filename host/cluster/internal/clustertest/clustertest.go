@@ -235,7 +235,7 @@ func Start(t testing.TB, o Options) *Host {
 	if o.Made != nil {
 		o.Made(h.Member)
 	}
-	if h.Store, err = store.Open(o.DataDir, store.Options{Logger: logger}); err != nil {
+	if h.Store, err = store.Open(o.DataDir, store.Write, store.Options{Logger: logger}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{DataDir: o.DataDir, Agents: []*config.Agent{o.Agent}, Matcher: config.DefaultMatcher(), Server: srv}
