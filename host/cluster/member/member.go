@@ -174,8 +174,10 @@ type Member struct {
 	// use.
 	d        Deps
 	attached atomic.Bool
-	started  time.Time
-	runs     *cluster.RunDirectory
+	// registered says the peer service is served (Register).
+	registered atomic.Bool
+	started    time.Time
+	runs       *cluster.RunDirectory
 
 	// node is set by Join: nil until then.
 	node atomic.Pointer[joined]
@@ -250,11 +252,13 @@ func (m *Member) Attach(d Deps) error {
 		slices.Sort(missing)
 		return fmt.Errorf("cluster member %s: Deps lack %s", m.cfg.HostID, strings.Join(missing, ", "))
 	}
-	if !m.attached.CompareAndSwap(false, true) {
+	if m.attached.Load() {
 		return fmt.Errorf("cluster member %s is attached to an engine already; make one member per engine", m.cfg.HostID)
 	}
 	m.d, m.started = d, d.Now()
 	m.runs = cluster.NewRunDirectory(runLister{m}, 5*time.Second, d.Now)
+	// Set once the fields above are: what reads them checks it first.
+	m.attached.Store(true)
 	// The other hosts' sessions flow into the pools' indexes, so that one
 	// index per agent decides over every host's sessions.
 	m.view.SetSink(m.applyRemote)
@@ -262,13 +266,19 @@ func (m *Member) Attach(d Deps) error {
 }
 
 // Register serves the hosts' API (peer.proto) on srv, answered by this
-// member: what the daemon's listeners carry beside its own API.
-func (m *Member) Register(srv grpc.ServiceRegistrar) { peer.Register(srv, m) }
+// member: what the daemon's listeners carry beside its own API
+// (api.Options.Register).
+func (m *Member) Register(srv grpc.ServiceRegistrar) {
+	peer.Register(srv, m)
+	m.registered.Store(true)
+}
 
 // Join makes the host a member: it reads the idempotency keys kept in
 // the store, registers the host in etcd and publishes its sessions,
 // lists the cluster into the view, and from then on places across the
-// hosts. It fails when etcd does not answer within twice the dial
+// hosts. Call it once the daemon serves the peer service (Register) on
+// open listeners: the other hosts forward tasks as soon as this one is
+// listed. It fails when etcd does not answer within twice the dial
 // timeout, or another host holds this host's ID
 // (cluster.ErrHostIDInUse).
 func (m *Member) Join(ctx context.Context) error {
@@ -277,6 +287,10 @@ func (m *Member) Join(ctx context.Context) error {
 	}
 	if m.node.Load() != nil {
 		return fmt.Errorf("cluster member %s joined already", m.cfg.HostID)
+	}
+	if m.static == nil && !m.registered.Load() {
+		// Listed in etcd, the host would be sent tasks it cannot take.
+		return fmt.Errorf("cluster member %s: Join before the daemon serves its peer service; pass Member.Register as api.Options.Register and open the listeners first", m.cfg.HostID)
 	}
 	if err := m.loadKeys(); err != nil {
 		return err

@@ -2,14 +2,20 @@ package member_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/cluster/internal/clustertest"
+	"github.com/hearth-dev/hearth/host/cluster/member"
+	"github.com/hearth-dev/hearth/host/cluster/peer"
+	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -121,5 +127,57 @@ func TestSubmitRefusedGoesElsewhere(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(ran); string(b) != "x\n" {
 		t.Fatalf("the task ran %q, want once", b)
+	}
+}
+
+// TestMemberRefusesMisuse: a member that cannot work says so, and what
+// to do, before anything starts: a cluster block without the hosts'
+// mutual TLS or with a bad field fails New; Join before an engine took
+// the member, or (on etcd) before the daemon serves its peer service,
+// fails; an engine cannot take a member another engine took, or one
+// given incomplete parts.
+func TestMemberRefusesMisuse(t *testing.T) {
+	ca, cert, key := clustertest.Certs(t, clustertest.TempDir(t))
+	srv := config.Server{Listen: "127.0.0.1:7420", TLS: &config.ServerTLS{CertFile: cert, KeyFile: key, ClientCAFile: ca}}
+	block := cluster.Config{Endpoints: []string{"http://127.0.0.1:2379"}, HostID: "a"}
+	for _, tc := range []struct {
+		name string
+		o    member.Options
+		want error
+		says string
+	}{
+		{"no mutual TLS", member.Options{Cluster: block, Server: config.Server{Listen: "127.0.0.1:7420"}}, peer.ErrNoTLS, "client_ca_file"},
+		{"a bad host ID", member.Options{Cluster: cluster.Config{Endpoints: block.Endpoints, HostID: "a/b"}, Server: srv}, cluster.ErrInvalidConfig, "host_id"},
+		{"nothing to advertise", member.Options{Cluster: block, Server: config.Server{TLS: srv.TLS}}, cluster.ErrInvalidConfig, "advertise"},
+	} {
+		if _, err := member.New(tc.o); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: %v, want %v saying %q", tc.name, err, tc.want, tc.says)
+		}
+	}
+
+	m, err := member.New(member.Options{Cluster: block, Server: srv, DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Leave()
+	if err := m.Join(t.Context()); err == nil || !strings.Contains(err.Error(), "engine.Options.Cluster") {
+		t.Errorf("Join before an engine took it: %v", err)
+	}
+	if err := m.Attach(member.Deps{Now: time.Now}); err == nil || !strings.Contains(err.Error(), "Deps lack Admit, Closing, Emit") {
+		t.Errorf("Attach with parts missing: %v", err)
+	}
+	h := clustertest.Start(t, clustertest.Options{ID: "b"})
+	if _, err := engine.New(engine.Options{Config: &config.Config{DataDir: t.TempDir(), Matcher: config.DefaultMatcher()}, Cluster: h.Member}); err == nil || !strings.Contains(err.Error(), "attached to an engine already") {
+		t.Errorf("a second engine took the member: %v", err)
+	}
+	// On etcd, Join waits for the peer service: listed, the host would be
+	// sent tasks it cannot take.
+	e, err := engine.New(engine.Options{Config: &config.Config{DataDir: t.TempDir(), Matcher: config.DefaultMatcher()}, Cluster: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	if err := m.Join(t.Context()); err == nil || !strings.Contains(err.Error(), "api.Options.Register") {
+		t.Errorf("Join before the peer service is served: %v", err)
 	}
 }
