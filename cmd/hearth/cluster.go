@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth/host/cluster/member"
+	"github.com/hearth-dev/hearth/host/cluster/peer"
 	"github.com/hearth-dev/hearth/host/config"
 )
 
@@ -21,8 +22,19 @@ func (m *Main) newMember(cfg *config.Config, logger hclog.Logger) (*member.Membe
 	if cfg.Cluster == nil {
 		return nil, nil
 	}
-	return member.New(member.Options{Cluster: *cfg.Cluster, Server: cfg.Server, DataDir: cfg.DataDir,
-		Version: buildInfo().Version, ConfigHash: configHash(cfg), Logger: logger})
+	o := member.Options{Cluster: *cfg.Cluster, Listen: cfg.Server.Listen, DataDir: cfg.DataDir,
+		Version: buildInfo().Version, ConfigHash: configHash(cfg), Logger: logger}
+	if t := cfg.Server.TLS; t != nil {
+		o.TLS = &peer.TLS{CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.ClientCAFile}
+	}
+	// The hosts send one another the token the daemon asks TCP clients
+	// for, when it asks for one.
+	token, err := config.ReadToken(cfg.Server.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	o.Token = token
+	return member.New(o)
 }
 
 // configHash is a digest of what a host decides with: its agents (their

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/cluster/internal/clustertest"
 	"github.com/hearth-dev/hearth/host/cluster/member"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/testcert"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -35,7 +35,7 @@ func BenchmarkForwardAccept(b *testing.B) {
 			mem, kept := benchForwardHost(b, conc, true), benchForwardHost(b, conc, false)
 			ctx := context.Background()
 			task := hearth.Task{Agent: "scripted", Prompt: "echo:x"}
-			forward := func(h *clustertest.Host, key string) time.Duration {
+			forward := func(h *testHost, key string) time.Duration {
 				start := time.Now()
 				r, err := h.Member.RunForwarded(ctx, "a", key, "", task)
 				if err != nil || r.Err != nil {
@@ -111,15 +111,15 @@ func BenchmarkForwardAccept(b *testing.B) {
 // benchForwardHost is a host in a static cluster whose scripted agent has
 // one session of capacity conc; memoryOnly keeps accepted keys as before
 // they were stored.
-func benchForwardHost(b *testing.B, conc int, memoryOnly bool) *clustertest.Host {
+func benchForwardHost(b *testing.B, conc int, memoryOnly bool) *testHost {
 	b.Helper()
-	a := clustertest.Agent(conc)
+	a := testAgent(conc)
 	a.Pool.MaxSessions = 1
-	o := clustertest.Options{ID: "b", Agent: a}
+	o := hostOptions{ID: "b", Agent: a}
 	if memoryOnly {
 		o.Made = member.KeepKeysInMemory
 	}
-	return clustertest.Start(b, o)
+	return startHost(b, o)
 }
 
 // BenchmarkClusterSubmit submits a one-step task to host a whose best
@@ -130,12 +130,12 @@ func benchForwardHost(b *testing.B, conc int, memoryOnly bool) *clustertest.Host
 //
 //	go test -run '^$' -bench ClusterSubmit -benchtime 2000x ./host/cluster/member/
 func BenchmarkClusterSubmit(b *testing.B) {
-	dir := clustertest.TempDir(b)
-	ca, cert, key := clustertest.Certs(b, dir)
-	hb := clustertest.Start(b, clustertest.Options{ID: "b", CA: ca, Cert: cert, Key: key, Daemon: true})
-	ha := clustertest.Start(b, clustertest.Options{ID: "a", CA: ca, Cert: cert, Key: key, Daemon: true})
+	dir := tempDir(b)
+	ca, cert, key := testcert.Write(b, dir)
+	hb := startHost(b, hostOptions{ID: "b", CA: ca, Cert: cert, Key: key, Daemon: true})
+	ha := startHost(b, hostOptions{ID: "a", CA: ca, Cert: cert, Key: key, Daemon: true})
 	ctx := context.Background()
-	warm := func(h *clustertest.Host, file string) string {
+	warm := func(h *testHost, file string) string {
 		out, err := h.Engine.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "read:" + file})
 		if err != nil {
 			b.Fatal(err)

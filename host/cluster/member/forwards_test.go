@@ -15,7 +15,6 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/cluster/internal/clustertest"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -24,9 +23,9 @@ import (
 // cluster as host b, ready to run forwarded tasks. now is its clock (nil
 // for the wall clock); fence its lease (nil: it lasts). Close it to "stop
 // the process"; it is closed at the test's end too.
-func forwardHost(t *testing.T, dir string, now func() time.Time, fence context.Context) *clustertest.Host {
+func forwardHost(t *testing.T, dir string, now func() time.Time, fence context.Context) *testHost {
 	t.Helper()
-	return clustertest.Start(t, clustertest.Options{ID: "b", DataDir: dir, Now: now, Fence: fence})
+	return startHost(t, hostOptions{ID: "b", DataDir: dir, Now: now, Fence: fence})
 }
 
 // fakeClock is a host clock the test moves by hand.
@@ -79,7 +78,7 @@ func TestForwardedResultSurvivesRestart(t *testing.T) {
 	if err != nil || again.Err != nil {
 		t.Fatalf("forward again after the restart: %+v %v", again, err)
 	}
-	if got := clustertest.Lines(t, ran); len(got) != 1 {
+	if got := lines(t, ran); len(got) != 1 {
 		t.Fatalf("the agent ran %d times, want once: %q", len(got), got)
 	}
 	o, w := again.Outcome, first.Outcome
@@ -98,7 +97,7 @@ func TestForwardedResultSurvivesRestart(t *testing.T) {
 	if r, err := h.Member.RunForwarded(ctx, "a", "key-3", "", task); err != nil || r.Err != nil {
 		t.Fatalf("a new key after the restart: %+v %v", r, err)
 	}
-	if got := clustertest.Lines(t, ran); len(got) != 2 {
+	if got := lines(t, ran); len(got) != 2 {
 		t.Fatalf("after a new key: %q, want two lines", got)
 	}
 }
@@ -122,7 +121,7 @@ func TestForwardInterruptedByRestart(t *testing.T) {
 		_, err := h.Member.RunForwarded(gaveUp, "a", "key-1", "", task)
 		errc <- err
 	}()
-	clustertest.WaitFile(t, ran)
+	waitFile(t, ran)
 	cancel() // the forwarding host lost its connection
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the caller that gave up: %v", err)
@@ -149,7 +148,7 @@ func TestForwardInterruptedByRestart(t *testing.T) {
 	if errors.Is(err, cluster.ErrRefused) {
 		t.Fatalf("interrupted is not a refusal (which would leave the host in placement): %v", err)
 	}
-	if got := clustertest.Lines(t, ran); len(got) != 1 {
+	if got := lines(t, ran); len(got) != 1 {
 		t.Fatalf("the agent started %d times, want once: %q", len(got), got)
 	}
 }
@@ -191,7 +190,7 @@ func TestForwardedKeysExpireAcrossRestart(t *testing.T) {
 	if r, err := h.Member.RunForwarded(ctx, "a", "key-new", "", task); err != nil || r.Err != nil {
 		t.Fatalf("key-new again: %+v %v", r, err)
 	}
-	if got := clustertest.Lines(t, ran); len(got) != 2 {
+	if got := lines(t, ran); len(got) != 2 {
 		t.Fatalf("ran %q, want two lines (key-new kept)", got)
 	}
 
@@ -207,7 +206,7 @@ func TestForwardedKeysExpireAcrossRestart(t *testing.T) {
 	if r, err := h.Member.RunForwarded(ctx, "a", "key-old", "", task); err != nil || r.Err != nil {
 		t.Fatalf("key-old again: %+v %v", r, err)
 	}
-	if got := clustertest.Lines(t, ran); len(got) != 4 {
+	if got := lines(t, ran); len(got) != 4 {
 		t.Fatalf("ran %q, want four lines: key-old ran again after its window", got)
 	}
 }
@@ -255,7 +254,7 @@ func TestDamagedForwardRecordIsNotForgotten(t *testing.T) {
 			t.Errorf("%s: status %v, want interrupted", k, st)
 		}
 	}
-	if got := clustertest.Lines(t, ran); len(got) != 1 {
+	if got := lines(t, ran); len(got) != 1 {
 		t.Fatalf("ran %q, want once", got)
 	}
 }
@@ -330,7 +329,7 @@ func TestForwardStoppedByALostLease(t *testing.T) {
 		}
 		errc <- err
 	}()
-	clustertest.WaitFile(t, ran)
+	waitFile(t, ran)
 	loseLease()
 	err := <-errc
 	if !errors.Is(err, cluster.ErrInterrupted) || !strings.Contains(err.Error(), "lease was lost") || !strings.Contains(err.Error(), "key-1") {
@@ -348,7 +347,7 @@ func TestForwardStoppedByALostLease(t *testing.T) {
 	if _, err := h.Member.RunForwarded(ctx, "a", "key-1", "", task); !errors.Is(err, cluster.ErrInterrupted) {
 		t.Fatalf("after a restart: %v, want ErrInterrupted", err)
 	}
-	if got := clustertest.Lines(t, ran); len(got) != 1 {
+	if got := lines(t, ran); len(got) != 1 {
 		t.Fatalf("the agent started %d times, want once: %q", len(got), got)
 	}
 }

@@ -13,7 +13,7 @@
 // A Member is made, handed to the engine, joined and left, in that
 // order:
 //
-//	m, err := member.New(member.Options{Cluster: *cfg.Cluster, Server: cfg.Server, DataDir: cfg.DataDir, ...})
+//	m, err := member.New(member.Options{Cluster: *cfg.Cluster, Listen: cfg.Server.Listen, TLS: ..., DataDir: cfg.DataDir, ...})
 //	e, err := engine.New(engine.Options{Config: cfg, Cluster: m}) // the engine attaches its parts (Attach)
 //	srv := api.NewServer(api.Options{Engine: e, Register: m.Register})
 //	l, err := srv.Listen(cfg.Server, cfg.DataDir)
@@ -53,7 +53,6 @@ import (
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/cluster/etcd"
 	"github.com/hearth-dev/hearth/host/cluster/peer"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -62,12 +61,15 @@ import (
 type Options struct {
 	// Cluster is the config's cluster block. New applies its defaults
 	// (the host ID from the machine's name and DataDir) and, when
-	// Advertise is empty, advertises Server.Listen; then validates it.
+	// Advertise is empty, advertises Listen; then validates it.
 	Cluster cluster.Config
-	// Server is the config's server block: the hosts authenticate one
-	// another with its tls (cert_file, key_file, client_ca_file) and
-	// send its token_file's token.
-	Server config.Server
+	// Listen is the host's TCP API (the server block's listen), which
+	// the other hosts reach it at; TLS is how the hosts authenticate one
+	// another (the server block's tls); Token, when set, the token of its
+	// token_file. Cluster mode needs all but the token.
+	Listen string
+	TLS    *peer.TLS
+	Token  string
 	// DataDir is the host's data directory: with the machine's name it
 	// makes the default host ID and the host's identity
 	// (cluster.Identity).
@@ -206,6 +208,12 @@ var (
 	_ Membership           = (*etcd.Node)(nil)
 )
 
+// The package's sentinel errors.
+var (
+	// ErrNoTLS: cluster mode needs the hosts' TCP API with mutual TLS.
+	ErrNoTLS = errors.New("cluster mode needs the hosts' API over mutual TLS")
+)
+
 // New makes the member of the cluster o.Cluster names, for the host on
 // o.DataDir. It validates the cluster block and reads the hosts'
 // certificates; it starts nothing (Join does).
@@ -214,13 +222,16 @@ func New(o Options) (*Member, error) {
 	cc := o.Cluster.WithDefaults(hostname, o.DataDir)
 	if cc.Advertise == "" {
 		// The TCP API's address, unless it is a wildcard (Validate says
-		// so) or there is none.
-		cc.Advertise = o.Server.Listen
+		// so).
+		cc.Advertise = o.Listen
 	}
 	if err := cc.Validate(); err != nil {
 		return nil, err
 	}
-	peers, err := peer.NewClient(cc.HostID, o.Server, cc.DialTimeout)
+	if o.Listen == "" || o.TLS == nil || o.TLS.CAFile == "" {
+		return nil, fmt.Errorf("%w: set server { listen = \"<addr:port>\"  tls { cert_file, key_file, client_ca_file } }, with a certificate for both server and client use signed by the CA every host trusts (see the README's cluster section)", ErrNoTLS)
+	}
+	peers, err := peer.NewClient(cc.HostID, *o.TLS, o.Token, cc.DialTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -11,11 +11,11 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/cluster/internal/clustertest"
 	"github.com/hearth-dev/hearth/host/cluster/member"
 	"github.com/hearth-dev/hearth/host/cluster/peer"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/internal/testcert"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -26,9 +26,9 @@ import (
 // its sessions out of placement at once. The host's own record and
 // summaries are what it publishes.
 func TestPlaceAcrossHosts(t *testing.T) {
-	a := clustertest.Agent(0)
+	a := testAgent(0)
 	a.Pool.MaxSessions = 1
-	h := clustertest.Start(t, clustertest.Options{ID: "a", Agent: a})
+	h := startHost(t, hostOptions{ID: "a", Agent: a})
 	ctx := context.Background()
 
 	// A session here that knows pkg/here.
@@ -102,10 +102,10 @@ func TestPlaceAcrossHosts(t *testing.T) {
 // has ended), so a places it again without b's session, and runs it
 // itself. The task ran once, on a.
 func TestSubmitRefusedGoesElsewhere(t *testing.T) {
-	dir := clustertest.TempDir(t)
-	ca, cert, key := clustertest.Certs(t, dir)
-	hb := clustertest.Start(t, clustertest.Options{ID: "b", CA: ca, Cert: cert, Key: key, Daemon: true})
-	ha := clustertest.Start(t, clustertest.Options{ID: "a", CA: ca, Cert: cert, Key: key, Daemon: true})
+	dir := tempDir(t)
+	ca, cert, key := testcert.Write(t, dir)
+	hb := startHost(t, hostOptions{ID: "b", CA: ca, Cert: cert, Key: key, Daemon: true})
+	ha := startHost(t, hostOptions{ID: "a", CA: ca, Cert: cert, Key: key, Daemon: true})
 	ctx := t.Context()
 	if _, err := hb.Engine.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "read:pkg/b/x.go"}); err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestSubmitRefusedGoesElsewhere(t *testing.T) {
 	// b loses its lease: its fence ends.
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
-	hb.Static.SetFence(ended)
+	hb.membership.SetFence(ended)
 	ha.Member.View().Apply(1, append(ha.Record(t), hb.Record(t)...))
 
 	d, err := ha.Engine.Place(ctx, "scripted", sdk.Hints{Directories: []string{"pkg/b"}})
@@ -137,8 +137,8 @@ func TestSubmitRefusedGoesElsewhere(t *testing.T) {
 // fails; an engine cannot take a member another engine took, or one
 // given incomplete parts.
 func TestMemberRefusesMisuse(t *testing.T) {
-	ca, cert, key := clustertest.Certs(t, clustertest.TempDir(t))
-	srv := config.Server{Listen: "127.0.0.1:7420", TLS: &config.ServerTLS{CertFile: cert, KeyFile: key, ClientCAFile: ca}}
+	ca, cert, key := testcert.Write(t, tempDir(t))
+	listen, files := "127.0.0.1:7420", &peer.TLS{CertFile: cert, KeyFile: key, CAFile: ca}
 	block := cluster.Config{Endpoints: []string{"http://127.0.0.1:2379"}, HostID: "a"}
 	for _, tc := range []struct {
 		name string
@@ -146,16 +146,18 @@ func TestMemberRefusesMisuse(t *testing.T) {
 		want error
 		says string
 	}{
-		{"no mutual TLS", member.Options{Cluster: block, Server: config.Server{Listen: "127.0.0.1:7420"}}, peer.ErrNoTLS, "client_ca_file"},
-		{"a bad host ID", member.Options{Cluster: cluster.Config{Endpoints: block.Endpoints, HostID: "a/b"}, Server: srv}, cluster.ErrInvalidConfig, "host_id"},
-		{"nothing to advertise", member.Options{Cluster: block, Server: config.Server{TLS: srv.TLS}}, cluster.ErrInvalidConfig, "advertise"},
+		{"no TLS", member.Options{Cluster: block, Listen: listen, Token: "0123456789abcdef"}, member.ErrNoTLS, "client_ca_file"},
+		{"no client CA", member.Options{Cluster: block, Listen: listen, TLS: &peer.TLS{CertFile: cert, KeyFile: key}}, member.ErrNoTLS, "client_ca_file"},
+		{"no TCP API", member.Options{Cluster: cluster.Config{Endpoints: block.Endpoints, HostID: "a", Advertise: listen}, TLS: files}, member.ErrNoTLS, "listen"},
+		{"a bad host ID", member.Options{Cluster: cluster.Config{Endpoints: block.Endpoints, HostID: "a/b"}, Listen: listen, TLS: files}, cluster.ErrInvalidConfig, "host_id"},
+		{"nothing to advertise", member.Options{Cluster: block, TLS: files}, cluster.ErrInvalidConfig, "advertise"},
 	} {
 		if _, err := member.New(tc.o); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: %v, want %v saying %q", tc.name, err, tc.want, tc.says)
 		}
 	}
 
-	m, err := member.New(member.Options{Cluster: block, Server: srv, DataDir: t.TempDir()})
+	m, err := member.New(member.Options{Cluster: block, Listen: listen, TLS: files, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestMemberRefusesMisuse(t *testing.T) {
 	if err := m.Attach(member.Deps{Now: time.Now}); err == nil || !strings.Contains(err.Error(), "Deps lack Admit, Closing, Emit") {
 		t.Errorf("Attach with parts missing: %v", err)
 	}
-	h := clustertest.Start(t, clustertest.Options{ID: "b"})
+	h := startHost(t, hostOptions{ID: "b"})
 	if _, err := engine.New(engine.Options{Config: &config.Config{DataDir: t.TempDir(), Matcher: config.DefaultMatcher()}, Cluster: h.Member}); err == nil || !strings.Contains(err.Error(), "attached to an engine already") {
 		t.Errorf("a second engine took the member: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/host/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/internal/wire"
@@ -47,37 +45,30 @@ type peerConn struct {
 	rpc  peerpb.PeerClient
 }
 
-// The package's sentinel errors.
-var (
-	// ErrNoTLS: cluster mode needs the TCP API with mutual TLS.
-	ErrNoTLS = errors.New("cluster mode needs the hosts' API over mutual TLS")
-)
+// TLS names the files the hosts of a cluster authenticate one another
+// with: the server block's tls. Each host presents its own certificate
+// (cert_file, key_file, for both server and client use) and checks the
+// others' against the CA they all trust (client_ca_file).
+type TLS struct {
+	CertFile, KeyFile, CAFile string
+}
 
 // NewClient returns the client side of the hosts' API for host self,
-// from the server block: the cluster's hosts authenticate one another
-// with server.tls (cert_file, key_file, client_ca_file); with token_file
-// set, the token (the same on every host) goes along. dialTimeout bounds
+// authenticating with t; a token, when set (the server block's
+// token_file, the same on every host), goes along. dialTimeout bounds
 // reaching a host. It reads the files now and dials nothing until a call.
-func NewClient(self string, srv config.Server, dialTimeout time.Duration) (*Client, error) {
-	t := srv.TLS
-	if srv.Listen == "" || t == nil || t.ClientCAFile == "" {
-		return nil, fmt.Errorf("%w: set server { listen = \"<addr:port>\"  tls { cert_file, key_file, client_ca_file } }, with a certificate for both server and client use signed by the CA every host trusts (see the README's cluster section)", ErrNoTLS)
-	}
+func NewClient(self string, t TLS, token string, dialTimeout time.Duration) (*Client, error) {
 	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: load this host's certificate for the other hosts: %w", err)
 	}
-	pem, err := os.ReadFile(t.ClientCAFile)
+	pem, err := os.ReadFile(t.CAFile)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: read the hosts' CA: %w", err)
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cluster: the CA file %s holds no PEM certificate", t.ClientCAFile)
-	}
-	token, err := config.ReadToken(srv.TokenFile)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cluster: the CA file %s holds no PEM certificate", t.CAFile)
 	}
 	tc := &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots, MinVersion: tls.VersionTLS13}
 	return &Client{self: self, creds: credentials.NewTLS(tc), token: token, dial: dialTimeout, conns: make(map[string]*peerConn)}, nil

@@ -2,40 +2,133 @@ package peer_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/cluster/internal/clustertest"
 	"github.com/hearth-dev/hearth/host/cluster/peer"
-	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/peerpb"
+	"github.com/hearth-dev/hearth/internal/testcert"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
-// The hosts' API to one another, between real daemons over TCP with
-// mutual TLS: each host an engine with its member, behind a daemon that
-// serves the peer service. Membership is static here (the cluster's
-// end-to-end tests in cmd/hearth run it on etcd): a fence that lasts.
+// The peer package's own tests: what crosses the wire between a Client
+// and a server registered with Register, over real gRPC with mutual TLS,
+// the server answering from a handler the test scripts. The same API
+// between real hosts (an engine and its member behind a daemon) is
+// tested in host/cluster/member (peer_test.go).
 
-func TestMain(m *testing.M) { clustertest.Main(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// peerDaemon is a daemon of host id on the data directory dataDir ("" for
-// a new one), joined to a static cluster, its TCP API over mutual TLS.
-func peerDaemon(t testing.TB, dataDir, id, caFile, certFile, keyFile string) *clustertest.Host {
-	t.Helper()
-	return clustertest.Start(t, clustertest.Options{ID: id, DataDir: dataDir, CA: caFile, Cert: certFile, Key: keyFile, Daemon: true})
+// handler answers as the test says and records what it was asked.
+type handler struct {
+	mu       sync.Mutex
+	forwards []forward
+	result   cluster.Result
+	err      error
+	status   cluster.TaskStatus
+	statusR  cluster.Result
+	runs     []hearth.RunInfo
+	members  hearth.Members
+	cruns    hearth.ClusterRuns
 }
 
-// peerClient is host id's client of the other hosts' APIs.
-func peerClient(t testing.TB, id, caFile, certFile, keyFile string) *peer.Client {
+type forward struct {
+	from, key, session string
+	task               hearth.Task
+}
+
+func (h *handler) RunForwarded(_ context.Context, from, key, session string, t hearth.Task) (cluster.Result, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.forwards = append(h.forwards, forward{from, key, session, t})
+	return h.result, h.err
+}
+
+func (h *handler) ForwardedStatus(string) (cluster.TaskStatus, cluster.Result) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.status, h.statusR
+}
+
+func (h *handler) OwnRuns(context.Context) ([]hearth.RunInfo, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.runs, nil
+}
+
+func (h *handler) Members(context.Context) (hearth.Members, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.members, nil
+}
+
+func (h *handler) ClusterRuns(context.Context) (hearth.ClusterRuns, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cruns, nil
+}
+
+// got is what the handler was asked to run.
+func (h *handler) got() []forward {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]forward(nil), h.forwards...)
+}
+
+func (h *handler) set(fn func(h *handler)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fn(h)
+}
+
+// serve serves the peer service over h on a loopback port with mutual
+// TLS: the CA of caFile must have signed a caller's certificate.
+func serve(t *testing.T, h peer.Handler, caFile, certFile, keyFile string) string {
 	t.Helper()
-	c, err := peer.NewClient(id, config.Server{Listen: "127.0.0.1:0",
-		TLS: &config.ServerTLS{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile}}, 2*time.Second)
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert},
+		ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13})))
+	peer.Register(srv, h)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(l) }()
+	t.Cleanup(func() { srv.Stop(); <-done })
+	return l.Addr().String()
+}
+
+func client(t *testing.T, caFile, certFile, keyFile string) *peer.Client {
+	t.Helper()
+	c, err := peer.NewClient("a", peer.TLS{CertFile: certFile, KeyFile: keyFile, CAFile: caFile}, "", 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,188 +136,171 @@ func peerClient(t testing.TB, id, caFile, certFile, keyFile string) *peer.Client
 	return c
 }
 
-// writeRelease writes the file "release" in dir, which a scripted task's
-// "wait:" step waits for.
-func writeRelease(t testing.TB, dir string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, "release"), nil, 0o600); err != nil {
-		t.Fatal(err)
+// TestForwardAcrossTheWire: a forward carries its key, sender, session
+// and task; a result comes back as it was, a task's own failure with its
+// sentinel; a refusal wraps cluster.ErrRefused and an interrupted key
+// cluster.ErrInterrupted (saying so once, and not a refusal), each
+// naming the host.
+func TestForwardAcrossTheWire(t *testing.T) {
+	ca, cert, key := testcert.Write(t, t.TempDir())
+	h := &handler{}
+	b := hearth.Member{ID: "b", Addr: serve(t, h, ca, cert, key)}
+	c := client(t, ca, cert, key)
+	ctx := t.Context()
+
+	task := hearth.Task{Agent: "coder", ID: "k1", Name: "n", Prompt: "p", Hints: sdk.Hints{Files: []string{"a.go"}, Directories: []string{"pkg"}}, Metadata: map[string]string{"m": "v"}}
+	h.set(func(h *handler) {
+		h.result = cluster.Result{Outcome: &hearth.Outcome{TaskID: "k1", Session: "coder-1", Result: sdk.Result{Output: "done"}}}
+	})
+	r, err := c.Forward(ctx, b, "coder-1", "k1", task)
+	if err != nil || r.Err != nil || r.Outcome.TaskID != "k1" || r.Outcome.Session != "coder-1" || r.Outcome.Result.Output != "done" {
+		t.Fatalf("forward: %+v %v", r, err)
+	}
+	if got := h.got()[0]; got.from != "a" || got.key != "k1" || got.session != "coder-1" || got.task.Prompt != "p" ||
+		got.task.Hints.Files[0] != "a.go" || got.task.Metadata["m"] != "v" || got.task.Name != "n" || got.task.ID != "k1" {
+		t.Fatalf("the handler got %+v", got)
+	}
+
+	h.set(func(h *handler) {
+		h.result = cluster.Result{Err: &hearth.DeniedError{Guard: "budget", Message: "over budget"}}
+	})
+	if r, err := c.Forward(ctx, b, "", "k2", task); err != nil || !errors.Is(r.Err, hearth.ErrDenied) || !strings.Contains(r.Err.Error(), "over budget") {
+		t.Fatalf("a task's own failure: %+v %v, want its result, a denial", r, err)
+	}
+
+	h.set(func(h *handler) { h.err = fmt.Errorf("%w: no agent coder here", cluster.ErrRefused) })
+	if _, err := c.Forward(ctx, b, "", "k3", task); !errors.Is(err, cluster.ErrRefused) || !strings.Contains(err.Error(), "host b") || !strings.Contains(err.Error(), "no agent coder") {
+		t.Fatalf("a refusal: %v", err)
+	}
+	h.set(func(h *handler) { h.err = cluster.InterruptedByRestart("b", "k4", "a", time.Now()) })
+	_, err = c.Forward(ctx, b, "", "k4", task)
+	if !errors.Is(err, cluster.ErrInterrupted) || errors.Is(err, cluster.ErrRefused) || strings.Count(err.Error(), cluster.ErrInterrupted.Error()) != 1 || !strings.Contains(err.Error(), "task k4") {
+		t.Fatalf("an interrupted key: %v, want ErrInterrupted, said once, naming the task", err)
 	}
 }
 
-// TestPeerForwardRunsOnceByKey: a task forwarded twice under one key runs
-// once; the second forward, and a status query, get the kept result. A
-// caller that gives up while the task runs finds it running, then done,
-// by its key. An agent the host does not run is refused (the task may go
-// elsewhere); a host nobody listens at is unreachable.
-func TestPeerForwardRunsOnceByKey(t *testing.T) {
-	dir := clustertest.TempDir(t)
-	caFile, certFile, keyFile := clustertest.Certs(t, dir)
-	b := peerDaemon(t, "", "b", caFile, certFile, keyFile)
-	peers := peerClient(t, "a", caFile, certFile, keyFile)
-	mb := hearth.Member{ID: "b", Addr: b.Listeners.TCP}
+// TestStatusAcrossTheWire: each answer about a key crosses as it was
+// given, a kept result with it; runs are listed as the host has them.
+func TestStatusAcrossTheWire(t *testing.T) {
+	ca, cert, key := testcert.Write(t, t.TempDir())
+	h := &handler{}
+	b := hearth.Member{ID: "b", Addr: serve(t, h, ca, cert, key)}
+	c := client(t, ca, cert, key)
 	ctx := t.Context()
-
-	ran := filepath.Join(dir, "ran")
-	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
-	for i := range 2 {
-		r, err := peers.Forward(ctx, mb, "", "task-key-1", task)
-		if err != nil || r.Err != nil || r.Outcome.Result.Output != "done" || r.Outcome.TaskID != "task-key-1" {
-			t.Fatalf("forward %d: %+v, %v", i+1, r, err)
+	for _, tc := range []struct {
+		st cluster.TaskStatus
+		r  cluster.Result
+	}{
+		{cluster.TaskUnknown, cluster.Result{}},
+		{cluster.TaskRunning, cluster.Result{}},
+		{cluster.TaskDone, cluster.Result{Outcome: &hearth.Outcome{TaskID: "k", Result: sdk.Result{Output: "kept"}}}},
+		{cluster.TaskInterrupted, cluster.Result{Err: cluster.Damaged("b", "k", errors.New("record version 2"))}},
+	} {
+		h.set(func(h *handler) { h.status, h.statusR = tc.st, tc.r })
+		st, r, err := c.Status(ctx, b, "k")
+		switch {
+		case err != nil || st != tc.st:
+			t.Errorf("%v: got %v %v", tc.st, st, err)
+		case st == cluster.TaskDone && (r.Outcome == nil || r.Outcome.Result.Output != "kept"):
+			t.Errorf("done: %+v, want the kept result", r)
+		case st == cluster.TaskInterrupted && (!errors.Is(r.Err, cluster.ErrInterrupted) || !strings.Contains(r.Err.Error(), "host b") || !strings.Contains(r.Err.Error(), "record version 2")):
+			t.Errorf("interrupted: %v, want ErrInterrupted naming the host and why", r.Err)
 		}
 	}
-	if b, _ := os.ReadFile(ran); string(b) != "once\n" {
-		t.Fatalf("the task ran %d times, want once (%q)", strings.Count(string(b), "once"), b)
+	h.set(func(h *handler) { h.runs = []hearth.RunInfo{{ID: "run-1", Pipeline: "one", Status: hearth.RunPaused}} })
+	runs, err := c.ListRuns(ctx, b)
+	if err != nil || len(runs) != 1 || runs[0].ID != "run-1" || runs[0].Pipeline != "one" || runs[0].Status != hearth.RunPaused {
+		t.Fatalf("runs: %+v %v", runs, err)
 	}
-	st, r, err := peers.Status(ctx, mb, "task-key-1")
-	if err != nil || st != cluster.TaskDone || r.Outcome.Result.Output != "done" {
-		t.Fatalf("status: %v %+v %v", st, r, err)
-	}
-	if st, _, err := peers.Status(ctx, mb, "never-sent"); err != nil || st != cluster.TaskUnknown {
-		t.Fatalf("status of a key never sent: %v %v", st, err)
-	}
+}
 
-	// The caller gives up mid-task: the task goes on, found by its key.
-	release := filepath.Join(dir, "release")
-	slow := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=slow;wait:" + release + ";echo:slow"}
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	_, err = peers.Forward(short, mb, "", "task-key-2", slow)
-	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("forward past its deadline: %v, want the deadline", err)
+// TestListingsAcrossTheWire: what `hearth hosts list` and `runs list`
+// ask a daemon: the members as the host lists them; its cluster's runs,
+// or FAILED_PRECONDITION from a host in no cluster.
+func TestListingsAcrossTheWire(t *testing.T) {
+	ca, cert, key := testcert.Write(t, t.TempDir())
+	started := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	h := &handler{members: hearth.Members{Self: "b", Clustered: true, Hosts: []hearth.Member{
+		{ID: "b", Self: true, Addr: "b:1", Hostname: "box", Started: started, ConfigHash: "abc", Version: "dev", Sessions: 2,
+			Agents: []hearth.AgentLoad{{Name: "coder", Live: 2, Dormant: 1, Load: 1, Capacity: 2, MaxSessions: 4}}},
+	}}}
+	addr := serve(t, h, ca, cert, key)
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(clientCreds(t, ca, cert, key)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if st, _, err := peers.Status(ctx, mb, "task-key-2"); err != nil || st != cluster.TaskRunning {
-		t.Fatalf("status while it runs: %v %v", st, err)
+	defer cc.Close()
+	rpc := peerpb.NewPeerClient(cc)
+	list, err := rpc.ListHosts(t.Context(), &peerpb.ListHostsRequest{})
+	if err != nil || list.GetSelf() != "b" || !list.GetClustered() || len(list.GetHosts()) != 1 {
+		t.Fatalf("hosts: %v %v", list, err)
 	}
-	writeRelease(t, dir)
-	r, err = peers.Forward(ctx, mb, "", "task-key-2", slow)
-	if err != nil || r.Err != nil || r.Outcome.Result.Output != "slow" {
-		t.Fatalf("forward again: %+v %v", r, err)
+	m := list.GetHosts()[0]
+	if m.GetId() != "b" || !m.GetSelf() || m.GetAddr() != "b:1" || m.GetSessions() != 2 || m.GetStartedUnixNano() != started.UnixNano() ||
+		m.GetConfigHash() != "abc" || len(m.GetAgents()) != 1 || m.GetAgents()[0].GetMaxSessions() != 4 || m.GetAgents()[0].GetDormant() != 1 {
+		t.Fatalf("b as listed: %v", m)
 	}
-	if b, _ := os.ReadFile(ran); string(b) != "once\nslow\n" {
-		t.Fatalf("after the second task: %q, want each once", b)
+	if _, err := rpc.ListClusterRuns(t.Context(), &apipb.ListRunsRequest{}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("a host in no cluster's runs: %v, want FAILED_PRECONDITION", err)
 	}
+	h.set(func(h *handler) {
+		h.cruns = hearth.ClusterRuns{Self: "b", Clustered: true, Hosts: []hearth.HostRuns{
+			{Host: "c", State: hearth.OwnerUnreachable, Error: "no answer", Runs: []hearth.RunInfo{{ID: "run-1"}}, Listed: started}}}
+	})
+	cr, err := rpc.ListClusterRuns(t.Context(), &apipb.ListRunsRequest{})
+	if err != nil || cr.GetSelf() != "b" || len(cr.GetHosts()) != 1 {
+		t.Fatalf("the cluster's runs: %v %v", cr, err)
+	}
+	if hr := cr.GetHosts()[0]; hr.GetHost() != "c" || hr.GetState() != "unreachable" || hr.GetError() != "no answer" || hr.GetListedUnixNano() != started.UnixNano() || hr.GetRuns()[0].GetId() != "run-1" {
+		t.Fatalf("c's runs: %v", hr)
+	}
+}
 
-	// A task's own failure is its result, not a refusal.
-	r, err = peers.Forward(ctx, mb, "", "task-key-3", hearth.Task{Agent: "scripted", Prompt: "fail:broken"})
-	if err != nil || r.Err == nil || !strings.Contains(r.Err.Error(), "broken") {
-		t.Fatalf("a failing task: %+v %v", r, err)
-	}
-
-	_, err = peers.Forward(ctx, mb, "", "task-key-4", hearth.Task{Agent: "nobody", Prompt: "echo:x"})
-	if !errors.Is(err, cluster.ErrRefused) || !strings.Contains(err.Error(), "nobody") {
-		t.Fatalf("an agent b does not run: %v, want a refusal naming it", err)
-	}
-	if st, _, _ := peers.Status(ctx, mb, "task-key-4"); st != cluster.TaskUnknown {
-		t.Fatalf("a refused key is %v, want unknown", st)
-	}
-
+// TestClientMeetsNoHost: a host nobody listens at is unreachable (the
+// task did not start there); one whose certificate another CA signed is
+// not let in, and its handler is never asked.
+func TestClientMeetsNoHost(t *testing.T) {
+	dir := t.TempDir()
+	ca, cert, key := testcert.Write(t, dir)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dead := l.Addr().String()
 	l.Close()
-	_, err = peers.Forward(ctx, hearth.Member{ID: "gone", Addr: dead}, "", "task-key-5", task)
-	if !errors.Is(err, cluster.ErrUnreachable) {
+	c := client(t, ca, cert, key)
+	task := hearth.Task{Agent: "coder", Prompt: "p"}
+	if _, err := c.Forward(t.Context(), hearth.Member{ID: "gone", Addr: dead}, "", "k", task); !errors.Is(err, cluster.ErrUnreachable) || !strings.Contains(err.Error(), "gone") {
 		t.Fatalf("a host nobody listens at: %v, want unreachable", err)
 	}
-}
 
-// TestPeerForwardKeptAcrossRestart: host b runs a task forwarded under a
-// key, stops and starts again on the same data directory (at another
-// address); the key forwarded again gets the same result over the wire
-// and the task ran once. A task b was running when it stopped is
-// answered as interrupted, to a status query and to a forward, each
-// error wrapping cluster.ErrInterrupted (not a refusal) and saying it
-// once; the task did not start again.
-func TestPeerForwardKeptAcrossRestart(t *testing.T) {
-	dir := clustertest.TempDir(t)
-	caFile, certFile, keyFile := clustertest.Certs(t, dir)
-	// Apart from dir: a confined plugin cannot add entries beside a data
-	// directory.
-	data := filepath.Join(clustertest.TempDir(t), "data")
-	b := peerDaemon(t, data, "b", caFile, certFile, keyFile)
-	peers := peerClient(t, "a", caFile, certFile, keyFile)
-	mb := hearth.Member{ID: "b", Addr: b.Listeners.TCP}
-	ctx := t.Context()
-
-	ran, release := filepath.Join(dir, "ran"), filepath.Join(dir, "release")
-	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
-	first, err := peers.Forward(ctx, mb, "", "key-1", task)
-	if err != nil || first.Err != nil || first.Outcome.Result.Output != "done" {
-		t.Fatalf("forward: %+v %v", first, err)
-	}
-	slow := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=slow;wait:" + release + ";echo:slow"}
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	_, err = peers.Forward(short, mb, "", "key-2", slow)
-	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("forward past its deadline: %v", err)
-	}
-	// b stops at once: the slow task is cancelled.
-	stopped, stop := context.WithCancel(ctx)
-	stop()
-	b.Close(stopped)
-
-	b = peerDaemon(t, data, "b", caFile, certFile, keyFile)
-	mb = hearth.Member{ID: "b", Addr: b.Listeners.TCP}
-	again, err := peers.Forward(ctx, mb, "", "key-1", task)
-	if err != nil || again.Err != nil || again.Outcome.Result.Output != "done" || again.Outcome.Session != first.Outcome.Session {
-		t.Fatalf("forward again after b restarted: %+v %v", again, err)
-	}
-	if st, r, err := peers.Status(ctx, mb, "key-1"); err != nil || st != cluster.TaskDone || r.Outcome.Result.Output != "done" {
-		t.Fatalf("status of key-1: %v %+v %v", st, r, err)
-	}
-	st, r, err := peers.Status(ctx, mb, "key-2")
-	if err != nil || st != cluster.TaskInterrupted || !errors.Is(r.Err, cluster.ErrInterrupted) || !strings.Contains(r.Err.Error(), "key-2") {
-		t.Fatalf("status of key-2: %v %v %v, want interrupted", st, r.Err, err)
-	}
-	writeRelease(t, dir)
-	_, err = peers.Forward(ctx, mb, "", "key-2", slow)
-	if !errors.Is(err, cluster.ErrInterrupted) || errors.Is(err, cluster.ErrRefused) {
-		t.Fatalf("forward key-2 again: %v, want ErrInterrupted", err)
-	}
-	if n := strings.Count(err.Error(), cluster.ErrInterrupted.Error()); n != 1 {
-		t.Errorf("the error says it %d times: %v", n, err)
-	}
-	if b, _ := os.ReadFile(ran); string(b) != "once\nslow\n" {
-		t.Fatalf("the agent's side effects: %q, want each task started once", b)
-	}
-}
-
-// TestPeerRefusesAStranger: a host whose certificate another CA signed
-// is not let in; nothing runs.
-func TestPeerRefusesAStranger(t *testing.T) {
-	dir := clustertest.TempDir(t)
-	caFile, certFile, keyFile := clustertest.Certs(t, dir)
-	b := peerDaemon(t, "", "b", caFile, certFile, keyFile)
+	h := &handler{}
+	b := hearth.Member{ID: "b", Addr: serve(t, h, ca, cert, key)}
 	other := filepath.Join(dir, "other")
 	if err := os.Mkdir(other, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	oca, ocert, okey := clustertest.Certs(t, other)
-	stranger := peerClient(t, "x", oca, ocert, okey)
-	ran := filepath.Join(dir, "ran")
-	_, err := stranger.Forward(t.Context(), hearth.Member{ID: "b", Addr: b.Listeners.TCP}, "", "k", hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=x"})
-	if err == nil {
+	oca, ocert, okey := testcert.Write(t, other)
+	stranger := client(t, oca, ocert, okey)
+	if _, err := stranger.Forward(t.Context(), b, "", "k", task); err == nil {
 		t.Fatal("a stranger's forward was taken")
 	}
-	if _, err := os.Stat(ran); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a stranger's task ran: %v", err)
-	}
-	if !strings.Contains(b.Log.String(), "TLS handshake failed") {
-		t.Errorf("b did not log the refused stranger:\n%s", b.Log)
+	if n := len(h.got()); n != 0 {
+		t.Fatalf("the handler was asked %d times for a stranger", n)
 	}
 }
 
-// TestPeerNeedsMutualTLS: cluster mode refuses a server block without
-// mutual TLS, saying what to set.
-func TestPeerNeedsMutualTLS(t *testing.T) {
-	for _, srv := range []config.Server{{}, {Listen: "127.0.0.1:0", TokenFile: "t"}} {
-		_, err := peer.NewClient("a", srv, time.Second)
-		if !errors.Is(err, peer.ErrNoTLS) || !strings.Contains(err.Error(), "client_ca_file") {
-			t.Errorf("server %+v: %v", srv, err)
-		}
+func clientCreds(t *testing.T, caFile, certFile, keyFile string) credentials.TransportCredentials {
+	t.Helper()
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
 	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS13})
 }
