@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -29,18 +28,7 @@ func (c *Client) Members(ctx context.Context) (hearth.Members, error) {
 		}
 		return hearth.Members{}, wire.ErrorOf(ctx, err)
 	}
-	out := hearth.Members{Self: r.GetSelf(), Clustered: r.GetClustered(), Hosts: []hearth.Member{}}
-	for _, h := range r.GetHosts() {
-		m := hearth.Member{ID: h.GetId(), Self: h.GetSelf(), Addr: h.GetAddr(), Hostname: h.GetHostname(),
-			Started: time.Unix(0, h.GetStartedUnixNano()), ConfigHash: h.GetConfigHash(), Version: h.GetVersion(),
-			Sessions: int(h.GetSessions()), Agents: []hearth.AgentLoad{}}
-		for _, a := range h.GetAgents() {
-			m.Agents = append(m.Agents, hearth.AgentLoad{Name: a.GetName(), External: a.GetExternal(), Live: int(a.GetLive()),
-				Dormant: int(a.GetDormant()), Load: int(a.GetLoad()), Capacity: int(a.GetCapacity()), MaxSessions: int(a.GetMaxSessions())})
-		}
-		out.Hosts = append(out.Hosts, m)
-	}
-	return out, nil
+	return wire.MembersOf(r), nil
 }
 
 // ClusterRuns lists the runs of every host of the daemon's cluster, with
@@ -53,16 +41,5 @@ func (c *Client) ClusterRuns(ctx context.Context) (hearth.ClusterRuns, error) {
 		}
 		return hearth.ClusterRuns{}, wire.ErrorOf(ctx, err)
 	}
-	out := hearth.ClusterRuns{Self: r.GetSelf(), Clustered: true, Hosts: []hearth.HostRuns{}}
-	for _, h := range r.GetHosts() {
-		hr := hearth.HostRuns{Host: h.GetHost(), State: hearth.OwnerState(h.GetState()), Error: h.GetError(), Runs: []hearth.RunInfo{}}
-		if n := h.GetListedUnixNano(); n != 0 {
-			hr.Listed = time.Unix(0, n)
-		}
-		for _, ri := range h.GetRuns() {
-			hr.Runs = append(hr.Runs, wire.RunInfoOf(ri))
-		}
-		out.Hosts = append(out.Hosts, hr)
-	}
-	return out, nil
+	return wire.ClusterRunsOf(r), nil
 }

@@ -3,7 +3,6 @@ package peer
 import (
 	"context"
 	"errors"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -124,17 +123,7 @@ func (p server) ListHosts(ctx context.Context, _ *peerpb.ListHostsRequest) (*pee
 	if err != nil {
 		return nil, wire.Status(err)
 	}
-	out := &peerpb.HostList{Self: ms.Self, Clustered: ms.Clustered}
-	for _, m := range ms.Hosts {
-		hm := &peerpb.Host{Id: m.ID, Addr: m.Addr, Hostname: m.Hostname, StartedUnixNano: unixNano(m.Started),
-			ConfigHash: m.ConfigHash, Version: m.Version, Sessions: int32(m.Sessions), Self: m.Self}
-		for _, a := range m.Agents {
-			hm.Agents = append(hm.Agents, &peerpb.AgentLoad{Name: a.Name, External: a.External, Live: int32(a.Live),
-				Dormant: int32(a.Dormant), Load: int32(a.Load), Capacity: int32(a.Capacity), MaxSessions: int32(a.MaxSessions)})
-		}
-		out.Hosts = append(out.Hosts, hm)
-	}
-	return out, nil
+	return wire.Members(ms), nil
 }
 
 // ListClusterRuns lists every member's runs with their owners.
@@ -146,15 +135,7 @@ func (p server) ListClusterRuns(ctx context.Context, _ *apipb.ListRunsRequest) (
 	if !cr.Clustered {
 		return nil, status.Error(codes.FailedPrecondition, errNotClustered)
 	}
-	out := &peerpb.ClusterRunList{Self: cr.Self}
-	for _, hr := range cr.Hosts {
-		m := &peerpb.HostRuns{Host: hr.Host, State: string(hr.State), ListedUnixNano: unixNano(hr.Listed), Error: hr.Error}
-		for _, r := range hr.Runs {
-			m.Runs = append(m.Runs, wire.RunInfo(r))
-		}
-		out.Hosts = append(out.Hosts, m)
-	}
-	return out, nil
+	return wire.ClusterRuns(cr), nil
 }
 
 // replyOf is a task's result on the wire: its outcome, or its error as
@@ -188,11 +169,4 @@ func resultOf(ctx context.Context, m *peerpb.ForwardReply) cluster.Result {
 		}
 	}
 	return cluster.Result{Err: wire.ErrorOf(ctx, st.Err())}
-}
-
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
 }
