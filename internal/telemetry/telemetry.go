@@ -56,6 +56,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -321,9 +322,11 @@ type Options struct {
 type Provider struct {
 	plan     Plan
 	settings Settings
-	tp       trace.TracerProvider
-	sdk      *sdktrace.TracerProvider
-	relay    *Relay
+	// service is the host's service.name.
+	service string
+	tp      trace.TracerProvider
+	sdk     *sdktrace.TracerProvider
+	relay   *Relay
 }
 
 // Off is the provider with tracing off.
@@ -366,7 +369,8 @@ func Start(ctx context.Context, s Settings, o Options) (*Provider, error) {
 		return nil, fmt.Errorf("telemetry: start the OTLP exporter: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(sampler(pl.Sampler, pl.SamplerArg)))
-	return &Provider{plan: pl, settings: s, tp: tp, sdk: tp, relay: newRelay(client, relayQueue)}, nil
+	service := cmp.Or(s.ServiceName, strings.TrimSpace(getenv("OTEL_SERVICE_NAME")), DefaultServiceName)
+	return &Provider{plan: pl, settings: s, service: service, tp: tp, sdk: tp, relay: newRelay(client, relayQueue)}, nil
 }
 
 // samplerEnv reads OTEL_TRACES_SAMPLER and its argument, refusing what
@@ -514,6 +518,12 @@ func (p *Provider) Plan() Plan { return p.plan }
 // TracerProvider is the provider spans are started from: the no-op one
 // when tracing is off.
 func (p *Provider) TracerProvider() trace.TracerProvider { return p.tp }
+
+// PluginService is the service.name of agent's plugins' spans:
+// "<service>.<agent>" ("hearth.coder").
+func (p *Provider) PluginService(agent string) string {
+	return cmp.Or(p.service, DefaultServiceName) + "." + agent
+}
 
 // Relay is where plugins' spans go; nil when tracing is off.
 func (p *Provider) Relay() *Relay { return p.relay }
