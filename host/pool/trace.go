@@ -167,7 +167,7 @@ func (c *callbacks) ReportToolUse(ctx context.Context, u sdk.ToolUse) error {
 		trace.WithAttributes(telemetry.AttrTask.String(c.task), telemetry.AttrTool.String(u.Tool),
 			telemetry.AttrToolKind.String(string(u.Kind)), telemetry.AttrToolPaths.StringSlice(u.Paths),
 			telemetry.AttrToolOut.String(u.Outcome.String())))
-	if u.Error != "" {
+	if u.Outcome == sdk.OutcomeError {
 		span.SetStatus(codes.Error, u.Error)
 	}
 	if u.CallID != "" {

@@ -133,7 +133,9 @@ func (r *Receiver) Env(protocol string) map[string]string {
 
 // Endpoint is the receiver's endpoint for protocol, as a telemetry
 // block's endpoint names it.
-func (r *Receiver) Endpoint(protocol string) string { return r.Env(protocol)["OTEL_EXPORTER_OTLP_ENDPOINT"] }
+func (r *Receiver) Endpoint(protocol string) string {
+	return r.Env(protocol)["OTEL_EXPORTER_OTLP_ENDPOINT"]
+}
 
 type traceService struct {
 	coltracepb.UnimplementedTraceServiceServer
