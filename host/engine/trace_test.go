@@ -18,7 +18,7 @@ import (
 // tracedHost starts a host whose tracing exports to a real OTLP receiver
 // on loopback, over protocol. The provider is shut down (flushed) after
 // the host closes.
-func tracedHost(t *testing.T, r *otlptest.Receiver, protocol string, cfg *config.Config) (*Engine, *telemetry.Provider) {
+func tracedHost(t testing.TB, r *otlptest.Receiver, protocol string, cfg *config.Config) (*Engine, *telemetry.Provider) {
 	t.Helper()
 	tp, err := telemetry.Start(context.Background(), telemetry.Settings{Block: true, Protocol: protocol, Endpoint: r.Endpoint(protocol)},
 		telemetry.Options{Getenv: func(string) string { return "" }})
@@ -29,7 +29,11 @@ func tracedHost(t *testing.T, r *otlptest.Receiver, protocol string, cfg *config
 		cfg.DataDir = t.TempDir()
 	}
 	cfg.Matcher = config.DefaultMatcher()
-	h, err := New(Options{Config: cfg, Telemetry: tp, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})})
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
+	if _, bench := t.(*testing.B); bench {
+		logger = hclog.NewNullLogger()
+	}
+	h, err := New(Options{Config: cfg, Telemetry: tp, Logger: logger})
 	if err != nil {
 		_ = tp.Shutdown(context.Background())
 		t.Fatal(err)

@@ -341,18 +341,18 @@ func (s *session) runTask(ctx context.Context, t hearth.Task, run Run) (sdk.Resu
 	if err != nil {
 		err = s.runError(tctx, proc, "run task "+t.ID, err)
 		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
-			Duration: p.now().Sub(start)})
+			Duration: p.now().Sub(start), Cost: res.Cost, Tokens: tokensOf(cfg, res)})
 		return res, calls.reported.Load(), err
 	}
 	if err := cmp.Or(calls.defiedErr(), calls.uncheckedErr()); err != nil {
 		// The agent's own code does the same again: retrying cannot help.
 		err = fmt.Errorf("agent %q (session %s): run task %s: %w", cfg.Agent, s.id, t.ID, sdk.Permanent(err))
 		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
-			Duration: p.now().Sub(start)})
+			Duration: p.now().Sub(start), Cost: res.Cost, Tokens: tokensOf(cfg, res)})
 		return res, calls.reported.Load(), err
 	}
 	ok := hearth.Event{Kind: hearth.EventTaskSucceeded, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
-		Duration: p.now().Sub(start), Cost: res.Cost}
+		Duration: p.now().Sub(start), Cost: res.Cost, Tokens: tokensOf(cfg, res)}
 	if run != nil {
 		run.Succeeded(ok) // written with the run's record of it
 	} else {

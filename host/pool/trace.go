@@ -121,6 +121,12 @@ func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, 
 	return res, uses, nil
 }
 
+// tokensOf is what res says the task's model calls used, with the
+// agent's model; nil when it says nothing.
+func tokensOf(sp *Spec, res sdk.Result) *hearth.Tokens {
+	return hearth.TokensOf(res.Metrics, sp.Model)
+}
+
 // parent is the context a span about the task's calls hangs from: the
 // agent's own span when its call carried one, else the task's.
 func (c *callbacks) parent(ctx context.Context) context.Context {

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -84,11 +85,23 @@ type Receiver struct {
 	httpSrv *http.Server
 	wg      sync.WaitGroup
 
+	// countOnly makes it count spans without keeping them (CountOnly).
+	countOnly atomic.Bool
+	received  atomic.Int64
+
 	mu       sync.Mutex
 	spans    []Span
 	requests int
 	changed  chan struct{}
 }
+
+// CountOnly makes the receiver count the spans it receives (Received)
+// without keeping them: a benchmark's backend, whose own cost, in the
+// same process, is then only decoding what it is sent.
+func (r *Receiver) CountOnly() { r.countOnly.Store(true) }
+
+// Received is how many spans arrived, kept or only counted.
+func (r *Receiver) Received() int64 { return r.received.Load() }
 
 // Start starts a receiver; Close stops it.
 func Start() (*Receiver, error) {
@@ -175,6 +188,16 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 func (r *Receiver) add(req *coltracepb.ExportTraceServiceRequest) {
+	if r.countOnly.Load() {
+		n := 0
+		for _, rs := range req.GetResourceSpans() {
+			for _, ss := range rs.GetScopeSpans() {
+				n += len(ss.GetSpans())
+			}
+		}
+		r.received.Add(int64(n))
+		return
+	}
 	var got []Span
 	for _, rs := range req.GetResourceSpans() {
 		res := attrs(rs.GetResource().GetAttributes())
@@ -185,6 +208,7 @@ func (r *Receiver) add(req *coltracepb.ExportTraceServiceRequest) {
 			}
 		}
 	}
+	r.received.Add(int64(len(got)))
 	r.mu.Lock()
 	r.spans = append(r.spans, got...)
 	r.requests++

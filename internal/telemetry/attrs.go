@@ -8,7 +8,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/sdk"
 )
 
 // The spans hearth makes, and the attributes they carry. docs/telemetry.md
@@ -190,28 +189,16 @@ func candidateLine(c hearth.Candidate) string {
 	return b.String()
 }
 
-// Usage is what a result's metrics say its model calls used, by the keys
-// the model agent reports (plugins/model), and whether they say anything.
-type Usage struct {
-	// Input is the input billed at the full price (cache writes
-	// included), as the model agent's input_tokens metric counts it.
-	Input, CachedInput, CacheWrite, Output int64
-}
+// Usage is what a task's model calls used (hearth.Tokens).
+type Usage = hearth.Tokens
 
 // UsageOf reads a result's token metrics; ok is false when it has none.
 func UsageOf(metrics map[string]float64) (u Usage, ok bool) {
-	for _, f := range []struct {
-		key string
-		to  *int64
-	}{
-		{sdk.MetricInputTokens, &u.Input}, {sdk.MetricCachedInputTokens, &u.CachedInput},
-		{sdk.MetricCacheWriteTokens, &u.CacheWrite}, {sdk.MetricOutputTokens, &u.Output},
-	} {
-		if v, has := metrics[f.key]; has {
-			*f.to, ok = int64(v), true
-		}
+	t := hearth.TokensOf(metrics, "")
+	if t == nil {
+		return Usage{}, false
 	}
-	return u, ok
+	return *t, true
 }
 
 // GenAIUsage are u as the GenAI conventions' attributes: input tokens
