@@ -93,8 +93,8 @@ store {
 }
 
 # Traces over OTLP, to Jaeger, Tempo, Honeycomb, Langfuse, Phoenix or any
-# OpenTelemetry collector (docs/telemetry.md): a span per run, task,
-# attempt, placement, plugin start, tool use and model call. Off unless
+# OpenTelemetry collector (docs/telemetry.md): a span per task,
+# placement, plugin start, tool use and model call. Off unless
 # this block is here or the standard OTEL_* variables ask for OTLP
 # (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp);
 # OTEL_SDK_DISABLED=true turns it off. Each setting left out takes its
