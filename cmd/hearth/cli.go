@@ -65,7 +65,10 @@ type Main struct {
 	configPath string
 	// again is the command line that reaches this command's data
 	// directory (see hearth); empty for plain "hearth".
-	again    string
+	again string
+	// warned is set once the config's warnings were printed: a command
+	// that loads it twice says them once.
+	warned   bool
 	logLevel string
 	logJSON  bool
 }
@@ -165,7 +168,7 @@ Badger data directory.`,
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default "+config.DefaultDataDir+" beside the config file, or in the current directory without one)")
+	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default: one per config file in $XDG_STATE_HOME/hearth or ~/.local/state/hearth, or per current directory without one)")
 	pf.StringVar(&m.configPath, "config", "", "config file (env HEARTH_CONFIG; default: the bundled agents)")
 	pf.StringVar(&m.socket, "socket", "", "the daemon's unix socket (env HEARTH_SOCKET; default: hearth.sock in the data directory)")
 	pf.StringVar(&m.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
@@ -205,31 +208,47 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 }
 
 // loadConfig loads the config file named by --config or HEARTH_CONFIG, or
-// the default (every bundled agent), and applies --data-dir.
+// the default (every bundled agent), applies --data-dir, and prints the
+// file's warnings.
 func (m *Main) loadConfig() (*config.Config, error) {
 	path := m.configFile()
 	var cfg *config.Config
 	if path == "" {
 		cfg = config.Default(plugins.Names())
-		cfg.DataDir, cfg.DataDirFrom = paths.Abs(cfg.DataDir), "the default, in the current directory (no config file)"
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("the current directory: %w", err)
+		}
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = config.DefaultDataDir("", cwd, m.stateHome())
 	} else {
 		var err error
-		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names()}); err != nil {
+		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names(), StateHome: m.stateHome(), Getenv: m.Getenv}); err != nil {
 			return nil, err
+		}
+		if len(cfg.Warnings) > 0 && !m.warned {
+			m.warned = true
+			_ = cfg.WriteWarnings(m.diagnostics(), m.width(), m.color())
 		}
 	}
 	if dir, from := m.dataDirFlag(); dir != "" {
-		cfg.DataDir, cfg.DataDirFrom = dir, from
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = dir, from, ""
 	} else if path != "" {
 		// The data directory follows the file: a command the user is told
 		// to run next must name the file too.
-		m.again = "hearth --config " + shellQuote(filepath.Dir(path))
+		m.again = "hearth --config " + text.ShellQuote(filepath.Dir(path))
 		if filepath.Base(path) != "hearth.hcl" {
-			m.again = "hearth --config " + shellQuote(path)
+			m.again = "hearth --config " + text.ShellQuote(path)
 		}
+	}
+	if cfg.DataDir == "" {
+		return nil, usagef("no data directory: %s; name one with --data-dir, HEARTH_DATA_DIR or data_dir in the config file", cfg.DataDirFrom)
 	}
 	return cfg, nil
 }
+
+// stateHome is where default data directories are made
+// (config.StateHome).
+func (m *Main) stateHome() string { return config.StateHome(m.Getenv) }
 
 // configFile is the config file --config or HEARTH_CONFIG names (a
 // directory's hearth.hcl); "" for none.

@@ -22,11 +22,12 @@ func (m *Main) configCommand() *cobra.Command {
 reported with its file:line:col, the offending source line, and what to
 do about it. The programs agents name are looked up, and checked against
 their sha256 pins; the paths they are granted (read_paths, write_paths)
-must exist outside the data directory. The exit status is 2 when the file
-is not valid.`,
+must exist outside the data directory. A model's key variable that is not
+set is a warning: only its tasks need it. The exit status is 2 when the
+file is not valid.`,
 		Args: exactArgs("FILE"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			c, err := config.Load(args[0], config.Options{Bundled: plugins.Names()})
+			c, err := config.Load(args[0], config.Options{Bundled: plugins.Names(), StateHome: m.stateHome(), Getenv: m.Getenv})
 			var ce *config.Error
 			if err != nil && !errors.As(err, &ce) {
 				return usageError{err}
@@ -34,6 +35,9 @@ is not valid.`,
 			if err != nil {
 				return err
 			}
+			// What is missing only where a model is called (its key) is
+			// said, and the file is valid.
+			_ = c.WriteWarnings(m.diagnostics(), m.width(), m.color())
 			// The programs the file names: found, and matching their pins.
 			var problems []string
 			for _, a := range c.Agents {

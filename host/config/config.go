@@ -13,7 +13,12 @@
 // Every default lives in this package, in Default and the constants below,
 // and is listed here:
 //
-//	data_dir                  "./.hearth" (relative paths: to the config file)
+//	data_dir                  in the user's state directory:
+//	                          $XDG_STATE_HOME/hearth/NAME-HASH, else
+//	                          ~/.local/state/hearth/NAME-HASH, one per
+//	                          config file (DefaultDataDir says why: never
+//	                          inside a workspace); relative paths: to the
+//	                          config file
 //	agent.capacity            the capacity the agent declares, else 1
 //	agent.start_timeout       "10s"  spawn + handshake + first call
 //	agent.task_timeout        "10m"  a task running longer is a hung plugin
@@ -162,7 +167,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hearth-dev/hearth"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/hearth-dev/hearth/host"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/internal/text"
@@ -171,7 +178,6 @@ import (
 
 // Default values; see the package documentation.
 const (
-	DefaultDataDir         = "./.hearth"
 	DefaultStartTimeout    = 10 * time.Second
 	DefaultTaskTimeout     = 10 * time.Minute
 	DefaultHealthInterval  = 10 * time.Second
@@ -190,9 +196,15 @@ type Config struct {
 	// DataDir is the data directory: absolute when it came from a file
 	// (data_dir, or the default, resolved against the file's directory).
 	// DataDirFrom says where it came from, for messages ("data_dir in
-	// /etc/hearth/hearth.hcl"); the CLI sets it for its flags.
+	// /etc/hearth/hearth.hcl"); the CLI sets it for its flags. Empty
+	// DataDir means there is no default (no home directory): the file
+	// or a flag must name one.
 	DataDir     string
 	DataDirFrom string
+	// DataDirMove, when set, is where the default data directory lives
+	// now: DataDir is the .hearth of an earlier version, inside the
+	// workspace, and should be moved there (see DefaultDataDir).
+	DataDirMove string
 	// Agents in the order the file declares them.
 	Agents    []*Agent
 	Matcher   Matcher
@@ -212,6 +224,11 @@ type Config struct {
 	Cluster *cluster.Config
 	// Store is how the store meets a full or stuck disk (the store block).
 	Store Store
+	// Warnings are what the file leaves for later to go wrong without
+	// being wrong itself (a model's key variable not set where hearth
+	// runs): WriteWarnings prints them.
+	Warnings hcl.Diagnostics
+	files    map[string]*hcl.File
 }
 
 // Pipeline returns the pipeline named name, or nil.
@@ -409,9 +426,11 @@ func DefaultAgent(name string) *Agent {
 }
 
 // Default is the configuration used when no file is given: every bundled
-// agent, and the external claude-code agent, with defaults.
+// agent, and the external claude-code agent, with defaults. Its DataDir
+// is empty: the caller sets it (DefaultDataDir, for the current
+// directory).
 func Default(bundled []string) *Config {
-	c := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher(), Server: DefaultServer(),
+	c := &Config{Matcher: DefaultMatcher(), Server: DefaultServer(),
 		Hooks: Hooks{Agent: DefaultExternalAgent, WhenUnreachable: HookAllow}, Store: DefaultStore()}
 	for _, name := range bundled {
 		a := DefaultAgent(name)
