@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/hearth-dev/hearth"
@@ -165,7 +166,7 @@ Badger data directory.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%w%s\nRun '%s --help' for usage.", err, flagSuggestion(c, err), c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default: one per config file in $XDG_STATE_HOME/hearth or ~/.local/state/hearth, or per current directory without one)")
@@ -194,7 +195,51 @@ Badger data directory.`,
 		m.placeCommand(),
 		m.mcpCommand(),
 	)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group (runs, sessions,
+// config, ...) refuse a subcommand it does not have, as cobra refuses
+// one of the root's: a usage error (exit 2) with cobra's suggestions,
+// instead of the group's help and success. Without arguments a group
+// prints its help.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasParent() || !c.HasAvailableSubCommands() || c.Runnable() {
+		return
+	}
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2 // cobra's default for the root
+		}
+		if sugg := c.SuggestionsFor(args[0]); len(sugg) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(sugg, "\n\t")
+		}
+		return usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
+	}
+}
+
+// flagSuggestion is " (did you mean --json?)" for a flag error naming an
+// unknown flag close to one c has, and "" otherwise.
+func flagSuggestion(c *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if best := text.Closest(name, names); best != "" {
+		return fmt.Sprintf(" (did you mean --%s?)", best)
+	}
+	return ""
 }
 
 // exactArgs is cobra.ExactArgs with a usage error naming the arguments.
