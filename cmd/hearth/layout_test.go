@@ -103,3 +103,35 @@ func TestLegacyDataDirMoves(t *testing.T) {
 		t.Errorf("after the move: exit %d, want the same session and no warning\n%s%s", code, out, stderr)
 	}
 }
+
+// TestConfinedInterpreterOutsideNamesTheGrant: a confined plugin whose
+// interpreter is installed outside what it may read (pyenv's, in the home
+// directory) dies reading its own installation; the error names the
+// installation to grant with read_paths, not plugin.Serve.
+func TestConfinedInterpreterOutsideNamesTheGrant(t *testing.T) {
+	needLandlock(t)
+	prefix := filepath.Join(t.TempDir(), "versions", "3.11.7")
+	sh, err := os.ReadFile("/bin/sh")
+	if err != nil {
+		t.Skip("no /bin/sh to stand in for an interpreter")
+	}
+	for p, b := range map[string][]byte{filepath.Join(prefix, "bin", "python"): sh, filepath.Join(prefix, "lib", "stdlib.py"): []byte("# the standard library\n")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The interpreter reads its standard library first thing, as Python does.
+	ws := t.TempDir()
+	if err := os.Symlink(filepath.Join(prefix, "bin", "python"), filepath.Join(ws, "python")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfigIn(t, ws, "agent \"py\" {\n  command = [\"./python\", \"-c\", \"cat "+filepath.Join(prefix, "lib", "stdlib.py")+"\"]\n}\n")
+	code, out, stderr := run(t, nil, "--config", cfg, "submit", "py", "hello")
+	want := `read_paths = ["` + prefix + `"]`
+	if code == 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "(through "+filepath.Join(ws, "python")+")") || strings.Contains(stderr, "plugin.Serve") {
+		t.Errorf("exit %d\n%s%s\nwant the interpreter's installation named as the grant (%s), not plugin.Serve", code, out, stderr, want)
+	}
+}

@@ -328,6 +328,12 @@ def _describe_task(t: Task) -> str:
     return repr(p)
 
 
+_NO_TOOL_USE = (
+    "could not run: no task used a tool, so {} was never seen; give tasks that make the agent use one "
+    "(tasks that name files or directories: hearth agents test without --task, --file and --dir makes such tasks over files of its own)"
+)
+
+
 def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[str, list[CheckResult]]:
     """Runs the conformance checks; returns the agent's name and each check's result.
 
@@ -407,6 +413,9 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
                 )
 
     r = check("asks first", "Every tool use reported as done or failed follows a CheckToolUse with the same call ID, or with the same tool and paths.")
+    if not any(log for (_, _, _, log) in runs):
+        # A check that never saw what it checks has not passed.
+        r.errors.append(_NO_TOOL_USE.format("whether the agent asks before a tool use"))
     for i, (t, _, _, log) in enumerate(runs):
         asked: list[ToolCall] = []
         for entry in log:
@@ -423,6 +432,7 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
                 )
 
     r = check("denied tool uses", "With every tool use denied, Run returns, and no denied tool use (by call ID, or by tool and paths) is reported as done.")
+    asked_any = False
     with Harness(new_agent(), policy=deny_all) as h:
         for i, t in enumerate(tasks):
             t = replace(t, id=f"denied-{i}")
@@ -444,6 +454,9 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
                 assert du is not None
                 if du.outcome in (1, 2) and any(_same_call(c, du) for c in denied):
                     r.errors.append(f"{where}: tool use {du.tool} {du.paths} was denied but reported as done; skip a denied call and report it with Outcome.DENIED")
+            asked_any = asked_any or bool(denied)
+    if not asked_any and not r.errors:
+        r.errors.append(_NO_TOOL_USE.format("whether the agent honours a denial"))
 
     r = check("cancelled context", "Run returns within 5s of its task's cancellation, its held tool question given up.")
     _check_cancel(new_agent, tasks, r)
