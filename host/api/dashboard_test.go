@@ -3,14 +3,19 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/hearth-dev/hearth"
@@ -255,28 +260,17 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 func TestDashboardReconnectsWhenItFallsBehind(t *testing.T) {
 	p := page{t, browser(t)}
 	d := claudeCodeDaemon(t)
-	events := "http://" + d.l.HTTP + "/api/events"
-	throttle := func(bytesPerSecond float64) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			var rules []*network.Conditions
-			if bytesPerSecond > 0 {
-				rules = append(rules, &network.Conditions{URLPattern: events, DownloadThroughput: bytesPerSecond, UploadThroughput: -1})
-			}
-			_, err := cdp.Call(ctx, tg, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: rules})
-			return err
-		})
-	}
+	// The browser reaches the daemon through a proxy that can slow its
+	// event stream to a trickle: a slow network, as the daemon sees it,
+	// whatever the browser's own emulation of one accepts.
+	proxy, throttle := throttlingProxy(t, d.l.HTTP)
 	link, _, err := d.l.LoginLink()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.do("its page, its event stream slowed to a trickle",
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
-			return err
-		}),
-		throttle(100),
-		chromedp.Navigate(link))
+	link = strings.Replace(link, d.l.HTTP, proxy, 1)
+	throttle(100)
+	p.do("its page, its event stream slowed to a trickle", chromedp.Navigate(link))
 	p.wait("its live connection", "#live.on")
 	if n := p.count("#sessions tbody tr"); n != 0 {
 		t.Fatalf("%d sessions shown before any; want none", n)
@@ -294,8 +288,68 @@ func TestDashboardReconnectsWhenItFallsBehind(t *testing.T) {
 
 	// Read at full speed again, the page finds it was dropped, reconnects,
 	// and shows the session it missed.
-	p.do("its stream at full speed", throttle(0))
+	throttle(0)
 	p.wait("that it was dropped", `body[data-dropped="1"]`)
 	p.wait("its live connection, again", "#live.on")
 	p.waitText("the session it missed", "#sessions tbody", "claude-code")
+}
+
+// throttlingProxy is a reverse proxy to the daemon's HTTP address target,
+// on loopback, that passes the event stream (/api/events) to the browser
+// at most bytesPerSecond (throttle; 0 for full speed). It reads the
+// daemon's side of the stream through a small socket buffer, so that the
+// daemon's writes block soon after the browser stops keeping up, as they
+// would over a slow link.
+func throttlingProxy(t *testing.T, target string) (addr string, throttle func(bytesPerSecond int64)) {
+	t.Helper()
+	var rate atomic.Int64
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(&url.URL{Scheme: "http", Host: target})
+			r.Out.Host = target // the daemon answers for its own address only
+			r.Out.Header.Del("Origin")
+		},
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+				if tc, ok := c.(*net.TCPConn); ok {
+					_ = tc.SetReadBuffer(4096)
+				}
+				return c, err
+			},
+		},
+		FlushInterval: -1,
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.Request.URL.Path == "/api/events" {
+				resp.Body = &slowReader{ReadCloser: resp.Body, rate: &rate}
+			}
+			return nil
+		},
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(func() {
+		// The event stream never ends on its own: Close would wait for it.
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return strings.TrimPrefix(srv.URL, "http://"), rate.Store
+}
+
+// slowReader reads at most rate bytes a second (none set: at once).
+type slowReader struct {
+	io.ReadCloser
+	rate *atomic.Int64
+}
+
+func (r *slowReader) Read(b []byte) (int, error) {
+	n := r.rate.Load()
+	if n <= 0 {
+		return r.ReadCloser.Read(b)
+	}
+	chunk := max(1, n/10)
+	if int64(len(b)) > chunk {
+		b = b[:chunk]
+	}
+	time.Sleep(100 * time.Millisecond) // pacing, not synchronization: a tenth of the second's bytes
+	return r.ReadCloser.Read(b)
 }
