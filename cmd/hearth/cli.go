@@ -264,7 +264,7 @@ func (m *Main) loadConfig() (*config.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the current directory: %w", err)
 		}
-		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = config.DefaultDataDir("", cwd, m.stateHome())
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = paths.DefaultDataDir("", cwd, m.stateHome())
 	} else {
 		var err error
 		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names(), StateHome: m.stateHome(), Getenv: m.Getenv}); err != nil {
@@ -292,8 +292,8 @@ func (m *Main) loadConfig() (*config.Config, error) {
 }
 
 // stateHome is where default data directories are made
-// (config.StateHome).
-func (m *Main) stateHome() string { return config.StateHome(m.Getenv) }
+// (paths.StateHome).
+func (m *Main) stateHome() string { return paths.StateHome(m.Getenv) }
 
 // configFile is the config file --config or HEARTH_CONFIG names (a
 // directory's hearth.hcl); "" for none.

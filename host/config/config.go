@@ -16,7 +16,7 @@
 //	data_dir                  in the user's state directory:
 //	                          $XDG_STATE_HOME/hearth/NAME-HASH, else
 //	                          ~/.local/state/hearth/NAME-HASH, one per
-//	                          config file (DefaultDataDir says why: never
+//	                          config file (internal/paths.DefaultDataDir says why: never
 //	                          inside a workspace); relative paths: to the
 //	                          config file
 //	agent.capacity            the capacity the agent declares, else 1
@@ -203,7 +203,7 @@ type Config struct {
 	DataDirFrom string
 	// DataDirMove, when set, is where the default data directory lives
 	// now: DataDir is the .hearth of an earlier version, inside the
-	// workspace, and should be moved there (see DefaultDataDir).
+	// workspace, and should be moved there (see internal/paths.DefaultDataDir).
 	DataDirMove string
 	// Agents in the order the file declares them.
 	Agents    []*Agent
@@ -427,7 +427,7 @@ func DefaultAgent(name string) *Agent {
 
 // Default is the configuration used when no file is given: every bundled
 // agent, and the external claude-code agent, with defaults. Its DataDir
-// is empty: the caller sets it (DefaultDataDir, for the current
+// is empty: the caller sets it (paths.DefaultDataDir, for the current
 // directory).
 func Default(bundled []string) *Config {
 	c := &Config{Matcher: DefaultMatcher(), Server: DefaultServer(),

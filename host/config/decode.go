@@ -18,6 +18,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -27,7 +28,7 @@ type Options struct {
 	// Bundled lists the agents the hearth binary serves itself.
 	Bundled []string
 	// StateHome is where the default data directory is made (see
-	// DefaultDataDir); "" means StateHome(os.Getenv).
+	// internal/paths.DefaultDataDir); "" means paths.StateHome(os.Getenv).
 	StateHome string
 	// Getenv reads hearth's environment, where a model's key must be
 	// set; nil means os.Getenv.
@@ -261,9 +262,9 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	} else {
 		home := v.opts.StateHome
 		if home == "" {
-			home = StateHome(os.Getenv)
+			home = paths.StateHome(os.Getenv)
 		}
-		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = DefaultDataDir(v.file, v.dir, home)
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = paths.DefaultDataDir(v.file, v.dir, home)
 	}
 	v.confinement, v.dataDir = v.confinementMode(raw.Confinement, attrRange(body, "confinement", blockRange(body, hcl.Range{})), ConfinementAuto), cfg.DataDir
 	seen := make(map[string]hcl.Range)

@@ -70,7 +70,7 @@ func (e *Engine) checkConfinement() error {
 			fix := "move data_dir out of the workspace"
 			if e.cfg.DataDirMove != "" {
 				// The .hearth of an earlier version: the new default is
-				// outside every workspace (config.DefaultDataDir).
+				// outside every workspace (paths.DefaultDataDir).
 				fix = fmt.Sprintf("with no hearth running on it, move it to the new default: mkdir -p %s && mv %s %s",
 					text.ShellQuote(filepath.Dir(e.cfg.DataDirMove)), text.ShellQuote(e.cfg.DataDir), text.ShellQuote(e.cfg.DataDirMove))
 			}

@@ -1,4 +1,4 @@
-package config
+package paths
 
 import (
 	"os"
@@ -18,17 +18,12 @@ func TestDefaultDataDir(t *testing.T) {
 	if err := os.WriteFile(file, []byte("agent \"gotour\" {\n  bundled = \"gotour\"\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(file, Options{Bundled: opts.Bundled, StateHome: state})
-	if err != nil {
-		t.Fatal(err)
+	def, _, move := DefaultDataDir(file, dir, state)
+	if filepath.Dir(def) != state || !strings.HasPrefix(filepath.Base(def), filepath.Base(dir)+"-") || move != "" {
+		t.Errorf("data dir %s (move %q), want one in %s named after %s", def, move, state, filepath.Base(dir))
 	}
-	if filepath.Dir(cfg.DataDir) != state || !strings.HasPrefix(filepath.Base(cfg.DataDir), filepath.Base(dir)+"-") || cfg.DataDirMove != "" {
-		t.Errorf("data dir %s (move %q), want one in %s named after %s", cfg.DataDir, cfg.DataDirMove, state, filepath.Base(dir))
-	}
-	for _, a := range cfg.Agents {
-		if strings.HasPrefix(cfg.DataDir, a.Workspace+string(filepath.Separator)) {
-			t.Errorf("data dir %s is inside agent %s's workspace %s", cfg.DataDir, a.Name, a.Workspace)
-		}
+	if Within(def, dir) {
+		t.Errorf("data dir %s is inside the config's directory %s, its agents' workspace", def, dir)
 	}
 	// The same file from another directory, through a symlink: the same
 	// data directory. Another file beside it: another one.
@@ -37,15 +32,15 @@ func TestDefaultDataDir(t *testing.T) {
 	if err := os.Symlink(dir, link); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := DefaultDataDir(filepath.Join(link, "hearth.hcl"), link, state); got != cfg.DataDir {
-		t.Errorf("through a symlink: %s, want %s", got, cfg.DataDir)
+	if got, _, _ := DefaultDataDir(filepath.Join(link, "hearth.hcl"), link, state); got != def {
+		t.Errorf("through a symlink: %s, want %s", got, def)
 	}
 	other := filepath.Join(dir, "other.hcl")
-	if got, _, _ := DefaultDataDir(other, dir, state); got == cfg.DataDir || !strings.Contains(got, "-other-") {
+	if got, _, _ := DefaultDataDir(other, dir, state); got == def || !strings.Contains(got, "-other-") {
 		t.Errorf("other.hcl beside it: %s, want a data directory of its own", got)
 	}
 	// No config: keyed by the directory.
-	if a, _, _ := DefaultDataDir("", dir, state); a == cfg.DataDir || filepath.Dir(a) != state {
+	if a, _, _ := DefaultDataDir("", dir, state); a == def || filepath.Dir(a) != state {
 		t.Errorf("no config in %s: %s", dir, a)
 	}
 
@@ -56,13 +51,13 @@ func TestDefaultDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, from, move := DefaultDataDir(file, dir, state)
-	if got != legacy || move != cfg.DataDir || !strings.Contains(from, "earlier versions") {
-		t.Errorf("with %s: %s (%s), move to %q; want the legacy directory, to move to %s", legacy, got, from, move, cfg.DataDir)
+	if got != legacy || move != def || !strings.Contains(from, "earlier versions") {
+		t.Errorf("with %s: %s (%s), move to %q; want the legacy directory, to move to %s", legacy, got, from, move, def)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+	if err := os.MkdirAll(def, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, move := DefaultDataDir(file, dir, state); got != cfg.DataDir || move != "" {
+	if got, _, move := DefaultDataDir(file, dir, state); got != def || move != "" {
 		t.Errorf("with both: %s (move %q), want the new default", got, move)
 	}
 

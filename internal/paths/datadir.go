@@ -1,4 +1,4 @@
-package config
+package paths
 
 import (
 	"crypto/sha256"
@@ -28,7 +28,8 @@ import (
 // Earlier versions kept the default data directory in .hearth beside the
 // config file. One found there, when the new default does not exist yet,
 // is used as it is (nothing is lost), and the host says, once at start,
-// how to move it (Config.DataDirMove).
+// how to move it (config.Config.DataDirMove). The daemon's Go client finds
+// the default the same way, with this code.
 
 // LegacyDataDir is the default data directory of earlier versions,
 // beside the config file (or in the current directory without one).
