@@ -135,3 +135,37 @@ func TestConfinedInterpreterOutsideNamesTheGrant(t *testing.T) {
 		t.Errorf("exit %d\n%s%s\nwant the interpreter's installation named as the grant (%s), not plugin.Serve", code, out, stderr, want)
 	}
 }
+
+// TestFreshPlacementStopsQuietly: the fresh baseline stops each session
+// after its task as a matter of course; that is not a plugin's crash,
+// and nothing is logged as one.
+func TestFreshPlacementStopsQuietly(t *testing.T) {
+	cfg := writeConfig(t, strings.TrimSuffix(scriptedAgent("scripted"), "}\n")+"  pool {\n    placement = \"fresh\"\n  }\n}\n")
+	for i := range 3 {
+		code, out, stderr := run(t, nil, "--config", cfg, "submit", "scripted", "echo:hi")
+		if code != 0 || strings.Contains(stderr, "[ERROR]") || strings.Contains(stderr, "[WARN]") {
+			t.Errorf("task %d under placement = fresh: exit %d\n%s%s\nwant no error or warning logged", i, code, out, stderr)
+		}
+	}
+}
+
+// TestDeniedReadKeepsItsSession: a task whose only read a guard denied
+// leaves its session knowing of the denial, so the next question about
+// that file goes to it (rehydrated: each submit is a host of its own)
+// instead of starting a session that would ask and be refused again.
+func TestDeniedReadKeepsItsSession(t *testing.T) {
+	cfg := writeConfig(t, scriptedAgent("scripted")+`
+guard "no-secrets" {
+  hook      = "pre_tool_use"
+  condition = "touches('secret/**')"
+  message   = "secrets stay secret"
+}
+`)
+	env := map[string]string{"HEARTH_DATA_DIR": t.TempDir()}
+	for i, want := range []string{`"action": "spawned"`, `"action": "rehydrated"`} {
+		code, out, stderr := run(t, env, "--config", cfg, "submit", "scripted", "read:secret/key.txt", "--file", "secret/key.txt", "--json")
+		if code != 0 || !strings.Contains(out, "denied secret/key.txt") || !strings.Contains(out, want) {
+			t.Errorf("question %d about the denied file: exit %d\n%s%s\nwant it denied and %s", i+1, code, out, stderr, want)
+		}
+	}
+}
