@@ -49,8 +49,8 @@ type follower struct {
 	held        []host.Event
 	printed     int
 	printedOnce map[string]bool
-	drawn     int // lines of the last frame
-	width     int
+	drawn       int // lines of the last frame
+	width       int
 }
 
 // follow shows the run's progress until it stops and returns how it
