@@ -47,7 +47,7 @@ func (*hintReader) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "reader", Version: "0.1.0"}, nil
 }
 
-func (a *hintReader) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *hintReader) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	if a.crash {
 		// A panic outside the SDK's recovery: the runtime reports it on
 		// the process's stderr and exits with status 2.
@@ -58,16 +58,16 @@ func (a *hintReader) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Resul
 	if a.noTools {
 		return sdk.Result{Output: "hello"}, nil
 	}
-	tools := sdk.NewTools(h, "")
+	tools := sdk.NewTools(cb, "")
 	var out []string
 	for _, f := range t.Hints.Files {
 		if a.ignoreDenials {
 			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}}
-			if _, err := h.CheckToolUse(ctx, call); err != nil {
+			if _, err := cb.CheckToolUse(ctx, call); err != nil {
 				return sdk.Result{}, err
 			}
 			b, err := os.ReadFile(f)
-			if err := h.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}, Outcome: sdk.OutcomeOK}); err != nil {
+			if err := cb.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}, Outcome: sdk.OutcomeOK}); err != nil {
 				return sdk.Result{}, err
 			}
 			out = append(out, fmt.Sprintf("%s: %d bytes (%v)", f, len(b), err))

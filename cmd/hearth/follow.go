@@ -46,7 +46,7 @@ type follower struct {
 	// started before them; printed counts the lines' [n/total].
 	placed      map[string]int
 	placements  int
-	held        []host.Event
+	held        []hearth.Event
 	printed     int
 	printedOnce map[string]bool
 	drawn       int // lines of the last frame
@@ -59,7 +59,7 @@ func (m *Main) follow(ctx context.Context, h hearth.RunReader, run hearth.RunWat
 	defer run.Close()
 	f := &follower{
 		m: m, h: h, ctx: ctx, id: run.ID(), w: m.Stdout, quiet: quiet, start: time.Now(),
-		decisions:   make(map[string]host.Decision),
+		decisions:   make(map[string]hearth.Decision),
 		started:     make(map[string]time.Time),
 		finished:    make(map[string]bool),
 		placed:      make(map[string]int),
@@ -138,7 +138,7 @@ func (f *follower) event(e hearth.Event) {
 			f.started[e.Task] = e.Time
 			f.placements++
 			f.placed[e.Task] = f.placements
-		case host.TaskSucceeded, host.TaskFailed:
+		case hearth.TaskSucceeded, hearth.TaskFailed:
 			f.done++
 		}
 		if finalTask(to) {
@@ -150,7 +150,7 @@ func (f *follower) event(e hearth.Event) {
 	if f.tty {
 		return
 	}
-	if e.Kind == host.EventRunTask && finalTask(host.TaskStatus(e.To)) {
+	if e.Kind == hearth.EventRunTask && finalTask(hearth.TaskStatus(e.To)) {
 		f.held = append(f.held, e)
 		f.release(false)
 		return
@@ -200,7 +200,7 @@ func (f *follower) line(e hearth.Event) {
 	switch e.Kind {
 	case hearth.EventRunTask:
 		total := f.total()
-		if finalTask(host.TaskStatus(e.To)) && !f.printedOnce[e.Task] {
+		if finalTask(hearth.TaskStatus(e.To)) && !f.printedOnce[e.Task] {
 			f.printedOnce[e.Task] = true
 			f.printed++
 		}

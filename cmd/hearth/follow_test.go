@@ -151,12 +151,12 @@ func FuzzSetFlag(f *testing.F) {
 
 // oneRun is a RunReader of a run of n tasks and nothing else.
 type oneRun struct {
-	host.RunReader
+	hearth.RunReader
 	n int
 }
 
-func (r oneRun) Run(context.Context, string) (host.RunDetail, error) {
-	return host.RunDetail{RunInfo: host.RunInfo{Tasks: r.n}}, nil
+func (r oneRun) Run(context.Context, string) (hearth.RunDetail, error) {
+	return hearth.RunDetail{RunInfo: hearth.RunInfo{Tasks: r.n}}, nil
 }
 
 // TestPlainLinesInPlacementOrder: piped, a run's lines come in the order
@@ -166,22 +166,22 @@ func (r oneRun) Run(context.Context, string) (host.RunDetail, error) {
 func TestPlainLinesInPlacementOrder(t *testing.T) {
 	var out strings.Builder
 	f := &follower{m: &Main{}, h: oneRun{n: 3}, ctx: context.Background(), w: &out, quiet: true,
-		decisions: map[string]host.Decision{}, started: map[string]time.Time{}, finished: map[string]bool{},
+		decisions: map[string]hearth.Decision{}, started: map[string]time.Time{}, finished: map[string]bool{},
 		placed: map[string]int{}, printedOnce: map[string]bool{}}
 	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	ev := func(task string, to host.TaskStatus, sec int) host.Event {
-		return host.Event{Kind: host.EventRunTask, Task: task, To: string(to), Time: at.Add(time.Duration(sec) * time.Second)}
+	ev := func(task string, to hearth.TaskStatus, sec int) hearth.Event {
+		return hearth.Event{Kind: hearth.EventRunTask, Task: task, To: string(to), Time: at.Add(time.Duration(sec) * time.Second)}
 	}
-	dec := func(task, action, reason string) host.Event {
-		return host.Event{Kind: host.EventDecision, Task: "run-1/" + task + "/1/1", Decision: &host.Decision{Action: host.Action(action), Session: "s-" + task, Reason: reason}}
+	dec := func(task, action, reason string) hearth.Event {
+		return hearth.Event{Kind: hearth.EventDecision, Task: "run-1/" + task + "/1/1", Decision: &hearth.Decision{Action: hearth.Action(action), Session: "s-" + task, Reason: reason}}
 	}
-	for _, e := range []host.Event{
-		ev("spawn", host.TaskRunning, 0), ev("reuse", host.TaskRunning, 0),
+	for _, e := range []hearth.Event{
+		ev("spawn", hearth.TaskRunning, 0), ev("reuse", hearth.TaskRunning, 0),
 		dec("reuse", "reused", "reused s-x below the threshold: the pool is full at 4 sessions"),
-		ev("reuse", host.TaskSucceeded, 1),
+		ev("reuse", hearth.TaskSucceeded, 1),
 		dec("spawn", "spawned", "spawned no session to reuse"),
-		ev("spawn", host.TaskSucceeded, 2),
-		ev("late", host.TaskRunning, 3), dec("late", "reused", "reused s-spawn"), ev("late", host.TaskSucceeded, 4),
+		ev("spawn", hearth.TaskSucceeded, 2),
+		ev("late", hearth.TaskRunning, 3), dec("late", "reused", "reused s-spawn"), ev("late", hearth.TaskSucceeded, 4),
 	} {
 		f.event(e)
 	}

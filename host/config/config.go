@@ -169,7 +169,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/internal/text"

@@ -215,7 +215,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	}
 	if err != nil {
 		cause, detail, hint := classifyStart(err, l.StartTimeout, p.exited())
-		if pol != nil && errors.Is(cause, host.ErrPluginExited) {
+		if pol != nil && errors.Is(cause, hearth.ErrPluginExited) {
 			if h := outsideHint(path, l.Dir, l.Confine); h != "" {
 				hint = h
 			}

@@ -220,7 +220,7 @@ agent "ask" {
 		sum, cost = map[string]float64{}, 0
 		b.StartTimer()
 		for _, q := range w.questions {
-			out, err := h.Submit(context.Background(), host.Task{Agent: "ask", Prompt: q.prompt, Hints: q.hints})
+			out, err := h.Submit(context.Background(), hearth.Task{Agent: "ask", Prompt: q.prompt, Hints: q.hints})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/host/process"
@@ -63,7 +63,7 @@ func TestReadmeAgentSearchesItsWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close(context.Background())
-	out, err := h.Submit(context.Background(), host.Task{Agent: "finder", Prompt: "TODO"})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "finder", Prompt: "TODO"})
 	if err != nil || out.Result.Output != "2 matches" {
 		t.Errorf("the README's agent: %v, output %q; want 2 matches in its workspace", err, out.Result.Output)
 	}

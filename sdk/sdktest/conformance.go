@@ -295,7 +295,7 @@ func (s *Subject) allowed(ctx context.Context) ([]taskRun, error) {
 			cctx, cancel := context.WithTimeout(ctx, callLimit)
 			res, err := h.Run(cctx, t)
 			cancel()
-			s.ran = append(s.ran, taskRun{task: t, res: res, err: h.explain(err), log: h.Host.Log(t.ID)})
+			s.ran = append(s.ran, taskRun{task: t, res: res, err: h.explain(err), log: h.Recorder.Log(t.ID)})
 		}
 	})
 	return s.ran, s.ranErr
@@ -518,7 +518,7 @@ func checkDenied(ctx context.Context, s *Subject) []error {
 			fail("Run failed: %v", err)
 			continue
 		}
-		denied := deniedReportedDone(h.Host.Log(t.ID), func(u *sdk.ToolUse) {
+		denied := deniedReportedDone(h.Recorder.Log(t.ID), func(u *sdk.ToolUse) {
 			fail("tool use %s %v was denied but reported as done; skip a denied call and report it with OutcomeDenied", u.Tool, u.Paths)
 		})
 		asked = asked || denied > 0
@@ -599,7 +599,7 @@ func checkGuarded(ctx context.Context, s *Subject) []error {
 		}
 		// A task may fail for want of the guarded file: the contract is
 		// that the agent does not use it anyway.
-		if deniedReportedDone(h.Host.Log(t.ID), func(u *sdk.ToolUse) {
+		if deniedReportedDone(h.Recorder.Log(t.ID), func(u *sdk.ToolUse) {
 			fail("tool use %s %v was denied but reported as done; skip a denied call and report it with OutcomeDenied", u.Tool, u.Paths)
 		}) > 0 {
 			asked = true

@@ -470,15 +470,15 @@ func (a *hintsAgent) Describe(context.Context) (sdk.Info, error) {
 	return sdk.Info{Name: "hints", Version: "1"}, nil
 }
 
-func (a *hintsAgent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
-	tools := sdk.NewTools(h, a.root)
+func (a *hintsAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
+	tools := sdk.NewTools(cb, a.root)
 	for _, f := range t.Hints.Files {
 		if a.ignoreDenials {
 			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}}
-			if _, err := h.CheckToolUse(ctx, call); err != nil {
+			if _, err := cb.CheckToolUse(ctx, call); err != nil {
 				return sdk.Result{}, err
 			}
-			if err := h.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}, Outcome: sdk.OutcomeOK}); err != nil {
+			if err := cb.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}, Outcome: sdk.OutcomeOK}); err != nil {
 				return sdk.Result{}, err
 			}
 			continue

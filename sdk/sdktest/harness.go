@@ -170,7 +170,7 @@ func (h *Harness) Run(ctx context.Context, t sdk.Task) (sdk.Result, error) {
 	if t.Session == "" {
 		t.Session = h.Session
 	}
-	res, err := h.Agent.Run(ctx, t, h.Host.ForTask(t))
+	res, err := h.Agent.Run(ctx, t, h.Recorder.ForTask(t))
 	return res, h.explain(err)
 }
 

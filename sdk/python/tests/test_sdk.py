@@ -226,7 +226,7 @@ class ConformanceTest(unittest.TestCase):
             def describe(self) -> Info:
                 return Info(name="silent", version="1")
 
-            def run(self, task: Task, host: Host) -> Result:
+            def run(self, task: Task, cb: Callbacks) -> Result:
                 return Result(output="hello")
 
         with self.assertRaises(ConformanceError) as cm:
