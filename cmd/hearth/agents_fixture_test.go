@@ -160,3 +160,18 @@ func TestAgentsTestExplainsADeadProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentsTestPassesAnAsyncioAgent: a Python agent written with asyncio
+// (hearth_agent.aio) keeps the contract over the real protocol, on the
+// tasks of the fixture, every check running.
+func TestAgentsTestPassesAnAsyncioAgent(t *testing.T) {
+	python := pythontest.Need(t)
+	script, err := filepath.Abs("../../sdk/python/testdata/async_reader.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, nil, "agents", "test", "--workdir", t.TempDir(), "--", python, script)
+	if code != 0 || !strings.Contains(out, `agent "async-reader"`) || !strings.Contains(out, "11 passed, 0 failed") {
+		t.Errorf("exit %d\n%s%s\nwant the asyncio agent passing all 11 checks", code, out, errOut)
+	}
+}

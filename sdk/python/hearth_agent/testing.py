@@ -43,6 +43,7 @@ from . import _wire, errors
 from ._pb import agent_pb2 as pb
 from ._pb import grpc_broker_pb2
 from ._services import AgentService, Broker, Stdio, handlers
+from .aio import AsyncAgent, _Bridge, as_agent
 from .contract import Agent, ContextArtifact, Info, Result, Task, ToolCall, ToolUse, Upstream, Verdict
 from .callbacks import new_id
 
@@ -172,7 +173,9 @@ class Harness:
     Use it as a context manager, or call close().
     """
 
-    def __init__(self, agent: Agent, policy: Optional[Policy] = None, logger: Optional[logging.Logger] = None) -> None:
+    def __init__(self, agent: Union[Agent, AsyncAgent], policy: Optional[Policy] = None, logger: Optional[logging.Logger] = None) -> None:
+        agent = as_agent(agent)
+        self._agent = agent
         self.recorder = Recorder(policy)
         self.session = new_id("session")
         self._dir = tempfile.mkdtemp(prefix="hearth-harness-")
@@ -263,6 +266,8 @@ class Harness:
         self._service.close()
         self._agent_server.stop(None).wait()
         self._host_server.stop(None).wait()
+        if isinstance(self._agent, _Bridge):
+            self._agent.close()  # an asyncio agent's loop
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def __enter__(self) -> "Harness":
@@ -334,7 +339,7 @@ _NO_TOOL_USE = (
 )
 
 
-def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[str, list[CheckResult]]:
+def run_checks(new_agent: Callable[[], Union[Agent, AsyncAgent]], tasks: Sequence[Task]) -> tuple[str, list[CheckResult]]:
     """Runs the conformance checks; returns the agent's name and each check's result.
 
     The checks and their names are Go's sdktest.Checks that apply in-process:
@@ -517,7 +522,7 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
     return info.name, results
 
 
-def _check_cancel(new_agent: Callable[[], Agent], tasks: Sequence[Task], r: CheckResult) -> None:
+def _check_cancel(new_agent: Callable[[], Union[Agent, AsyncAgent]], tasks: Sequence[Task], r: CheckResult) -> None:
     asked = threading.Event()
     released = threading.Event()
 
@@ -563,7 +568,7 @@ def _check_cancel(new_agent: Callable[[], Agent], tasks: Sequence[Task], r: Chec
             r.errors.append(f"the session failed the next task after a cancellation: {e}")
 
 
-def check_agent(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> list[CheckResult]:
+def check_agent(new_agent: Callable[[], Union[Agent, AsyncAgent]], tasks: Sequence[Task]) -> list[CheckResult]:
     """Run the conformance checks; raise ConformanceError listing every violation.
 
     ``new_agent`` makes a fresh agent for each session the checks need;
