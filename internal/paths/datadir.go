@@ -90,7 +90,9 @@ func DefaultDataDir(file, dir, stateHome string) (dataDir, from, move string) {
 }
 
 // dirName makes s safe and short as part of a directory name: letters,
-// digits, '.', '_' and '-' kept, anything else a '-', at most 40 bytes.
+// digits, '.', '_' and '-' kept, anything else a '-', at most 24 bytes
+// (the daemon's socket lies in the data directory, and a unix socket's
+// path has room for 107).
 func dirName(s string) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -99,8 +101,8 @@ func dirName(s string) string {
 		}
 	}
 	s = strings.Trim(string(b), ".-")
-	if len(s) > 40 {
-		s = s[:40]
+	if len(s) > 24 {
+		s = s[:24]
 	}
 	if s == "" {
 		s = "root"
