@@ -148,24 +148,3 @@ func TestFreshPlacementStopsQuietly(t *testing.T) {
 		}
 	}
 }
-
-// TestDeniedReadKeepsItsSession: a task whose only read a guard denied
-// leaves its session knowing of the denial, so the next question about
-// that file goes to it (rehydrated: each submit is a host of its own)
-// instead of starting a session that would ask and be refused again.
-func TestDeniedReadKeepsItsSession(t *testing.T) {
-	cfg := writeConfig(t, scriptedAgent("scripted")+`
-guard "no-secrets" {
-  hook      = "pre_tool_use"
-  condition = "touches('secret/**')"
-  message   = "secrets stay secret"
-}
-`)
-	env := map[string]string{"HEARTH_DATA_DIR": t.TempDir()}
-	for i, want := range []string{`"action": "spawned"`, `"action": "rehydrated"`} {
-		code, out, stderr := run(t, env, "--config", cfg, "submit", "scripted", "read:secret/key.txt", "--file", "secret/key.txt", "--json")
-		if code != 0 || !strings.Contains(out, "denied secret/key.txt") || !strings.Contains(out, want) {
-			t.Errorf("question %d about the denied file: exit %d\n%s%s\nwant it denied and %s", i+1, code, out, stderr, want)
-		}
-	}
-}

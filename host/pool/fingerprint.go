@@ -75,15 +75,11 @@ func pathsAreDirs(u *sdk.ToolUse) bool {
 	return isDirTool(u.Tool)
 }
 
-// observe records a tool use: one that happened, and one a guard denied.
-// A denial stays in the session's context (a model's conversation holds
-// the refusal), so a later task about the same path is best placed there:
-// it is answered without asking again, where a new session would ask and
-// be refused anew. A use that failed (a missing file, a command's error)
-// teaches nothing lasting, and does not count.
+// observe records a tool use. Only tool uses that happened count: a denied
+// or failed read taught the session nothing.
 func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 	var c change
-	if u.Outcome != sdk.OutcomeOK && u.Outcome != sdk.OutcomeDenied {
+	if u.Outcome != sdk.OutcomeOK {
 		return c
 	}
 	isDir := pathsAreDirs(&u)
