@@ -168,6 +168,12 @@ func TestReadmeFirstSteps(t *testing.T) {
 	if printed["dashboard"] == "" || printed["token"] == "" {
 		t.Fatalf("hearth serve printed %v\nstderr:\n%s", printed, stderr.String())
 	}
+	// Its output as the README shows it: the same lines.
+	for k := range printed {
+		if k != "hearth" && !strings.Contains(daemon, "\n  "+k+" ") {
+			t.Errorf("hearth serve prints a %q line that the README's output does not show", k)
+		}
+	}
 
 	run := u.run(lines[1])
 	id := regexp.MustCompile(`(?m)^run (\S+)$`).FindStringSubmatch(run)
