@@ -12,13 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/sdk"
@@ -254,30 +255,42 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 }
 
 // TestDashboardReconnectsWhenItFallsBehind: a page whose event stream
-// stops being read (here, Chromium's network throttling holds it to a
-// trickle) is dropped by the daemon once it has missed too much, and told
-// so; the page then opens a new stream and shows what it missed.
+// stops being read (here, a proxy between it and the daemon stops
+// passing the stream on, as a stalled network would) is dropped by the
+// daemon once it has missed too much, and told so; the page then opens a
+// new stream and shows what it missed.
+//
+// Nothing in it depends on the machine's speed: the stream is held, not
+// slowed, for as long as publishing takes, and let go only after; the
+// daemon's write on the held stream waits for that (HoldStalledStreams)
+// instead of giving up after sseWrite, which under load publishing 2,000
+// events can pass.
 func TestDashboardReconnectsWhenItFallsBehind(t *testing.T) {
+	api.HoldStalledStreams(t, 10*time.Minute)
 	p := page{t, browser(t)}
 	d := claudeCodeDaemon(t)
-	// The browser reaches the daemon through a proxy that can slow its
-	// event stream to a trickle: a slow network, as the daemon sees it,
-	// whatever the browser's own emulation of one accepts.
-	proxy, throttle := throttlingProxy(t, d.l.HTTP)
+	// The browser reaches the daemon through a proxy that can hold its
+	// event stream.
+	proxy, stream := stallingProxy(t, d.l.HTTP)
 	link, _, err := d.l.LoginLink()
 	if err != nil {
 		t.Fatal(err)
 	}
 	link = strings.Replace(link, d.l.HTTP, proxy, 1)
-	throttle(100)
-	p.do("its page, its event stream slowed to a trickle", chromedp.Navigate(link))
+	p.do("its page", chromedp.Navigate(link))
 	p.wait("its live connection", "#live.on")
 	if n := p.count("#sessions tbody tr"); n != 0 {
 		t.Fatalf("%d sessions shown before any; want none", n)
 	}
 
-	// Far more events than the stream may miss: each denial of a .env
-	// read is one.
+	// Far more events than the held stream may miss: each denial of a
+	// .env read is one guard.fired event. What the daemon's stream holds
+	// before its write blocks (its socket's 64 KB send buffer, the
+	// proxy's 8 KB receive buffer and 4 KB reader, a few hundred events
+	// at most) plus its 256-event buffer plus the 1,024 it may miss is
+	// well under 2,000 (TestEventStreamDropsASubscriberThatFallsBehind
+	// counts them).
+	stream.hold()
 	ref := hearth.ExternalRef{Agent: "claude-code", Session: ccSession, Workspace: "/home/dev/shop"}
 	call := sdk.ToolCall{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"/home/dev/shop/.env"}}
 	for range 2000 {
@@ -286,23 +299,23 @@ func TestDashboardReconnectsWhenItFallsBehind(t *testing.T) {
 		}
 	}
 
-	// Read at full speed again, the page finds it was dropped, reconnects,
+	// The stream flows again: the page finds it was dropped, reconnects,
 	// and shows the session it missed.
-	throttle(0)
+	stream.release()
 	p.wait("that it was dropped", `body[data-dropped="1"]`)
 	p.wait("its live connection, again", "#live.on")
 	p.waitText("the session it missed", "#sessions tbody", "claude-code")
 }
 
-// throttlingProxy is a reverse proxy to the daemon's HTTP address target,
-// on loopback, that passes the event stream (/api/events) to the browser
-// at most bytesPerSecond (throttle; 0 for full speed). It reads the
-// daemon's side of the stream through a small socket buffer, so that the
-// daemon's writes block soon after the browser stops keeping up, as they
-// would over a slow link.
-func throttlingProxy(t *testing.T, target string) (addr string, throttle func(bytesPerSecond int64)) {
+// stallingProxy is a reverse proxy to the daemon's HTTP address target,
+// on loopback, whose event streams (/api/events) can be held: while held
+// it reads nothing more of the daemon's side of a stream, so that the
+// daemon's writes block once the sockets between them are full, as they
+// would over a stalled link. It reads the daemon's side through a small
+// socket buffer, so that they fill soon.
+func stallingProxy(t *testing.T, target string) (addr string, stream *valve) {
 	t.Helper()
-	var rate atomic.Int64
+	stream = &valve{}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(&url.URL{Scheme: "http", Host: target})
@@ -321,35 +334,62 @@ func throttlingProxy(t *testing.T, target string) (addr string, throttle func(by
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
 			if resp.Request.URL.Path == "/api/events" {
-				resp.Body = &slowReader{ReadCloser: resp.Body, rate: &rate}
+				resp.Body = &heldReader{ReadCloser: resp.Body, v: stream}
 			}
 			return nil
 		},
 	}
 	srv := httptest.NewServer(rp)
 	t.Cleanup(func() {
-		// The event stream never ends on its own: Close would wait for it.
+		// A held stream's reader waits for the valve: open it, so that
+		// no goroutine is left behind. The event stream never ends on its
+		// own: Close would wait for it.
+		stream.release()
 		srv.CloseClientConnections()
 		srv.Close()
 	})
-	return strings.TrimPrefix(srv.URL, "http://"), rate.Store
+	return strings.TrimPrefix(srv.URL, "http://"), stream
 }
 
-// slowReader reads at most rate bytes a second (none set: at once).
-type slowReader struct {
+// valve holds readers (hold) until it is opened again (release).
+type valve struct {
+	mu   sync.Mutex
+	open chan struct{} // nil when open; closed on release
+}
+
+func (v *valve) hold() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.open == nil {
+		v.open = make(chan struct{})
+	}
+}
+
+func (v *valve) release() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.open != nil {
+		close(v.open)
+		v.open = nil
+	}
+}
+
+func (v *valve) wait() {
+	v.mu.Lock()
+	c := v.open
+	v.mu.Unlock()
+	if c != nil {
+		<-c
+	}
+}
+
+// heldReader reads only while its valve is open.
+type heldReader struct {
 	io.ReadCloser
-	rate *atomic.Int64
+	v *valve
 }
 
-func (r *slowReader) Read(b []byte) (int, error) {
-	n := r.rate.Load()
-	if n <= 0 {
-		return r.ReadCloser.Read(b)
-	}
-	chunk := max(1, n/10)
-	if int64(len(b)) > chunk {
-		b = b[:chunk]
-	}
-	time.Sleep(100 * time.Millisecond) // pacing, not synchronization: a tenth of the second's bytes
+func (r *heldReader) Read(b []byte) (int, error) {
+	r.v.wait()
 	return r.ReadCloser.Read(b)
 }
