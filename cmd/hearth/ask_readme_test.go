@@ -121,6 +121,16 @@ func TestAskConfigsValidate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "is valid") || !strings.Contains(stderr, "Warning") || !strings.Contains(stderr, "ANTHROPIC_API_KEY, which is not set") {
 		t.Errorf("hearth.hcl without a key: exit %d, want 0 and a warning naming ANTHROPIC_API_KEY\n%s%s", code, out, stderr)
 	}
+	// Named by --config, as every other command reads it, the file is
+	// checked the same; with no file at all, the command says how to name
+	// one.
+	code, out, stderr = run(t, nil, "--config", "../../examples/ask/hearth.hcl", "config", "validate")
+	if code != 0 || !strings.Contains(out, "../../examples/ask/hearth.hcl is valid") || !strings.Contains(stderr, "ANTHROPIC_API_KEY, which is not set") {
+		t.Errorf("config validate with --config: exit %d, want 0, the file valid, and the warning\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := run(t, nil, "config", "validate"); code != exitUsage || !strings.Contains(stderr, "hearth config validate FILE (or --config FILE)") {
+		t.Errorf("config validate with no file: exit %d, want %d and how to name the file\n%s%s", code, exitUsage, out, stderr)
+	}
 	for _, args := range [][]string{{"runs", "list"}, {"sessions", "list"}, {"agents", "list"}} {
 		if code, out, stderr := run(t, nil, append([]string{"--config", "../../examples/ask/hearth.hcl"}, args...)...); code != 0 {
 			t.Errorf("%s without a key: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
