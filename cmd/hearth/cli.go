@@ -358,7 +358,13 @@ func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(conte
 	for {
 		select {
 		case err = <-done:
-			_ = h.Close(context.Background())
+			// The work is done and every write it made is in the store's
+			// log; a close that could not flush it leaves the directory
+			// for the next writer to replay, and a read-only command
+			// refused until then: say so rather than leave it a surprise.
+			if cerr := h.Close(context.Background()); cerr != nil {
+				fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", cerr)
+			}
 			return err
 		case <-reloads:
 			m.reload(h)
