@@ -97,7 +97,11 @@ the backup is taken through it, while it serves.`,
 					return store.BackupStats{Bytes: n}, err
 				}
 				if args[0] == "-" {
-					_, err := backup(m.Stdout)
+					out, err := m.byteStream(cmd)
+					if err != nil {
+						return err
+					}
+					_, err = backup(out)
 					return err
 				}
 				st, err := writeAtomically(args[0], backup)
@@ -120,7 +124,11 @@ the backup is taken through it, while it serves.`,
 			}
 			defer st.Close()
 			if args[0] == "-" {
-				_, err := st.Backup(cmd.Context(), m.Stdout)
+				out, err := m.byteStream(cmd)
+				if err != nil {
+					return err
+				}
+				_, err = st.Backup(cmd.Context(), out)
 				return err
 			}
 			stats, err := writeAtomically(args[0], func(w io.Writer) (store.BackupStats, error) { return st.Backup(cmd.Context(), w) })
@@ -131,7 +139,7 @@ the backup is taken through it, while it serves.`,
 			return nil
 		},
 	}
-	return c
+	return streamsBytes(c)
 }
 
 // writeAtomically writes to a temporary file beside path and renames it
