@@ -210,11 +210,29 @@ func (m *Main) recoverCommand() *cobra.Command {
 			if _, err := os.Stat(dir); err != nil {
 				return usagef("no data directory at %s", dir)
 			}
-			if err := store.Recover(dir, store.Options{Logger: m.logger().Named("store")}); err != nil {
+			opts, err := m.storeOptions()
+			if err != nil {
+				return err
+			}
+			if err := store.Recover(dir, opts); err != nil {
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "%s: replayed; it reads read-only again\n", shortPath(dir))
 			return nil
 		},
 	}
+}
+
+// storeOptions are the store options of the config (its store block:
+// min_free_space and the timeouts), for the commands here that write
+// the directory without a host.
+func (m *Main) storeOptions() (store.Options, error) {
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return store.Options{}, err
+	}
+	opts := cfg.Store.Options()
+	opts.Logger = m.logger().Named("store")
+	opts.Command = "hearth " + m.commandName
+	return opts, nil
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 )
 
 // Badger's log files (value logs, NNNNNN.vlog, and memtable logs,
@@ -58,4 +60,17 @@ func walkLog(b []byte, fn func(meta byte, key, value []byte)) int {
 		off += body + 4
 	}
 	return min(off, len(b))
+}
+
+// replaySize is how many bytes of whole entries dir's memtable logs hold:
+// what a write open replays, and writes again as tables.
+func replaySize(dir string) uint64 {
+	mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	var n uint64
+	for _, p := range mems {
+		if b, err := os.ReadFile(p); err == nil {
+			n += uint64(walkLog(b, nil))
+		}
+	}
+	return n
 }

@@ -182,6 +182,8 @@ func Open(dir string, mode Mode, opts Options) (*Store, error) {
 			if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
 				return fail(fmt.Errorf("data directory %s: %w (hearth recover does it, as does any command that writes)", dir, ErrNeedsRecovery))
 			}
+		} else if err := haveSpace(dir, minFreeSpace(opts.MinFreeSpace), replaySize(dir), "opening it to write (Badger replays the writes a crash left, and starts its logs)", "free space (or lower min_free_space) and try again; nothing in it was changed"); err != nil {
+			return fail(err)
 		} else if err := private(dir); err != nil {
 			return fail(err)
 		} else if err := lock.writePID(dir); err != nil {
@@ -224,12 +226,7 @@ func Open(dir string, mode Mode, opts Options) (*Store, error) {
 		// record, no GC.
 		return s, nil
 	}
-	switch {
-	case opts.MinFreeSpace == 0:
-		s.space.min.Store(DefaultMinFreeSpace)
-	case opts.MinFreeSpace > 0:
-		s.space.min.Store(uint64(opts.MinFreeSpace))
-	}
+	s.space.min.Store(minFreeSpace(opts.MinFreeSpace))
 	if s.seq, err = db.GetSequence([]byte("q/events"), 1024); err != nil {
 		db.Close()
 		lock.release()
