@@ -50,6 +50,10 @@ type Main struct {
 	// Reloads returns the channel of signals that make a running host
 	// reload its config (SIGHUP), and a function that stops delivery.
 	Reloads func() (<-chan os.Signal, func())
+	// Interrupts returns the channel of every signal that would end the
+	// process and can be caught (interruptSignals), for commands that
+	// must clean up when interrupted; nil means Signals.
+	Interrupts func() (<-chan os.Signal, func())
 
 	// wire is Stdout as given, before Run made it safe for a terminal:
 	// where a protocol's bytes go (hearth mcp).
@@ -86,6 +90,11 @@ func NewMain() *Main {
 		Reloads: func() (<-chan os.Signal, func()) {
 			c := make(chan os.Signal, 1)
 			signal.Notify(c, syscall.SIGHUP)
+			return c, func() { signal.Stop(c) }
+		},
+		Interrupts: func() (<-chan os.Signal, func()) {
+			c := make(chan os.Signal, len(interruptSignals))
+			signal.Notify(c, interruptSignals...)
 			return c, func() { signal.Stop(c) }
 		},
 	}

@@ -238,8 +238,11 @@ func listDir(dir string) (*dirFiles, []*DirError, error) {
 				d.mems = append(d.mems, name)
 			}
 		default:
-			if name == badger.ManifestFilename {
+			switch name {
+			case badger.ManifestFilename:
 				d.manifest = true
+			case restoreMarker:
+				bad = append(bad, interruptedRestore(dir))
 			}
 		}
 	}

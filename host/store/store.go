@@ -113,6 +113,7 @@ type Store struct {
 	// it); stall is the error writes fail with while a commit is stuck.
 	commit       func([]*write) (int, error)
 	stall        atomic.Pointer[error]
+	failed       atomic.Pointer[WriteFailedError]
 	failWrites   atomic.Pointer[func(keys []string) error]
 	stallTimeout time.Duration
 	closeTimeout time.Duration
