@@ -339,8 +339,10 @@ func cancellable(ctx context.Context, f *os.File) (r io.Reader, done func()) {
 		nf.Close()
 	}
 }
+
 func (m *Main) recoverCommand() *cobra.Command {
-	return &cobra.Command{
+	var discard bool
+	c := &cobra.Command{
 		Use:   "recover",
 		Short: "Replay the last writes of a data directory a crash left unreplayed",
 		Args:  exactArgs(),
@@ -356,6 +358,7 @@ func (m *Main) recoverCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			opts.DiscardAfterLogDamage = discard
 			if err := store.Recover(dir, opts); err != nil {
 				return err
 			}
@@ -363,6 +366,8 @@ func (m *Main) recoverCommand() *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&discard, "discard-after-damage", false, "replay a memtable log damaged in the middle up to the damage, losing the writes after it (restoring a backup loses less)")
+	return c
 }
 
 // storeOptions are the store options of the config (its store block:

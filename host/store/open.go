@@ -95,6 +95,9 @@ type DirError struct {
 	Problem string
 	// Fix says what the user can do.
 	Fix string
+	// logTail marks damage in the middle of a memtable log, which a
+	// write open may be told to cut (Options.DiscardAfterLogDamage).
+	logTail bool
 }
 
 func (e *DirError) Error() string {
@@ -165,12 +168,16 @@ func (l *dirLock) release() {
 // caller holds the directory's lock, so that a writer's files in motion
 // (a compaction's new table, not yet listed) are never mistaken for
 // damage.
-func checkDir(dir string, mode Mode) error {
+//
+// With discardAfterLogDamage, damage in the middle of a memtable log is
+// not refused: Badger replays the log up to it. inspectDir reports that
+// damage after every other problem, so accepting it hides none.
+func checkDir(dir string, mode Mode, discardAfterLogDamage bool) error {
 	errs, leftovers, err := inspectDir(dir, mode, true)
 	if err != nil {
 		return err
 	}
-	if len(errs) > 0 {
+	if len(errs) > 0 && !(discardAfterLogDamage && errs[0].logTail) {
 		return errs[0]
 	}
 	return leftoversError(dir, mode, leftovers)
@@ -329,6 +336,7 @@ func inspectDir(dir string, mode Mode, first bool) (out []*DirError, leftovers [
 		}
 	}
 	pointers := "the tables point to"
+	var logDamaged []*DirError
 	if mode == Write && len(d.mems) > 0 {
 		// A write open replays the memtable logs: the values they point
 		// to must be there too.
@@ -343,6 +351,15 @@ func inspectDir(dir string, mode Mode, first bool) (out []*DirError, leftovers [
 					notePointer(reach, v)
 				}
 			})
+			if end, after, found := logDamage(b); found {
+				// Reported last: Open may be told to accept it
+				// (Options.DiscardAfterLogDamage), and then no other
+				// problem may hide behind it.
+				logDamaged = append(logDamaged, &DirError{Dir: dir, File: name,
+					Problem: fmt.Sprintf("is damaged at byte %d, and whole writes follow the damage (a transaction ends at byte %d): replayed, Badger would stop at the damage and drop them, with no error", end, after),
+					Fix:     "Restore it from a backup (hearth restore FILE --data-dir NEW); or, to keep the writes before the damage and lose those after it, run hearth recover --discard-after-damage. See docs/recovery.md.",
+					logTail: true})
+			}
 		}
 	}
 	for _, fid := range slices.Sorted(maps.Keys(reach)) {
@@ -371,8 +388,15 @@ func inspectDir(dir string, mode Mode, first bool) (out []*DirError, leftovers [
 				return nil, nil, fmt.Errorf("data directory %s: %w", dir, err)
 			}
 			if end := walkLog(b, nil); uint64(end) < r.end {
-				add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is damaged at byte %d (its entries stop being whole there), before values %s (up to byte %d): opened to write, Badger would cut them off", end, pointers, r.end), Fix: recoverFix})
+				if add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is damaged at byte %d (its entries stop being whole there), before values %s (up to byte %d): opened to write, Badger would cut them off", end, pointers, r.end), Fix: recoverFix}) {
+					return out, nil, nil
+				}
 			}
+		}
+	}
+	for _, e := range logDamaged {
+		if add(e) {
+			return out, nil, nil
 		}
 	}
 	return out, leftovers, nil

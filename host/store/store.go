@@ -94,6 +94,11 @@ type Options struct {
 	// ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
 	// guard off.
 	MinFreeSpace int64
+	// DiscardAfterLogDamage lets a write open replay a memtable log that
+	// is damaged in the middle, up to the damage, losing the writes after
+	// it (Badger's own way); without it such a log is a *DirError
+	// (logfile.go). hearth recover --discard-after-damage sets it.
+	DiscardAfterLogDamage bool
 }
 
 // Store is hearth's Badger database. Its methods are safe for concurrent
@@ -167,7 +172,7 @@ func Open(dir string, mode Mode, opts Options) (*Store, error) {
 			lock.release()
 			return nil, err
 		}
-		if err := checkDir(dir, mode); err != nil {
+		if err := checkDir(dir, mode, opts.DiscardAfterLogDamage); err != nil {
 			return fail(err)
 		}
 		if readOnly {
