@@ -80,7 +80,8 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupStats, error) {
 	defer txn.Discard()
 	sum := sha256.New()
 	size := &countWriter{w: sum}
-	records, err := s.writeKV(ctx, txn, size)
+	refs := map[string]string{}
+	records, err := s.writeKV(ctx, txn, size, refs)
 	if err != nil {
 		return st, fmt.Errorf("backup: read the records: %w", err)
 	}
@@ -92,6 +93,10 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupStats, error) {
 	var filesBytes int64
 	for _, f := range files {
 		filesBytes += f.size
+		delete(refs, filepath.Base(f.rel))
+	}
+	for sha, by := range refs {
+		return st, fmt.Errorf("backup: stored file %s is missing (%s refers to it); hearth verify lists all damage, docs/recovery.md says what to do", filepath.Join(s.FilesDir(), sha[:2], sha), by)
 	}
 	tw := tar.NewWriter(w)
 	hdr, _ := json.MarshalIndent(backupHeader{Format: backupFormat, Layout: Layout, Created: time.Now().UTC(), Records: records,
@@ -103,7 +108,7 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupStats, error) {
 		return st, err
 	}
 	sum.Reset()
-	if _, err := s.writeKV(ctx, txn, io.MultiWriter(tw, sum)); err != nil {
+	if _, err := s.writeKV(ctx, txn, io.MultiWriter(tw, sum), nil); err != nil {
 		return st, fmt.Errorf("backup: write the records: %w", err)
 	}
 	if got := hex.EncodeToString(sum.Sum(nil)); got != kvSum {
@@ -114,11 +119,17 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupStats, error) {
 	for _, sf := range files {
 		f, err := os.Open(filepath.Join(s.dir, sf.rel))
 		if err == nil {
-			err = writeTarFile(tw, filepath.ToSlash(sf.rel), sf.size, &ctxReader{ctx: ctx, r: f})
+			// Stored files are named by their SHA-256: one whose bytes
+			// do not match it is damaged, and is not copied as if whole.
+			h := sha256.New()
+			err = writeTarFile(tw, filepath.ToSlash(sf.rel), sf.size, io.TeeReader(&ctxReader{ctx: ctx, r: f}, h))
 			f.Close()
+			if got := hex.EncodeToString(h.Sum(nil)); err == nil && got != filepath.Base(sf.rel) {
+				err = fmt.Errorf("is damaged: its content does not match its SHA-256 (%s); hearth verify lists all damage, docs/recovery.md says what to do", got)
+			}
 		}
 		if err != nil {
-			return st, fmt.Errorf("backup: %s: %w", sf.rel, err)
+			return st, fmt.Errorf("backup: stored file %s: %w", sf.rel, err)
 		}
 		st.Files++
 		st.Bytes += sf.size
@@ -128,8 +139,9 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupStats, error) {
 
 // writeKV writes every record txn sees to w, in Badger's backup format,
 // the same bytes every time for the same transaction, and returns how
-// many.
-func (s *Store) writeKV(ctx context.Context, txn *badger.Txn, w io.Writer) (int, error) {
+// many. With refs, it checks every record (recordProblem) and adds the
+// stored files the runs refer to.
+func (s *Store) writeKV(ctx context.Context, txn *badger.Txn, w io.Writer, refs map[string]string) (int, error) {
 	it := txn.NewIterator(badger.IteratorOptions{})
 	defer it.Close()
 	n := 0
@@ -139,6 +151,14 @@ func (s *Store) writeKV(ctx context.Context, txn *badger.Txn, w io.Writer) (int,
 			return n, err
 		}
 		item := it.Item()
+		if refs != nil {
+			// The first pass checks each record as verify does: a backup
+			// of a damaged record would restore as different data.
+			key := item.KeyCopy(nil)
+			if p := recordProblem(item, key, refs); p != "" {
+				return n, damaged(key, errors.New(p))
+			}
+		}
 		v, err := item.ValueCopy(nil)
 		if err != nil {
 			return n, damaged(item.KeyCopy(nil), err)

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -232,6 +234,12 @@ func listDir(dir string) (*dirFiles, []*DirError, error) {
 				bad = append(bad, &DirError{Dir: dir, File: name, Problem: "is not a file Badger wrote under that name (its " + ext + " files are named by number, like " + canonical + "), and Badger would act on it", Fix: "Move it out of the data directory, or see docs/recovery.md."})
 				continue
 			}
+			if ext != ".sst" {
+				if e := checkLogHeader(dir, name); e != nil {
+					bad = append(bad, e)
+					continue
+				}
+			}
 			switch ext {
 			case ".sst":
 				d.tables[id] = true
@@ -250,10 +258,55 @@ func listDir(dir string) (*dirFiles, []*DirError, error) {
 				d.manifest = true
 			case restoreMarker:
 				bad = append(bad, interruptedRestore(dir))
+			case badger.KeyRegistryFileName:
+				if e := checkKeyRegistry(dir); e != nil {
+					bad = append(bad, e)
+				}
 			}
 		}
 	}
 	return d, bad, nil
+}
+
+// keyRegistryText and keyRegistrySize are KEYREGISTRY as Badger writes it for a store that is not
+// encrypted (hearth's never are): a 16-byte IV, which nothing reads
+// without a key, then its check text, in the clear, and no data keys.
+// Badger reads it at every open and fails on anything else with an error
+// that does not name it ("Error while reading IV for key registry").
+var keyRegistryText = []byte("Hello Badger")
+
+const keyRegistrySize = 16 + 12
+
+// checkKeyRegistry refuses a KEYREGISTRY other than that.
+func checkKeyRegistry(dir string) *DirError {
+	b, err := os.ReadFile(filepath.Join(dir, badger.KeyRegistryFileName))
+	if err == nil && len(b) == keyRegistrySize && bytes.Equal(b[16:], keyRegistryText) {
+		return nil
+	}
+	problem := fmt.Sprintf("is damaged: it holds %d bytes, not the %d of an unencrypted store's registry ending %q", len(b), keyRegistrySize, keyRegistryText)
+	if err != nil {
+		problem = "cannot be read: " + err.Error()
+	}
+	return &DirError{Dir: dir, File: badger.KeyRegistryFileName, Problem: problem,
+		Fix: "It holds no data (hearth does not encrypt its store): move it out of the data directory; read commands work without it, and the next command that writes makes a new one. See docs/recovery.md."}
+}
+
+// checkLogHeader refuses the log name (a value or memtable log) when its
+// header names an encryption key: its first 8 bytes are the ID of the
+// key its entries are encrypted with, 0 for none, and hearth never
+// encrypts. Badger would look the key up, fail, and leave its goroutines
+// running (its Open does not clean up after that error).
+func checkLogHeader(dir, name string) *DirError {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return &DirError{Dir: dir, File: name, Problem: "cannot be read: " + err.Error(), Fix: recoverFix}
+	}
+	defer f.Close()
+	var id [8]byte
+	if n, _ := io.ReadFull(f, id[:]); n == len(id) && binary.BigEndian.Uint64(id[:]) != 0 {
+		return &DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is damaged: its header names encryption key %d, and hearth never encrypts", binary.BigEndian.Uint64(id[:])), Fix: recoverFix}
+	}
+	return nil
 }
 
 // inspectDir finds what makes dir unsafe to open in mode: every problem,

@@ -207,6 +207,8 @@ func Restore(ctx context.Context, r io.Reader, dir string, opts RestoreOptions) 
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return st, context.Cause(ctx)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return refuse("stored file %s is cut short: the backup is incomplete", parts[2])
 		case err != nil:
 			return st, err
 		case sum != parts[2]:

@@ -185,7 +185,8 @@ func (s *Store) settle(group []*write, err error) {
 // too, with every write submitted after (ErrWriteFailed), and the host
 // says why and what to do. A write refused before Badger is asked (not
 // enough free space: nothing of it was written; a stall, whose commit is
-// still waited for in order) is not such a failure.
+// still waited for in order; a single write too big for any transaction,
+// discarded before its commit) is not such a failure.
 
 // ErrWriteFailed is wrapped by the error of every write a store refuses
 // because a write before it failed.
@@ -210,7 +211,7 @@ func (e *WriteFailedError) Unwrap() error { return ErrWriteFailed }
 // fail makes the store refuse writes after err, a write's failure, unless
 // err is a refusal made before Badger was asked.
 func (s *Store) fail(err error) {
-	if errors.Is(err, ErrNoSpace) || errors.Is(err, ErrStalled) || errors.Is(err, ErrClosed) || errors.Is(err, ErrReadOnly) {
+	if errors.Is(err, ErrNoSpace) || errors.Is(err, ErrStalled) || errors.Is(err, ErrClosed) || errors.Is(err, ErrReadOnly) || errors.Is(err, badger.ErrTxnTooBig) {
 		return
 	}
 	if s.failed.CompareAndSwap(nil, &WriteFailedError{Dir: s.dir, At: time.Now().UTC(), Err: err}) {
