@@ -136,3 +136,38 @@ func TestFullFileSystemRefusesReplay(t *testing.T) {
 		t.Errorf("runs list after recover: exit %d\n%s\nwant the run, interrupted", code, out)
 	}
 }
+
+// TestRestoreOntoAFullFileSystem is issue 24's third finding for restore:
+// onto a file system too small for the backup it crashed (SIGBUS in
+// Badger's mapped writes) and left files behind. Now it compares the
+// backup's size (and min_free_space) with the free space before it
+// writes: it refuses, saying so, without crashing, and leaves nothing;
+// once there is room, the same backup restores.
+func TestRestoreOntoAFullFileSystem(t *testing.T) {
+	env, id := ranStore(t)
+	want := views(t, env, id)
+	backup := filepath.Join(t.TempDir(), "b.tar")
+	if code, out, errOut := run(t, env, "backup", backup); code != 0 {
+		t.Fatalf("backup: exit %d\n%s%s", code, out, errOut)
+	}
+	fs := smallFileSystem(t, "16m")
+	cfg := writeConfigIn(t, t.TempDir(), "store {\n  min_free_space = \"4MiB\"\n}\n")
+	renv := map[string]string{"HEARTH_CONFIG": cfg, "HEARTH_DATA_DIR": filepath.Join(fs, "restored")}
+	// Less free than min_free_space and the backup together, more than
+	// either alone.
+	filler := fill(t, fs, 4<<20+64<<10)
+	code, out, sig := runProcess(t, renv, "restore", backup)
+	if code == 0 || sig || crashed(out) || !strings.Contains(out, "not enough free space") {
+		t.Errorf("hearth restore onto a full file system: exit %d (signal %v)\n%s\nwant a refusal saying there is not enough free space", code, sig, out)
+	}
+	if got := entries(t, fs); len(got) != 1 || got[0] != filepath.Base(filler) {
+		t.Errorf("after restore was refused, %s holds %v; want the filler alone", fs, got)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runProcess(t, renv, "restore", backup); code != 0 {
+		t.Fatalf("hearth restore with room: exit %d\n%s", code, out)
+	}
+	sameViews(t, "restored once there was room", views(t, renv, id), want)
+}
