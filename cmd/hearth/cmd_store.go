@@ -378,8 +378,9 @@ func (m *Main) storeOptions() (store.Options, error) {
 	if err != nil {
 		return store.Options{}, err
 	}
-	opts := cfg.Store.Options()
-	opts.Logger = m.logger().Named("store")
-	opts.Command = "hearth " + m.commandName
-	return opts, nil
+	// The store block decodes into plain values, zero where the file is
+	// silent, which the store reads as its defaults (as the engine does).
+	st := cfg.Store
+	return store.Options{MinFreeSpace: st.MinFreeSpace, StallTimeout: st.StallTimeout, CloseTimeout: st.CloseTimeout,
+		Logger: m.logger().Named("store"), Command: "hearth " + m.commandName}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -212,7 +213,7 @@ func TestDirectoryFilesAreAccountedFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.PutSession(context.Background(), store.SessionRecord{ID: "elsewhere", Agent: "gotour", Status: store.SessionDormant}); err != nil {
+			if err := st.PutSession(context.Background(), record.Session{ID: "elsewhere", Agent: "gotour", Status: record.SessionDormant}); err != nil {
 				t.Fatal(err)
 			}
 			st.Close()

@@ -21,11 +21,13 @@
 // # Cluster
 //
 // With a cluster block, `hearth serve` makes the host a member of a
-// cluster (cluster.go): ClusterView, then a node over ClusterSource, then
-// JoinCluster. Its pools then hold the other hosts' sessions too, Submit
-// and Place decide over every host's sessions and forward a task to the
-// host that wins it, and RunForwarded runs what other hosts forward here,
-// once per idempotency key. Runs and their tasks stay on this host.
+// cluster: it hands the engine a host/cluster/member.Member as
+// Options.Cluster, which New attaches to the host's parts (cluster.go),
+// and joins it once the daemon listens. Submit and Place then ask the
+// member, which decides over every host's sessions (the pools hold the
+// other hosts' sessions too) and forwards a task to the host that wins
+// it, or runs it here; the member also runs what other hosts forward
+// here. Runs and their tasks stay on this host.
 //
 // # Events
 //
@@ -82,6 +84,9 @@ type Options struct {
 	// ReapInterval is how often idle sessions are looked for; by default a
 	// quarter of the shortest idle timeout, at most a minute.
 	ReapInterval time.Duration
+	// Cluster, when set, is the cluster the host is a member of
+	// (host/cluster/member); New attaches it to the host's parts.
+	Cluster Cluster
 	// Observe, when set, is told of every event as the host emits it,
 	// tool uses included, before it is on disk: what metrics count. It is
 	// called on the host's hot paths, so it must be quick and must not
@@ -108,6 +113,11 @@ type Engine struct {
 	observe func(*hearth.Event)
 	tls     *plugin.HostTLS
 	guards  atomic.Pointer[guard.Set]
+	// protect are the paths no confined plugin reaches, blobDir the run
+	// files confined plugins read (confine.go): fixed at New, as the
+	// data directory is.
+	protect []string
+	blobDir string
 
 	// closing is closed when Close begins: no new work is accepted.
 	closing   chan struct{}
@@ -123,9 +133,9 @@ type Engine struct {
 	// as they go idle.
 	retiring []*pool.Pool
 	reaper   sync.WaitGroup
-	// clusterP is the cluster wiring (cluster.go); nil without a cluster
-	// block.
-	clusterP atomic.Pointer[clusterState]
+	// cluster is the cluster the host is a member of (cluster.go); nil
+	// without a cluster block.
+	cluster Cluster
 }
 
 var _ hearth.Service = (*Engine)(nil)
@@ -145,6 +155,7 @@ func New(opts Options) (*Engine, error) {
 		pools:        make(map[string]*pool.Pool),
 		closing:      make(chan struct{}),
 		observe:      opts.Observe,
+		cluster:      opts.Cluster,
 	}
 	if h.logger == nil {
 		h.logger = hclog.NewNullLogger()
@@ -159,8 +170,11 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: make the TLS keys plugins are reached with: %w", err)
 	}
 	if h.store == nil {
-		so := h.cfg.Store.Options() // a zero Store means the store's defaults
-		so.Logger, so.Command = h.logger.Named("store"), opts.Command
+		// The store block's settings, zero where the file leaves one
+		// out: the store's default.
+		st := h.cfg.Store
+		so := store.Options{MinFreeSpace: st.MinFreeSpace, StallTimeout: st.StallTimeout, CloseTimeout: st.CloseTimeout,
+			Logger: h.logger.Named("store"), Command: opts.Command}
 		if h.store, err = store.Open(h.cfg.DataDir, store.Write, so); err != nil {
 			return nil, err
 		}
@@ -172,20 +186,11 @@ func New(opts Options) (*Engine, error) {
 		}
 		return nil, err
 	}
-	h.runs = runs.New(runs.Deps{
-		Store: h.store, Logger: h.logger, Now: h.now,
-		Emit:           h.emit,
-		Publish:        h.publishWritten,
-		AfterPublished: h.events.afterPublished,
-		Enter:          h.enter,
-		Runnable:       h.runnable,
-		Admit:          h.admit,
-		Transition:     h.checkTransition,
-		Execute:        h.executeRunTask,
-	})
+	h.runs = h.newRuns()
 	if err := h.checkConfinement(); err != nil {
 		return fail(err)
 	}
+	h.protect, h.blobDir = protected(h.cfg), h.blobs()
 	for _, a := range h.cfg.Agents {
 		p, err := h.newPool(a, h.cfg.Matcher)
 		if err != nil {
@@ -200,6 +205,11 @@ func New(opts Options) (*Engine, error) {
 		return fail(err)
 	}
 	h.runs.Sweep()
+	if h.cluster != nil {
+		if err := h.attachCluster(); err != nil {
+			return fail(err)
+		}
+	}
 	reap := opts.ReapInterval
 	if reap <= 0 {
 		reap = time.Minute
@@ -211,36 +221,6 @@ func New(opts Options) (*Engine, error) {
 	h.reaper.Add(1)
 	go h.reapLoop(reap)
 	return h, nil
-}
-
-// newPool makes the pool of agent a.
-func (e *Engine) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) {
-	argv, env, err := e.command(a)
-	if err != nil {
-		return nil, err
-	}
-	return pool.New(a, m, argv, env, pool.Deps{
-		Store: e.store, Events: (*poolEvents)(e), Guards: e.Guards, TLS: e.tls,
-		Protect: protected(e.cfg), Blobs: e.blobs(), Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop,
-	})
-}
-
-// restorePools loads the sessions of the agents of pools from the store.
-func (e *Engine) restorePools(pools map[string]*pool.Pool) error {
-	recs, err := e.store.SessionRecords()
-	if err != nil {
-		return fmt.Errorf("engine: read sessions: %w", err)
-	}
-	byAgent := make(map[string][]store.SessionRecord)
-	for _, r := range recs {
-		byAgent[r.Agent] = append(byAgent[r.Agent], r)
-	}
-	for name, p := range pools {
-		if err := p.Restore(byAgent[name]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // poolList returns the pools in force.
@@ -360,7 +340,7 @@ func (e *Engine) SessionCounts() []hearth.SessionCount {
 	for _, p := range e.poolList() {
 		n := p.Counts()
 		for _, st := range pool.Statuses() {
-			out = append(out, hearth.SessionCount{Agent: p.Config().Name, Status: st, N: n[st]})
+			out = append(out, hearth.SessionCount{Agent: p.Spec().Agent, Status: st, N: n[st]})
 		}
 	}
 	return out

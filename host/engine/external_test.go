@@ -2,9 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -35,116 +32,6 @@ func externalHost(t *testing.T, dir string, tune ...func(*config.Agent)) *Engine
 
 func read(path string) sdk.ToolUse {
 	return sdk.ToolUse{Tool: "Read", Paths: []string{path}, Outcome: sdk.OutcomeOK}
-}
-
-func TestExternalSessionLifecycle(t *testing.T) {
-	dir := t.TempDir()
-	h := externalHost(t, dir)
-	ctx := context.Background()
-	ref := hearth.ExternalRef{Session: "cc-1", Workspace: "/w"}
-	if err := h.ReportExternalToolUse(ctx, ref, read("/w/cart/cart.go")); err != nil {
-		t.Fatal(err)
-	}
-	// The first report made it live and busy: not pointed at mid-turn.
-	info := sessionInfo(t, h, "cc-1")
-	if info.Status != "live" || info.Load != 1 || info.External != config.ExternalClaudeCode || len(info.Files) != 1 {
-		t.Fatalf("after a report: %+v", info)
-	}
-	hints := sdk.Hints{Directories: []string{"/w/cart"}}
-	if d, err := h.Place(context.Background(), "cc", hints); err != nil || d.Action != hearth.ActionSpawned {
-		t.Errorf("mid-turn: %+v, %v; want a new session", d, err)
-	}
-	if err := h.ExternalTurn(ctx, ref, false); err != nil {
-		t.Fatal(err)
-	}
-	d, err := h.Place(context.Background(), "cc", hints)
-	if err != nil || d.Action != hearth.ActionResume || d.Session != "cc-1" || d.Resume != "claude --resume cc-1" || d.Workspace != "/w" {
-		t.Errorf("between turns: %+v, %v", d, err)
-	}
-	if _, err := h.Submit(ctx, hearth.Task{Agent: "cc", Prompt: "x"}); !errors.Is(err, hearth.ErrExternalAgent) {
-		t.Errorf("submit to an external agent: %v", err)
-	}
-	if err := h.DetachExternal(ctx, ref, "logout"); err != nil {
-		t.Fatal(err)
-	}
-	if info := sessionInfo(t, h, "cc-1"); info.Status != "dormant" || len(info.Files) != 1 {
-		t.Errorf("after the end: %+v", info)
-	}
-	// Restart: back dormant, fingerprint and all, and still the one.
-	if err := h.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h = externalHost(t, dir)
-	if d, err := h.Place(context.Background(), "cc", hints); err != nil || d.Action != hearth.ActionResume || d.Session != "cc-1" {
-		t.Errorf("after a restart: %+v, %v", d, err)
-	}
-	if err := h.AttachExternal(ctx, ref); err != nil {
-		t.Fatal(err)
-	}
-	if info := sessionInfo(t, h, "cc-1"); info.Status != "live" || len(info.Files) != 1 || info.Files[0] != "/w/cart/cart.go" {
-		t.Errorf("attached again: %+v", info)
-	}
-	for _, bad := range []string{"", "../x", "a b", string(make([]byte, 200))} {
-		if err := h.AttachExternal(ctx, hearth.ExternalRef{Session: bad}); !errors.Is(err, hearth.ErrSessionID) {
-			t.Errorf("session ID %q: %v", bad, err)
-		}
-	}
-}
-
-// TestExternalSessionsAreBounded: reports from anyone who reaches the
-// hooks cannot grow the host without bound; beyond max_sessions live,
-// the least recently active goes dormant, and comes back when it reports.
-func TestExternalSessionsAreBounded(t *testing.T) {
-	h := externalHost(t, t.TempDir(), func(a *config.Agent) { a.Pool.MaxSessions = 2 })
-	ctx := context.Background()
-	for i := range 3 {
-		ref := hearth.ExternalRef{Session: fmt.Sprintf("s%d", i)}
-		if err := h.ReportExternalToolUse(ctx, ref, read(fmt.Sprintf("/w/%d.go", i))); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.ExternalTurn(ctx, ref, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if s0, s2 := sessionInfo(t, h, "s0"), sessionInfo(t, h, "s2"); s0.Status != "dormant" || s2.Status != "live" || len(s0.Files) != 1 {
-		t.Errorf("s0 %s (%d files), s2 %s; want the oldest dormant, its fingerprint kept", s0.Status, len(s0.Files), s2.Status)
-	}
-	if err := h.AttachExternal(ctx, hearth.ExternalRef{Session: "s0"}); err != nil {
-		t.Fatal(err)
-	}
-	if s0, s1 := sessionInfo(t, h, "s0"), sessionInfo(t, h, "s1"); s0.Status != "live" || s1.Status != "dormant" {
-		t.Errorf("s0 %s, s1 %s; want s0 back and s1, now the oldest, dormant", s0.Status, s1.Status)
-	}
-}
-
-// TestExternalReportsRacingTheirEnd: a turn's report and the session's
-// end arriving together never leave a record without the fingerprint.
-func TestExternalReportsRacingTheirEnd(t *testing.T) {
-	dir := t.TempDir()
-	h := externalHost(t, dir, func(a *config.Agent) { a.Pool.MaxSessions = 100 })
-	ctx := context.Background()
-	const n = 40
-	for i := range n {
-		if err := h.ReportExternalToolUse(ctx, hearth.ExternalRef{Session: fmt.Sprintf("s%d", i)}, read(fmt.Sprintf("/w/%d.go", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var wg sync.WaitGroup
-	for i := range n {
-		ref := hearth.ExternalRef{Session: fmt.Sprintf("s%d", i)}
-		wg.Go(func() { _ = h.ExternalTurn(ctx, ref, false) })
-		wg.Go(func() { _ = h.DetachExternal(ctx, ref, "exit") })
-	}
-	wg.Wait()
-	if err := h.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	h = externalHost(t, dir)
-	for i := range n {
-		if info := sessionInfo(t, h, fmt.Sprintf("s%d", i)); len(info.Files) != 1 {
-			t.Errorf("s%d came back with files %v", i, info.Files)
-		}
-	}
 }
 
 // TestReloadKeepsExternalSessions: a reload that changes an external

@@ -6,6 +6,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/pool"
+	"github.com/hearth-dev/hearth/host/runs"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -31,15 +32,16 @@ func (e *Engine) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, er
 	if err := e.admit(t, guard.Run{}); err != nil {
 		return nil, err
 	}
-	if e.Clustered() && forwardable(p) {
-		return e.submitAcross(ctx, p, t)
+	if e.cluster != nil {
+		return e.cluster.Submit(ctx, p, t)
 	}
 	return e.execute(ctx, p, t, nil)
 }
 
 // executeRunTask runs an admitted attempt of a task of run: the run
-// engine's way to placement.
-func (e *Engine) executeRunTask(ctx context.Context, t hearth.Task, run pool.Run) (*hearth.Outcome, error) {
+// engine's way to placement (runs.Deps.Execute). The run is what the
+// task's calls reach.
+func (e *Engine) executeRunTask(ctx context.Context, t hearth.Task, run *runs.Run) (*hearth.Outcome, error) {
 	p, err := e.pool(t.Agent)
 	if err != nil {
 		return nil, err
@@ -76,8 +78,9 @@ func (e *Engine) Place(_ context.Context, agent string, hints sdk.Hints) (hearth
 	if err != nil {
 		return hearth.Decision{}, err
 	}
-	if e.Clustered() && forwardable(p) {
-		return e.placeAcrossDecision(p, agent, hints), nil
+	t := hearth.Task{Agent: agent, Hints: hints}
+	if e.cluster != nil {
+		return e.cluster.Place(p, t), nil
 	}
-	return p.Place(hearth.Task{Agent: agent, Hints: hints}), nil
+	return p.Place(t), nil
 }

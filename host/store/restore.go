@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // A restore is written so that an interruption, at any point and by any
@@ -180,7 +182,7 @@ func Restore(ctx context.Context, r io.Reader, dir string, opts RestoreOptions) 
 	switch {
 	case loadErr != nil && ctx.Err() != nil:
 		return st, context.Cause(ctx)
-	case errors.Is(loadErr, ErrNoSpace):
+	case errors.Is(loadErr, hearth.ErrNoSpace):
 		return st, loadErr
 	case loadErr != nil:
 		return refuse("badger.kv: %v", loadErr)

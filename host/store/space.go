@@ -2,7 +2,6 @@ package store
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -10,10 +9,12 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // Free space is watched the way etcd watches its quota: below a threshold
-// every write is refused with a clear reason (ErrNoSpace) before Badger is
+// every write is refused with a clear reason (hearth.ErrNoSpace) before Badger is
 // asked to write. Badger writes its value log and memtables through
 // memory maps: on a full file system a write to a mapped page that cannot
 // be backed is SIGBUS, which kills the process with no error to handle
@@ -26,11 +27,8 @@ import (
 // value-log file started) with room for compaction.
 const DefaultMinFreeSpace = 256 << 20
 
-// ErrNoSpace is wrapped by the error of a write refused for lack of free
-// space.
-var ErrNoSpace = errors.New("not enough free space")
-
-// SpaceError says how much space there is and how much writes need.
+// SpaceError says how much space there is and how much writes need. It
+// wraps hearth.ErrNoSpace.
 type SpaceError struct {
 	Dir        string
 	Free, Need uint64
@@ -48,7 +46,7 @@ func (e *SpaceError) Error() string {
 		what = e.What + " needs"
 	}
 	fix := cmp.Or(e.Fix, "free space (or lower min_free_space) and resume")
-	return fmt.Sprintf("%v in %s: %s free, %s at least %s; %s", ErrNoSpace, e.Dir, mib(e.Free), what, mib(e.Need), fix)
+	return fmt.Sprintf("%v in %s: %s free, %s at least %s; %s", hearth.ErrNoSpace, e.Dir, mib(e.Free), what, mib(e.Need), fix)
 }
 
 // mib is n bytes in MiB, for people: "0.3 MiB" below 10, "23 MiB" above.
@@ -106,7 +104,7 @@ func haveSpace(dir string, min, extra uint64, what, fix string) error {
 	return nil
 }
 
-func (e *SpaceError) Unwrap() error { return ErrNoSpace }
+func (e *SpaceError) Unwrap() error { return hearth.ErrNoSpace }
 
 // space is the guard's state.
 type space struct {

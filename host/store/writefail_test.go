@@ -13,6 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hearth-dev/hearth"
+
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // TestFailedWriteRefusesLaterWrites is the "also open" finding of issue
@@ -155,7 +157,7 @@ func nofileHelper(dir string) error {
 	defer out.Flush()
 	state := make([]byte, nofileState)
 	for i := 1; i < 1000; i++ {
-		rec := SessionRecord{ID: fmt.Sprintf("s-%d", i), Agent: "a", Status: SessionDormant}
+		rec := record.Session{ID: fmt.Sprintf("s-%d", i), Agent: "a", Status: record.SessionDormant}
 		if err := s.PutSessionState(context.Background(), rec, state); err != nil {
 			fmt.Fprintf(out, "failed %d %s\n", i, strings.ReplaceAll(err.Error(), "\n", " "))
 			rec.ID = fmt.Sprintf("s-%d", i+1)

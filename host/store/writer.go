@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // maxGroup bounds how many writes share one transaction. Badger bounds a
@@ -211,7 +213,7 @@ func (e *WriteFailedError) Unwrap() error { return ErrWriteFailed }
 // fail makes the store refuse writes after err, a write's failure, unless
 // err is a refusal made before Badger was asked.
 func (s *Store) fail(err error) {
-	if errors.Is(err, ErrNoSpace) || errors.Is(err, ErrStalled) || errors.Is(err, ErrClosed) || errors.Is(err, ErrReadOnly) || errors.Is(err, badger.ErrTxnTooBig) {
+	if errors.Is(err, hearth.ErrNoSpace) || errors.Is(err, ErrStalled) || errors.Is(err, ErrClosed) || errors.Is(err, ErrReadOnly) || errors.Is(err, badger.ErrTxnTooBig) {
 		return
 	}
 	if s.failed.CompareAndSwap(nil, &WriteFailedError{Dir: s.dir, At: time.Now().UTC(), Err: err}) {
@@ -345,7 +347,7 @@ func Refused(err error) *Pending { return failed(err) }
 // Badger is asked, as a write Badger refused would (the writes queued
 // before it are committed first), and the store refuses writes after it
 // until it is reopened (ErrWriteFailed), as it does after Badger's
-// failures; unless the error wraps ErrNoSpace, which is a refusal, not a
+// failures; unless the error wraps hearth.ErrNoSpace, which is a refusal, not a
 // failure. nil ends it. A disk's own failures
 // cannot be had at will in a test: a read-only directory is no failure
 // for root, and a full disk fails every write alike.
