@@ -51,6 +51,10 @@ type Main struct {
 	// Reloads returns the channel of signals that make a running host
 	// reload its config (SIGHUP), and a function that stops delivery.
 	Reloads func() (<-chan os.Signal, func())
+	// Interrupts returns the channel of every signal that would end the
+	// process and can be caught (interruptSignals), for commands that
+	// must clean up when interrupted; nil means Signals.
+	Interrupts func() (<-chan os.Signal, func())
 
 	// wire is Stdout as given, before Run made it safe for a terminal:
 	// where a protocol's bytes go (hearth mcp).
@@ -92,6 +96,11 @@ func NewMain() *Main {
 			signal.Notify(c, syscall.SIGHUP)
 			return c, func() { signal.Stop(c) }
 		},
+		Interrupts: func() (<-chan os.Signal, func()) {
+			c := make(chan os.Signal, len(interruptSignals))
+			signal.Notify(c, interruptSignals...)
+			return c, func() { signal.Stop(c) }
+		},
 	}
 }
 
@@ -100,14 +109,22 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	// Everything the CLI prints passes through text.Safe: prompts, paths,
 	// agents' output and errors come from outside, and must not drive the
 	// terminal (issue 13). hearth's own escape sequences (the live run
-	// view, colored diagnostics and logs) are written underneath.
+	// view, colored diagnostics and logs) are written underneath. A
+	// command whose stdout is a byte stream (streamsBytes) gets the
+	// process's stdout itself.
 	m.wire = m.Stdout
+	bytesOut := raw(m.Stdout)
 	stdout, stderr := text.NewSafeWriter(m.Stdout), text.NewSafeWriter(m.Stderr)
 	m.Stdout, m.Stderr = stdout, stderr
 	defer stdout.Flush()
 	defer stderr.Flush()
 	root := m.command()
-	root.PersistentPreRun = func(c *cobra.Command, _ []string) { m.commandName = c.Name() }
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		m.commandName = c.Name()
+		if writesBytes(c) {
+			m.Stdout = bytesOut
+		}
+	}
 	root.SetArgs(args)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
@@ -240,6 +257,47 @@ func flagSuggestion(c *cobra.Command, err error) string {
 		return fmt.Sprintf(" (did you mean --%s?)", best)
 	}
 	return ""
+}
+
+// Text and bytes. What a command prints for a person or a script is text,
+// and goes through text.Safe (Run), which rewrites every control byte
+// (NUL among them) as an escape: a byte stream written through it is
+// damaged. So a command that writes a byte stream to stdout (a backup)
+// declares it, with streamsBytes, and Run hands that command the
+// process's stdout itself, for every write: the choice is made once, by
+// the command's declaration, not at each write. Such a command writes
+// nothing else to stdout (what it tells the person goes to stderr, which
+// stays text), and refuses to write its stream to a terminal
+// (byteStream). Stdin is never rewritten: restore - reads its bytes as
+// they come.
+
+// stdoutAnnotation is the cobra annotation streamsBytes sets.
+const stdoutAnnotation = "hearth/stdout"
+
+// streamsBytes declares that c's stdout is a byte stream, not text.
+func streamsBytes(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[stdoutAnnotation] = "bytes"
+	return c
+}
+
+// writesBytes reports whether c declared its stdout a byte stream.
+func writesBytes(c *cobra.Command) bool { return c.Annotations[stdoutAnnotation] == "bytes" }
+
+// byteStream is stdout, for a command that declared it a byte stream
+// (streamsBytes); what is a terminal is refused: bytes are not for it
+// to show, and would drive it.
+func (m *Main) byteStream(c *cobra.Command) (io.Writer, error) {
+	if !writesBytes(c) {
+		// A programming error, caught by every test of the command.
+		return nil, fmt.Errorf("%s writes a byte stream without declaring it (streamsBytes)", c.CommandPath())
+	}
+	if m.isTerminal(m.Stdout) {
+		return nil, usagef("%s - writes a byte stream, and stdout is a terminal: redirect it (%s - > FILE, or | hearth restore -), or name a FILE", c.CommandPath(), c.CommandPath())
+	}
+	return m.Stdout, nil
 }
 
 // exactArgs is cobra.ExactArgs with a usage error naming the arguments.
