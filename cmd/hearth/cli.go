@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/hearth-dev/hearth"
@@ -69,7 +70,10 @@ type Main struct {
 	configPath string
 	// again is the command line that reaches this command's data
 	// directory (see hearth); empty for plain "hearth".
-	again    string
+	again string
+	// warned is set once the config's warnings were printed: a command
+	// that loads it twice says them once.
+	warned   bool
 	logLevel string
 	logJSON  bool
 }
@@ -179,10 +183,10 @@ Badger data directory.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%w%s\nRun '%s --help' for usage.", err, flagSuggestion(c, err), c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default "+config.DefaultDataDir+" beside the config file, or in the current directory without one)")
+	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default: one per config file in $XDG_STATE_HOME/hearth or ~/.local/state/hearth, or per current directory without one)")
 	pf.StringVar(&m.configPath, "config", "", "config file (env HEARTH_CONFIG; default: the bundled agents)")
 	pf.StringVar(&m.socket, "socket", "", "the daemon's unix socket (env HEARTH_SOCKET; default: hearth.sock in the data directory)")
 	pf.StringVar(&m.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
@@ -208,7 +212,51 @@ Badger data directory.`,
 		m.placeCommand(),
 		m.mcpCommand(),
 	)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group (runs, sessions,
+// config, ...) refuse a subcommand it does not have, as cobra refuses
+// one of the root's: a usage error (exit 2) with cobra's suggestions,
+// instead of the group's help and success. Without arguments a group
+// prints its help.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasParent() || !c.HasAvailableSubCommands() || c.Runnable() {
+		return
+	}
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2 // cobra's default for the root
+		}
+		if sugg := c.SuggestionsFor(args[0]); len(sugg) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(sugg, "\n\t")
+		}
+		return usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
+	}
+}
+
+// flagSuggestion is " (did you mean --json?)" for a flag error naming an
+// unknown flag close to one c has, and "" otherwise.
+func flagSuggestion(c *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if best := text.Closest(name, names); best != "" {
+		return fmt.Sprintf(" (did you mean --%s?)", best)
+	}
+	return ""
 }
 
 // Text and bytes. What a command prints for a person or a script is text,
@@ -263,31 +311,47 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 }
 
 // loadConfig loads the config file named by --config or HEARTH_CONFIG, or
-// the default (every bundled agent), and applies --data-dir.
+// the default (every bundled agent), applies --data-dir, and prints the
+// file's warnings.
 func (m *Main) loadConfig() (*config.Config, error) {
 	path := m.configFile()
 	var cfg *config.Config
 	if path == "" {
 		cfg = config.Default(plugins.Names())
-		cfg.DataDir, cfg.DataDirFrom = paths.Abs(cfg.DataDir), "the default, in the current directory (no config file)"
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("the current directory: %w", err)
+		}
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = paths.DefaultDataDir("", cwd, m.stateHome())
 	} else {
 		var err error
-		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names()}); err != nil {
+		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names(), StateHome: m.stateHome(), Getenv: m.Getenv}); err != nil {
 			return nil, err
+		}
+		if len(cfg.Warnings) > 0 && !m.warned {
+			m.warned = true
+			_ = cfg.WriteWarnings(m.diagnostics(), m.width(), m.color())
 		}
 	}
 	if dir, from := m.dataDirFlag(); dir != "" {
-		cfg.DataDir, cfg.DataDirFrom = dir, from
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = dir, from, ""
 	} else if path != "" {
 		// The data directory follows the file: a command the user is told
 		// to run next must name the file too.
-		m.again = "hearth --config " + shellQuote(filepath.Dir(path))
+		m.again = "hearth --config " + text.ShellQuote(filepath.Dir(path))
 		if filepath.Base(path) != "hearth.hcl" {
-			m.again = "hearth --config " + shellQuote(path)
+			m.again = "hearth --config " + text.ShellQuote(path)
 		}
+	}
+	if cfg.DataDir == "" {
+		return nil, usagef("no data directory: %s; name one with --data-dir, HEARTH_DATA_DIR or data_dir in the config file", cfg.DataDirFrom)
 	}
 	return cfg, nil
 }
+
+// stateHome is where default data directories are made
+// (paths.StateHome).
+func (m *Main) stateHome() string { return paths.StateHome(m.Getenv) }
 
 // configFile is the config file --config or HEARTH_CONFIG names (a
 // directory's hearth.hcl); "" for none.
@@ -352,7 +416,13 @@ func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(conte
 	for {
 		select {
 		case err = <-done:
-			_ = h.Close(context.Background())
+			// The work is done and every write it made is in the store's
+			// log; a close that could not flush it leaves the directory
+			// for the next writer to replay, and a read-only command
+			// refused until then: say so rather than leave it a surprise.
+			if cerr := h.Close(context.Background()); cerr != nil {
+				fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", cerr)
+			}
 			return err
 		case <-reloads:
 			m.reload(h)
