@@ -34,6 +34,21 @@ func waited(member bool, want StepKind) report {
 	return report{func(f *Forward) Step { return f.Waited(member) }, want, Target{}}
 }
 
+// notCompleted and completed report the reading of the task's
+// completion; unreadable, that etcd did not answer.
+func notCompleted() report {
+	return report{func(f *Forward) Step { return f.Checked(Completion{}, false, nil) }, StepPlace, Target{}}
+}
+
+func completed(host string, onHost bool, want StepKind) report {
+	c := Completion{Key: "task-1", Host: host, Epoch: 7, OnHost: onHost}
+	return report{func(f *Forward) Step { return f.Checked(c, true, nil) }, want, Target{Host: host}}
+}
+
+func unreadable(err error, want StepKind) report {
+	return report{func(f *Forward) Step { return f.Checked(Completion{}, false, err) }, want, Target{}}
+}
+
 var (
 	errRefused = fmt.Errorf("host b: session busy: %w", ErrRefused)
 	errDial    = fmt.Errorf("dial b:7420: connection refused: %w", ErrUnreachable)
@@ -96,17 +111,50 @@ func TestForward(t *testing.T) {
 		},
 		{
 			name:      "lost, and the host left the cluster: placed elsewhere",
-			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepCheck), notCompleted(), placed("c", ""), sent(nil, StepDone)},
 			wantHosts: []string{"b"},
 		},
 		{
+			name:      "the host left after it completed the task: its completion's result, never a second run",
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepCheck), completed("b", false, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name: "completed, its result too large for etcd: wait for the host's answer however long, never place again",
+			reports: []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepCheck), completed("b", true, StepAsk),
+				asked(0, errDial, StepWait), waited(false, StepAsk), asked(TaskRunning, nil, StepWait), waited(false, StepAsk), asked(TaskDone, nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "completed, and the host lost the result: fail, never run again",
+			reports:   []report{placed("b", "s1"), sent(errIntr, StepCheck), completed("b", true, StepAsk), asked(TaskInterrupted, nil, StepFail)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "the host to ask left: no wait, the completion is read",
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), {func(f *Forward) Step { return f.Left() }, StepCheck, Target{}}, notCompleted(), placed("c", ""), sent(nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name: "the completion cannot be read: wait and read again, never place while unsure",
+			reports: []report{placed("b", "s1"), sent(errIntr, StepCheck), unreadable(errLost, StepWait), waited(false, StepCheck),
+				unreadable(errLost, StepWait), waited(true, StepCheck), notCompleted(), placed("c", ""), sent(nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "the caller gave up while reading the completion",
+			reports:   []report{placed("b", "s1"), sent(errIntr, StepCheck), unreadable(context.Canceled, StepFail)},
+			wantHosts: []string{"b"},
+			wantErr:   context.Canceled,
+		},
+		{
 			name:      "sent again to a host that restarted mid-task: placed elsewhere, as for a host that left",
-			reports:   []report{placed("b", "s1"), sent(errIntr, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			reports:   []report{placed("b", "s1"), sent(errIntr, StepCheck), notCompleted(), placed("c", ""), sent(nil, StepDone)},
 			wantHosts: []string{"b"},
 		},
 		{
 			name:      "lost, and the host restarted mid-task: placed elsewhere",
-			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(true, StepAsk), asked(TaskInterrupted, nil, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(true, StepAsk), asked(TaskInterrupted, nil, StepCheck), notCompleted(), placed("c", ""), sent(nil, StepDone)},
 			wantHosts: []string{"b"},
 		},
 		{

@@ -93,8 +93,16 @@ type Membership interface {
 	Changed(session string)
 	HostChanged()
 	// Fence ends when the host's lease is lost: a task forwarded here
-	// runs under it.
+	// runs under it. It carries the lease (cluster.Held).
 	Fence() context.Context
+	// Complete writes that a task forwarded here completed, with its
+	// result, under the lease fence was made under: refused with an
+	// error wrapping cluster.ErrFenced once that lease is not held;
+	// any other error leaves the write unknown, and calling again says.
+	Complete(ctx, fence context.Context, c cluster.Completion) error
+	// Completion reads whether the forwarded task key completed, on any
+	// host.
+	Completion(ctx context.Context, key string) (cluster.Completion, bool, error)
 	// Close leaves the cluster.
 	Close() error
 }

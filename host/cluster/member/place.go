@@ -53,6 +53,10 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 	var (
 		res cluster.Result
 		dec hearth.Decision
+		// sent are the records of the hosts the task was sent to, as
+		// they were then: a host that left is still asked, at its last
+		// address, about a task it completed.
+		sent = make(map[string]hearth.Member)
 	)
 	for s := f.Start(); ; {
 		switch s.Kind {
@@ -74,7 +78,8 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				s = f.Sent(fmt.Errorf("%w: host %s left the cluster", cluster.ErrUnreachable, s.Target.Host))
 				continue
 			}
-			r, err := m.peers.Forward(ctx, mm, s.Target.Session, t.ID, t)
+			sent[mm.ID] = mm
+			r, err := m.forward(ctx, mm, s.Target.Session, t)
 			if err == nil {
 				res = r
 			}
@@ -83,8 +88,17 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 		case cluster.StepAsk:
 			mm, ok := m.view.Member(s.Target.Host)
 			if !ok {
-				s = f.Asked(cluster.TaskUnknown, fmt.Errorf("host %s is no member", s.Target.Host))
-				continue
+				// A host that left is asked only about a task it
+				// completed (its result was too large for etcd): it may
+				// answer when it is back, or from where it is now.
+				if !f.CompletedOn(s.Target.Host) {
+					s = f.Left()
+					continue
+				}
+				if mm, ok = sent[s.Target.Host]; !ok {
+					s = f.Asked(cluster.TaskUnknown, fmt.Errorf("host %s is no member", s.Target.Host))
+					continue
+				}
 			}
 			st, r, err := m.peers.Status(ctx, mm, t.ID)
 			if err == nil && st == cluster.TaskDone {
@@ -105,6 +119,16 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			tm.Stop()
 			_, member := m.view.Member(s.Target.Host)
 			s = f.Waited(member)
+		case cluster.StepCheck:
+			c, found, err := m.completion(ctx, t.ID)
+			if found && !c.OnHost {
+				res = c.Result
+				m.log.Info("a forwarded task completed on a host that left or stopped answering; its result is taken from its completion", "task", t.ID, "host", c.Host, "lease", fmt.Sprintf("%x", c.Epoch))
+			}
+			if err != nil && ctx.Err() == nil {
+				m.log.Warn("cannot read whether a forwarded task completed; it is not placed again until that is known", "task", t.ID, "host", s.Target.Host, "error", err)
+			}
+			s = f.Checked(c, found, err)
 		case cluster.StepDone:
 			if res.Err != nil {
 				return nil, res.Err
@@ -123,6 +147,52 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			return nil, s.Err
 		}
 	}
+}
+
+// errLeft ends a forward's call to a host that left the cluster.
+var errLeft = errors.New("the host left the cluster")
+
+// forward sends t to mm, and gives up on the call once mm left the
+// cluster: its lease expired, so it can no longer complete the task
+// (its completion would be refused), and the task may go elsewhere once
+// its completion is known not to be written. Without this, a call to a
+// host that was paused (SIGSTOP, a VM pause) would wait for it to wake,
+// however long that takes. The error is then neither the caller's
+// context's nor a refusal: the outcome is unknown, and the state machine
+// asks, then reads the completion.
+func (m *Member) forward(ctx context.Context, mm hearth.Member, session string, t hearth.Task) (cluster.Result, error) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		for {
+			changed := m.view.Changed()
+			if _, ok := m.view.Member(mm.ID); !ok {
+				cancel(errLeft)
+				return
+			}
+			select {
+			case <-cctx.Done():
+				return
+			case <-changed:
+			}
+		}
+	}()
+	r, err := m.peers.Forward(cctx, mm, session, t.ID, t)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errLeft) {
+		return cluster.Result{}, fmt.Errorf("host %s: %w while it ran task %s", mm.ID, errLeft, t.ID)
+	}
+	return r, err
+}
+
+// completion reads whether task key completed on some host.
+func (m *Member) completion(ctx context.Context, key string) (cluster.Completion, bool, error) {
+	node := m.membership()
+	if node == nil {
+		return cluster.Completion{}, false, fmt.Errorf("host %s left the cluster", m.cfg.HostID)
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.DialTimeout)
+	defer cancel()
+	return node.Completion(ctx, key)
 }
 
 // noteInterrupted says, when err says so, that the host the task was
