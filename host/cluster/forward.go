@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // Target is where a task goes: a session on a host, or, with Session
@@ -167,6 +169,7 @@ type Forward struct {
 	sessions      []string // RemoteIDs left out
 	refusals      map[string]int
 	history       []string
+	attempts      []hearth.Attempt
 	// checking: the wait is for reading the completion again.
 	checking bool
 	// completedOn is the host that wrote the task's completion without
@@ -379,12 +382,12 @@ func (f *Forward) Checked(c Completion, found bool, err error) Step {
 	t := Target{Host: c.Host}
 	f.cur = t
 	if c.OnHost {
-		f.note(t, "completed; its result is kept there", nil)
+		f.history = append(f.history, t.String()+": completed; its result is kept there")
 		f.completedOn = c.Host
 		f.state = StepAsk
 		return Step{Kind: StepAsk, Target: t}
 	}
-	f.note(t, "completed", nil)
+	f.history = append(f.history, t.String()+": completed")
 	f.state = StepDone
 	return Step{Kind: StepDone, Target: t}
 }
@@ -398,7 +401,29 @@ func (f *Forward) excludeHost(h string) {
 func (f *Forward) note(t Target, what string, err error) {
 	s := t.String() + ": " + what
 	if err != nil {
+		what += " (" + err.Error() + ")"
 		s += " (" + err.Error() + ")"
 	}
 	f.history = append(f.history, s)
+	// One attempt per placement, saying what it came to last: a send
+	// that was lost, then the host left, is the one attempt.
+	if n := len(f.attempts); n > 0 && n == f.placements && f.attempts[n-1].Host == t.Host {
+		f.attempts[n-1].Result = what
+		return
+	}
+	f.attempts = append(f.attempts, hearth.Attempt{Host: t.Host, Session: t.Session, Result: what})
+}
+
+// Attempts says where the task went and what each attempt met, ending
+// with where it completed (host, session), for its outcome
+// (hearth.Decision.Attempts). A host that completed the task it left
+// or stopped answering about (its completion was read) is that one
+// attempt, completed.
+func (f *Forward) Attempts(host, session string) []hearth.Attempt {
+	out := slices.Clone(f.attempts)
+	if n := len(out); n > 0 && n == f.placements && out[n-1].Host == host {
+		out[n-1].Result, out[n-1].Session = "completed", session
+		return out
+	}
+	return append(out, hearth.Attempt{Host: host, Session: session, Result: "completed"})
 }

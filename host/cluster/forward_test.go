@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // report is one thing the engine reports to a Forward, and the step it
@@ -221,5 +223,39 @@ func TestForwardUnplaceable(t *testing.T) {
 	}
 	if h := f.History(); len(h) != 1 {
 		t.Fatalf("history %q", h)
+	}
+}
+
+// TestForwardAttempts: one attempt per placement, saying what it came to
+// last, ending where the task completed; a host whose completion was
+// read after it left is the one attempt, completed.
+func TestForwardAttempts(t *testing.T) {
+	f := NewForward("task-3", 0)
+	f.Start()
+	f.Placed(Target{"b", "s1"})
+	f.Sent(errLost)
+	f.Left()
+	f.Checked(Completion{}, false, nil)
+	f.Placed(Target{"c", ""})
+	f.Sent(errDial)
+	f.Placed(Target{"d", "s4"})
+	got := f.Attempts("d", "s4")
+	want := []hearth.Attempt{{Host: "b", Session: "s1", Result: "left the cluster"}, {Host: "c", Result: "unreachable (" + errDial.Error() + ")"}, {Host: "d", Session: "s4", Result: "completed"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("attempts %+v, want %+v", got, want)
+	}
+
+	f = NewForward("task-4", 0)
+	f.Start()
+	f.Placed(Target{"b", "s1"})
+	f.Sent(errLost)
+	f.Left()
+	if s := f.Checked(Completion{Key: "task-4", Host: "b", Epoch: 9}, true, nil); s.Kind != StepDone {
+		t.Fatalf("a completion read: %v", s.Kind)
+	}
+	got = f.Attempts("b", "s1")
+	want = []hearth.Attempt{{Host: "b", Session: "s1", Result: "completed"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("attempts %+v, want %+v", got, want)
 	}
 }

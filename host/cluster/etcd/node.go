@@ -124,7 +124,7 @@ type Node struct {
 	// mu guards the current session and what is waiting to be published.
 	mu        sync.Mutex
 	sess      *lease        // nil while unregistered
-	epoch     chan struct{}        // closed and replaced at each registration
+	epoch     chan struct{} // closed and replaced at each registration
 	dirty     map[string]struct{}
 	hostDirty bool
 	state     chan struct{} // closed and replaced when the lease is lost or taken

@@ -11,8 +11,8 @@ package member_test
 
 import (
 	"bytes"
-	"fmt"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"

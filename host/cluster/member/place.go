@@ -64,10 +64,16 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			var target cluster.Target
 			target, dec = m.placeAcross(p, t, f)
 			if target.Host == "" {
-				if hist := f.History(); len(hist) > 0 {
-					m.log.Info("forward gave up on other hosts; running the task here", "task", t.ID, "attempts", strings.Join(hist, "; "))
+				hist := f.History()
+				if len(hist) == 0 {
+					return m.d.Execute(ctx, t)
 				}
-				return m.d.Execute(ctx, t)
+				m.log.Info("forward gave up on other hosts; running the task here", "task", t.ID, "attempts", strings.Join(hist, "; "))
+				out, err := m.d.Execute(ctx, t)
+				if out != nil {
+					out.Decision.Attempts = f.Attempts(m.cfg.HostID, out.Session)
+				}
+				return out, err
 			}
 			m.d.Emit(hearth.Event{Kind: hearth.EventDecision, Agent: t.Agent, Task: t.ID, Session: target.Session,
 				Message: "forwarded to host " + target.Host + ": " + dec.Reason, Decision: &dec})
@@ -141,6 +147,7 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			// own sessions; say where it was.
 			out.Decision.Host = s.Target.Host
 			out.Decision.Reason = fmt.Sprintf("on host %s (%s): %s", s.Target.Host, dec.Reason, out.Decision.Reason)
+			out.Decision.Attempts = f.Attempts(s.Target.Host, out.Session)
 			return out, nil
 		case cluster.StepFail:
 			m.d.Emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: s.Err.Error(), Message: t.ID + " could not be placed on any host"})
