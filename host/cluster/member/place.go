@@ -107,6 +107,7 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				}
 			}
 			st, r, err := m.peers.Status(ctx, mm, t.ID)
+			err = ownTimeout(ctx, err)
 			if err == nil && st == cluster.TaskDone {
 				res = r
 			}
@@ -127,6 +128,7 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			s = f.Waited(member)
 		case cluster.StepCheck:
 			c, found, err := m.completion(ctx, t.ID)
+			err = ownTimeout(ctx, err)
 			if found && !c.OnHost {
 				res = c.Result
 				m.log.Info("a forwarded task completed on a host that left or stopped answering; its result is taken from its completion", "task", t.ID, "host", c.Host, "lease", fmt.Sprintf("%x", c.Epoch))
@@ -154,6 +156,17 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			return nil, s.Err
 		}
 	}
+}
+
+// ownTimeout turns the end of a call's own timeout (a host or etcd that
+// did not answer in time) into an error that is not the context's: the
+// state machine takes a context's error for its caller giving up, and
+// the caller did not.
+func ownTimeout(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		return fmt.Errorf("no answer in time: %s", err.Error())
+	}
+	return err
 }
 
 // errLeft ends a forward's call to a host that left the cluster.
