@@ -57,6 +57,14 @@ func (l ledger) waitCount(t testing.TB, what string, n int, within time.Duration
 	}
 }
 
+// workspace makes dir the agents' workspace: a directory of its own, so
+// that a confined plugin is granted it alone, whatever else the machine's
+// temporary directory holds (each of its entries is granted one by one,
+// which a busy /tmp makes longer than an environment variable may be).
+func (c *testCluster) workspace(dir string) {
+	c.agents = strings.Replace(c.agents, "workspace = \""+os.TempDir()+"\"", "workspace = \""+dir+"\"", 1)
+}
+
 // submitAsync submits prompt with hints dirs to h in the background; the
 // channel gets the outcome, or nil with the command's output.
 func (h *clusterHost) submitAsync(t testing.TB, prompt string, dirs ...string) <-chan asyncOutcome {
@@ -112,8 +120,9 @@ func (h *clusterHost) resume(t testing.TB) {
 func TestClusterPausedHostCompletesOnce(t *testing.T) {
 	c := newTestCluster(t)
 	c.leaseTTL = "3s"
+	dir := t.TempDir()
+	c.workspace(dir)
 	a, hb := c.host("a"), c.host("b")
-	dir := t.TempDir() // before b's plugin starts: see TestClusterForwardSurvivesAHostKilledMidTask
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
 	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
 		m, ok := memberOf(hs, "b")

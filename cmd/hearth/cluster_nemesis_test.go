@@ -119,11 +119,8 @@ func runNemesis(t *testing.T, seed uint64, plan nemesisPlan) nemesisTally {
 	c.leaseTTL = "3s"
 	c.proxied = true
 	ids := []string{"a", "b", "c"}
-	// The agents' workspace, the ledger's directory: one of its own, so
-	// that a confined plugin is granted it alone, whatever else the
-	// machine's temporary directory holds.
-	dir := t.TempDir()
-	c.agents = strings.Replace(c.agents, "workspace = \""+os.TempDir()+"\"", "workspace = \""+dir+"\"", 1)
+	dir := t.TempDir() // the agents' workspace, the ledger's directory
+	c.workspace(dir)
 	for _, id := range ids {
 		h := c.host(id)
 		// Each host holds the context of its own package: tasks on it
