@@ -442,11 +442,11 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 // once. The result comes back to the caller as if nothing happened.
 func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	c := newTestCluster(t)
-	a, hb := c.host("a"), c.host("b")
-	// Made before b's plugin starts: the workspace (the temporary
-	// directory) holds the hosts' data directories, so a confined plugin
-	// is granted its entries one by one as they are when it starts.
+	// The agents' workspace, which holds the task's files: a directory
+	// of its own (testCluster.workspace).
 	dir := t.TempDir()
+	c.workspace(dir)
+	a, hb := c.host("a"), c.host("b")
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
 	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
 		m, ok := memberOf(hs, "b")
@@ -512,8 +512,9 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 	// Long enough that b is back before it could be taken for gone: the
 	// forwarding host must hear b's own answer.
 	c.leaseTTL = "10s"
+	dir := t.TempDir() // the agents' workspace: see TestClusterForwardSurvivesAHostKilledMidTask
+	c.workspace(dir)
 	a, hb := c.host("a"), c.host("b")
-	dir := t.TempDir() // before b's plugin starts: see TestClusterForwardSurvivesAHostKilledMidTask
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
 	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
 		m, ok := memberOf(hs, "b")

@@ -97,7 +97,7 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				// A host that left is asked only about a task it
 				// completed (its result was too large for etcd): it may
 				// answer when it is back, or from where it is now.
-				if !f.CompletedOn(s.Target.Host) {
+				if !f.CompletedOn(s.Target.Host) && m.left(s.Target.Host) {
 					s = f.Left()
 					continue
 				}
@@ -124,8 +124,7 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			case <-tm.C:
 			}
 			tm.Stop()
-			_, member := m.view.Member(s.Target.Host)
-			s = f.Waited(member)
+			s = f.Waited(!m.left(s.Target.Host))
 		case cluster.StepCheck:
 			c, found, err := m.completion(ctx, t.ID)
 			err = ownTimeout(ctx, err)
@@ -186,7 +185,7 @@ func (m *Member) forward(ctx context.Context, mm hearth.Member, session string, 
 	go func() {
 		for {
 			changed := m.view.Changed()
-			if _, ok := m.view.Member(mm.ID); !ok {
+			if m.left(mm.ID) {
 				cancel(errLeft)
 				return
 			}
@@ -202,6 +201,18 @@ func (m *Member) forward(ctx context.Context, mm hearth.Member, session string, 
 		return cluster.Result{}, fmt.Errorf("host %s: %w while it ran task %s", mm.ID, errLeft, t.ID)
 	}
 	return r, err
+}
+
+// left says whether host left the cluster, as far as this host can
+// tell: it is not in the view while this host is. A host that lost its
+// own lease has an empty view and cannot tell: the others are not taken
+// for gone, since they may still complete what they run.
+func (m *Member) left(host string) bool {
+	if _, self := m.view.Member(m.cfg.HostID); !self {
+		return false
+	}
+	_, ok := m.view.Member(host)
+	return !ok
 }
 
 // completion reads whether task key completed on some host.
