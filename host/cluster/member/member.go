@@ -4,7 +4,10 @@
 // task over every host's sessions with the host's one placement policy
 // and forwards it where it belongs (cluster.Forward's steps, over
 // host/cluster/peer), runs what other hosts forward here once per
-// idempotency key (cluster.Accepted, kept in the host's store), serves
+// idempotency key (cluster.Accepted, kept in the host's store) and
+// completes each by writing its completion to etcd under the host's
+// lease, which etcd refuses once the lease is lost (fencing:
+// docs/cluster.md), serves
 // the hosts' API (peer.Register) and lists the cluster's members and
 // runs (a hearth.ClusterReader).
 //
