@@ -94,6 +94,7 @@ type rawFile struct {
 	Hooks     *rawHooks      `hcl:"hooks,block"`
 	Cluster   *rawCluster    `hcl:"cluster,block"`
 	Store     *rawStore      `hcl:"store,block"`
+	Telemetry *rawTelemetry  `hcl:"telemetry,block"`
 	// Confinement is every agent's default confinement (confine.go).
 	Confinement *string `hcl:"confinement,optional"`
 }
@@ -293,6 +294,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	cfg.Hooks = v.hooks(raw.Hooks, cfg)
 	cfg.Cluster = v.cluster(raw.Cluster)
 	cfg.Store = v.store(raw.Store)
+	cfg.Telemetry = v.telemetry(raw.Telemetry)
 	return cfg
 }
 

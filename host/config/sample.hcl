@@ -97,6 +97,25 @@ store {
   close_timeout  = "5s"     # the longest wait for the final flush on exit
 }
 
+# Traces over OTLP, to Jaeger, Tempo, Honeycomb, Langfuse, Phoenix or any
+# OpenTelemetry collector (docs/telemetry.md): a span per task,
+# placement, plugin start, tool use and model call. Off unless
+# this block is here or the standard OTEL_* variables ask for OTLP
+# (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp);
+# OTEL_SDK_DISABLED=true turns it off. Each setting left out takes its
+# OTEL_* variable, then the default shown.
+# telemetry {
+#   enabled     = true
+#   endpoint    = "http://localhost:4318"  # OTEL_EXPORTER_OTLP_ENDPOINT (4317 for grpc)
+#   protocol    = "http/protobuf"          # or "grpc", "http/json"
+#   headers     = { "x-api-key" = env("TRACES_KEY") }
+#   sampler     = "parentbased_always_on"  # OTEL_TRACES_SAMPLER's names
+#   sampler_arg = 1                        # the ratio of a *traceidratio sampler
+#   service_name        = "hearth"
+#   resource_attributes = { "deployment.environment" = "dev" }
+#   trace_url   = "http://localhost:16686/trace/{trace_id}"  # the dashboard's link
+# }
+
 # How tasks are placed: a session scoring strictly above the threshold is
 # reused. The weights sum to 1; see the matcher package for each factor.
 matcher {

@@ -27,7 +27,7 @@ func (e *Engine) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) 
 	}
 	return pool.New(sp, pool.Deps{
 		Store: sessionStore{e.store}, Events: (*poolEvents)(e), Guards: e.Guards, TLS: e.tls,
-		Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop,
+		Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop, Telemetry: e.telemetry,
 	})
 }
 
@@ -47,6 +47,9 @@ func (e *Engine) poolSpec(a *config.Agent, m config.Matcher) (pool.Spec, error) 
 		WhenFull: pool.WhenFull(a.Pool.WhenFull), Placement: pool.Placement(a.Pool.Placement),
 		Fingerprint: pool.Limits{MaxFiles: a.Fingerprint.MaxFiles, MaxDirectories: a.Fingerprint.MaxDirectories, MaxTechnologies: a.Fingerprint.MaxTechnologies},
 		Matcher:     m.For(a),
+	}
+	if a.Model != nil {
+		sp.Model = a.Model.Model
 	}
 	if a.External == "" {
 		sp.Launch = process.Launch{

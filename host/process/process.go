@@ -68,6 +68,9 @@ type Launch struct {
 	// OnExit is called once if the process exits or stops answering
 	// without having been asked to stop.
 	OnExit func(*hearth.PluginError)
+	// Plugin is the host's side of the plugin: the relay its spans go
+	// to when the host traces.
+	Plugin agentplugin.HostOptions
 }
 
 // Process is one running plugin: the go-plugin client, its process group,
@@ -151,7 +154,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 
 	cc := &plugin.ClientConfig{
 		HandshakeConfig:  agentplugin.Handshake,
-		VersionedPlugins: agentplugin.VersionedPlugins(nil, nil),
+		VersionedPlugins: agentplugin.HostPlugins(nil, l.Plugin),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         l.TLS == nil,
 		StartTimeout:     l.StartTimeout,

@@ -56,9 +56,13 @@ func Serve(a sdk.Agent) {
 		Level:      hclog.LevelFromString(os.Getenv(EnvLogLevel)),
 	})
 	go watchParent(os.Getppid(), parentPollInterval, orphaned)
+	plugins := VersionedPlugins(a, logger)
+	for _, set := range plugins {
+		set[PluginName].(*AgentPlugin).tracing = processTracing
+	}
 	cfg := &goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
-		VersionedPlugins: VersionedPlugins(a, logger),
+		VersionedPlugins: plugins,
 		GRPCServer:       grpcServer(os.Getenv(EnvVouch)),
 		Logger:           logger,
 	}

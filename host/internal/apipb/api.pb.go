@@ -1136,6 +1136,9 @@ type Outcome struct {
 	Artifact      *Artifact              `protobuf:"bytes,6,opt,name=artifact,proto3" json:"artifact,omitempty"`
 	Gate          *Gate                  `protobuf:"bytes,7,opt,name=gate,proto3" json:"gate,omitempty"`
 	DurationNanos int64                  `protobuf:"varint,8,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
+	// trace_id is the OpenTelemetry trace of the task's spans (32 hex
+	// digits); empty when the daemon does not trace.
+	TraceId       string `protobuf:"bytes,9,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1224,6 +1227,13 @@ func (x *Outcome) GetDurationNanos() int64 {
 		return x.DurationNanos
 	}
 	return 0
+}
+
+func (x *Outcome) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
 }
 
 type ListSessionsRequest struct {
@@ -4252,7 +4262,7 @@ const file_api_proto_rawDesc = "" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x1a\n" +
 	"\bfeedback\x18\x03 \x01(\tR\bfeedback\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\x12\x1b\n" +
-	"\tmax_loops\x18\x05 \x01(\x05R\bmaxLoops\"\xbb\x02\n" +
+	"\tmax_loops\x18\x05 \x01(\x05R\bmaxLoops\"\xd6\x02\n" +
 	"\aOutcome\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
@@ -4261,7 +4271,8 @@ const file_api_proto_rawDesc = "" +
 	"\x06result\x18\x05 \x01(\v2\x15.hearth.api.v1.ResultR\x06result\x123\n" +
 	"\bartifact\x18\x06 \x01(\v2\x17.hearth.api.v1.ArtifactR\bartifact\x12'\n" +
 	"\x04gate\x18\a \x01(\v2\x13.hearth.api.v1.GateR\x04gate\x12%\n" +
-	"\x0eduration_nanos\x18\b \x01(\x03R\rdurationNanos\"\x15\n" +
+	"\x0eduration_nanos\x18\b \x01(\x03R\rdurationNanos\x12\x19\n" +
+	"\btrace_id\x18\t \x01(\tR\atraceId\"\x15\n" +
 	"\x13ListSessionsRequest\"\xe8\x04\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +

@@ -116,7 +116,7 @@ func Outcome(o *hearth.Outcome) *apipb.Outcome {
 	m := &apipb.Outcome{
 		TaskId: o.TaskID, Agent: o.Agent, Session: o.Session, Decision: Decision(&o.Decision),
 		Result:   &apipb.Result{Output: o.Result.Output, Metrics: o.Result.Metrics, Cost: o.Result.Cost, ToolUses: o.ToolUses},
-		Artifact: Artifact(o.Artifact, o.Session, time.Time{}), DurationNanos: int64(o.Duration),
+		Artifact: Artifact(o.Artifact, o.Session, time.Time{}), DurationNanos: int64(o.Duration), TraceId: o.TraceID,
 	}
 	if g := o.Gate; g != nil {
 		m.Gate = &apipb.Gate{Guard: g.Guard, Action: string(g.Action), Feedback: g.Feedback, To: g.To, MaxLoops: int32(g.MaxLoops)}
@@ -130,7 +130,7 @@ func OutcomeOf(m *apipb.Outcome) *hearth.Outcome {
 	o := &hearth.Outcome{
 		TaskID: m.GetTaskId(), Agent: m.GetAgent(), Session: m.GetSession(), Decision: DecisionOf(m.GetDecision()),
 		Result:   sdk.Result{Output: r.GetOutput(), Metrics: r.GetMetrics(), Cost: r.GetCost(), Artifact: ArtifactOf(m.GetArtifact())},
-		Artifact: ArtifactOf(m.GetArtifact()), ToolUses: r.GetToolUses(), Duration: time.Duration(m.GetDurationNanos()),
+		Artifact: ArtifactOf(m.GetArtifact()), ToolUses: r.GetToolUses(), Duration: time.Duration(m.GetDurationNanos()), TraceID: m.GetTraceId(),
 	}
 	if g := m.GetGate(); g != nil {
 		o.Gate = &hearth.Gate{Guard: g.GetGuard(), Action: hearth.GateAction(g.GetAction()), Feedback: g.GetFeedback(), To: g.GetTo(), MaxLoops: int(g.GetMaxLoops())}
