@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -95,7 +96,13 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 	l.serve(func() error { return l.unixSrv.Serve(ul) }, "unix socket")
 
 	if cfg.Listen != "" {
-		opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(wire.MaxMessage), traceUnary, traceStream}
+		opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(wire.MaxMessage), traceUnary, traceStream,
+			// The other hosts of a cluster ping their connections every
+			// 10 s while a forward is in flight (host/cluster/peer's
+			// KeepaliveTime), to notice a host that stopped answering;
+			// gRPC's default policy would close them for pinging more
+			// often than every 5 minutes.
+			grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second})}
 		if cfg.TLS != nil {
 			tc, err := serverTLS(cfg.TLS)
 			if err != nil {

@@ -56,6 +56,7 @@ func (e *Engine) poolSpec(a *config.Agent, m config.Matcher) (pool.Spec, error) 
 			Argv: argv, Env: pluginEnv(a, bundledEnv), Dir: a.Workspace, SHA256: a.SHA256,
 			Confine:      confinement(a, argv, e.protect, e.blobDir),
 			StartTimeout: a.StartTimeout, HealthInterval: a.HealthInterval,
+			Vouch: e.vouch(),
 		}
 	} else {
 		// No process; its exports and imports of state (none) would be

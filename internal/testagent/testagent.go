@@ -61,6 +61,8 @@
 //	roundmetric:NAME=V1,V2,...  set metric NAME to the value for the task's
 //	                  round (the n of its idempotency key run/task/n)
 //	append:FILE=TEXT  append the line TEXT to FILE
+//	mark:FILE=TEXT    append the line "TEXT TASK PID" to FILE: a ledger of
+//	                  which plugin process did what for which task
 //	ckfile:FILE:LABEL ask for a checkpoint and append its number to FILE
 //	                  once it is acknowledged
 //	span:NAME         start an OpenTelemetry span NAME from the task's
@@ -445,6 +447,11 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 		case "append":
 			file, text, _ := strings.Cut(arg, "=")
 			if err := appendLine(file, text); err != nil {
+				return res, err
+			}
+		case "mark":
+			file, text, _ := strings.Cut(arg, "=")
+			if err := appendLine(file, fmt.Sprintf("%s %s %d", text, t.ID, os.Getpid())); err != nil {
 				return res, err
 			}
 		case "ckfile":

@@ -646,7 +646,10 @@ type Decision struct {
 	Workspace   string       `protobuf:"bytes,20,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// host is the cluster member the task ran on, when another host than
 	// the one asked.
-	Host          string `protobuf:"bytes,21,opt,name=host,proto3" json:"host,omitempty"`
+	Host string `protobuf:"bytes,21,opt,name=host,proto3" json:"host,omitempty"`
+	// attempts are the hosts a task placed across a cluster went to, in
+	// order; the last is where it ran.
+	Attempts      []*Attempt `protobuf:"bytes,22,rep,name=attempts,proto3" json:"attempts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -828,6 +831,73 @@ func (x *Decision) GetHost() string {
 	return ""
 }
 
+func (x *Decision) GetAttempts() []*Attempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+type Attempt struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	Session       string                 `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	Result        string                 `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attempt) Reset() {
+	*x = Attempt{}
+	mi := &file_api_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attempt) ProtoMessage() {}
+
+func (x *Attempt) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
+func (*Attempt) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Attempt) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *Attempt) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *Attempt) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
 type Result struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Output        string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
@@ -840,7 +910,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -852,7 +922,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -865,7 +935,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Result) GetOutput() string {
@@ -910,7 +980,7 @@ type Artifact struct {
 
 func (x *Artifact) Reset() {
 	*x = Artifact{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +992,7 @@ func (x *Artifact) String() string {
 func (*Artifact) ProtoMessage() {}
 
 func (x *Artifact) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1005,7 @@ func (x *Artifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
 func (*Artifact) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Artifact) GetKeyDecisions() []string {
@@ -993,7 +1063,7 @@ type Gate struct {
 
 func (x *Gate) Reset() {
 	*x = Gate{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1075,7 @@ func (x *Gate) String() string {
 func (*Gate) ProtoMessage() {}
 
 func (x *Gate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1088,7 @@ func (x *Gate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gate.ProtoReflect.Descriptor instead.
 func (*Gate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Gate) GetGuard() string {
@@ -1075,7 +1145,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1157,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1170,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Outcome) GetTaskId() string {
@@ -1174,7 +1244,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1256,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1269,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 type Session struct {
@@ -1231,7 +1301,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1313,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1326,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Session) GetId() string {
@@ -1415,7 +1485,7 @@ type SessionList struct {
 
 func (x *SessionList) Reset() {
 	*x = SessionList{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +1497,7 @@ func (x *SessionList) String() string {
 func (*SessionList) ProtoMessage() {}
 
 func (x *SessionList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1440,7 +1510,7 @@ func (x *SessionList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionList.ProtoReflect.Descriptor instead.
 func (*SessionList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SessionList) GetSessions() []*Session {
@@ -1461,7 +1531,7 @@ type ShowSessionRequest struct {
 
 func (x *ShowSessionRequest) Reset() {
 	*x = ShowSessionRequest{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1543,7 @@ func (x *ShowSessionRequest) String() string {
 func (*ShowSessionRequest) ProtoMessage() {}
 
 func (x *ShowSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1556,7 @@ func (x *ShowSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowSessionRequest.ProtoReflect.Descriptor instead.
 func (*ShowSessionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ShowSessionRequest) GetId() string {
@@ -1514,7 +1584,7 @@ type SessionDetail struct {
 
 func (x *SessionDetail) Reset() {
 	*x = SessionDetail{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1596,7 @@ func (x *SessionDetail) String() string {
 func (*SessionDetail) ProtoMessage() {}
 
 func (x *SessionDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1609,7 @@ func (x *SessionDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDetail.ProtoReflect.Descriptor instead.
 func (*SessionDetail) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionDetail) GetSession() *Session {
@@ -1580,7 +1650,7 @@ type ToolUse struct {
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1662,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1675,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ToolUse) GetCallId() string {
@@ -1699,7 +1769,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +1781,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +1794,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -1876,7 +1946,7 @@ type EventList struct {
 
 func (x *EventList) Reset() {
 	*x = EventList{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +1958,7 @@ func (x *EventList) String() string {
 func (*EventList) ProtoMessage() {}
 
 func (x *EventList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +1971,7 @@ func (x *EventList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventList.ProtoReflect.Descriptor instead.
 func (*EventList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EventList) GetEvents() []*Event {
@@ -1925,7 +1995,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2007,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2020,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EventsRequest) GetRun() string {
@@ -1985,7 +2055,7 @@ type StateSections struct {
 
 func (x *StateSections) Reset() {
 	*x = StateSections{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +2067,7 @@ func (x *StateSections) String() string {
 func (*StateSections) ProtoMessage() {}
 
 func (x *StateSections) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2080,7 @@ func (x *StateSections) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateSections.ProtoReflect.Descriptor instead.
 func (*StateSections) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StateSections) GetSections() map[string][]byte {
@@ -2040,7 +2110,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2052,7 +2122,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2065,7 +2135,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StartRunRequest) GetConfig() string {
@@ -2130,7 +2200,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2212,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2225,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ResumeRunRequest) GetRun() string {
@@ -2207,7 +2277,7 @@ type ForkRunRequest struct {
 
 func (x *ForkRunRequest) Reset() {
 	*x = ForkRunRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2289,7 @@ func (x *ForkRunRequest) String() string {
 func (*ForkRunRequest) ProtoMessage() {}
 
 func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2302,7 @@ func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRunRequest.ProtoReflect.Descriptor instead.
 func (*ForkRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ForkRunRequest) GetRun() string {
@@ -2291,7 +2361,7 @@ type RevisitRunRequest struct {
 
 func (x *RevisitRunRequest) Reset() {
 	*x = RevisitRunRequest{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2373,7 @@ func (x *RevisitRunRequest) String() string {
 func (*RevisitRunRequest) ProtoMessage() {}
 
 func (x *RevisitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2386,7 @@ func (x *RevisitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevisitRunRequest.ProtoReflect.Descriptor instead.
 func (*RevisitRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RevisitRunRequest) GetRun() string {
@@ -2370,7 +2440,7 @@ type RunRef struct {
 
 func (x *RunRef) Reset() {
 	*x = RunRef{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2382,7 +2452,7 @@ func (x *RunRef) String() string {
 func (*RunRef) ProtoMessage() {}
 
 func (x *RunRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2395,7 +2465,7 @@ func (x *RunRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRef.ProtoReflect.Descriptor instead.
 func (*RunRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RunRef) GetRun() string {
@@ -2414,7 +2484,7 @@ type DeleteRunReply struct {
 
 func (x *DeleteRunReply) Reset() {
 	*x = DeleteRunReply{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2496,7 @@ func (x *DeleteRunReply) String() string {
 func (*DeleteRunReply) ProtoMessage() {}
 
 func (x *DeleteRunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2509,7 @@ func (x *DeleteRunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunReply.ProtoReflect.Descriptor instead.
 func (*DeleteRunReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeleteRunReply) GetRun() string {
@@ -2479,7 +2549,7 @@ type RunInfo struct {
 
 func (x *RunInfo) Reset() {
 	*x = RunInfo{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2491,7 +2561,7 @@ func (x *RunInfo) String() string {
 func (*RunInfo) ProtoMessage() {}
 
 func (x *RunInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2504,7 +2574,7 @@ func (x *RunInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunInfo.ProtoReflect.Descriptor instead.
 func (*RunInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RunInfo) GetId() string {
@@ -2676,7 +2746,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2688,7 +2758,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2701,7 +2771,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RunUpdate) GetUpdate() isRunUpdate_Update {
@@ -2770,7 +2840,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +2852,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +2865,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 type RunList struct {
@@ -2807,7 +2877,7 @@ type RunList struct {
 
 func (x *RunList) Reset() {
 	*x = RunList{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2819,7 +2889,7 @@ func (x *RunList) String() string {
 func (*RunList) ProtoMessage() {}
 
 func (x *RunList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2832,7 +2902,7 @@ func (x *RunList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunList.ProtoReflect.Descriptor instead.
 func (*RunList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RunList) GetRuns() []*RunInfo {
@@ -2855,7 +2925,7 @@ type ShowRunRequest struct {
 
 func (x *ShowRunRequest) Reset() {
 	*x = ShowRunRequest{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +2937,7 @@ func (x *ShowRunRequest) String() string {
 func (*ShowRunRequest) ProtoMessage() {}
 
 func (x *ShowRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +2950,7 @@ func (x *ShowRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRunRequest.ProtoReflect.Descriptor instead.
 func (*ShowRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ShowRunRequest) GetRun() string {
@@ -2938,7 +3008,7 @@ type RunTask struct {
 
 func (x *RunTask) Reset() {
 	*x = RunTask{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2950,7 +3020,7 @@ func (x *RunTask) String() string {
 func (*RunTask) ProtoMessage() {}
 
 func (x *RunTask) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2963,7 +3033,7 @@ func (x *RunTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
 func (*RunTask) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RunTask) GetName() string {
@@ -3111,7 +3181,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3123,7 +3193,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3136,7 +3206,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *File) GetName() string {
@@ -3182,7 +3252,7 @@ type Revision struct {
 
 func (x *Revision) Reset() {
 	*x = Revision{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3264,7 @@ func (x *Revision) String() string {
 func (*Revision) ProtoMessage() {}
 
 func (x *Revision) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3277,7 @@ func (x *Revision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revision.ProtoReflect.Descriptor instead.
 func (*Revision) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Revision) GetTask() string {
@@ -3268,7 +3338,7 @@ type Chunks struct {
 
 func (x *Chunks) Reset() {
 	*x = Chunks{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3280,7 +3350,7 @@ func (x *Chunks) String() string {
 func (*Chunks) ProtoMessage() {}
 
 func (x *Chunks) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3293,7 +3363,7 @@ func (x *Chunks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunks.ProtoReflect.Descriptor instead.
 func (*Chunks) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Chunks) GetDone() []int32 {
@@ -3321,7 +3391,7 @@ type RunDetail struct {
 
 func (x *RunDetail) Reset() {
 	*x = RunDetail{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3333,7 +3403,7 @@ func (x *RunDetail) String() string {
 func (*RunDetail) ProtoMessage() {}
 
 func (x *RunDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3346,7 +3416,7 @@ func (x *RunDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDetail.ProtoReflect.Descriptor instead.
 func (*RunDetail) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RunDetail) GetInfo() *RunInfo {
@@ -3441,7 +3511,7 @@ type TaskOutput struct {
 
 func (x *TaskOutput) Reset() {
 	*x = TaskOutput{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3453,7 +3523,7 @@ func (x *TaskOutput) String() string {
 func (*TaskOutput) ProtoMessage() {}
 
 func (x *TaskOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3466,7 +3536,7 @@ func (x *TaskOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskOutput.ProtoReflect.Descriptor instead.
 func (*TaskOutput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TaskOutput) GetTask() string {
@@ -3584,7 +3654,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3596,7 +3666,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3609,7 +3679,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Checkpoint) GetSeq() uint64 {
@@ -3687,7 +3757,7 @@ type RunView struct {
 
 func (x *RunView) Reset() {
 	*x = RunView{}
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3699,7 +3769,7 @@ func (x *RunView) String() string {
 func (*RunView) ProtoMessage() {}
 
 func (x *RunView) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3712,7 +3782,7 @@ func (x *RunView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunView.ProtoReflect.Descriptor instead.
 func (*RunView) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RunView) GetDetail() *RunDetail {
@@ -3754,7 +3824,7 @@ type RunEventsRequest struct {
 
 func (x *RunEventsRequest) Reset() {
 	*x = RunEventsRequest{}
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3766,7 +3836,7 @@ func (x *RunEventsRequest) String() string {
 func (*RunEventsRequest) ProtoMessage() {}
 
 func (x *RunEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3779,7 +3849,7 @@ func (x *RunEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEventsRequest.ProtoReflect.Descriptor instead.
 func (*RunEventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RunEventsRequest) GetRun() string {
@@ -3811,7 +3881,7 @@ type HookRequest struct {
 
 func (x *HookRequest) Reset() {
 	*x = HookRequest{}
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3823,7 +3893,7 @@ func (x *HookRequest) String() string {
 func (*HookRequest) ProtoMessage() {}
 
 func (x *HookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3836,7 +3906,7 @@ func (x *HookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRequest.ProtoReflect.Descriptor instead.
 func (*HookRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HookRequest) GetKind() string {
@@ -3871,7 +3941,7 @@ type HookReply struct {
 
 func (x *HookReply) Reset() {
 	*x = HookReply{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3883,7 +3953,7 @@ func (x *HookReply) String() string {
 func (*HookReply) ProtoMessage() {}
 
 func (x *HookReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3896,7 +3966,7 @@ func (x *HookReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookReply.ProtoReflect.Descriptor instead.
 func (*HookReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HookReply) GetOutput() []byte {
@@ -3914,7 +3984,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3926,7 +3996,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3939,7 +4009,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 type BackupChunk struct {
@@ -3951,7 +4021,7 @@ type BackupChunk struct {
 
 func (x *BackupChunk) Reset() {
 	*x = BackupChunk{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4033,7 @@ func (x *BackupChunk) String() string {
 func (*BackupChunk) ProtoMessage() {}
 
 func (x *BackupChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4046,7 @@ func (x *BackupChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupChunk.ProtoReflect.Descriptor instead.
 func (*BackupChunk) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *BackupChunk) GetData() []byte {
@@ -3997,7 +4067,7 @@ type DashboardLoginRequest struct {
 
 func (x *DashboardLoginRequest) Reset() {
 	*x = DashboardLoginRequest{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4009,7 +4079,7 @@ func (x *DashboardLoginRequest) String() string {
 func (*DashboardLoginRequest) ProtoMessage() {}
 
 func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4022,7 +4092,7 @@ func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DashboardLoginRequest.ProtoReflect.Descriptor instead.
 func (*DashboardLoginRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DashboardLoginRequest) GetRevoke() bool {
@@ -4043,7 +4113,7 @@ type DashboardLoginReply struct {
 
 func (x *DashboardLoginReply) Reset() {
 	*x = DashboardLoginReply{}
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4055,7 +4125,7 @@ func (x *DashboardLoginReply) String() string {
 func (*DashboardLoginReply) ProtoMessage() {}
 
 func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4068,7 +4138,7 @@ func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DashboardLoginReply.ProtoReflect.Descriptor instead.
 func (*DashboardLoginReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DashboardLoginReply) GetUrl() string {
@@ -4139,7 +4209,7 @@ const file_api_proto_rawDesc = "" +
 	"load_score\x18\n" +
 	" \x01(\x01R\tloadScore\x12\x18\n" +
 	"\aapplied\x18\v \x03(\tR\aapplied\x12\x14\n" +
-	"\x05total\x18\f \x01(\x01R\x05total\"\xe8\x04\n" +
+	"\x05total\x18\f \x01(\x01R\x05total\"\x9c\x05\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x1b\n" +
 	"\ttask_name\x18\x02 \x01(\tR\btaskName\x12\x14\n" +
@@ -4166,7 +4236,12 @@ const file_api_proto_rawDesc = "" +
 	"\bexternal\x18\x12 \x01(\tR\bexternal\x12\x16\n" +
 	"\x06resume\x18\x13 \x01(\tR\x06resume\x12\x1c\n" +
 	"\tworkspace\x18\x14 \x01(\tR\tworkspace\x12\x12\n" +
-	"\x04host\x18\x15 \x01(\tR\x04host\"\xcb\x01\n" +
+	"\x04host\x18\x15 \x01(\tR\x04host\x122\n" +
+	"\battempts\x18\x16 \x03(\v2\x16.hearth.api.v1.AttemptR\battempts\"O\n" +
+	"\aAttempt\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x18\n" +
+	"\asession\x18\x02 \x01(\tR\asession\x12\x16\n" +
+	"\x06result\x18\x03 \x01(\tR\x06result\"\xcb\x01\n" +
 	"\x06Result\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12<\n" +
 	"\ametrics\x18\x02 \x03(\v2\".hearth.api.v1.Result.MetricsEntryR\ametrics\x12\x12\n" +
@@ -4494,7 +4569,7 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_api_proto_goTypes = []any{
 	(*ErrorInfo)(nil),             // 0: hearth.api.v1.ErrorInfo
 	(*StatusRequest)(nil),         // 1: hearth.api.v1.StatusRequest
@@ -4505,138 +4580,140 @@ var file_api_proto_goTypes = []any{
 	(*PlaceRequest)(nil),          // 6: hearth.api.v1.PlaceRequest
 	(*Candidate)(nil),             // 7: hearth.api.v1.Candidate
 	(*Decision)(nil),              // 8: hearth.api.v1.Decision
-	(*Result)(nil),                // 9: hearth.api.v1.Result
-	(*Artifact)(nil),              // 10: hearth.api.v1.Artifact
-	(*Gate)(nil),                  // 11: hearth.api.v1.Gate
-	(*Outcome)(nil),               // 12: hearth.api.v1.Outcome
-	(*ListSessionsRequest)(nil),   // 13: hearth.api.v1.ListSessionsRequest
-	(*Session)(nil),               // 14: hearth.api.v1.Session
-	(*SessionList)(nil),           // 15: hearth.api.v1.SessionList
-	(*ShowSessionRequest)(nil),    // 16: hearth.api.v1.ShowSessionRequest
-	(*SessionDetail)(nil),         // 17: hearth.api.v1.SessionDetail
-	(*ToolUse)(nil),               // 18: hearth.api.v1.ToolUse
-	(*Event)(nil),                 // 19: hearth.api.v1.Event
-	(*EventList)(nil),             // 20: hearth.api.v1.EventList
-	(*EventsRequest)(nil),         // 21: hearth.api.v1.EventsRequest
-	(*StateSections)(nil),         // 22: hearth.api.v1.StateSections
-	(*StartRunRequest)(nil),       // 23: hearth.api.v1.StartRunRequest
-	(*ResumeRunRequest)(nil),      // 24: hearth.api.v1.ResumeRunRequest
-	(*ForkRunRequest)(nil),        // 25: hearth.api.v1.ForkRunRequest
-	(*RevisitRunRequest)(nil),     // 26: hearth.api.v1.RevisitRunRequest
-	(*RunRef)(nil),                // 27: hearth.api.v1.RunRef
-	(*DeleteRunReply)(nil),        // 28: hearth.api.v1.DeleteRunReply
-	(*RunInfo)(nil),               // 29: hearth.api.v1.RunInfo
-	(*RunUpdate)(nil),             // 30: hearth.api.v1.RunUpdate
-	(*ListRunsRequest)(nil),       // 31: hearth.api.v1.ListRunsRequest
-	(*RunList)(nil),               // 32: hearth.api.v1.RunList
-	(*ShowRunRequest)(nil),        // 33: hearth.api.v1.ShowRunRequest
-	(*RunTask)(nil),               // 34: hearth.api.v1.RunTask
-	(*File)(nil),                  // 35: hearth.api.v1.File
-	(*Revision)(nil),              // 36: hearth.api.v1.Revision
-	(*Chunks)(nil),                // 37: hearth.api.v1.Chunks
-	(*RunDetail)(nil),             // 38: hearth.api.v1.RunDetail
-	(*TaskOutput)(nil),            // 39: hearth.api.v1.TaskOutput
-	(*Checkpoint)(nil),            // 40: hearth.api.v1.Checkpoint
-	(*RunView)(nil),               // 41: hearth.api.v1.RunView
-	(*RunEventsRequest)(nil),      // 42: hearth.api.v1.RunEventsRequest
-	(*HookRequest)(nil),           // 43: hearth.api.v1.HookRequest
-	(*HookReply)(nil),             // 44: hearth.api.v1.HookReply
-	(*BackupRequest)(nil),         // 45: hearth.api.v1.BackupRequest
-	(*BackupChunk)(nil),           // 46: hearth.api.v1.BackupChunk
-	(*DashboardLoginRequest)(nil), // 47: hearth.api.v1.DashboardLoginRequest
-	(*DashboardLoginReply)(nil),   // 48: hearth.api.v1.DashboardLoginReply
-	nil,                           // 49: hearth.api.v1.SubmitTaskRequest.MetadataEntry
-	nil,                           // 50: hearth.api.v1.Result.MetricsEntry
-	nil,                           // 51: hearth.api.v1.StateSections.SectionsEntry
-	nil,                           // 52: hearth.api.v1.RunDetail.GateLoopsEntry
-	nil,                           // 53: hearth.api.v1.RunDetail.ChunksEntry
-	nil,                           // 54: hearth.api.v1.TaskOutput.MetricsEntry
+	(*Attempt)(nil),               // 9: hearth.api.v1.Attempt
+	(*Result)(nil),                // 10: hearth.api.v1.Result
+	(*Artifact)(nil),              // 11: hearth.api.v1.Artifact
+	(*Gate)(nil),                  // 12: hearth.api.v1.Gate
+	(*Outcome)(nil),               // 13: hearth.api.v1.Outcome
+	(*ListSessionsRequest)(nil),   // 14: hearth.api.v1.ListSessionsRequest
+	(*Session)(nil),               // 15: hearth.api.v1.Session
+	(*SessionList)(nil),           // 16: hearth.api.v1.SessionList
+	(*ShowSessionRequest)(nil),    // 17: hearth.api.v1.ShowSessionRequest
+	(*SessionDetail)(nil),         // 18: hearth.api.v1.SessionDetail
+	(*ToolUse)(nil),               // 19: hearth.api.v1.ToolUse
+	(*Event)(nil),                 // 20: hearth.api.v1.Event
+	(*EventList)(nil),             // 21: hearth.api.v1.EventList
+	(*EventsRequest)(nil),         // 22: hearth.api.v1.EventsRequest
+	(*StateSections)(nil),         // 23: hearth.api.v1.StateSections
+	(*StartRunRequest)(nil),       // 24: hearth.api.v1.StartRunRequest
+	(*ResumeRunRequest)(nil),      // 25: hearth.api.v1.ResumeRunRequest
+	(*ForkRunRequest)(nil),        // 26: hearth.api.v1.ForkRunRequest
+	(*RevisitRunRequest)(nil),     // 27: hearth.api.v1.RevisitRunRequest
+	(*RunRef)(nil),                // 28: hearth.api.v1.RunRef
+	(*DeleteRunReply)(nil),        // 29: hearth.api.v1.DeleteRunReply
+	(*RunInfo)(nil),               // 30: hearth.api.v1.RunInfo
+	(*RunUpdate)(nil),             // 31: hearth.api.v1.RunUpdate
+	(*ListRunsRequest)(nil),       // 32: hearth.api.v1.ListRunsRequest
+	(*RunList)(nil),               // 33: hearth.api.v1.RunList
+	(*ShowRunRequest)(nil),        // 34: hearth.api.v1.ShowRunRequest
+	(*RunTask)(nil),               // 35: hearth.api.v1.RunTask
+	(*File)(nil),                  // 36: hearth.api.v1.File
+	(*Revision)(nil),              // 37: hearth.api.v1.Revision
+	(*Chunks)(nil),                // 38: hearth.api.v1.Chunks
+	(*RunDetail)(nil),             // 39: hearth.api.v1.RunDetail
+	(*TaskOutput)(nil),            // 40: hearth.api.v1.TaskOutput
+	(*Checkpoint)(nil),            // 41: hearth.api.v1.Checkpoint
+	(*RunView)(nil),               // 42: hearth.api.v1.RunView
+	(*RunEventsRequest)(nil),      // 43: hearth.api.v1.RunEventsRequest
+	(*HookRequest)(nil),           // 44: hearth.api.v1.HookRequest
+	(*HookReply)(nil),             // 45: hearth.api.v1.HookReply
+	(*BackupRequest)(nil),         // 46: hearth.api.v1.BackupRequest
+	(*BackupChunk)(nil),           // 47: hearth.api.v1.BackupChunk
+	(*DashboardLoginRequest)(nil), // 48: hearth.api.v1.DashboardLoginRequest
+	(*DashboardLoginReply)(nil),   // 49: hearth.api.v1.DashboardLoginReply
+	nil,                           // 50: hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	nil,                           // 51: hearth.api.v1.Result.MetricsEntry
+	nil,                           // 52: hearth.api.v1.StateSections.SectionsEntry
+	nil,                           // 53: hearth.api.v1.RunDetail.GateLoopsEntry
+	nil,                           // 54: hearth.api.v1.RunDetail.ChunksEntry
+	nil,                           // 55: hearth.api.v1.TaskOutput.MetricsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	3,  // 0: hearth.api.v1.StatusReply.agents:type_name -> hearth.api.v1.Agent
 	4,  // 1: hearth.api.v1.SubmitTaskRequest.hints:type_name -> hearth.api.v1.Hints
-	49, // 2: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	50, // 2: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
 	4,  // 3: hearth.api.v1.PlaceRequest.hints:type_name -> hearth.api.v1.Hints
 	7,  // 4: hearth.api.v1.Decision.candidates:type_name -> hearth.api.v1.Candidate
 	4,  // 5: hearth.api.v1.Decision.hints:type_name -> hearth.api.v1.Hints
-	50, // 6: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
-	8,  // 7: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
-	9,  // 8: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
-	10, // 9: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
-	11, // 10: hearth.api.v1.Outcome.gate:type_name -> hearth.api.v1.Gate
-	14, // 11: hearth.api.v1.SessionList.sessions:type_name -> hearth.api.v1.Session
-	14, // 12: hearth.api.v1.SessionDetail.session:type_name -> hearth.api.v1.Session
-	19, // 13: hearth.api.v1.SessionDetail.events:type_name -> hearth.api.v1.Event
-	8,  // 14: hearth.api.v1.SessionDetail.decisions:type_name -> hearth.api.v1.Decision
-	18, // 15: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
-	8,  // 16: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
-	19, // 17: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
-	51, // 18: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
-	22, // 19: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
-	22, // 20: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
-	22, // 21: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
-	29, // 22: hearth.api.v1.RunUpdate.started:type_name -> hearth.api.v1.RunInfo
-	19, // 23: hearth.api.v1.RunUpdate.event:type_name -> hearth.api.v1.Event
-	29, // 24: hearth.api.v1.RunUpdate.stopped:type_name -> hearth.api.v1.RunInfo
-	29, // 25: hearth.api.v1.RunList.runs:type_name -> hearth.api.v1.RunInfo
-	29, // 26: hearth.api.v1.RunDetail.info:type_name -> hearth.api.v1.RunInfo
-	34, // 27: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
-	35, // 28: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
-	36, // 29: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
-	52, // 30: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
-	53, // 31: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
-	54, // 32: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
-	10, // 33: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
-	38, // 34: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
-	39, // 35: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
-	40, // 36: hearth.api.v1.RunView.checkpoints:type_name -> hearth.api.v1.Checkpoint
-	19, // 37: hearth.api.v1.RunView.events:type_name -> hearth.api.v1.Event
-	37, // 38: hearth.api.v1.RunDetail.ChunksEntry.value:type_name -> hearth.api.v1.Chunks
-	1,  // 39: hearth.api.v1.Hearth.Status:input_type -> hearth.api.v1.StatusRequest
-	5,  // 40: hearth.api.v1.Hearth.SubmitTask:input_type -> hearth.api.v1.SubmitTaskRequest
-	6,  // 41: hearth.api.v1.Hearth.Place:input_type -> hearth.api.v1.PlaceRequest
-	13, // 42: hearth.api.v1.Hearth.ListSessions:input_type -> hearth.api.v1.ListSessionsRequest
-	16, // 43: hearth.api.v1.Hearth.ShowSession:input_type -> hearth.api.v1.ShowSessionRequest
-	23, // 44: hearth.api.v1.Hearth.StartRun:input_type -> hearth.api.v1.StartRunRequest
-	24, // 45: hearth.api.v1.Hearth.ResumeRun:input_type -> hearth.api.v1.ResumeRunRequest
-	25, // 46: hearth.api.v1.Hearth.ForkRun:input_type -> hearth.api.v1.ForkRunRequest
-	26, // 47: hearth.api.v1.Hearth.RevisitRun:input_type -> hearth.api.v1.RevisitRunRequest
-	27, // 48: hearth.api.v1.Hearth.WatchRun:input_type -> hearth.api.v1.RunRef
-	27, // 49: hearth.api.v1.Hearth.PauseRun:input_type -> hearth.api.v1.RunRef
-	27, // 50: hearth.api.v1.Hearth.CancelRun:input_type -> hearth.api.v1.RunRef
-	27, // 51: hearth.api.v1.Hearth.DeleteRun:input_type -> hearth.api.v1.RunRef
-	31, // 52: hearth.api.v1.Hearth.ListRuns:input_type -> hearth.api.v1.ListRunsRequest
-	33, // 53: hearth.api.v1.Hearth.ShowRun:input_type -> hearth.api.v1.ShowRunRequest
-	42, // 54: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
-	21, // 55: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
-	43, // 56: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
-	45, // 57: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
-	47, // 58: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
-	2,  // 59: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
-	12, // 60: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
-	8,  // 61: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
-	15, // 62: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
-	17, // 63: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
-	30, // 64: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 65: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 66: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 67: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 68: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
-	29, // 69: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
-	29, // 70: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
-	28, // 71: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
-	32, // 72: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
-	41, // 73: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
-	20, // 74: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
-	19, // 75: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
-	44, // 76: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
-	46, // 77: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
-	48, // 78: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
-	59, // [59:79] is the sub-list for method output_type
-	39, // [39:59] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	9,  // 6: hearth.api.v1.Decision.attempts:type_name -> hearth.api.v1.Attempt
+	51, // 7: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
+	8,  // 8: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
+	10, // 9: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
+	11, // 10: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
+	12, // 11: hearth.api.v1.Outcome.gate:type_name -> hearth.api.v1.Gate
+	15, // 12: hearth.api.v1.SessionList.sessions:type_name -> hearth.api.v1.Session
+	15, // 13: hearth.api.v1.SessionDetail.session:type_name -> hearth.api.v1.Session
+	20, // 14: hearth.api.v1.SessionDetail.events:type_name -> hearth.api.v1.Event
+	8,  // 15: hearth.api.v1.SessionDetail.decisions:type_name -> hearth.api.v1.Decision
+	19, // 16: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
+	8,  // 17: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
+	20, // 18: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
+	52, // 19: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
+	23, // 20: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
+	23, // 21: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
+	23, // 22: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
+	30, // 23: hearth.api.v1.RunUpdate.started:type_name -> hearth.api.v1.RunInfo
+	20, // 24: hearth.api.v1.RunUpdate.event:type_name -> hearth.api.v1.Event
+	30, // 25: hearth.api.v1.RunUpdate.stopped:type_name -> hearth.api.v1.RunInfo
+	30, // 26: hearth.api.v1.RunList.runs:type_name -> hearth.api.v1.RunInfo
+	30, // 27: hearth.api.v1.RunDetail.info:type_name -> hearth.api.v1.RunInfo
+	35, // 28: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
+	36, // 29: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
+	37, // 30: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
+	53, // 31: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
+	54, // 32: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
+	55, // 33: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
+	11, // 34: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
+	39, // 35: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
+	40, // 36: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
+	41, // 37: hearth.api.v1.RunView.checkpoints:type_name -> hearth.api.v1.Checkpoint
+	20, // 38: hearth.api.v1.RunView.events:type_name -> hearth.api.v1.Event
+	38, // 39: hearth.api.v1.RunDetail.ChunksEntry.value:type_name -> hearth.api.v1.Chunks
+	1,  // 40: hearth.api.v1.Hearth.Status:input_type -> hearth.api.v1.StatusRequest
+	5,  // 41: hearth.api.v1.Hearth.SubmitTask:input_type -> hearth.api.v1.SubmitTaskRequest
+	6,  // 42: hearth.api.v1.Hearth.Place:input_type -> hearth.api.v1.PlaceRequest
+	14, // 43: hearth.api.v1.Hearth.ListSessions:input_type -> hearth.api.v1.ListSessionsRequest
+	17, // 44: hearth.api.v1.Hearth.ShowSession:input_type -> hearth.api.v1.ShowSessionRequest
+	24, // 45: hearth.api.v1.Hearth.StartRun:input_type -> hearth.api.v1.StartRunRequest
+	25, // 46: hearth.api.v1.Hearth.ResumeRun:input_type -> hearth.api.v1.ResumeRunRequest
+	26, // 47: hearth.api.v1.Hearth.ForkRun:input_type -> hearth.api.v1.ForkRunRequest
+	27, // 48: hearth.api.v1.Hearth.RevisitRun:input_type -> hearth.api.v1.RevisitRunRequest
+	28, // 49: hearth.api.v1.Hearth.WatchRun:input_type -> hearth.api.v1.RunRef
+	28, // 50: hearth.api.v1.Hearth.PauseRun:input_type -> hearth.api.v1.RunRef
+	28, // 51: hearth.api.v1.Hearth.CancelRun:input_type -> hearth.api.v1.RunRef
+	28, // 52: hearth.api.v1.Hearth.DeleteRun:input_type -> hearth.api.v1.RunRef
+	32, // 53: hearth.api.v1.Hearth.ListRuns:input_type -> hearth.api.v1.ListRunsRequest
+	34, // 54: hearth.api.v1.Hearth.ShowRun:input_type -> hearth.api.v1.ShowRunRequest
+	43, // 55: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
+	22, // 56: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
+	44, // 57: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
+	46, // 58: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
+	48, // 59: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
+	2,  // 60: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
+	13, // 61: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
+	8,  // 62: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
+	16, // 63: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
+	18, // 64: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
+	31, // 65: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
+	31, // 66: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
+	31, // 67: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
+	31, // 68: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
+	31, // 69: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
+	30, // 70: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
+	30, // 71: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
+	29, // 72: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
+	33, // 73: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
+	42, // 74: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
+	21, // 75: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
+	20, // 76: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
+	45, // 77: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
+	47, // 78: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
+	49, // 79: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
+	60, // [60:80] is the sub-list for method output_type
+	40, // [40:60] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -4644,7 +4721,7 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[30].OneofWrappers = []any{
+	file_api_proto_msgTypes[31].OneofWrappers = []any{
 		(*RunUpdate_Started)(nil),
 		(*RunUpdate_Event)(nil),
 		(*RunUpdate_Stopped)(nil),
@@ -4655,7 +4732,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   55,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

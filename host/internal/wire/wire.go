@@ -57,6 +57,9 @@ func Decision(d *hearth.Decision) *apipb.Decision {
 		Rehydration: d.Rehydration, Reason: d.Reason, Hints: Hints(d.Hints), External: d.External,
 		Resume: d.Resume, Workspace: d.Workspace, Host: d.Host,
 	}
+	for _, a := range d.Attempts {
+		m.Attempts = append(m.Attempts, &apipb.Attempt{Host: a.Host, Session: a.Session, Result: a.Result})
+	}
 	for _, c := range d.Candidates {
 		m.Candidates = append(m.Candidates, &apipb.Candidate{
 			Session: c.Session, Dormant: c.Dormant, Eligible: c.Eligible, Load: int32(c.Load), Capacity: int32(c.Capacity),
@@ -75,6 +78,9 @@ func DecisionOf(m *apipb.Decision) hearth.Decision {
 		Considered: int(m.GetConsidered()), Eligible: int(m.GetEligible()), Waited: time.Duration(m.GetWaitedNanos()),
 		Retired: m.GetRetired(), Vetoed: m.GetVetoed(), Rehydration: m.GetRehydration(), Reason: m.GetReason(),
 		Hints: HintsOf(m.GetHints()), External: m.GetExternal(), Resume: m.GetResume(), Workspace: m.GetWorkspace(), Host: m.GetHost(),
+	}
+	for _, a := range m.GetAttempts() {
+		d.Attempts = append(d.Attempts, hearth.Attempt{Host: a.GetHost(), Session: a.GetSession(), Result: a.GetResult()})
 	}
 	for _, c := range m.GetCandidates() {
 		d.Candidates = append(d.Candidates, hearth.Candidate{
