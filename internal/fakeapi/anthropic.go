@@ -21,6 +21,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model     string            `json:"model"`
 		MaxTokens int               `json:"max_tokens"`
+		Stream    bool              `json:"stream"`
 		System    json.RawMessage   `json:"system"`
 		Tools     []json.RawMessage `json:"tools"`
 		Messages  []struct {
@@ -85,7 +86,8 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		}
 		rec.Turns = append(rec.Turns, t)
 	}
-	calls, answer, hang := think(rec.Turns)
+	voc := vocabularyOf(toolNames(req.Tools), body)
+	calls, answer, hang := think(rec.Turns, voc)
 	if hang {
 		s.hangUntilCancelled(r, rec)
 		return
@@ -99,6 +101,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, c := range calls {
 		stop = "tool_use"
+		c = voc.encode(c)
 		content = append(content, map[string]any{"type": "tool_use", "id": s.nextID("toolu"), "name": c.name, "input": c.input})
 	}
 	out, _ := json.Marshal(content)
@@ -106,8 +109,12 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	id := s.nextID("msg")
 	s.mu.Unlock()
 	s.wait(r, rec.Usage)
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("request-id", "req_"+id)
+	if req.Stream {
+		s.stream(w, r, id, req.Model, content, stop, rec.Usage)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil,

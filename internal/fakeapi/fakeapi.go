@@ -78,6 +78,7 @@ type Server struct {
 	cache    map[[32]byte]bool
 	failures []Failure
 	ids      int
+	counts   int
 	// Hung receives a request that hangs, when it starts; Released when
 	// its caller gave up on it.
 	Hung, Released chan *Recorded
@@ -97,7 +98,9 @@ type Recorded struct {
 	// API is "anthropic" or "openai".
 	API    string
 	Header http.Header
-	Body   []byte
+	// Query is the URL's query string (Claude Code sends "beta=true").
+	Query string
+	Body  []byte
 	// Turns is the conversation as the model read it.
 	Turns []Turn
 	// Breakpoints counts the cache_control markers (Anthropic).
@@ -140,6 +143,8 @@ func New(key string) *Server {
 		Hung: make(chan *Recorded, 8), Released: make(chan *Recorded, 8)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.anthropic)
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
+	mux.HandleFunc("HEAD /api/hello", hello)
 	mux.HandleFunc("POST /v1/chat/completions", s.openai)
 	s.Server = httptest.NewServer(mux)
 	return s
@@ -176,7 +181,7 @@ func (s *Server) nextID(prefix string) string {
 func (s *Server) begin(api string, r *http.Request, body []byte, authorized bool) (*Recorded, *Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec := &Recorded{API: api, Header: r.Header.Clone(), Body: body, Status: 200}
+	rec := &Recorded{API: api, Header: r.Header.Clone(), Query: queryOf(r), Body: body, Status: 200}
 	s.requests = append(s.requests, rec)
 	if !authorized {
 		rec.Status = http.StatusUnauthorized
@@ -285,27 +290,26 @@ type call struct {
 }
 
 // think is the scripted model: given the conversation, the tool calls to
-// make next, or the answer.
-func think(turns []Turn) (calls []call, answer string, hang bool) {
+// make next, or the answer. The calls are in the model agent's words
+// (read, list, search, write, shell with their path, pattern, content
+// and command); v reads the conversation's tool uses into those words
+// (see vocabulary), so that a client with other tools (Claude Code's)
+// is understood the same way.
+func think(turns []Turn, v vocabulary) (calls []call, answer string, hang bool) {
 	p := -1
+	var prompt string
 	for i := len(turns) - 1; i >= 0 && p < 0; i-- {
 		if turns[i].Role != "user" {
 			continue
 		}
 		for _, b := range turns[i].Blocks {
-			if b.Type == "text" {
-				p = i
+			if b.Type == "text" && !v.aside(b.Text) {
+				p, prompt = i, b.Text
 			}
 		}
 	}
 	if p < 0 {
 		return nil, "There is no question here.", false
-	}
-	var prompt string
-	for _, b := range turns[p].Blocks {
-		if b.Type == "text" {
-			prompt = b.Text
-		}
 	}
 	// What the conversation holds: tool results that worked, anywhere;
 	// calls tried in this task, worked or not.
@@ -323,7 +327,11 @@ func think(turns []Turn) (calls []call, answer string, hang bool) {
 				if !ok {
 					continue
 				}
-				k := key(u.Name, u.Input)
+				name, in, ok := v.decode(u.Name, u.Input)
+				if !ok {
+					continue
+				}
+				k := key(name, in)
 				if i > p {
 					tried[k] = true
 					if b.IsError || strings.HasPrefix(b.Text, "error: ") {
@@ -338,7 +346,7 @@ func think(turns []Turn) (calls []call, answer string, hang bool) {
 	}
 	want := func(name string, in map[string]any) bool {
 		k := key(name, in)
-		if tried[k] {
+		if tried[k] || !v.offers(name) {
 			return false
 		}
 		if _, ok := known[k]; ok && (name == "read" || name == "list") {
