@@ -14,8 +14,11 @@
 //	                  permissionDecision "deny" with the guard's message
 //	PostToolUse       the tool use is recorded: Read, Glob, Grep, LS,
 //	                  Write, Edit, MultiEdit and NotebookEdit name files
-//	                  and directories for the session's fingerprint
-//	PostToolUseFailure the failed use is logged; it teaches nothing
+//	                  and directories for the session's fingerprint, and
+//	                  so does a Bash command's words that name what exists
+//	PostToolUseFailure the failed use is recorded as failed; a Bash
+//	                  command that failed still ran where it names, and
+//	                  teaches the fingerprint that
 //	Stop              the turn ended: the session is idle
 //	SessionEnd        the session is dormant, its fingerprint kept
 //
@@ -281,10 +284,7 @@ func Handle(ctx context.Context, h Sessions, agent string, p *Payload) (Answer, 
 	case SessionEnd:
 		return nil, h.DetachExternal(ctx, ref, p.Reason)
 	case PreToolUse:
-		call := sdk.ToolCall{CallID: p.ToolUseID, Tool: p.ToolName, Paths: Paths(p.ToolName, p.ToolInput, p.Cwd), RawInput: p.ToolInput}
-		if isNull(call.RawInput) {
-			call.RawInput = nil
-		}
+		call := Call(p)
 		v, err := h.CheckExternalToolUse(ctx, ref, call)
 		if err != nil {
 			return nil, err
@@ -298,13 +298,33 @@ func Handle(ctx context.Context, h Sessions, agent string, p *Payload) (Answer, 
 		}
 		return nil, nil
 	case PostToolUse, PostToolUseFailure:
-		u := sdk.ToolUse{CallID: p.ToolUseID, Tool: p.ToolName, Paths: Paths(p.ToolName, p.ToolInput, p.Cwd), Outcome: sdk.OutcomeOK}
-		if p.HookEventName == PostToolUseFailure || failed(p.ToolResponse) {
-			u.Outcome, u.Error = sdk.OutcomeError, p.Error
-		}
-		return nil, h.ReportExternalToolUse(ctx, ref, u)
+		return nil, h.ReportExternalToolUse(ctx, ref, Use(p))
 	}
 	return nil, nil
+}
+
+// Call is the tool call a PreToolUse payload asks about. A Bash
+// command's paths are left to the guards, which read the whole command
+// as the shell will (Paths reads only what exists, for the fingerprint).
+func Call(p *Payload) sdk.ToolCall {
+	c := sdk.ToolCall{CallID: p.ToolUseID, Tool: p.ToolName, Kind: Kind(p.ToolName), RawInput: p.ToolInput}
+	if p.ToolName != "Bash" {
+		c.Paths = Paths(p.ToolName, p.ToolInput, p.Cwd)
+	}
+	if isNull(c.RawInput) {
+		c.RawInput = nil
+	}
+	return c
+}
+
+// Use is the tool use a PostToolUse or PostToolUseFailure payload
+// reports.
+func Use(p *Payload) sdk.ToolUse {
+	u := sdk.ToolUse{CallID: p.ToolUseID, Tool: p.ToolName, Kind: Kind(p.ToolName), Paths: Paths(p.ToolName, p.ToolInput, p.Cwd), Outcome: sdk.OutcomeOK}
+	if p.HookEventName == PostToolUseFailure || failed(p.ToolResponse) {
+		u.Outcome, u.Error = sdk.OutcomeError, p.Error
+	}
+	return u
 }
 
 // failed reports whether a tool_response says the tool failed.
@@ -329,14 +349,25 @@ func failed(resp json.RawMessage) bool {
 // are read as the guards read them (guard.Named): Read, Write, Edit,
 // MultiEdit, NotebookEdit and NotebookRead name a file; LS, and Glob
 // (its pattern's leading directories), a directory; Grep's path is a
-// file or a directory, as the file system says. Shell commands name no
-// path for the fingerprint: their words are for guards.
+// file or a directory, as the file system says. A Bash command names
+// what its words name that exists (guard.NamedByCommand): today's
+// Claude Code lists and searches through Bash (ls, grep, find), so its
+// commands are much of what a session learns.
 func Paths(tool string, input json.RawMessage, cwd string) []string {
+	var targets []guard.Target
 	if tool == "Bash" {
-		return nil
+		var in struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(input, &in) != nil {
+			return nil
+		}
+		targets = guard.NamedByCommand(in.Command, cwd)
+	} else {
+		targets = guard.Named(guard.Call{Tool: tool, RawInput: input, Cwd: cwd})
 	}
 	var out []string
-	for _, t := range guard.Named(guard.Call{Tool: tool, RawInput: input, Cwd: cwd}) {
+	for _, t := range targets {
 		p := t.Path
 		if t.Dir && p != "/" {
 			p += "/"
@@ -346,4 +377,14 @@ func Paths(tool string, input json.RawMessage, cwd string) []string {
 		}
 	}
 	return out
+}
+
+// Kind is what Claude Code's tool does, for the fingerprint: Bash runs a
+// command (sdk.KindExec: a command that failed still ran where it
+// names); other tools are read from their names by the host.
+func Kind(tool string) sdk.ToolKind {
+	if tool == "Bash" {
+		return sdk.KindExec
+	}
+	return ""
 }
