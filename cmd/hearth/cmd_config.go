@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/plugins"
+	"github.com/hearth-dev/hearth/plugins/claude"
 )
 
 func (m *Main) configCommand() *cobra.Command {
@@ -22,7 +23,8 @@ func (m *Main) configCommand() *cobra.Command {
 reported with its file:line:col, the offending source line, and what to
 do about it. The programs agents name are looked up, and checked against
 their sha256 pins; the paths they are granted (read_paths, write_paths)
-must exist outside the data directory. The exit status is 2 when the file
+must exist outside the data directory; a claude_code agent's claude
+program must be Claude Code, recent enough. The exit status is 2 when the file
 is not valid.`,
 		Args: exactArgs("FILE"),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -41,6 +43,14 @@ is not valid.`,
 					continue
 				}
 				if err := process.CheckProgram(a.Command[0], a.SHA256); err != nil {
+					problems = append(problems, fmt.Sprintf("agent %q: %v", a.Name, err))
+				}
+			}
+			for _, a := range c.Agents {
+				if a.ClaudeCode == nil {
+					continue
+				}
+				if _, _, err := claude.CheckCLI(a.ClaudeCode.Command); err != nil {
 					problems = append(problems, fmt.Sprintf("agent %q: %v", a.Name, err))
 				}
 			}
