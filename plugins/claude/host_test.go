@@ -184,3 +184,40 @@ func TestUnderHost(t *testing.T) {
 		return nil
 	})
 }
+
+// TestConfined: a confined session cannot read outside its workspace
+// through Claude Code's own Read or Bash, with Claude Code's permission
+// rules allowing both; the same session unconfined can, which shows it
+// is the kernel that refuses.
+func TestConfined(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "notes.txt")
+	if err := os.WriteFile(secret, []byte("outside-the-workspace-7731\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, confined := range []bool{true, false} {
+		t.Run(fmt.Sprint("confined=", confined), func(t *testing.T) {
+			api, ws := fakeapi.New(key), workspace(t)
+			defer api.Close()
+			extra := `allowed_tools = ["Read", "Bash"]`
+			cfg := hostConfig(t, api, ws, extra)
+			if !confined {
+				cfg.Agent("coder").Confinement = config.ConfinementOff
+			}
+			var log syncBuffer
+			h := startHost(t, cfg, t.TempDir(), &log)
+			defer h.Close(context.Background())
+			if confined && strings.Contains(log.String(), "UNCONFINED") {
+				t.Skip("plugins run unconfined on this kernel (no Landlock)")
+			}
+			q := submit(t, h, fmt.Sprintf("read:%s shell:cat_%s", secret, secret), ".")
+			leaked := false
+			for _, r := range api.Requests() {
+				leaked = leaked || strings.Contains(r.String(), "outside-the-workspace-7731")
+			}
+			if leaked == confined {
+				t.Errorf("confined=%v: the file outside the workspace reached the server: %v (output %q)", confined, leaked, q.Result.Output)
+			}
+		})
+	}
+}
