@@ -1,0 +1,135 @@
+package claude_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hearth-dev/hearth/internal/claudetest"
+	"github.com/hearth-dev/hearth/internal/fakeapi"
+	"github.com/hearth-dev/hearth/plugins/claude"
+	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/sdktest"
+)
+
+func run(t *testing.T, a *claude.Agent, prompt string) (*sdktest.Harness, sdk.Result, error) {
+	t.Helper()
+	h := sdktest.New(t, a, sdktest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: prompt}
+	res, err := h.Agent.Run(ctx, task, h.Host.For(task.ID))
+	return h, res, err
+}
+
+// TestAuthRefusedIsPermanent: a refused key fails the task for good at
+// Claude Code's first retry, naming the key's variable.
+func TestAuthRefusedIsPermanent(t *testing.T) {
+	api := fakeapi.New(key)
+	defer api.Close()
+	a := claude.New(claude.Settings{Command: claudetest.Binary(t), BaseURL: api.URL, APIKeyEnv: "HEARTH_TEST_KEY", APIKey: "wrong", Root: workspace(t)})
+	began := time.Now()
+	_, _, err := run(t, a, "What does cart/cart.go do?")
+	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "HEARTH_TEST_KEY") {
+		t.Fatalf("error %v, want a permanent one naming HEARTH_TEST_KEY", err)
+	}
+	if n := len(api.Requests()); n > 3 {
+		t.Errorf("%d requests with a refused key, want the task to stop at the first retry", n)
+	}
+	t.Logf("refused in %s", time.Since(began))
+}
+
+// TestRateLimitRetriedAfterDelay: a rate limit is retried by Claude Code
+// after the server's retry-after, reported as progress, and the task
+// succeeds.
+func TestRateLimitRetriedAfterDelay(t *testing.T) {
+	api := fakeapi.New(key)
+	defer api.Close()
+	api.Fail(fakeapi.Failure{Status: 429, RetryAfter: "1"}, fakeapi.Failure{Status: 529, RetryAfter: "1"})
+	a := newAgent(t, api, workspace(t))
+	h, res, err := run(t, a, "What does cart/cart.go do?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Output, "cart/cart.go") {
+		t.Errorf("output %q", res.Output)
+	}
+	var said []string
+	for _, p := range h.Host.Progress("t1") {
+		if strings.Contains(p.Message, "HTTP 429") || strings.Contains(p.Message, "HTTP 529") {
+			said = append(said, p.Message)
+		}
+	}
+	if len(said) != 2 {
+		t.Errorf("progress about the retries: %q, want the 429 and the 529", said)
+	}
+}
+
+// TestMaxTurns: a task that needs more turns than max_turns fails for
+// good, saying so.
+func TestMaxTurns(t *testing.T) {
+	api := fakeapi.New(key)
+	defer api.Close()
+	a := claude.New(claude.Settings{Command: claudetest.Binary(t), BaseURL: api.URL, APIKeyEnv: "HEARTH_TEST_KEY", APIKey: key, Root: workspace(t), MaxTurns: 1})
+	_, _, err := run(t, a, "read:cart/cart.go list:pricing")
+	// Across the plugin boundary the error keeps its message and its
+	// permanence, not its sentinel.
+	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "max_turns (1)") {
+		t.Fatalf("error %v, want a permanent max_turns failure saying so", err)
+	}
+}
+
+// TestCancelStopsClaude: cancelling a task ends its claude process (and
+// its group) promptly.
+func TestCancelStopsClaude(t *testing.T) {
+	api := fakeapi.New(key)
+	defer api.Close()
+	a := newAgent(t, api, workspace(t))
+	h := sdktest.New(t, a, sdktest.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: "hang"}
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Agent.Run(ctx, task, h.Host.For(task.ID))
+		done <- err
+	}()
+	var rec *fakeapi.Recorded
+	select {
+	case rec = <-api.Hung:
+	case err := <-done:
+		t.Fatalf("the task ended before the model call: %v", err)
+	}
+	id := rec.Header.Get("X-Claude-Code-Session-Id")
+	if id == "" {
+		t.Fatal("claude sent no session ID")
+	}
+	if len(processesWith(t, id)) == 0 {
+		t.Fatalf("no process runs Claude Code session %s", id)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled task succeeded")
+	}
+	<-api.Released
+	if ps := processesWith(t, id); len(ps) != 0 {
+		t.Errorf("processes of session %s outlived the cancelled task: %v", id, ps)
+	}
+}
+
+// processesWith lists the processes whose command line holds s.
+func processesWith(t *testing.T, s string) []string {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var out []string
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err == nil && strings.Contains(string(b), s) {
+			out = append(out, filepath.Base(filepath.Dir(d))+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
