@@ -30,7 +30,16 @@ import (
 func hostConfig(t *testing.T, api *fakeapi.Server, ws, extra string) *config.Config {
 	t.Helper()
 	t.Setenv("FAKE_CLAUDE_KEY", key)
-	src := fmt.Sprintf(`
+	cfg, err := config.Parse([]byte(configSource(claudetest.Binary(t), api.URL, ws, extra)), filepath.Join(t.TempDir(), "hearth.hcl"), config.Options{Bundled: plugins.Names()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// configSource is hostConfig's file.
+func configSource(bin, url, ws, extra string) string {
+	return fmt.Sprintf(`
 agent "coder" {
   command       = [%q]
   env           = { %s = "1", GORACE = "atexit_sleep_ms=0" }
@@ -51,12 +60,7 @@ guard "no-secrets" {
   condition = "touches('**/.env*')"
   message   = "secrets are off limits"
 }
-`, os.Args[0], envServe, ws, claudetest.Binary(t), api.URL, extra)
-	cfg, err := config.Parse([]byte(src), filepath.Join(t.TempDir(), "hearth.hcl"), config.Options{Bundled: plugins.Names()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+`, os.Args[0], envServe, ws, bin, url, extra)
 }
 
 // syncBuffer is a log the host and its plugins write to at once.

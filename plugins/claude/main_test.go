@@ -19,6 +19,9 @@ const envServe = "HEARTH_TEST_SERVE_CLAUDE"
 // starts (envServe).
 func TestMain(m *testing.M) {
 	claude.RelayIfRequested()
+	if os.Getenv(envHelperHost) != "" {
+		helperHost()
+	}
 	if os.Getenv(envServe) != "" {
 		plugin.Serve(claude.NewFromEnv())
 		os.Exit(0)
