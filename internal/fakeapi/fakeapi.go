@@ -49,6 +49,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -137,17 +138,33 @@ type Block struct {
 	IsError bool
 }
 
-// New starts a server accepting key.
+// New starts a server accepting key, on a loopback port of its own.
 func New(key string) *Server {
-	s := &Server{Key: key, MinCacheTokens: 1024, cache: map[[32]byte]bool{},
+	s := newServer(key)
+	s.Server = httptest.NewServer(s.mux())
+	return s
+}
+
+// NewOn starts a server accepting key on ln.
+func NewOn(ln net.Listener, key string) *Server {
+	s := newServer(key)
+	s.Server = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.mux()}}
+	s.Server.Start()
+	return s
+}
+
+func newServer(key string) *Server {
+	return &Server{Key: key, MinCacheTokens: 1024, cache: map[[32]byte]bool{},
 		Hung: make(chan *Recorded, 8), Released: make(chan *Recorded, 8)}
+}
+
+func (s *Server) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.anthropic)
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
 	mux.HandleFunc("HEAD /api/hello", hello)
 	mux.HandleFunc("POST /v1/chat/completions", s.openai)
-	s.Server = httptest.NewServer(mux)
-	return s
+	return mux
 }
 
 // Fail queues failures to answer the next requests with.
@@ -335,7 +352,10 @@ func think(turns []Turn, v vocabulary) (calls []call, answer string, hang bool) 
 				if i > p {
 					tried[k] = true
 					if b.IsError || strings.HasPrefix(b.Text, "error: ") {
-						failures = append(failures, fmt.Sprintf("%s failed: %s", k, b.Text))
+						// Claude Code appends its system reminders to a
+						// tool's result; the failure is what comes before.
+						why, _, _ := strings.Cut(b.Text, "<system-reminder>")
+						failures = append(failures, fmt.Sprintf("%s failed: %s", k, strings.TrimSpace(why)))
 					}
 				}
 				if !b.IsError && !strings.HasPrefix(b.Text, "error: ") {
