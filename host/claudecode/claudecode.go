@@ -213,11 +213,15 @@ type hookOutput struct {
 	SystemMessage      string      `json:"systemMessage,omitempty"`
 }
 
-// permission is a PreToolUse's decision.
+// permission is a PreToolUse's decision, or the context it adds for the
+// model (additionalContext: the one thing a hook says that a headless
+// run, `claude -p`, carries to anyone: the model reads it, and says so
+// in its answer; a systemMessage shows only in Claude Code's window).
 type permission struct {
 	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision"`
-	PermissionDecisionReason string `json:"permissionDecisionReason"`
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	AdditionalContext        string `json:"additionalContext,omitempty"`
 }
 
 // Deny is the answer that refuses a PreToolUse with reason, which Claude
@@ -227,7 +231,7 @@ func Deny(reason string) Answer { return DenyNotice(reason, "") }
 // DenyNotice refuses a PreToolUse with reason, and shows the person
 // notice too (empty: nothing).
 func DenyNotice(reason, notice string) Answer {
-	b, _ := json.Marshal(hookOutput{HookSpecificOutput: &permission{PreToolUse, "deny", reason}, SystemMessage: notice})
+	b, _ := json.Marshal(hookOutput{HookSpecificOutput: &permission{HookEventName: PreToolUse, PermissionDecision: "deny", PermissionDecisionReason: reason}, SystemMessage: notice})
 	return b
 }
 
@@ -254,6 +258,13 @@ func Failed(event string, deny bool, why string) Answer {
 			"hearth denied a tool use it could not check: "+why)
 	case event == PostToolUse || event == PostToolUseFailure:
 		return nil
+	case event == PreToolUse:
+		// The person sees the notice in Claude Code's window; in a
+		// headless run only the model does, and can say so.
+		msg := "hearth could not check this tool use, which goes ahead unchecked by its guards: " + why
+		b, _ := json.Marshal(hookOutput{SystemMessage: msg, HookSpecificOutput: &permission{HookEventName: PreToolUse,
+			AdditionalContext: msg + ". Tell the user, in your answer, that hearth's guards did not check this tool use."}})
+		return b
 	case unknown:
 		return Notice("hearth could not check this tool use, which goes ahead unchecked by its guards: " + why)
 	}

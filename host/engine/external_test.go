@@ -117,6 +117,40 @@ func TestExternalSessionsAreBounded(t *testing.T) {
 	}
 }
 
+// TestEmptyDormantSessionsGoFirst: beyond max_dormant, sessions that
+// never used a tool (a `claude -p` that only answered) are forgotten
+// before any that knows something, however recent they are.
+func TestEmptyDormantSessionsGoFirst(t *testing.T) {
+	h := externalHost(t, t.TempDir(), func(a *config.Agent) { a.Pool.MaxDormant = 2 })
+	ctx := context.Background()
+	end := func(id string, use bool) {
+		t.Helper()
+		ref := host.ExternalRef{Session: id}
+		var err error
+		if use {
+			err = h.ReportExternalToolUse(ctx, ref, read("/w/"+id+".go"))
+		} else {
+			err = h.AttachExternal(ctx, ref)
+		}
+		if err == nil {
+			err = h.DetachExternal(ctx, ref, "prompt_input_exit")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	end("useful-1", true)
+	end("useful-2", true)
+	for i := range 5 {
+		end(fmt.Sprintf("empty-%d", i), false)
+	}
+	for _, id := range []string{"useful-1", "useful-2"} {
+		if info := sessionInfo(t, h, id); info.Status != "dormant" || len(info.Files) != 1 {
+			t.Errorf("%s: %+v; want it kept, dormant with its file, over the empty sessions", id, info)
+		}
+	}
+}
+
 // TestExternalReportsRacingTheirEnd: a turn's report and the session's
 // end arriving together never leave a record without the fingerprint.
 func TestExternalReportsRacingTheirEnd(t *testing.T) {
