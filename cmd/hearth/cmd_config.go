@@ -50,7 +50,11 @@ is not valid.`,
 				if a.ClaudeCode == nil {
 					continue
 				}
-				if _, _, err := claude.CheckCLI(a.ClaudeCode.Command); err != nil {
+				_, v, err := claude.CheckCLI(a.ClaudeCode.Command)
+				if err == nil && a.Confinement != config.ConfinementOff {
+					err = claude.CheckConfinable(v)
+				}
+				if err != nil {
 					problems = append(problems, fmt.Sprintf("agent %q: %v", a.Name, err))
 				}
 			}

@@ -49,7 +49,7 @@ func TestAuthRefusedIsPermanent(t *testing.T) {
 func TestRateLimitRetriedAfterDelay(t *testing.T) {
 	api := fakeapi.New(key)
 	defer api.Close()
-	api.Fail(fakeapi.Failure{Status: 429, RetryAfter: "1"}, fakeapi.Failure{Status: 529, RetryAfter: "1"})
+	api.Fail(fakeapi.Failure{Status: 429, RetryAfter: "2"}, fakeapi.Failure{Status: 529, RetryAfter: "1"})
 	a := newAgent(t, api, workspace(t))
 	h, res, err := run(t, a, "What does cart/cart.go do?")
 	if err != nil {
@@ -64,8 +64,9 @@ func TestRateLimitRetriedAfterDelay(t *testing.T) {
 			said = append(said, p.Message)
 		}
 	}
-	if len(said) != 2 {
-		t.Errorf("progress about the retries: %q, want the 429 and the 529", said)
+	// (Claude Code before 2.1.332 retries a 529 without a word.)
+	if len(said) == 0 || !strings.Contains(said[0], "HTTP 429") || !strings.Contains(said[0], "retries in 2") {
+		t.Errorf("progress about the retries: %q, want the 429's, with the server's delay", said)
 	}
 }
 

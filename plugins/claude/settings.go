@@ -40,6 +40,12 @@ var PermissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissi
 // tests have run against.
 const MinVersion = "2.1.197"
 
+// ConfinedMinVersion is the first Claude Code that runs under Landlock:
+// earlier versions read /proc/self/maps as they start, which a confined
+// process cannot (only the plugin's own /proc entry is granted), and
+// abort. Older versions run with the agent's confinement = "off".
+const ConfinedMinVersion = "2.1.314"
+
 // FailurePolicyVersion is the first Claude Code that honours a hook's
 // failure policy (onFailure: "block"); before it, a hook that cannot run
 // is a non-blocking error and the tool use goes ahead.
@@ -189,9 +195,19 @@ func mustVersion(s string) CLIVersion {
 }
 
 var (
-	minVersion    = mustVersion(MinVersion)
-	policyVersion = mustVersion(FailurePolicyVersion)
+	minVersion      = mustVersion(MinVersion)
+	confinedVersion = mustVersion(ConfinedMinVersion)
+	policyVersion   = mustVersion(FailurePolicyVersion)
 )
+
+// CheckConfinable says whether Claude Code v runs confined, and what to
+// do if not.
+func CheckConfinable(v CLIVersion) error {
+	if v.Less(confinedVersion) {
+		return fmt.Errorf("%w: Claude Code %s cannot run confined (it aborts without /proc/self/maps); upgrade to %s or later (npm install -g @anthropic-ai/claude-code@latest), or set confinement = \"off\" on the agent", ErrOldCLI, v, ConfinedMinVersion)
+	}
+	return nil
+}
 
 // CheckCLI finds command (a path, or a name in PATH), runs it with
 // --version, and returns its path and version; the error says what is
@@ -205,9 +221,19 @@ func CheckCLI(command string) (string, CLIVersion, error) {
 	if err != nil {
 		return "", CLIVersion{}, fmt.Errorf("%w: %q not found (%v); install it (npm install -g @anthropic-ai/claude-code) or set the claude_code block's command to its path", ErrNoCLI, command, err)
 	}
-	out, err := exec.Command(path, "--version").Output()
+	cmd := exec.Command(path, "--version")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return path, CLIVersion{}, fmt.Errorf("%w: %s --version failed (%v); is it Claude Code?", ErrNoCLI, path, err)
+		hint := "is it Claude Code?"
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ProcessState != nil && !ee.Exited() {
+			// Killed by a signal: under Landlock, that is an older Claude
+			// Code that cannot run confined.
+			hint = fmt.Sprintf("a Claude Code older than %s aborts so when confined: upgrade it, or set confinement = \"off\" on the agent", ConfinedMinVersion)
+		}
+		return path, CLIVersion{}, fmt.Errorf("%w: %s --version failed (%v); %s", ErrNoCLI, path, err, hint)
 	}
 	v, err := ParseVersion(string(out))
 	if err != nil {
