@@ -13,8 +13,9 @@ import (
 // directories the command changes to), not followed through symbolic
 // links; Dir is set for a directory. Words that name nothing on disk
 // (flags, patterns, the program, a path that does not exist) are left
-// out, and so is cwd itself and "/", which every command may be said
-// to touch: naming them would make every session look alike.
+// out, and so are cwd itself, "/", and devices (/dev, /proc), which
+// every command may be said to touch: naming them would make every
+// session look alike.
 func NamedByCommand(command, cwd string) []Target {
 	r := defaultResolver()
 	dir := absDir(cwd)
@@ -32,7 +33,7 @@ func NamedByCommand(command, cwd string) []Target {
 		}
 		for _, c := range cwds {
 			p := path.Clean(join(c, raw.p))
-			if p == "/" || p == dir || seen[p] {
+			if p == "/" || p == dir || seen[p] || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc/") {
 				continue
 			}
 			res := r.resolve(p)
