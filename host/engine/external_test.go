@@ -125,7 +125,7 @@ func TestEmptyDormantSessionsGoFirst(t *testing.T) {
 	ctx := context.Background()
 	end := func(id string, use bool) {
 		t.Helper()
-		ref := host.ExternalRef{Session: id}
+		ref := hearth.ExternalRef{Session: id}
 		var err error
 		if use {
 			err = h.ReportExternalToolUse(ctx, ref, read("/w/"+id+".go"))

@@ -213,7 +213,7 @@ func (a *Agent) init() error {
 // Run implements sdk.Agent: the task is the next turn of the session's
 // Claude Code conversation, or a fork of it when another task holds the
 // conversation.
-func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, error) {
+func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return sdk.Result{}, err
 	}
@@ -234,7 +234,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, h sdk.Host) (sdk.Result, er
 		a.busy, a.sessionID = true, id
 	}
 	a.mu.Unlock()
-	res, cost, err := a.run(ctx, t, h, runSpec{id: id, resume: resume, fork: fork, before: before})
+	res, cost, err := a.run(ctx, t, cb, runSpec{id: id, resume: resume, fork: fork, before: before})
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !fork {
@@ -337,7 +337,7 @@ func promptOf(t sdk.Task) string {
 
 // run runs claude once for task t, and returns the result and what the
 // run cost.
-func (a *Agent) run(ctx context.Context, t sdk.Task, h sdk.Host, r runSpec) (sdk.Result, float64, error) {
+func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec) (sdk.Result, float64, error) {
 	cwd := a.s.Root
 	if cwd == "" {
 		var err error
@@ -355,7 +355,7 @@ func (a *Agent) run(ctx context.Context, t sdk.Task, h sdk.Host, r runSpec) (sdk
 	}
 	defer os.Remove(sf)
 
-	tn := &turn{ctx: ctx, h: h, cwd: cwd, sessions: map[string]bool{r.id: true}}
+	tn := &turn{ctx: ctx, cb: cb, cwd: cwd, sessions: map[string]bool{r.id: true}}
 	if !r.fork {
 		a.hooks.set(tn)
 		defer a.hooks.set(nil)
@@ -385,7 +385,7 @@ func (a *Agent) run(ctx context.Context, t sdk.Task, h sdk.Host, r runSpec) (sdk
 	// Whatever happens, nothing of claude's group outlives the run.
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }()
 
-	st := &runState{a: a, h: h, ctx: ctx, cancel: cancel, msgs: map[string]bool{}}
+	st := &runState{a: a, cb: cb, ctx: ctx, cancel: cancel, msgs: map[string]bool{}}
 	readErr := st.read(out)
 	waitErr := cmd.Wait()
 	elapsed := time.Since(began)
@@ -458,7 +458,7 @@ func (a *Agent) resultError(res *line) error {
 // runState follows one run's stream.
 type runState struct {
 	a        *Agent
-	h        sdk.Host
+	cb       sdk.Callbacks
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	msgs     map[string]bool
@@ -523,7 +523,7 @@ func (st *runState) take(l *line) {
 // report that fails must not fail the task.
 func (st *runState) progress(msg string) {
 	turns := len(st.msgs)
-	_ = st.h.ReportProgress(st.ctx, sdk.Progress{Fraction: min(0.9, float64(turns)/float64(st.a.s.MaxTurns)), Message: msg})
+	_ = st.cb.ReportProgress(st.ctx, sdk.Progress{Fraction: min(0.9, float64(turns)/float64(st.a.s.MaxTurns)), Message: msg})
 }
 
 // limitedBuffer keeps the first n bytes written to it.

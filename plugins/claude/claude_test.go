@@ -58,7 +58,7 @@ func TestTaskAnsweredAndResumed(t *testing.T) {
 	defer cancel()
 
 	t1 := sdk.Task{ID: "t1", Session: h.Session, Prompt: "What does cart/cart.go do?"}
-	res, err := h.Agent.Run(ctx, t1, h.Host.For(t1.ID))
+	res, err := h.Agent.Run(ctx, t1, h.Recorder.For(t1.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,18 +73,18 @@ func TestTaskAnsweredAndResumed(t *testing.T) {
 	if res.Cost <= 0 {
 		t.Errorf("cost %v, want Claude Code's reported cost", res.Cost)
 	}
-	uses := h.Host.ToolUses(t1.ID)
+	uses := h.Recorder.ToolUses(t1.ID)
 	if len(uses) != 1 || uses[0].Tool != "Read" || len(uses[0].Paths) != 1 || uses[0].Paths[0] != filepath.Join(root, "cart/cart.go") {
 		t.Errorf("tool uses %+v, want one Read of cart/cart.go", uses)
 	}
 
 	n := len(api.Requests())
 	t2 := sdk.Task{ID: "t2", Session: h.Session, Prompt: "And cart/cart.go with cart/discount.go?"}
-	res2, err := h.Agent.Run(ctx, t2, h.Host.For(t2.ID))
+	res2, err := h.Agent.Run(ctx, t2, h.Recorder.For(t2.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	uses2 := h.Host.ToolUses(t2.ID)
+	uses2 := h.Recorder.ToolUses(t2.ID)
 	if len(uses2) != 1 || uses2[0].Paths[0] != filepath.Join(root, "cart/discount.go") {
 		t.Errorf("second task's tool uses %+v, want only a Read of cart/discount.go (cart.go is in the conversation)", uses2)
 	}

@@ -22,7 +22,7 @@ func run(t *testing.T, a *claude.Agent, prompt string) (*sdktest.Harness, sdk.Re
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: prompt}
-	res, err := h.Agent.Run(ctx, task, h.Host.For(task.ID))
+	res, err := h.Agent.Run(ctx, task, h.Recorder.For(task.ID))
 	return h, res, err
 }
 
@@ -59,7 +59,7 @@ func TestRateLimitRetriedAfterDelay(t *testing.T) {
 		t.Errorf("output %q", res.Output)
 	}
 	var said []string
-	for _, p := range h.Host.Progress("t1") {
+	for _, p := range h.Recorder.Progress("t1") {
 		if strings.Contains(p.Message, "HTTP 429") || strings.Contains(p.Message, "HTTP 529") {
 			said = append(said, p.Message)
 		}
@@ -95,7 +95,7 @@ func TestCancelStopsClaude(t *testing.T) {
 	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: "hang"}
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.Agent.Run(ctx, task, h.Host.For(task.ID))
+		_, err := h.Agent.Run(ctx, task, h.Recorder.For(task.ID))
 		done <- err
 	}()
 	var rec *fakeapi.Recorded

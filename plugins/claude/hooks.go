@@ -82,7 +82,7 @@ type hookServer struct {
 // hooks taught it.
 type turn struct {
 	ctx      context.Context
-	h        sdk.Host
+	cb       sdk.Callbacks
 	sessions map[string]bool
 	cwd      string
 
@@ -161,7 +161,7 @@ func (t *turn) handle(payload []byte) []byte {
 	switch p.HookEventName {
 	case claudecode.PreToolUse:
 		call := claudecode.Call(p)
-		v, err := t.h.CheckToolUse(t.ctx, call)
+		v, err := t.cb.CheckToolUse(t.ctx, call)
 		if err != nil {
 			return claudecode.Failed(p.HookEventName, true, "the host could not check it: "+err.Error())
 		}
@@ -197,7 +197,7 @@ func (t *turn) handle(payload []byte) []byte {
 // report hands a tool use to the host. A report that fails fails the
 // task: its fingerprint would be wrong.
 func (t *turn) report(u sdk.ToolUse) {
-	if err := t.h.ReportToolUse(t.ctx, u); err != nil {
+	if err := t.cb.ReportToolUse(t.ctx, u); err != nil {
 		t.mu.Lock()
 		t.errs = append(t.errs, fmt.Errorf("report %s: %w", u.Tool, err))
 		t.mu.Unlock()

@@ -14,7 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/claudetest"
@@ -81,7 +81,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startHost(t *testing.T, cfg *config.Config, dir string, log *syncBuffer) *engine.Host {
+func startHost(t *testing.T, cfg *config.Config, dir string, log *syncBuffer) *engine.Engine {
 	t.Helper()
 	c := *cfg
 	c.DataDir = dir
@@ -92,9 +92,9 @@ func startHost(t *testing.T, cfg *config.Config, dir string, log *syncBuffer) *e
 	return h
 }
 
-func submit(t *testing.T, h *engine.Host, prompt, dir string) *host.Outcome {
+func submit(t *testing.T, h *engine.Engine, prompt, dir string) *hearth.Outcome {
 	t.Helper()
-	out, err := h.Submit(context.Background(), host.Task{Agent: "coder", Prompt: prompt, Hints: sdk.Hints{Directories: []string{dir}}})
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "coder", Prompt: prompt, Hints: sdk.Hints{Directories: []string{dir}}})
 	if err != nil {
 		t.Fatalf("%s: %v", prompt, err)
 	}
@@ -117,7 +117,7 @@ func TestUnderHost(t *testing.T) {
 
 	q1 := submit(t, h, "What does cart/cart.go do?", "cart")
 	q2 := submit(t, h, "How do cart/cart.go and cart/discount.go fit?", "cart")
-	if q1.Decision.Action != host.ActionSpawned || q2.Decision.Action != host.ActionReused || q2.Session != q1.Session {
+	if q1.Decision.Action != hearth.ActionSpawned || q2.Decision.Action != hearth.ActionReused || q2.Session != q1.Session {
 		t.Fatalf("placements %s, %s; want the second question on the first one's session", q1.Decision.Action, q2.Decision.Action)
 	}
 	if q1.Result.Metrics["tool_calls"] != 1 || q2.Result.Metrics["tool_calls"] != 1 {
@@ -136,7 +136,7 @@ func TestUnderHost(t *testing.T) {
 	}
 	// Another package goes to another session.
 	q3 := submit(t, h, "What is pricing/pricing.go for?", "pricing")
-	if q3.Decision.Action != host.ActionSpawned || q3.Session == q1.Session {
+	if q3.Decision.Action != hearth.ActionSpawned || q3.Session == q1.Session {
 		t.Errorf("the pricing question was %s on %s, want a new session", q3.Decision.Action, q3.Session)
 	}
 
@@ -160,7 +160,7 @@ func TestUnderHost(t *testing.T) {
 	n := len(api.Requests())
 	h2 := startHost(t, cfg, dir, &log)
 	q5 := submit(t, h2, "Is cart/discount.go tested?", "cart")
-	if q5.Decision.Action != host.ActionRehydrated || q5.Session != q1.Session {
+	if q5.Decision.Action != hearth.ActionRehydrated || q5.Session != q1.Session {
 		t.Errorf("placement %s on %s, want rehydrated %s", q5.Decision.Action, q5.Session, q1.Session)
 	}
 	if q5.Result.Metrics["tool_calls"] != 0 {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host"
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/claudetest"
@@ -44,7 +44,7 @@ func helperHost() {
 		os.Exit(2)
 	}
 	fmt.Println("started")
-	_, _ = h.Submit(context.Background(), host.Task{Agent: "coder", Prompt: "hang"})
+	_, _ = h.Submit(context.Background(), hearth.Task{Agent: "coder", Prompt: "hang"})
 	select {}
 }
 

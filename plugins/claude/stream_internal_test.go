@@ -17,7 +17,7 @@ func follow(t testing.TB, b []byte) (*runState, *sdktest.Recorder, error) {
 	rec := sdktest.NewRecorder(nil)
 	a := New(Settings{MaxTurns: 10, APIKeyEnv: "THE_KEY", APIKey: "k"})
 	var cause error
-	st := &runState{a: a, h: rec.For("t"), ctx: context.Background(), cancel: func(err error) { cause = err }, msgs: map[string]bool{}}
+	st := &runState{a: a, cb: rec.For("t"), ctx: context.Background(), cancel: func(err error) { cause = err }, msgs: map[string]bool{}}
 	err := st.read(bytes.NewReader(b))
 	if cause != nil {
 		err = cause
