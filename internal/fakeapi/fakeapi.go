@@ -6,6 +6,19 @@
 // messages, usage with cache fields, error bodies with their status codes
 // and retry-after.
 //
+// It also serves what the real Claude Code CLI needs to run against it
+// (ANTHROPIC_BASE_URL): streamed Messages responses ("stream": true,
+// server-sent events: message_start, content blocks with their deltas,
+// message_delta with the stop reason and output tokens, message_stop),
+// token counting (POST /v1/messages/count_tokens), the query parameters
+// Claude Code sends (?beta=true, recorded in Recorded.Query), and its
+// reachability check (HEAD /api/hello). Claude Code's tools are Read,
+// Write and Bash: the model reads, writes, lists, searches and runs
+// through them (see vocabulary), with the absolute paths Claude Code's
+// tools take, read against the "Primary working directory" it states,
+// and skips the system reminders it adds to a conversation when it looks
+// for the prompt. cmd/hearth-fakeapi serves it on a local address.
+//
 // # How the scripted model behaves
 //
 // The model reads the conversation it is sent, finds the task's prompt

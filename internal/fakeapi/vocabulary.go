@@ -22,7 +22,6 @@ import (
 //     Bash `grep -rn -- PATTERN DIR`, shell is Bash with the command, as
 //     today's Claude Code has no LS, Glob or Grep tool unless asked.
 //
-// A request with no tools gets answers only.
 type vocabulary struct {
 	claude bool
 	cwd    string
@@ -44,10 +43,13 @@ func vocabularyOf(tools []string, body []byte) vocabulary {
 	return v
 }
 
-// offers reports whether the client can make the model's call name.
+// offers reports whether the client can make the model's call name. The
+// model agent's client is sent any call, offered or not (its tests check
+// that it refuses what it did not offer); Claude Code's only what it
+// offers.
 func (v vocabulary) offers(name string) bool {
 	if !v.claude {
-		return slices.Contains(v.tools, name)
+		return true
 	}
 	switch name {
 	case "read":
