@@ -21,7 +21,6 @@ import (
 //     Code states in the conversation); list is Bash `ls DIR`, search is
 //     Bash `grep -rn -- PATTERN DIR`, shell is Bash with the command, as
 //     today's Claude Code has no LS, Glob or Grep tool unless asked.
-//
 type vocabulary struct {
 	claude bool
 	cwd    string
