@@ -20,8 +20,8 @@ import (
 // as HEARTH_CLAUDE_* variables added to the block's env; the API key
 // reaches it through pass_env, from the variable APIKeyEnv names, and is
 // never in the config or the store. The block also grants what claude
-// needs under confinement: the directory of the claude program (read and
-// execute) and, unless the agent block sets connect_ports itself, the
+// needs under confinement: the directories of the claude program and of
+// the hook relay (read and execute) and, unless the agent block sets connect_ports itself, the
 // TCP port of the model endpoint alone.
 type ClaudeCode struct {
 	// Command is the claude program as the block names it; Program is
@@ -44,6 +44,9 @@ type ClaudeCode struct {
 	// BaseURL reaches a proxy or a local server; APIKeyEnv names the
 	// variable that holds the key ("" for none: a local server).
 	BaseURL, APIKeyEnv string
+	// HookRelay is the program Claude Code's hooks run (cmd/hearth-hook,
+	// found and resolved as Program is); empty: the agent's own program.
+	HookRelay string
 }
 
 // ClaudePermissionModes are the permission modes a claude_code block may
@@ -61,6 +64,7 @@ type rawClaudeCode struct {
 	Settings           cty.Value `hcl:"settings,optional"`
 	BaseURL            *string   `hcl:"base_url,optional"`
 	APIKeyEnv          *string   `hcl:"api_key_env,optional"`
+	HookRelay          *string   `hcl:"hook_relay,optional"`
 	Body               hcl.Body  `hcl:",body"`
 	DefRange           hcl.Range `hcl:",def_range"`
 }
@@ -107,6 +111,21 @@ func (v *validator) claudeCode(ra *rawAgent, a *Agent) {
 			v.errorf(at("command"), "Claude Code not found", "Agent %q runs %q, which is not there (%v). Install Claude Code (npm install -g @anthropic-ai/claude-code) or set command to the claude program's path.", ra.Name, c.Command, err)
 		} else {
 			c.Command, c.Program = cmd, p
+		}
+	}
+	if rc.HookRelay != nil {
+		cmd := *rc.HookRelay
+		if strings.ContainsRune(cmd, filepath.Separator) {
+			cmd = v.path(cmd)
+		}
+		p, err := lookPath(cmd)
+		if err == nil {
+			p, err = filepath.EvalSymlinks(p)
+		}
+		if err != nil {
+			v.errorf(at("hook_relay"), "Hook relay not found", "hook_relay names the program Claude Code's hooks run, hearth-hook (go install ./cmd/hearth-hook); %q is not there (%v). Remove it to use the agent's own program.", *rc.HookRelay, err)
+		} else {
+			c.HookRelay = p
 		}
 	}
 	if c.PermissionMode != "" && !slices.Contains(ClaudePermissionModes, c.PermissionMode) {
@@ -185,8 +204,10 @@ func (v *validator) claudeCode(ra *rawAgent, a *Agent) {
 	// native binary, or a Node.js package and what it loads beside it),
 	// and the model endpoint's port; its state lives in the plugin's
 	// private temporary directory.
-	if c.Program != "" && !slices.Contains(a.ReadPaths, filepath.Dir(c.Program)) {
-		a.ReadPaths = append(a.ReadPaths, filepath.Dir(c.Program))
+	for _, prog := range []string{c.Program, c.HookRelay} {
+		if prog != "" && !slices.Contains(a.ReadPaths, filepath.Dir(prog)) {
+			a.ReadPaths = append(a.ReadPaths, filepath.Dir(prog))
+		}
 	}
 	if ra.ConnectPorts == nil {
 		a.ConnectPorts = []uint16{uint16(port)}
@@ -216,6 +237,7 @@ func (c *ClaudeCode) Env() map[string]string {
 	set("HEARTH_CLAUDE_APPEND_SYSTEM_PROMPT", c.AppendSystemPrompt)
 	set("HEARTH_CLAUDE_BASE_URL", c.BaseURL)
 	set("HEARTH_CLAUDE_SETTINGS", string(c.Settings))
+	set("HEARTH_CLAUDE_HOOK_RELAY", c.HookRelay)
 	list("HEARTH_CLAUDE_ALLOWED_TOOLS", c.AllowedTools)
 	list("HEARTH_CLAUDE_DISALLOWED_TOOLS", c.DisallowedTools)
 	if c.MaxTurns != 0 {

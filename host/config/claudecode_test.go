@@ -35,6 +35,11 @@ func fakeClaude(t *testing.T) (link, realDir string) {
 func TestClaudeCodeBlock(t *testing.T) {
 	t.Setenv("HEARTH_TEST_CLAUDE_KEY", "sk-claude-secret")
 	bin, realDir := fakeClaude(t)
+	relay := filepath.Join(t.TempDir(), "hearth-hook")
+	if err := os.WriteFile(relay, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	relay, _ = filepath.EvalSymlinks(relay)
 	src := `
 agent "coder" {
   bundled  = "claude"
@@ -57,6 +62,15 @@ agent "plain" {
   bundled = "claude"
   claude_code {
     command     = "` + bin + `"
+    api_key_env = "HEARTH_TEST_CLAUDE_KEY"
+  }
+}
+
+agent "relayed" {
+  bundled = "claude"
+  claude_code {
+    command     = "` + bin + `"
+    hook_relay  = "` + relay + `"
     api_key_env = "HEARTH_TEST_CLAUDE_KEY"
   }
 }
@@ -110,6 +124,9 @@ agent "ports" {
 	if p := cfg.Agent("ports").ConnectPorts; !slices.Equal(p, []uint16{443, 8443}) {
 		t.Errorf("connect_ports %v, want the agent block's own", p)
 	}
+	if r := cfg.Agent("relayed"); r.Env["HEARTH_CLAUDE_HOOK_RELAY"] != relay || !slices.Equal(r.ReadPaths, []string{realDir, filepath.Dir(relay)}) {
+		t.Errorf("hook_relay: env %q, read_paths %q; want the relay, and its directory granted", r.Env["HEARTH_CLAUDE_HOOK_RELAY"], r.ReadPaths)
+	}
 	for _, ag := range cfg.Agents {
 		for k, v := range ag.Env {
 			if strings.Contains(v, "sk-claude-secret") {
@@ -134,6 +151,7 @@ func TestClaudeCodeBlockErrors(t *testing.T) {
 		{"bad base_url", `bundled = "claude"`, `base_url = "ftp://x"`, "Invalid base_url", "hearth.hcl:4:16"},
 		{"key not set", `bundled = "claude"`, `api_key_env = "HEARTH_TEST_UNSET_KEY"`, "HEARTH_TEST_UNSET_KEY, which is not set", "hearth.hcl:4:19"},
 		{"no key, no base_url", `bundled = "claude"`, `api_key_env = ""`, "No API key", "hearth.hcl:4:19"},
+		{"hook relay missing", `bundled = "claude"`, `hook_relay = "/nonexistent/hearth-hook"`, "Hook relay not found", "hearth.hcl:4:18"},
 		{"empty tool rule", `bundled = "claude"`, `allowed_tools = ["Read", ""]`, "Invalid tool rule", "hearth.hcl:4:30"},
 		{"on another bundled agent", `bundled = "gotour"`, ``, "claude_code on another agent", "hearth.hcl:3:3"},
 		{"on an external agent", `external = "claude-code"`, ``, "claude_code on an external agent", "hearth.hcl:3:3"},

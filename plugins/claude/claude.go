@@ -321,6 +321,15 @@ func (a *Agent) env() []string {
 	return env
 }
 
+// hookCommand is the command Claude Code's hooks run: the hook relay
+// program, given the agent's socket.
+func (a *Agent) hookCommand() string {
+	if a.s.HookRelay != "" {
+		return shellQuote(a.s.HookRelay) + " --socket " + shellQuote(a.hooks.path)
+	}
+	return shellQuote(a.relay) + " " + HookArg + " " + shellQuote(a.hooks.path)
+}
+
 // promptOf is what claude is asked: what upstream tasks learned, the
 // prompt as written, and why the task was sent back.
 func promptOf(t sdk.Task) string {
@@ -345,7 +354,7 @@ func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec
 			return sdk.Result{}, 0, fmt.Errorf("claude: the workspace: %w", err)
 		}
 	}
-	settings, err := hookSettings(a.s.Extra, shellQuote(a.relay)+" "+HookArg+" "+shellQuote(a.hooks.path), a.version)
+	settings, err := hookSettings(a.s.Extra, a.hookCommand(), a.version)
 	if err != nil {
 		return sdk.Result{}, 0, fmt.Errorf("claude: the settings file: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host/claudecode"
+	"github.com/hearth-dev/hearth/plugins/claude/relay"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -31,7 +32,8 @@ var hookEvents = []string{claudecode.PreToolUse, claudecode.PostToolUse, claudec
 // closed (the relay's own deadline, hookRelayTimeout, comes first).
 const hookTimeout = 30
 
-// hookRelayTimeout is the relay's deadline for the agent's answer.
+// hookRelayTimeout is how long the agent gives one hook call: the relay
+// gives up before it (relay.Timeout) and fails closed.
 const hookRelayTimeout = 25 * time.Second
 
 // hookSettings is the settings file of one run: extra, with hooks that
@@ -232,7 +234,7 @@ func RelayHook(socket string, stdin io.Reader, stdout, stderr io.Writer) int {
 	payload, err := io.ReadAll(io.LimitReader(stdin, claudecode.MaxPayload+1))
 	var answer []byte
 	if err == nil {
-		answer, err = relay(socket, payload)
+		answer, err = relay.Unix(socket, payload)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hearth claude hook: %v\n", err)
@@ -244,22 +246,6 @@ func RelayHook(socket string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-func relay(socket string, payload []byte) ([]byte, error) {
-	c, err := net.DialTimeout("unix", socket, 5*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(hookRelayTimeout))
-	if _, err := c.Write(payload); err != nil {
-		return nil, err
-	}
-	if err := c.(*net.UnixConn).CloseWrite(); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(io.LimitReader(c, 1<<20))
 }
 
 // RelayIfRequested runs RelayHook and exits when the program was started

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -223,5 +224,44 @@ func TestConfined(t *testing.T) {
 				t.Errorf("confined=%v: the file outside the workspace reached the server: %v (output %q)", confined, leaked, q.Result.Output)
 			}
 		})
+	}
+}
+
+// buildHookRelay builds cmd/hearth-hook for a test.
+func buildHookRelay(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hearth-hook")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/hearth-hook").CombinedOutput(); err != nil {
+		t.Fatalf("build hearth-hook: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestHookRelay: with hook_relay naming hearth-hook, the hooks run it
+// (confined, where the kernel has Landlock): the guard still denies, and
+// the fingerprint still fills.
+func TestHookRelay(t *testing.T) {
+	relay := buildHookRelay(t)
+	api, ws := fakeapi.New(key), workspace(t)
+	defer api.Close()
+	cfg := hostConfig(t, api, ws, fmt.Sprintf("hook_relay = %q", relay))
+	if cfg.Agent("coder").Env["HEARTH_CLAUDE_HOOK_RELAY"] == "" {
+		t.Fatal("hook_relay did not reach the agent")
+	}
+	var log syncBuffer
+	h := startHost(t, cfg, t.TempDir(), &log)
+	defer h.Close(context.Background())
+	q := submit(t, h, "What does cart/cart.go do, and read:.env", "cart")
+	if !strings.Contains(q.Result.Output, "secrets are off limits") || q.Result.Metrics["tool_calls"] != 2 {
+		t.Errorf("output %q, %v tool calls: want the read of cart.go and the guard's denial of .env", q.Result.Output, q.Result.Metrics["tool_calls"])
+	}
+	for _, r := range api.Requests() {
+		if strings.Contains(r.String(), "hunter2") {
+			t.Fatal("the guarded file reached the server")
+		}
+	}
+	sessions, err := h.Sessions(context.Background())
+	if err != nil || len(sessions) != 1 || !slices.Contains(sessions[0].Files, "cart/cart.go") {
+		t.Errorf("sessions %+v, %v; want one that read cart/cart.go", sessions, err)
 	}
 }

@@ -29,6 +29,7 @@ const (
 	EnvBaseURL            = "HEARTH_CLAUDE_BASE_URL"
 	EnvAPIKeyEnv          = "HEARTH_CLAUDE_API_KEY_ENV"
 	EnvRoot               = "HEARTH_CLAUDE_ROOT"
+	EnvHookRelay          = "HEARTH_CLAUDE_HOOK_RELAY"
 	defaultMaxTurns       = 40
 )
 
@@ -84,6 +85,11 @@ type Settings struct {
 	// Root is the workspace claude works in; empty means the current
 	// directory (the host starts a plugin in its agent's workspace).
 	Root string
+	// HookRelay is the program the hooks run, as `HookRelay --socket
+	// SOCKET`: cmd/hearth-hook, which starts in a millisecond. Empty
+	// means the agent's own program, as `PROGRAM __hearth-claude-hook
+	// SOCKET` (the hearth binary, for the bundled agent: over ten).
+	HookRelay string
 }
 
 // SettingsFromEnv reads the settings from the environment, as lookup
@@ -97,6 +103,7 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 		AppendSystemPrompt: get(EnvAppendSystemPrompt),
 		BaseURL:            get(EnvBaseURL),
 		Root:               get(EnvRoot),
+		HookRelay:          get(EnvHookRelay),
 		APIKeyEnv:          "ANTHROPIC_API_KEY",
 	}
 	if v, ok := lookup(EnvAPIKeyEnv); ok {
