@@ -215,3 +215,37 @@ func TestTrackedClaudeCodeHTTPWithoutToken(t *testing.T) {
 		t.Errorf("with the token: leaked %v, answer:\n%s", ts.leaked(), out)
 	}
 }
+
+// TestTrackedClaudeCodeHearthHook: the example's hearth-hook settings
+// (the command hook that starts in a millisecond) deny the .env read
+// through the daemon, and, with the daemon down and --when-unreachable
+// deny, deny it on their own.
+func TestTrackedClaudeCodeHearthHook(t *testing.T) {
+	ts := newTracked(t, "allow")
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(ts.bin, "hearth-hook"), "../hearth-hook").CombinedOutput(); err != nil {
+		t.Fatalf("build hearth-hook: %v\n%s", err, out)
+	}
+	s := serve(t, map[string]string{"HEARTH_DATA_DIR": filepath.Join(ts.home, ".hearth")}, "--config", ts.cfg)
+	ts.hooks(t, "settings-hearth-hook.json", s.http)
+	out, id := ts.claude(t, "Explain src/cart/cart.go and read:.env")
+	if ts.leaked() || !strings.Contains(out, ".env files hold secrets") {
+		t.Errorf("leaked %v; answer:\n%s", ts.leaked(), out)
+	}
+	code, show, _ := run(t, map[string]string{"HEARTH_DATA_DIR": s.dataDir}, "sessions", "show", id)
+	if code != 0 || !strings.Contains(show, ts.project+"/src/cart/cart.go") {
+		t.Errorf("sessions show %s: %d\n%s", id, code, show)
+	}
+	s.stop(t)
+	b, err := os.ReadFile(filepath.Join(ts.project, ".claude", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deny := strings.ReplaceAll(string(b), "--when-unreachable allow", "--when-unreachable deny")
+	if err := os.WriteFile(filepath.Join(ts.project, ".claude", "settings.json"), []byte(deny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = ts.claude(t, "What is in read:.env")
+	if ts.leaked() || !strings.Contains(out, "when_unreachable = deny") {
+		t.Errorf("daemon down, failing closed: leaked %v; answer:\n%s", ts.leaked(), out)
+	}
+}
