@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +244,98 @@ func bareClaude(b *testing.B, bin, url, ws, prompt string) bareResult {
 		r.toolCalls = 2
 	}
 	return r
+}
+
+// BenchmarkClaudeOverhead measures hearth's overhead per invocation
+// against `claude -p` alone, in pairs: for each question of a workload
+// that reads one file (so two hook calls, PreToolUse and PostToolUse,
+// per run), `claude -p` alone (no hooks), then the same question as a
+// hearth task on a new session (placement "fresh": the same model work),
+// its hooks relayed by the agent's own program (the test binary, which
+// links the whole host, as the hearth binary does), then the same with
+// hook_relay = hearth-hook. Reported: the median wall of each, and the
+// median difference of each hearth way from its pair's bare run.
+//
+//	go test -run '^$' -bench ClaudeOverhead -benchtime 20x ./plugins/claude/
+func BenchmarkClaudeOverhead(b *testing.B) {
+	bin := claudetest.Binary(b)
+	ws, pkgs := fleetTree(b, 1)
+	relay := filepath.Join(b.TempDir(), "hearth-hook")
+	if out, err := exec.Command("go", "build", "-o", relay, "../../cmd/hearth-hook").CombinedOutput(); err != nil {
+		b.Fatalf("build hearth-hook: %v\n%s", err, out)
+	}
+	api := fakeapi.New(key)
+	defer api.Close()
+	b.Setenv("FAKE_CLAUDE_KEY", key)
+	host := func(extra string) *engine.Engine {
+		src := fmt.Sprintf(`
+agent "coder" {
+  command       = [%q]
+  env           = { %s = "1", GORACE = "atexit_sleep_ms=0" }
+  workspace     = %q
+  start_timeout = "30s"
+  pool {
+    placement = "fresh"
+  }
+  claude_code {
+    command     = %q
+    model       = "claude-sonnet-4-5"
+    base_url    = %q
+    api_key_env = "FAKE_CLAUDE_KEY"
+    %s
+  }
+}
+`, os.Args[0], envServe, ws, bin, api.URL, extra)
+		cfg, err := config.Parse([]byte(src), filepath.Join(b.TempDir(), "hearth.hcl"), config.Options{Bundled: plugins.Names()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.DataDir = b.TempDir()
+		h, err := engine.New(engine.Options{Config: cfg, Logger: hclog.NewNullLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return h
+	}
+	self, relayed := host(""), host(fmt.Sprintf("hook_relay = %q", relay))
+	defer self.Close(context.Background())
+	defer relayed.Close(context.Background())
+	timeTask := func(h *engine.Engine, prompt string) float64 {
+		began := time.Now()
+		out, err := h.Submit(context.Background(), hearth.Task{Agent: "coder", Prompt: prompt})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out.Result.Metrics["tool_calls"] != 1 {
+			b.Fatalf("%v tool calls, want 1", out.Result.Metrics["tool_calls"])
+		}
+		return time.Since(began).Seconds()
+	}
+	var bare, viaSelf, viaRelay, dSelf, dRelay []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		prompt := fmt.Sprintf("Question %d: what is in %s/f%d.go?", i, pkgs[0], i%4)
+		began := time.Now()
+		bareClaude(b, bin, api.URL, ws, prompt)
+		t0 := time.Since(began).Seconds()
+		t1 := timeTask(self, prompt)
+		t2 := timeTask(relayed, prompt)
+		bare, viaSelf, viaRelay = append(bare, t0), append(viaSelf, t1), append(viaRelay, t2)
+		dSelf, dRelay = append(dSelf, t1-t0), append(dRelay, t2-t0)
+	}
+	b.StopTimer()
+	b.ReportMetric(median(bare)*1000, "bare-ms")
+	b.ReportMetric(median(viaSelf)*1000, "hearth-ms")
+	b.ReportMetric(median(viaRelay)*1000, "hearth-relay-ms")
+	b.ReportMetric(median(dSelf)*1000, "overhead-ms")
+	b.ReportMetric(median(dRelay)*1000, "overhead-relay-ms")
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }
