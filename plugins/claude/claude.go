@@ -120,8 +120,12 @@ type Agent struct {
 
 	// mu guards the session's Claude Code session ID and what it cost;
 	// busy is held by the task that continues the conversation.
-	mu        sync.Mutex
-	busy      bool
+	mu   sync.Mutex
+	busy bool
+	// holder is the context of the task holding the conversation;
+	// freed is signalled when it lets go.
+	holder    context.Context
+	freed     *sync.Cond
 	sessionID string
 	cost      float64
 	tasks     int
@@ -143,6 +147,7 @@ func WithRelay(program string) Option { return func(a *Agent) { a.relay = progra
 // fails with them, permanently, saying what to fix.
 func New(s Settings, opts ...Option) *Agent {
 	a := &Agent{s: s.withDefaults()}
+	a.freed = sync.NewCond(&a.mu)
 	a.err = a.s.validate()
 	for _, o := range opts {
 		o(a)
@@ -224,6 +229,13 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 		return sdk.Result{}, err
 	}
 	a.mu.Lock()
+	// A task held by one that was cancelled or ran out of time waits for
+	// it to wind down (seconds at most, stopGrace) rather than fork: the
+	// host sends the next task as soon as it has given up on the last,
+	// and that task is the conversation's next turn, not a side branch.
+	for a.busy && a.holder != nil && a.holder.Err() != nil {
+		a.freed.Wait()
+	}
 	fork := a.busy && a.sessionID != ""
 	resume, before := a.sessionID, a.cost
 	id := resume
@@ -231,30 +243,63 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 		id = newUUID()
 	}
 	if !fork {
-		a.busy, a.sessionID = true, id
+		a.busy, a.holder, a.sessionID = true, ctx, id
 	}
 	a.mu.Unlock()
-	res, cost, err := a.run(ctx, t, cb, runSpec{id: id, resume: resume, fork: fork, before: before})
+	mark := a.transcriptSize(id)
+	res, cost, ran, err := a.run(ctx, t, cb, runSpec{id: id, resume: resume, fork: fork, before: before})
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !fork {
-		a.busy = false
+		a.busy, a.holder = false, nil
+		a.freed.Broadcast()
 		switch {
 		case err == nil:
 			a.cost, a.tasks = a.cost+cost, a.tasks+1
-		case resume == "" && !a.started(id):
-			// A first task that never reached Claude Code leaves no
-			// session to resume: the next one starts it.
-			a.sessionID = ""
+			if ran != "" {
+				// Claude Code may carry a resumed conversation on under a
+				// new ID (seen after a run was killed mid-turn): the
+				// conversation is where it says it is.
+				a.sessionID = ran
+			}
+		default:
+			// A task that fails leaves the conversation as it found it:
+			// a turn cut short (a cancelled task, a deadline) would
+			// otherwise be resumed half done, and Claude Code resumes
+			// such a transcript from a branch the next task cannot see.
+			a.rollback(id, resume == "", mark)
 		}
 	}
 	return res, err
 }
 
-// started reports whether Claude Code wrote a transcript for session id.
-func (a *Agent) started(id string) bool {
-	_, err := a.transcriptPath(id)
-	return err == nil
+// transcriptSize is the size of session id's transcript, -1 for none.
+func (a *Agent) transcriptSize(id string) int64 {
+	p, err := a.transcriptPath(id)
+	if err != nil {
+		return -1
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
+}
+
+// rollback puts session id's transcript back as it was before a task
+// that failed (its size then, mark; the transcript is append-only): a
+// new session's is removed, and the next task starts the session anew.
+func (a *Agent) rollback(id string, first bool, mark int64) {
+	p, err := a.transcriptPath(id)
+	switch {
+	case first:
+		if err == nil {
+			_ = os.Remove(p)
+		}
+		a.sessionID = ""
+	case err == nil && mark >= 0:
+		_ = os.Truncate(p, mark)
+	}
 }
 
 type runSpec struct {
@@ -346,29 +391,27 @@ func promptOf(t sdk.Task) string {
 
 // run runs claude once for task t, and returns the result and what the
 // run cost.
-func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec) (sdk.Result, float64, error) {
+func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec) (sdk.Result, float64, string, error) {
 	cwd := a.s.Root
 	if cwd == "" {
 		var err error
 		if cwd, err = os.Getwd(); err != nil {
-			return sdk.Result{}, 0, fmt.Errorf("claude: the workspace: %w", err)
+			return sdk.Result{}, 0, "", fmt.Errorf("claude: the workspace: %w", err)
 		}
 	}
 	settings, err := hookSettings(a.s.Extra, a.hookCommand(), a.version)
 	if err != nil {
-		return sdk.Result{}, 0, fmt.Errorf("claude: the settings file: %w", err)
+		return sdk.Result{}, 0, "", fmt.Errorf("claude: the settings file: %w", err)
 	}
 	sf := filepath.Join(a.state, "settings-"+r.id+".json")
 	if err := os.WriteFile(sf, settings, 0o600); err != nil {
-		return sdk.Result{}, 0, fmt.Errorf("claude: write the settings file: %w", err)
+		return sdk.Result{}, 0, "", fmt.Errorf("claude: write the settings file: %w", err)
 	}
 	defer os.Remove(sf)
 
 	tn := &turn{ctx: ctx, cb: cb, cwd: cwd, sessions: map[string]bool{r.id: true}}
-	if !r.fork {
-		a.hooks.set(tn)
-		defer a.hooks.set(nil)
-	}
+	a.hooks.add(tn)
+	defer a.hooks.remove(tn)
 
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -385,32 +428,32 @@ func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec
 	cmd.Stderr = &limitedBuffer{b: &stderr, n: 64 << 10}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return sdk.Result{}, 0, fmt.Errorf("claude: %w", err)
+		return sdk.Result{}, 0, "", fmt.Errorf("claude: %w", err)
 	}
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
-		return sdk.Result{}, 0, sdk.Permanent(fmt.Errorf("claude: start %s: %w", a.s.Command, err))
+		return sdk.Result{}, 0, "", sdk.Permanent(fmt.Errorf("claude: start %s: %w", a.s.Command, err))
 	}
 	// Whatever happens, nothing of claude's group outlives the run.
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }()
 
-	st := &runState{a: a, cb: cb, ctx: ctx, cancel: cancel, msgs: map[string]bool{}}
+	st := &runState{a: a, cb: cb, ctx: ctx, cancel: cancel, msgs: map[string]bool{}, turn: tn}
 	readErr := st.read(out)
 	waitErr := cmd.Wait()
 	elapsed := time.Since(began)
 
 	if cause := context.Cause(rctx); cause != nil && ctx.Err() == nil && !errors.Is(cause, context.Canceled) {
-		return sdk.Result{}, 0, cause
+		return sdk.Result{}, 0, "", cause
 	}
 	if err := ctx.Err(); err != nil {
-		return sdk.Result{}, 0, err
+		return sdk.Result{}, 0, "", err
 	}
 	tn.mu.Lock()
 	hookErrs := errors.Join(tn.errs...)
 	uses, modified, denials := tn.uses, tn.modified, tn.denials
 	tn.mu.Unlock()
 	if hookErrs != nil {
-		return sdk.Result{}, 0, fmt.Errorf("claude: %w", hookErrs)
+		return sdk.Result{}, 0, "", fmt.Errorf("claude: %w", hookErrs)
 	}
 	res := st.result
 	if res == nil {
@@ -421,10 +464,10 @@ func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec
 		if waitErr != nil {
 			why = fmt.Sprintf("%v: %s", waitErr, why)
 		}
-		return sdk.Result{}, 0, fmt.Errorf("claude: %w: it ended without a result (%s)", ErrFailed, why)
+		return sdk.Result{}, 0, "", fmt.Errorf("claude: %w: it ended without a result (%s)", ErrFailed, why)
 	}
 	if res.IsError || res.Subtype != "success" {
-		return sdk.Result{}, 0, a.resultError(res)
+		return sdk.Result{}, 0, "", a.resultError(res)
 	}
 	cost := res.cost(r.before)
 	answer := strings.TrimSpace(res.Result)
@@ -446,7 +489,7 @@ func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec
 	if answer != "" {
 		out2.Artifact.KeyDecisions = []string{firstLine(answer)}
 	}
-	return out2, cost, nil
+	return out2, cost, st.session, nil
 }
 
 // resultError is the error of a result that is not a success.
@@ -473,6 +516,10 @@ type runState struct {
 	msgs     map[string]bool
 	toolUses int
 	result   *line
+	// session is the Claude Code session the run says it is (its init
+	// line); turn is told, so that its hooks are taken.
+	session string
+	turn    *turn
 }
 
 // read reads claude's stream to its end.
@@ -498,6 +545,11 @@ func (st *runState) read(r io.Reader) error {
 // take acts on one line of the stream.
 func (st *runState) take(l *line) {
 	switch {
+	case l.Type == "system" && l.Subtype == "init":
+		st.session = l.SessionID
+		if st.turn != nil {
+			st.turn.started(l.SessionID)
+		}
 	case l.Type == "system" && l.Subtype == "api_retry":
 		status := 0
 		if l.ErrorStatus != nil {

@@ -94,3 +94,66 @@ func TestTaskAnsweredAndResumed(t *testing.T) {
 	}
 	t.Logf("task 1: %v, cost %.4f; task 2: %v, cost %.4f", res.Metrics, res.Cost, res2.Metrics, res2.Cost)
 }
+
+// TestForkWhileBusy: a task that comes while another holds the session's
+// conversation forks it (--fork-session): it sees what the session's
+// earlier tasks did, and what it does stays in its fork.
+func TestForkWhileBusy(t *testing.T) {
+	api := fakeapi.New(key)
+	defer api.Close()
+	h := sdktest.New(t, newAgent(t, api, workspace(t)), sdktest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runTask := func(ctx context.Context, id, prompt string) (sdk.Result, error) {
+		task := sdk.Task{ID: id, Session: h.Session, Prompt: prompt}
+		return h.Agent.Run(ctx, task, h.Recorder.For(task.ID))
+	}
+	if _, err := runTask(ctx, "t1", "What does cart/cart.go do?"); err != nil {
+		t.Fatal(err)
+	}
+	main := api.Requests()[0].Header.Get("X-Claude-Code-Session-Id")
+
+	// t2 holds the conversation, hanging in its model call.
+	hctx, hcancel := context.WithCancel(ctx)
+	busy := make(chan error, 1)
+	go func() { _, err := runTask(hctx, "t2", "hang"); busy <- err }()
+	<-api.Hung
+
+	n := len(api.Requests())
+	res, err := runTask(ctx, "t3", "And pricing/pricing.go, beside cart/cart.go?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork := api.Requests()[n]
+	if id := fork.Header.Get("X-Claude-Code-Session-Id"); id == main || id == "" {
+		t.Errorf("the forked task ran as session %q, want a fork of %s", id, main)
+	}
+	if !strings.Contains(fork.String(), "What does cart/cart.go do?") || res.Metrics["tool_calls"] != 1 || len(res.Artifact.PotentialGotchas) != 0 {
+		t.Errorf("the fork does not carry the session's conversation (%v tool calls, want 1: pricing.go alone), or its hooks were refused: %q", res.Metrics["tool_calls"], res.Artifact.PotentialGotchas)
+	}
+	if uses := h.Recorder.ToolUses("t3"); len(uses) != 1 || uses[0].Outcome != sdk.OutcomeOK {
+		t.Errorf("the fork's tool uses %+v, want its read of pricing.go reported", uses)
+	}
+	hcancel()
+	<-busy
+	<-api.Released
+
+	// The session goes on with its own conversation, not the fork's, nor
+	// the turn t2 left half done, from task to task; a task sent while t2
+	// winds down waits for it rather than fork.
+	n = len(api.Requests())
+	if _, err := runTask(ctx, "t4", "Once more, cart/cart.go?"); err != nil {
+		t.Fatal(err)
+	}
+	next := api.Requests()[n]
+	if !strings.Contains(next.String(), "What does cart/cart.go do?") || strings.Contains(next.String(), "pricing/pricing.go") {
+		t.Errorf("the session's next task does not hold its own conversation alone (fork's turns in it: %v)", strings.Contains(next.String(), "pricing/pricing.go"))
+	}
+	n = len(api.Requests())
+	if _, err := runTask(ctx, "t5", "And last, cart/cart.go?"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(api.Requests()[n].String(), "Once more, cart/cart.go?") {
+		t.Error("the task after does not continue the conversation t4 added to")
+	}
+}

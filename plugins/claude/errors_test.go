@@ -134,3 +134,28 @@ func processesWith(t *testing.T, s string) []string {
 	}
 	return out
 }
+
+// TestDeadlineStopsClaude: a task whose deadline passes (the host's
+// task_timeout) ends its claude process like a cancelled one.
+func TestDeadlineStopsClaude(t *testing.T) {
+	api := fakeapi.New(key)
+	defer api.Close()
+	h := sdktest.New(t, newAgent(t, api, workspace(t)), sdktest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: "hang"}
+	go func() {
+		_, err := h.Agent.Run(ctx, task, h.Recorder.For(task.ID))
+		done <- err
+	}()
+	rec := <-api.Hung
+	id := rec.Header.Get("X-Claude-Code-Session-Id")
+	if err := <-done; err == nil {
+		t.Fatal("a task past its deadline succeeded")
+	}
+	<-api.Released
+	if ps := processesWith(t, id); len(ps) != 0 {
+		t.Errorf("processes of session %s outlived the task's deadline: %v", id, ps)
+	}
+}

@@ -69,26 +69,31 @@ func shellQuote(s string) string {
 // hookServer is the unix socket Claude Code's hooks reach the agent
 // through: the relay connects, writes the hook's payload, closes its
 // side, and reads the answer. One server serves one agent (one session);
-// the turn in progress (set) decides what a payload is about.
+// the turns running (the session's own, and any forks) decide what a
+// payload is about, by the Claude Code session it speaks for.
 type hookServer struct {
 	ln   net.Listener
 	path string
 	wg   sync.WaitGroup
 
-	mu  sync.Mutex
-	cur *turn
+	mu    sync.Mutex
+	turns map[*turn]bool
+	// started is closed and replaced whenever a running turn learns
+	// which session it is.
+	started chan struct{}
 }
 
 // turn is what the hooks of one claude run report to: the task's host
 // callbacks, the Claude Code sessions it may speak for, and what the
 // hooks taught it.
 type turn struct {
-	ctx      context.Context
-	cb       sdk.Callbacks
-	sessions map[string]bool
-	cwd      string
+	ctx    context.Context
+	cb     sdk.Callbacks
+	cwd    string
+	server *hookServer
 
 	mu       sync.Mutex
+	sessions map[string]bool
 	uses     int
 	modified []string
 	denials  []string
@@ -100,16 +105,59 @@ func listenHooks(path string) (*hookServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claude: listen for Claude Code's hooks on %s: %w", path, err)
 	}
-	s := &hookServer{ln: ln, path: path}
+	s := &hookServer{ln: ln, path: path, turns: map[*turn]bool{}, started: make(chan struct{})}
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
 }
 
-// set makes t the turn hooks report to (nil: none; hooks then deny).
-func (s *hookServer) set(t *turn) {
+// add makes t a turn hooks report to, until remove.
+func (s *hookServer) add(t *turn) {
 	s.mu.Lock()
-	s.cur = t
+	s.turns[t] = true
+	t.server = s
+	s.mu.Unlock()
+}
+
+func (s *hookServer) remove(t *turn) {
+	s.mu.Lock()
+	delete(s.turns, t)
+	s.mu.Unlock()
+}
+
+// find returns the running turn that speaks for Claude Code session id,
+// or nil. A hook may beat the stream's reader to the init line that
+// says which session a run is: find waits for the next one, within
+// limits, before it gives up.
+func (s *hookServer) find(id string) *turn {
+	deadline := time.NewTimer(hookRelayTimeout / 2)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		for t := range s.turns {
+			if t.speaksFor(id) {
+				s.mu.Unlock()
+				return t
+			}
+		}
+		started, running := s.started, len(s.turns) > 0
+		s.mu.Unlock()
+		if !running {
+			return nil
+		}
+		select {
+		case <-started:
+		case <-deadline.C:
+			return nil
+		}
+	}
+}
+
+// learned wakes the hooks waiting in find.
+func (s *hookServer) learned() {
+	s.mu.Lock()
+	close(s.started)
+	s.started = make(chan struct{})
 	s.mu.Unlock()
 }
 
@@ -134,10 +182,7 @@ func (s *hookServer) serve() {
 			if err != nil {
 				return
 			}
-			s.mu.Lock()
-			t := s.cur
-			s.mu.Unlock()
-			_, _ = c.Write(t.handle(payload))
+			_, _ = c.Write(s.handle(payload))
 		}()
 	}
 }
@@ -149,16 +194,14 @@ func (s *hookServer) serve() {
 // that speaks for another session than the turn's, or that comes when
 // no turn runs, gets the answer of a hook that could not check: a
 // PreToolUse is denied.
-func (t *turn) handle(payload []byte) []byte {
+func (s *hookServer) handle(payload []byte) []byte {
 	p, err := claudecode.Parse(payload)
 	if err != nil {
 		return claudecode.Failed(claudecode.EventName(payload), true, err.Error())
 	}
+	t := s.find(p.SessionID)
 	if t == nil {
-		return claudecode.Failed(p.HookEventName, true, "no hearth task is running on this session")
-	}
-	if !t.sessions[p.SessionID] {
-		return claudecode.Failed(p.HookEventName, true, fmt.Sprintf("the hook speaks for Claude Code session %s, not this task's", p.SessionID))
+		return claudecode.Failed(p.HookEventName, true, fmt.Sprintf("no hearth task of this session runs Claude Code session %s", p.SessionID))
 	}
 	switch p.HookEventName {
 	case claudecode.PreToolUse:
@@ -194,6 +237,26 @@ func (t *turn) handle(payload []byte) []byte {
 		t.report(u)
 	}
 	return nil
+}
+
+// started records the session the run's stream says it is: Claude Code
+// may carry a resumed conversation on under a new ID.
+func (t *turn) started(id string) {
+	t.mu.Lock()
+	t.sessions[id] = true
+	t.mu.Unlock()
+	if t.server != nil {
+		t.server.learned()
+	}
+}
+
+// speaksFor reports whether a hook for Claude Code session id belongs to
+// this turn: the session it was started as, or the one its stream says
+// it is.
+func (t *turn) speaksFor(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sessions[id]
 }
 
 // report hands a tool use to the host. A report that fails fails the
