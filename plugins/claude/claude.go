@@ -10,10 +10,13 @@
 // stream-json --verbose), with the task's prompt on stdin: the first
 // with --session-id ID, every later one with --resume ID, so the model
 // sees the conversation of the session's earlier tasks and reads nothing
-// again that it already holds. A task that arrives while another runs on
-// the same session (capacity above 1) forks the conversation
-// (--resume ID --fork-session): it sees everything before it, and what
-// it does stays in its fork. hearth's matcher places tasks on these
+// again that it already holds. A task that fails (a cancelled one, one
+// past its deadline) leaves the conversation as it found it: its turns
+// are cut from the transcript, as a half-done turn would otherwise be
+// resumed. A task that arrives while another runs on the same session
+// (capacity above 1) forks the conversation (--resume ID --fork-session):
+// it sees everything before it, and what it does stays in its fork; one
+// that arrives while a cancelled task winds down waits for it instead. hearth's matcher places tasks on these
 // sessions like any other, from the fingerprints their hooks report.
 //
 // # Hooks wired by the agent
