@@ -98,31 +98,13 @@ func (v *validator) claudeCode(ra *rawAgent, a *Agent) {
 
 	if strings.TrimSpace(c.Command) == "" {
 		v.errorf(at("command"), "Empty command", "command names the claude program, a path or a name looked up in PATH; remove it for \"claude\".")
+	} else if cmd, p, err := v.program(c.Command); err != nil {
+		v.errorf(at("command"), "Claude Code not found", "Agent %q runs %q, which is not there (%v). Install Claude Code (npm install -g @anthropic-ai/claude-code) or set command to the claude program's path.", ra.Name, c.Command, err)
 	} else {
-		cmd := c.Command
-		if strings.ContainsRune(cmd, filepath.Separator) {
-			cmd = v.path(cmd)
-		}
-		p, err := lookPath(cmd)
-		if err == nil {
-			p, err = filepath.EvalSymlinks(p)
-		}
-		if err != nil {
-			v.errorf(at("command"), "Claude Code not found", "Agent %q runs %q, which is not there (%v). Install Claude Code (npm install -g @anthropic-ai/claude-code) or set command to the claude program's path.", ra.Name, c.Command, err)
-		} else {
-			c.Command, c.Program = cmd, p
-		}
+		c.Command, c.Program = cmd, p
 	}
 	if rc.HookRelay != nil {
-		cmd := *rc.HookRelay
-		if strings.ContainsRune(cmd, filepath.Separator) {
-			cmd = v.path(cmd)
-		}
-		p, err := lookPath(cmd)
-		if err == nil {
-			p, err = filepath.EvalSymlinks(p)
-		}
-		if err != nil {
+		if _, p, err := v.program(*rc.HookRelay); err != nil {
 			v.errorf(at("hook_relay"), "Hook relay not found", "hook_relay names the program Claude Code's hooks run, hearth-hook (go install ./cmd/hearth-hook); %q is not there (%v). Remove it to use the agent's own program.", *rc.HookRelay, err)
 		} else {
 			c.HookRelay = p
@@ -182,24 +164,7 @@ func (v *validator) claudeCode(ra *rawAgent, a *Agent) {
 		}
 	}
 	a.ClaudeCode = c
-	env := c.Env()
-	for k := range env {
-		if _, ok := a.Env[k]; ok {
-			v.errorf(attrRange(ra.Body, "env", ra.DefRange), "Claude Code setting set twice", "Agent %q sets %s in env and in its claude_code block; keep the claude_code block.", ra.Name, k)
-		}
-	}
-	merged := make(map[string]string, len(a.Env)+len(env))
-	maps.Copy(merged, a.Env)
-	maps.Copy(merged, env)
-	a.Env = merged
-	if c.APIKeyEnv != "" {
-		if a.PassEnv == nil {
-			a.PassEnv = slices.Clone(DefaultPassEnv)
-		}
-		if !slices.Contains(a.PassEnv, c.APIKeyEnv) {
-			a.PassEnv = append(a.PassEnv, c.APIKeyEnv)
-		}
-	}
+	v.blockEnv(ra, a, "claude_code", c.Env(), c.APIKeyEnv)
 	// What claude needs under confinement: its program's directory (a
 	// native binary, or a Node.js package and what it loads beside it),
 	// and the model endpoint's port; its state lives in the plugin's
@@ -211,6 +176,44 @@ func (v *validator) claudeCode(ra *rawAgent, a *Agent) {
 	}
 	if ra.ConnectPorts == nil {
 		a.ConnectPorts = []uint16{uint16(port)}
+	}
+}
+
+// program finds the program cmd names (a path, relative to the file, or
+// a name in PATH), as the plugin will, and where it leads through
+// symbolic links: cmd as the plugin is to run it, and the file.
+func (v *validator) program(cmd string) (string, string, error) {
+	if strings.ContainsRune(cmd, filepath.Separator) {
+		cmd = v.path(cmd)
+	}
+	p, err := lookPath(cmd)
+	if err == nil {
+		p, err = filepath.EvalSymlinks(p)
+	}
+	return cmd, p, err
+}
+
+// blockEnv adds the variables a block (model, claude_code) carries its
+// settings in to the agent's env, refusing one the env sets too, and the
+// variable holding its key (keyEnv, "" for none) to pass_env.
+func (v *validator) blockEnv(ra *rawAgent, a *Agent, block string, env map[string]string, keyEnv string) {
+	what := map[string]string{"model": "Model", "claude_code": "Claude Code"}[block]
+	for k := range env {
+		if _, ok := a.Env[k]; ok {
+			v.errorf(attrRange(ra.Body, "env", ra.DefRange), what+" setting set twice", "Agent %q sets %s in env and in its %s block; keep the %s block.", ra.Name, k, block, block)
+		}
+	}
+	merged := make(map[string]string, len(a.Env)+len(env))
+	maps.Copy(merged, a.Env)
+	maps.Copy(merged, env)
+	a.Env = merged
+	if keyEnv != "" {
+		if a.PassEnv == nil {
+			a.PassEnv = slices.Clone(DefaultPassEnv)
+		}
+		if !slices.Contains(a.PassEnv, keyEnv) {
+			a.PassEnv = append(a.PassEnv, keyEnv)
+		}
 	}
 }
 
