@@ -91,6 +91,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -613,6 +614,8 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
 // stateVersion is the version of ExportState's format.
 const stateVersion = 1
 
@@ -684,6 +687,10 @@ func (a *Agent) ImportState(_ context.Context, b []byte) error {
 	}
 	if st.Version != stateVersion {
 		return fmt.Errorf("claude: the session's state has version %d; this agent reads %d", st.Version, stateVersion)
+	}
+	if st.SessionID != "" && !uuidRE.MatchString(st.SessionID) {
+		// It becomes an argument of claude (--resume ID).
+		return fmt.Errorf("claude: the session's state names Claude Code session %q, which is not a UUID", firstLine(st.SessionID))
 	}
 	if st.Transcript != nil {
 		if err := st.Transcript.check(st.SessionID); err != nil {

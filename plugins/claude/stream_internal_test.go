@@ -103,3 +103,21 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// TestImportStateRefuses: state that could lead claude astray (a session
+// ID that is not a UUID, a transcript path out of the config directory)
+// is refused, never written or run.
+func TestImportStateRefuses(t *testing.T) {
+	for _, st := range []string{
+		`{"version":1,"session_id":"--dangerously-skip-permissions"}`,
+		`{"version":1,"session_id":"11111111-2222-3333-4444-555555555555","transcript":{"path":"../../x/11111111-2222-3333-4444-555555555555.jsonl","gzip":""}}`,
+		`{"version":1,"session_id":"11111111-2222-3333-4444-555555555555","transcript":{"path":"projects/p/other.jsonl","gzip":""}}`,
+		`{"version":2}`,
+		`not json`,
+	} {
+		a := New(Settings{APIKeyEnv: "K", APIKey: "k"})
+		if err := a.ImportState(context.Background(), []byte(st)); err == nil {
+			t.Errorf("state %s imported", st)
+		}
+	}
+}
