@@ -31,7 +31,8 @@
 //	write:PATH:TEXT    write TEXT to PATH
 //	shell:CMD          run CMD (underscores stand for spaces)
 //	tool:NAME:KEY=VAL  call tool NAME (an MCP tool's, say) with {KEY: VAL}
-//	hang               never answer (until the request is cancelled)
+//	hang               never answer (until the request is cancelled),
+//	                   once the calls of the directives before it are made
 //
 // and any word that looks like a file path (a "/" in it and an extension,
 // such as matcher/score.go, trailing punctuation aside) is a read:PATH.
@@ -393,6 +394,9 @@ func think(turns []Turn, v vocabulary) (calls []call, answer string, hang bool) 
 	for _, d := range directives(prompt) {
 		switch d.verb {
 		case "hang":
+			if len(calls) > 0 {
+				return calls, "", false
+			}
 			return nil, "", true
 		case "read", "list":
 			want(d.verb, map[string]any{"path": d.arg})

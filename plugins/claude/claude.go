@@ -51,9 +51,11 @@
 // has them, the state directory's variables, ANTHROPIC_BASE_URL when set,
 // the key as ANTHROPIC_API_KEY (read from the variable APIKeyEnv names),
 // and the switches that keep Claude Code from phoning home; nothing else
-// of the plugin's environment. claude leads its own process group and
-// gets a parent-death signal: a cancelled task, a deadline, or the
-// plugin's death (the host's kill -9 kills the plugin) ends it.
+// of the plugin's environment. claude runs under a keeper (this
+// program, as KeepArg), which ends every process of the run, those of
+// Claude Code's Bash commands included, when claude ends, when the task
+// is cancelled or past its deadline, and when the plugin dies (the
+// host's kill -9 kills the plugin): see keep_linux.go.
 //
 // # Results
 //
@@ -428,6 +430,9 @@ func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec
 	// asked first, then killed.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace
+	// claude runs under a keeper, which ends everything claude started
+	// when the run ends, and when the plugin dies (keep_linux.go).
+	a.keepCommand(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{b: &stderr, n: 64 << 10}
 	out, err := cmd.StdoutPipe()

@@ -312,9 +312,11 @@ func RelayHook(socket string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // RelayIfRequested runs RelayHook and exits when the program was started
-// as the hook relay (HookArg), or returns at once. Call it first thing
-// in main.
+// as the hook relay (HookArg), runs the keeper of a claude run and exits
+// when started as one (KeepArg, keep_linux.go), or returns at once. Call
+// it first thing in main.
 func RelayIfRequested() {
+	keepIfRequested()
 	if len(os.Args) == 3 && os.Args[1] == HookArg {
 		os.Exit(RelayHook(os.Args[2], os.Stdin, os.Stdout, os.Stderr))
 	}

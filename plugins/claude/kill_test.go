@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
@@ -27,10 +28,10 @@ import (
 const envHelperHost = "HEARTH_TEST_CLAUDE_HOST"
 
 // helperHost is the host TestKill9LeavesNothing kills: it starts the
-// agent on the fake at HEARTH_TEST_API, submits a task that hangs, and
-// waits to be killed.
+// agent on the fake at HEARTH_TEST_API, submits HEARTH_TEST_PROMPT (a
+// task that hangs), and waits to be killed.
 func helperHost() {
-	src := configSource(os.Getenv("HEARTH_TEST_CLAUDE_BIN"), os.Getenv("HEARTH_TEST_API"), os.Getenv("HEARTH_TEST_WS"), "")
+	src := configSource(os.Getenv("HEARTH_TEST_CLAUDE_BIN"), os.Getenv("HEARTH_TEST_API"), os.Getenv("HEARTH_TEST_WS"), `allowed_tools = ["Bash"]`)
 	dir := os.Getenv("HEARTH_TEST_DATA_DIR")
 	cfg, err := config.Parse([]byte(src), filepath.Join(dir, "hearth.hcl"), config.Options{Bundled: plugins.Names()})
 	if err != nil {
@@ -44,18 +45,23 @@ func helperHost() {
 		os.Exit(2)
 	}
 	fmt.Println("started")
-	_, _ = h.Submit(context.Background(), hearth.Task{Agent: "coder", Prompt: "hang"})
+	_, _ = h.Submit(context.Background(), hearth.Task{Agent: "coder", Prompt: os.Getenv("HEARTH_TEST_PROMPT")})
 	select {}
 }
 
 // TestKill9LeavesNothing: a host killed with kill -9 while claude runs a
-// task leaves neither the plugin nor claude behind.
+// task leaves nothing of the run behind: not the plugin, not its keeper,
+// not claude, and not what Claude Code's Bash started, in claude's
+// process group or out of it (setsid). The task starts both in the
+// background, then hangs in its next model call.
 func TestKill9LeavesNothing(t *testing.T) {
 	api, ws := fakeapi.New(key), workspace(t)
 	defer api.Close()
 	t.Setenv("FAKE_CLAUDE_KEY", key)
+	inGroup, detached := filepath.Join(ws, "cart", "cart.go"), filepath.Join(ws, "cart", "discount.go")
+	prompt := fmt.Sprintf("shell:tail_-f_%s_>/dev/null_2>&1_&_setsid_-f_tail_-f_%s_>/dev/null_2>&1 hang", inGroup, detached)
 	cmd, sc := hosttest.Start(t, os.Stderr, envHelperHost+"=1", "HEARTH_TEST_API="+api.URL, "HEARTH_TEST_WS="+ws,
-		"HEARTH_TEST_CLAUDE_BIN="+claudetest.Binary(t), "HEARTH_TEST_DATA_DIR="+t.TempDir())
+		"HEARTH_TEST_CLAUDE_BIN="+claudetest.Binary(t), "HEARTH_TEST_DATA_DIR="+t.TempDir(), "HEARTH_TEST_PROMPT="+prompt)
 	hosttest.ExpectLine(t, sc, "started")
 	var rec *fakeapi.Recorded
 	select {
@@ -63,23 +69,51 @@ func TestKill9LeavesNothing(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the task's model call did not come")
 	}
+	// The Bash command has run: its processes are started.
 	id := rec.Header.Get("X-Claude-Code-Session-Id")
 	procs := processPIDs(t, id)
 	if len(procs) == 0 {
 		t.Fatalf("no process runs Claude Code session %s", id)
 	}
-	// claude's parent is the plugin.
-	procs = append(procs, parentOf(t, procs[0]))
+	// claude's parent is its keeper, whose parent is the plugin.
+	keeper := parentOf(t, procs[0])
+	procs = append(procs, keeper, parentOf(t, keeper))
+	var bash []int
+	for _, f := range []string{inGroup, detached} {
+		ps := processPIDs(t, f)
+		if len(ps) == 0 {
+			t.Fatalf("no process runs the task's tail -f %s; the processes: %q", f, processesWith(t, ws))
+		}
+		bash = append(bash, ps...)
+	}
+	t.Cleanup(func() {
+		for _, pid := range append(procs, bash...) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if abi, _ := ll.LandlockGetABIVersion(); abi >= 6 {
+		procs = append(procs, bash...)
+	} else {
+		// Claude Code starts each Bash command in a process group of its
+		// own; without a signal-scoped domain the keeper ends claude's.
+		t.Logf("Landlock ABI %d: the processes of Claude Code's Bash are not checked (signal scoping needs 6)", abi)
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
 	for _, pid := range procs {
 		if !procwait.Gone(pid, 2*time.Second) {
-			t.Errorf("process %d of Claude Code session %s outlived its host by more than 2 s", pid, id)
+			t.Errorf("process %d of Claude Code session %s outlived its host by more than 2 s: %s", pid, id, cmdline(pid))
 		}
 	}
 	<-api.Released
+}
+
+// cmdline is process pid's command line, for messages.
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
 }
 
 // parentOf is the parent of process pid.
