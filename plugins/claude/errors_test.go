@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/claudetest"
 	"github.com/hearth-dev/hearth/internal/fakeapi"
+	"github.com/hearth-dev/hearth/internal/procwait"
 	"github.com/hearth-dev/hearth/plugins/claude"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
@@ -84,15 +86,18 @@ func TestMaxTurns(t *testing.T) {
 	}
 }
 
-// TestCancelStopsClaude: cancelling a task ends its claude process (and
-// its group) promptly.
+// TestCancelStopsClaude: cancelling a task ends its claude process
+// promptly, and what Claude Code's Bash left running, in claude's
+// process group or out of it.
 func TestCancelStopsClaude(t *testing.T) {
 	api := fakeapi.New(key)
 	defer api.Close()
-	a := newAgent(t, api, workspace(t))
+	ws := workspace(t)
+	a := claude.New(claude.Settings{Command: claudetest.Binary(t), BaseURL: api.URL, APIKeyEnv: "HEARTH_TEST_KEY", APIKey: key, Root: ws, MaxTurns: 10, AllowedTools: []string{"Bash"}})
 	h := sdktest.New(t, a, sdktest.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
-	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: "hang"}
+	prompt, marks := backgroundThenHang(ws)
+	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: prompt}
 	done := make(chan error, 1)
 	go func() {
 		_, err := h.Agent.Run(ctx, task, h.Recorder.For(task.ID))
@@ -108,16 +113,21 @@ func TestCancelStopsClaude(t *testing.T) {
 	if id == "" {
 		t.Fatal("claude sent no session ID")
 	}
-	if len(processesWith(t, id)) == 0 {
-		t.Fatalf("no process runs Claude Code session %s", id)
-	}
+	procs := append(processPIDs(t, id), backgroundPIDs(t, ws, marks)...)
+	t.Cleanup(func() {
+		for _, pid := range procs {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 	cancel()
 	if err := <-done; err == nil {
 		t.Fatal("the cancelled task succeeded")
 	}
 	<-api.Released
-	if ps := processesWith(t, id); len(ps) != 0 {
-		t.Errorf("processes of session %s outlived the cancelled task: %v", id, ps)
+	for _, pid := range procs {
+		if !procwait.Gone(pid, 2*time.Second) {
+			t.Errorf("process %d of session %s outlived the cancelled task: %s", pid, id, cmdline(pid))
+		}
 	}
 }
 

@@ -58,8 +58,7 @@ func TestKill9LeavesNothing(t *testing.T) {
 	api, ws := fakeapi.New(key), workspace(t)
 	defer api.Close()
 	t.Setenv("FAKE_CLAUDE_KEY", key)
-	inGroup, detached := filepath.Join(ws, "cart", "cart.go"), filepath.Join(ws, "cart", "discount.go")
-	prompt := fmt.Sprintf("shell:tail_-f_%s_>/dev/null_2>&1_&_setsid_-f_tail_-f_%s_>/dev/null_2>&1 hang", inGroup, detached)
+	prompt, marks := backgroundThenHang(ws)
 	cmd, sc := hosttest.Start(t, os.Stderr, envHelperHost+"=1", "HEARTH_TEST_API="+api.URL, "HEARTH_TEST_WS="+ws,
 		"HEARTH_TEST_CLAUDE_BIN="+claudetest.Binary(t), "HEARTH_TEST_DATA_DIR="+t.TempDir(), "HEARTH_TEST_PROMPT="+prompt)
 	hosttest.ExpectLine(t, sc, "started")
@@ -78,26 +77,12 @@ func TestKill9LeavesNothing(t *testing.T) {
 	// claude's parent is its keeper, whose parent is the plugin.
 	keeper := parentOf(t, procs[0])
 	procs = append(procs, keeper, parentOf(t, keeper))
-	var bash []int
-	for _, f := range []string{inGroup, detached} {
-		ps := processPIDs(t, f)
-		if len(ps) == 0 {
-			t.Fatalf("no process runs the task's tail -f %s; the processes: %q", f, processesWith(t, ws))
-		}
-		bash = append(bash, ps...)
-	}
+	procs = append(procs, backgroundPIDs(t, ws, marks)...)
 	t.Cleanup(func() {
-		for _, pid := range append(procs, bash...) {
+		for _, pid := range procs {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	if abi, _ := ll.LandlockGetABIVersion(); abi >= 6 {
-		procs = append(procs, bash...)
-	} else {
-		// Claude Code starts each Bash command in a process group of its
-		// own; without a signal-scoped domain the keeper ends claude's.
-		t.Logf("Landlock ABI %d: the processes of Claude Code's Bash are not checked (signal scoping needs 6)", abi)
-	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +93,39 @@ func TestKill9LeavesNothing(t *testing.T) {
 		}
 	}
 	<-api.Released
+}
+
+// backgroundThenHang is a prompt whose Bash command leaves two processes
+// running, one in the background (in the command's process group) and
+// one in a session of its own (setsid), and which then hangs in its
+// next model call; marks are what their command lines hold.
+func backgroundThenHang(ws string) (prompt string, marks []string) {
+	inGroup, detached := filepath.Join(ws, "cart", "cart.go"), filepath.Join(ws, "cart", "discount.go")
+	return fmt.Sprintf("shell:tail_-f_%s_>/dev/null_2>&1_&_setsid_-f_tail_-f_%s_>/dev/null_2>&1 hang", inGroup, detached),
+		[]string{inGroup, detached}
+}
+
+// backgroundPIDs are the processes backgroundThenHang's command left.
+func backgroundPIDs(t *testing.T, ws string, marks []string) []int {
+	t.Helper()
+	var pids []int
+	for _, m := range marks {
+		ps := processPIDs(t, m)
+		if len(ps) == 0 {
+			t.Fatalf("no process runs the task's tail -f %s; the processes: %q", m, processesWith(t, ws))
+		}
+		pids = append(pids, ps...)
+	}
+	if abi, _ := ll.LandlockGetABIVersion(); abi < 6 {
+		// Claude Code starts each Bash command in a process group of its
+		// own; without a signal-scoped domain the keeper ends claude's.
+		t.Logf("Landlock ABI %d: the processes Claude Code's Bash left are not checked (the keeper's signal scoping needs 6)", abi)
+		for _, pid := range pids {
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		}
+		return nil
+	}
+	return pids
 }
 
 // cmdline is process pid's command line, for messages.
