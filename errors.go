@@ -58,6 +58,11 @@ var (
 	// ErrIllegalTransition is wrapped by the error of a status change the
 	// run lifecycle does not allow; see TransitionError.
 	ErrIllegalTransition = errors.New("illegal transition")
+	// ErrNoSpace is wrapped by the error of a write the store refused
+	// because the data directory's disk is below its min_free_space: free
+	// space (or lower the setting), then resume what paused. Its message
+	// says how much there is and how much is needed.
+	ErrNoSpace = errors.New("not enough free space")
 
 	// Errors a plugin can cause. A *PluginError wraps one of them.
 

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/plugins"
@@ -439,7 +440,7 @@ func TestSessionsAfterACrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutSession(context.Background(), store.SessionRecord{ID: "gotour-0000abcd", Agent: "gotour", Status: store.SessionLive, PID: 4242, HasState: true}); err != nil {
+	if err := st.PutSession(context.Background(), record.Session{ID: "gotour-0000abcd", Agent: "gotour", Status: record.SessionLive, PID: 4242, HasState: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

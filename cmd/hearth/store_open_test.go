@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -196,7 +197,7 @@ func TestDirectoryFilesAreAccountedFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.PutSession(context.Background(), store.SessionRecord{ID: "elsewhere", Agent: "gotour", Status: store.SessionDormant}); err != nil {
+			if err := st.PutSession(context.Background(), record.Session{ID: "elsewhere", Agent: "gotour", Status: record.SessionDormant}); err != nil {
 				t.Fatal(err)
 			}
 			st.Close()

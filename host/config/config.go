@@ -10,8 +10,14 @@
 //
 // # Defaults
 //
-// Every default lives in this package, in Default and the constants below,
-// and is listed here:
+// Every default is listed here. Each lives with the part it configures:
+// the agent, pool, fingerprint, matcher, server and hooks blocks' in this
+// package (Default and the constants below; the matcher's weights in
+// package matcher); the cluster block's in package host/cluster, whose
+// Config this package decodes into; the store block's in package
+// host/store (store.Options): this package does not import the store,
+// it decodes the block into plain values (Store), a setting left out
+// stays zero, and the store reads zero as its default.
 //
 //	data_dir                  "./.hearth" (relative paths: to the config file)
 //	agent.capacity            the capacity the agent declares, else 1
@@ -73,11 +79,14 @@
 //	cluster.lease_ttl         "10s"  2s to 5m: a dead host leaves after it
 //	cluster.publish_interval  "1s"   100ms to 1m: one etcd write per interval
 //	cluster.dial_timeout      "5s"
-//	store.min_free_space      "256MiB"  writes are refused below it; runs
-//	                                  pause and resume once there is room;
-//	                                  "0" turns the guard off
-//	store.stall_timeout       "30s"  a commit hanging longer fails its writes
-//	store.close_timeout       "5s"   the wait for the final flush on exit
+//	store.min_free_space      "256MiB" (store.DefaultMinFreeSpace)  writes
+//	                                  are refused below it; runs pause and
+//	                                  resume once there is room; "0" turns
+//	                                  the guard off
+//	store.stall_timeout       "30s" (store.DefaultStallTimeout)  a commit
+//	                                  hanging longer fails its writes
+//	store.close_timeout       "5s" (store.DefaultCloseTimeout)  the wait
+//	                                  for the final flush on exit
 //	cluster.tls               off; ca_file, cert_file, key_file (mutual TLS
 //	                          to etcd; relative paths: to the config file)
 //
@@ -416,7 +425,7 @@ func DefaultAgent(name string) *Agent {
 // agent, and the external claude-code agent, with defaults.
 func Default(bundled []string) *Config {
 	c := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher(), Server: DefaultServer(),
-		Hooks: Hooks{Agent: DefaultExternalAgent, WhenUnreachable: HookAllow}, Store: DefaultStore()}
+		Hooks: Hooks{Agent: DefaultExternalAgent, WhenUnreachable: HookAllow}}
 	for _, name := range bundled {
 		a := DefaultAgent(name)
 		a.Bundled = name

@@ -344,7 +344,7 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("owner %q validated without its agent", o.Agent)
 				}
 			}
-			if _, err := Renderer(p.Context); err != nil {
+			if err := checkTemplate(p.Context.Template); err != nil {
 				t.Fatalf("context template validated but does not build: %v", err)
 			}
 			prev := time.Duration(0)

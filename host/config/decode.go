@@ -230,7 +230,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	// Every relative path in a file is read against the file's directory,
 	// the default data directory included: where state lands must not
 	// depend on where the command was run from.
-	cfg := &Config{DataDir: v.path(DefaultDataDir), DataDirFrom: "the default, beside " + v.file, Matcher: DefaultMatcher(), Store: DefaultStore()}
+	cfg := &Config{DataDir: v.path(DefaultDataDir), DataDirFrom: "the default, beside " + v.file, Matcher: DefaultMatcher()}
 	if raw.Matcher != nil {
 		cfg.Matcher = v.matcher(raw.Matcher)
 	}

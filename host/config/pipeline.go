@@ -334,7 +334,7 @@ func (v *validator) context(rp *rawPipeline, p *hearth.Pipeline) {
 	}
 	if c.Template != nil {
 		p.Context.Template = *c.Template
-		if _, err := Renderer(p.Context); err != nil {
+		if err := checkTemplate(p.Context.Template); err != nil {
 			var te *contextchain.TemplateError
 			r := at("template")
 			sb, ok := c.Body.(*hclsyntax.Body)
@@ -469,19 +469,9 @@ func (v *validator) optDuration(s *string, r hcl.Range, name string, def time.Du
 	return d
 }
 
-// Renderer returns the contextchain renderer a pipeline's context
-// settings describe.
-func Renderer(c hearth.Context) (*contextchain.Renderer, error) {
-	budget := c.Budget
-	switch {
-	case budget == 0:
-		budget = hearth.DefaultContextBudget
-	case budget < 0:
-		budget = 0
-	}
-	opts := []contextchain.Option{contextchain.WithBudget(budget)}
-	if c.Template != "" {
-		opts = append(opts, contextchain.WithTemplate(c.Template))
-	}
-	return contextchain.New(opts...)
+// checkTemplate checks that a context template parses, the way the run
+// engine builds its renderer from it.
+func checkTemplate(tmpl string) error {
+	_, err := contextchain.New(contextchain.WithTemplate(tmpl))
+	return err
 }

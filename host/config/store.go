@@ -6,37 +6,24 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/hashicorp/hcl/v2"
-
-	"github.com/hearth-dev/hearth/host/store"
 )
 
 // Store is the store block: how the data directory's store meets a full
-// or stuck disk (package host/store says how each is handled).
+// or stuck disk (package host/store says how each is handled). It holds
+// what the file says, as plain values: a setting the file leaves out is
+// zero, which the store reads as its own default (store.Options, where
+// the defaults live); the engine hands these values to the store.
 type Store struct {
 	// MinFreeSpace is the free space, in bytes, below which writes are
 	// refused (runs pause with the reason and resume once there is room);
-	// -1 turns the guard off.
+	// -1 turns the guard off, 0 is the store's default.
 	MinFreeSpace int64
-	// StallTimeout is how long a commit may hang before its writes fail.
+	// StallTimeout is how long a commit may hang before its writes fail;
+	// 0 is the store's default.
 	StallTimeout time.Duration
-	// CloseTimeout bounds the wait for the store's final flush on exit.
+	// CloseTimeout bounds the wait for the store's final flush on exit;
+	// 0 is the store's default.
 	CloseTimeout time.Duration
-}
-
-// Defaults of the store block.
-const (
-	DefaultStallTimeout = 30 * time.Second
-	DefaultCloseTimeout = 5 * time.Second
-)
-
-// DefaultStore returns the store settings used without a store block.
-func DefaultStore() Store {
-	return Store{MinFreeSpace: store.DefaultMinFreeSpace, StallTimeout: DefaultStallTimeout, CloseTimeout: DefaultCloseTimeout}
-}
-
-// Options returns the store options these settings mean.
-func (s Store) Options() store.Options {
-	return store.Options{MinFreeSpace: s.MinFreeSpace, StallTimeout: s.StallTimeout, CloseTimeout: s.CloseTimeout}
 }
 
 type rawStore struct {
@@ -48,7 +35,7 @@ type rawStore struct {
 }
 
 func (v *validator) store(rs *rawStore) Store {
-	s := DefaultStore()
+	var s Store
 	if rs == nil {
 		return s
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/store"
@@ -292,8 +291,8 @@ func (e *Engine) changed(session string, hostToo bool) {
 // matcher-placed agent that runs tasks. Runs' tasks are not: a run's
 // state is its owner's.
 func forwardable(p *pool.Pool) bool {
-	c := p.Config()
-	return c.External == "" && c.Pool.Placement != config.PlacementFresh && c.Pool.Placement != config.PlacementRoundRobin
+	c := p.Spec()
+	return c.External == "" && c.Placement != pool.PlacementFresh && c.Placement != pool.PlacementRoundRobin
 }
 
 // placeAcross decides t over every host's sessions, leaving out what f

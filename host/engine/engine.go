@@ -108,6 +108,11 @@ type Engine struct {
 	observe func(*hearth.Event)
 	tls     *plugin.HostTLS
 	guards  atomic.Pointer[guard.Set]
+	// protect are the paths no confined plugin reaches, blobDir the run
+	// files confined plugins read (confine.go): fixed at New, as the
+	// data directory is.
+	protect []string
+	blobDir string
 
 	// closing is closed when Close begins: no new work is accepted.
 	closing   chan struct{}
@@ -159,8 +164,11 @@ func New(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: make the TLS keys plugins are reached with: %w", err)
 	}
 	if h.store == nil {
-		so := h.cfg.Store.Options() // a zero Store means the store's defaults
-		so.Logger, so.Command = h.logger.Named("store"), opts.Command
+		// The store block's settings, zero where the file leaves one
+		// out: the store's default.
+		st := h.cfg.Store
+		so := store.Options{MinFreeSpace: st.MinFreeSpace, StallTimeout: st.StallTimeout, CloseTimeout: st.CloseTimeout,
+			Logger: h.logger.Named("store"), Command: opts.Command}
 		if h.store, err = store.Open(h.cfg.DataDir, store.Write, so); err != nil {
 			return nil, err
 		}
@@ -172,20 +180,11 @@ func New(opts Options) (*Engine, error) {
 		}
 		return nil, err
 	}
-	h.runs = runs.New(runs.Deps{
-		Store: h.store, Logger: h.logger, Now: h.now,
-		Emit:           h.emit,
-		Publish:        h.publishWritten,
-		AfterPublished: h.events.afterPublished,
-		Enter:          h.enter,
-		Runnable:       h.runnable,
-		Admit:          h.admit,
-		Transition:     h.checkTransition,
-		Execute:        h.executeRunTask,
-	})
+	h.runs = h.newRuns()
 	if err := h.checkConfinement(); err != nil {
 		return fail(err)
 	}
+	h.protect, h.blobDir = protected(h.cfg), h.blobs()
 	for _, a := range h.cfg.Agents {
 		p, err := h.newPool(a, h.cfg.Matcher)
 		if err != nil {
@@ -211,36 +210,6 @@ func New(opts Options) (*Engine, error) {
 	h.reaper.Add(1)
 	go h.reapLoop(reap)
 	return h, nil
-}
-
-// newPool makes the pool of agent a.
-func (e *Engine) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) {
-	argv, env, err := e.command(a)
-	if err != nil {
-		return nil, err
-	}
-	return pool.New(a, m, argv, env, pool.Deps{
-		Store: e.store, Events: (*poolEvents)(e), Guards: e.Guards, TLS: e.tls,
-		Protect: protected(e.cfg), Blobs: e.blobs(), Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop,
-	})
-}
-
-// restorePools loads the sessions of the agents of pools from the store.
-func (e *Engine) restorePools(pools map[string]*pool.Pool) error {
-	recs, err := e.store.SessionRecords()
-	if err != nil {
-		return fmt.Errorf("engine: read sessions: %w", err)
-	}
-	byAgent := make(map[string][]store.SessionRecord)
-	for _, r := range recs {
-		byAgent[r.Agent] = append(byAgent[r.Agent], r)
-	}
-	for name, p := range pools {
-		if err := p.Restore(byAgent[name]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // poolList returns the pools in force.
@@ -360,7 +329,7 @@ func (e *Engine) SessionCounts() []hearth.SessionCount {
 	for _, p := range e.poolList() {
 		n := p.Counts()
 		for _, st := range pool.Statuses() {
-			out = append(out, hearth.SessionCount{Agent: p.Config().Name, Status: st, N: n[st]})
+			out = append(out, hearth.SessionCount{Agent: p.Spec().Agent, Status: st, N: n[st]})
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -36,9 +37,9 @@ func (e *Engine) append(ev hearth.Event) (uint64, *store.Pending) {
 }
 
 // publishWritten publishes events that another write, p, carried (a
-// run's events travel with its records, store.RunWrite.Events): as emit
+// run's events travel with its records, record.RunWrite.Events): as emit
 // does, once p is durable, in order with everything emitted before.
-func (e *Engine) publishWritten(evs []hearth.Event, p *store.Pending) {
+func (e *Engine) publishWritten(evs []hearth.Event, p pending) {
 	for _, ev := range evs {
 		if ev.Time.IsZero() {
 			ev.Time = e.now()
@@ -56,7 +57,7 @@ func (e *Engine) publishWritten(evs []hearth.Event, p *store.Pending) {
 // poolEvents is the engine as its pools' event sink.
 type poolEvents Engine
 
-func (pe *poolEvents) Append(ev hearth.Event) (uint64, *store.Pending) {
+func (pe *poolEvents) Append(ev hearth.Event) (uint64, pool.Pending) {
 	return (*Engine)(pe).append(ev)
 }
 
@@ -99,15 +100,21 @@ type bus struct {
 // to do once every event queued before it is published.
 type queuedEvent struct {
 	e  hearth.Event
-	p  *store.Pending
+	p  pending
 	fn func()
+}
+
+// pending is a queued write of the store's: its events are published
+// once it is durable.
+type pending interface {
+	Wait(ctx context.Context) error
 }
 
 // publishDurable publishes e once p, its write, has settled, after every
 // event queued before it. An event whose write failed is not published:
 // subscribers get an EventWriteFailed in its place, so that no view shows
 // progress the store does not hold.
-func (b *bus) publishDurable(e hearth.Event, p *store.Pending) {
+func (b *bus) publishDurable(e hearth.Event, p pending) {
 	b.enqueue(queuedEvent{e: e, p: p})
 }
 

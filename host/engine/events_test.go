@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -109,11 +110,11 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			offline := store.RunInfo(head, true)
+			offline := head.Info(true)
 			switch {
 			case tc.recorded && (head.Status != hearth.RunPaused || head.Reason != info.Reason || offline.Interrupted):
 				t.Errorf("on disk: %s (%s); want paused with the run's reason", head.Status, head.Reason)
-			case !tc.recorded && (head.Status != hearth.RunRunning || !offline.Interrupted || offline.Reason != store.InterruptedReason(info.ID)):
+			case !tc.recorded && (head.Status != hearth.RunRunning || !offline.Interrupted || offline.Reason != record.InterruptedReason(info.ID)):
 				t.Errorf("on disk: %s (%s), read offline as %s (%s, interrupted %v); want running, read as interrupted without its stale reason",
 					head.Status, head.Reason, offline.Status, offline.Reason, offline.Interrupted)
 			}
@@ -255,13 +256,13 @@ func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
 	}
 	runs, err := s.Runs(context.Background())
 	s.Close()
-	if err != nil || len(runs) != 1 || runs[0].Status != hearth.RunRunning || !runs[0].Interrupted || runs[0].Reason != store.InterruptedReason(id) {
+	if err != nil || len(runs) != 1 || runs[0].Status != hearth.RunRunning || !runs[0].Interrupted || runs[0].Reason != record.InterruptedReason(id) {
 		t.Fatalf("the directory read afterwards: %+v, %v; want the run interrupted, with a reason that says its end was not recorded", runs, err)
 	}
 
 	h2 := newTestHostIn(t, data, testAgent("scripted", "agent"))
 	d, err := h2.Run(context.Background(), id)
-	if err != nil || d.Status != hearth.RunPaused || d.Reason != store.InterruptedReason(id) {
+	if err != nil || d.Status != hearth.RunPaused || d.Reason != record.InterruptedReason(id) {
 		t.Fatalf("after the next host opened the directory: %s (%s), %v; want paused as interrupted", d.Status, d.Reason, err)
 	}
 	acked := outputsOf(t, h2, id)

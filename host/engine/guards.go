@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/runs"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -16,19 +15,25 @@ import (
 func (e *Engine) Guards() *guard.Set { return e.guards.Load() }
 
 // admit runs the task_admission guards on a task; run is the run it
-// belongs to, zero for a task on its own.
+// belongs to, zero for a task on its own. A refusal is an event.
 func (e *Engine) admit(t hearth.Task, run guard.Run) error {
-	gs := e.Guards()
-	m := guard.Match{Agent: t.Agent, Task: t.Name}
-	if !gs.Any(guard.TaskAdmission, m) {
-		return nil
-	}
-	v := gs.First(guard.TaskAdmission, m, guard.AdmissionEnv{Task: guard.TaskOf(t), Run: run, Now: e.now()})
+	v := e.admission(t, run)
 	if v == nil {
 		return nil
 	}
 	e.emit(guard.Event(guard.TaskAdmission, v, t.Agent, "", t.ID))
 	return &hearth.DeniedError{Task: t.ID, Guard: v.Guard, Message: v.Message}
+}
+
+// admission is the task_admission guard that refuses a task, nil when
+// none does.
+func (e *Engine) admission(t hearth.Task, run guard.Run) *guard.Verdict {
+	gs := e.Guards()
+	m := guard.Match{Agent: t.Agent, Task: t.Name}
+	if !gs.Any(guard.TaskAdmission, m) {
+		return nil
+	}
+	return gs.First(guard.TaskAdmission, m, guard.AdmissionEnv{Task: guard.TaskOf(t), Run: run, Now: e.now()})
 }
 
 // gate runs the task_result guards on a task's result; run is the run it
@@ -53,22 +58,30 @@ func (e *Engine) gate(t hearth.Task, session string, res sdk.Result, run guard.R
 	return &hearth.Gate{Guard: v.Guard, Action: hearth.GateAction(v.Action), Feedback: v.Message, To: v.To, MaxLoops: v.MaxLoops}
 }
 
-// checkTransition runs the transition guards on a run leaving stage from
-// for stage to, given the run's state document. It returns the guard
-// that blocks the transition, or nil.
-func (e *Engine) checkTransition(pipeline, run, from, to string, state map[string]any) *guard.Verdict {
+// transition is the transition guard that blocks run leaving stage from
+// for stage to, given the run's state document, nil when none does.
+func (e *Engine) transition(run guard.Run, from, to string) *guard.Verdict {
 	gs := e.Guards()
 	m := guard.Match{From: from, To: to}
 	if !gs.Any(guard.Transition, m) {
 		return nil
 	}
-	v := gs.First(guard.Transition, m, guard.TransitionEnv{
-		From: from, To: to, State: state, Now: e.now(),
-		Run: guard.Run{ID: run, Pipeline: pipeline, Stage: from, State: state},
+	return gs.First(guard.Transition, m, guard.TransitionEnv{
+		From: from, To: to, State: run.State, Now: e.now(),
+		Run: guard.Run{ID: run.ID, Pipeline: run.Pipeline, Stage: from, State: run.State},
 	})
-	if v != nil {
-		e.emit(hearth.Event{Kind: hearth.EventGuardFired, Hook: string(guard.Transition), Guard: v.Guard, Action: string(v.Action), Run: run,
-			From: from, To: to, Message: fmt.Sprintf("%s -> %s blocked by guard %s: %s", from, to, v.Guard, v.Message)})
-	}
-	return v
 }
+
+// runGuards are the engine's guards as a run's schedule consults them
+// (runs.Guards): it records what fired, with the run's next write.
+type runGuards Engine
+
+func (g *runGuards) Admit(t hearth.Task, run guard.Run) *guard.Verdict {
+	return (*Engine)(g).admission(t, run)
+}
+
+func (g *runGuards) Transition(run guard.Run, from, to string) *guard.Verdict {
+	return (*Engine)(g).transition(run, from, to)
+}
+
+var _ runs.Guards = (*runGuards)(nil)

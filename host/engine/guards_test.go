@@ -36,68 +36,6 @@ func newGuardedHost(t *testing.T, guards ...*guard.Rule) *Engine {
 	return h
 }
 
-func TestPreToolUseGuardDenies(t *testing.T) {
-	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-secrets", Hook: guard.PreToolUse,
-		Condition: `tool == "Read" && any(paths, glob(#, "**/.env*"))`, Message: "secrets are off limits"}))
-	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:app/.env.production;read:app/main.go"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.Result.Output, "denied app/.env.production: secrets are off limits") {
-		t.Errorf("output %q: want the agent to have got the guard's message as the reason", out.Result.Output)
-	}
-	info := sessionInfo(t, h, out.Session)
-	if slices.Contains(info.Files, "app/.env.production") || !slices.Contains(info.Files, "app/main.go") {
-		t.Errorf("fingerprint %v: want the allowed read only", info.Files)
-	}
-	evs, err := h.store.Events(out.Session, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var denial *hearth.Event
-	for _, e := range evs {
-		if e.Kind == hearth.EventGuardFired {
-			denial = &e
-		}
-	}
-	if denial == nil || denial.Guard != "no-secrets" || denial.Hook != "pre_tool_use" || denial.Action != "deny" || denial.Message != "secrets are off limits" || denial.Task != out.TaskID {
-		t.Errorf("denial event: got %+v", denial)
-	}
-	if st := h.Guards().Stats(); st[0].Fired != 1 {
-		t.Errorf("stats: got %+v, want one firing counted", st)
-	}
-}
-
-func sessionInfo(t *testing.T, h *Engine, id string) hearth.SessionInfo {
-	t.Helper()
-	for _, s := range sessionsOf(t, h) {
-		if s.ID == id {
-			return s
-		}
-	}
-	t.Fatalf("no session %s", id)
-	return hearth.SessionInfo{}
-}
-
-func TestPreToolUseGuardSeesTheSession(t *testing.T) {
-	h := newGuardedHost(t, rule(t, guard.Spec{Name: "two-files", Hook: guard.PreToolUse,
-		Condition: `len(session.files) >= 2 && !(paths[0] in session.files)`, Message: "this session has read enough new files"}))
-	// The first task's reads are acknowledged when it returns, so the
-	// second's questions see them. (Within one task, a question can
-	// overtake the task's own reports still in flight.)
-	first, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:a.go;read:b.go"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:c.go;read:a.go"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Session != first.Session || out.Result.Output != "denied c.go: this session has read enough new files" {
-		t.Errorf("got %q on %s, want c.go denied and a.go (already known) allowed on %s", out.Result.Output, out.Session, first.Session)
-	}
-}
-
 func TestAdmissionGuardDenies(t *testing.T) {
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-drops", Hook: guard.TaskAdmission,
 		Condition: `lower(task.prompt) contains "drop table"`, Message: "destructive prompts need a person"}))
@@ -111,19 +49,6 @@ func TestAdmissionGuardDenies(t *testing.T) {
 	}
 	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "echo:fine"}); err != nil {
 		t.Errorf("an allowed task: %v", err)
-	}
-}
-
-func TestReuseGuardVetoes(t *testing.T) {
-	h := newGuardedHost(t, rule(t, guard.Spec{Name: "one-task-each", Hook: guard.SessionReuse,
-		Condition: `session.tasks >= 1`, Message: "sessions run one task"}))
-	first := submitReads(t, h, "a/x.go")
-	second := submitReads(t, h, "a/x.go")
-	if second.Session == first.Session || second.Decision.Action != hearth.ActionSpawned {
-		t.Fatalf("got %s (%s), want a new session: the warm one was vetoed", second.Session, second.Decision.Reason)
-	}
-	if !slices.Equal(second.Decision.Vetoed, []string{first.Session + ":one-task-each"}) || !strings.HasPrefix(second.Decision.Reason, "vetoed "+first.Session+":one-task-each; spawned") {
-		t.Errorf("decision: got %+v", second.Decision)
 	}
 }
 
@@ -148,14 +73,14 @@ func TestCheckTransition(t *testing.T) {
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "midterms", Hook: guard.Transition, From: []string{"collecting_inputs"},
 		Condition: `any(state.courses, (.midterm ?? "") == "")`, Message: "each course needs a midterm date"}))
 	state := map[string]any{"courses": []any{map[string]any{"name": "Calculus", "midterm": "2026-02-21"}, map[string]any{"name": "Chemistry"}}}
-	if v := h.checkTransition("planner", "run-1", "collecting_inputs", "ingesting", state); v == nil || v.Guard != "midterms" {
+	if v := h.transition(guard.Run{ID: "run-1", Pipeline: "planner", State: state}, "collecting_inputs", "ingesting"); v == nil || v.Guard != "midterms" {
 		t.Errorf("got %+v, want the transition blocked", v)
 	}
-	if v := h.checkTransition("planner", "run-1", "ingesting", "estimating", state); v != nil {
+	if v := h.transition(guard.Run{ID: "run-1", Pipeline: "planner", State: state}, "ingesting", "estimating"); v != nil {
 		t.Errorf("another stage: got %+v, want no guard to apply", v)
 	}
 	state["courses"].([]any)[1].(map[string]any)["midterm"] = "2026-02-26"
-	if v := h.checkTransition("planner", "run-1", "collecting_inputs", "ingesting", state); v != nil {
+	if v := h.transition(guard.Run{ID: "run-1", Pipeline: "planner", State: state}, "collecting_inputs", "ingesting"); v != nil {
 		t.Errorf("complete inputs: got %+v", v)
 	}
 }
@@ -218,67 +143,6 @@ func TestReload(t *testing.T) {
 	}
 	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "second"}); !errors.Is(err, hearth.ErrUnknownAgent) {
 		t.Errorf("the removed agent: got %v", err)
-	}
-}
-
-// TestUncheckedToolUseIsFlagged: an agent that reads .env without asking,
-// under a guard that denies .env, is flagged (a tool.unchecked event that
-// names the guard); its task stands unless checks are required, and then
-// it fails saying why. A use the agent asked about is not flagged.
-func TestUncheckedToolUseIsFlagged(t *testing.T) {
-	noEnv := guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
-		Condition: `tool == "Read" && any(paths, glob(#, "**/.env"))`, Message: "secrets are off limits"}
-	unchecked := func(h *Engine, out *hearth.Outcome) []string {
-		t.Helper()
-		evs, err := h.store.Events(out.Session, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var msgs []string
-		for _, e := range evs {
-			if e.Kind == hearth.EventToolUnchecked && e.Task == out.TaskID {
-				msgs = append(msgs, e.Message)
-			}
-		}
-		return msgs
-	}
-
-	h := newGuardedHost(t, rule(t, noEnv))
-	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "sneak:app/.env;read:app/main.go"})
-	if err != nil {
-		t.Fatalf("without require_checks the task stands: %v", err)
-	}
-	if n := sessionInfo(t, h, out.Session).Unchecked; n != 1 {
-		t.Errorf("the session counts %d unchecked uses, want 1 (sessions show and the dashboard show it)", n)
-	}
-	msgs := unchecked(h, out)
-	if len(msgs) != 1 || !strings.Contains(msgs[0], "Read app/.env was reported without a check") || !strings.Contains(msgs[0], `guard "no-env" would have denied it`) {
-		t.Errorf("tool.unchecked events %q: want one, for app/.env, naming no-env", msgs)
-	}
-
-	out, err = h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "sneak:app/.env", RequireChecks: true})
-	if err == nil || !errors.Is(err, hearth.ErrUnchecked) || !errors.Is(err, sdk.ErrPermanent) ||
-		!strings.Contains(err.Error(), "require_checks") || !strings.Contains(err.Error(), "no-env") {
-		t.Fatalf("with checks required: err %v (outcome %+v); want a permanent failure naming the use, the guard and require_checks", err, out)
-	}
-
-	// The agent block's require_checks applies to every task.
-	cfg := &config.Config{DataDir: t.TempDir(), Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher(), Guards: []*guard.Rule{rule(t, noEnv)}}
-	cfg.Agents[0].RequireChecks = true
-	strict, err := New(Options{Config: cfg, Logger: hclog.NewNullLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = strict.Close(context.Background()) })
-	if _, err := strict.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "sneak:app/.env"}); !errors.Is(err, hearth.ErrUnchecked) {
-		t.Errorf("agent block with require_checks: err %v, want ErrUnchecked", err)
-	}
-	out, err = strict.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "read:app/main.go"})
-	if err != nil {
-		t.Fatalf("an agent that asks is never failed for it: %v", err)
-	}
-	if msgs := unchecked(strict, out); len(msgs) != 0 {
-		t.Errorf("a checked use was flagged: %q", msgs)
 	}
 }
 

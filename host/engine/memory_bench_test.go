@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 			}
 			ctx := context.Background()
 			for i := range sessions {
-				rec := store.SessionRecord{ID: fmt.Sprintf("scripted-%08x", i), Agent: "scripted", Status: store.SessionDormant,
+				rec := record.Session{ID: fmt.Sprintf("scripted-%08x", i), Agent: "scripted", Status: record.SessionDormant,
 					HasState: true, Capacity: 1, LastActivity: time.Now(), Techs: []string{"go"}}
 				seen := map[string]bool{}
 				// One repository of 40 areas x 60 packages x 20 files
@@ -59,7 +60,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 				rec.Dirs = rec.Dirs[:min(len(rec.Dirs), config.DefaultMaxDirectories)]
 				st.SaveSession(rec)
 			}
-			if err := st.PutSession(ctx, store.SessionRecord{ID: "zz-flush", Agent: "other"}); err != nil {
+			if err := st.PutSession(ctx, record.Session{ID: "zz-flush", Agent: "other"}); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()

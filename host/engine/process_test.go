@@ -22,6 +22,7 @@ import (
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/internal/procwait"
 	"github.com/hearth-dev/hearth/internal/testenv"
+	"github.com/hearth-dev/hearth/sdk"
 )
 
 func TestSubmitRunsOnARealPlugin(t *testing.T) {
@@ -60,6 +61,9 @@ func TestUnknownAgent(t *testing.T) {
 	_, err := h.Submit(context.Background(), hearth.Task{Agent: "nope"})
 	if !errors.Is(err, hearth.ErrUnknownAgent) || !strings.Contains(err.Error(), "configured agents: scripted") {
 		t.Errorf("got %v, want ErrUnknownAgent listing the configured agents", err)
+	}
+	if _, err := h.Place(context.Background(), "nobody", sdk.Hints{}); !errors.Is(err, hearth.ErrUnknownAgent) {
+		t.Errorf("Place for an unknown agent: got %v", err)
 	}
 }
 

@@ -40,24 +40,27 @@ func (e *Engine) Reload(cfg *config.Config) (ReloadReport, error) {
 	}
 	type plan struct {
 		a          *config.Agent
-		argv, env  []string
+		spec       pool.Spec
 		p          *pool.Pool
 		stale, add bool
 	}
 	e.mu.Lock()
 	var plans []plan
 	for _, a := range cfg.Agents {
-		argv, env, err := e.command(a)
+		pl := plan{a: a, p: e.pools[a.Name]}
+		var err error
+		if pl.spec, err = e.poolSpec(a, cfg.Matcher); err == nil {
+			err = pl.spec.Check()
+		}
 		if err != nil {
 			e.mu.Unlock()
 			return ReloadReport{}, fmt.Errorf("reload rejected, nothing changed: %w", err)
 		}
-		pl := plan{a: a, argv: argv, env: env, p: e.pools[a.Name]}
 		switch {
 		case pl.p == nil:
 			pl.add = true
 			rep.Added = append(rep.Added, a.Name)
-		case sameProgram(pl.p.Config(), a):
+		case sameProgram(e.cfg.Agent(a.Name), a):
 			rep.Unchanged = append(rep.Unchanged, a.Name)
 		default:
 			pl.stale = true
@@ -94,7 +97,8 @@ func (e *Engine) Reload(cfg *config.Config) (ReloadReport, error) {
 	}
 	for _, pl := range plans {
 		if !pl.add {
-			pl.p.Update(pl.a, cfg.Matcher, pl.argv, pl.env, pl.stale)
+			// Checked above: Update takes it.
+			_ = pl.p.Update(pl.spec, pl.stale)
 		}
 	}
 	for _, p := range removed {

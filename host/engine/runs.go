@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,13 +12,53 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/pool"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/runs"
 	"github.com/hearth-dev/hearth/host/store"
 )
 
 // The run services: the run engine (package host/runs) does the work;
-// the host adds the subscription that makes a RunWatch, and the reading
-// of pipelines from config files.
+// the engine wires it to the store, the guards, the pools and the event
+// bus (newRuns), and adds the subscription that makes a RunWatch and the
+// reading of pipelines from config files.
+
+// newRuns makes the run engine of e.
+func (e *Engine) newRuns() *runs.Runs {
+	return runs.New(runs.Deps{
+		Store: runStore{e.store}, Logger: e.logger, Now: e.now,
+		Emit:           func(ev hearth.Event) runs.Pending { return e.emit(ev) },
+		Publish:        func(evs []hearth.Event, p runs.Pending) { e.publishWritten(evs, p) },
+		AfterPublished: e.events.afterPublished,
+		Enter:          e.enter,
+		Runnable:       e.runnable,
+		Guards:         (*runGuards)(e),
+		Execute:        e.executeRunTask,
+	})
+}
+
+// runStore is the store as the run engine's runs.Store.
+type runStore struct{ *store.Store }
+
+func (s runStore) SaveRun(id string, w record.RunWrite) runs.Pending { return s.Store.SaveRun(id, w) }
+
+func (s runStore) SaveRunStatus(id string, head *record.Run) runs.Pending {
+	return s.Store.SaveRunStatus(id, head)
+}
+
+func (s runStore) RunRecord(id string) (*record.Run, error) {
+	head, err := s.Store.RunRecord(id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w %q", hearth.ErrUnknownRun, id)
+	}
+	return head, err
+}
+
+var (
+	_ runs.Store = runStore{}
+	// What a run's tasks reach of it.
+	_ pool.Run = (*runs.Run)(nil)
+)
 
 // watchBuffer is how many events a run's watcher may fall behind before
 // it misses some.
@@ -259,7 +300,7 @@ func (e *Engine) Runs(context.Context) ([]hearth.RunInfo, error) {
 	}
 	out := make([]hearth.RunInfo, len(heads))
 	for i, head := range heads {
-		out[i] = store.RunInfo(head, false)
+		out[i] = head.Info(false)
 	}
 	store.SortRuns(out)
 	return out, nil

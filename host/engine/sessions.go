@@ -59,7 +59,7 @@ func (e *Engine) externalPool(agent string) (*pool.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Config().External == "" {
+	if p.Spec().External == "" {
 		return nil, fmt.Errorf("agent %q: %w: hearth runs it as a plugin, and its sessions report through the plugin protocol", agent, hearth.ErrNotExternal)
 	}
 	return p, nil

@@ -6,6 +6,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/pool"
+	"github.com/hearth-dev/hearth/host/runs"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -38,8 +39,9 @@ func (e *Engine) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, er
 }
 
 // executeRunTask runs an admitted attempt of a task of run: the run
-// engine's way to placement.
-func (e *Engine) executeRunTask(ctx context.Context, t hearth.Task, run pool.Run) (*hearth.Outcome, error) {
+// engine's way to placement (runs.Deps.Execute). The run is what the
+// task's calls reach.
+func (e *Engine) executeRunTask(ctx context.Context, t hearth.Task, run *runs.Run) (*hearth.Outcome, error) {
 	p, err := e.pool(t.Agent)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
-	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -76,7 +75,7 @@ type callbacks struct {
 	// pending are the batches handed to the store since the last Sync.
 	// Each is waited for: a failed early batch must not hide behind a
 	// later one that committed.
-	pending []*store.Pending
+	pending []Pending
 
 	// checked holds the calls the agent asked about (CheckToolUse runs
 	// beside the report stream), by call ID and by tool and paths, so
@@ -202,7 +201,7 @@ func (c *callbacks) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
 	if len(c.buf) == 0 {
 		c.bufSince = now
 	}
-	c.buf = append(c.buf, hearth.Event{Time: u.At, Kind: hearth.EventToolUsed, Agent: p.cfg().Name, Session: s.id, Task: c.task, ToolUse: &u})
+	c.buf = append(c.buf, hearth.Event{Time: u.At, Kind: hearth.EventToolUsed, Agent: p.cfg().Agent, Session: s.id, Task: c.task, ToolUse: &u})
 	p.d.Events.ToolUse(&c.buf[len(c.buf)-1])
 	if len(c.buf) >= flushEvents || now.Sub(c.bufSince) >= flushAge {
 		c.flush()
@@ -288,7 +287,7 @@ func (c *callbacks) ReportProgress(_ context.Context, pr sdk.Progress) error {
 
 func (c *callbacks) Logger() hclog.Logger { return c.s.logger.With("task", c.task) }
 
-func (c *callbacks) agent() string { return c.s.pool.cfg().Name }
+func (c *callbacks) agent() string { return c.s.pool.cfg().Agent }
 
 // runCallbacks are the calls of a task of a run: with the run's methods
 // (sdk.RunCallbacks), which reach the run.

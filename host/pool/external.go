@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -32,7 +32,7 @@ import (
 // Runnable refuses tasks for an external agent.
 func (p *Pool) Runnable() error {
 	if p.cfg().External != "" {
-		return fmt.Errorf("agent %q: %w; ask Place which of its sessions to resume (hearth place %s)", p.cfg().Name, hearth.ErrExternalAgent, p.cfg().Name)
+		return fmt.Errorf("agent %q: %w; ask Place which of its sessions to resume (hearth place %s)", p.cfg().Agent, hearth.ErrExternalAgent, p.cfg().Agent)
 	}
 	return nil
 }
@@ -44,18 +44,18 @@ func (p *Pool) Runnable() error {
 //
 // When it made the session live, attach has queued its record, with what
 // fn did: the returned Pending is that write, nil when it wrote none.
-func (p *Pool) attach(ref hearth.ExternalRef, fn func(s *session)) (*session, *store.Pending, error) {
+func (p *Pool) attach(ref hearth.ExternalRef, fn func(s *session)) (*session, Pending, error) {
 	if !hearth.ValidExternalID(ref.Session) {
 		return nil, nil, fmt.Errorf("%w %q: want 1 to %d letters, digits, '-', '_', '.' or ':'", hearth.ErrSessionID, truncate(ref.Session, 40), hearth.MaxExternalID)
 	}
 	var (
 		ev  *hearth.Event
-		rec *store.SessionRecord
+		rec *record.Session
 	)
 	p.mu.Lock()
 	if p.removed {
 		p.mu.Unlock()
-		return nil, nil, fmt.Errorf("agent %q was removed from the config; its sessions are no longer followed", p.cfg().Name)
+		return nil, nil, fmt.Errorf("agent %q was removed from the config; its sessions are no longer followed", p.cfg().Agent)
 	}
 	s := p.sessions[ref.Session]
 	for s != nil && s.status == statusRetiring {
@@ -79,7 +79,7 @@ func (p *Pool) attach(ref hearth.ExternalRef, fn func(s *session)) (*session, *s
 		s.status, s.capacity, s.hasState = statusLive, 1, true
 		p.sessions[s.id] = s
 		p.indexLocked(s)
-		ev = &hearth.Event{Kind: hearth.EventSessionAttached, Agent: p.cfg().Name, Session: s.id,
+		ev = &hearth.Event{Kind: hearth.EventSessionAttached, Agent: p.cfg().Agent, Session: s.id,
 			Message: fmt.Sprintf("%s session %s reported for the first time (in %s)", s.external, s.id, text.OrDash(ref.Workspace))}
 	case s.status != statusLive:
 		fp, err := s.loadFingerprint()
@@ -92,7 +92,7 @@ func (p *Pool) attach(ref hearth.ExternalRef, fn func(s *session)) (*session, *s
 		s.capacity = 1
 		s.lastActivity = now
 		p.indexLocked(s)
-		ev = &hearth.Event{Kind: hearth.EventSessionAttached, Agent: p.cfg().Name, Session: s.id,
+		ev = &hearth.Event{Kind: hearth.EventSessionAttached, Agent: p.cfg().Agent, Session: s.id,
 			Message: fmt.Sprintf("%s session %s reported again, and is live", s.external, s.id)}
 	}
 	if ref.Workspace != "" && ref.Workspace != s.workspace {
@@ -108,13 +108,13 @@ func (p *Pool) attach(ref hearth.ExternalRef, fn func(s *session)) (*session, *s
 		rec = &r
 	}
 	p.mu.Unlock()
-	var pend *store.Pending
+	var pend Pending
 	if rec != nil {
 		pend = p.persist(*rec)
 		p.emit(*ev)
 	}
 	if evict != nil {
-		p.detach(evict, fmt.Sprintf("more than max_sessions (%d) live: the least recently active goes dormant", p.cfg().Pool.MaxSessions))
+		p.detach(evict, fmt.Sprintf("more than max_sessions (%d) live: the least recently active goes dormant", p.cfg().MaxSessions))
 	}
 	return s, pend, nil
 }
@@ -148,7 +148,7 @@ func (p *Pool) overflowLocked() *session {
 			victim = s
 		}
 	}
-	if live < p.cfg().Pool.MaxSessions || victim == nil {
+	if live < p.cfg().MaxSessions || victim == nil {
 		return nil
 	}
 	victim.status = statusRetiring
@@ -210,7 +210,7 @@ func (p *Pool) CheckExternalToolUse(_ context.Context, ref hearth.ExternalRef, c
 	if err != nil {
 		return sdk.Verdict{}, err
 	}
-	return s.checkToolUse(call, hearth.Task{Agent: p.cfg().Name}, nil)
+	return s.checkToolUse(call, hearth.Task{Agent: p.cfg().Agent}, nil)
 }
 
 // ReportExternalToolUse records a tool use an external session made
@@ -235,7 +235,7 @@ func (p *Pool) ReportExternalToolUse(ctx context.Context, ref hearth.ExternalRef
 	// Published once durable, in order with the session's other events
 	// (session.attached first): hook reports come one at a time, not at
 	// a plugin's rate.
-	seq, pend := p.d.Events.Append(hearth.Event{Time: u.At, Kind: hearth.EventToolUsed, Agent: p.cfg().Name, Session: s.id, ToolUse: &u})
+	seq, pend := p.d.Events.Append(hearth.Event{Time: u.At, Kind: hearth.EventToolUsed, Agent: p.cfg().Agent, Session: s.id, ToolUse: &u})
 	// The session's record is written at turn boundaries, not per tool
 	// use: after a crash, the tool uses since are replayed from the log
 	// into its fingerprint.
@@ -265,7 +265,7 @@ func (s *session) saveRecord(ctx context.Context) error {
 // detach makes a live external session dormant: it has no process to
 // stop, and its fingerprint stays in the index, for Place to point at.
 // The caller has set its status to retiring.
-func (p *Pool) detach(s *session, why string) *store.Pending {
+func (p *Pool) detach(s *session, why string) Pending {
 	p.mu.Lock()
 	s.stale = false
 	rec, evicted := p.dormantLocked(s, why, true)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/matcher"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -18,7 +17,7 @@ type fingerprint struct {
 	files, dirs, techs *lruSet
 }
 
-func newFingerprint(limits config.Fingerprint) *fingerprint {
+func newFingerprint(limits Limits) *fingerprint {
 	return &fingerprint{
 		files: newLRUSet(limits.MaxFiles),
 		dirs:  newLRUSet(limits.MaxDirectories),

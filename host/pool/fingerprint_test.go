@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -13,7 +12,7 @@ import (
 // failed uses teach nothing; a listing counts as the directory it lists;
 // files bring their directory and their technology.
 func TestFingerprintObserves(t *testing.T) {
-	fp := newFingerprint(config.Fingerprint{MaxFiles: 3, MaxDirectories: 10, MaxTechnologies: 4})
+	fp := newFingerprint(Limits{MaxFiles: 3, MaxDirectories: 10, MaxTechnologies: 4})
 	for _, u := range []sdk.ToolUse{
 		{Tool: "Read", Paths: []string{".env"}, Outcome: sdk.OutcomeDenied},
 		{Tool: "Read", Paths: []string{"secrets/key"}, Outcome: sdk.OutcomeError},
@@ -68,7 +67,7 @@ func TestFingerprintByKind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fp := newFingerprint(config.Fingerprint{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
+			fp := newFingerprint(Limits{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
 			tt.use.Outcome = sdk.OutcomeOK
 			fp.observe(tt.use, "")
 			files, dirs, techs := fp.files.keys(), fp.dirs.keys(), fp.techs.keys()
@@ -88,7 +87,7 @@ func TestFingerprintByKind(t *testing.T) {
 // the workspace stay absolute, and the file system's root is no directory.
 func TestFingerprintRecordsTheRoot(t *testing.T) {
 	ws := t.TempDir()
-	fp := newFingerprint(config.Fingerprint{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
+	fp := newFingerprint(Limits{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
 	for _, u := range []sdk.ToolUse{
 		{Tool: "Read", Paths: []string{"main.go"}, Outcome: sdk.OutcomeOK},
 		{Tool: "Read", Paths: []string{filepath.Join(ws, "cmd", "x.go")}, Outcome: sdk.OutcomeOK},
@@ -127,7 +126,7 @@ func TestFingerprintByOutcome(t *testing.T) {
 		{"command that worked", sdk.ToolUse{Tool: "Bash", Kind: sdk.KindExec, Paths: []string{"a.go"}, Outcome: sdk.OutcomeOK}, []string{"a.go"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fp := newFingerprint(config.Fingerprint{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
+			fp := newFingerprint(Limits{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
 			fp.observe(c.use, "")
 			if got := fp.files.keys(); !slices.Equal(got, c.files) {
 				t.Errorf("files %v, want %v", got, c.files)

@@ -21,7 +21,7 @@ import (
 // held.
 func (s *session) guardSessionLocked(now time.Time, lists bool) guard.Session {
 	gs := guard.Session{
-		ID: s.id, Agent: s.pool.cfg().Name, Tasks: int(s.tasks), ToolUses: int(s.toolUses),
+		ID: s.id, Agent: s.pool.cfg().Agent, Tasks: int(s.tasks), ToolUses: int(s.toolUses),
 		Load: s.load, Capacity: s.capacity, Dormant: s.status == statusDormant,
 		Age: now.Sub(s.created), Idle: now.Sub(s.lastActivity),
 	}
@@ -63,7 +63,7 @@ func (s *session) checkToolUse(c sdk.ToolCall, t hearth.Task, run Run) (sdk.Verd
 // covered reports whether any pre_tool_use guard applies to the tool uses
 // of task t on this session's agent.
 func (s *session) covered(t hearth.Task) bool {
-	return s.pool.d.Guards().Any(guard.PreToolUse, guard.Match{Agent: s.pool.cfg().Name, Task: t.Name})
+	return s.pool.d.Guards().Any(guard.PreToolUse, guard.Match{Agent: s.pool.cfg().Agent, Task: t.Name})
 }
 
 // evalToolUse answers a tool call with the pre_tool_use guards, without
@@ -71,7 +71,7 @@ func (s *session) covered(t hearth.Task) bool {
 func (s *session) evalToolUse(c sdk.ToolCall, t hearth.Task, run Run) (*guard.Verdict, error) {
 	p := s.pool
 	gs := p.d.Guards()
-	m := guard.Match{Agent: p.cfg().Name, Task: t.Name}
+	m := guard.Match{Agent: p.cfg().Agent, Task: t.Name}
 	if !gs.Any(guard.PreToolUse, m) {
 		return nil, nil
 	}
@@ -128,7 +128,7 @@ func (s *session) uncheckedUse(u sdk.ToolUse, t hearth.Task, run Run) error {
 	p.mu.Lock()
 	s.unchecked++
 	p.mu.Unlock()
-	p.emit(hearth.Event{Kind: hearth.EventToolUnchecked, Agent: p.cfg().Name, Session: s.id, Task: t.ID, Run: t.Run, Message: msg})
+	p.emit(hearth.Event{Kind: hearth.EventToolUnchecked, Agent: p.cfg().Agent, Session: s.id, Task: t.ID, Run: t.Run, Message: msg})
 	if !required {
 		return nil
 	}
@@ -147,12 +147,12 @@ func (s *session) defiedUse(u sdk.ToolUse, v sdk.Verdict, t hearth.Task) error {
 		what += " " + strings.Join(u.Paths, " ")
 	}
 	msg := fmt.Sprintf("%s was reported (outcome %s) after guard %q denied it: %s", what, u.Outcome, v.Guard, v.Reason)
-	p.emit(hearth.Event{Kind: hearth.EventToolDefied, Agent: p.cfg().Name, Session: s.id, Task: t.ID, Run: t.Run, Message: msg, Guard: v.Guard})
+	p.emit(hearth.Event{Kind: hearth.EventToolDefied, Agent: p.cfg().Agent, Session: s.id, Task: t.ID, Run: t.Run, Message: msg, Guard: v.Guard})
 	return fmt.Errorf("%s; the agent must not run a tool the host denied (check its tool loop: a denied call is reported with outcome %s): %w",
 		msg, sdk.OutcomeDenied, hearth.ErrDenialIgnored)
 }
 
 // emitGuard records that a guard fired on one of the pool's sessions.
 func (p *Pool) emitGuard(hook guard.Hook, v *guard.Verdict, session, task string) {
-	p.emit(guard.Event(hook, v, p.cfg().Name, session, task))
+	p.emit(guard.Event(hook, v, p.cfg().Agent, session, task))
 }

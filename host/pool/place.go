@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -94,13 +93,13 @@ type veto struct {
 // and may be planRemote. Guards veto only this host's sessions: another
 // host's guards decide over its own when the task arrives there.
 func (p *Pool) decideLocked(t hearth.Task, hints matcher.Hints, now time.Time, across *acrossHosts) plan {
-	switch p.cfg().Pool.Placement {
-	case config.PlacementFresh:
+	switch p.cfg().Placement {
+	case PlacementFresh:
 		if p.room() {
 			return plan{kind: planSpawn}
 		}
 		return plan{kind: planWait}
-	case config.PlacementRoundRobin:
+	case PlacementRoundRobin:
 		return p.rotateLocked()
 	}
 	var pl plan
@@ -144,7 +143,7 @@ func (p *Pool) decideLocked(t hearth.Task, hints matcher.Hints, now time.Time, a
 			pl.kind, pl.s = planWait, w
 			break
 		}
-		if p.cfg().Pool.WhenFull == config.WhenFullRetireIdle {
+		if p.cfg().WhenFull == WhenFullRetireIdle {
 			if v := p.idlestLocked(); v != nil {
 				pl.kind, pl.s = planRetire, v
 				break
@@ -169,7 +168,7 @@ func (p *Pool) rotateLocked() plan {
 			live = append(live, s)
 		}
 	}
-	if len(live) < p.cfg().Pool.MaxSessions && p.room() {
+	if len(live) < p.cfg().MaxSessions && p.room() {
 		return plan{kind: planSpawn}
 	}
 	sortByCreation(live)
@@ -224,7 +223,7 @@ func (p *Pool) placeExternalLocked(t hearth.Task, hints matcher.Hints, now time.
 // decided: the task, the matcher's outcome and ranking, the vetoes.
 func (p *Pool) baseDecisionLocked(t hearth.Task, pl plan) hearth.Decision {
 	dec := hearth.Decision{
-		Task: t.ID, TaskName: t.Name, Agent: p.cfg().Name, Threshold: p.spec.Load().mcfg.Threshold, Hints: t.Hints,
+		Task: t.ID, TaskName: t.Name, Agent: p.cfg().Agent, Threshold: p.cfg().Matcher.Threshold, Hints: t.Hints,
 		Score: pl.score,
 	}
 	if pl.d.Choice != 0 {
@@ -248,16 +247,16 @@ func (p *Pool) decisionLocked(t hearth.Task, pl plan, would bool) hearth.Decisio
 		}
 		return past
 	}
-	placement := p.cfg().Pool.Placement
+	placement := p.cfg().Placement
 	switch pl.kind {
 	case planReuse:
 		dec.Action, dec.Session = hearth.ActionReused, pl.s.id
 		switch {
-		case placement == config.PlacementRoundRobin:
+		case placement == PlacementRoundRobin:
 			dec.Reason = fmt.Sprintf("%s %s: its turn (placement = round_robin)", verb("reused", "would reuse"), pl.s.id)
 		case pl.below:
 			score, threshold := matcher.FormatScore(pl.score, dec.Threshold)
-			dec.Reason = fmt.Sprintf("%s %s below the threshold (%s, not above %s): the pool is full at %d sessions", verb("reused", "would reuse"), pl.s.id, score, threshold, p.cfg().Pool.MaxSessions)
+			dec.Reason = fmt.Sprintf("%s %s below the threshold (%s, not above %s): the pool is full at %d sessions", verb("reused", "would reuse"), pl.s.id, score, threshold, p.cfg().MaxSessions)
 		default:
 			dec.Reason = fmt.Sprintf("%s %s (%s)", verb("reused", "would reuse"), pl.s.id, above(pl.score, dec.Threshold))
 		}
@@ -268,9 +267,9 @@ func (p *Pool) decisionLocked(t hearth.Task, pl plan, would bool) hearth.Decisio
 		dec.Action = hearth.ActionSpawned
 		why := spawnReason(pl.d, dec.Threshold)
 		switch placement {
-		case config.PlacementFresh:
+		case PlacementFresh:
 			why = "a new session per task (placement = fresh)"
-		case config.PlacementRoundRobin:
+		case PlacementRoundRobin:
 			why = "filling the pool (placement = round_robin)"
 		}
 		dec.Reason = verb("spawned", "would spawn") + ": " + why
@@ -293,9 +292,9 @@ func (p *Pool) decisionLocked(t hearth.Task, pl plan, would bool) hearth.Decisio
 		dec.Action = hearth.ActionWait
 		if pl.s != nil {
 			dec.Session = pl.s.id
-			dec.Reason = fmt.Sprintf("would wait: the pool is full at %d sessions, and busy %s would win (%s)", p.cfg().Pool.MaxSessions, pl.s.id, above(pl.score, dec.Threshold))
+			dec.Reason = fmt.Sprintf("would wait: the pool is full at %d sessions, and busy %s would win (%s)", p.cfg().MaxSessions, pl.s.id, above(pl.score, dec.Threshold))
 		} else {
-			dec.Reason = fmt.Sprintf("would wait for a free slot: the pool is full at %d sessions, all busy", p.cfg().Pool.MaxSessions)
+			dec.Reason = fmt.Sprintf("would wait for a free slot: the pool is full at %d sessions, all busy", p.cfg().MaxSessions)
 		}
 	}
 	return dec
@@ -360,7 +359,7 @@ func (p *Pool) acquire(ctx context.Context, t hearth.Task) (*session, *hearth.De
 		switch pl.kind {
 		case planReuse:
 			p.reserveLocked(pl.s)
-			if p.cfg().Pool.Placement == config.PlacementRoundRobin {
+			if p.cfg().Placement == PlacementRoundRobin {
 				p.rotation = pl.turn
 			}
 			p.mu.Unlock()
@@ -425,7 +424,7 @@ func (p *Pool) acquire(ctx context.Context, t hearth.Task) (*session, *hearth.De
 				waited += p.now().Sub(waitStart)
 			case ctx.Err() != nil:
 				return nil, nil, fmt.Errorf("agent %q: waited %s for a free session (pool full: all %d sessions busy): %w",
-					p.cfg().Name, p.now().Sub(start).Round(time.Millisecond), p.cfg().Pool.MaxSessions, context.Cause(ctx))
+					p.cfg().Agent, p.now().Sub(start).Round(time.Millisecond), p.cfg().MaxSessions, context.Cause(ctx))
 			default:
 				return nil, nil, hearth.ErrClosed
 			}
@@ -516,7 +515,7 @@ func (p *Pool) busyWinnerLocked(local bool, hints matcher.Hints, now time.Time, 
 		}
 	}
 	d := p.decideIndexLocked(local, hints, now, exclude)
-	if d.Choice == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.spec.Load().mcfg.Threshold {
+	if d.Choice == matcher.SpawnAllBusy && len(d.Ranked) > 0 && d.Ranked[0].Total > p.cfg().Matcher.Threshold {
 		return p.sessions[d.Ranked[0].ID]
 	}
 	return nil

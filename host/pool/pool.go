@@ -2,9 +2,7 @@ package pool
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -13,10 +11,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/process"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/matcher"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/plugin"
@@ -30,18 +27,12 @@ const indexActivityEvery = 250 * time.Millisecond
 
 // Deps is what a pool needs from the engine that composes it.
 type Deps struct {
-	Store  *store.Store
+	Store  SessionStore
 	Events Events
 	// Guards returns the guards in force (a reload replaces them).
 	Guards func() *guard.Set
 	// TLS makes the keys plugins are reached with.
-	TLS *plugin.HostTLS
-	// Protect are the paths no confined plugin reaches: the data
-	// directory, the token file.
-	Protect []string
-	// Blobs is the store's directory of run files, which confined
-	// plugins read by name.
-	Blobs  string
+	TLS    *plugin.HostTLS
 	Logger hclog.Logger
 	Now    func() time.Time
 	// Closing is closed when the engine begins to shut down: tasks
@@ -57,7 +48,7 @@ type Deps struct {
 type Events interface {
 	// Append records e and publishes it once it is on disk. It returns
 	// the event's sequence number and its write.
-	Append(e hearth.Event) (uint64, *store.Pending)
+	Append(e hearth.Event) (uint64, Pending)
 	// ToolUse tells observers and subscribers of a tool use as it
 	// arrives: tool uses reach the store in batches, and are durable
 	// before their task's stream is acknowledged.
@@ -70,7 +61,7 @@ type Pool struct {
 	d      Deps
 	logger hclog.Logger
 	// spec is what a config reload may change, swapped whole.
-	spec atomic.Pointer[spec]
+	spec atomic.Pointer[Spec]
 	// bg tracks work the pool does in the background: plugins stopped
 	// after they died or hung, sessions retired after a reload.
 	bg sync.WaitGroup
@@ -95,90 +86,52 @@ type Pool struct {
 	remote map[string]struct{}
 }
 
-// spec is an agent's configuration as its pool uses it.
-type spec struct {
-	cfg  *config.Agent
-	mcfg matcher.Config
-	argv []string
-	env  []string
-	// pins are where its grants led when the config was loaded.
-	pins process.Pins
-}
-
-// New makes the pool of agent a, whose program is argv with env added
-// to the agent block's.
-func New(a *config.Agent, m config.Matcher, argv, env []string, d Deps) (*Pool, error) {
-	sp := newSpec(a, m, argv, env)
-	ix, err := matcher.NewIndex(sp.mcfg)
+// New makes the pool of the agent sp describes.
+func New(sp Spec, d Deps) (*Pool, error) {
+	if err := sp.Check(); err != nil {
+		return nil, err
+	}
+	ix, err := matcher.NewIndex(sp.Matcher)
 	if err != nil {
-		return nil, fmt.Errorf("agent %q: %w", a.Name, err)
+		return nil, fmt.Errorf("agent %q: %w", sp.Agent, err)
 	}
 	p := &Pool{
 		d:        d,
-		logger:   d.Logger.Named(a.Name),
+		logger:   d.Logger.Named(sp.Agent),
 		sessions: make(map[string]*session),
 		index:    ix,
 		changed:  make(chan struct{}),
 	}
-	p.spec.Store(sp)
+	p.spec.Store(&sp)
 	return p, nil
 }
 
-// Config is the agent's configuration now.
-func (p *Pool) Config() *config.Agent { return p.spec.Load().cfg }
+// Spec is the agent as the pool runs it now.
+func (p *Pool) Spec() Spec { return *p.spec.Load() }
 
-// cfg is Config.
-func (p *Pool) cfg() *config.Agent { return p.spec.Load().cfg }
+// cfg is the agent as the pool runs it now; not to be changed.
+func (p *Pool) cfg() *Spec { return p.spec.Load() }
 
 func (p *Pool) now() time.Time { return p.d.Now() }
 
 // emit records an event; its write is not waited for.
-func (p *Pool) emit(e hearth.Event) *store.Pending {
+func (p *Pool) emit(e hearth.Event) Pending {
 	_, pend := p.d.Events.Append(e)
 	return pend
 }
 
 // persist snapshots a session record, in the background.
-func (p *Pool) persist(rec store.SessionRecord) *store.Pending { return p.d.Store.SaveSession(rec) }
+func (p *Pool) persist(rec record.Session) Pending { return p.d.Store.SaveSession(rec) }
 
 // persistState snapshots a session record with its agent's state, in the
 // background.
-func (p *Pool) persistState(rec store.SessionRecord, state []byte) *store.Pending {
+func (p *Pool) persistState(rec record.Session, state []byte) Pending {
 	return p.d.Store.SaveSessionState(rec, state)
 }
 
 // Wait returns once the pool's background work (stopping lost plugins,
 // retiring sessions after a reload) is done.
 func (p *Pool) Wait() { p.bg.Wait() }
-
-// pluginEnv is the whole environment a plugin of a starts with: the host
-// variables the agent block passes (pass_env, or config.DefaultPassEnv),
-// then its env, then what the bundled agent needs. Nothing else of the
-// host's environment (tokens, cloud keys) reaches a plugin; go-plugin's
-// own variables are added by process.
-func pluginEnv(a *config.Agent, bundled []string) []string {
-	pass := a.PassEnv
-	if pass == nil {
-		pass = config.DefaultPassEnv
-	}
-	var out []string
-	for _, name := range pass {
-		if v, ok := os.LookupEnv(name); ok {
-			out = append(out, name+"="+v)
-		}
-	}
-	out = append(out, envList(a.Env)...)
-	return append(out, bundled...)
-}
-
-func envList(m map[string]string) []string {
-	var out []string
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // notifyLocked wakes every task waiting for room. p.mu must be held.
 func (p *Pool) notifyLocked() {
@@ -187,7 +140,7 @@ func (p *Pool) notifyLocked() {
 }
 
 // room reports whether another process may start. p.mu must be held.
-func (p *Pool) room() bool { return p.procs < p.cfg().Pool.MaxSessions }
+func (p *Pool) room() bool { return p.procs < p.cfg().MaxSessions }
 
 // stateLocked is a session's entry in the matcher's index.
 func (p *Pool) stateLocked(s *session) matcher.State {
@@ -246,7 +199,7 @@ func (p *Pool) reserveLocked(s *session) {
 }
 
 func (p *Pool) newSessionLocked() *session {
-	id := newSessionID(p.cfg().Name)
+	id := newSessionID(p.cfg().Agent)
 	s := newSession(p, id, p.now())
 	s.status = statusStarting
 	p.sessions[id] = s
@@ -269,22 +222,11 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 		fp, err = s.loadFingerprint()
 	}
 	if err == nil {
-		sp := p.spec.Load()
-		proc, err = process.Start(ctx, process.Launch{
-			Agent:          sp.cfg.Name,
-			Session:        s.id,
-			Argv:           sp.argv,
-			Env:            sp.env,
-			Dir:            sp.cfg.Workspace,
-			SHA256:         sp.cfg.SHA256,
-			Confine:        confinement(sp.cfg, p.d.Protect, p.d.Blobs, sp.pins),
-			StartTimeout:   sp.cfg.StartTimeout,
-			HealthInterval: sp.cfg.HealthInterval,
-			TLS:            p.d.TLS,
-			Logger:         s.logger,
-			LogLevel:       p.d.Logger.GetLevel().String(),
-			OnExit:         func(pe *hearth.PluginError) { p.lost(s, pe) },
-		})
+		l := p.cfg().Launch
+		l.Agent, l.Session, l.TLS = p.cfg().Agent, s.id, p.d.TLS
+		l.Logger, l.LogLevel = s.logger, p.d.Logger.GetLevel().String()
+		l.OnExit = func(pe *hearth.PluginError) { p.lost(s, pe) }
+		proc, err = process.Start(ctx, l)
 	}
 	if err == nil && rehydrate {
 		if err = p.rehydrate(ctx, s, proc); err != nil {
@@ -296,7 +238,7 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 	// a full store queue must not hold up the pool.
 	var (
 		ev  *hearth.Event
-		rec *store.SessionRecord
+		rec *record.Session
 	)
 	record := func() {
 		r := s.recordLocked()
@@ -344,7 +286,7 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 		if rehydrate {
 			kind, verb = hearth.EventSessionRehydrated, "rehydrated"
 		}
-		ev = &hearth.Event{Kind: kind, Agent: p.cfg().Name, Session: s.id, PID: proc.PID(),
+		ev = &hearth.Event{Kind: kind, Agent: p.cfg().Agent, Session: s.id, PID: proc.PID(),
 			Message: fmt.Sprintf("%s %s (pid %d, capacity %d)", verb, s.id, proc.PID(), s.capacity)}
 	}
 	p.mu.Unlock()
@@ -359,14 +301,14 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 
 // rehydrate hands a fresh process the state its session exported.
 func (p *Pool) rehydrate(ctx context.Context, s *session, proc *process.Process) error {
-	state, err := p.d.Store.SessionState(s.id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // the fingerprint alone; nothing to import
-	}
+	state, ok, err := p.d.Store.SessionState(s.id)
 	if err != nil {
 		return fmt.Errorf("rehydrate %s: read its state: %w", s.id, err)
 	}
-	ictx, cancel := context.WithTimeout(ctx, p.cfg().StartTimeout)
+	if !ok {
+		return nil // the fingerprint alone; nothing to import
+	}
+	ictx, cancel := context.WithTimeout(ctx, p.cfg().Launch.StartTimeout)
 	defer cancel()
 	if err := proc.Agent().(interface {
 		ImportState(context.Context, []byte) error
@@ -390,7 +332,7 @@ func (p *Pool) release(s *session, failed bool) {
 		s.tasksFailed++
 	}
 	s.lastActivity = p.now()
-	if p.cfg().Pool.Placement == config.PlacementFresh && s.status == statusLive && s.load == 0 {
+	if p.cfg().Placement == PlacementFresh && s.status == statusLive && s.load == 0 {
 		// The fresh baseline keeps nothing: the session is stopped after
 		// its task, without its state.
 		s.status, s.reason = statusLost, "placement = fresh: stopped after its task"
@@ -464,7 +406,7 @@ func (p *Pool) lost(s *session, pe *hearth.PluginError) {
 	if proc != nil {
 		pid = proc.PID()
 	}
-	p.emit(hearth.Event{Kind: hearth.EventSessionLost, Agent: p.cfg().Name, Session: s.id, PID: pid, Err: pe.Error(),
+	p.emit(hearth.Event{Kind: hearth.EventSessionLost, Agent: p.cfg().Agent, Session: s.id, PID: pid, Err: pe.Error(),
 		Message: fmt.Sprintf("lost %s: %v", s.id, pe.Err)})
 }
 
@@ -477,7 +419,7 @@ func (p *Pool) retire(s *session, why string) {
 		return
 	}
 	s.waitSaver()
-	ctx, cancel := context.WithTimeout(context.Background(), p.cfg().StartTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg().Launch.StartTimeout)
 	state, saved := s.exportState(ctx)
 	cancel()
 	s.proc.Stop(false)
@@ -504,7 +446,7 @@ func (p *Pool) retire(s *session, why string) {
 // queue, and the sessions evicted to make room. Until the caller has
 // queued the record and called persisted, s is not evicted: a delete
 // queued first would be undone by the record.
-func (p *Pool) dormantLocked(s *session, why string, candidate bool) (store.SessionRecord, []string) {
+func (p *Pool) dormantLocked(s *session, why string, candidate bool) (record.Session, []string) {
 	s.status = statusDormant
 	s.reason = why
 	s.load = 0
@@ -528,7 +470,7 @@ func (p *Pool) persisted(s *session, msg string, evicted []string) {
 	p.mu.Lock()
 	s.persisting = false
 	p.mu.Unlock()
-	p.emit(hearth.Event{Kind: hearth.EventSessionRetired, Agent: p.cfg().Name, Session: s.id, Message: msg})
+	p.emit(hearth.Event{Kind: hearth.EventSessionRetired, Agent: p.cfg().Agent, Session: s.id, Message: msg})
 	p.deleteEvicted(evicted)
 }
 
@@ -554,7 +496,7 @@ func (p *Pool) evictDormantLocked() []string {
 			dormant = append(dormant, s)
 		}
 	}
-	if len(dormant) <= p.cfg().Pool.MaxDormant {
+	if len(dormant) <= p.cfg().MaxDormant {
 		return nil
 	}
 	sort.Slice(dormant, func(i, j int) bool {
@@ -564,7 +506,7 @@ func (p *Pool) evictDormantLocked() []string {
 		return dormant[i].lastActivity.After(dormant[j].lastActivity)
 	})
 	var ids []string
-	for _, s := range dormant[p.cfg().Pool.MaxDormant:] {
+	for _, s := range dormant[p.cfg().MaxDormant:] {
 		delete(p.sessions, s.id)
 		p.index.Remove(s.id)
 		ids = append(ids, s.id)
@@ -579,7 +521,7 @@ func (p *Pool) RetireIdle(now time.Time) {
 	for _, s := range p.sessions {
 		// An external session's turn has no end the host sees if its
 		// program died: idle long enough, it is dormant even "busy".
-		if s.status == statusLive && (s.load == 0 || s.external != "") && now.Sub(s.lastActivity) >= p.cfg().Pool.IdleTimeout {
+		if s.status == statusLive && (s.load == 0 || s.external != "") && now.Sub(s.lastActivity) >= p.cfg().IdleTimeout {
 			s.status = statusRetiring
 			idle = append(idle, s)
 		}
@@ -587,7 +529,7 @@ func (p *Pool) RetireIdle(now time.Time) {
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range idle {
-		wg.Go(func() { p.retire(s, fmt.Sprintf("idle for more than %s", p.cfg().Pool.IdleTimeout)) })
+		wg.Go(func() { p.retire(s, fmt.Sprintf("idle for more than %s", p.cfg().IdleTimeout)) })
 	}
 	wg.Wait()
 }
@@ -614,7 +556,7 @@ func (p *Pool) RetireAll(why string) {
 // process survives a host. Sessions that were live when the host stopped
 // without retiring them (kill -9) get the tool uses logged after their
 // last snapshot replayed into their fingerprint.
-func (p *Pool) Restore(recs []store.SessionRecord) error {
+func (p *Pool) Restore(recs []record.Session) error {
 	fix, evicted, err := p.restoreLocked(recs)
 	if err != nil {
 		return err
@@ -635,13 +577,13 @@ func (p *Pool) Restore(recs []store.SessionRecord) error {
 	return nil
 }
 
-func (p *Pool) restoreLocked(recs []store.SessionRecord) (fix []store.SessionRecord, evicted []string, err error) {
+func (p *Pool) restoreLocked(recs []record.Session) (fix []record.Session, evicted []string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, r := range recs {
 		s := newSession(p, r.ID, r.Created)
 		s.fromRecord(r)
-		if r.Status == store.SessionLost {
+		if r.Status == record.SessionLost {
 			s.status = statusLost
 			s.fp = nil
 			p.sessions[s.id] = s
@@ -655,8 +597,8 @@ func (p *Pool) restoreLocked(recs []store.SessionRecord) (fix []store.SessionRec
 		for _, ev := range evs {
 			s.replay(ev)
 		}
-		if r.Status != store.SessionDormant || len(evs) > 0 {
-			if r.Status == store.SessionLive {
+		if r.Status != record.SessionDormant || len(evs) > 0 {
+			if r.Status == record.SessionLive {
 				s.reason = "the host stopped without retiring it"
 			}
 			fix = append(fix, s.recordLocked())

@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -9,25 +8,29 @@ import (
 // configuration rebuilds the index from its candidates; stale marks the
 // live sessions as running the old program: they are no longer chosen, and
 // are retired once idle.
-func (p *Pool) Update(a *config.Agent, m config.Matcher, argv, env []string, stale bool) {
-	sp := newSpec(a, m, argv, env)
+func (p *Pool) Update(sp Spec, stale bool) error {
+	if err := sp.Check(); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	old := p.spec.Load()
-	if !stale {
+	if !stale && sp.Launch.Confine != nil && old.Launch.Confine != nil {
 		// The same definition: its grants stay pinned where they led at
 		// first, or a reload would bless a link planted since.
-		sp.pins = old.pins
+		c := *sp.Launch.Confine
+		c.Pins = old.Launch.Confine.Pins
+		sp.Launch.Confine = &c
 	}
-	p.spec.Store(sp)
-	if sp.mcfg != old.mcfg {
-		if ix, err := matcher.NewIndex(sp.mcfg); err == nil {
+	p.spec.Store(&sp)
+	if sp.Matcher != old.Matcher {
+		if ix, err := matcher.NewIndex(sp.Matcher); err == nil {
 			ix.PutAll(p.index.Candidates())
 			p.index = ix
 		}
 	}
 	var idle []*session
 	// An external agent's sessions have no process to replace: they stay.
-	if stale && a.External == "" {
+	if stale && sp.External == "" {
 		for _, s := range p.sessions {
 			if s.status == statusLive {
 				s.stale = true
@@ -41,6 +44,7 @@ func (p *Pool) Update(a *config.Agent, m config.Matcher, argv, env []string, sta
 	p.notifyLocked()
 	p.mu.Unlock()
 	p.retireInBackground(idle, "its agent's definition changed")
+	return nil
 }
 
 // Drain retires a removed agent's sessions: idle ones now, busy ones when

@@ -164,7 +164,7 @@ func (p *Pool) Summaries() []cluster.Summary {
 
 func (p *Pool) summaryLocked(s *session, c matcher.Candidate) cluster.Summary {
 	sum := cluster.Summary{
-		Session: s.id, Agent: p.cfg().Name, LastActivity: s.lastActivity,
+		Session: s.id, Agent: p.cfg().Agent, LastActivity: s.lastActivity,
 		Load: s.load, Capacity: s.capacity, Dormant: s.status == statusDormant,
 		// The index's lists, in no particular order, for a dormant
 		// session; a live one's fingerprint has them most recent first.
@@ -189,7 +189,7 @@ func newestFirst(lru []string) []string {
 
 // Load is the agent's load on this host, for its cluster record.
 func (p *Pool) Load() cluster.AgentLoad {
-	a := cluster.AgentLoad{Name: p.cfg().Name, External: p.cfg().External != "", MaxSessions: p.cfg().Pool.MaxSessions}
+	a := cluster.AgentLoad{Name: p.cfg().Agent, External: p.cfg().External != "", MaxSessions: p.cfg().MaxSessions}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.sessions {

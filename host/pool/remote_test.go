@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/matcher"
 	"github.com/hearth-dev/hearth/sdk"
@@ -19,9 +18,7 @@ import (
 // while a decision across hosts does; a reset takes them all out.
 func TestLocalDecisionLeavesRemoteOut(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	a := config.DefaultAgent("coder")
-	a.Workspace = "/w"
-	p, err := New(a, config.DefaultMatcher(), nil, nil, Deps{
+	p, err := New(testSpec("coder"), Deps{
 		Logger: hclog.NewNullLogger(),
 		Now:    func() time.Time { return now },
 		Guards: func() *guard.Set { return guard.NewSet(nil) },

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/process"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -36,12 +36,12 @@ func (st sessionStatus) String() string {
 	return [...]string{"starting", "live", "retiring", "dormant", "lost"}[st]
 }
 
-var statusToRecord = map[sessionStatus]store.SessionStatus{
-	statusStarting: store.SessionLive,
-	statusLive:     store.SessionLive,
-	statusRetiring: store.SessionLive,
-	statusDormant:  store.SessionDormant,
-	statusLost:     store.SessionLost,
+var statusToRecord = map[sessionStatus]record.SessionStatus{
+	statusStarting: record.SessionLive,
+	statusLive:     record.SessionLive,
+	statusRetiring: record.SessionLive,
+	statusDormant:  record.SessionDormant,
+	statusLost:     record.SessionLost,
 }
 
 // session is one instance of an agent: live (a plugin process running up
@@ -76,7 +76,7 @@ type session struct {
 	// persisting: its retirement's record is being queued; eviction
 	// waits.
 	persisting bool
-	// external is the kind of an external session (config.Agent.External),
+	// external is the kind of an external session (Spec.External),
 	// which has no process: it reports through hooks. workspace is where
 	// it works.
 	external    string
@@ -116,10 +116,10 @@ func newSessionID(agent string) string {
 // recordLocked snapshots the session for the store. A session without its
 // fingerprint in memory (dormant or lost) must not be written back from
 // it: its record already holds the fingerprint.
-func (s *session) recordLocked() store.SessionRecord {
-	r := store.SessionRecord{
+func (s *session) recordLocked() record.Session {
+	r := record.Session{
 		ID:             s.id,
-		Agent:          s.pool.cfg().Name,
+		Agent:          s.pool.cfg().Agent,
 		Status:         statusToRecord[s.status],
 		Created:        s.created,
 		LastActivity:   s.lastActivity,
@@ -158,7 +158,7 @@ func (s *session) loadFingerprint() (*fingerprint, error) {
 	return fp, nil
 }
 
-func (s *session) fromRecord(r store.SessionRecord) {
+func (s *session) fromRecord(r record.Session) {
 	s.lastActivity = r.LastActivity
 	if r.Capacity > 0 {
 		s.capacity = r.Capacity
@@ -237,7 +237,7 @@ func (s *session) waitSaver() {
 
 // save snapshots the session, with its agent's exported state if it has
 // one. The snapshot is durable once the returned Pending's Wait returns.
-func (s *session) save() *store.Pending {
+func (s *session) save() Pending {
 	ctx, cancel := context.WithTimeout(context.Background(), exportTimeout)
 	defer cancel()
 	state, ok := s.exportState(ctx)
@@ -335,22 +335,22 @@ func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, 
 		th = runCallbacks{calls, run}
 	}
 	start := p.now()
-	p.emit(hearth.Event{Kind: hearth.EventTaskStarted, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
+	p.emit(hearth.Event{Kind: hearth.EventTaskStarted, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
 	res, err := proc.Agent().Run(tctx, st, th)
 	if err != nil {
 		err = s.runError(tctx, proc, "run task "+t.ID, err)
-		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
+		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
 			Duration: p.now().Sub(start)})
 		return res, calls.reported.Load(), err
 	}
 	if err := cmp.Or(calls.defiedErr(), calls.uncheckedErr()); err != nil {
 		// The agent's own code does the same again: retrying cannot help.
-		err = fmt.Errorf("agent %q (session %s): run task %s: %w", cfg.Name, s.id, t.ID, sdk.Permanent(err))
-		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
+		err = fmt.Errorf("agent %q (session %s): run task %s: %w", cfg.Agent, s.id, t.ID, sdk.Permanent(err))
+		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
 			Duration: p.now().Sub(start)})
 		return res, calls.reported.Load(), err
 	}
-	ok := hearth.Event{Kind: hearth.EventTaskSucceeded, Agent: cfg.Name, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
+	ok := hearth.Event{Kind: hearth.EventTaskSucceeded, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
 		Duration: p.now().Sub(start), Cost: res.Cost}
 	if run != nil {
 		run.Succeeded(ok) // written with the run's record of it
@@ -380,7 +380,7 @@ func (s *session) runError(ctx context.Context, proc *process.Process, op string
 		s.pool.lost(s, proc.Errorf(op, err, "", "the session was retired because its state may be broken"))
 	}
 	if c := context.Cause(ctx); c != nil && errors.Is(c, hearth.ErrClosed) {
-		return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, hearth.ErrClosed)
+		return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Agent, s.id, op, hearth.ErrClosed)
 	}
-	return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Name, s.id, op, err)
+	return fmt.Errorf("agent %q (session %s): %s: %w", s.pool.cfg().Agent, s.id, op, err)
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -20,7 +20,7 @@ func (p *Pool) Infos() []hearth.SessionInfo {
 		info := s.infoLocked()
 		if s.fp == nil {
 			if r, err := p.d.Store.SessionRecord(s.id); err == nil {
-				info.Files, info.Directories, info.Technologies = store.NewestFirst(r.Files), store.NewestFirst(r.Dirs), store.NewestFirst(r.Techs)
+				info.Files, info.Directories, info.Technologies = record.NewestFirst(r.Files), record.NewestFirst(r.Dirs), record.NewestFirst(r.Techs)
 			}
 		}
 		out = append(out, info)
@@ -43,7 +43,7 @@ func (p *Pool) Info(id string) (hearth.SessionInfo, bool) {
 // infoLocked describes a session as it is now; without its fingerprint
 // when it is dormant (the store has it). p.mu must be held.
 func (s *session) infoLocked() hearth.SessionInfo {
-	info := store.SessionInfo(s.recordLocked(), false)
+	info := s.recordLocked().Info(false)
 	info.Status, info.Load = s.status.String(), s.load
 	return info
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // sweepEvery is how often the host applies runs' retention.
@@ -24,8 +24,8 @@ func (m *Runs) Recover() error {
 		if head.Status != hearth.RunRunning {
 			continue
 		}
-		reason := store.InterruptedReason(head.ID)
-		if err := m.stopRun(context.Background(), head.ID, stopPause, hearth.RunPaused, reason); err != nil {
+		reason := record.InterruptedReason(head.ID)
+		if err := m.stopRun(context.Background(), head.ID, StopPause, hearth.RunPaused, reason); err != nil {
 			// One damaged run must not keep the host, and every command
 			// that starts one, from working: it stays as it is, and
 			// resuming it reports what is wrong.
@@ -66,7 +66,7 @@ func (m *Runs) Sweep() {
 	}
 }
 
-func (m *Runs) sweepRun(head *store.RunRecord) error {
+func (m *Runs) sweepRun(head *record.Run) error {
 	id := head.ID
 	g, err := m.d.Store.RunGraph(id)
 	if err != nil {
@@ -79,11 +79,11 @@ func (m *Runs) sweepRun(head *store.RunRecord) error {
 	status := head.Status
 	if r := m.active(id); r != nil {
 		r.mu.Lock()
-		quiet := r.running == 0 && r.stop == nil
-		idle = now.Sub(r.head.LastActivity)
+		quiet := r.s.Quiet()
+		idle = now.Sub(r.s.LastActivity())
 		r.mu.Unlock()
 		if quiet && pauseAfter > 0 && idle >= pauseAfter && r.loopRunning() {
-			r.requestStop(stopPause, hearth.RunPaused, fmt.Sprintf("idle for %s: paused by retention (pause_after %s)", idle.Round(time.Second), pauseAfter), true)
+			r.requestStop(StopPause, hearth.RunPaused, fmt.Sprintf("idle for %s: paused by retention (pause_after %s)", idle.Round(time.Second), pauseAfter), true)
 		}
 		return nil
 	}
@@ -91,7 +91,7 @@ func (m *Runs) sweepRun(head *store.RunRecord) error {
 	case deleteAfter > 0 && idle >= deleteAfter:
 		return m.deleteRun(id, fmt.Sprintf("idle for %s: deleted by retention (delete_after %s)", idle.Round(time.Second), deleteAfter))
 	case (status == hearth.RunCreated || status == hearth.RunRunning) && pauseAfter > 0 && idle >= pauseAfter:
-		return m.stopRun(context.Background(), id, stopPause, hearth.RunPaused,
+		return m.stopRun(context.Background(), id, StopPause, hearth.RunPaused,
 			fmt.Sprintf("idle for %s: paused by retention (pause_after %s)", idle.Round(time.Second), pauseAfter))
 	case status == hearth.RunPaused && !head.Abandoned && abandonAfter > 0 && idle >= abandonAfter:
 		r, err := m.load(id)
@@ -100,14 +100,10 @@ func (m *Runs) sweepRun(head *store.RunRecord) error {
 		}
 		defer m.forget(r)
 		r.mu.Lock()
-		r.head.Abandoned = true
-		// The event goes in the flag's write: whoever sees the event
-		// reads the flag.
-		r.emit(hearth.Event{Kind: hearth.EventRunAbandoned, Message: fmt.Sprintf("run %s idle for %s: flagged abandoned (abandon_after %s); resume it, or it is deleted after delete_after",
-			id, idle.Round(time.Second), abandonAfter)})
-		pend := r.saveLocked(store.RunWrite{})
+		pend := r.writeLocked(r.s.Abandoned(now, fmt.Sprintf("run %s idle for %s: flagged abandoned (abandon_after %s); resume it, or it is deleted after delete_after",
+			id, idle.Round(time.Second), abandonAfter)))
 		r.mu.Unlock()
-		return pend.Wait(context.Background())
+		return wait(context.Background(), pend)
 	}
 	return nil
 }
@@ -121,7 +117,7 @@ func (m *Runs) deleteRun(id, reason string) error {
 		return err
 	}
 	defer m.forget(r)
-	if s := r.head.Status; s == hearth.RunRunning {
+	if r.s.Status() == hearth.RunRunning {
 		return fmt.Errorf("run %s is running; it is not deleted", id)
 	}
 	orphans, err := m.d.Store.DeleteRun(context.Background(), id)
@@ -132,7 +128,7 @@ func (m *Runs) deleteRun(id, reason string) error {
 		m.d.Logger.Warn("retention: cannot remove files", "run", id, "error", err)
 	}
 	e := hearth.Event{Kind: hearth.EventRunDeleted, Run: id, Time: m.now(),
-		Message: fmt.Sprintf("run %s deleted with its outputs and %d file(s): %s", id, len(r.head.Files), reason)}
+		Message: fmt.Sprintf("run %s deleted with its outputs and %d file(s): %s", id, len(r.s.Files()), reason)}
 	return m.d.Emit(e).Wait(context.Background())
 }
 

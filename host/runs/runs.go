@@ -3,20 +3,31 @@
 // between them, retries and escalates failures, applies quality gates and
 // budgets, and writes each task's outcome, the run's head, a checkpoint
 // and the events that report them in one store transaction: nothing is
-// said to be done before it is on disk (saveLocked). It also resumes,
-// forks, revisits, pauses, cancels and deletes runs, recovers the runs a
-// crashed host left running, and applies retention.
+// said to be done before it is on disk. It also resumes, forks,
+// revisits, pauses, cancels and deletes runs, recovers the runs a crashed
+// host left running, and applies retention.
 //
-// Files: runexec.go schedules a run and records its attempts; runapi.go
-// holds the operations on runs; runlife.go the statuses' allowed
-// transitions; runstate.go what agents may do to a run during a task
-// (state sections, checkpoints, files, chunk marks: the pool.Run a task's
-// calls reach); retention.go the recovery of interrupted runs and their
-// retention. The design is in docs/runs.md.
+// The decisions of a run are a Schedule (schedule.go, its record surgery
+// in surgery.go): a type with no lock and no I/O, fed what happened (now,
+// an attempt's end, a stop) and answering what to do (Effects: a write
+// with the events that report it, attempts to start, when to wake). Its
+// rules are listed in its doc and held by table tests (schedule_test.go)
+// with no store and no plugin. Run (run.go) is its shell: it calls the
+// schedule under the run's lock, queues what it answers in order, waits
+// outside the lock, and runs the attempts.
 //
-// A run's truth in memory is plain Go (the store's records); every change
-// is queued to the store while the run's lock is held, so that the store
-// sees changes in the order they were made, and waited for outside it.
+// Files: schedule.go and surgery.go decide; run.go is the shell, the
+// loop and the attempts; runapi.go holds the operations on runs (start,
+// resume, fork, pause, cancel, revisit); runstate.go what a run's tasks
+// may do to it (state sections, checkpoints, files, chunk marks: the
+// pool.Run a task's calls reach); runlife.go the statuses' allowed
+// transitions; retention.go the recovery of interrupted runs and their
+// retention; store.go what the package needs of the store. The design is
+// in docs/runs.md.
+//
+// The package imports neither the store nor the pools: a run's records
+// are plain values (package record), the store is reached through Store,
+// and a task through Deps.Execute.
 package runs
 
 import (
@@ -29,23 +40,20 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/config"
-	"github.com/hearth-dev/hearth/host/guard"
-	"github.com/hearth-dev/hearth/host/pool"
-	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/contextchain"
 )
 
 // Deps is what the run engine needs from the engine that composes it.
 type Deps struct {
-	Store  *store.Store
+	Store  Store
 	Logger hclog.Logger
 	Now    func() time.Time
 	// Emit records an event and publishes it once it is on disk.
-	Emit func(hearth.Event) *store.Pending
+	Emit func(hearth.Event) Pending
 	// Publish publishes events a run's write p carried
-	// (store.RunWrite.Events) once p is durable, in order with every
+	// (record.RunWrite.Events) once p is durable, in order with every
 	// event emitted before; if p fails, subscribers learn that instead.
-	Publish func(evs []hearth.Event, p *store.Pending)
+	Publish func(evs []hearth.Event, p Pending)
 	// AfterPublished calls fn once every event emitted so far has reached
 	// subscribers.
 	AfterPublished func(fn func())
@@ -54,14 +62,11 @@ type Deps struct {
 	Enter func() (func(), error)
 	// Runnable checks that agent is configured and runs tasks.
 	Runnable func(agent string) error
-	// Admit runs the task_admission guards on a task of run.
-	Admit func(t hearth.Task, run guard.Run) error
-	// Transition runs the transition guards on a run of pipeline leaving
-	// stage from for stage to, and returns the guard that blocks it.
-	Transition func(pipeline, run, from, to string, state map[string]any) *guard.Verdict
+	// Guards are the run-level guards in force.
+	Guards Guards
 	// Execute places one attempt of a task of run and runs it, with its
-	// quality gate.
-	Execute func(ctx context.Context, t hearth.Task, run pool.Run) (*hearth.Outcome, error)
+	// quality gate; run is what the task's calls reach (pool.Run).
+	Execute func(ctx context.Context, t hearth.Task, run *Run) (*hearth.Outcome, error)
 }
 
 // Runs executes the runs of one engine. Its methods are safe for
@@ -72,7 +77,7 @@ type Runs struct {
 	// or holds while an operation (cancel, revisit) acts on their
 	// records.
 	mu     sync.Mutex
-	runs   map[string]*runExec
+	runs   map[string]*Run
 	closed bool
 	// wg counts the runs' loops.
 	wg sync.WaitGroup
@@ -83,7 +88,7 @@ type Runs struct {
 
 // New makes the run engine.
 func New(d Deps) *Runs {
-	return &Runs{d: d, runs: make(map[string]*runExec)}
+	return &Runs{d: d, runs: make(map[string]*Run)}
 }
 
 func (m *Runs) now() time.Time { return m.d.Now() }
@@ -125,7 +130,7 @@ func (m *Runs) pipelineOf(p *hearth.Pipeline) (*hearth.Pipeline, error) {
 	if err := cp.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := config.Renderer(cp.Context); err != nil {
+	if _, err := renderer(cp.Context); err != nil {
 		errs = append(errs, fmt.Errorf("context template: %w", err))
 	}
 	for _, t := range cp.Tasks {
@@ -144,3 +149,20 @@ func (m *Runs) pipelineOf(p *hearth.Pipeline) (*hearth.Pipeline, error) {
 
 // Wait returns once every run's loop has ended: after Stop.
 func (m *Runs) Wait() { m.wg.Wait() }
+
+// renderer returns the contextchain renderer a pipeline's context
+// settings describe: a budget of 0 is the default, a negative one no cap.
+func renderer(c hearth.Context) (*contextchain.Renderer, error) {
+	budget := c.Budget
+	switch {
+	case budget == 0:
+		budget = hearth.DefaultContextBudget
+	case budget < 0:
+		budget = 0
+	}
+	opts := []contextchain.Option{contextchain.WithBudget(budget)}
+	if c.Template != "" {
+		opts = append(opts, contextchain.WithTemplate(c.Template))
+	}
+	return contextchain.New(opts...)
+}

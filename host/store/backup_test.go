@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // TestBackupRestoreRoundTrip: a backup taken while the store serves,
@@ -104,7 +105,7 @@ func FuzzRestore(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	if err := s.PutSession(context.Background(), SessionRecord{ID: "s", Agent: "a", Status: SessionDormant}); err != nil {
+	if err := s.PutSession(context.Background(), record.Session{ID: "s", Agent: "a", Status: record.SessionDormant}); err != nil {
 		f.Fatal(err)
 	}
 	var buf bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -130,7 +131,7 @@ func BenchmarkAppend(b *testing.B) {
 // per write.
 func BenchmarkPutSession(b *testing.B) {
 	ctx := context.Background()
-	rec := SessionRecord{ID: "gotour-1a2b3c4d", Agent: "gotour", Files: make([]string, 40)}
+	rec := record.Session{ID: "gotour-1a2b3c4d", Agent: "gotour", Files: make([]string, 40)}
 	for i := range rec.Files {
 		rec.Files[i] = fmt.Sprintf("net/http/file_%02d.go", i)
 	}
@@ -166,7 +167,7 @@ func BenchmarkPutSession(b *testing.B) {
 			for w := range writers {
 				wg.Go(func() {
 					for i := w; i < b.N; i += writers {
-						r := SessionRecord{ID: fmt.Sprint(i), Files: rec.Files}
+						r := record.Session{ID: fmt.Sprint(i), Files: rec.Files}
 						if err := s.PutSession(ctx, r); err != nil {
 							b.Error(err)
 						}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -29,13 +30,13 @@ func unixTime(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-var sessionStatusToPB = map[SessionStatus]storepb.SessionStatus{
-	SessionLive:    storepb.SessionStatus_SESSION_LIVE,
-	SessionDormant: storepb.SessionStatus_SESSION_DORMANT,
-	SessionLost:    storepb.SessionStatus_SESSION_LOST,
+var sessionStatusToPB = map[record.SessionStatus]storepb.SessionStatus{
+	record.SessionLive:    storepb.SessionStatus_SESSION_LIVE,
+	record.SessionDormant: storepb.SessionStatus_SESSION_DORMANT,
+	record.SessionLost:    storepb.SessionStatus_SESSION_LOST,
 }
 
-func sessionToPB(r SessionRecord) *storepb.Session {
+func sessionToPB(r record.Session) *storepb.Session {
 	return &storepb.Session{
 		Id: r.ID, Agent: r.Agent, Status: sessionStatusToPB[r.Status],
 		CreatedUnixNano: nanos(r.Created), LastActivityUnixNano: nanos(r.LastActivity),
@@ -46,8 +47,8 @@ func sessionToPB(r SessionRecord) *storepb.Session {
 	}
 }
 
-func sessionFromPB(m *storepb.Session) SessionRecord {
-	r := SessionRecord{
+func sessionFromPB(m *storepb.Session) record.Session {
+	r := record.Session{
 		ID: m.GetId(), Agent: m.GetAgent(), Created: unixTime(m.GetCreatedUnixNano()), LastActivity: unixTime(m.GetLastActivityUnixNano()),
 		Capacity: int(m.GetCapacity()), Files: m.GetFiles(), Dirs: m.GetDirs(), Techs: m.GetTechs(),
 		FingerprintSeq: m.GetFingerprintSeq(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(), Unchecked: m.GetUnchecked(),
@@ -235,7 +236,7 @@ func taskStatusFromPB(s storepb.TaskStatus) hearth.TaskStatus {
 	return ""
 }
 
-func runToPB(r *RunRecord) *storepb.Run {
+func runToPB(r *record.Run) *storepb.Run {
 	m := &storepb.Run{
 		Id: r.ID, Pipeline: r.Pipeline, Status: runStatusToPB[r.Status], Reason: r.Reason,
 		CreatedUnixNano: nanos(r.Created), UpdatedUnixNano: nanos(r.Updated), LastActivityUnixNano: nanos(r.LastActivity),
@@ -270,8 +271,8 @@ func runToPB(r *RunRecord) *storepb.Run {
 	return m
 }
 
-func runFromPB(m *storepb.Run) *RunRecord {
-	r := &RunRecord{
+func runFromPB(m *storepb.Run) *record.Run {
+	r := &record.Run{
 		ID: m.GetId(), Pipeline: m.GetPipeline(), Status: runStatusFromPB(m.GetStatus()), Reason: m.GetReason(),
 		Created: unixTime(m.GetCreatedUnixNano()), Updated: unixTime(m.GetUpdatedUnixNano()),
 		LastActivity: unixTime(m.GetLastActivityUnixNano()), Started: unixTime(m.GetStartedUnixNano()),
@@ -291,7 +292,7 @@ func runFromPB(m *storepb.Run) *RunRecord {
 		}
 	}
 	for _, f := range m.GetFiles() {
-		r.Files = append(r.Files, RunFile{Name: f.GetName(), SHA256: f.GetSha256(), Size: f.GetSize(), Added: unixTime(f.GetAddedUnixNano())})
+		r.Files = append(r.Files, record.File{Name: f.GetName(), SHA256: f.GetSha256(), Size: f.GetSize(), Added: unixTime(f.GetAddedUnixNano())})
 	}
 	if len(m.GetGateLoops()) > 0 {
 		r.GateLoops = make(map[string]int, len(m.GetGateLoops()))
@@ -306,7 +307,7 @@ func runFromPB(m *storepb.Run) *RunRecord {
 	return r
 }
 
-func graphToPB(g *Graph) *storepb.RunGraph {
+func graphToPB(g *record.Graph) *storepb.RunGraph {
 	p := g.Pipeline
 	m := &storepb.RunGraph{
 		Pipeline: p.Name, Description: p.Description, Parallel: int32(p.Parallel),
@@ -328,7 +329,7 @@ func graphToPB(g *Graph) *storepb.RunGraph {
 	return m
 }
 
-func graphFromPB(m *storepb.RunGraph) *Graph {
+func graphFromPB(m *storepb.RunGraph) *record.Graph {
 	p := &hearth.Pipeline{
 		Name: m.GetPipeline(), Description: m.GetDescription(), Parallel: int(m.GetParallel()),
 		OnFailure: hearth.OnFailure(m.GetOnFailure()),
@@ -353,10 +354,10 @@ func graphFromPB(m *storepb.RunGraph) *Graph {
 			Stage: t.GetStage(), Metadata: t.GetMetadata(), Attempts: int(t.GetAttempts()), OnFailure: hearth.OnFailure(t.GetOnFailure()),
 		})
 	}
-	return &Graph{Pipeline: p, Config: m.GetConfig()}
+	return &record.Graph{Pipeline: p, Config: m.GetConfig()}
 }
 
-func taskToPB(t *TaskRecord) *storepb.RunTask {
+func taskToPB(t *record.Task) *storepb.RunTask {
 	return &storepb.RunTask{
 		Name: t.Name, Status: taskStatusToPB[t.Status], Round: int32(t.Round), Attempts: int32(t.Attempts),
 		Failures: int32(t.Failures), Error: t.Error, Errors: t.Errors, Cost: t.Cost, Session: t.Session, TaskId: t.TaskID,
@@ -365,8 +366,8 @@ func taskToPB(t *TaskRecord) *storepb.RunTask {
 	}
 }
 
-func taskFromPB(m *storepb.RunTask) *TaskRecord {
-	return &TaskRecord{
+func taskFromPB(m *storepb.RunTask) *record.Task {
+	return &record.Task{
 		Name: m.GetName(), Status: taskStatusFromPB(m.GetStatus()), Round: int(m.GetRound()), Attempts: int(m.GetAttempts()),
 		Failures: int(m.GetFailures()), Error: m.GetError(), Errors: m.GetErrors(), Cost: m.GetCost(), Session: m.GetSession(),
 		TaskID: m.GetTaskId(), Started: unixTime(m.GetStartedUnixNano()), Finished: unixTime(m.GetFinishedUnixNano()),
@@ -375,7 +376,7 @@ func taskFromPB(m *storepb.RunTask) *TaskRecord {
 	}
 }
 
-func checkpointToPB(c *CheckpointRecord) *storepb.Checkpoint {
+func checkpointToPB(c *record.Checkpoint) *storepb.Checkpoint {
 	m := &storepb.Checkpoint{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, UnixNano: nanos(c.Time)}
 	if c.Run != nil {
 		m.Run = runToPB(c.Run)
@@ -386,8 +387,8 @@ func checkpointToPB(c *CheckpointRecord) *storepb.Checkpoint {
 	return m
 }
 
-func checkpointFromPB(m *storepb.Checkpoint) *CheckpointRecord {
-	c := &CheckpointRecord{Seq: m.GetSeq(), Parent: m.GetParent(), Label: m.GetLabel(), Task: m.GetTask(), Time: unixTime(m.GetUnixNano())}
+func checkpointFromPB(m *storepb.Checkpoint) *record.Checkpoint {
+	c := &record.Checkpoint{Seq: m.GetSeq(), Parent: m.GetParent(), Label: m.GetLabel(), Task: m.GetTask(), Time: unixTime(m.GetUnixNano())}
 	if m.GetRun() != nil {
 		c.Run = runFromPB(m.GetRun())
 	}
@@ -397,7 +398,7 @@ func checkpointFromPB(m *storepb.Checkpoint) *CheckpointRecord {
 	return c
 }
 
-func outputToPB(o *OutputRecord) *storepb.TaskOutput {
+func outputToPB(o *record.Output) *storepb.TaskOutput {
 	a := o.Artifact
 	return &storepb.TaskOutput{
 		Task: o.Task, Version: int32(o.Version), Output: o.Output, Metrics: o.Metrics, Cost: o.Cost,
@@ -408,8 +409,8 @@ func outputToPB(o *OutputRecord) *storepb.TaskOutput {
 	}
 }
 
-func outputFromPB(m *storepb.TaskOutput) *OutputRecord {
-	return &OutputRecord{
+func outputFromPB(m *storepb.TaskOutput) *record.Output {
+	return &record.Output{
 		Task: m.GetTask(), Version: int(m.GetVersion()), Output: m.GetOutput(), Metrics: m.GetMetrics(), Cost: m.GetCost(),
 		Session: m.GetSession(), Attempt: int(m.GetAttempt()), Round: int(m.GetRound()), Time: unixTime(m.GetUnixNano()),
 		Duration: time.Duration(m.GetDurationNanos()), Action: m.GetAction(), Score: m.GetScore(),

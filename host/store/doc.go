@@ -6,7 +6,7 @@
 // Its records are protobuf messages (internal/storepb), and they stay
 // inside: every conversion between a record and the vocabulary's types
 // (package hearth) or the plain Go records the engine works on
-// (SessionRecord, RunRecord, TaskRecord, OutputRecord, CheckpointRecord)
+// (record.Session, record.Run, record.Task, record.Output, record.Checkpoint)
 // is in convert.go. Offline reads, for commands run without a daemon, are
 // methods of Store that return the vocabulary's types (views.go: the same
 // hearth.Reader the engine and the daemon's client implement).
@@ -49,7 +49,7 @@
 // batches of up to 256): a value per event made Badger's per-entry work
 // the host's bottleneck. A chunk's numbers increase and come from one
 // range reserved together (consecutive, but for the events a run's write
-// carries, which share one range across their streams: RunWrite.Events),
+// carries, which share one range across their streams: record.RunWrite.Events),
 // so the chunks of a stream never overlap and sort in order.
 //
 // # Encoding
@@ -107,7 +107,7 @@
 //     byte, so an empty or undecodable record is a *DamageError naming it
 //     (damage.go). Verify and VerifyDir check everything.
 //   - Free space is checked before each commit (space.go): below
-//     MinFreeSpace writes fail with ErrNoSpace before Badger, whose
+//     MinFreeSpace writes fail with hearth.ErrNoSpace before Badger, whose
 //     mapped writes would SIGBUS on a full disk, is asked, and stay
 //     refused until it is back above it by an eighth. Half of
 //     MinFreeSpace is a reserve for status records (SaveRunStatus: one

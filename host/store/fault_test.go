@@ -17,6 +17,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // fixture writes a data directory with sessions and events and closes it,
@@ -30,7 +31,7 @@ func fixture(t *testing.T) string {
 	}
 	ctx := context.Background()
 	for i := range 50 {
-		rec := SessionRecord{ID: fmt.Sprintf("gotour-%04d", i), Agent: "gotour", Status: SessionDormant, Created: time.Unix(1e9, 0), LastActivity: time.Unix(1e9, 0),
+		rec := record.Session{ID: fmt.Sprintf("gotour-%04d", i), Agent: "gotour", Status: record.SessionDormant, Created: time.Unix(1e9, 0), LastActivity: time.Unix(1e9, 0),
 			Files: []string{fmt.Sprintf("pkg%d/a.go", i)}, Dirs: []string{fmt.Sprintf("pkg%d/", i)}}
 		if err := s.PutSession(ctx, rec); err != nil {
 			t.Fatal(err)
@@ -116,7 +117,7 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 	if _, p := s.Append(hearth.Event{Kind: hearth.EventTaskStarted}); !errors.Is(p.Wait(context.Background()), ErrReadOnly) {
 		t.Error("a write to a read-only store did not fail with ErrReadOnly")
 	}
-	if err := s.PutSession(context.Background(), SessionRecord{ID: "x"}); !errors.Is(err, ErrReadOnly) {
+	if err := s.PutSession(context.Background(), record.Session{ID: "x"}); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("PutSession: %v, want ErrReadOnly", err)
 	}
 	if err := s.Close(); err != nil {
@@ -179,7 +180,7 @@ func TestDamagedDirectoriesAreRefused(t *testing.T) {
 			// Another store's: its records are in no table here.
 			other := t.TempDir()
 			s := MustOpen(t, other)
-			if err := s.PutSession(context.Background(), SessionRecord{ID: "elsewhere", Agent: "gotour", Status: SessionDormant}); err != nil {
+			if err := s.PutSession(context.Background(), record.Session{ID: "elsewhere", Agent: "gotour", Status: record.SessionDormant}); err != nil {
 				t.Fatal(err)
 			}
 			s.Close()
@@ -239,7 +240,7 @@ func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutSession(context.Background(), SessionRecord{ID: "after-crash", Agent: "gotour", Status: SessionDormant}); err != nil {
+	if err := s.PutSession(context.Background(), record.Session{ID: "after-crash", Agent: "gotour", Status: record.SessionDormant}); err != nil {
 		t.Fatal(err)
 	}
 	mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
@@ -501,7 +502,7 @@ func TestCrashLeftoversAreNotDamage(t *testing.T) {
 	t.Run("replaced by a compaction", func(t *testing.T) {
 		dir := fixture(t)
 		s := MustOpen(t, dir)
-		if err := s.PutSession(ctx, SessionRecord{ID: "second", Agent: "gotour", Status: SessionDormant}); err != nil {
+		if err := s.PutSession(ctx, record.Session{ID: "second", Agent: "gotour", Status: record.SessionDormant}); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -544,7 +545,7 @@ func TestCrashLeftoversAreNotDamage(t *testing.T) {
 	t.Run("flushed from a memtable log", func(t *testing.T) {
 		dir := fixture(t)
 		s := MustOpen(t, dir)
-		if err := s.PutSession(ctx, SessionRecord{ID: "after-crash", Agent: "gotour", Status: SessionDormant}); err != nil {
+		if err := s.PutSession(ctx, record.Session{ID: "after-crash", Agent: "gotour", Status: record.SessionDormant}); err != nil {
 			t.Fatal(err)
 		}
 		crashed := copyDir(t, dir) // with the memtable log

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
@@ -30,19 +31,19 @@ func StreamOf(e *hearth.Event) string {
 }
 
 // PutSession stores a session record, durably.
-func (s *Store) PutSession(ctx context.Context, rec SessionRecord) error {
+func (s *Store) PutSession(ctx context.Context, rec record.Session) error {
 	return s.SaveSession(rec).Wait(ctx)
 }
 
 // PutSessionState stores a session record together with the agent state it
 // exported, in one atomic write.
-func (s *Store) PutSessionState(ctx context.Context, rec SessionRecord, state []byte) error {
+func (s *Store) PutSessionState(ctx context.Context, rec record.Session, state []byte) error {
 	return s.SaveSessionState(rec, state).Wait(ctx)
 }
 
 // SaveSession queues a session record; it is durable once the Pending's
 // Wait returns nil.
-func (s *Store) SaveSession(rec SessionRecord) *Pending {
+func (s *Store) SaveSession(rec record.Session) *Pending {
 	v, err := encode(sessionToPB(rec))
 	if err != nil {
 		return failed(err)
@@ -52,7 +53,7 @@ func (s *Store) SaveSession(rec SessionRecord) *Pending {
 
 // SaveSessionState queues a session record and its agent's state, as one
 // atomic write.
-func (s *Store) SaveSessionState(rec SessionRecord, state []byte) *Pending {
+func (s *Store) SaveSessionState(rec record.Session, state []byte) *Pending {
 	v, err := encode(sessionToPB(rec))
 	if err != nil {
 		return failed(err)
@@ -65,17 +66,17 @@ func (s *Store) SaveSessionState(rec SessionRecord, state []byte) *Pending {
 
 // SessionRecord returns the record of session id, or an error wrapping
 // ErrNotFound.
-func (s *Store) SessionRecord(id string) (SessionRecord, error) {
+func (s *Store) SessionRecord(id string) (record.Session, error) {
 	m := &storepb.Session{}
 	if err := s.get([]byte("s/"+id), m); err != nil {
-		return SessionRecord{}, fmt.Errorf("session %s: %w", id, err)
+		return record.Session{}, fmt.Errorf("session %s: %w", id, err)
 	}
 	return sessionFromPB(m), nil
 }
 
 // SessionRecords returns every session record, in ID order.
-func (s *Store) SessionRecords() ([]SessionRecord, error) {
-	var out []SessionRecord
+func (s *Store) SessionRecords() ([]record.Session, error) {
+	var out []record.Session
 	err := s.scan([]byte("s/"), func(k, v []byte) error {
 		m := &storepb.Session{}
 		if err := decodeAt(k, v, m); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // rssWorkload writes what a busy host writes in a while: 200,000 tool-use
@@ -28,7 +29,7 @@ const (
 // ("defaults"), then prints its resident set size and peak, in kB.
 func runRSSHelper(kind, dir string) error {
 	ctx := context.Background()
-	rec := SessionRecord{Agent: "gotour", Files: make([]string, 500)}
+	rec := record.Session{Agent: "gotour", Files: make([]string, 500)}
 	for i := range rec.Files {
 		rec.Files[i] = fmt.Sprintf("src/pkg%03d/file_%03d.go", i/10, i)
 	}

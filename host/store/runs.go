@@ -15,31 +15,13 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
-// RunWrite is one atomic write of a run's records: whatever it holds
-// lands in one transaction or not at all. A task's outcome, the run's
-// head and the checkpoint that follows them travel together this way.
-type RunWrite struct {
-	Run        *RunRecord
-	Graph      *Graph
-	Tasks      []*TaskRecord
-	Checkpoint *CheckpointRecord
-	Outputs    []*OutputRecord
-	// FileRefs are the SHA-256s of files the run now uses: a blob stays
-	// while a run refers to it.
-	FileRefs []string
-	// Events are appended to their streams (StreamOf) in the same
-	// transaction: the events that say what the write records (a task
-	// succeeded, a checkpoint) are on disk exactly when it is. They are
-	// numbered in order, from one range reserved for the write.
-	Events []hearth.Event
-}
-
 // SaveRun queues w for run id; it is durable once the Pending's Wait
 // returns nil. Writes are committed in the order they are queued.
-func (s *Store) SaveRun(id string, w RunWrite) *Pending {
+func (s *Store) SaveRun(id string, w record.RunWrite) *Pending {
 	wr := &write{}
 	put := func(key []byte, v []byte, err error) error {
 		if err != nil {
@@ -103,10 +85,10 @@ func (s *Store) SaveRun(id string, w RunWrite) *Pending {
 // accepted while free space is above half of MinFreeSpace, when ordinary
 // writes are refused already (space.go), so that a run stopped by a full
 // disk can still record that it paused, and why. It holds the head only:
-// the caller gives the head as it is on disk (RunRecord), changed in its
+// the caller gives the head as it is on disk (record.Run), changed in its
 // status and reason, so that what is on disk stays a state the run can
 // resume from.
-func (s *Store) SaveRunStatus(id string, head *RunRecord) *Pending {
+func (s *Store) SaveRunStatus(id string, head *record.Run) *Pending {
 	v, err := encode(runToPB(head))
 	if err != nil {
 		return failed(fmt.Errorf("encode run %s: %w", id, err))
@@ -183,7 +165,7 @@ func outputKey(run, task string, version int) []byte {
 
 // RunRecord returns the head of run id, or an error wrapping
 // ErrNotFound.
-func (s *Store) RunRecord(id string) (*RunRecord, error) {
+func (s *Store) RunRecord(id string) (*record.Run, error) {
 	m := &storepb.Run{}
 	if err := s.get(runKey("r/", id), m); err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
@@ -192,8 +174,8 @@ func (s *Store) RunRecord(id string) (*RunRecord, error) {
 }
 
 // RunRecords returns the head of every run, in ID order.
-func (s *Store) RunRecords() ([]*RunRecord, error) {
-	var out []*RunRecord
+func (s *Store) RunRecords() ([]*record.Run, error) {
+	var out []*record.Run
 	err := s.scan([]byte("r/"), func(k, v []byte) error {
 		m := &storepb.Run{}
 		if err := decodeAt(k, v, m); err != nil {
@@ -206,7 +188,7 @@ func (s *Store) RunRecords() ([]*RunRecord, error) {
 }
 
 // RunGraph returns the task graph of run id.
-func (s *Store) RunGraph(id string) (*Graph, error) {
+func (s *Store) RunGraph(id string) (*record.Graph, error) {
 	m := &storepb.RunGraph{}
 	if err := s.get(runKey("g/", id), m); err != nil {
 		return nil, fmt.Errorf("graph of run %s: %w", id, err)
@@ -215,8 +197,8 @@ func (s *Store) RunGraph(id string) (*Graph, error) {
 }
 
 // RunTasks returns the task records of run id, by task name.
-func (s *Store) RunTasks(id string) (map[string]*TaskRecord, error) {
-	out := make(map[string]*TaskRecord)
+func (s *Store) RunTasks(id string) (map[string]*record.Task, error) {
+	out := make(map[string]*record.Task)
 	err := s.scan([]byte("rt/"+id+"/"), func(k, v []byte) error {
 		m := &storepb.RunTask{}
 		if err := decodeAt(k, v, m); err != nil {
@@ -229,8 +211,8 @@ func (s *Store) RunTasks(id string) (map[string]*TaskRecord, error) {
 }
 
 // Checkpoints returns the checkpoints of run id, oldest first.
-func (s *Store) Checkpoints(id string) ([]*CheckpointRecord, error) {
-	var out []*CheckpointRecord
+func (s *Store) Checkpoints(id string) ([]*record.Checkpoint, error) {
+	var out []*record.Checkpoint
 	err := s.scan([]byte("c/"+id+"/"), func(k, v []byte) error {
 		m := &storepb.Checkpoint{}
 		if err := decodeAt(k, v, m); err != nil {
@@ -243,7 +225,7 @@ func (s *Store) Checkpoints(id string) ([]*CheckpointRecord, error) {
 }
 
 // Checkpoint returns checkpoint seq of run id.
-func (s *Store) Checkpoint(id string, seq uint64) (*CheckpointRecord, error) {
+func (s *Store) Checkpoint(id string, seq uint64) (*record.Checkpoint, error) {
 	m := &storepb.Checkpoint{}
 	if err := s.get(seqKey("c/"+id+"/", seq), m); err != nil {
 		return nil, fmt.Errorf("checkpoint %d of run %s: %w", seq, id, err)
@@ -253,8 +235,8 @@ func (s *Store) Checkpoint(id string, seq uint64) (*CheckpointRecord, error) {
 
 // TaskOutputs returns every output version of run id, by task name, then
 // version.
-func (s *Store) TaskOutputs(id string) ([]*OutputRecord, error) {
-	var out []*OutputRecord
+func (s *Store) TaskOutputs(id string) ([]*record.Output, error) {
+	var out []*record.Output
 	err := s.scan([]byte("o/"+id+"/"), func(k, v []byte) error {
 		m := &storepb.TaskOutput{}
 		if err := decodeAt(k, v, m); err != nil {
@@ -267,7 +249,7 @@ func (s *Store) TaskOutputs(id string) ([]*OutputRecord, error) {
 }
 
 // TaskOutput returns version of task's output in run id.
-func (s *Store) TaskOutput(id, task string, version int) (*OutputRecord, error) {
+func (s *Store) TaskOutput(id, task string, version int) (*record.Output, error) {
 	m := &storepb.TaskOutput{}
 	if err := s.get(outputKey(id, task, version), m); err != nil {
 		return nil, fmt.Errorf("output v%d of task %s of run %s: %w", version, task, id, err)

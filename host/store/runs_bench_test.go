@@ -11,6 +11,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/sdk"
 	"google.golang.org/protobuf/proto"
 )
@@ -22,38 +23,38 @@ const checkpointBytes = 1024
 // runFixture is what the run engine writes when a task succeeds
 // (runExec.outcome, then checkpointLocked): the task's output
 // with its context artifact, the task's record, a checkpoint of the
-// run's head and the task, and the head, in one RunWrite. The state
+// run's head and the task, and the head, in one record.RunWrite. The state
 // document is padded so that the four encoded values come to about
 // checkpointBytes.
 type runFixture struct {
 	id   string
-	head *RunRecord
-	task *TaskRecord
-	out  *OutputRecord
-	cp   *CheckpointRecord
+	head *record.Run
+	task *record.Task
+	out  *record.Output
+	cp   *record.Checkpoint
 }
 
 func newRunFixture(tb testing.TB, id string) *runFixture {
 	tb.Helper()
 	now := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 	f := &runFixture{id: id}
-	f.head = &RunRecord{
+	f.head = &record.Run{
 		ID: id, Pipeline: "essay", Status: hearth.RunRunning, Created: now, Updated: now,
 		LastActivity: now, Started: now, Budget: 5, Cost: 0.42, Stage: "writing",
 		TasksTotal: 12, TasksSucceeded: 5,
 	}
-	f.task = &TaskRecord{
+	f.task = &record.Task{
 		Name: "draft-outline", Status: hearth.TaskSucceeded, Round: 1, Attempts: 1, Cost: 0.07,
 		Session: "writer-1a2b3c4d", TaskID: id + "/draft-outline/1/1", Started: now, Finished: now, Version: 1,
 	}
-	f.out = &OutputRecord{
+	f.out = &record.Output{
 		Task: "draft-outline", Version: 1, Output: "Outline: 1. The problem 2. Three approaches 3. What we chose",
 		Metrics: map[string]float64{"quality": 0.82}, Cost: 0.07, Session: "writer-1a2b3c4d", Attempt: 1, Round: 1,
 		Time: now, Duration: 3 * time.Second, Action: "reused", Score: 0.71,
 		Artifact: sdk.ContextArtifact{KeyDecisions: []string{"three sections"}, ModifiedFiles: []string{"essay/outline.md"}},
 	}
-	f.cp = &CheckpointRecord{Label: "task draft-outline succeeded", Task: "draft-outline", Time: now,
-		Run: f.head, Tasks: []*TaskRecord{f.task}}
+	f.cp = &record.Checkpoint{Label: "task draft-outline succeeded", Task: "draft-outline", Time: now,
+		Run: f.head, Tasks: []*record.Task{f.task}}
 	f.setSeq(1)
 	// The head is written twice (as itself and in the checkpoint), so
 	// each byte of state adds two to the write.
@@ -75,8 +76,8 @@ func (f *runFixture) setSeq(seq uint64) {
 }
 
 // write is the fixture as SaveRun takes it.
-func (f *runFixture) write() RunWrite {
-	return RunWrite{Run: f.head, Tasks: []*TaskRecord{f.task}, Outputs: []*OutputRecord{f.out}, Checkpoint: f.cp}
+func (f *runFixture) write() record.RunWrite {
+	return record.RunWrite{Run: f.head, Tasks: []*record.Task{f.task}, Outputs: []*record.Output{f.out}, Checkpoint: f.cp}
 }
 
 // Where the checkpoint and the head are in kvs.

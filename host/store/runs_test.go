@@ -10,20 +10,21 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // saveRun writes a run of one task with its head, graph, task record,
 // output, checkpoint and files, in one write, and waits for it.
-func saveRun(t *testing.T, s *Store, id string, files ...RunFile) RunWrite {
+func saveRun(t *testing.T, s *Store, id string, files ...record.File) record.RunWrite {
 	t.Helper()
-	head := &RunRecord{ID: id, Pipeline: "essay", Status: hearth.RunRunning, Checkpoint: 1, Files: files}
-	task := &TaskRecord{Name: "draft", Status: hearth.TaskSucceeded, Version: 1}
-	w := RunWrite{
+	head := &record.Run{ID: id, Pipeline: "essay", Status: hearth.RunRunning, Checkpoint: 1, Files: files}
+	task := &record.Task{Name: "draft", Status: hearth.TaskSucceeded, Version: 1}
+	w := record.RunWrite{
 		Run:        head,
-		Graph:      &Graph{Pipeline: &hearth.Pipeline{Tasks: []*hearth.PipelineTask{{Name: "draft", Agent: "writer"}}}},
-		Tasks:      []*TaskRecord{task},
-		Outputs:    []*OutputRecord{{Task: "draft", Version: 1, Output: "v1 of " + id}},
-		Checkpoint: &CheckpointRecord{Seq: 1, Label: "task draft succeeded", Task: "draft", Run: head, Tasks: []*TaskRecord{task}},
+		Graph:      &record.Graph{Pipeline: &hearth.Pipeline{Tasks: []*hearth.PipelineTask{{Name: "draft", Agent: "writer"}}}},
+		Tasks:      []*record.Task{task},
+		Outputs:    []*record.Output{{Task: "draft", Version: 1, Output: "v1 of " + id}},
+		Checkpoint: &record.Checkpoint{Seq: 1, Label: "task draft succeeded", Task: "draft", Run: head, Tasks: []*record.Task{task}},
 	}
 	for _, f := range files {
 		w.FileRefs = append(w.FileRefs, f.SHA256)
@@ -44,7 +45,7 @@ func TestSaveRunReadsBackAfterReopen(t *testing.T) {
 	// A second checkpoint, newer: Checkpoints lists them in order.
 	cp2 := *w.Checkpoint
 	cp2.Seq, cp2.Parent, cp2.Label = 2, 1, "asked by writer"
-	if err := s.SaveRun("essay-1", RunWrite{Checkpoint: &cp2}).Wait(context.Background()); err != nil {
+	if err := s.SaveRun("essay-1", record.RunWrite{Checkpoint: &cp2}).Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// A run whose ID extends this one's must not be read as part of it.
@@ -128,7 +129,7 @@ func TestDeleteRunKeepsSharedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := RunFile{Name: "syllabus.txt", SHA256: sha, Size: size}
+	f := record.File{Name: "syllabus.txt", SHA256: sha, Size: size}
 	saveRun(t, s, "plan-1", f)
 	saveRun(t, s, "plan-10", f)
 

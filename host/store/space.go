@@ -1,17 +1,18 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // Free space is watched the way etcd watches its quota: below a threshold
-// every write is refused with a clear reason (ErrNoSpace) before Badger is
+// every write is refused with a clear reason (hearth.ErrNoSpace) before Badger is
 // asked to write. Badger writes its value log and memtables through
 // memory maps: on a full file system a write to a mapped page that cannot
 // be backed is SIGBUS, which kills the process with no error to handle
@@ -24,21 +25,18 @@ import (
 // value-log file started) with room for compaction.
 const DefaultMinFreeSpace = 256 << 20
 
-// ErrNoSpace is wrapped by the error of a write refused for lack of free
-// space.
-var ErrNoSpace = errors.New("not enough free space")
-
-// SpaceError says how much space there is and how much writes need.
+// SpaceError says how much space there is and how much writes need. It
+// wraps hearth.ErrNoSpace.
 type SpaceError struct {
 	Dir        string
 	Free, Need uint64
 }
 
 func (e *SpaceError) Error() string {
-	return fmt.Sprintf("%v in %s: %d MiB free, writes need at least %d MiB; free space (or lower min_free_space) and resume", ErrNoSpace, e.Dir, e.Free>>20, e.Need>>20)
+	return fmt.Sprintf("%v in %s: %d MiB free, writes need at least %d MiB; free space (or lower min_free_space) and resume", hearth.ErrNoSpace, e.Dir, e.Free>>20, e.Need>>20)
 }
 
-func (e *SpaceError) Unwrap() error { return ErrNoSpace }
+func (e *SpaceError) Unwrap() error { return hearth.ErrNoSpace }
 
 // space is the guard's state.
 type space struct {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,8 +35,8 @@ func TestStatusRecordsUseTheReserve(t *testing.T) {
 	free := freeSpace(t, dir)
 	s.SetMinFreeSpace(free / 2 * 3) // free is 2/3 of the threshold: in the reserve
 
-	ordinary := RunWrite{Run: &RunRecord{ID: "essay-1", Status: hearth.RunCompleted, Checkpoint: 2}}
-	if err := s.SaveRun("essay-1", ordinary).Wait(ctx); !errors.Is(err, ErrNoSpace) {
+	ordinary := record.RunWrite{Run: &record.Run{ID: "essay-1", Status: hearth.RunCompleted, Checkpoint: 2}}
+	if err := s.SaveRun("essay-1", ordinary).Wait(ctx); !errors.Is(err, hearth.ErrNoSpace) {
 		t.Fatalf("an ordinary write below the threshold: %v, want ErrNoSpace", err)
 	}
 	head, err := s.RunRecord("essay-1")
@@ -61,7 +62,7 @@ func TestStatusRecordsUseTheReserve(t *testing.T) {
 	after := &write{sets: []kv{{[]byte("r/z"), nil}}, pending: newPending()}
 	s.commitGroup([]*write{before, status, after})
 	for name, w := range map[string]*write{"the ordinary write before": before, "the ordinary write after": after} {
-		if err := w.pending.Wait(ctx); !errors.Is(err, ErrNoSpace) {
+		if err := w.pending.Wait(ctx); !errors.Is(err, hearth.ErrNoSpace) {
 			t.Errorf("%s a status record, in one group: %v, want ErrNoSpace", name, err)
 		}
 	}
@@ -72,7 +73,7 @@ func TestStatusRecordsUseTheReserve(t *testing.T) {
 	// Ordinary writes keep their hysteresis: once refused, they stay
 	// refused until free space is back above the threshold by an eighth.
 	s.SetMinFreeSpace(free / 20 * 19)
-	if err := s.SaveRun("essay-1", ordinary).Wait(ctx); !errors.Is(err, ErrNoSpace) {
+	if err := s.SaveRun("essay-1", ordinary).Wait(ctx); !errors.Is(err, hearth.ErrNoSpace) {
 		t.Errorf("an ordinary write just above the threshold after a refusal: %v, want ErrNoSpace", err)
 	}
 

@@ -72,6 +72,14 @@ func (e *LockedError) Error() string {
 
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
+// Defaults of Options: what the zero value means (the config file's
+// store block sets them; package config leaves them zero when it does
+// not).
+const (
+	DefaultStallTimeout = 30 * time.Second
+	DefaultCloseTimeout = 5 * time.Second
+)
+
 // Options configure a Store. The zero value is sensible.
 type Options struct {
 	Logger hclog.Logger
@@ -85,13 +93,13 @@ type Options struct {
 	// opener reads ("hearth serve").
 	Command string
 	// StallTimeout is how long a commit may take before its writes fail
-	// with ErrStalled; 0 means 30 seconds.
+	// with ErrStalled; 0 means DefaultStallTimeout.
 	StallTimeout time.Duration
 	// CloseTimeout bounds Close's wait for Badger's final flush; 0 means
-	// 5 seconds.
+	// DefaultCloseTimeout.
 	CloseTimeout time.Duration
 	// MinFreeSpace is the free space below which writes are refused with
-	// ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
+	// hearth.ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
 	// guard off.
 	MinFreeSpace int64
 }
@@ -210,8 +218,8 @@ func Open(dir string, mode Mode, opts Options) (*Store, error) {
 		queue:    make(chan *write, 8192),
 		stopGC:   make(chan struct{}),
 
-		stallTimeout: cmp.Or(opts.StallTimeout, 30*time.Second),
-		closeTimeout: cmp.Or(opts.CloseTimeout, 5*time.Second),
+		stallTimeout: cmp.Or(opts.StallTimeout, DefaultStallTimeout),
+		closeTimeout: cmp.Or(opts.CloseTimeout, DefaultCloseTimeout),
 	}
 	s.commit = s.commitPrefix
 	if err := s.checkLayout(); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 )
 
 // The test binary doubles as a second process: HEARTH_STORE_HELPER names
@@ -79,11 +80,11 @@ func TestSessionsSurviveReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := SessionRecord{ID: "gotour-1", Agent: "gotour", Status: SessionLive, Files: []string{"a.go", "b.go"}, Capacity: 2}
+	rec := record.Session{ID: "gotour-1", Agent: "gotour", Status: record.SessionLive, Files: []string{"a.go", "b.go"}, Capacity: 2}
 	if err := s.PutSessionState(ctx, rec, []byte(`{"summaries":{}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutSession(ctx, SessionRecord{ID: "gotour-2", Agent: "gotour"}); err != nil {
+	if err := s.PutSession(ctx, record.Session{ID: "gotour-2", Agent: "gotour"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -95,7 +96,7 @@ func TestSessionsSurviveReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Capacity != 2 || len(got.Files) != 2 || got.Status != SessionLive {
+	if got.Capacity != 2 || len(got.Files) != 2 || got.Status != record.SessionLive {
 		t.Errorf("got %v", got)
 	}
 	state, err := s.SessionState("gotour-1")
@@ -207,7 +208,7 @@ func TestDecisions(t *testing.T) {
 func TestDeleteLongSession(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
-	if err := s.PutSession(ctx, SessionRecord{ID: "long-1"}); err != nil {
+	if err := s.PutSession(ctx, record.Session{ID: "long-1"}); err != nil {
 		t.Fatal(err)
 	}
 	var last *Pending
@@ -231,7 +232,7 @@ func TestDeleteLongSession(t *testing.T) {
 func TestDeleteSession(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
-	if err := s.PutSessionState(ctx, SessionRecord{ID: "x-1"}, []byte("state")); err != nil {
+	if err := s.PutSessionState(ctx, record.Session{ID: "x-1"}, []byte("state")); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -242,7 +243,7 @@ func TestDeleteSession(t *testing.T) {
 	if err := appendEvent(s, hearth.Event{Kind: "decision", Decision: &hearth.Decision{Session: "x-1"}}).Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutSession(ctx, SessionRecord{ID: "x-10"}); err != nil {
+	if err := s.PutSession(ctx, record.Session{ID: "x-10"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteSession(ctx, "x-1"); err != nil {
@@ -300,7 +301,7 @@ func TestGroupsSplitBetweenWrites(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "too big for one transaction") {
 		t.Errorf("oversized write: got %v", err)
 	}
-	if err := s.PutSession(ctx, SessionRecord{ID: "after"}); err != nil {
+	if err := s.PutSession(ctx, record.Session{ID: "after"}); err != nil {
 		t.Errorf("a write after the oversized one: %v", err)
 	}
 }

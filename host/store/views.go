@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -21,33 +22,6 @@ import (
 // it knows of its live sessions and runs over them.
 
 var _ hearth.Reader = (*Store)(nil)
-
-// SessionInfo describes a session record. offline says no host runs
-// on the store.
-func SessionInfo(r SessionRecord, offline bool) hearth.SessionInfo {
-	info := hearth.SessionInfo{
-		ID: r.ID, Agent: r.Agent, Status: r.Status.String(), Reason: r.Reason,
-		Created: r.Created, LastActivity: r.LastActivity,
-		Capacity: r.Capacity, PID: r.PID, AgentVersion: r.AgentVersion,
-		Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses, Unchecked: r.Unchecked, HasState: r.HasState,
-		Files: NewestFirst(r.Files), Directories: NewestFirst(r.Dirs), Technologies: NewestFirst(r.Techs),
-		External: r.External, Workspace: r.Workspace, Resume: hearth.ResumeCommand(r.External, r.ID),
-	}
-	if offline && r.Status == SessionLive {
-		info.Status, info.Reason, info.PID = "dormant", "the host stopped without retiring it", 0
-	}
-	return info
-}
-
-// NewestFirst reverses a fingerprint list, which records keep least
-// recently used first.
-func NewestFirst(lru []string) []string {
-	out := make([]string, len(lru))
-	for i, s := range lru {
-		out[len(lru)-1-i] = s
-	}
-	return out
-}
 
 // SortSessions orders sessions most recently active first.
 func SortSessions(s []hearth.SessionInfo) {
@@ -67,7 +41,7 @@ func (s *Store) Sessions(context.Context) ([]hearth.SessionInfo, error) {
 	}
 	out := make([]hearth.SessionInfo, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, SessionInfo(r, true))
+		out = append(out, r.Info(true))
 	}
 	SortSessions(out)
 	return out, nil
@@ -83,7 +57,7 @@ func (s *Store) Session(_ context.Context, id string, limit int) (*hearth.Sessio
 	if err != nil {
 		return nil, err
 	}
-	d := &hearth.SessionDetail{SessionInfo: SessionInfo(r, true), Events: []hearth.Event{}, Decisions: []hearth.Decision{}}
+	d := &hearth.SessionDetail{SessionInfo: r.Info(true), Events: []hearth.Event{}, Decisions: []hearth.Decision{}}
 	evs, err := s.RecentEvents(id, limit)
 	if err != nil {
 		return nil, err
@@ -97,36 +71,6 @@ func (s *Store) Session(_ context.Context, id string, limit int) (*hearth.Sessio
 		d.Decisions = append(d.Decisions, *ev.Decision)
 	}
 	return d, nil
-}
-
-// RunInfo describes a run's head. offline says no host runs on the
-// store.
-func RunInfo(r *RunRecord, offline bool) hearth.RunInfo {
-	info := hearth.RunInfo{
-		ID: r.ID, Pipeline: r.Pipeline, Status: r.Status, Reason: r.Reason, Stage: r.Stage,
-		Created: r.Created, Started: r.Started, Updated: r.Updated, LastActivity: r.LastActivity, Finished: r.Finished,
-		Budget: r.Budget, Cost: r.Cost, Tasks: r.TasksTotal, Succeeded: r.TasksSucceeded,
-		Failed: r.TasksFailed, Skipped: r.TasksSkipped, Checkpoint: r.Checkpoint,
-		ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt, Abandoned: r.Abandoned,
-	}
-	if info.Tasks > 0 {
-		info.Progress = float64(info.Succeeded) / float64(info.Tasks)
-	}
-	if offline && info.Status == hearth.RunRunning {
-		// No host runs it, so the reason it was started for is stale:
-		// its host stopped without recording how it ended.
-		info.Interrupted = true
-		info.Reason = InterruptedReason(r.ID)
-	}
-	return info
-}
-
-// InterruptedReason is the reason given for run id when its record says
-// running and no host runs it: its host was killed or crashed, or could
-// not record the run's pause because the store refused that write too (a
-// disk below even the status reserve, a store whose writes fail).
-func InterruptedReason(id string) string {
-	return "interrupted: its host stopped without recording how the run ended (it was killed or crashed, or could not write to the data directory); resume it with hearth runs resume " + id
 }
 
 // SortRuns orders runs most recently active first.
@@ -147,7 +91,7 @@ func (s *Store) Runs(context.Context) ([]hearth.RunInfo, error) {
 	}
 	out := make([]hearth.RunInfo, len(heads))
 	for i, h := range heads {
-		out[i] = RunInfo(h, true)
+		out[i] = h.Info(true)
 	}
 	SortRuns(out)
 	return out, nil
@@ -205,13 +149,13 @@ func (s *Store) RunDetail(id string, offline bool) (hearth.RunDetail, error) {
 		return hearth.RunDetail{}, err
 	}
 	d := hearth.RunDetail{
-		RunInfo: RunInfo(head, offline), Config: g.Config, Description: g.Pipeline.Description,
+		RunInfo: head.Info(offline), Config: g.Config, Description: g.Pipeline.Description,
 		Parallel: g.Pipeline.Parallel, State: head.State,
 	}
 	for _, t := range g.Pipeline.Tasks {
 		rt := recs[t.Name]
 		if rt == nil {
-			rt = &TaskRecord{Name: t.Name, Status: hearth.TaskPending}
+			rt = &record.Task{Name: t.Name, Status: hearth.TaskPending}
 		}
 		d.TaskList = append(d.TaskList, hearth.RunTaskInfo{
 			Name: t.Name, Agent: t.Agent, Stage: t.Stage, DependsOn: t.DependsOn,
@@ -234,7 +178,7 @@ func (s *Store) RunDetail(id string, offline bool) (hearth.RunDetail, error) {
 
 // Files describes a run's files as an agent sees them: where to read
 // each.
-func (s *Store) Files(files []RunFile) []sdk.File {
+func (s *Store) Files(files []record.File) []sdk.File {
 	var out []sdk.File
 	for _, f := range files {
 		out = append(out, sdk.File{Name: f.Name, Path: s.BlobPath(f.SHA256), SHA256: f.SHA256, Size: f.Size})

@@ -41,6 +41,7 @@ var kinds = []struct {
 	{hearth.ErrSessionID, codes.InvalidArgument, "SESSION_ID"},
 	{hearth.ErrDenied, codes.PermissionDenied, "DENIED"},
 	{hearth.ErrClosed, codes.Unavailable, "CLOSED"},
+	{hearth.ErrNoSpace, codes.ResourceExhausted, "NO_SPACE"},
 	{ErrBadPayload, codes.InvalidArgument, "BAD_PAYLOAD"},
 	{hearth.ErrHookPayload, codes.InvalidArgument, "BAD_HOOK_PAYLOAD"},
 	{hearth.ErrConfig, codes.InvalidArgument, "CONFIG"},

@@ -1,4 +1,18 @@
-package store
+// Package record holds the records of one host's state as plain Go
+// values: its sessions (Session), and its runs with their tasks, outputs
+// and checkpoints (Run, Task, Output, Checkpoint), and RunWrite, the set
+// of a run's records written together.
+//
+// The store keeps these records: it maps them to its encoding at its
+// edge (package host/store, convert.go), and its encoding never leaves
+// it. The pools work on sessions' records, the run engine on runs'; each
+// declares the small interface of the store it needs in these terms
+// (pool.SessionStore, runs.Store). None of store, pool and runs imports
+// another for a type: this package is what they share, as the
+// vocabulary (package hearth) is what every side speaks. It holds values
+// and their plain conversions to the vocabulary's types, no behaviour:
+// what may be done to a run is package runs' to decide.
+package record
 
 import (
 	"encoding/json"
@@ -10,10 +24,8 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// The records below are what the engine keeps and this package stores:
-// plain Go values, each the counterpart of one protobuf message of
-// storepb, which never leaves this package (convert.go translates).
-// Times are zero when unset.
+// Each record is the counterpart of one protobuf message of the store's
+// (storepb, which never leaves package store). Times are zero when unset.
 
 // SessionStatus is a session's status as its record keeps it.
 type SessionStatus int
@@ -38,9 +50,9 @@ func (s SessionStatus) String() string {
 	return "unknown"
 }
 
-// SessionRecord is a session as the store keeps it (key s/<id>): its
+// Session is a session as the store keeps it (key s/<id>): its
 // status, counters and fingerprint.
-type SessionRecord struct {
+type Session struct {
 	ID           string
 	Agent        string
 	Status       SessionStatus
@@ -67,9 +79,9 @@ type SessionRecord struct {
 	Busy         bool
 }
 
-// RunRecord is a run's head (key r/<run>): its status, stage, cost, state
+// Run is a run's head (key r/<run>): its status, stage, cost, state
 // document, chunk progress and files.
-type RunRecord struct {
+type Run struct {
 	ID           string
 	Pipeline     string
 	Status       hearth.RunStatus
@@ -91,7 +103,7 @@ type RunRecord struct {
 	ForkedFrom string
 	ForkedAt   uint64
 	Abandoned  bool
-	Files      []RunFile
+	Files      []File
 	// GateLoops counts, per guard, the times a quality gate sent work
 	// back.
 	GateLoops map[string]int
@@ -100,8 +112,8 @@ type RunRecord struct {
 	TasksTotal, TasksSucceeded, TasksFailed, TasksSkipped int
 }
 
-// RunFile is a file attached to a run, stored once by content.
-type RunFile struct {
+// File is a file attached to a run, stored once by content.
+type File struct {
 	Name   string
 	SHA256 string
 	Size   int64
@@ -115,8 +127,8 @@ type Graph struct {
 	Config   string
 }
 
-// TaskRecord is where one task of a run stands (key rt/<run>/<task>).
-type TaskRecord struct {
+// Task is where one task of a run stands (key rt/<run>/<task>).
+type Task struct {
 	Name     string
 	Status   hearth.TaskStatus
 	Round    int
@@ -138,22 +150,22 @@ type TaskRecord struct {
 	Reason      string
 }
 
-// CheckpointRecord is an immutable snapshot of a run (key c/<run>/<seq>):
+// Checkpoint is an immutable snapshot of a run (key c/<run>/<seq>):
 // its head, and the tasks changed since the checkpoint before it.
-type CheckpointRecord struct {
+type Checkpoint struct {
 	Seq    uint64
 	Parent uint64
 	Label  string
 	Task   string
 	Time   time.Time
-	Run    *RunRecord
-	Tasks  []*TaskRecord
+	Run    *Run
+	Tasks  []*Task
 }
 
-// OutputRecord is one version of a task's output (key
+// Output is one version of a task's output (key
 // o/<run>/<task>/<version>): its result, its context artifact, and how it
 // was placed. Immutable.
-type OutputRecord struct {
+type Output struct {
 	Task     string
 	Version  int
 	Output   string
@@ -171,7 +183,7 @@ type OutputRecord struct {
 }
 
 // Clone returns a deep copy of r.
-func (r *RunRecord) Clone() *RunRecord {
+func (r *Run) Clone() *Run {
 	c := *r
 	c.State = slices.Clone(r.State)
 	c.Chunks = make(map[string][]int, len(r.Chunks))
@@ -195,8 +207,27 @@ func (r *RunRecord) Clone() *RunRecord {
 }
 
 // Clone returns a deep copy of t.
-func (t *TaskRecord) Clone() *TaskRecord {
+func (t *Task) Clone() *Task {
 	c := *t
 	c.Errors = slices.Clone(t.Errors)
 	return &c
+}
+
+// RunWrite is one atomic write of a run's records: whatever it holds
+// lands in one transaction or not at all. A task's outcome, the run's
+// head and the checkpoint that follows them travel together this way.
+type RunWrite struct {
+	Run        *Run
+	Graph      *Graph
+	Tasks      []*Task
+	Checkpoint *Checkpoint
+	Outputs    []*Output
+	// FileRefs are the SHA-256s of files the run now uses: a blob stays
+	// while a run refers to it.
+	FileRefs []string
+	// Events are appended to their streams in the same transaction: the
+	// events that say what the write records (a task succeeded, a
+	// checkpoint) are on disk exactly when it is. They are numbered in
+	// order, from one range reserved for the write.
+	Events []hearth.Event
 }

@@ -1,0 +1,133 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hearth-dev/hearth/host/process"
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+// Spec is an agent as its pool runs it: plain values, complete, which
+// the engine maps from the agent's config block (package host/config
+// holds the block's defaults and checks them against the file; the pool
+// does not import it). New takes one; Update swaps in another.
+type Spec struct {
+	// Agent is the agent's name.
+	Agent string
+	// External is the kind of an external agent's sessions (their
+	// program reports through hooks; the pool runs no process), empty
+	// for a plugin agent.
+	External string
+	// Launch is how a session's plugin starts: Argv, Env (the whole
+	// environment it starts with), Dir, SHA256, Confine, StartTimeout
+	// and HealthInterval. The pool fills in the rest (the session, the
+	// TLS keys, the logger, what happens on exit).
+	Launch process.Launch
+	// Workspace is the root tool-use paths are made relative to; empty
+	// keeps absolute paths as they are (an external agent's default).
+	Workspace string
+	// Capacity is the number of concurrent tasks per session; 0 means
+	// the capacity the agent declares.
+	Capacity int
+	// TaskTimeout bounds one task: a plugin running longer is hung, and
+	// its session is stopped.
+	TaskTimeout time.Duration
+	// RequireChecks fails a task whose agent reports a tool use that a
+	// pre_tool_use guard covers without having asked about it.
+	RequireChecks bool
+	// MaxSessions bounds the sessions with a process (for an external
+	// agent: the live sessions).
+	MaxSessions int
+	// IdleTimeout is how long a live session may run nothing before it
+	// is retired (made dormant).
+	IdleTimeout time.Duration
+	// MaxDormant bounds the dormant and lost sessions kept; the least
+	// recently active beyond it are deleted.
+	MaxDormant int
+	// WhenFull is what a task does when it needs a new session and the
+	// pool is full.
+	WhenFull WhenFull
+	// Placement is how tasks are placed on sessions.
+	Placement Placement
+	// Fingerprint bounds what a session's context remembers.
+	Fingerprint Limits
+	// Matcher tunes the scoring of sessions against tasks.
+	Matcher matcher.Config
+}
+
+// WhenFull says what a pool does when a task needs a new session and the
+// pool is at its maximum.
+type WhenFull string
+
+// Full-pool policies.
+const (
+	// WhenFullWait makes the task wait for a session to free up, until
+	// its context's deadline.
+	WhenFullWait WhenFull = "wait"
+	// WhenFullRetireIdle retires the least recently used idle session to
+	// make room; with none idle, the task waits.
+	WhenFullRetireIdle WhenFull = "retire_idle"
+)
+
+// Placement says how a pool places tasks on its sessions.
+type Placement string
+
+// Placements. Only PlacementMatcher is hearth's; the others are the
+// baselines it is measured against (decideLocked says how each places).
+const (
+	PlacementMatcher    Placement = "matcher"
+	PlacementFresh      Placement = "fresh"
+	PlacementRoundRobin Placement = "round_robin"
+)
+
+// Limits bound a session's fingerprint: the least recently used entries
+// of each set are evicted first.
+type Limits struct {
+	MaxFiles        int
+	MaxDirectories  int
+	MaxTechnologies int
+}
+
+// Check reports what in s a pool cannot run with (New and Update refuse it): each problem names the
+// setting, so that a mapping that forgot one says which.
+func (s *Spec) Check() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if s.Agent == "" {
+		bad("the agent has no name")
+	}
+	if s.External == "" && len(s.Launch.Argv) == 0 {
+		bad("no program to start (Launch.Argv)")
+	}
+	if s.MaxSessions < 1 {
+		bad("max_sessions %d: at least 1", s.MaxSessions)
+	}
+	if s.MaxDormant < 0 {
+		bad("max_dormant %d: 0 or more", s.MaxDormant)
+	}
+	if s.IdleTimeout <= 0 {
+		bad("idle_timeout %s: it must be positive", s.IdleTimeout)
+	}
+	if s.External == "" && (s.TaskTimeout <= 0 || s.Launch.StartTimeout <= 0) {
+		bad("task_timeout %s, start_timeout %s: both must be positive", s.TaskTimeout, s.Launch.StartTimeout)
+	}
+	switch s.WhenFull {
+	case WhenFullWait, WhenFullRetireIdle:
+	default:
+		bad("when_full %q: want %q or %q", s.WhenFull, WhenFullWait, WhenFullRetireIdle)
+	}
+	switch s.Placement {
+	case PlacementMatcher, PlacementFresh, PlacementRoundRobin:
+	default:
+		bad("placement %q: want %q, %q or %q", s.Placement, PlacementMatcher, PlacementFresh, PlacementRoundRobin)
+	}
+	if f := s.Fingerprint; f.MaxFiles < 1 || f.MaxDirectories < 1 || f.MaxTechnologies < 1 {
+		bad("fingerprint limits %+v: each at least 1", f)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("pool of agent %q: %w", s.Agent, err)
+	}
+	return nil
+}

@@ -1,0 +1,991 @@
+package runs
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/contextchain"
+	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/record"
+	"github.com/hearth-dev/hearth/internal/text"
+	"github.com/hearth-dev/hearth/sdk"
+)
+
+// maxErrors bounds the errors a task record keeps per round.
+const maxErrors = 10
+
+// feedbackOutputMax bounds how much of a gated task's output goes back to
+// the earlier task as feedback.
+const feedbackOutputMax = 4 << 10
+
+// stageCompleted is the stage a run that uses stages enters when its last
+// task succeeds: transition guards may block it.
+const stageCompleted = "completed"
+
+// Guards are the run-level guards a schedule consults: task_admission
+// before a task starts, transition before the run enters a stage. Their
+// answers depend on nothing but what they are given; the schedule records
+// the guard that fired with the run's next write.
+type Guards interface {
+	// Admit returns the task_admission guard that refuses task t of
+	// run, nil when none does.
+	Admit(t hearth.Task, run guard.Run) *guard.Verdict
+	// Transition returns the transition guard that blocks run leaving
+	// stage from for stage to, nil when none does.
+	Transition(run guard.Run, from, to string) *guard.Verdict
+}
+
+// StopKind is why a run stops executing.
+type StopKind int
+
+// Why a run stops.
+const (
+	StopPause    StopKind = iota + 1 // asked for (PauseRun, retention)
+	StopCancel                       // CancelRun
+	StopShutdown                     // the host is closing
+	StopEscalate                     // a task failed for good, a gate or guard said so, the run completed
+)
+
+type stopRequest struct {
+	kind   StopKind
+	to     hearth.RunStatus
+	reason string
+}
+
+// attempt is one attempt of a task the schedule started.
+type attempt struct {
+	i     int
+	task  hearth.Task
+	round int
+}
+
+// Effects are what the shell does after a call of the schedule, in this
+// order: queue Write, hand its events (Write.Events) to be published once
+// it is durable, and, once it is durable, start Launch.
+type Effects struct {
+	// Write holds the run's records the call changed and the events that
+	// report them; nil when it changed nothing that is kept.
+	Write *record.RunWrite
+	// Launch are the attempts Write records as running.
+	Launch []attempt
+	// WakeAt is when a retrying task is due, zero for none: the shell
+	// calls Next then, or when something happens first.
+	WakeAt time.Time
+	// Warnings are for the shell's log: a refused task transition (a bug
+	// of the schedule), a context template that failed.
+	Warnings []string
+}
+
+// Schedule is the decisions of one run: which tasks may start, when the
+// run enters a stage, whether a task is admitted, what an attempt's end
+// means (success, retry, failure for good, a quality gate's loop, an
+// interruption), when the run escalates, completes or finds that no task
+// can start, and when to wake. It holds the run's records as plain values
+// (package record) and changes them; it has no lock and does no I/O: the
+// run's shell (Run) calls it under its lock, writes what it answers and
+// runs the attempts it starts:
+//
+//	for {
+//		if s.Stopping() {
+//			if s.Running() == 0 { eff = s.Finish(now); write(eff); return }
+//			wait for an attempt to end; continue
+//		}
+//		eff := s.Next(now)          // the tasks to start, recorded as running
+//		p := write(eff.Write)        // its events are published once p is durable
+//		p.Wait(); launch(eff.Launch) // each attempt ends with s.Ended(...), written the same way
+//		wait for an attempt to end, a stop, or eff.WakeAt
+//	}
+//
+// The rules (Next, Ended, Finish):
+//
+//   - A task may start when every task it depends on has succeeded, in
+//     graph order, while fewer than the pipeline's parallel tasks run; a
+//     retrying task once its retry time has come. A task found failed or
+//     skipped (records resume did not reset) stops the run.
+//   - Stages do not interleave: the run enters the stage of the next task
+//     only when nothing of the current stage runs and nothing else starts
+//     in the same pass, one stage at a time; transition guards may block
+//     the entry, which pauses the run with the guard's message.
+//   - Before a task starts, the budget (a run at or over it starts
+//     nothing) and the task_admission guards; a refusal escalates. Tasks
+//     already started in the pass still run.
+//   - A task that starts is recorded as running, with its attempt and
+//     host task ID, in a write the shell waits for before the attempt
+//     starts; its prompt gets its ancestors' context (contextchain).
+//   - An attempt interrupted (the run's context was cancelled: pause,
+//     cancel; or the host closed) makes its task pending again: it runs
+//     again, with the next attempt number, when the run resumes. Failures
+//     are counted, interruptions are not.
+//   - An attempt that failed is retried after the pipeline's backoff
+//     while it has attempts left and the failure is not permanent
+//     (permanent); otherwise its task fails for good and the run fails,
+//     or pauses (on_failure = "pause").
+//   - An attempt that succeeded gives its task a new output version. A
+//     quality gate on it runs the task again with feedback (retry) or
+//     sends the work back to an earlier task, everything downstream of
+//     which runs again (send_back); a gate acting more than its
+//     max_loops in the run keeps the output for review and escalates.
+//   - An attempt that ends after its round was reset (a gate sent the
+//     work back past it) has its cost counted and its result discarded.
+//   - When every task has succeeded, the run completes, entering stage
+//     "completed" first when it uses stages (transition guards may block
+//     that too). When nothing runs, nothing is due and nothing stops the
+//     run, no task can start: the run escalates, saying so.
+//   - Nothing is shown or published as done before the write that makes
+//     it so: every event the schedule emits (a task's transition and its
+//     task.succeeded, a gate's verdict, a stage entered, a guard that
+//     fired, a checkpoint, the run's status) travels in the write of the
+//     records it reports (Effects.Write.Events), and the shell publishes
+//     them once that write is durable. An event is never answered without
+//     a write.
+//
+// The rules of record surgery (Resume, Revise, Repair, Fork) are in
+// surgery.go, on the same values.
+type Schedule struct {
+	id     string
+	pipe   *hearth.Pipeline
+	config string
+	index  map[string]int
+	deps   [][]int
+	kids   [][]int
+	depMap contextchain.DepMap
+	render *contextchain.Renderer
+	stages bool
+	guards Guards
+
+	head    *record.Run
+	tasks   []*record.Task
+	current []*record.Output
+	state   map[string]json.RawMessage
+	dirty   map[int]bool
+	running int
+	stop    *stopRequest
+	// progressCost is the cost the running attempts last reported, by
+	// host task ID: what a failed attempt adds to the run's cost.
+	progressCost map[string]float64
+	// versions is the highest output version each task has had.
+	versions map[string]int
+	// succeeded holds the pool's task.succeeded event of each attempt
+	// (by host task ID) until its outcome is recorded (Succeeded).
+	succeeded map[string]hearth.Event
+	// events are the run's events since its last write: they go in its
+	// next write (save), never before it.
+	events []hearth.Event
+	// now is the time of the call being answered; warnings, what it
+	// found wrong.
+	now      time.Time
+	warnings []string
+}
+
+// NewSchedule makes the schedule of a run from its records: its head,
+// its graph, its task records by name (missing ones are pending) and its
+// outputs, every version. It keeps them and changes them.
+func NewSchedule(head *record.Run, g *record.Graph, recs map[string]*record.Task, outs []*record.Output, guards Guards) (*Schedule, error) {
+	pipe := g.Pipeline
+	render, err := renderer(pipe.Context)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", head.ID, err)
+	}
+	s := &Schedule{
+		id: head.ID, pipe: pipe, config: g.Config, render: render, guards: guards,
+		index: make(map[string]int, len(pipe.Tasks)), depMap: make(contextchain.DepMap, len(pipe.Tasks)),
+		head: head, dirty: make(map[int]bool), progressCost: make(map[string]float64),
+	}
+	for i, t := range pipe.Tasks {
+		s.index[t.Name] = i
+		s.depMap[t.Name] = t.DependsOn
+		if t.Stage != "" {
+			s.stages = true
+		}
+	}
+	s.deps = make([][]int, len(pipe.Tasks))
+	s.kids = make([][]int, len(pipe.Tasks))
+	for i, t := range pipe.Tasks {
+		for _, d := range t.DependsOn {
+			j := s.index[d]
+			s.deps[i] = append(s.deps[i], j)
+			s.kids[j] = append(s.kids[j], i)
+		}
+	}
+	s.tasks = make([]*record.Task, len(pipe.Tasks))
+	for i, t := range pipe.Tasks {
+		rec := recs[t.Name]
+		if rec == nil {
+			rec = &record.Task{Name: t.Name, Status: hearth.TaskPending, Round: 1}
+			s.dirty[i] = true
+		}
+		s.tasks[i] = rec
+	}
+	s.current = make([]*record.Output, len(s.tasks))
+	for _, o := range outs {
+		i, ok := s.index[o.Task]
+		if !ok {
+			continue
+		}
+		s.noteVersion(i, o.Version)
+		if o.Version == s.tasks[i].Version {
+			s.current[i] = o
+		}
+	}
+	s.state = make(map[string]json.RawMessage)
+	if b := head.State; len(b) > 0 {
+		if err := json.Unmarshal(b, &s.state); err != nil {
+			return nil, fmt.Errorf("run %s: state document: %w", s.id, err)
+		}
+	}
+	s.count()
+	return s, nil
+}
+
+// at starts answering a call made at now.
+func (s *Schedule) at(now time.Time) { s.now = now }
+
+// count recounts the head's task counters.
+func (s *Schedule) count() {
+	countTasks(s.head, len(s.tasks), func(i int) hearth.TaskStatus { return s.tasks[i].Status })
+}
+
+// countTasks sets head's task counters from the statuses of its n tasks.
+func countTasks(head *record.Run, n int, status func(i int) hearth.TaskStatus) {
+	var ok, failed, skipped int
+	for i := range n {
+		switch status(i) {
+		case hearth.TaskSucceeded:
+			ok++
+		case hearth.TaskFailed:
+			failed++
+		case hearth.TaskSkipped:
+			skipped++
+		}
+	}
+	head.TasksTotal, head.TasksSucceeded, head.TasksFailed, head.TasksSkipped = n, ok, failed, skipped
+}
+
+// emit notes an event of the run: it goes in the run's next write (save),
+// never before it.
+func (s *Schedule) emit(e hearth.Event) {
+	e.Run = s.id
+	if e.Time.IsZero() {
+		e.Time = s.now
+	}
+	s.events = append(s.events, e)
+}
+
+func (s *Schedule) warn(format string, a ...any) {
+	s.warnings = append(s.warnings, fmt.Sprintf(format, a...))
+}
+
+// setTask moves task i to status to and records the change as an event.
+// An illegal transition is a bug of the schedule: it is refused, and
+// reported as a warning.
+func (s *Schedule) setTask(i int, to hearth.TaskStatus, msg string) bool {
+	return s.setTaskCost(i, to, msg, 0)
+}
+
+// setTaskCost is setTask for an attempt that cost cost.
+func (s *Schedule) setTaskCost(i int, to hearth.TaskStatus, msg string, cost float64) bool {
+	rt := s.tasks[i]
+	from := rt.Status
+	if from == to {
+		return true
+	}
+	if !canTask(from, to) {
+		s.warn("refused a task transition: %v", &hearth.TransitionError{Run: s.id, Task: rt.Name, From: string(from), To: string(to)})
+		return false
+	}
+	rt.Status = to
+	s.dirty[i] = true
+	s.count()
+	s.emit(hearth.Event{Kind: hearth.EventRunTask, Task: rt.Name, Agent: s.pipe.Tasks[i].Agent, From: string(from), To: string(to),
+		Message: fmt.Sprintf("%s: %s -> %s%s", rt.Name, from, to, prefixed(": ", msg)), Err: errIf(to == hearth.TaskFailed || to == hearth.TaskRetrying, rt.Error),
+		Cost: cost})
+	return true
+}
+
+// setRun moves the run to status to, with reason.
+func (s *Schedule) setRun(to hearth.RunStatus, reason string) error {
+	from := s.head.Status
+	if from == to {
+		s.head.Reason = reason
+		return nil
+	}
+	if !canRun(from, to) {
+		return &hearth.TransitionError{Run: s.id, From: string(from), To: string(to)}
+	}
+	s.head.Status, s.head.Reason = to, reason
+	s.head.Updated = s.now
+	switch {
+	case to == hearth.RunRunning:
+		s.head.Finished = time.Time{}
+		if s.head.Started.IsZero() {
+			s.head.Started = s.now
+		}
+	case to.Finished():
+		s.head.Finished = s.now
+	}
+	s.emit(hearth.Event{Kind: hearth.EventRunStatus, From: string(from), To: string(to), Message: fmt.Sprintf("run %s: %s -> %s%s", s.id, from, to, prefixed(": ", reason))})
+	return nil
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
+
+func errIf(cond bool, s string) string {
+	if cond {
+		return s
+	}
+	return ""
+}
+
+// save ends a step that changed the run: its head, the tasks changed
+// since the last checkpoint, anything else in w, and the events emitted
+// since the last write, as one write. Without a checkpoint in w, task
+// records stay dirty: the next checkpoint carries every task changed
+// since the last one.
+func (s *Schedule) save(w record.RunWrite) Effects {
+	s.head.Updated = s.now
+	w.Run = s.head
+	for _, i := range slices.Sorted(maps.Keys(s.dirty)) {
+		w.Tasks = append(w.Tasks, s.tasks[i])
+	}
+	w.Events, s.events = s.events, nil
+	return Effects{Write: &w, Warnings: s.takeWarnings()}
+}
+
+// checkpoint is save with a checkpoint of the head and the changed tasks,
+// with label, in the same write.
+func (s *Schedule) checkpoint(label, task string, w record.RunWrite) (Effects, uint64) {
+	seq := s.head.Checkpoint + 1
+	s.head.Checkpoint = seq
+	s.head.Updated = s.now
+	c := &record.Checkpoint{Seq: seq, Parent: seq - 1, Label: label, Task: task, Time: s.now, Run: s.head}
+	for _, i := range slices.Sorted(maps.Keys(s.dirty)) {
+		c.Tasks = append(c.Tasks, s.tasks[i])
+	}
+	w.Checkpoint = c
+	s.emit(hearth.Event{Kind: hearth.EventRunCheckpoint, Task: task, Message: fmt.Sprintf("checkpoint %d: %s", seq, label)})
+	eff := s.save(w)
+	clear(s.dirty)
+	return eff, seq
+}
+
+// nothing is the answer of a call that changed nothing kept.
+func (s *Schedule) nothing() Effects { return Effects{Warnings: s.takeWarnings()} }
+
+func (s *Schedule) takeWarnings() []string {
+	w := s.warnings
+	s.warnings = nil
+	return w
+}
+
+// touch records activity, for retention.
+func (s *Schedule) touch() { s.head.LastActivity = s.now }
+
+// Running is how many attempts run.
+func (s *Schedule) Running() int { return s.running }
+
+// Stopping reports whether the run is to stop: no task starts any more.
+func (s *Schedule) Stopping() bool { return s.stop != nil }
+
+// Quiet reports whether the run is idle: nothing runs and nothing stops
+// it (retention pauses a quiet run idle past its pause_after).
+func (s *Schedule) Quiet() bool { return s.running == 0 && s.stop == nil }
+
+// Info describes the run as it stands.
+func (s *Schedule) Info() hearth.RunInfo { return s.head.Info(false) }
+
+// Stop asks the run to stop: no task starts any more; running attempts
+// end as they end (the shell interrupts them for a pause or a cancel).
+// The first request wins, except that a cancel overrides.
+func (s *Schedule) Stop(kind StopKind, to hearth.RunStatus, reason string) {
+	if s.stop == nil || (kind == StopCancel && s.stop.kind != StopCancel) {
+		s.stop = &stopRequest{kind: kind, to: to, reason: reason}
+	}
+}
+
+// escalate stops the run because of a failure of task i (-1: of none):
+// it fails, or pauses for a person, by the task's on_failure. Running
+// attempts may finish.
+func (s *Schedule) escalate(i int, report string) {
+	to := hearth.RunFailed
+	if s.onFailure(i) == hearth.OnFailurePause {
+		to = hearth.RunPaused
+	}
+	if s.stop == nil {
+		s.stop = &stopRequest{kind: StopEscalate, to: to, reason: report}
+	}
+}
+
+func (s *Schedule) onFailure(i int) hearth.OnFailure {
+	if i >= 0 {
+		if f := s.pipe.Tasks[i].OnFailure; f != "" {
+			return f
+		}
+	}
+	return s.pipe.OnFailure
+}
+
+func (s *Schedule) maxAttempts(i int) int {
+	if n := s.pipe.Tasks[i].Attempts; n > 0 {
+		return n
+	}
+	return max(s.pipe.Retry.Attempts, 1)
+}
+
+// Next starts what can start now: tasks whose dependencies have
+// succeeded, in graph order, up to the run's parallelism, entering their
+// stage first when it changes. It answers the attempts to launch, recorded
+// as running in its write, and when a retrying task will be due. It may
+// stop the run instead: the run completed, a guard or the budget refused
+// a task, or no task can start.
+func (s *Schedule) Next(now time.Time) Effects {
+	s.at(now)
+	if s.stop != nil {
+		return s.nothing()
+	}
+	parallel := max(s.pipe.Parallel, 1)
+	done := true
+	var ready []int
+	var wakeAt time.Time
+	for i, rt := range s.tasks {
+		switch rt.Status {
+		case hearth.TaskSucceeded:
+			continue
+		case hearth.TaskFailed, hearth.TaskSkipped:
+			// A task failed for good stops the run; one found here came
+			// from records the resume did not reset.
+			s.escalate(i, fmt.Sprintf("task %s is %s; resume the run to try it again", rt.Name, rt.Status))
+			return s.nothing()
+		case hearth.TaskRunning:
+			done = false
+		case hearth.TaskRetrying:
+			done = false
+			if at := rt.RetryAt; at.After(now) {
+				if wakeAt.IsZero() || at.Before(wakeAt) {
+					wakeAt = at
+				}
+				continue
+			}
+			ready = append(ready, i)
+		case hearth.TaskPending:
+			done = false
+			if s.depsDone(i) {
+				ready = append(ready, i)
+			}
+		}
+	}
+	if done {
+		return s.complete()
+	}
+	var launch []attempt
+	stage := ""
+	// An escalation or a blocked stage ends the pass, but the tasks it
+	// already started are launched: they are recorded as running, and the
+	// shell waits for them to end.
+	for _, i := range ready {
+		if s.running >= parallel {
+			break
+		}
+		ts := s.pipe.Tasks[i].Stage
+		if ts != "" && ts != s.head.Stage {
+			// Stages do not interleave: the run enters a new stage only
+			// when nothing of the old one runs, one transition at a time.
+			if s.running > 0 || len(launch) > 0 || (stage != "" && stage != ts) {
+				continue
+			}
+			if !s.enterStage(ts) {
+				break
+			}
+		}
+		stage = ts
+		if !s.admit(i) {
+			break
+		}
+		launch = append(launch, s.start(i))
+	}
+	if len(launch) > 0 {
+		s.touch()
+		eff := s.save(record.RunWrite{})
+		eff.Launch, eff.WakeAt = launch, wakeAt
+		return eff
+	}
+	// What this pass emitted without starting anything (a stage entered,
+	// a refusal) stopped the run: it goes in the write of its end
+	// (Finish).
+	if s.running == 0 && wakeAt.IsZero() && s.stop == nil {
+		// Nothing runs, nothing is due: the remaining tasks wait on
+		// dependencies that cannot succeed.
+		s.escalate(-1, "no task can start: the remaining tasks wait on dependencies that did not succeed")
+	}
+	eff := s.nothing()
+	eff.WakeAt = wakeAt
+	return eff
+}
+
+func (s *Schedule) depsDone(i int) bool {
+	for _, d := range s.deps[i] {
+		if s.tasks[d].Status != hearth.TaskSucceeded {
+			return false
+		}
+	}
+	return true
+}
+
+// enterStage moves the run into stage to, unless a transition guard
+// blocks it; then the run pauses with the guard's message.
+func (s *Schedule) enterStage(to string) bool {
+	from := cmp.Or(s.head.Stage, string(hearth.RunCreated))
+	if v := s.guards.Transition(s.guardRun(), from, to); v != nil {
+		s.emit(hearth.Event{Kind: hearth.EventGuardFired, Hook: string(guard.Transition), Guard: v.Guard, Action: string(v.Action),
+			From: from, To: to, Message: fmt.Sprintf("%s -> %s blocked by guard %s: %s", from, to, v.Guard, v.Message)})
+		s.stop = &stopRequest{kind: StopEscalate, to: hearth.RunPaused,
+			reason: fmt.Sprintf("stage %s -> %s blocked by guard %s: %s; fix the run's state, then resume it", from, to, v.Guard, v.Message)}
+		return false
+	}
+	s.head.Stage = to
+	s.emit(hearth.Event{Kind: hearth.EventRunStage, From: from, To: to, Message: fmt.Sprintf("run %s: stage %s -> %s", s.id, from, to)})
+	return true
+}
+
+// admit checks the run's budget and the task_admission guards before task
+// i starts. A refusal escalates with a report saying what to do.
+func (s *Schedule) admit(i int) bool {
+	name := s.tasks[i].Name
+	if b := s.head.Budget; b > 0 && s.head.Cost >= b {
+		s.escalate(i, fmt.Sprintf("task %s was not started: the run has spent %.2f of its budget of %.2f; resume it with a larger budget (hearth runs resume %s --budget N) or cancel it",
+			name, s.head.Cost, b, s.id))
+		s.emit(hearth.Event{Kind: hearth.EventGuardFired, Hook: string(guard.TaskAdmission), Guard: "budget", Action: string(guard.Deny), Task: name,
+			Message: fmt.Sprintf("budget: %.2f of %.2f spent", s.head.Cost, b)})
+		return false
+	}
+	t := s.task(i)
+	if v := s.guards.Admit(t, s.guardRun()); v != nil {
+		e := guard.Event(guard.TaskAdmission, v, t.Agent, "", t.ID)
+		s.emit(e)
+		s.escalate(i, fmt.Sprintf("task %s was not started: %v", name, &hearth.DeniedError{Task: t.ID, Guard: v.Guard, Message: v.Message}))
+		return false
+	}
+	return true
+}
+
+// task is task i as the host runs it, for its next attempt.
+func (s *Schedule) task(i int) hearth.Task {
+	g := s.pipe.Tasks[i]
+	rt := s.tasks[i]
+	key := fmt.Sprintf("%s/%s/%d", s.id, g.Name, max(rt.Round, 1))
+	attempt := rt.Attempts + 1
+	meta := maps.Clone(g.Metadata)
+	if rt.Feedback != "" {
+		if meta == nil {
+			meta = make(map[string]string)
+		}
+		meta["feedback"] = rt.Feedback
+	}
+	return hearth.Task{
+		Agent: g.Agent, ID: fmt.Sprintf("%s/%d", key, attempt), Name: g.Name, Prompt: g.Prompt,
+		Hints:    g.Hints,
+		Metadata: meta, Run: s.id, IdempotencyKey: key, Attempt: attempt,
+		RequireChecks: s.pipe.RequireChecks,
+	}
+}
+
+// start records task i as running and prepares its attempt: beside its
+// prompt, as written, go the ancestors' context and any feedback; a
+// prompt that holds hearth.ContextPlaceholder gets the rendered block
+// there instead.
+func (s *Schedule) start(i int) attempt {
+	t := s.task(i)
+	rt := s.tasks[i]
+	t.Upstream, t.Context = s.context(i)
+	if strings.Contains(t.Prompt, hearth.ContextPlaceholder) {
+		t.Prompt = strings.ReplaceAll(t.Prompt, hearth.ContextPlaceholder, t.Context)
+		t.Context = ""
+	}
+	t.Feedback = rt.Feedback
+	rt.Attempts++
+	rt.TaskID = t.ID
+	rt.Started, rt.Finished, rt.RetryAt = s.now, time.Time{}, time.Time{}
+	rt.Reason = ""
+	// The attempt counted is the one against the retry limit: failures
+	// use attempts up, interruptions (pause, kill, Ctrl-C) do not, and
+	// a resume starts the count again. t.Attempt, which numbers every
+	// delivery of the round, stays in the task ID.
+	s.setTask(i, hearth.TaskRunning, fmt.Sprintf("attempt %d of %d", rt.Failures+1, s.maxAttempts(i)))
+	s.running++
+	return attempt{i: i, task: t, round: rt.Round}
+}
+
+// context collects what the ancestors of task i learned: their current
+// outputs' artifacts as contextchain selects them (nearest first, then
+// newest), whole, and the block contextchain renders from them for agents
+// that want text.
+func (s *Schedule) context(i int) ([]sdk.Upstream, string) {
+	name := s.tasks[i].Name
+	var arts []contextchain.Artifact
+	byTask := make(map[string]*record.Output, len(s.current))
+	for j, o := range s.current {
+		if o == nil || j == i {
+			continue
+		}
+		byTask[o.Task] = o
+		arts = append(arts, contextchain.Artifact{
+			Task: o.Task, SourceSession: o.Session, CreatedAt: o.Time,
+			Version: o.Version, KeyDecisions: o.Artifact.KeyDecisions, ModifiedFiles: o.Artifact.ModifiedFiles,
+			NewPatterns: o.Artifact.NewPatterns, PotentialGotchas: o.Artifact.PotentialGotchas,
+		})
+	}
+	res, err := s.render.Build(name, s.depMap, arts)
+	if err != nil {
+		// The template was tried when the run was made; a failure now is
+		// reported, and the task runs without the rendered block rather
+		// than not at all.
+		s.warn("context template failed for task %s: %v", name, err)
+	}
+	var up []sdk.Upstream
+	for _, st := range res.Steps {
+		o := byTask[st.Task]
+		if o == nil {
+			continue
+		}
+		up = append(up, sdk.Upstream{Task: o.Task, Version: o.Version, Session: o.Session, CreatedAt: o.Time, Artifact: o.Artifact})
+	}
+	if res.Block != "" {
+		s.emit(hearth.Event{Kind: hearth.EventRunContext, Task: name, Message: fmt.Sprintf("%s: %d bytes of context from %d earlier steps (%d steps, %d items left out)",
+			name, len(res.Block), len(res.Steps)-res.OmittedSteps, res.OmittedSteps, res.OmittedItems)})
+	}
+	return up, res.Block
+}
+
+// permanent reports whether retrying a failure cannot help: the agent
+// said so, a guard refused, or the plugin cannot start as configured (its
+// program is missing, does not match its pin, or speaks no hearth
+// handshake, or cannot be confined as asked), which a retry only repeats.
+func permanent(err error) bool {
+	return errors.Is(err, sdk.ErrPermanent) || errors.Is(err, sdk.ErrNotOwner) ||
+		errors.Is(err, hearth.ErrDenied) || errors.Is(err, hearth.ErrUnknownAgent) ||
+		errors.Is(err, hearth.ErrProgramMissing) || errors.Is(err, hearth.ErrChecksumMismatch) || errors.Is(err, hearth.ErrConfinement) ||
+		errors.Is(err, hearth.ErrHandshake) || errors.Is(err, hearth.ErrProtocolVersion) || errors.Is(err, hearth.ErrDenialIgnored)
+}
+
+// Progress notes a running attempt's reported cost: what it adds to the
+// run's cost if it fails.
+func (s *Schedule) Progress(now time.Time, taskID string, cost float64) {
+	s.at(now)
+	s.progressCost[taskID] = cost
+	s.touch()
+}
+
+// Succeeded keeps an attempt's task.succeeded event (the pool's, which it
+// does not emit itself for a run's task) for its outcome, which writes it
+// with the record of the success (Ended). An attempt whose success is
+// not recorded (its round was reset, its output too large) drops it: it
+// is never said to have succeeded.
+func (s *Schedule) Succeeded(e hearth.Event) {
+	if s.succeeded == nil {
+		s.succeeded = make(map[string]hearth.Event)
+	}
+	s.succeeded[e.Task] = e
+}
+
+// Ended records how attempt a ended: its outcome out, or err; interrupted
+// is why the run's attempts were cancelled, nil when they were not (a
+// failure while the run was being paused or cancelled, or the host
+// closing, is an interruption, not a failure).
+func (s *Schedule) Ended(now time.Time, a attempt, out *hearth.Outcome, err, interrupted error) Effects {
+	s.at(now)
+	s.running--
+	i := a.i
+	rt := s.tasks[i]
+	name := rt.Name
+	s.touch()
+	spent := s.progressCost[a.task.ID]
+	delete(s.progressCost, a.task.ID)
+	ok, agentSucceeded := s.succeeded[a.task.ID]
+	delete(s.succeeded, a.task.ID)
+	if rt.Round != a.round || rt.TaskID != a.task.ID {
+		// A quality gate sent the work back past this task while the
+		// attempt ran: the round it belongs to is over. Its cost was
+		// spent all the same; its result is not used.
+		if out != nil {
+			spent = out.Result.Cost
+		}
+		s.addCost(i, spent)
+		s.emit(hearth.Event{Kind: hearth.EventRunTask, Task: name, Agent: s.pipe.Tasks[i].Agent, Cost: spent,
+			Message: fmt.Sprintf("%s: attempt %d of round %d ended after its round was reset; its result is discarded", name, a.task.Attempt, a.round)})
+		return s.save(record.RunWrite{})
+	}
+	rt.Finished = s.now
+	if err == nil && out != nil && len(out.Result.Output) > hearth.MaxOutput {
+		// Stored, it would be one value bigger than a store write may be,
+		// and unreadable through the daemon: the task fails, saying so,
+		// and nothing of the output is written.
+		err = sdk.Permanent(fmt.Errorf("task %s returned an output of %d bytes (%.1f MiB), more than the %d MiB a task's output may be; write large results to a file and return its path", name, len(out.Result.Output), float64(len(out.Result.Output))/(1<<20), hearth.MaxOutput>>20))
+		out = nil
+	}
+	if err != nil {
+		if interrupted != nil || errors.Is(err, hearth.ErrClosed) {
+			// Interrupted, not failed: it runs again on resume, with the
+			// next attempt number.
+			why := "the host shut down"
+			if interrupted != nil {
+				why = interrupted.Error()
+			}
+			rt.Reason = "interrupted: " + why
+			s.addCost(i, spent) // reported before the interruption: spent
+			s.setTask(i, hearth.TaskPending, rt.Reason)
+			return s.save(record.RunWrite{})
+		}
+		s.addCost(i, spent)
+		rt.Failures++
+		rt.Error = err.Error()
+		rt.Errors = append(rt.Errors, rt.Error)
+		if len(rt.Errors) > maxErrors {
+			rt.Errors = rt.Errors[len(rt.Errors)-maxErrors:]
+		}
+		if !permanent(err) && rt.Failures < s.maxAttempts(i) {
+			delay := s.pipe.Retry.Delay(rt.Failures)
+			rt.RetryAt = s.now.Add(delay)
+			s.setTask(i, hearth.TaskRetrying, fmt.Sprintf("attempt %d of %d failed; next in %s", rt.Failures, s.maxAttempts(i), delay))
+			return s.save(record.RunWrite{})
+		}
+		why := fmt.Sprintf("failed after %d attempts", rt.Failures)
+		if permanent(err) {
+			why = "failed and will not be retried (the failure is permanent)"
+		}
+		s.setTask(i, hearth.TaskFailed, why)
+		s.escalate(i, fmt.Sprintf("task %s %s; last error: %s", name, why, err))
+		eff, _ := s.checkpoint("task "+name+" failed", name, record.RunWrite{})
+		return eff
+	}
+
+	res := out.Result
+	if agentSucceeded {
+		// Written with the output and the task's record, below.
+		s.emit(ok)
+	}
+	s.addCost(i, res.Cost)
+	rt.Session = out.Session
+	rt.Version = s.lastVersion(i) + 1
+	o := &record.Output{
+		Task: name, Version: rt.Version, Output: res.Output, Metrics: res.Metrics, Cost: res.Cost,
+		Session: out.Session, Attempt: a.task.Attempt, Round: a.round, Time: s.now,
+		Duration: out.Duration, Artifact: out.Artifact,
+		Action: string(out.Decision.Action), Score: out.Decision.Score,
+	}
+	s.current[i] = o
+	w := record.RunWrite{Outputs: []*record.Output{o}}
+	if g := out.Gate; g != nil {
+		return s.gate(i, g, o, w)
+	}
+	rt.NeedsReview, rt.Feedback, rt.Error = false, "", ""
+	s.setTaskCost(i, hearth.TaskSucceeded, fmt.Sprintf("v%d in %s on %s (%s)", rt.Version, out.Duration.Round(time.Millisecond), out.Session, out.Decision.Action), res.Cost)
+	eff, _ := s.checkpoint("task "+name+" succeeded", name, w)
+	return eff
+}
+
+// lastVersion is the highest output version task i has had: versions
+// keep counting up after an output is archived.
+func (s *Schedule) lastVersion(i int) int {
+	v := s.tasks[i].Version
+	if o := s.current[i]; o != nil {
+		v = max(v, o.Version)
+	}
+	if n, ok := s.versions[s.tasks[i].Name]; ok {
+		v = max(v, n)
+	}
+	return v
+}
+
+func (s *Schedule) addCost(i int, c float64) {
+	if c <= 0 {
+		return
+	}
+	s.tasks[i].Cost += c
+	s.head.Cost += c
+	s.dirty[i] = true
+}
+
+// gate acts on a quality gate that fired on task i's result: the task
+// runs again with the gate's feedback (retry), or the work goes back to
+// an earlier task, and everything after it is done again (send_back). A
+// gate that acted max_loops times in the run escalates instead.
+func (s *Schedule) gate(i int, g *hearth.Gate, o *record.Output, w record.RunWrite) Effects {
+	rt := s.tasks[i]
+	name := rt.Name
+	if s.head.GateLoops == nil {
+		s.head.GateLoops = make(map[string]int)
+	}
+	loops := s.head.GateLoops[g.Guard] + 1
+	limit := max(g.MaxLoops, 1)
+	// Past its limit the gate does not loop again: the message says so,
+	// never "loop 3 of 2".
+	loop := fmt.Sprintf("loop %d of %d", loops, limit)
+	if loops > limit {
+		loop = fmt.Sprintf("still failing at its limit of %d loops; kept for review", limit)
+	}
+	s.emit(hearth.Event{Kind: hearth.EventRunGate, Task: name, Guard: g.Guard, Action: string(g.Action),
+		Message: fmt.Sprintf("%s v%d: gate %s (%s, %s): %s", name, o.Version, g.Guard, g.Action, loop, g.Feedback)})
+	if loops > limit {
+		rt.Error = fmt.Sprintf("quality gate %s still fails after %d loops: %s", g.Guard, limit, g.Feedback)
+		s.setTask(i, hearth.TaskSucceeded, "kept for review: "+rt.Error)
+		s.escalate(i, fmt.Sprintf("task %s: %s; its output is kept for review: resume the run to accept it as it is, or revisit the task to do it again (hearth runs revisit %s %s --impact major), after raising the guard's max_loops if need be",
+			name, rt.Error, s.id, cmp.Or(g.To, name)))
+		eff, _ := s.checkpoint("gate "+g.Guard+" gave up on "+name, name, w)
+		return eff
+	}
+	s.head.GateLoops[g.Guard] = loops
+	feedback := fmt.Sprintf("The %s step's quality gate %q sent this work back (loop %d of %d): %s", name, g.Guard, loops, limit, g.Feedback)
+	if out := strings.TrimSpace(o.Output); out != "" {
+		if len(out) > feedbackOutputMax {
+			out = out[:feedbackOutputMax] + "\n[...]"
+		}
+		feedback += "\n\nIts report:\n" + out
+	}
+	target := i
+	if g.Action == hearth.GateSendBack {
+		j, ok := s.index[g.To]
+		if !ok || !s.ancestor(j, i) {
+			rt.Error = fmt.Sprintf("quality gate %s sends work back to %q, which task %s does not depend on", g.Guard, g.To, name)
+			s.setTask(i, hearth.TaskSucceeded, "kept for review: "+rt.Error)
+			s.escalate(i, fmt.Sprintf("task %s: %s; fix the guard's back_to", name, rt.Error))
+			eff, _ := s.checkpoint("gate "+g.Guard+" misconfigured", name, w)
+			return eff
+		}
+		target = j
+	}
+	// The gated task's output is kept as a version, then archived with
+	// everything downstream of the target.
+	s.setTaskCost(i, hearth.TaskSucceeded, fmt.Sprintf("v%d, gated by %s", o.Version, g.Guard), o.Cost)
+	reset := append([]int{target}, s.descendants(target)...)
+	for _, j := range reset {
+		s.reset(j, fmt.Sprintf("sent back by quality gate %s", g.Guard))
+	}
+	s.tasks[target].Feedback = feedback
+	eff, _ := s.checkpoint(fmt.Sprintf("gate %s sent %s back to %s", g.Guard, name, s.tasks[target].Name), name, w)
+	return eff
+}
+
+// reset sets task i back to pending for a new round of work; its current
+// output is archived.
+func (s *Schedule) reset(i int, reason string) {
+	rt := s.tasks[i]
+	if v := rt.Version; v > 0 {
+		s.noteVersion(i, v)
+	}
+	rt.Version, rt.Round, rt.Attempts, rt.Failures = 0, rt.Round+1, 0, 0
+	rt.Error, rt.Errors, rt.NeedsReview, rt.Reason, rt.RetryAt = "", nil, false, reason, time.Time{}
+	s.current[i] = nil
+	s.dirty[i] = true
+	s.setTask(i, hearth.TaskPending, reason)
+}
+
+// noteVersion remembers that task i had output version v, so that the
+// next version is v+1 even after the output was archived.
+func (s *Schedule) noteVersion(i int, v int) {
+	if s.versions == nil {
+		s.versions = make(map[string]int)
+	}
+	name := s.tasks[i].Name
+	s.versions[name] = max(s.versions[name], v)
+}
+
+// ancestor reports whether task a is task b or one of its ancestors.
+func (s *Schedule) ancestor(a, b int) bool {
+	if a == b {
+		return true
+	}
+	for _, d := range s.deps[b] {
+		if s.ancestor(a, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// descendants lists the tasks downstream of i, in graph order.
+func (s *Schedule) descendants(i int) []int {
+	seen := make(map[int]bool)
+	var walk func(int)
+	walk = func(j int) {
+		for _, k := range s.kids[j] {
+			if !seen[k] {
+				seen[k] = true
+				walk(k)
+			}
+		}
+	}
+	walk(i)
+	out := slices.Collect(maps.Keys(seen))
+	sort.Ints(out)
+	return out
+}
+
+// complete ends a run whose tasks have all succeeded. A run that uses
+// stages enters stage "completed" first, which transition guards may
+// block: then it pauses instead.
+func (s *Schedule) complete() Effects {
+	if s.stages && s.head.Stage != stageCompleted {
+		if !s.enterStage(stageCompleted) {
+			return s.nothing()
+		}
+	}
+	s.stop = &stopRequest{kind: StopEscalate, to: hearth.RunCompleted}
+	return s.nothing()
+}
+
+// Finish records how the run stopped: paused for a pause or the host's
+// shutdown, cancelled (its unfinished tasks skipped) for a cancel, else
+// what stopped it; with a last checkpoint. Its error is a transition the
+// lifecycle refuses (a bug; nothing is then written).
+func (s *Schedule) Finish(now time.Time) (Effects, error) {
+	s.at(now)
+	st := s.stop
+	to, reason := st.to, st.reason
+	switch st.kind {
+	case StopPause, StopShutdown:
+		to = hearth.RunPaused
+	case StopCancel:
+		to = hearth.RunCancelled
+		for i, rt := range s.tasks {
+			if st := rt.Status; st == hearth.TaskPending || st == hearth.TaskRetrying {
+				rt.Reason = "the run was cancelled"
+				s.setTask(i, hearth.TaskSkipped, rt.Reason)
+			}
+		}
+	}
+	if err := s.setRun(to, reason); err != nil {
+		return s.nothing(), err
+	}
+	eff, _ := s.checkpoint(fmt.Sprintf("run %s%s", to, prefixed(": ", text.FirstLine(reason))), "", record.RunWrite{})
+	return eff, nil
+}
+
+// guardRun is the run as guards see it.
+func (s *Schedule) guardRun() guard.Run {
+	return guard.Run{ID: s.id, Pipeline: s.pipe.Name, Stage: s.head.Stage,
+		Cost: s.head.Cost, Budget: s.head.Budget, State: s.stateMap()}
+}
+
+// stateMap decodes the state document for guards.
+func (s *Schedule) stateMap() map[string]any {
+	out := make(map[string]any, len(s.state))
+	for k, v := range s.state {
+		var x any
+		if json.Unmarshal(v, &x) == nil {
+			out[k] = x
+		}
+	}
+	return out
+}
