@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,42 @@ func TestForkWhileBusy(t *testing.T) {
 	}
 	if !strings.Contains(api.Requests()[n].String(), "Once more, cart/cart.go?") {
 		t.Error("the task after does not continue the conversation t4 added to")
+	}
+}
+
+// TestEnvironmentExplicit: claude gets the environment the agent names
+// and nothing else of the plugin's: a variable of the plugin's does not
+// reach a Bash command, HOME and CLAUDE_CONFIG_DIR are the agent's state
+// directory (the user's own Claude Code settings are not read or
+// changed), and the key reaches claude as ANTHROPIC_API_KEY, not under
+// the variable the config names.
+func TestEnvironmentExplicit(t *testing.T) {
+	t.Setenv("HEARTH_TEST_CANARY", "plugin-only-5521")
+	t.Setenv("HEARTH_TEST_KEY", key)
+	api := fakeapi.New(key)
+	defer api.Close()
+	a := claude.New(claude.Settings{Command: claudetest.Binary(t), BaseURL: api.URL, APIKeyEnv: "HEARTH_TEST_KEY", APIKey: key, Root: workspace(t), MaxTurns: 10, AllowedTools: []string{"Bash"}})
+	h := sdktest.New(t, a, sdktest.Options{})
+	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: "shell:env"}
+	if _, err := h.Agent.Run(context.Background(), task, h.Recorder.For(task.ID)); err != nil {
+		t.Fatal(err)
+	}
+	var env string
+	for _, r := range api.Requests() {
+		if s := r.String(); strings.Contains(s, "CLAUDE_CONFIG_DIR=") {
+			env = s
+		}
+	}
+	if env == "" {
+		t.Fatal("the Bash command's environment did not reach the model")
+	}
+	if strings.Contains(env, "plugin-only-5521") || strings.Contains(env, "HEARTH_TEST_KEY") {
+		t.Error("a variable of the plugin's reached claude's environment")
+	}
+	for _, v := range []string{"HOME", "CLAUDE_CONFIG_DIR"} {
+		m := regexp.MustCompile(v + `=(\S+?)(\\n|\s)`).FindStringSubmatch(env)
+		if m == nil || !strings.Contains(m[1], "hearth-claude-") {
+			t.Errorf("%s is %q, want the agent's state directory", v, m)
+		}
 	}
 }
