@@ -73,7 +73,16 @@ func keepIfRequested() {
 	if os.Getenv(envKeepScoped) == "" {
 		enterDomain() // returns only where it cannot
 	}
-	os.Exit(keep(os.Args[2], os.Args[3:], os.Getenv(envKeepScoped) == "1"))
+	os.Exit(keep(os.Args[2], os.Args[3:], os.Getenv(envKeepScoped) == "1" && scoped()))
+}
+
+// scoped reports whether the keeper is in a domain that scopes signals,
+// which kill(-1) must be sure of (elsewhere it reaches every process of
+// the user): the variable says the keeper entered one, and the kernel
+// confirms it, refusing a signal to the keeper's parent, which is
+// outside it and of the same user.
+func scoped() bool {
+	return syscall.Kill(os.Getppid(), 0) == syscall.EPERM
 }
 
 // enterDomain puts the keeper in a Landlock domain of its own that scopes
