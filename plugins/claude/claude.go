@@ -426,8 +426,8 @@ func (a *Agent) run(ctx context.Context, t sdk.Task, cb sdk.Callbacks, r runSpec
 	cmd.Env = a.env()
 	cmd.Stdin = strings.NewReader(promptOf(t))
 	cmd.SysProcAttr.Setpgid = true
-	// Cancelling ends claude and whatever it started: its process group,
-	// asked first, then killed.
+	// Cancelling asks the keeper's process group to stop; the keeper
+	// passes it on to claude and, stopGrace later, kills what is left.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = stopGrace
 	// claude runs under a keeper, which ends everything claude started
