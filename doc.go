@@ -3,9 +3,10 @@
 // and what it came to (Task, Outcome), where it was placed and why
 // (Decision, Candidate), what happened (Event), sessions and runs as they
 // are described (SessionInfo, RunInfo, RunDetail, ...), pipelines
-// (Pipeline), every sentinel and structured error, and the services as
-// small interfaces (Placer, SessionReader, RunReader, RunController,
-// Service). It imports only package sdk and the standard library, so a
+// (Pipeline), a cluster's members and runs (Member, ClusterRuns), every
+// sentinel and structured error, and the services as small interfaces
+// (Placer, SessionReader, RunReader, RunController, Service,
+// ClusterReader). It imports only package sdk and the standard library, so a
 // program that only talks to a daemon links none of the engine.
 //
 // It is the module's root package, so the words read as what they are:
@@ -36,6 +37,9 @@
 //     host/guard compiles and evaluates guard rules; host/claudecode
 //     reads Claude Code's hook payloads; host/api serves the engine as a
 //     daemon, and host/api/client is its Go client (a Service).
+//   - host/cluster makes several hosts one cluster on etcd: the rules
+//     (no I/O) in the package, a host's membership in host/cluster/member,
+//     which the engine takes as an option and `hearth serve` joins.
 //
 // Where a change belongs: a new word or error, here; a new hook point, in
 // host/guard (its environment) and where the engine reaches it; a new

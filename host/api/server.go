@@ -20,15 +20,16 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/wire"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
@@ -43,6 +44,11 @@ type Options struct {
 	Metrics *Metrics
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Register, when set, registers more gRPC services on the daemon's
+	// servers (the unix socket's and the TCP listener's), behind the same
+	// access control: `hearth serve` registers its cluster's peer service
+	// there (host/cluster/member's Member.Register).
+	Register func(grpc.ServiceRegistrar)
 }
 
 // Server implements the API over a host.
@@ -53,12 +59,21 @@ type Server struct {
 	version string
 	metrics *Metrics
 	now     func() time.Time
-	started time.Time
+	// register registers Options.Register's services.
+	register func(grpc.ServiceRegistrar)
+	started  time.Time
 	// closing is closed when the daemon shuts down: streams end.
 	closing   chan struct{}
 	closeOnce sync.Once
 	// dash signs the dashboard's logins once HTTP is served.
 	dash atomic.Pointer[httpAuth]
+}
+
+// registerMore registers Options.Register's services on srv.
+func (s *Server) registerMore(srv *grpc.Server) {
+	if s.register != nil {
+		s.register(srv)
+	}
 }
 
 // shutdown ends the server's streams: the daemon is stopping.
@@ -67,7 +82,7 @@ func (s *Server) shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 // NewServer returns a server for opts.Engine.
 func NewServer(opts Options) *Server {
 	s := &Server{h: opts.Engine, logger: opts.Logger, version: opts.Version,
-		metrics: opts.Metrics, now: opts.Now, closing: make(chan struct{})}
+		metrics: opts.Metrics, now: opts.Now, register: opts.Register, closing: make(chan struct{})}
 	if s.logger == nil {
 		s.logger = hclog.NewNullLogger()
 	}

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -114,8 +115,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		s.stream(w, r, id, req.Model, content, stop, rec.Usage)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	resp := mustJSON(map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]any{
@@ -125,6 +125,15 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 			"cache_read_input_tokens":     rec.Usage.CachedInput,
 		},
 	})
+	if s.SpacedArguments {
+		// encoding/json compacts every object it writes: the inputs are
+		// spaced in the encoded body.
+		for _, c := range calls {
+			resp = bytes.Replace(resp, []byte(`"input":`+string(mustJSON(c.input))), []byte(`"input":`+string(s.arguments(c.input))), 1)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(resp, '\n'))
 }
 
 func (s *Server) setStatus(rec *Recorded, status int) {
