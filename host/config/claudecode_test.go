@@ -136,6 +136,30 @@ agent "ports" {
 	}
 }
 
+// TestClaudeCodeKeyMissing: as for a model block, a key variable not set
+// where hearth runs is a warning at its spot: only the agent's tasks
+// need it, and they fail saying so.
+func TestClaudeCodeKeyMissing(t *testing.T) {
+	bin, _ := fakeClaude(t)
+	src := "agent \"coder\" {\n  bundled = \"claude\"\n  claude_code {\n    api_key_env = \"HEARTH_TEST_UNSET_KEY\"\n    command = \"" + bin + "\"\n  }\n}\n"
+	o := Options{Bundled: []string{"claude"}, Getenv: func(string) string { return "" }}
+	cfg, err := Parse([]byte(src), "hearth.hcl", o)
+	if err != nil {
+		t.Fatalf("a missing key refused the file: %v", err)
+	}
+	var b strings.Builder
+	if err := cfg.WriteWarnings(&b, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if w := b.String(); !strings.Contains(w, "HEARTH_TEST_UNSET_KEY, which is not set") || !strings.Contains(w, "hearth.hcl:4:19") || !strings.Contains(w, "Warning") {
+		t.Errorf("warnings:\n%s\nwant the missing HEARTH_TEST_UNSET_KEY named at hearth.hcl:4:19, as a warning", w)
+	}
+	o.Getenv = func(k string) string { return map[string]string{"HEARTH_TEST_UNSET_KEY": "k"}[k] }
+	if cfg, err = Parse([]byte(src), "hearth.hcl", o); err != nil || len(cfg.Warnings) != 0 {
+		t.Errorf("with the key set: %v, warnings %v; want none", err, cfg.Warnings)
+	}
+}
+
 func TestClaudeCodeBlockErrors(t *testing.T) {
 	t.Setenv("HEARTH_TEST_CLAUDE_KEY", "k")
 	t.Setenv("HEARTH_TEST_UNSET_KEY", "")
@@ -149,7 +173,6 @@ func TestClaudeCodeBlockErrors(t *testing.T) {
 		{"settings not an object", `bundled = "claude"`, `settings = "x"`, "Invalid settings", "hearth.hcl:4:16"},
 		{"claude missing", `bundled = "claude"`, `command = "/nonexistent/claude"`, "Claude Code not found", "hearth.hcl:4:15"},
 		{"bad base_url", `bundled = "claude"`, `base_url = "ftp://x"`, "Invalid base_url", "hearth.hcl:4:16"},
-		{"key not set", `bundled = "claude"`, `api_key_env = "HEARTH_TEST_UNSET_KEY"`, "HEARTH_TEST_UNSET_KEY, which is not set", "hearth.hcl:4:19"},
 		{"no key, no base_url", `bundled = "claude"`, `api_key_env = ""`, "No API key", "hearth.hcl:4:19"},
 		{"hook relay missing", `bundled = "claude"`, `hook_relay = "/nonexistent/hearth-hook"`, "Hook relay not found", "hearth.hcl:4:18"},
 		{"empty tool rule", `bundled = "claude"`, `allowed_tools = ["Read", ""]`, "Invalid tool rule", "hearth.hcl:4:30"},
