@@ -367,6 +367,10 @@ type Agent struct {
 	// Model holds the model block's settings, nil without one. They are
 	// in Env already (HEARTH_MODEL_*), and its key variable in PassEnv.
 	Model *Model
+	// ClaudeCode holds the claude_code block's settings, nil without one.
+	// They are in Env already (HEARTH_CLAUDE_*), its key variable in
+	// PassEnv, and its grants in ReadPaths and ConnectPorts.
+	ClaudeCode *ClaudeCode
 }
 
 // WhenFull says what a pool does when a task needs a new session and the

@@ -137,6 +137,7 @@ type rawAgent struct {
 	Pool           *rawPool          `hcl:"pool,block"`
 	Fingerprint    *rawFingerprint   `hcl:"fingerprint,block"`
 	Model          *rawModel         `hcl:"model,block"`
+	ClaudeCode     *rawClaudeCode    `hcl:"claude_code,block"`
 	Body           hcl.Body          `hcl:",body"`
 	DefRange       hcl.Range         `hcl:",def_range"`
 }
@@ -386,6 +387,13 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 	}
 	if ra.External == nil {
 		v.agentConfinement(ra, a)
+	}
+	if ra.ClaudeCode != nil {
+		if ra.External != nil {
+			v.errorf(ra.ClaudeCode.DefRange, "claude_code on an external agent", "Agent %q is external: hearth does not run it, so a claude_code block configures nothing. Remove it, or use bundled = \"claude\" for sessions hearth starts.", ra.Name)
+		} else {
+			v.claudeCode(ra, a)
+		}
 	}
 	if p := ra.Pool; p != nil {
 		pat := func(name string) hcl.Range { return attrRange(p.Body, name, blockRange(p.Body, ra.DefRange)) }

@@ -58,6 +58,26 @@ agent "gotour" {
   }
 }
 
+# A managed Claude Code agent: hearth starts, resumes and places Claude
+# Code sessions, one per hearth session, with the hooks wired by hearth
+# (plugins/claude). The block grants claude's directory and the model
+# endpoint's port; every setting is optional.
+# agent "coder" {
+#   bundled = "claude"
+#   claude_code {
+#     command              = "claude"             # a path, or a name in PATH
+#     model                = "claude-sonnet-4-5"  # default: Claude Code's
+#     permission_mode      = "default"            # Claude Code's --permission-mode
+#     allowed_tools        = ["Read", "Bash(go test:*)"]
+#     disallowed_tools     = []
+#     max_turns            = 40                   # per task
+#     append_system_prompt = ""
+#     settings             = {}                   # more Claude Code settings (not hooks)
+#     base_url             = ""                   # ANTHROPIC_BASE_URL: a proxy or a local server
+#     api_key_env          = "ANTHROPIC_API_KEY"  # the variable holding the key
+#   }
+# }
+
 # An external agent is a program hearth does not start, whose sessions
 # report through hooks: Claude Code's, through `hearth hook` or the
 # daemon's /hooks/claude-code (see examples/claude-code). Its sessions get

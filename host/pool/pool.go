@@ -495,8 +495,11 @@ func (p *Pool) deleteEvicted(ids []string) {
 	}
 }
 
-// evictDormantLocked forgets the least recently active dormant sessions
-// beyond max_dormant and returns them for deletion from the store.
+// evictDormantLocked forgets the dormant sessions beyond max_dormant and
+// returns them for deletion from the store: those that never reported a
+// tool use first (an empty `claude -p` session knows nothing worth
+// resuming, and must not push out one that does), then the least
+// recently active.
 func (p *Pool) evictDormantLocked() []string {
 	var dormant []*session
 	for _, s := range p.sessions {
@@ -507,7 +510,12 @@ func (p *Pool) evictDormantLocked() []string {
 	if len(dormant) <= p.cfg().MaxDormant {
 		return nil
 	}
-	sort.Slice(dormant, func(i, j int) bool { return dormant[i].lastActivity.After(dormant[j].lastActivity) })
+	sort.Slice(dormant, func(i, j int) bool {
+		if ui, uj := dormant[i].toolUses > 0, dormant[j].toolUses > 0; ui != uj {
+			return ui
+		}
+		return dormant[i].lastActivity.After(dormant[j].lastActivity)
+	})
 	var ids []string
 	for _, s := range dormant[p.cfg().MaxDormant:] {
 		delete(p.sessions, s.id)
