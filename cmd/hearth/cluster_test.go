@@ -126,6 +126,8 @@ type testCluster struct {
 	// own (proxies, by host ID), which can cut their connections.
 	proxied bool
 	proxies map[string]*proxy
+	// publishInterval is the hosts' publish_interval; "100ms" when empty.
+	publishInterval string
 }
 
 func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
@@ -184,9 +186,9 @@ cluster {
   advertise        = %q
   host_id          = %q
   lease_ttl        = %q
-  publish_interval = "100ms"
+  publish_interval = %q
 }
-`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"))
+`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.publishInterval, "100ms"))
 	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -648,4 +650,30 @@ func writeToken(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestClusterSeesAPlacementBeforeThePublishInterval: at a publish
+// interval of a minute, a placement on host a is in host b's view at
+// once, with the task's hints recorded against the session it chose
+// before any tool use of the agent names them (the task only echoes):
+// the next task about the same directory, submitted to b, runs on a's
+// session. Without it, b would learn of the session a minute later.
+func TestClusterSeesAPlacementBeforeThePublishInterval(t *testing.T) {
+	c := newTestCluster(t)
+	c.publishInterval = "1m"
+	a, b := c.host("a"), c.host("b")
+	a.until(t, "both hosts joined", func(hs hearth.Members) bool { return len(hs.Hosts) == 2 })
+
+	first := a.submit(t, "echo:first", "pkg/fast")
+	if first.Decision.Host != "" || first.Decision.Action != hearth.ActionSpawned || first.ToolUses != 0 {
+		t.Fatalf("the first task on a: %+v, %d tool uses; want a new session on a itself, no tool use", first.Decision, first.ToolUses)
+	}
+	b.until(t, "a's session is published, idle, well within the publish interval", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "a")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+	o := b.submit(t, "echo:second", "pkg/fast")
+	if o.Decision.Host != "a" || o.Session != first.Session || o.Result.Output != "second" {
+		t.Fatalf("submitted to b: ran on %s of host %q (%s), want %s of a", o.Session, o.Decision.Host, o.Decision.Reason, first.Session)
+	}
 }
