@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -62,27 +61,14 @@ func BenchmarkClusterFastTasks(b *testing.B) {
 		tasks := fastTasks(order == "shuffled")
 		for _, n := range []int{1, 3} {
 			b.Run(fmt.Sprintf("%s/hosts=%d", order, n), func(b *testing.B) {
-				var spawns, forwarded, hits, repeats int
+				var tl tally
 				var local, remote []time.Duration
 				for range b.N {
 					b.StopTimer()
 					c := newTestCluster(b)
 					c.publishInterval = "1s"
-					c.agents = "agent \"gotour\" {\n  bundled = \"gotour\"\n  pool {\n    max_sessions = 6\n  }\n}\n"
-					var clients []*client.Client
-					for i := range n {
-						h := c.host(fmt.Sprintf("h%d", i))
-						cl, err := client.Dial(context.Background(), client.Options{DataDir: h.dataDir})
-						if err != nil {
-							b.Fatal(err)
-						}
-						defer cl.Close()
-						clients = append(clients, cl)
-					}
-					if n > 1 {
-						c.hostsByID()["h0"].until(b, "all hosts joined", func(hs hearth.Members) bool { return len(hs.Hosts) == n })
-					}
-					knows := map[string]map[string]bool{} // package -> sessions that answered it
+					clients := c.gotourHosts(b, n, 6)
+					tl.begin()
 					b.StartTimer()
 					for i, t := range tasks {
 						start := time.Now()
@@ -91,34 +77,18 @@ func BenchmarkClusterFastTasks(b *testing.B) {
 						if err != nil {
 							b.Fatalf("question %d (%s): %v", i, t.Prompt, err)
 						}
-						pkg := t.Hints.Directories[0]
-						reused := o.Decision.Action == hearth.ActionReused
+						tl.add(t.Hints.Directories[0], o)
 						switch {
-						case o.Decision.Action == hearth.ActionSpawned:
-							spawns++
-						case reused && o.Decision.Host != "":
+						case o.Decision.Action != hearth.ActionReused:
+						case o.Decision.Host != "":
 							remote = append(remote, took)
-						case reused:
+						default:
 							local = append(local, took)
 						}
-						if o.Decision.Host != "" {
-							forwarded++
-						}
-						if knows[pkg] == nil {
-							knows[pkg] = map[string]bool{}
-						} else {
-							repeats++
-							if knows[pkg][o.Session] {
-								hits++
-							}
-						}
-						knows[pkg][o.Session] = true
 					}
 					b.StopTimer()
 				}
-				b.ReportMetric(float64(spawns)/float64(b.N), "spawns/op")
-				b.ReportMetric(float64(forwarded)/float64(b.N), "forwarded/op")
-				b.ReportMetric(float64(hits)/float64(repeats), "precision")
+				tl.report(b)
 				for _, l := range []struct {
 					name string
 					ds   []time.Duration
