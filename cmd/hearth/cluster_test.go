@@ -416,7 +416,9 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 	// itself; so does b.
 	a.until(t, "a places alone", func(hs hearth.Members) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
 	hb.until(t, "b places alone", func(hs hearth.Members) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
-	o := a.submit(t, "echo:alone", "pkg/os")
+	// About another package: a placement records its hints against the
+	// session it chose, and a's session would then know pkg/os too.
+	o := a.submit(t, "echo:alone", "pkg/io")
 	if o.Decision.Host != "" || o.Result.Output != "alone" {
 		t.Fatalf("with etcd down: %+v", o.Decision)
 	}
@@ -426,8 +428,8 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 		m, ok := memberOf(hs, "b")
 		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 2
 	})
-	// b's warm session wins again (a's own os session is fresher, but
-	// knows no file of pkg/os: b's does).
+	// b's warm session wins again (a's own session is fresher, but
+	// knows nothing of pkg/os: b's does).
 	// b's record may be the one its old lease kept through etcd's
 	// restart; b takes forwarded tasks once it registered again, which
 	// is when it sees the cluster again (until then it refuses them).
