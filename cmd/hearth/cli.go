@@ -283,7 +283,8 @@ func (m *Main) logger() hclog.Logger {
 // or SIGTERM the host shuts down gracefully: tasks in flight get
 // shutdownGrace to finish; a second signal cancels them at once.
 func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(context.Context, *engine.Engine) error) error {
-	h, err := engine.New(engine.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth " + m.commandName})
+	h, err := engine.New(engine.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, BundledNames: plugins.Names(),
+		Command: "hearth " + m.commandName, Version: buildInfo().Version})
 	if err != nil {
 		return dataDirError(err, cfg)
 	}

@@ -110,11 +110,12 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	}
 	logger := m.logger()
 	metrics := api.NewMetrics()
-	h, err := engine.New(engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve", Observe: metrics.Observe})
+	h, err := engine.New(engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve",
+		Version: buildInfo().Version, Observe: metrics.Observe})
 	if err != nil {
 		return dataDirError(err, cfg)
 	}
-	srv := api.NewServer(api.Options{Engine: h, Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics})
+	srv := api.NewServer(api.Options{Engine: h, Logger: logger.Named("api"), Metrics: metrics})
 	l, err := srv.Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
 		_ = h.Close(context.Background())

@@ -93,8 +93,8 @@ the backup is taken through it, while it serves.`,
 			if c != nil {
 				defer c.Close()
 				backup := func(w io.Writer) (store.BackupStats, error) {
-					n, err := c.Backup(cmd.Context(), w)
-					return store.BackupStats{Bytes: n}, err
+					st, err := c.Backup(cmd.Context(), w)
+					return store.BackupStats(st), err
 				}
 				if args[0] == "-" {
 					_, err := backup(m.Stdout)

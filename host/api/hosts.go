@@ -33,6 +33,16 @@ const (
 	reasonInterrupted = "INTERRUPTED"
 )
 
+// Cluster is what the peer service asks of the host it serves. Its
+// member and run-listing types are the engine's and the cluster
+// package's until they move into the vocabulary.
+type Cluster interface {
+	RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (engine.Result, error)
+	ForwardedStatus(key string) (cluster.TaskStatus, engine.Result)
+	Members() (self string, members []engine.Member, ok bool)
+	ClusterRuns(ctx context.Context) (self string, runs []cluster.HostRuns[hearth.RunInfo], err error)
+}
+
 // registerPeer serves the peer service on srv.
 func (s *Server) registerPeer(srv *grpc.Server) {
 	peerpb.RegisterPeerServer(srv, peerServer{s: s})
@@ -48,7 +58,7 @@ func (p peerServer) Forward(ctx context.Context, req *peerpb.ForwardRequest) (*p
 	tr := req.GetTask()
 	t := hearth.Task{Agent: tr.GetAgent(), ID: tr.GetId(), Name: tr.GetName(), Prompt: tr.GetPrompt(),
 		Hints: wire.HintsOf(tr.GetHints()), Metadata: tr.GetMetadata()}
-	r, err := p.s.h.RunForwarded(ctx, req.GetFrom(), req.GetKey(), req.GetSession(), t)
+	r, err := p.s.cluster.RunForwarded(ctx, req.GetFrom(), req.GetKey(), req.GetSession(), t)
 	if err != nil {
 		reason := ""
 		switch {
@@ -70,7 +80,7 @@ func (p peerServer) Forward(ctx context.Context, req *peerpb.ForwardRequest) (*p
 
 // TaskStatus says what this host knows of an idempotency key.
 func (p peerServer) TaskStatus(_ context.Context, req *peerpb.TaskStatusRequest) (*peerpb.TaskStatusReply, error) {
-	st, r := p.s.h.ForwardedStatus(req.GetKey())
+	st, r := p.s.cluster.ForwardedStatus(req.GetKey())
 	out := &peerpb.TaskStatusReply{}
 	switch st {
 	case cluster.TaskRunning:
@@ -90,7 +100,7 @@ func (p peerServer) ListOwnRuns(ctx context.Context, req *apipb.ListRunsRequest)
 
 // ListHosts lists the cluster's members.
 func (p peerServer) ListHosts(context.Context, *peerpb.ListHostsRequest) (*peerpb.HostList, error) {
-	self, members, ok := p.s.h.Members()
+	self, members, ok := p.s.cluster.Members()
 	out := &peerpb.HostList{Self: self, Clustered: ok}
 	for _, m := range members {
 		hm := &peerpb.Host{Id: m.ID, Addr: m.Addr, Hostname: m.Hostname, StartedUnixNano: unixNano(m.Started),
@@ -106,7 +116,7 @@ func (p peerServer) ListHosts(context.Context, *peerpb.ListHostsRequest) (*peerp
 
 // ListClusterRuns lists every member's runs with their owners.
 func (p peerServer) ListClusterRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*peerpb.ClusterRunList, error) {
-	self, hosts, err := p.s.h.ClusterRuns(ctx)
+	self, hosts, err := p.s.cluster.ClusterRuns(ctx)
 	if err != nil {
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}

@@ -82,7 +82,7 @@ func sameCounts(t *testing.T, what string, got, want map[string]int) {
 // success in the log.
 func TestNothingIsDoneBeforeItIsWritten(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	sub := h.Subscribe(4096)
+	sub := subscribe(h, 4096)
 	defer sub.Close()
 	injected := errors.New("injected write failure")
 	var fired atomic.Bool
@@ -110,7 +110,7 @@ func TestNothingIsDoneBeforeItIsWritten(t *testing.T) {
 	var evs []hearth.Event
 	for drained := false; !drained; {
 		select {
-		case e := <-sub.C:
+		case e := <-sub.Events():
 			evs = append(evs, e)
 		default:
 			drained = true

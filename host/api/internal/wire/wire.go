@@ -194,7 +194,7 @@ func Event(e hearth.Event) *apipb.Event {
 	}
 	if u := e.ToolUse; u != nil {
 		m.ToolUse = &apipb.ToolUse{
-			CallId: u.CallID, Tool: u.Tool, Paths: u.Paths, Technologies: u.Technologies, Outcome: outcomeCode(u.Outcome),
+			CallId: u.CallID, Tool: u.Tool, Kind: string(u.Kind), Paths: u.Paths, Technologies: u.Technologies, Outcome: outcomeCode(u.Outcome),
 			Error: u.Error, DurationNanos: int64(u.Duration), Cost: u.Cost, AtUnixNano: nanos(u.At),
 		}
 	}
@@ -243,7 +243,7 @@ func EventOf(m *apipb.Event) hearth.Event {
 	}
 	if u := m.GetToolUse(); u != nil {
 		e.ToolUse = &sdk.ToolUse{
-			CallID: u.GetCallId(), Tool: u.GetTool(), Paths: u.GetPaths(), Technologies: u.GetTechnologies(),
+			CallID: u.GetCallId(), Tool: u.GetTool(), Kind: sdk.ToolKind(u.GetKind()), Paths: u.GetPaths(), Technologies: u.GetTechnologies(),
 			Outcome: outcomeOfCode(u.GetOutcome()), Error: u.GetError(), Duration: time.Duration(u.GetDurationNanos()),
 			Cost: u.GetCost(), At: unixTime(u.GetAtUnixNano()),
 		}
@@ -407,6 +407,61 @@ func StateOf(m *apipb.StateSections) map[string]json.RawMessage {
 		out[k] = v
 	}
 	return out
+}
+
+// HostStatus encodes a host's status.
+func HostStatus(st hearth.HostStatus) *apipb.StatusReply {
+	m := &apipb.StatusReply{Version: st.Version, DataDir: st.DataDir, Pid: int32(st.PID), StartedUnixNano: nanos(st.Started),
+		Config: st.Config, ProtocolVersion: int32(st.ProtocolVersion), StoreLsmBytes: st.Store.LSM, StoreVlogBytes: st.Store.VLog}
+	for _, a := range st.Agents {
+		m.Agents = append(m.Agents, Agent(a))
+	}
+	for _, c := range st.Sessions {
+		m.Sessions = append(m.Sessions, &apipb.SessionCount{Agent: c.Agent, Status: c.Status, N: int32(c.N)})
+	}
+	return m
+}
+
+// HostStatusOf decodes a host's status.
+func HostStatusOf(m *apipb.StatusReply) hearth.HostStatus {
+	st := hearth.HostStatus{Version: m.GetVersion(), DataDir: m.GetDataDir(), PID: int(m.GetPid()), Started: unixTime(m.GetStartedUnixNano()),
+		Config: m.GetConfig(), ProtocolVersion: int(m.GetProtocolVersion()),
+		Store: hearth.StoreSize{LSM: m.GetStoreLsmBytes(), VLog: m.GetStoreVlogBytes()}}
+	for _, a := range m.GetAgents() {
+		st.Agents = append(st.Agents, AgentOf(a))
+	}
+	for _, c := range m.GetSessions() {
+		st.Sessions = append(st.Sessions, hearth.SessionCount{Agent: c.GetAgent(), Status: c.GetStatus(), N: int(c.GetN())})
+	}
+	return st
+}
+
+// EventFilter encodes an event filter; its Buffer is the client's.
+func EventFilter(f hearth.EventFilter) *apipb.EventsRequest {
+	m := &apipb.EventsRequest{Run: f.Run, Session: f.Session, ToolUses: f.ToolUses}
+	for _, k := range f.Kinds {
+		m.Kinds = append(m.Kinds, string(k))
+	}
+	return m
+}
+
+// EventFilterOf decodes an event filter, with the server's buffer.
+func EventFilterOf(m *apipb.EventsRequest, buffer int) hearth.EventFilter {
+	f := hearth.EventFilter{Run: m.GetRun(), Session: m.GetSession(), ToolUses: m.GetToolUses(), Buffer: buffer}
+	for _, k := range m.GetKinds() {
+		f.Kinds = append(f.Kinds, hearth.EventKind(k))
+	}
+	return f
+}
+
+// BackupStats encodes what a backup holds.
+func BackupStats(st hearth.BackupStats) *apipb.BackupStats {
+	return &apipb.BackupStats{Records: int32(st.Records), Files: int32(st.Files), Bytes: st.Bytes}
+}
+
+// BackupStatsOf decodes what a backup holds.
+func BackupStatsOf(m *apipb.BackupStats) hearth.BackupStats {
+	return hearth.BackupStats{Records: int(m.GetRecords()), Files: int(m.GetFiles()), Bytes: m.GetBytes()}
 }
 
 // Agent encodes an agent's status.
