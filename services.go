@@ -157,4 +157,3 @@ type Admin interface {
 	// w (the tar `hearth restore` reads), taken while it serves.
 	Backup(ctx context.Context, w io.Writer) (BackupStats, error)
 }
-
