@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/sdk"
-	"github.com/hearth-dev/hearth/sdk/sdktest"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 )
 
 // conformanceView is `hearth agents test --json`'s output.
@@ -28,7 +28,7 @@ type checkView struct {
 }
 
 // agentsTestCommand is `hearth agents test -- COMMAND [ARGS...]`: the
-// conformance checks of package sdktest (the list sdktest.TestAgent runs
+// conformance checks of package conformance (the list conformance.TestAgent runs
 // on Go agents) against any plugin program, over the real protocol.
 func (m *Main) agentsTestCommand() *cobra.Command {
 	var (
@@ -71,7 +71,7 @@ hints come from --dir, --file and --tech.
 					Hints: sdk.Hints{Files: files, Directories: dirs, Technologies: tech},
 				})
 			}
-			r, err := sdktest.RunChecks(cmd.Context(), sdktest.CommandIn(workdir, env, args...), tasks...)
+			r, err := conformance.RunChecks(cmd.Context(), conformance.CommandIn(workdir, env, args...), tasks...)
 			if err != nil {
 				return fmt.Errorf("%w\nthe program must serve a hearth agent (Go: plugin.Serve; Python: hearth_agent.serve)", err)
 			}

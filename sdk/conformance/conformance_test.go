@@ -1,4 +1,4 @@
-package sdktest_test
+package conformance_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/plugin"
-	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
 func TestConformingAgentPasses(t *testing.T) {
@@ -26,7 +26,7 @@ func TestConformingAgentPasses(t *testing.T) {
 		{Name: "flood", Prompt: "tools:200;progress:1"},
 	}
 	newAgent := func() sdk.Agent { return testagent.New("scripted", 4) }
-	if err := sdktest.TestAgent(context.Background(), newAgent, tasks...); err != nil {
+	if err := conformance.TestAgent(context.Background(), newAgent, tasks...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -37,7 +37,7 @@ func TestToolsAgentPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	newAgent := func() sdk.Agent { return &toolsAgent{root: root} }
-	if err := sdktest.TestAgent(context.Background(), newAgent, sdk.Task{Name: "words", Prompt: "notes.md"}); err != nil {
+	if err := conformance.TestAgent(context.Background(), newAgent, sdk.Task{Name: "words", Prompt: "notes.md"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -47,7 +47,7 @@ func TestToolsAgentPasses(t *testing.T) {
 // between them: this agent fails unless all four are in flight together.
 func TestConcurrencyCheckRunsTasksAtOnce(t *testing.T) {
 	gate := &together{n: 4, all: make(chan struct{})}
-	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return gate }, sdk.Task{Name: "t", Prompt: "go"})
+	err := conformance.TestAgent(context.Background(), func() sdk.Agent { return gate }, sdk.Task{Name: "t", Prompt: "go"})
 	if err == nil {
 		t.Fatal("got no violation; the agent fails every task that runs on its own")
 	}
@@ -133,7 +133,7 @@ func TestConformanceFindsViolations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := sdktest.TestAgent(context.Background(), tt.agent, sdk.Task{Name: "t", Prompt: "go"})
+			err := conformance.TestAgent(context.Background(), tt.agent, sdk.Task{Name: "t", Prompt: "go"})
 			if err == nil {
 				t.Fatal("got no violations")
 			}
@@ -151,7 +151,7 @@ func TestConformanceFindsViolations(t *testing.T) {
 // detector fails it. (Run in this process, the race would fail this test.)
 func TestRacyAgentFailsUnderRace(t *testing.T) {
 	if os.Getenv("SDKTEST_RACY_AGENT") == "1" {
-		if err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return &racyAgent{} }, sdk.Task{Name: "t", Prompt: "go"}); err != nil {
+		if err := conformance.TestAgent(context.Background(), func() sdk.Agent { return &racyAgent{} }, sdk.Task{Name: "t", Prompt: "go"}); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -172,7 +172,7 @@ func TestRacyAgentFailsUnderRace(t *testing.T) {
 
 func TestChecksAreListed(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range sdktest.Checks() {
+	for _, c := range conformance.Checks() {
 		if c.Name == "" || c.Description == "" || c.Run == nil {
 			t.Errorf("check %+v: want a name, a description and a Run", c)
 		}
@@ -189,7 +189,7 @@ func TestChecksAreListed(t *testing.T) {
 }
 
 func TestConformanceNeedsATask(t *testing.T) {
-	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return &badAgent{info: okInfo} })
+	err := conformance.TestAgent(context.Background(), func() sdk.Agent { return &badAgent{info: okInfo} })
 	if err == nil || !strings.Contains(err.Error(), "needs at least one task") {
 		t.Errorf("got %v, want a request for a task", err)
 	}
@@ -370,16 +370,16 @@ func TestHelperPlugin(t *testing.T) {
 // processes, over the real protocol: a keeping agent passes, a breaking
 // one is caught.
 func TestConformanceOverACommand(t *testing.T) {
-	target := func(agent string) sdktest.Target {
-		return sdktest.Command([]string{"SDKTEST_PLUGIN=" + agent}, os.Args[0], "-test.run=^TestHelperPlugin$")
+	target := func(agent string) conformance.Target {
+		return conformance.Command([]string{"SDKTEST_PLUGIN=" + agent}, os.Args[0], "-test.run=^TestHelperPlugin$")
 	}
-	if _, ok := target("scripted").(sdktest.Local); ok {
+	if _, ok := target("scripted").(conformance.Local); ok {
 		t.Error("a command's target claims to be in this process")
 	}
-	if err := sdktest.TestTarget(context.Background(), target("scripted"), sdk.Task{Name: "read", Prompt: "read:src/a.go;echo:done"}); err != nil {
+	if err := conformance.TestTarget(context.Background(), target("scripted"), sdk.Task{Name: "read", Prompt: "read:src/a.go;echo:done"}); err != nil {
 		t.Fatal(err)
 	}
-	err := sdktest.TestTarget(context.Background(), target("never-asks"), sdk.Task{Name: "t", Prompt: "go"})
+	err := conformance.TestTarget(context.Background(), target("never-asks"), sdk.Task{Name: "t", Prompt: "go"})
 	if err == nil || !strings.Contains(err.Error(), "tool use Read [.env] was reported without a CheckToolUse before it") {
 		t.Errorf("got %v, want the unasked tool use caught", err)
 	}

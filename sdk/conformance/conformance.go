@@ -1,4 +1,4 @@
-package sdktest
+package conformance
 
 import (
 	"context"
@@ -77,7 +77,7 @@ func TestTarget(ctx context.Context, t Target, tasks ...sdk.Task) error {
 	var errs []error
 	for _, c := range r.Checks {
 		for _, e := range c.Errors {
-			errs = append(errs, fmt.Errorf("sdktest: agent %q: %s: %w", r.Info.Name, c.Name, e))
+			errs = append(errs, fmt.Errorf("conformance: agent %q: %s: %w", r.Info.Name, c.Name, e))
 		}
 	}
 	return errors.Join(errs...)
@@ -107,12 +107,12 @@ type Result struct {
 // the Report.
 func RunChecks(ctx context.Context, t Target, tasks ...sdk.Task) (*Report, error) {
 	if len(tasks) == 0 {
-		return nil, errors.New("sdktest: TestAgent needs at least one task the agent should complete")
+		return nil, errors.New("conformance: TestAgent needs at least one task the agent should complete")
 	}
 	s := &Subject{Target: t, Tasks: tasks}
 	h, err := t.Start(Options{})
 	if err != nil {
-		return nil, fmt.Errorf("sdktest: start the agent: %w", err)
+		return nil, fmt.Errorf("conformance: start the agent: %w", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, callLimit)
 	s.Info, err = h.Agent.Describe(cctx)
@@ -122,7 +122,7 @@ func RunChecks(ctx context.Context, t Target, tasks ...sdk.Task) (*Report, error
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sdktest: Describe failed: %w", err)
+		return nil, fmt.Errorf("conformance: Describe failed: %w", err)
 	}
 	r := &Report{Info: s.Info, ExportsState: s.ExportsState}
 	for _, c := range Checks() {
@@ -180,7 +180,7 @@ func (c command) Cmd() *exec.Cmd {
 
 func (c command) Start(opts Options) (*Harness, error) {
 	if len(c.argv) == 0 {
-		return nil, errors.New("sdktest: Command needs the program to run")
+		return nil, errors.New("conformance: Command needs the program to run")
 	}
 	return StartCommand(c.Cmd(), opts)
 }
