@@ -3,13 +3,14 @@
 // and what it came to (Task, Outcome), where it was placed and why
 // (Decision, Candidate), what happened (Event), sessions and runs as they
 // are described (SessionInfo, RunInfo, RunDetail, ...), pipelines
-// (Pipeline), what a host says of itself (HostStatus), every sentinel and
-// structured error, and the services as small interfaces (Placer,
-// SessionReader, RunReader, RunController, Service; EventSource,
-// StatusReader, Admin). The engine in process and the daemon's client
-// both implement every one of them. It imports only package sdk and the
-// standard library, so a program that only talks to a daemon links none
-// of the engine.
+// (Pipeline), what a host says of itself (HostStatus), a cluster's
+// members and runs (Member, ClusterRuns), every sentinel and structured
+// error, and the services as small interfaces (Placer, SessionReader,
+// RunReader, RunController, Service; EventSource, StatusReader, Admin,
+// ClusterReader). The engine in process and the daemon's client both
+// implement the first eight; a cluster's member and the client,
+// ClusterReader. It imports only package sdk and the standard library,
+// so a program that only talks to a daemon links none of the engine.
 //
 // It is the module's root package, so the words read as what they are:
 // hearth.Task, hearth.Service. The directory host/ holds the parts of one

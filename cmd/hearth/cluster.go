@@ -1,83 +1,40 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/hearth-dev/hearth/host/api"
-	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/cluster/etcd"
+	"github.com/hearth-dev/hearth/host/cluster/member"
+	"github.com/hearth-dev/hearth/host/cluster/peer"
 	"github.com/hearth-dev/hearth/host/config"
-	"github.com/hearth-dev/hearth/host/engine"
 )
 
-// clusterMember is a serving host's membership of a cluster: its etcd
-// node and its client of the other hosts' APIs.
-type clusterMember struct {
-	cfg   cluster.Config
-	node  *etcd.Node
-	peers *api.PeerHosts
-}
-
-// joinCluster makes h a member of the cluster its config's cluster block
-// names: it applies the host ID's default (the host name and a hash of
-// the data directory), registers with etcd and starts placing across the
-// hosts. It returns nil, nil without a cluster block. The listeners must
-// be open: other hosts forward tasks as soon as this one is listed.
-func (m *Main) joinCluster(ctx context.Context, cfg *config.Config, h *engine.Engine, logger hclog.Logger) (*clusterMember, error) {
+// newMember makes this host's member of the cluster its config's
+// cluster block names (host/cluster/member), or nil without a cluster
+// block. It checks the block and reads the hosts' certificates, and
+// starts nothing: serve hands it to the engine and joins it once the
+// daemon listens.
+func (m *Main) newMember(cfg *config.Config, logger hclog.Logger) (*member.Member, error) {
 	if cfg.Cluster == nil {
 		return nil, nil
 	}
-	hostname, _ := os.Hostname()
-	cc := cfg.Cluster.WithDefaults(hostname, cfg.DataDir)
-	if cc.Advertise == "" {
-		// The TCP API's address, unless it is a wildcard (Validate says
-		// so) or there is none.
-		cc.Advertise = cfg.Server.Listen
+	o := member.Options{Cluster: *cfg.Cluster, Listen: cfg.Server.Listen, DataDir: cfg.DataDir,
+		Version: buildInfo().Version, ConfigHash: configHash(cfg), Logger: logger}
+	if t := cfg.Server.TLS; t != nil {
+		o.TLS = &peer.TLS{CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.ClientCAFile}
 	}
-	if err := cc.Validate(); err != nil {
-		return nil, err
-	}
-	peers, err := api.NewPeerHosts(cc.HostID, cfg.Server, cc.DialTimeout)
+	// The hosts send one another the token the daemon asks TCP clients
+	// for, when it asks for one.
+	token, err := config.ReadToken(cfg.Server.TokenFile)
 	if err != nil {
 		return nil, err
 	}
-	view := h.ClusterView(engine.ClusterInfo{ID: cc.HostID, Addr: cc.Advertise, ConfigHash: configHash(cfg), Version: buildInfo().Version})
-	sctx, cancel := context.WithTimeout(ctx, 2*cc.DialTimeout)
-	defer cancel()
-	node, err := etcd.Start(sctx, etcd.Options{Config: cc, Identity: cluster.Identity(hostname, cfg.DataDir),
-		Source: h.ClusterSource(), View: view, Logger: logger})
-	if err != nil {
-		peers.Close()
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w; is etcd running at %v? (the cluster block's endpoints)", err, cc.Endpoints)
-		}
-		return nil, err
-	}
-	if err := h.JoinCluster(node, peers); err != nil {
-		node.Close()
-		peers.Close()
-		return nil, err
-	}
-	return &clusterMember{cfg: cc, node: node, peers: peers}, nil
-}
-
-// leave leaves the cluster at once (the lease is revoked: the others stop
-// placing here) before the host stops.
-func (c *clusterMember) leave() error {
-	if c == nil {
-		return nil
-	}
-	err := c.node.Close()
-	c.peers.Close()
-	return err
+	o.Token = token
+	return member.New(o)
 }
 
 // configHash is a digest of what a host decides with: its agents (their

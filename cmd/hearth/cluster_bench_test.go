@@ -47,7 +47,7 @@ func BenchmarkClusterCodeTour(b *testing.B) {
 				if n > 1 {
 					// Every host sees the others before the tour starts.
 					h0 := c.hostsByID()["h0"]
-					h0.until(b, "all hosts joined", func(hs client.Hosts) bool { return len(hs.Hosts) == n })
+					h0.until(b, "all hosts joined", func(hs hearth.Members) bool { return len(hs.Hosts) == n })
 				}
 				outs := make([]*hearth.Outcome, len(tour.Tasks))
 				next := make(chan int)

@@ -3,16 +3,9 @@ package main
 import (
 	"bufio"
 	"cmp"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/url"
 	"os"
@@ -27,8 +20,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/testcert"
 )
 
 // The cluster's end-to-end tests: real `hearth serve` processes (the test
@@ -109,44 +102,7 @@ func (s *testEtcd) stop() {
 // and as client, for 127.0.0.1.
 func hostCerts(t testing.TB) (caFile, certFile, keyFile string) {
 	t.Helper()
-	dir := t.TempDir()
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hearth test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "hearth host"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return write("ca.pem", "CERTIFICATE", caDER), write("host.pem", "CERTIFICATE", der), write("host.key", "EC PRIVATE KEY", kb)
+	return testcert.Write(t, t.TempDir())
 }
 
 // clusterHost is one `hearth serve` process of a test cluster.
@@ -281,10 +237,10 @@ func (h *clusterHost) kill9(t testing.TB) {
 }
 
 // hosts is `hearth hosts list --json` through h.
-func (h *clusterHost) hosts(t testing.TB) client.Hosts {
+func (h *clusterHost) hosts(t testing.TB) hearth.Members {
 	t.Helper()
 	code, out, errOut := run(t, h.env, "hosts", "list", "--json")
-	var hs client.Hosts
+	var hs hearth.Members
 	if code != 0 || json.Unmarshal([]byte(out), &hs) != nil {
 		t.Fatalf("hosts list on %s: %d %s %s", h.id, code, out, errOut)
 	}
@@ -293,7 +249,7 @@ func (h *clusterHost) hosts(t testing.TB) client.Hosts {
 
 // until polls h's view of the cluster until ok holds for it: the view
 // changes through etcd's watch, which the CLI cannot wait on.
-func (h *clusterHost) until(t testing.TB, what string, ok func(client.Hosts) bool) client.Hosts {
+func (h *clusterHost) until(t testing.TB, what string, ok func(hearth.Members) bool) hearth.Members {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -310,7 +266,7 @@ func (h *clusterHost) until(t testing.TB, what string, ok func(client.Hosts) boo
 
 // idle says m's published record shows no task running: its sessions'
 // summaries, written in the same transaction, show the same.
-func idle(m client.Member) bool {
+func idle(m hearth.Member) bool {
 	for _, a := range m.Agents {
 		if a.Load != 0 {
 			return false
@@ -319,13 +275,13 @@ func idle(m client.Member) bool {
 	return true
 }
 
-func member(hs client.Hosts, id string) (client.Member, bool) {
+func memberOf(hs hearth.Members, id string) (hearth.Member, bool) {
 	for _, m := range hs.Hosts {
 		if m.ID == id {
 			return m, true
 		}
 	}
-	return client.Member{}, false
+	return hearth.Member{}, false
 }
 
 // submit submits prompt with hints dirs to h and returns the outcome.
@@ -357,8 +313,8 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 	if warm.Decision.Host != "" || warm.Decision.Action != hearth.ActionSpawned {
 		t.Fatalf("the first task on c: %+v, want a new session on c itself", warm.Decision)
 	}
-	a.until(t, "c's session is published, idle", func(hs client.Hosts) bool {
-		m, ok := member(hs, "c")
+	a.until(t, "c's session is published, idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "c")
 		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 3
 	})
 
@@ -369,8 +325,8 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 	}
 	// Place through b says the same, without running anything, once b
 	// sees c's session idle again.
-	b.until(t, "c's session is idle", func(hs client.Hosts) bool {
-		m, ok := member(hs, "c")
+	b.until(t, "c's session is idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "c")
 		return ok && m.Sessions == 1 && idle(m)
 	})
 	code, out, _ := run(t, b.env, "place", "scripted", "--dir", "pkg/strings", "--json")
@@ -414,7 +370,7 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 	// c dies: within the lease TTL a sees it leave, and the next strings
 	// task spawns on a or b.
 	hc.kill9(t)
-	a.until(t, "c leaves", func(hs client.Hosts) bool { _, ok := member(hs, "c"); return !ok })
+	a.until(t, "c leaves", func(hs hearth.Members) bool { _, ok := memberOf(hs, "c"); return !ok })
 	o = a.submit(t, "echo:third", "pkg/strings")
 	if o.Decision.Host == "c" || o.Decision.Action != hearth.ActionSpawned || o.Result.Output != "third" {
 		t.Fatalf("after c died: %+v", o.Decision)
@@ -435,24 +391,24 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 	c := newTestCluster(t)
 	a, hb := c.host("a"), c.host("b")
 	warm := hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
-	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
-		m, ok := member(hs, "b")
+	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "b")
 		return ok && m.Sessions == 1 && idle(m)
 	})
 
 	c.etcd.stop()
 	// The lease runs out: a no longer knows who is alive, and lists only
 	// itself; so does b.
-	a.until(t, "a places alone", func(hs client.Hosts) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
-	hb.until(t, "b places alone", func(hs client.Hosts) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
+	a.until(t, "a places alone", func(hs hearth.Members) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
+	hb.until(t, "b places alone", func(hs hearth.Members) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
 	o := a.submit(t, "echo:alone", "pkg/os")
 	if o.Decision.Host != "" || o.Result.Output != "alone" {
 		t.Fatalf("with etcd down: %+v", o.Decision)
 	}
 
 	c.etcd.start()
-	a.until(t, "b is back", func(hs client.Hosts) bool {
-		m, ok := member(hs, "b")
+	a.until(t, "b is back", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "b")
 		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 2
 	})
 	// b's warm session wins again (a's own os session is fresher, but
@@ -460,7 +416,7 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 	// b's record may be the one its old lease kept through etcd's
 	// restart; b takes forwarded tasks once it registered again, which
 	// is when it sees the cluster again (until then it refuses them).
-	hb.until(t, "b registered again", func(hs client.Hosts) bool { return len(hs.Hosts) == 2 })
+	hb.until(t, "b registered again", func(hs hearth.Members) bool { return len(hs.Hosts) == 2 })
 	o = a.submit(t, "read:pkg/os/file.go;echo:back", "pkg/os")
 	if o.Decision.Host != "b" || o.Session != warm.Session || o.Result.Output != "back" {
 		t.Fatalf("with etcd back: ran on %s of %q: %s", o.Session, o.Decision.Host, o.Decision.Reason)
@@ -479,8 +435,8 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	// is granted its entries one by one as they are when it starts.
 	dir := t.TempDir()
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
-	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
-		m, ok := member(hs, "b")
+	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "b")
 		return ok && m.Sessions == 1 && idle(m)
 	})
 
@@ -546,8 +502,8 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 	a, hb := c.host("a"), c.host("b")
 	dir := t.TempDir() // before b's plugin starts: see TestClusterForwardSurvivesAHostKilledMidTask
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
-	a.until(t, "b's session is published, idle", func(hs client.Hosts) bool {
-		m, ok := member(hs, "b")
+	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "b")
 		return ok && m.Sessions == 1 && idle(m)
 	})
 
@@ -664,7 +620,7 @@ func TestServeClusterErrors(t *testing.T) {
 		t.Fatalf("hosts list of a daemon without a cluster block: %d %s", code, out)
 	}
 	code, out, _ = run(t, env, "hosts", "list", "--json")
-	var hs client.Hosts
+	var hs hearth.Members
 	if code != 0 || json.Unmarshal([]byte(out), &hs) != nil || hs.Clustered {
 		t.Fatalf("hosts list --json: %d %s", code, out)
 	}

@@ -46,7 +46,7 @@ config hashes differ run different guards or agents: a note says so.`,
 				return usagef("hosts list asks the daemon: start one with hearth serve (its config needs a cluster block)")
 			}
 			defer c.Close()
-			hs, err := c.Hosts(cmd.Context())
+			hs, err := c.Members(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -102,15 +102,16 @@ func (m *Main) clusterRunsList(ctx context.Context, asJSON bool) (done bool, err
 		return false, err
 	}
 	defer c.Close()
-	self, hosts, ok, err := c.ClusterRuns(ctx)
-	if err != nil || !ok {
+	cr, err := c.ClusterRuns(ctx)
+	if err != nil || !cr.Clustered {
 		return err != nil, err
 	}
+	self, hosts := cr.Self, cr.Hosts
 	if asJSON {
 		type ownedRun struct {
 			hearth.RunInfo
-			Owner      string `json:"owner"`
-			OwnerState string `json:"owner_state"`
+			Owner      string            `json:"owner"`
+			OwnerState hearth.OwnerState `json:"owner_state"`
 		}
 		out := []ownedRun{}
 		for _, hr := range hosts {
@@ -126,11 +127,11 @@ func (m *Main) clusterRunsList(ctx context.Context, asJSON bool) (done bool, err
 	for _, hr := range hosts {
 		owner := hr.Host
 		switch {
-		case hr.State == "gone":
+		case hr.State == hearth.OwnerGone:
 			// Its runs are in its store: when it is back, they are there
 			// to resume (a host that crashed pauses what it ran).
 			owner += " (gone: as listed " + ago(hr.Listed) + "; back with its host)"
-		case hr.State == "unreachable":
+		case hr.State == hearth.OwnerUnreachable:
 			owner += " (unreachable: as listed " + ago(hr.Listed) + ")"
 		case hr.Host == self:
 			owner += " *"
@@ -139,7 +140,7 @@ func (m *Main) clusterRunsList(ctx context.Context, asJSON bool) (done bool, err
 			n++
 			fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.ID, r.Pipeline, statusText(r), r.Succeeded, r.Tasks, text.OrDash(r.Stage), costText(r), ago(r.LastActivity), owner)
 		}
-		if len(hr.Runs) == 0 && hr.State == "unreachable" {
+		if len(hr.Runs) == 0 && hr.State == hearth.OwnerUnreachable {
 			fmt.Fprintf(m.Stderr, "hearth: host %s did not answer: %s\n", hr.Host, hr.Error)
 		}
 	}

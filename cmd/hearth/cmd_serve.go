@@ -110,14 +110,38 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	}
 	logger := m.logger()
 	metrics := api.NewMetrics()
-	h, err := engine.New(engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve",
-		Version: buildInfo().Version, Observe: metrics.Observe})
+	// With a cluster block, the host's member of its cluster: handed to
+	// the engine now, joined once the listeners are open.
+	member, err := m.newMember(cfg, logger)
 	if err != nil {
+		return err
+	}
+	opts := engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve",
+		Version: buildInfo().Version, Observe: metrics.Observe}
+	srvOpts := api.Options{Logger: logger.Named("api"), Metrics: metrics}
+	if member != nil {
+		opts.Cluster, srvOpts.Register = member, member.Register
+	}
+	// Leave the cluster before the host stops: the others stop placing
+	// here at once.
+	leave := func() {
+		if member == nil {
+			return
+		}
+		if err := member.Leave(); err != nil {
+			fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", err)
+		}
+	}
+	h, err := engine.New(opts)
+	if err != nil {
+		leave()
 		return dataDirError(err, cfg)
 	}
-	srv := api.NewServer(api.Options{Engine: h, Logger: logger.Named("api"), Metrics: metrics})
+	srvOpts.Engine = h
+	srv := api.NewServer(srvOpts)
 	l, err := srv.Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
+		leave()
 		_ = h.Close(context.Background())
 		return err
 	}
@@ -144,19 +168,16 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 			fmt.Fprintf(m.Stdout, "  sign in    %s\n             (once, until %s; %s dashboard prints another)\n", link, exp.Format("15:04:05"), m.hearth())
 		}
 	}
-	member, err := m.joinCluster(ctx, cfg, h, logger)
-	if err != nil {
-		_ = m.stopDaemon(l, h, nil)
-		return err
-	}
 	if member != nil {
-		fmt.Fprintf(m.Stdout, "  cluster    host %s at %s, etcd %v\n", member.cfg.HostID, member.cfg.Advertise, member.cfg.Endpoints)
-	}
-	// Leave the cluster first: the others stop placing here at once.
-	leave := func() {
-		if err := member.leave(); err != nil {
-			fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", err)
+		// The listeners are open: other hosts forward tasks as soon as
+		// this one is listed.
+		if err := member.Join(ctx); err != nil {
+			leave()
+			_ = m.stopDaemon(l, h, nil)
+			return err
 		}
+		cc := member.Config()
+		fmt.Fprintf(m.Stdout, "  cluster    host %s at %s, etcd %v\n", cc.HostID, cc.Advertise, cc.Endpoints)
 	}
 
 	sigs, reloads, stop := m.hostSignals()
@@ -166,7 +187,7 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		case <-reloads:
 			m.reload(h)
 			if member != nil {
-				h.SetClusterConfigHash(configHash(h.Config()))
+				member.SetConfigHash(configHash(h.Config()))
 			}
 			if next, err := m.serveConfig(f); err == nil && !reflect.DeepEqual(next.Server, cfg.Server) {
 				fmt.Fprintln(m.Stderr, "hearth: warning: the server block changed; a running daemon keeps its listeners: restart it to use the new ones")

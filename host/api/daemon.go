@@ -22,9 +22,9 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/wire"
 )
 
 // Errors of Listen.
@@ -63,7 +63,7 @@ type Listeners struct {
 // TCP (with mutual TLS or a bearer token) and the HTTP side. It returns
 // once every listener is open; Close stops them.
 func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
-	token, err := readToken(cfg.TokenFile)
+	token, err := config.ReadToken(cfg.TokenFile)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		if tokenFile, err = defaultToken(dataDir); err != nil {
 			return nil, err
 		}
-		if httpToken, err = readToken(tokenFile); err != nil {
+		if httpToken, err = config.ReadToken(tokenFile); err != nil {
 			return nil, err
 		}
 	}
@@ -90,7 +90,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 	}
 	l.unixSrv = grpc.NewServer(append(s.peerOptions(), grpc.MaxRecvMsgSize(wire.MaxMessage))...) // peer.go
 	apipb.RegisterHearthServer(l.unixSrv, s)
-	s.registerPeer(l.unixSrv)
+	s.registerMore(l.unixSrv)
 	l.serve(func() error { return l.unixSrv.Serve(ul) }, "unix socket")
 
 	if cfg.Listen != "" {
@@ -113,7 +113,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		l.TCP = tl.Addr().String()
 		l.tcpSrv = grpc.NewServer(opts...)
 		apipb.RegisterHearthServer(l.tcpSrv, s)
-		s.registerPeer(l.tcpSrv)
+		s.registerMore(l.tcpSrv)
 		l.serve(func() error { return l.tcpSrv.Serve(tl) }, "tcp")
 	}
 

@@ -12,9 +12,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hearth-dev/hearth/host/api"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
 )
 
 // FuzzRequests sends the API's handlers requests decoded from arbitrary

@@ -22,14 +22,15 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/wire"
 )
 
 // Options configure a Server. Engine is required.
@@ -42,6 +43,11 @@ type Options struct {
 	Metrics *Metrics
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Register, when set, registers more gRPC services on the daemon's
+	// servers (the unix socket's and the TCP listener's), behind the same
+	// access control: `hearth serve` registers its cluster's peer service
+	// there (host/cluster/member's Member.Register).
+	Register func(grpc.ServiceRegistrar)
 }
 
 // Engine is what the daemon serves: what each of its transports asks.
@@ -49,7 +55,6 @@ type Engine interface {
 	API
 	Web
 	hearth.StatusReader // /metrics
-	Cluster
 }
 
 // API is what the gRPC API asks of the host it serves: the services of
@@ -66,16 +71,18 @@ type API interface {
 // Server implements the API over a host.
 type Server struct {
 	apipb.UnimplementedHearthServer
-	// api, web, status and cluster are the one Options.Engine, as each
-	// transport sees it: the gRPC API, the HTTP side, /metrics and the
-	// peer service.
+	// api, web and status are the one Options.Engine, as each transport
+	// sees it: the gRPC API, the HTTP side and /metrics. (The peer
+	// service is host/cluster/peer's, over its own Handler, registered
+	// through Options.Register.)
 	api     API
 	web     Web
 	status  hearth.StatusReader
-	cluster Cluster
 	logger  hclog.Logger
 	metrics *Metrics
 	now     func() time.Time
+	// register registers Options.Register's services.
+	register func(grpc.ServiceRegistrar)
 	// closing is closed when the daemon shuts down: streams end.
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -83,14 +90,21 @@ type Server struct {
 	dash atomic.Pointer[httpAuth]
 }
 
+// registerMore registers Options.Register's services on srv.
+func (s *Server) registerMore(srv *grpc.Server) {
+	if s.register != nil {
+		s.register(srv)
+	}
+}
+
 // shutdown ends the server's streams: the daemon is stopping.
 func (s *Server) shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // NewServer returns a server for opts.Engine.
 func NewServer(opts Options) *Server {
-	s := &Server{logger: opts.Logger, metrics: opts.Metrics, now: opts.Now, closing: make(chan struct{})}
+	s := &Server{logger: opts.Logger, metrics: opts.Metrics, now: opts.Now, register: opts.Register, closing: make(chan struct{})}
 	if opts.Engine != nil {
-		s.api, s.web, s.status, s.cluster = opts.Engine, opts.Engine, opts.Engine, opts.Engine
+		s.api, s.web, s.status = opts.Engine, opts.Engine, opts.Engine
 	}
 	if s.logger == nil {
 		s.logger = hclog.NewNullLogger()

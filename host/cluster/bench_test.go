@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -69,7 +70,7 @@ func newSimWorld(tb testing.TB, hosts, perHost int) *simWorld {
 	var changes []Change
 	for h := range hosts {
 		host := fmt.Sprintf("h%03d", h)
-		changes = append(changes, Change{Kind: KeyHost, Host: host, Info: HostInfo{ID: host, Addr: host + ":7420"}})
+		changes = append(changes, Change{Kind: KeyHost, Host: host, Info: hearth.Member{ID: host, Addr: host + ":7420"}})
 		for i := range perHost {
 			home := rng.IntN(len(areas))
 			homes = append(homes, home)
@@ -99,14 +100,14 @@ func newSimWorld(tb testing.TB, hosts, perHost int) *simWorld {
 				tb.Fatal(err)
 			}
 			if h == 0 {
-				c := s.Candidate(s.Session)
+				c := s.Candidate("")
+				c.ID = s.Session // a local session, as a pool indexes it
 				w.local.Put(c)
 				w.all = append(w.all, c)
 				continue
 			}
 			changes = append(changes, Change{Kind: KeySession, Host: host, Summary: s})
-			c := s.Candidate(RemoteID(host, s.Session))
-			c.Owner = host // as a pool puts it (Pool.ApplyRemote)
+			c := s.Candidate(host)
 			w.all = append(w.all, c)
 			w.remote = append(w.remote, c.ID)
 		}

@@ -1,19 +1,34 @@
 // Package cluster is what hosts share to place tasks across machines: who
 // is a member, what each host's sessions know, and the rules for sending a
-// task to another host. It stands on etcd (membership by lease, watched
-// prefixes, transactions); package cluster/etcd is the part that talks to
-// it. This package does no I/O and imports only the standard library and
-// the matcher, so that the engine, the CLI and the config can use its
-// types without linking etcd's client.
+// task to another host and for running one sent here. It stands on etcd
+// (membership by lease, watched prefixes, transactions).
 //
-// Each host keeps its own store, runs, guards and config. What is shared
-// is small and rate-limited: a record per host and a summary per session.
+// Cluster mode is one feature in this folder: the rules here, each a type
+// or function that does no I/O and takes no lock of its caller's, tested
+// as tables; their shells in the packages beside it:
+//
+//   - cluster/member is a host's membership, the one shell the host
+//     sees: made from the config's cluster block, handed to the engine as
+//     an option (which attaches its pools and the means to run a task
+//     here), joined with one call, left on shutdown. It runs [Forward]'s
+//     steps, answers forwarded tasks from [Accepted], publishes the host
+//     ([Summary], [HostRecord]) and lists members and runs.
+//   - cluster/etcd talks to etcd: registration under a lease, batched
+//     publishing, the watch that feeds the [View].
+//   - cluster/peer is the hosts' API to one another, server and client,
+//     over mutual TLS.
+//
+// This package imports only the vocabulary, the matcher and the standard
+// library, so that the config, the pools and the daemon's client can use
+// its types without linking etcd's client or gRPC. Each host keeps its
+// own store, runs, guards and config. What is shared is small and
+// rate-limited: a record per host and a summary per session.
 //
 // # Key layout
 //
 // Everything lives under [Prefix], /hearth/v1/:
 //
-//	/hearth/v1/hosts/<host>               HostInfo, JSON, bound to the host's lease
+//	/hearth/v1/hosts/<host>               HostRecord, JSON, bound to the host's lease
 //	/hearth/v1/sessions/<host>/<session>  Summary, JSON, bound to the host's lease
 //
 // Host IDs are 1 to 63 letters, digits, '.', '_' or '-' ([CheckHostID]);
@@ -81,18 +96,20 @@
 // [RemoteID] ("host/session"; local session IDs never hold a '/'). When
 // the watch fails (etcd compacted the revision it would resume from, a
 // lost leader, a closed stream) or the host registers again, it lists
-// again. The engine keeps the remote sessions in its own pools' matcher
-// indexes too ([View.SetSink]), so that one index of every host's
-// sessions decides (a score depends on every session in the index: two
-// decisions over disjoint sets do not merge into the union's). When the
-// decision is to spawn, [View.SpawnHost] names the least loaded member
-// that runs the agent.
+// again. The member keeps the remote sessions in the host's pools'
+// matcher indexes too ([View.SetSink]), so that one index of every host's
+// sessions decides with the pools' one placement policy (a score depends
+// on every session in the index: two decisions over disjoint sets do not
+// merge into the union's). The policy's answer ([Placement]) becomes a
+// target with [View.Target]: a remote session's host, or, for a spawn,
+// the member [View.SpawnHost] names (the least loaded that runs the
+// agent), or this host.
 //
 // # Forwarding and idempotency
 //
 // A task placed on another host is forwarded to that host's API under an
-// idempotency key; [Forward] is the retry state machine the engine runs,
-// sending through host/engine's Peers. A target that refused or was never
+// idempotency key; [Forward] is the retry state machine the member runs,
+// sending through cluster/peer. A target that refused or was never
 // reached is left out and the task placed again; a forward whose outcome
 // is unknown (a timeout, a connection lost after sending) asks the host
 // about the key and waits while it is running there or while the host,
@@ -100,7 +117,7 @@
 // key and its result, in memory and in its store (durable before it
 // answers), so a repeated forward never starts the task twice, across a
 // restart of that host too, within its idempotency window (an hour, at
-// most 10,000 keys: docs/cluster.md). A key whose task it stopped
+// most 10,000 keys: docs/cluster.md); [Accepted] is that rule. A key whose task it stopped
 // before it finished (a restart, its lease lost) is answered with
 // ErrInterrupted (TaskInterrupted): the task is placed elsewhere, as when
 // a host leaves the cluster mid-task.

@@ -42,10 +42,10 @@ const (
 	TaskInterrupted
 )
 
-// The engine sends a task with host/engine's Peers (host/api implements
-// it over the hosts' mutually authenticated API). The receiving host keeps,
+// The member (cluster/member) sends a task with cluster/peer's Client,
+// over the hosts' mutually authenticated API. The receiving host keeps,
 // under the task's idempotency key, that it accepted the task and, once
-// finished, its result. A second forward or a status query with a key it
+// finished, its result ([Accepted]). A second forward or a status query with a key it
 // knows never starts the task again: it returns the result, or waits for
 // it. A send's error wraps ErrRefused when the host answered that it did
 // not start the task (the session is gone or busy, the host is draining,
@@ -72,7 +72,7 @@ const (
 	// not be asked. Wait for a while or for the view to change, then
 	// report with Forward.Waited whether the host is still a member.
 	StepWait
-	// StepDone: the task ran, on Step.Target; its result is the engine's.
+	// StepDone: the task ran, on Step.Target; its result is the caller's.
 	StepDone
 	// StepFail: give up with Step.Err.
 	StepFail
@@ -99,7 +99,7 @@ type Step struct {
 const DefaultMaxPlacements = 4
 
 // Forward is the retry and idempotency state machine of one task placed
-// across hosts. It does no I/O: the engine runs the steps and reports
+// across hosts. It does no I/O: the member runs the steps and reports
 // what happened, and the machine says what to do next:
 //
 //	f := cluster.NewForward(key, 0)
@@ -182,9 +182,9 @@ func (f *Forward) fail(err error) Step {
 }
 
 // misuse reports a report that does not answer the step the machine is
-// in: a bug in the engine's loop.
+// in: a bug in the loop that drives the machine (cluster/member's).
 func (f *Forward) misuse(report string) Step {
-	return f.fail(fmt.Errorf("forward of task %s: %s reported while the step is %s; the engine's loop must report the step it ran", f.key, report, f.state))
+	return f.fail(fmt.Errorf("forward of task %s: %s reported while the step is %s; the loop must report the step it ran", f.key, report, f.state))
 }
 
 // Placed reports where placement put the task.

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -29,8 +30,8 @@ const (
 	// KiB. Summaries that would be larger (long paths full of characters
 	// JSON escapes) lose their oldest files and directories until they fit.
 	MaxSummaryBytes = 16 << 10
-	// MaxHostInfoBytes bounds an encoded HostInfo.
-	MaxHostInfoBytes = 16 << 10
+	// MaxHostRecordBytes bounds an encoded HostRecord.
+	MaxHostRecordBytes = 16 << 10
 	// MaxSessionIDBytes bounds a session ID, which is a key segment.
 	MaxSessionIDBytes = 256
 	maxNameBytes      = 128
@@ -62,54 +63,19 @@ type Summary struct {
 	Dormant      bool      `json:"dormant,omitempty"`
 }
 
-// HostInfo is a member's record: who it is, where its API is, and how
-// loaded each of its agents is.
-type HostInfo struct {
-	// ID is the host's ID, the last segment of the key.
-	ID string `json:"-"`
-	// Addr is the host's API address (host:port) for forwarded tasks and
-	// run listings.
-	Addr     string `json:"addr"`
-	Hostname string `json:"hostname,omitempty"`
+// HostRecord is a member's record in etcd: the member as listings show
+// it, and what tells its starts apart. Member.Sessions and Member.Self
+// are not part of the record: whoever lists the members counts the
+// sessions and knows which host it is.
+type HostRecord struct {
+	hearth.Member
 	// Identity is a digest of the machine's hostname and the host's data
 	// directory (see [Identity]): a host that restarts before its old
 	// lease expired has the same identity and takes its place back; another
 	// process claiming the same ID does not.
-	Identity string `json:"identity"`
+	Identity string
 	// Incarnation is random for each start of the host process.
-	Incarnation string    `json:"incarnation"`
-	Started     time.Time `json:"started"`
-	// ConfigHash is a digest of the host's configuration, so that
-	// listings show members whose guards or agents differ.
-	ConfigHash string      `json:"config_hash,omitempty"`
-	Version    string      `json:"version,omitempty"`
-	Agents     []AgentLoad `json:"agents,omitempty"`
-}
-
-// AgentLoad is one agent's sessions and load on a host.
-type AgentLoad struct {
-	Name string `json:"name"`
-	// External agents' sessions report through hooks; nothing is spawned
-	// for them.
-	External bool `json:"external,omitempty"`
-	Live     int  `json:"live"`
-	Dormant  int  `json:"dormant"`
-	// Load is the tasks running on the agent's sessions; Capacity the
-	// slots of its live sessions; MaxSessions its pool's bound.
-	Load        int `json:"load"`
-	Capacity    int `json:"capacity"`
-	MaxSessions int `json:"max_sessions"`
-}
-
-// Agent returns the load of the agent named name, and whether the host
-// runs it.
-func (h *HostInfo) Agent(name string) (AgentLoad, bool) {
-	for _, a := range h.Agents {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return AgentLoad{}, false
+	Incarnation string
 }
 
 // Identity returns a digest of hostname and the absolute data directory:
@@ -122,11 +88,14 @@ func Identity(hostname, dataDir string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// Candidate returns the summary as a matcher candidate named id. The
-// directories of its files are added to its directories, as the host does
-// for its own sessions, so that a summary cut to its most recent entries
-// still scores on the directories of the files it kept.
-func (s *Summary) Candidate(id string) matcher.Candidate {
+// Candidate returns the summary, published by host, as a matcher
+// candidate: named [RemoteID] (host/session) and owned by host, so that
+// an index holding every host's sessions can decide among one host's
+// alone (matcher.Index.DecideOwned). The directories of its files are
+// added to its directories, as the host does for its own sessions, so
+// that a summary cut to its most recent entries still scores on the
+// directories of the files it kept.
+func (s *Summary) Candidate(host string) matcher.Candidate {
 	dirs := make([]string, 0, len(s.Dirs)+len(s.Files))
 	dirs = append(dirs, s.Dirs...)
 	for _, f := range s.Files {
@@ -135,7 +104,8 @@ func (s *Summary) Candidate(id string) matcher.Candidate {
 		}
 	}
 	return matcher.Candidate{
-		ID:    id,
+		ID:    RemoteID(host, s.Session),
+		Owner: host,
 		State: matcher.State{Capacity: s.Capacity, Load: s.Load, LastActivity: s.LastActivity, Dormant: s.Dormant},
 		Files: s.Files,
 		Dirs:  dirs,
@@ -187,9 +157,18 @@ type summaryRecord struct {
 	Summary
 }
 
+// hostRecord is a HostRecord as etcd holds it. Its fields and their
+// order are those of every hearth that wrote version 1.
 type hostRecord struct {
-	V int `json:"v"`
-	HostInfo
+	V           int                `json:"v"`
+	Addr        string             `json:"addr"`
+	Hostname    string             `json:"hostname,omitempty"`
+	Identity    string             `json:"identity"`
+	Incarnation string             `json:"incarnation"`
+	Started     time.Time          `json:"started"`
+	ConfigHash  string             `json:"config_hash,omitempty"`
+	Version     string             `json:"version,omitempty"`
+	Agents      []hearth.AgentLoad `json:"agents,omitempty"`
 }
 
 // EncodeSummary returns the value published for s: JSON, at most
@@ -270,34 +249,34 @@ func DecodeSummary(session string, b []byte) (Summary, error) {
 	return s, nil
 }
 
-// EncodeHostInfo returns the value published for h.
-func EncodeHostInfo(h HostInfo) ([]byte, error) {
+// EncodeHost returns the value published for h.
+func EncodeHost(h HostRecord) ([]byte, error) {
 	if err := CheckHostID(h.ID); err != nil {
 		return nil, fmt.Errorf("host ID %q %w", h.ID, err)
 	}
 	if len(h.Agents) > maxAgents {
 		return nil, fmt.Errorf("host %q: %d agents, more than %d", h.ID, len(h.Agents), maxAgents)
 	}
-	h.Started = h.Started.Round(0).UTC()
-	b, err := json.Marshal(&hostRecord{V: recordVersion, HostInfo: h})
+	b, err := json.Marshal(&hostRecord{V: recordVersion, Addr: h.Addr, Hostname: h.Hostname, Identity: h.Identity,
+		Incarnation: h.Incarnation, Started: h.Started.Round(0).UTC(), ConfigHash: h.ConfigHash, Version: h.Version, Agents: h.Agents})
 	if err != nil {
 		return nil, fmt.Errorf("host %q: %w", h.ID, err)
 	}
-	if len(b) > MaxHostInfoBytes {
-		return nil, fmt.Errorf("host %q: record of %d bytes, more than %d; shorten agent names or the address", h.ID, len(b), MaxHostInfoBytes)
+	if len(b) > MaxHostRecordBytes {
+		return nil, fmt.Errorf("host %q: record of %d bytes, more than %d; shorten agent names or the address", h.ID, len(b), MaxHostRecordBytes)
 	}
 	return b, nil
 }
 
-// DecodeHostInfo reads the value of host id's key; like [DecodeSummary],
+// DecodeHost reads the value of host id's key; like [DecodeSummary],
 // anything out of bounds is an error wrapping [ErrBadRecord].
-func DecodeHostInfo(id string, b []byte) (HostInfo, error) {
+func DecodeHost(id string, b []byte) (HostRecord, error) {
 	var rec hostRecord
-	if err := decodeRecord(b, MaxHostInfoBytes, &rec, &rec.V); err != nil {
-		return HostInfo{}, err
+	if err := decodeRecord(b, MaxHostRecordBytes, &rec, &rec.V); err != nil {
+		return HostRecord{}, err
 	}
-	h := rec.HostInfo
-	h.ID = id
+	h := HostRecord{Member: hearth.Member{ID: id, Addr: rec.Addr, Hostname: rec.Hostname, Started: rec.Started,
+		ConfigHash: rec.ConfigHash, Version: rec.Version, Agents: rec.Agents}, Identity: rec.Identity, Incarnation: rec.Incarnation}
 	var problems []string
 	if err := CheckHostID(id); err != nil {
 		problems = append(problems, "host ID "+err.Error())
@@ -315,7 +294,7 @@ func DecodeHostInfo(id string, b []byte) (HostInfo, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return HostInfo{}, fmt.Errorf("%w: %s", ErrBadRecord, strings.Join(problems, "; "))
+		return HostRecord{}, fmt.Errorf("%w: %s", ErrBadRecord, strings.Join(problems, "; "))
 	}
 	return h, nil
 }

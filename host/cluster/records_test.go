@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -87,7 +89,7 @@ func TestEncodeRefuses(t *testing.T) {
 	if _, err := EncodeSummary(Summary{Session: "s", Agent: "a/b"}); err == nil {
 		t.Error("an agent with '/' encoded")
 	}
-	if _, err := EncodeHostInfo(HostInfo{ID: "a/b", Addr: "x:1"}); err == nil {
+	if _, err := EncodeHost(HostRecord{Member: hearth.Member{ID: "a/b", Addr: "x:1"}}); err == nil {
 		t.Error("a host ID with '/' encoded")
 	}
 }
@@ -133,17 +135,16 @@ func TestDecodeSummaryRejects(t *testing.T) {
 	}
 }
 
-func TestHostInfoRoundTrip(t *testing.T) {
-	h := HostInfo{
-		ID: "box-1", Addr: "10.0.0.7:7420", Hostname: "box", Identity: Identity("box", "/d"), Incarnation: "i1",
-		Started: t0, ConfigHash: "abc", Version: "dev",
-		Agents: []AgentLoad{{Name: "coder", Live: 2, Dormant: 1, Load: 1, Capacity: 2, MaxSessions: 4}, {Name: "claude-code", External: true}},
-	}
-	b, err := EncodeHostInfo(h)
+func TestHostRecordRoundTrip(t *testing.T) {
+	h := HostRecord{Member: hearth.Member{
+		ID: "box-1", Addr: "10.0.0.7:7420", Hostname: "box", Started: t0, ConfigHash: "abc", Version: "dev",
+		Agents: []hearth.AgentLoad{{Name: "coder", Live: 2, Dormant: 1, Load: 1, Capacity: 2, MaxSessions: 4}, {Name: "claude-code", External: true}},
+	}, Identity: Identity("box", "/d"), Incarnation: "i1"}
+	b, err := EncodeHost(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DecodeHostInfo("box-1", b)
+	got, err := DecodeHost("box-1", b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +155,36 @@ func TestHostInfoRoundTrip(t *testing.T) {
 		t.Errorf("Agent(coder) = %+v, %v", a, ok)
 	}
 	for _, bad := range [][]byte{[]byte(`{"v":1}`), []byte(`{"v":1,"addr":"a:1","agents":[{"name":""}]}`), []byte(`[]`)} {
-		if _, err := DecodeHostInfo("box-1", bad); !errors.Is(err, ErrBadRecord) {
-			t.Errorf("DecodeHostInfo(%s) = %v, want ErrBadRecord", bad, err)
+		if _, err := DecodeHost("box-1", bad); !errors.Is(err, ErrBadRecord) {
+			t.Errorf("DecodeHost(%s) = %v, want ErrBadRecord", bad, err)
 		}
 	}
-	if _, err := DecodeHostInfo("a/b", b); !errors.Is(err, ErrBadRecord) {
+	if _, err := DecodeHost("a/b", b); !errors.Is(err, ErrBadRecord) {
 		t.Errorf("a bad host ID decoded: %v", err)
+	}
+}
+
+// TestHostRecordFormat pins the bytes of a host's record: what every
+// hearth of record version 1 wrote and reads (the record was HostInfo
+// before the member became hearth.Member; its format did not change).
+func TestHostRecordFormat(t *testing.T) {
+	for _, tc := range []struct {
+		h    HostRecord
+		want string
+	}{
+		{HostRecord{Member: hearth.Member{ID: "box-1", Addr: "10.0.0.7:7420", Hostname: "box", Started: t0, ConfigHash: "abc", Version: "dev",
+			Agents: []hearth.AgentLoad{{Name: "coder", Live: 2, Dormant: 1, Load: 1, Capacity: 2, MaxSessions: 4}, {Name: "claude-code", External: true}},
+			// Not part of the record: the reader counts and knows these.
+			Sessions: 3, Self: true}, Identity: "id", Incarnation: "i1"},
+			`{"v":1,"addr":"10.0.0.7:7420","hostname":"box","identity":"id","incarnation":"i1","started":"2026-03-01T12:00:00Z","config_hash":"abc","version":"dev",` +
+				`"agents":[{"name":"coder","live":2,"dormant":1,"load":1,"capacity":2,"max_sessions":4},{"name":"claude-code","external":true,"live":0,"dormant":0,"load":0,"capacity":0,"max_sessions":0}]}`},
+		{HostRecord{Member: hearth.Member{ID: "h", Addr: "a:1"}, Identity: "x", Incarnation: "y"},
+			`{"v":1,"addr":"a:1","identity":"x","incarnation":"y","started":"0001-01-01T00:00:00Z"}`},
+	} {
+		b, err := EncodeHost(tc.h)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("EncodeHost(%+v) =\n%s %v, want\n%s", tc.h, b, err, tc.want)
+		}
 	}
 }
 
@@ -171,8 +196,8 @@ func TestIdentity(t *testing.T) {
 
 func TestCandidate(t *testing.T) {
 	s := Summary{Session: "s", Agent: "a", Dirs: []string{"x"}, Files: []string{"p/q/r.go", "top.go"}, Capacity: 2, Load: 1, LastActivity: t0}
-	c := s.Candidate("h/s")
-	if c.ID != "h/s" || c.Capacity != 2 || c.Load != 1 || !c.LastActivity.Equal(t0) {
+	c := s.Candidate("h")
+	if c.ID != "h/s" || c.Owner != "h" || c.Capacity != 2 || c.Load != 1 || !c.LastActivity.Equal(t0) {
 		t.Errorf("got %+v", c)
 	}
 	want := []string{"x", "p/q", "p"}
@@ -231,22 +256,22 @@ func FuzzDecodeSummary(f *testing.F) {
 		if len(out) > MaxSummaryBytes {
 			t.Fatalf("re-encoded to %d bytes", len(out))
 		}
-		_ = s.Candidate(RemoteID("h", s.Session))
+		_ = s.Candidate("h")
 	})
 }
 
-func FuzzDecodeHostInfo(f *testing.F) {
-	b, _ := EncodeHostInfo(HostInfo{ID: "h", Addr: "a:1", Agents: []AgentLoad{{Name: "coder", MaxSessions: 4}}, Started: t0})
+func FuzzDecodeHost(f *testing.F) {
+	b, _ := EncodeHost(HostRecord{Member: hearth.Member{ID: "h", Addr: "a:1", Agents: []hearth.AgentLoad{{Name: "coder", MaxSessions: 4}}, Started: t0}})
 	f.Add("h", b)
 	f.Fuzz(func(t *testing.T, id string, value []byte) {
-		h, err := DecodeHostInfo(id, value)
+		h, err := DecodeHost(id, value)
 		if err != nil {
 			if !errors.Is(err, ErrBadRecord) {
 				t.Fatalf("error %v does not wrap ErrBadRecord", err)
 			}
 			return
 		}
-		if _, err := EncodeHostInfo(h); err != nil && !strings.Contains(err.Error(), "bytes, more than") {
+		if _, err := EncodeHost(h); err != nil && !strings.Contains(err.Error(), "bytes, more than") {
 			t.Fatalf("accepted %q but cannot publish it again: %v", value, err)
 		}
 	})

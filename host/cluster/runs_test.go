@@ -2,47 +2,57 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/hearth-dev/hearth"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// lister answers for each host from a map; a host in slow blocks until
-// its context ends, like a host that accepted the connection and hangs.
+// lister answers for each host from a map of run IDs; a host in slow
+// blocks until its context ends, like a host that accepted the
+// connection and hangs.
 type lister struct {
 	mu   sync.Mutex
 	runs map[string][]string
 	slow map[string]bool
 }
 
-func (l *lister) ListRuns(ctx context.Context, h HostInfo) ([]string, error) {
+func (l *lister) ListRuns(ctx context.Context, h hearth.Member) ([]hearth.RunInfo, error) {
 	l.mu.Lock()
-	runs, slow := l.runs[h.ID], l.slow[h.ID]
+	ids, slow := l.runs[h.ID], l.slow[h.ID]
 	l.mu.Unlock()
 	if slow {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	return runs, nil
+	return runInfos(ids...), nil
+}
+
+func runInfos(ids ...string) []hearth.RunInfo {
+	out := make([]hearth.RunInfo, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, hearth.RunInfo{ID: id})
+	}
+	return out
 }
 
 func TestRunDirectory(t *testing.T) {
 	l := &lister{runs: map[string][]string{"a": {"a-run1"}, "b": {"b-run1", "b-run2"}, "c": {"c-run1"}}, slow: map[string]bool{}}
 	clock := t0
-	d := NewRunDirectory[string](l, 50*time.Millisecond, func() time.Time { return clock })
-	hosts := []HostInfo{{ID: "b", Addr: "b:1"}, {ID: "a", Addr: "a:1"}, {ID: "c", Addr: "c:1"}}
+	d := NewRunDirectory(l, 50*time.Millisecond, func() time.Time { return clock })
+	hosts := []hearth.Member{{ID: "b", Addr: "b:1"}, {ID: "a", Addr: "a:1"}, {ID: "c", Addr: "c:1"}}
 
 	got := d.List(context.Background(), hosts)
-	want := []HostRuns[string]{
-		{Host: "a", State: OwnerUp, Runs: []string{"a-run1"}, Listed: t0},
-		{Host: "b", State: OwnerUp, Runs: []string{"b-run1", "b-run2"}, Listed: t0},
-		{Host: "c", State: OwnerUp, Runs: []string{"c-run1"}, Listed: t0},
+	want := []hearth.HostRuns{
+		{Host: "a", State: hearth.OwnerUp, Runs: runInfos("a-run1"), Listed: t0},
+		{Host: "b", State: hearth.OwnerUp, Runs: runInfos("b-run1", "b-run2"), Listed: t0},
+		{Host: "c", State: hearth.OwnerUp, Runs: runInfos("c-run1"), Listed: t0},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
@@ -59,18 +69,18 @@ func TestRunDirectory(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("got %+v, want three hosts", got)
 	}
-	if a := got[0]; a.State != OwnerUp || len(a.Runs) != 2 || !a.Listed.Equal(clock) {
+	if a := got[0]; a.State != hearth.OwnerUp || len(a.Runs) != 2 || !a.Listed.Equal(clock) {
 		t.Errorf("a: %+v", a)
 	}
-	if b := got[1]; b.State != OwnerUnreachable || !errors.Is(b.Err, context.DeadlineExceeded) || len(b.Runs) != 2 || !b.Listed.Equal(t0) {
-		t.Errorf("b: %+v, want unreachable with its runs as listed at t0", b)
+	if b := got[1]; b.State != hearth.OwnerUnreachable || b.Error != "listing runs of host b at b:1: "+context.DeadlineExceeded.Error() || len(b.Runs) != 2 || !b.Listed.Equal(t0) {
+		t.Errorf("b: %+v, want unreachable past its deadline, with its runs as listed at t0", b)
 	}
-	if c := got[2]; c.State != OwnerGone || c.Runs[0] != "c-run1" || c.Err != nil {
+	if c := got[2]; c.State != hearth.OwnerGone || c.Runs[0].ID != "c-run1" || c.Error != "" {
 		t.Errorf("c: %+v, want gone with its last runs", c)
 	}
 
 	d.Forget("c")
-	if got = d.List(context.Background(), nil); len(got) != 2 || got[0].State != OwnerGone {
+	if got = d.List(context.Background(), nil); len(got) != 2 || got[0].State != hearth.OwnerGone {
 		t.Errorf("after Forget(c), with no members: %+v", got)
 	}
 
@@ -78,7 +88,7 @@ func TestRunDirectory(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	got = d.List(ctx, hosts[:1])
-	if got[1].Host != "b" || got[1].State != OwnerUnreachable {
+	if got[1].Host != "b" || got[1].State != hearth.OwnerUnreachable {
 		t.Errorf("with a cancelled context: %+v", got)
 	}
 }

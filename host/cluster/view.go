@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -27,7 +28,7 @@ type View struct {
 
 	mu       sync.Mutex
 	rev      int64
-	hosts    map[string]HostInfo
+	hosts    map[string]hearth.Member
 	sessions map[string]map[string]Summary // by host, by session
 	agents   map[string]*agentIndex
 	changed  chan struct{}
@@ -41,7 +42,7 @@ type View struct {
 type Update struct {
 	Reset   bool
 	Agent   string
-	Puts    []matcher.Candidate // named by RemoteID
+	Puts    []matcher.Candidate // named by RemoteID, owned by their host
 	Removes []string            // RemoteIDs
 }
 
@@ -81,7 +82,7 @@ func NewView(self string, cfgFor func(agent string) matcher.Config) *View {
 	return &View{
 		self:     self,
 		cfgFor:   cfgFor,
-		hosts:    make(map[string]HostInfo),
+		hosts:    make(map[string]hearth.Member),
 		sessions: make(map[string]map[string]Summary),
 		agents:   make(map[string]*agentIndex),
 		changed:  make(chan struct{}),
@@ -97,15 +98,15 @@ type Change struct {
 	Kind    KeyKind // KeyHost or KeySession
 	Host    string
 	Delete  bool
-	Info    HostInfo // for a put of KeyHost
-	Summary Summary  // for a put of KeySession; Summary.Session names the session in both cases
+	Info    hearth.Member // for a put of KeyHost: the member's record (HostRecord.Member)
+	Summary Summary       // for a put of KeySession; Summary.Session names the session in both cases
 }
 
 // Reset replaces the whole view with what etcd held at revision rev.
 func (v *View) Reset(rev int64, changes []Change) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.hosts = make(map[string]HostInfo)
+	v.hosts = make(map[string]hearth.Member)
 	v.sessions = make(map[string]map[string]Summary)
 	v.agents = make(map[string]*agentIndex)
 	if v.sink != nil {
@@ -126,21 +127,25 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 	// end, puts oldest first (PutAll): a listing of thousands of sessions
 	// in arbitrary order would otherwise walk the index's recency list
 	// for each.
-	pend := make(map[string]map[string]*Summary) // agent, RemoteID; nil: remove
+	type change struct {
+		host string
+		s    *Summary // nil: remove
+	}
+	pend := make(map[string]map[string]change) // agent, RemoteID
 	set := func(host string, s *Summary, put bool) {
 		if host == v.self {
 			return
 		}
 		byID := pend[s.Agent]
 		if byID == nil {
-			byID = make(map[string]*Summary)
+			byID = make(map[string]change)
 			pend[s.Agent] = byID
 		}
+		c := change{host: host}
 		if put {
-			byID[RemoteID(host, s.Session)] = s
-		} else {
-			byID[RemoteID(host, s.Session)] = nil
+			c.s = s
 		}
+		byID[RemoteID(host, s.Session)] = c
 	}
 	for i := range changes {
 		c := &changes[i]
@@ -201,12 +206,12 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 		puts := make([]matcher.Candidate, 0, len(byID))
 		var removes []string
 		a.mu.Lock()
-		for id, s := range byID {
-			if s == nil {
+		for id, c := range byID {
+			if c.s == nil {
 				a.ix.Remove(id)
 				removes = append(removes, id)
 			} else {
-				puts = append(puts, s.Candidate(id))
+				puts = append(puts, c.s.Candidate(c.host))
 			}
 		}
 		a.ix.PutAll(puts)
@@ -235,20 +240,22 @@ func (v *View) Changed() <-chan struct{} {
 }
 
 // Members returns the members, this host included once it registered,
-// by ID.
-func (v *View) Members() []HostInfo {
+// by ID, as their records say: Sessions counts the summaries each
+// published, Self marks this host.
+func (v *View) Members() []hearth.Member {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	out := make([]HostInfo, 0, len(v.hosts))
+	out := make([]hearth.Member, 0, len(v.hosts))
 	for _, h := range v.hosts {
+		h.Sessions, h.Self = len(v.sessions[h.ID]), h.ID == v.self
 		out = append(out, h)
 	}
-	slices.SortFunc(out, func(a, b HostInfo) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b hearth.Member) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
 
 // Member returns member id's record.
-func (v *View) Member(id string) (HostInfo, bool) {
+func (v *View) Member(id string) (hearth.Member, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	h, ok := v.hosts[id]
@@ -313,12 +320,12 @@ func (v *View) Decide(agent string, h matcher.Hints, now time.Time, excludeHosts
 // the agent, then fewest live sessions of it, then this host (no forward), then ID. This host is a
 // member like the others, as of its last published record. ok is false
 // when no member runs the agent.
-func (v *View) SpawnHost(agent string, exclude ...string) (HostInfo, bool) {
+func (v *View) SpawnHost(agent string, exclude ...string) (hearth.Member, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	var (
-		best  HostInfo
-		bestA AgentLoad
+		best  hearth.Member
+		bestA hearth.AgentLoad
 		found bool
 	)
 	for id, h := range v.hosts {
@@ -333,7 +340,7 @@ func (v *View) SpawnHost(agent string, exclude ...string) (HostInfo, bool) {
 	return best, found
 }
 
-func (v *View) spawnsBefore(id string, a AgentLoad, bid string, b AgentLoad) bool {
+func (v *View) spawnsBefore(id string, a hearth.AgentLoad, bid string, b hearth.AgentLoad) bool {
 	if ra, rb := a.Live < a.MaxSessions, b.Live < b.MaxSessions; ra != rb {
 		return ra
 	}

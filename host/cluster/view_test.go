@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"reflect"
 	"testing"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -12,8 +14,8 @@ func put(host string, s Summary) Change {
 	return Change{Kind: KeySession, Host: host, Summary: s}
 }
 
-func member(id string, agents ...AgentLoad) Change {
-	return Change{Kind: KeyHost, Host: id, Info: HostInfo{ID: id, Addr: id + ":7420", Agents: agents}}
+func member(id string, agents ...hearth.AgentLoad) Change {
+	return Change{Kind: KeyHost, Host: id, Info: hearth.Member{ID: id, Addr: id + ":7420", Agents: agents}}
 }
 
 func TestViewIndexesMembersOnly(t *testing.T) {
@@ -71,13 +73,13 @@ func TestViewIndexesMembersOnly(t *testing.T) {
 func TestSpawnHost(t *testing.T) {
 	v := NewView("self", defaults)
 	v.Apply(1, []Change{
-		member("full", AgentLoad{Name: "coder", Live: 4, MaxSessions: 4, Load: 0}),
-		member("busy", AgentLoad{Name: "coder", Live: 1, MaxSessions: 4, Load: 1}),
-		member("idle-b", AgentLoad{Name: "coder", Live: 2, MaxSessions: 4}),
-		member("idle-a", AgentLoad{Name: "coder", Live: 2, MaxSessions: 4}),
-		member("empty", AgentLoad{Name: "coder", Live: 0, MaxSessions: 4}),
-		member("other", AgentLoad{Name: "writer", MaxSessions: 4}),
-		member("hooks", AgentLoad{Name: "coder", External: true, MaxSessions: 16}),
+		member("full", hearth.AgentLoad{Name: "coder", Live: 4, MaxSessions: 4, Load: 0}),
+		member("busy", hearth.AgentLoad{Name: "coder", Live: 1, MaxSessions: 4, Load: 1}),
+		member("idle-b", hearth.AgentLoad{Name: "coder", Live: 2, MaxSessions: 4}),
+		member("idle-a", hearth.AgentLoad{Name: "coder", Live: 2, MaxSessions: 4}),
+		member("empty", hearth.AgentLoad{Name: "coder", Live: 0, MaxSessions: 4}),
+		member("other", hearth.AgentLoad{Name: "writer", MaxSessions: 4}),
+		member("hooks", hearth.AgentLoad{Name: "coder", External: true, MaxSessions: 16}),
 	})
 	for _, tc := range []struct {
 		exclude []string
@@ -108,13 +110,13 @@ func TestViewSink(t *testing.T) {
 	v.Apply(1, []Change{member("b"), put("b", s), member("self"), put("self", s)})
 	var got []Update
 	v.SetSink(func(u Update) { got = append(got, u) })
-	if len(got) != 2 || !got[0].Reset || got[1].Agent != "coder" || len(got[1].Puts) != 1 || got[1].Puts[0].ID != "b/s1" {
-		t.Fatalf("on SetSink: %+v, want a reset then b/s1", got)
+	if len(got) != 2 || !got[0].Reset || got[1].Agent != "coder" || len(got[1].Puts) != 1 || got[1].Puts[0].ID != "b/s1" || got[1].Puts[0].Owner != "b" {
+		t.Fatalf("on SetSink: %+v, want a reset then b/s1, owned by b", got)
 	}
 	got = nil
 	s2 := Summary{Session: "s2", Agent: "coder", Capacity: 1, LastActivity: t0}
 	v.Apply(2, []Change{put("b", s2), put("self", s2)})
-	if len(got) != 1 || len(got[0].Puts) != 1 || got[0].Puts[0].ID != "b/s2" || len(got[0].Removes) != 0 {
+	if len(got) != 1 || len(got[0].Puts) != 1 || got[0].Puts[0].ID != "b/s2" || got[0].Puts[0].Owner != "b" || len(got[0].Removes) != 0 {
 		t.Fatalf("a put: %+v, want b/s2 only (self's own stay out)", got)
 	}
 	got = nil
@@ -126,5 +128,27 @@ func TestViewSink(t *testing.T) {
 	v.Reset(4, nil)
 	if len(got) != 1 || !got[0].Reset {
 		t.Fatalf("a reset: %+v", got)
+	}
+}
+
+// TestViewMembers: members are listed by ID as their records say, each
+// with the count of the summaries it published, this host marked.
+func TestViewMembers(t *testing.T) {
+	v := NewView("self", defaults)
+	s := Summary{Agent: "coder", Capacity: 1, LastActivity: t0}
+	s1, s2 := s, s
+	s1.Session, s2.Session = "s1", "s2"
+	v.Apply(1, []Change{member("b"), put("b", s1), put("b", s2), member("self"), put("self", s1), member("a"), put("ghost", s1)})
+	got := v.Members()
+	want := []hearth.Member{
+		{ID: "a", Addr: "a:7420"},
+		{ID: "b", Addr: "b:7420", Sessions: 2},
+		{ID: "self", Addr: "self:7420", Sessions: 1, Self: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v (a host without a record is no member)", got, want)
+	}
+	if m, ok := v.Member("b"); !ok || m.Addr != "b:7420" {
+		t.Errorf("Member(b) = %+v, %v", m, ok)
 	}
 }

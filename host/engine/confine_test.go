@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -137,6 +138,33 @@ func TestConfinedPluginIsRefusedByTheKernel(t *testing.T) {
 	}
 	if _, err := h.Submit(ctx, hearth.Task{Agent: "other", Prompt: "cat:" + filepath.Join(s.ws, "README")}); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("the other agent reading the first's workspace: %v, want permission denied", err)
+	}
+}
+
+// TestConfinedWorkspaceOfManyEntries: a workspace that holds the data
+// directory is granted entry by entry, and a policy of thousands of
+// grants still reaches the shim. (It travelled in one environment
+// variable, and past the kernel's 128 KiB for one variable every start
+// failed with E2BIG: the suite's own daemons, whose workspace is a busy
+// /tmp, found it.)
+func TestConfinedWorkspaceOfManyEntries(t *testing.T) {
+	needLandlock(t)
+	s := newConfinedSetup(t)
+	const entries = 4000
+	name := func(i int) string { return fmt.Sprintf("entry-%04d-of-a-workspace-with-many-files.txt", i) }
+	for i := range entries {
+		write(t, filepath.Join(s.ws, name(i)), fmt.Sprintf("entry %d\n", i))
+	}
+	h := s.host(t, testAgent("scripted", "agent"))
+	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "cat:" + filepath.Join(s.ws, name(entries-1))})
+	if err != nil {
+		t.Fatalf("a workspace of %d entries: %v", entries, err)
+	}
+	if want := fmt.Sprintf("entry %d", entries-1); !strings.Contains(out.Result.Output, want) {
+		t.Errorf("output %q, want %q", out.Result.Output, want)
+	}
+	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "cat:" + s.ws}); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("listing the workspace's root, which holds the data directory: %v, want permission denied", err)
 	}
 }
 

@@ -21,11 +21,13 @@
 // # Cluster
 //
 // With a cluster block, `hearth serve` makes the host a member of a
-// cluster (cluster.go): ClusterView, then a node over ClusterSource, then
-// JoinCluster. Its pools then hold the other hosts' sessions too, Submit
-// and Place decide over every host's sessions and forward a task to the
-// host that wins it, and RunForwarded runs what other hosts forward here,
-// once per idempotency key. Runs and their tasks stay on this host.
+// cluster: it hands the engine a host/cluster/member.Member as
+// Options.Cluster, which New attaches to the host's parts (cluster.go),
+// and joins it once the daemon listens. Submit and Place then ask the
+// member, which decides over every host's sessions (the pools hold the
+// other hosts' sessions too) and forwards a task to the host that wins
+// it, or runs it here; the member also runs what other hosts forward
+// here. Runs and their tasks stay on this host.
 //
 // # Events
 //
@@ -85,6 +87,9 @@ type Options struct {
 	ReapInterval time.Duration
 	// Version is the hearth the host runs in, which Status reports.
 	Version string
+	// Cluster, when set, is the cluster the host is a member of
+	// (host/cluster/member); New attaches it to the host's parts.
+	Cluster Cluster
 	// Observe, when set, is told of every event as the host emits it,
 	// tool uses included, before it is on disk: what metrics count. It is
 	// called on the host's hot paths, so it must be quick and must not
@@ -133,9 +138,9 @@ type Engine struct {
 	// as they go idle.
 	retiring []*pool.Pool
 	reaper   sync.WaitGroup
-	// clusterP is the cluster wiring (cluster.go); nil without a cluster
-	// block.
-	clusterP atomic.Pointer[clusterState]
+	// cluster is the cluster the host is a member of (cluster.go); nil
+	// without a cluster block.
+	cluster Cluster
 }
 
 // The engine is every service of the vocabulary: the daemon serves it
@@ -164,6 +169,7 @@ func New(opts Options) (*Engine, error) {
 		pools:        make(map[string]*pool.Pool),
 		closing:      make(chan struct{}),
 		observe:      opts.Observe,
+		cluster:      opts.Cluster,
 	}
 	if h.logger == nil {
 		h.logger = hclog.NewNullLogger()
@@ -214,6 +220,11 @@ func New(opts Options) (*Engine, error) {
 		return fail(err)
 	}
 	h.runs.Sweep()
+	if h.cluster != nil {
+		if err := h.attachCluster(); err != nil {
+			return fail(err)
+		}
+	}
 	reap := opts.ReapInterval
 	if reap <= 0 {
 		reap = time.Minute

@@ -112,13 +112,8 @@ func (e *Engine) Reload(cfg *config.Config) (ReloadReport, error) {
 	if err := e.restorePools(added); err != nil {
 		e.logger.Warn("reload: cannot restore the sessions of added agents", "error", err)
 	}
-	if cs := e.cl(); cs != nil && len(added) > 0 {
-		// Added pools learn the other hosts' sessions of their agents:
-		// the view sends them all again.
-		cs.view.SetSink(e.applyRemote)
-	}
-	if e.Clustered() {
-		e.changed("", true) // agents, and the config's hash in the listing, may differ
+	if e.cluster != nil {
+		e.cluster.Reloaded(len(added) > 0)
 	}
 	rep.Guards, rep.Pipelines = len(cfg.Guards), len(cfg.Pipelines)
 	for _, list := range [][]string{rep.Added, rep.Removed, rep.Changed, rep.Unchanged} {

@@ -32,8 +32,8 @@ func (e *Engine) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, er
 	if err := e.admit(t, guard.Run{}); err != nil {
 		return nil, err
 	}
-	if e.Clustered() && forwardable(p) {
-		return e.submitAcross(ctx, p, t)
+	if e.cluster != nil {
+		return e.cluster.Submit(ctx, p, t)
 	}
 	return e.execute(ctx, p, t, nil)
 }
@@ -78,8 +78,9 @@ func (e *Engine) Place(_ context.Context, agent string, hints sdk.Hints) (hearth
 	if err != nil {
 		return hearth.Decision{}, err
 	}
-	if e.Clustered() && forwardable(p) {
-		return e.placeAcrossDecision(p, agent, hints), nil
+	t := hearth.Task{Agent: agent, Hints: hints}
+	if e.cluster != nil {
+		return e.cluster.Place(p, t), nil
 	}
-	return p.Place(hearth.Task{Agent: agent, Hints: hints}), nil
+	return p.Place(t), nil
 }

@@ -79,30 +79,25 @@ func (p *Pool) decideIndexLocked(local bool, hints matcher.Hints, now time.Time,
 	return p.index.Decide(hints, now, exclude...)
 }
 
-// Across is where cluster placement puts a task.
-type Across struct {
-	// Decision is the decision, as Place reports it; for another host's
-	// session its Host and Session name it.
-	Decision hearth.Decision
-	// Remote is the winning session's RemoteID ("host/session") when it
-	// is on another host; empty otherwise.
-	Remote string
-	// Spawn is set when the decision is a new session (no session, on
-	// any host, is good enough and free): the engine chooses the host
-	// that spawns it.
-	Spawn bool
+// AcrossHosts says whether the pool's tasks are placed over every host's
+// sessions in a cluster: those of a matcher-placed agent that is not
+// external. A run's tasks never are: a run's state is its host's.
+func (p *Pool) AcrossHosts() bool {
+	c := p.cfg()
+	return c.External == "" && c.Placement != PlacementFresh && c.Placement != PlacementRoundRobin
 }
 
 // PlaceAcross decides t over every host's sessions with the pool's
 // policy, leaving out the RemoteIDs in exclude, without acting on it.
 // When neither Remote nor Spawn is set, the task stays on this host (a
-// session here, or a wait for one).
-func (p *Pool) PlaceAcross(t hearth.Task, exclude []string, now time.Time) Across {
+// session here, or a wait for one); for a spawn, the cluster chooses the
+// host (cluster.View.Target).
+func (p *Pool) PlaceAcross(t hearth.Task, exclude []string, now time.Time) cluster.Placement {
 	hints := normalizeHints(t.Hints, p.cfg().Workspace)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pl := p.decideLocked(t, hints, now, &acrossHosts{exclude: exclude})
-	a := Across{Decision: finish(p.decisionLocked(t, pl, true), true)}
+	a := cluster.Placement{Decision: finish(p.decisionLocked(t, pl, true), true)}
 	switch pl.kind {
 	case planRemote:
 		a.Remote = pl.remote
@@ -188,8 +183,8 @@ func newestFirst(lru []string) []string {
 }
 
 // Load is the agent's load on this host, for its cluster record.
-func (p *Pool) Load() cluster.AgentLoad {
-	a := cluster.AgentLoad{Name: p.cfg().Agent, External: p.cfg().External != "", MaxSessions: p.cfg().MaxSessions}
+func (p *Pool) Load() hearth.AgentLoad {
+	a := hearth.AgentLoad{Name: p.cfg().Agent, External: p.cfg().External != "", MaxSessions: p.cfg().MaxSessions}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.sessions {

@@ -158,6 +158,9 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		SkipHostEnv: true,
 	}
 	var keys *agentplugin.PluginTLS
+	// polFile is the host's copy of the confinement policy's file, which
+	// the started shim has inherited (confine.Policy.Attach).
+	var polFile *os.File
 	if l.TLS != nil {
 		if keys, err = l.TLS.ForPlugin(); err != nil {
 			return fail(hearth.ErrPluginStart, "make TLS keys: "+err.Error(), "")
@@ -186,11 +189,12 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 			pol := *pol
 			pol.Program = cmd.Path // the program, or its pinned copy
 			pol.Grants = append(slices.Clip(pol.Grants), confine.Grant{Path: sockDir, Access: confine.Socket})
-			env, err := pol.Env()
+			pf, err := pol.Attach(cmd)
 			if err != nil {
 				return nil, err
 			}
-			cmd.Env = append(cmd.Env, "TMPDIR="+sockDir, env)
+			polFile = pf
+			cmd.Env = append(cmd.Env, "TMPDIR="+sockDir)
 			// /proc/self/exe is the running host's binary, even if the
 			// file at its path has been replaced since.
 			cmd.Path = "/proc/self/exe"
@@ -208,6 +212,9 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	rpc, err := p.client.Client()
 	if keys != nil {
 		keys.Close()
+	}
+	if polFile != nil {
+		polFile.Close()
 	}
 	if err != nil {
 		return fail(classifyStart(err, l.StartTimeout, p.exited()))

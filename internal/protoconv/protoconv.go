@@ -1,6 +1,6 @@
 // Package protoconv holds what hearth's three protobuf codecs of one
 // vocabulary share: the agent protocol's (sdk/plugin/wire.go), the
-// daemon API's (host/api/internal/wire) and the store's records
+// daemon API's (host/internal/wire) and the store's records
 // (host/store/convert.go).
 //
 // They share the encodings that must agree across them: a time as Unix

@@ -36,8 +36,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/peercred"
 	"github.com/hearth-dev/hearth/sdk"

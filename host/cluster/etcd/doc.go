@@ -6,11 +6,11 @@
 // (its view is emptied) and registers again when etcd answers. Package
 // cluster documents the key layout, the bounds, fencing and partitions.
 //
-// The engine implements [Source] (its host record and session summaries,
-// read once per interval), calls [Node.Changed] on each tool use that
-// changed a session's fingerprint and [Node.HostChanged] when its load
-// changes, runs forwarded tasks under [Node.Fence], and places with
-// Node.View(). The lifecycle is [Start] (returns once registered and
+// The host's member (cluster/member) implements [Source] (its host
+// record and session summaries, read once per interval), calls
+// [Node.Changed] on each tool use that changed a session's fingerprint and
+// [Node.HostChanged] when its load changes, runs forwarded tasks under
+// [Node.Fence], and places with the View it gave the node. The lifecycle is [Start] (returns once registered and
 // listed, or fails: etcd unreachable before its context ends, the host ID
 // taken), then [Node.Close] (revokes the lease: the host leaves at once).
 package etcd

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -107,23 +108,24 @@ func (s *testEtcd) revision() int64 {
 	return s.e.Server.KV().Rev()
 }
 
-// source stands for the engine: a host's record and sessions.
+// source stands for the host's member (host/cluster/member): its record
+// and sessions.
 type source struct {
 	mu       sync.Mutex
-	host     cluster.HostInfo
+	host     hearth.Member
 	sessions map[string]cluster.Summary
 	reads    int // Session calls
 }
 
 func newSource(addr string) *source {
 	return &source{
-		host: cluster.HostInfo{Addr: addr, Hostname: "test", Started: time.Now(),
-			Agents: []cluster.AgentLoad{{Name: "coder", MaxSessions: 4}}},
+		host: hearth.Member{Addr: addr, Hostname: "test", Started: time.Now(),
+			Agents: []hearth.AgentLoad{{Name: "coder", MaxSessions: 4}}},
 		sessions: make(map[string]cluster.Summary),
 	}
 }
 
-func (s *source) Host() cluster.HostInfo {
+func (s *source) Host() hearth.Member {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.host

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 )
 
@@ -44,14 +45,15 @@ const (
 	maxBackoff = 2 * time.Second
 )
 
-// Source is what the engine implements for its node: this host's record
-// and its sessions' summaries, read at publishing time, at most once per
-// publish interval, so that a tool use only marks a session changed.
+// Source is what the node publishes (host/cluster/member implements it
+// over the host's pools): this host's record and its sessions'
+// summaries, read at publishing time, at most once per publish interval,
+// so that a tool use only marks a session changed.
 type Source interface {
-	// Host returns this host's record as it is now: address, agents and
-	// their load, config hash, start time. The node sets ID, Identity
-	// and Incarnation.
-	Host() cluster.HostInfo
+	// Host returns this host as a member now: address, agents and their
+	// load, config hash, start time. The node sets its ID, and adds its
+	// identity and incarnation to the record (cluster.HostRecord).
+	Host() hearth.Member
 	// Session returns session id's summary as it is now; ok is false once
 	// the session is gone (its key is then deleted).
 	Session(id string) (s cluster.Summary, ok bool)
@@ -264,7 +266,7 @@ func (n *Node) StateChanged() <-chan struct{} {
 
 // Fence returns a context that ends when the lease the host is
 // registered under now is lost, or at once if it is not registered. The
-// engine runs each task forwarded from another host under it: once the
+// member runs each task forwarded from another host under it: once the
 // lease is gone, other hosts see this one leave and may place the task
 // elsewhere, so it must stop.
 func (n *Node) Fence() context.Context {
@@ -372,7 +374,7 @@ func (n *Node) register(ctx context.Context) error {
 	var oldLease clientv3.LeaseID
 	if !resp.Succeeded {
 		kv := resp.Responses[0].GetResponseRange().Kvs[0]
-		prev, derr := cluster.DecodeHostInfo(n.id, kv.Value)
+		prev, derr := cluster.DecodeHost(n.id, kv.Value)
 		if derr != nil || prev.Identity != n.ident {
 			where := "an unreadable record"
 			if derr == nil {
@@ -459,12 +461,12 @@ func (n *Node) register(ctx context.Context) error {
 }
 
 func (n *Node) hostValue() ([]byte, error) {
-	h := n.src.Host()
-	h.ID, h.Identity, h.Incarnation = n.id, n.ident, n.incarn
+	h := cluster.HostRecord{Member: n.src.Host(), Identity: n.ident, Incarnation: n.incarn}
+	h.ID = n.id
 	if h.Addr == "" {
 		h.Addr = n.cfg.Advertise
 	}
-	return cluster.EncodeHostInfo(h)
+	return cluster.EncodeHost(h)
 }
 
 // encode returns a summary's value and what the node remembers of it.

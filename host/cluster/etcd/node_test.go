@@ -21,8 +21,11 @@ func TestMembership(t *testing.T) {
 	for _, m := range []*member{a, b, c} {
 		waitView(t, m.View(), 5*time.Second, "sees a, b and c", func() bool { return slices.Equal(memberIDs(m.View()), all) })
 	}
-	if h, _ := a.View().Member("c"); h.Addr != "c.test:7420" || h.Identity == "" || h.Incarnation == "" {
+	if h, _ := a.View().Member("c"); h.Addr != "c.test:7420" || h.ID != "c" || len(h.Agents) != 1 {
 		t.Errorf("c's record as a sees it: %+v", h)
+	}
+	if rec := hostRecord(t, etcd, "c"); rec.Addr != "c.test:7420" || rec.Identity == "" || rec.Incarnation == "" {
+		t.Errorf("c's record in etcd: %+v, want its identity and incarnation", rec)
 	}
 
 	// c dies without a word: it leaves when its lease expires.
@@ -165,6 +168,26 @@ func TestHostIDInUse(t *testing.T) {
 	if got := keys(t, etcd, cluster.HostSessionsPrefix("a")); !slices.Equal(got, []string{cluster.SessionKey("a", "new-1")}) {
 		t.Fatalf("etcd holds %q, want new-1 only", got)
 	}
+}
+
+// hostRecord reads host id's record from etcd, through a client of the
+// test's own.
+func hostRecord(t testing.TB, etcd *testEtcd, id string) cluster.HostRecord {
+	t.Helper()
+	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	resp, err := raw.Get(context.Background(), cluster.HostKey(id))
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("host %s's record: %v %v", id, resp, err)
+	}
+	rec, err := cluster.DecodeHost(id, resp.Kvs[0].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }
 
 // keys lists etcd's keys under prefix, through a client of the test's own.

@@ -143,7 +143,9 @@ func (n *Node) change(typ mvccpb.Event_EventType, kv *mvccpb.KeyValue) (cluster.
 	}
 	switch kind {
 	case cluster.KeyHost:
-		c.Info, err = cluster.DecodeHostInfo(host, kv.Value)
+		var rec cluster.HostRecord
+		rec, err = cluster.DecodeHost(host, kv.Value)
+		c.Info = rec.Member
 	case cluster.KeySession:
 		c.Summary, err = cluster.DecodeSummary(session, kv.Value)
 		c.Summary.Session = session

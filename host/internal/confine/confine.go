@@ -5,8 +5,9 @@
 // Landlock restricts the calling thread and its future children, so a
 // host cannot confine a child without confining itself. The host starts
 // its own executable instead (/proc/self/exe, which is the running binary
-// even if the file on disk was replaced) with the policy in the
-// environment variable EnvPolicy; this package's init function sees it,
+// even if the file on disk was replaced) with the policy in an inherited
+// file whose descriptor the environment variable EnvPolicy names (Attach);
+// this package's init function sees it, reads and closes the file,
 // applies the policy to its thread, removes the variable and executes the
 // plugin program in place (syscall.Exec: same process, same PID, same
 // inherited descriptors, so a pinned program's sealed copy at
@@ -27,8 +28,14 @@ import (
 	"strings"
 )
 
-// EnvPolicy carries the JSON Policy from the host to the shim. It never
-// reaches the plugin program.
+// EnvPolicy names the descriptor of the file that carries the JSON
+// Policy from the host to the shim. Neither reaches the plugin program.
+//
+// The policy is not in the variable itself: a workspace that holds the
+// data directory is granted entry by entry, and a workspace of a few
+// thousand entries made a policy longer than the kernel takes for one
+// variable (MAX_ARG_STRLEN, 128 KiB), so the start failed with E2BIG.
+// A file has no such bound.
 const EnvPolicy = "HEARTH_CONFINE_POLICY"
 
 // Access is what a Grant allows beneath its path.
@@ -83,19 +90,10 @@ type Policy struct {
 	ConnectTCP  []uint16 `json:"connect_tcp,omitempty"`
 }
 
-// Env returns the variable that hands p to the shim.
-func (p *Policy) Env() (string, error) {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return "", err
-	}
-	return EnvPolicy + "=" + string(b), nil
-}
-
-// decode reads a policy from the variable's value.
-func decode(s string) (*Policy, error) {
+// decode reads a policy from the file's content.
+func decode(b []byte) (*Policy, error) {
 	var p Policy
-	if err := json.Unmarshal([]byte(s), &p); err != nil {
+	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("the confinement policy in %s does not decode: %w", EnvPolicy, err)
 	}
 	if p.Program == "" || len(p.Args) == 0 {

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,14 +27,15 @@ func needLandlock(t *testing.T) {
 // program printed, stdout and stderr together.
 func shim(t *testing.T, p *Policy, extra ...*os.File) (string, error) {
 	t.Helper()
-	env, err := p.Env()
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = p.Args
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.ExtraFiles = extra
+	f, err := p.Attach(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = p.Args
-	cmd.Env = []string{env, "PATH=/usr/bin:/bin"}
-	cmd.ExtraFiles = extra
+	defer f.Close()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -116,14 +118,14 @@ func TestShimFailsClearly(t *testing.T) {
 	}
 }
 
-// FuzzDecode: the shim reads its policy from the environment; whatever is
+// FuzzDecode: the shim reads its policy from an inherited file; whatever is
 // there, it decodes or refuses, and what it decodes names a program.
 func FuzzDecode(f *testing.F) {
-	env, _ := (&Policy{Program: "/bin/true", Args: []string{"true"}, Grants: base, RestrictTCP: true, ConnectTCP: []uint16{443}}).Env()
-	f.Add(strings.TrimPrefix(env, EnvPolicy+"="))
-	f.Add(`{"program":"","args":[]}`)
-	f.Add(`{"program":"x","args":["x"],"grants":[{"path":"/","access":"write"}]}`)
-	f.Fuzz(func(t *testing.T, s string) {
+	b, _ := json.Marshal(&Policy{Program: "/bin/true", Args: []string{"true"}, Grants: base, RestrictTCP: true, ConnectTCP: []uint16{443}})
+	f.Add(b)
+	f.Add([]byte(`{"program":"","args":[]}`))
+	f.Add([]byte(`{"program":"x","args":["x"],"grants":[{"path":"/","access":"write"}]}`))
+	f.Fuzz(func(t *testing.T, s []byte) {
 		p, err := decode(s)
 		if err == nil && (p.Program == "" || len(p.Args) == 0) {
 			t.Errorf("decoded %+v without a program", p)

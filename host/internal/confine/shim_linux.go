@@ -3,9 +3,12 @@
 package confine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,7 +26,7 @@ func init() {
 	if !ok {
 		return
 	}
-	p, err := decode(s)
+	p, err := readPolicy(s)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -32,6 +35,54 @@ func init() {
 	}
 	err = syscall.Exec(p.Program, p.Args, without(os.Environ(), EnvPolicy))
 	fail("execute %s: %v", p.Program, err)
+}
+
+// Attach hands p to the shim that cmd starts: the policy in a sealed
+// memory file cmd inherits, its descriptor named by EnvPolicy. The
+// caller closes the returned file (its own copy) once cmd has started.
+func (p *Policy) Attach(cmd *exec.Cmd) (*os.File, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("hearth-confine-policy", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("make the confinement policy's file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "hearth-confine-policy")
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write the confinement policy: %w", err)
+	}
+	// Sealed, the file is what the host wrote, whoever else holds it.
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seal the confinement policy: %w", err)
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	cmd.Env = append(cmd.Env, EnvPolicy+"="+strconv.Itoa(2+len(cmd.ExtraFiles)))
+	return f, nil
+}
+
+// readPolicy reads the policy from the descriptor the variable's value
+// names, and closes it: the program the shim executes inherits neither.
+func readPolicy(v string) (*Policy, error) {
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("%s=%q names no inherited descriptor", EnvPolicy, v)
+	}
+	f := os.NewFile(uintptr(fd), EnvPolicy)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("the confinement policy's descriptor %d: %w", fd, err)
+	}
+	// ReadAt: the file's offset is shared with the host, which wrote it.
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read the confinement policy: %w", err)
+	}
+	return decode(b)
 }
 
 // Access rights, from Landlock's (package landlock/syscall).

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
 )
 
 // MaxMessage bounds a message either way: a hook payload may carry a

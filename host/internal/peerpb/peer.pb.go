@@ -18,7 +18,7 @@
 package peerpb
 
 import (
-	apipb "github.com/hearth-dev/hearth/host/api/internal/apipb"
+	apipb "github.com/hearth-dev/hearth/host/internal/apipb"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -820,7 +820,7 @@ const file_peer_proto_rawDesc = "" +
 	"TaskStatus\x12!.hearth.peer.v1.TaskStatusRequest\x1a\x1f.hearth.peer.v1.TaskStatusReply\x12E\n" +
 	"\vListOwnRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x16.hearth.api.v1.RunList\x12G\n" +
 	"\tListHosts\x12 .hearth.peer.v1.ListHostsRequest\x1a\x18.hearth.peer.v1.HostList\x12Q\n" +
-	"\x0fListClusterRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x1e.hearth.peer.v1.ClusterRunListB7Z5github.com/hearth-dev/hearth/host/api/internal/peerpbb\x06proto3"
+	"\x0fListClusterRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x1e.hearth.peer.v1.ClusterRunListB3Z1github.com/hearth-dev/hearth/host/internal/peerpbb\x06proto3"
 
 var (
 	file_peer_proto_rawDescOnce sync.Once

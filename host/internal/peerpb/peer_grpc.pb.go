@@ -19,7 +19,7 @@ package peerpb
 
 import (
 	context "context"
-	apipb "github.com/hearth-dev/hearth/host/api/internal/apipb"
+	apipb "github.com/hearth-dev/hearth/host/internal/apipb"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"

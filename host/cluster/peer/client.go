@@ -1,10 +1,9 @@
-package api
+package peer
 
 import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -19,20 +18,18 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
-	"github.com/hearth-dev/hearth/host/api/internal/peerpb"
-	"github.com/hearth-dev/hearth/host/api/internal/wire"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/config"
-	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/peerpb"
+	"github.com/hearth-dev/hearth/host/internal/wire"
 )
 
-// PeerHosts reaches the other hosts of a cluster over their TCP APIs with
+// Client reaches the other hosts of a cluster over their TCP APIs with
 // mutual TLS: this host presents its own server certificate (server.tls
 // cert_file and key_file) as its client certificate, and checks theirs
 // against server.tls client_ca_file, the CA every host of the cluster
-// trusts. It implements engine.Peers.
-type PeerHosts struct {
+// trusts. It keeps one connection per host. Safe for concurrent use.
+type Client struct {
 	self  string
 	creds credentials.TransportCredentials
 	token string
@@ -48,43 +45,37 @@ type peerConn struct {
 	rpc  peerpb.PeerClient
 }
 
-var _ engine.Peers = (*PeerHosts)(nil)
+// TLS names the files the hosts of a cluster authenticate one another
+// with: the server block's tls. Each host presents its own certificate
+// (cert_file, key_file, for both server and client use) and checks the
+// others' against the CA they all trust (client_ca_file).
+type TLS struct {
+	CertFile, KeyFile, CAFile string
+}
 
-// ErrNoPeerTLS: cluster mode needs the TCP API with mutual TLS.
-var ErrNoPeerTLS = errors.New("cluster mode needs the hosts' API over mutual TLS")
-
-// NewPeerHosts returns the client side of the hosts' API for host self,
-// from the server block: the cluster's hosts authenticate one another
-// with server.tls (cert_file, key_file, client_ca_file); with token_file
-// set, the token (the same on every host) goes along. dialTimeout bounds
-// reaching a host.
-func NewPeerHosts(self string, srv config.Server, dialTimeout time.Duration) (*PeerHosts, error) {
-	t := srv.TLS
-	if srv.Listen == "" || t == nil || t.ClientCAFile == "" {
-		return nil, fmt.Errorf("%w: set server { listen = \"<addr:port>\"  tls { cert_file, key_file, client_ca_file } }, with a certificate for both server and client use signed by the CA every host trusts (see the README's cluster section)", ErrNoPeerTLS)
-	}
+// NewClient returns the client side of the hosts' API for host self,
+// authenticating with t; a token, when set (the server block's
+// token_file, the same on every host), goes along. dialTimeout bounds
+// reaching a host. It reads the files now and dials nothing until a call.
+func NewClient(self string, t TLS, token string, dialTimeout time.Duration) (*Client, error) {
 	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: load this host's certificate for the other hosts: %w", err)
 	}
-	pem, err := os.ReadFile(t.ClientCAFile)
+	pem, err := os.ReadFile(t.CAFile)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: read the hosts' CA: %w", err)
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cluster: the CA file %s holds no PEM certificate", t.ClientCAFile)
-	}
-	token, err := readToken(srv.TokenFile)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cluster: the CA file %s holds no PEM certificate", t.CAFile)
 	}
 	tc := &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots, MinVersion: tls.VersionTLS13}
-	return &PeerHosts{self: self, creds: credentials.NewTLS(tc), token: token, dial: dialTimeout, conns: make(map[string]*peerConn)}, nil
+	return &Client{self: self, creds: credentials.NewTLS(tc), token: token, dial: dialTimeout, conns: make(map[string]*peerConn)}, nil
 }
 
 // Close closes the connections to the other hosts.
-func (p *PeerHosts) Close() error {
+func (p *Client) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, c := range p.conns {
@@ -95,7 +86,7 @@ func (p *PeerHosts) Close() error {
 }
 
 // conn returns the connection to m, made anew when its address changed.
-func (p *PeerHosts) conn(m cluster.HostInfo) (*peerConn, error) {
+func (p *Client) conn(m hearth.Member) (*peerConn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c := p.conns[m.ID]; c != nil {
@@ -128,7 +119,7 @@ func (p *PeerHosts) conn(m cluster.HostInfo) (*peerConn, error) {
 // ready waits until the connection to m is up, within the dial timeout:
 // a request that goes out on a ready connection may have reached the
 // host; one that never found one did not.
-func (p *PeerHosts) ready(ctx context.Context, m cluster.HostInfo) (*peerConn, error) {
+func (p *Client) ready(ctx context.Context, m hearth.Member) (*peerConn, error) {
 	c, err := p.conn(m)
 	if err != nil {
 		return nil, err
@@ -145,45 +136,45 @@ func (p *PeerHosts) ready(ctx context.Context, m cluster.HostInfo) (*peerConn, e
 }
 
 // Forward runs t on m under key.
-func (p *PeerHosts) Forward(ctx context.Context, m cluster.HostInfo, session, key string, t hearth.Task) (engine.Result, error) {
+func (p *Client) Forward(ctx context.Context, m hearth.Member, session, key string, t hearth.Task) (cluster.Result, error) {
 	c, err := p.ready(ctx, m)
 	if err != nil {
-		return engine.Result{}, err
+		return cluster.Result{}, err
 	}
 	req := &peerpb.ForwardRequest{Key: key, From: p.self, Session: session, Task: &apipb.SubmitTaskRequest{
 		Agent: t.Agent, Id: t.ID, Name: t.Name, Prompt: t.Prompt, Hints: wire.Hints(t.Hints), Metadata: t.Metadata}}
 	reply, err := c.rpc.Forward(ctx, req)
 	if err != nil {
-		return engine.Result{}, peerError(m, "forwarding task "+key, err)
+		return cluster.Result{}, peerError(m, "forwarding task "+key, err)
 	}
 	return resultOf(ctx, reply), nil
 }
 
 // Status asks m about key.
-func (p *PeerHosts) Status(ctx context.Context, m cluster.HostInfo, key string) (cluster.TaskStatus, engine.Result, error) {
+func (p *Client) Status(ctx context.Context, m hearth.Member, key string) (cluster.TaskStatus, cluster.Result, error) {
 	c, err := p.ready(ctx, m)
 	if err != nil {
-		return cluster.TaskUnknown, engine.Result{}, err
+		return cluster.TaskUnknown, cluster.Result{}, err
 	}
 	ctx2, cancel := context.WithTimeout(ctx, p.dial)
 	defer cancel()
 	r, err := c.rpc.TaskStatus(ctx2, &peerpb.TaskStatusRequest{Key: key})
 	if err != nil {
-		return cluster.TaskUnknown, engine.Result{}, peerError(m, "asking about task "+key, err)
+		return cluster.TaskUnknown, cluster.Result{}, peerError(m, "asking about task "+key, err)
 	}
 	switch r.GetState() {
 	case peerpb.TaskStatusReply_RUNNING:
-		return cluster.TaskRunning, engine.Result{}, nil
+		return cluster.TaskRunning, cluster.Result{}, nil
 	case peerpb.TaskStatusReply_DONE:
 		return cluster.TaskDone, resultOf(ctx, r.GetResult()), nil
 	case peerpb.TaskStatusReply_INTERRUPTED:
-		return cluster.TaskInterrupted, engine.Result{Err: interruptedOn(m, r.GetResult().GetErrorMessage())}, nil
+		return cluster.TaskInterrupted, cluster.Result{Err: interruptedOn(m, r.GetResult().GetErrorMessage())}, nil
 	}
-	return cluster.TaskUnknown, engine.Result{}, nil
+	return cluster.TaskUnknown, cluster.Result{}, nil
 }
 
 // ListRuns lists the runs m owns.
-func (p *PeerHosts) ListRuns(ctx context.Context, m cluster.HostInfo) ([]hearth.RunInfo, error) {
+func (p *Client) ListRuns(ctx context.Context, m hearth.Member) ([]hearth.RunInfo, error) {
 	c, err := p.ready(ctx, m)
 	if err != nil {
 		return nil, err
@@ -203,7 +194,7 @@ func (p *PeerHosts) ListRuns(ctx context.Context, m cluster.HostInfo) ([]hearth.
 // key whose task the host stopped cluster.ErrInterrupted; the
 // caller's own end its context's error; anything else (a connection lost
 // after the request went out, a timeout) leaves the outcome unknown.
-func peerError(m cluster.HostInfo, what string, err error) error {
+func peerError(m hearth.Member, what string, err error) error {
 	st, _ := status.FromError(err)
 	for _, d := range st.Details() {
 		info, ok := d.(*apipb.ErrorInfo)
@@ -229,7 +220,7 @@ func peerError(m cluster.HostInfo, what string, err error) error {
 
 // interruptedOn is the error of a task m stopped before it finished, from
 // the message m gave (which names cluster.ErrInterrupted once already).
-func interruptedOn(m cluster.HostInfo, msg string) error {
+func interruptedOn(m hearth.Member, msg string) error {
 	return fmt.Errorf("%w: host %s: %s", cluster.ErrInterrupted, m.ID, strings.TrimPrefix(msg, cluster.ErrInterrupted.Error()+": "))
 }
 

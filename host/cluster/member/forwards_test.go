@@ -1,4 +1,4 @@
-package engine
+package member_test
 
 import (
 	"context"
@@ -7,48 +7,43 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
 // forwardHost starts a host on the data directory dir, in a static
 // cluster as host b, ready to run forwarded tasks. now is its clock (nil
-// for the wall clock). Close it to "stop the process"; it is closed at
-// the test's end too.
-func forwardHost(t *testing.T, dir string, now func() time.Time) *Engine {
+// for the wall clock); fence its lease (nil: it lasts). Close it to "stop
+// the process"; it is closed at the test's end too.
+func forwardHost(t *testing.T, dir string, now func() time.Time, fence context.Context) *testHost {
 	t.Helper()
-	h, err := New(Options{
-		Config: &config.Config{DataDir: dir, Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher()},
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}}),
-		Now:    now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = h.Close(context.Background()) })
-	v := h.ClusterView(ClusterInfo{ID: "b", Addr: "127.0.0.1:1"})
-	if err := h.JoinCluster(staticMembership{v}, nil); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return startHost(t, hostOptions{ID: "b", DataDir: dir, Now: now, Fence: fence})
 }
 
-func lines(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return strings.Fields(string(b))
+// fakeClock is a host clock the test moves by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
 }
 
 // TestForwardedResultSurvivesRestart: a task forwarded under key K runs
@@ -63,25 +58,23 @@ func TestForwardedResultSurvivesRestart(t *testing.T) {
 	ran := filepath.Join(work, "ran")
 	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=once;echo:done"}
 
-	h := forwardHost(t, dir, nil)
-	first, err := h.RunForwarded(ctx, "a", "key-1", "", task)
+	h := forwardHost(t, dir, nil, nil)
+	first, err := h.Member.RunForwarded(ctx, "a", "key-1", "", task)
 	if err != nil || first.Err != nil || first.Outcome.Result.Output != "done" {
 		t.Fatalf("first forward: %+v %v", first, err)
 	}
 	// A denial by an admission guard: a failure with its own sentinel.
-	denied, err := h.RunForwarded(ctx, "a", "key-2", "", hearth.Task{Agent: "scripted", Prompt: "fail:broken"})
+	denied, err := h.Member.RunForwarded(ctx, "a", "key-2", "", hearth.Task{Agent: "scripted", Prompt: "fail:broken"})
 	if err != nil || denied.Err == nil {
 		t.Fatalf("a failing task: %+v %v", denied, err)
 	}
-	if err := h.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.Close(ctx)
 
-	h = forwardHost(t, dir, nil)
-	if st, _ := h.ForwardedStatus("key-1"); st != cluster.TaskDone {
+	h = forwardHost(t, dir, nil, nil)
+	if st, _ := h.Member.ForwardedStatus("key-1"); st != cluster.TaskDone {
 		t.Fatalf("status of key-1 after the restart: %v, want done", st)
 	}
-	again, err := h.RunForwarded(ctx, "a", "key-1", "", task)
+	again, err := h.Member.RunForwarded(ctx, "a", "key-1", "", task)
 	if err != nil || again.Err != nil {
 		t.Fatalf("forward again after the restart: %+v %v", again, err)
 	}
@@ -93,53 +86,19 @@ func TestForwardedResultSurvivesRestart(t *testing.T) {
 		o.Decision.Reason != w.Decision.Reason || o.ToolUses != w.ToolUses {
 		t.Fatalf("the kept outcome %+v differs from the first %+v", o, w)
 	}
-	st, r := h.ForwardedStatus("key-2")
+	st, r := h.Member.ForwardedStatus("key-2")
 	if st != cluster.TaskDone || r.Err == nil || r.Err.Error() != denied.Err.Error() {
 		t.Fatalf("key-2 after the restart: %v %+v, want done with %q", st, r, denied.Err)
 	}
-	if st, _ := h.ForwardedStatus("never-sent"); st != cluster.TaskUnknown {
+	if st, _ := h.Member.ForwardedStatus("never-sent"); st != cluster.TaskUnknown {
 		t.Fatalf("a key never sent: %v", st)
 	}
 	// A new key runs as always.
-	if r, err := h.RunForwarded(ctx, "a", "key-3", "", task); err != nil || r.Err != nil {
+	if r, err := h.Member.RunForwarded(ctx, "a", "key-3", "", task); err != nil || r.Err != nil {
 		t.Fatalf("a new key after the restart: %+v %v", r, err)
 	}
 	if got := lines(t, ran); len(got) != 2 {
 		t.Fatalf("after a new key: %q, want two lines", got)
-	}
-}
-
-// TestKeptErrorsKeepTheirSentinel: a kept error read back from the store
-// wraps the sentinel the task's error wrapped, so the forwarding host and
-// the daemon's clients tell a denial from a crash after a restart as
-// before; a name this hearth does not know keeps the message.
-func TestKeptErrorsKeepTheirSentinel(t *testing.T) {
-	for _, err := range []error{
-		&hearth.DeniedError{Guard: "budget", Message: "over budget"},
-		&hearth.PluginError{Agent: "scripted", Op: "start", Err: hearth.ErrPluginStart},
-		&hearth.PluginError{Agent: "scripted", Op: "run task k", Err: hearth.ErrPluginExited},
-		context.Canceled,
-	} {
-		kind := errorKindOf(err)
-		if kind == "" {
-			t.Fatalf("%v: no kind", err)
-		}
-		kept := resultOf(store.ForwardRecord{Done: true, Error: err.Error(), ErrorKind: kind}).Err
-		if kept.Error() != err.Error() {
-			t.Errorf("%v: kept as %q", err, kept)
-		}
-		for _, k := range errorKinds {
-			if errors.Is(err, k.err) != errors.Is(kept, k.err) {
-				t.Errorf("%v: errors.Is(%v) is %v, kept %v", err, k.err, errors.Is(err, k.err), errors.Is(kept, k.err))
-			}
-		}
-	}
-	if kind := errorKindOf(errors.New("the agent said no")); kind != "" {
-		t.Errorf("a plain error has kind %q", kind)
-	}
-	kept := resultOf(store.ForwardRecord{Done: true, Error: "from a newer hearth", ErrorKind: "a_new_kind"}).Err
-	if kept.Error() != "from a newer hearth" || errors.Unwrap(kept) != nil {
-		t.Errorf("an unknown kind: %v (%v)", kept, errors.Unwrap(kept))
 	}
 }
 
@@ -155,11 +114,11 @@ func TestForwardInterruptedByRestart(t *testing.T) {
 	ran, release := filepath.Join(work, "ran"), filepath.Join(work, "release")
 	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=started;wait:" + release + ";echo:late"}
 
-	h := forwardHost(t, dir, nil)
+	h := forwardHost(t, dir, nil, nil)
 	gaveUp, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := h.RunForwarded(gaveUp, "a", "key-1", "", task)
+		_, err := h.Member.RunForwarded(gaveUp, "a", "key-1", "", task)
 		errc <- err
 	}()
 	waitFile(t, ran)
@@ -167,22 +126,22 @@ func TestForwardInterruptedByRestart(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the caller that gave up: %v", err)
 	}
-	if st, _ := h.ForwardedStatus("key-1"); st != cluster.TaskRunning {
+	if st, _ := h.Member.ForwardedStatus("key-1"); st != cluster.TaskRunning {
 		t.Fatalf("status while it runs: %v", st)
 	}
 	stopNow, stop := context.WithCancel(ctx)
 	stop() // no grace period: tasks in flight are cancelled
-	_ = h.Close(stopNow)
+	h.Close(stopNow)
 
-	h = forwardHost(t, dir, nil)
-	st, r := h.ForwardedStatus("key-1")
+	h = forwardHost(t, dir, nil, nil)
+	st, r := h.Member.ForwardedStatus("key-1")
 	if st != cluster.TaskInterrupted || !errors.Is(r.Err, cluster.ErrInterrupted) {
 		t.Fatalf("status after the restart: %v %v, want interrupted", st, r.Err)
 	}
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := h.RunForwarded(ctx, "a", "key-1", "", task)
+	_, err := h.Member.RunForwarded(ctx, "a", "key-1", "", task)
 	if !errors.Is(err, cluster.ErrInterrupted) || !strings.Contains(err.Error(), "key-1") || !strings.Contains(err.Error(), "from a") {
 		t.Fatalf("forward again after the restart: %v, want ErrInterrupted naming the task and its sender", err)
 	}
@@ -205,32 +164,30 @@ func TestForwardedKeysExpireAcrossRestart(t *testing.T) {
 	ran := filepath.Join(work, "ran")
 	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:done"}
 
-	h := forwardHost(t, dir, clock.Now)
+	h := forwardHost(t, dir, clock.Now, nil)
 	for i, k := range []string{"key-old", "key-new"} {
 		if i > 0 {
-			clock.Advance(keptResultAge / 2)
+			clock.Advance(cluster.DefaultKeptAge / 2)
 		}
-		if r, err := h.RunForwarded(ctx, "a", k, "", task); err != nil || r.Err != nil {
+		if r, err := h.Member.RunForwarded(ctx, "a", k, "", task); err != nil || r.Err != nil {
 			t.Fatalf("%s: %+v %v", k, r, err)
 		}
 	}
-	if err := h.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.Close(ctx)
 	// Down while key-old's window ends, not key-new's.
-	clock.Advance(keptResultAge/2 + time.Minute)
+	clock.Advance(cluster.DefaultKeptAge/2 + time.Minute)
 
-	h = forwardHost(t, dir, clock.Now)
-	if _, err := h.store.ForwardRecord("key-old"); !errors.Is(err, store.ErrNotFound) {
+	h = forwardHost(t, dir, clock.Now, nil)
+	if _, err := h.Store.ForwardRecord("key-old"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("key-old's record after its window: %v, want it deleted", err)
 	}
-	if st, _ := h.ForwardedStatus("key-old"); st != cluster.TaskUnknown {
+	if st, _ := h.Member.ForwardedStatus("key-old"); st != cluster.TaskUnknown {
 		t.Fatalf("key-old after its window: %v, want unknown", st)
 	}
-	if st, _ := h.ForwardedStatus("key-new"); st != cluster.TaskDone {
+	if st, _ := h.Member.ForwardedStatus("key-new"); st != cluster.TaskDone {
 		t.Fatalf("key-new within its window: %v, want done", st)
 	}
-	if r, err := h.RunForwarded(ctx, "a", "key-new", "", task); err != nil || r.Err != nil {
+	if r, err := h.Member.RunForwarded(ctx, "a", "key-new", "", task); err != nil || r.Err != nil {
 		t.Fatalf("key-new again: %+v %v", r, err)
 	}
 	if got := lines(t, ran); len(got) != 2 {
@@ -239,14 +196,14 @@ func TestForwardedKeysExpireAcrossRestart(t *testing.T) {
 
 	// key-new's window ends while the host runs: the next acceptance
 	// drops it, in the same write.
-	clock.Advance(keptResultAge)
-	if r, err := h.RunForwarded(ctx, "a", "key-3", "", task); err != nil || r.Err != nil {
+	clock.Advance(cluster.DefaultKeptAge)
+	if r, err := h.Member.RunForwarded(ctx, "a", "key-3", "", task); err != nil || r.Err != nil {
 		t.Fatalf("key-3: %+v %v", r, err)
 	}
-	if _, err := h.store.ForwardRecord("key-new"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := h.Store.ForwardRecord("key-new"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("key-new's record after its window: %v, want it deleted", err)
 	}
-	if r, err := h.RunForwarded(ctx, "a", "key-old", "", task); err != nil || r.Err != nil {
+	if r, err := h.Member.RunForwarded(ctx, "a", "key-old", "", task); err != nil || r.Err != nil {
 		t.Fatalf("key-old again: %+v %v", r, err)
 	}
 	if got := lines(t, ran); len(got) != 4 {
@@ -263,13 +220,11 @@ func TestDamagedForwardRecordIsNotForgotten(t *testing.T) {
 	ctx := t.Context()
 	ran := filepath.Join(work, "ran")
 	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=x;echo:done"}
-	h := forwardHost(t, dir, nil)
-	if r, err := h.RunForwarded(ctx, "a", "key-1", "", task); err != nil || r.Err != nil {
+	h := forwardHost(t, dir, nil, nil)
+	if r, err := h.Member.RunForwarded(ctx, "a", "key-1", "", task); err != nil || r.Err != nil {
 		t.Fatalf("forward: %+v %v", r, err)
 	}
-	if err := h.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.Close(ctx)
 	// A record of a version this hearth does not read, and one that is
 	// not a record at all.
 	db, err := badger.Open(store.RawOptions(dir))
@@ -289,13 +244,13 @@ func TestDamagedForwardRecordIsNotForgotten(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h = forwardHost(t, dir, nil)
+	h = forwardHost(t, dir, nil, nil)
 	for k, want := range map[string]string{"key-1": "record version 2", "key-2": "forwarded task key-2 is damaged"} {
-		_, err := h.RunForwarded(ctx, "a", k, "", task)
+		_, err := h.Member.RunForwarded(ctx, "a", k, "", task)
 		if !errors.Is(err, cluster.ErrInterrupted) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "forwarded task "+k) {
 			t.Errorf("%s: %v, want ErrInterrupted saying %q", k, err, want)
 		}
-		if st, _ := h.ForwardedStatus(k); st != cluster.TaskInterrupted {
+		if st, _ := h.Member.ForwardedStatus(k); st != cluster.TaskInterrupted {
 			t.Errorf("%s: status %v, want interrupted", k, st)
 		}
 	}
@@ -305,7 +260,7 @@ func TestDamagedForwardRecordIsNotForgotten(t *testing.T) {
 }
 
 // TestForwardedKeysBoundedAcrossRestart: a store holding more keys than
-// a host keeps (keptResults, all within the hour) loses the oldest when
+// a host keeps (cluster.DefaultKeptKeys, all within the hour) loses the oldest when
 // the host starts, in memory and in the store; the others are answered
 // from their records.
 func TestForwardedKeysBoundedAcrossRestart(t *testing.T) {
@@ -318,8 +273,8 @@ func TestForwardedKeysBoundedAcrossRestart(t *testing.T) {
 	key := func(i int) string { return fmt.Sprintf("key-%05d", i) }
 	// Submitted together, committed in a few groups.
 	var pend []*store.Pending
-	for i := range keptResults + 2 {
-		at := now.Add(time.Duration(i-keptResults-2) * time.Millisecond) // key-00000 the oldest
+	for i := range cluster.DefaultKeptKeys + 2 {
+		at := now.Add(time.Duration(i-cluster.DefaultKeptKeys-2) * time.Millisecond) // key-00000 the oldest
 		pend = append(pend, st.SaveForward(store.ForwardRecord{Key: key(i), From: "a", Agent: "scripted", Done: true,
 			Accepted: at, Finished: at, Outcome: &hearth.Outcome{TaskID: key(i), Result: sdk.Result{Output: key(i)}}}, nil))
 	}
@@ -332,37 +287,25 @@ func TestForwardedKeysBoundedAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h := forwardHost(t, dir, func() time.Time { return now })
-	for i, want := range map[int]cluster.TaskStatus{0: cluster.TaskUnknown, 1: cluster.TaskUnknown, 2: cluster.TaskDone, keptResults + 1: cluster.TaskDone} {
-		st, r := h.ForwardedStatus(key(i))
+	h := forwardHost(t, dir, func() time.Time { return now }, nil)
+	for i, want := range map[int]cluster.TaskStatus{0: cluster.TaskUnknown, 1: cluster.TaskUnknown, 2: cluster.TaskDone, cluster.DefaultKeptKeys + 1: cluster.TaskDone} {
+		st, r := h.Member.ForwardedStatus(key(i))
 		if st != want {
 			t.Errorf("%s: %v, want %v", key(i), st, want)
 		}
 		if st == cluster.TaskDone && r.Outcome.Result.Output != key(i) {
 			t.Errorf("%s: kept output %q", key(i), r.Outcome.Result.Output)
 		}
-		_, err := h.store.ForwardRecord(key(i))
+		_, err := h.Store.ForwardRecord(key(i))
 		if gone := errors.Is(err, store.ErrNotFound); gone != (want == cluster.TaskUnknown) {
 			t.Errorf("%s: record %v, want it gone: %v", key(i), err, want == cluster.TaskUnknown)
 		}
 	}
-	recs, err := h.store.ForwardRecords()
-	if err != nil || len(recs) != keptResults {
-		t.Fatalf("%d records kept (%v), want %d", len(recs), err, keptResults)
+	recs, err := h.Store.ForwardRecords()
+	if err != nil || len(recs) != cluster.DefaultKeptKeys {
+		t.Fatalf("%d records kept (%v), want %d", len(recs), err, cluster.DefaultKeptKeys)
 	}
 }
-
-// fencedMembership is a static membership whose fence the test ends: the
-// host's lease lost.
-type fencedMembership struct {
-	view  *cluster.View
-	fence context.Context
-}
-
-func (m fencedMembership) View() *cluster.View    { return m.view }
-func (fencedMembership) Changed(string)           {}
-func (fencedMembership) HostChanged()             {}
-func (m fencedMembership) Fence() context.Context { return m.fence }
 
 // TestForwardStoppedByALostLease: a host that loses its lease cancels the
 // forwarded task it runs (fencing); the forward is answered as
@@ -376,14 +319,11 @@ func TestForwardStoppedByALostLease(t *testing.T) {
 	ran, release := filepath.Join(work, "ran"), filepath.Join(work, "release")
 	task := hearth.Task{Agent: "scripted", Prompt: "append:" + ran + "=started;wait:" + release + ";echo:late"}
 
-	h := forwardHost(t, dir, nil)
 	fence, loseLease := context.WithCancel(ctx)
-	if err := h.JoinCluster(fencedMembership{view: h.cl().view, fence: fence}, nil); err != nil {
-		t.Fatal(err)
-	}
+	h := forwardHost(t, dir, nil, fence)
 	errc := make(chan error, 1)
 	go func() {
-		r, err := h.RunForwarded(ctx, "a", "key-1", "", task)
+		r, err := h.Member.RunForwarded(ctx, "a", "key-1", "", task)
 		if err == nil {
 			err = fmt.Errorf("a result: %+v", r)
 		}
@@ -395,18 +335,16 @@ func TestForwardStoppedByALostLease(t *testing.T) {
 	if !errors.Is(err, cluster.ErrInterrupted) || !strings.Contains(err.Error(), "lease was lost") || !strings.Contains(err.Error(), "key-1") {
 		t.Fatalf("the forward when the lease was lost: %v, want ErrInterrupted saying why", err)
 	}
-	if st, _ := h.ForwardedStatus("key-1"); st != cluster.TaskInterrupted {
+	if st, _ := h.Member.ForwardedStatus("key-1"); st != cluster.TaskInterrupted {
 		t.Fatalf("status: %v, want interrupted", st)
 	}
-	if err := h.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	h.Close(ctx)
 
-	h = forwardHost(t, dir, nil)
+	h = forwardHost(t, dir, nil, nil)
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.RunForwarded(ctx, "a", "key-1", "", task); !errors.Is(err, cluster.ErrInterrupted) {
+	if _, err := h.Member.RunForwarded(ctx, "a", "key-1", "", task); !errors.Is(err, cluster.ErrInterrupted) {
 		t.Fatalf("after a restart: %v, want ErrInterrupted", err)
 	}
 	if got := lines(t, ran); len(got) != 1 {

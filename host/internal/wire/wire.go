@@ -2,7 +2,9 @@
 // daemon API's protobuf messages (package apipb), in both directions: the
 // server (package host/api) encodes what the host returns, the client
 // (package host/api/client) decodes it back, so that orchestrators and
-// the CLI see the same Go values through the daemon as in-process.
+// the CLI see the same Go values through the daemon as in-process. The
+// cluster's peer API (host/cluster/peer) carries tasks and their results
+// between hosts with it too.
 //
 // It also carries errors across: the server turns an error into a gRPC
 // status with a code and an ErrorInfo reason naming the host's sentinel
@@ -18,7 +20,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/internal/apipb"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/internal/protoconv"
 	"github.com/hearth-dev/hearth/sdk"
 )

@@ -4659,7 +4659,7 @@ const file_api_proto_rawDesc = "" +
 	"\x06Events\x12\x1c.hearth.api.v1.EventsRequest\x1a\x14.hearth.api.v1.Event0\x01\x12<\n" +
 	"\x04Hook\x12\x1a.hearth.api.v1.HookRequest\x1a\x18.hearth.api.v1.HookReply\x12D\n" +
 	"\x06Backup\x12\x1c.hearth.api.v1.BackupRequest\x1a\x1a.hearth.api.v1.BackupChunk0\x01\x12Z\n" +
-	"\x0eDashboardLogin\x12$.hearth.api.v1.DashboardLoginRequest\x1a\".hearth.api.v1.DashboardLoginReplyB6Z4github.com/hearth-dev/hearth/host/api/internal/apipbb\x06proto3"
+	"\x0eDashboardLogin\x12$.hearth.api.v1.DashboardLoginRequest\x1a\".hearth.api.v1.DashboardLoginReplyB2Z0github.com/hearth-dev/hearth/host/internal/apipbb\x06proto3"
 
 var (
 	file_api_proto_rawDescOnce sync.Once

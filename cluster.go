@@ -1,0 +1,123 @@
+package hearth
+
+import (
+	"context"
+	"time"
+)
+
+// A cluster is several hosts that share membership and a view of one
+// another's sessions (host/cluster; docs/cluster.md). These are the
+// words for it that orchestrators, the CLI and the daemon's client
+// speak: a member as listings show it, and runs listed across the
+// members with their owners. host/cluster publishes a Member in etcd as
+// its record; host/cluster/member lists them in process, and the
+// daemon's client over the API, both as a ClusterReader.
+
+// ClusterReader lists a cluster as one of its hosts sees it. A host
+// without a cluster block answers with Clustered false.
+type ClusterReader interface {
+	// Members lists the cluster's members, the host that answers among
+	// them.
+	Members(ctx context.Context) (Members, error)
+	// ClusterRuns lists the runs of every member with their owners: a
+	// member that did not answer in time as unreachable, one that left
+	// as gone, each with the runs it listed last.
+	ClusterRuns(ctx context.Context) (ClusterRuns, error)
+}
+
+// Members is a cluster's membership as one host sees it.
+type Members struct {
+	// Self is the ID of the host that answered.
+	Self string `json:"self"`
+	// Clustered is false for a host without a cluster block.
+	Clustered bool     `json:"clustered"`
+	Hosts     []Member `json:"hosts"`
+}
+
+// Member is one host of a cluster: where its API is, what it runs, how
+// loaded it is.
+type Member struct {
+	// ID names the host in its cluster (the cluster block's host_id).
+	ID string `json:"id"`
+	// Self marks the host that answered the listing.
+	Self bool `json:"self,omitempty"`
+	// Addr is the host's API address (host:port) as the other hosts dial
+	// it.
+	Addr     string    `json:"addr"`
+	Hostname string    `json:"hostname,omitempty"`
+	Started  time.Time `json:"started"`
+	// ConfigHash is a digest of what the host decides with (agents,
+	// matcher, guards, pipelines): hosts whose hashes differ run
+	// different guards or agents.
+	ConfigHash string `json:"config_hash"`
+	Version    string `json:"version,omitempty"`
+	// Sessions counts the sessions the host publishes for placement.
+	Sessions int         `json:"sessions"`
+	Agents   []AgentLoad `json:"agents"`
+}
+
+// Agent returns the load of the agent named name on m, and whether m
+// runs it.
+func (m *Member) Agent(name string) (AgentLoad, bool) {
+	for _, a := range m.Agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return AgentLoad{}, false
+}
+
+// AgentLoad is one agent's sessions and load on a host.
+type AgentLoad struct {
+	Name string `json:"name"`
+	// External agents' sessions report through hooks; nothing is spawned
+	// for them.
+	External bool `json:"external,omitempty"`
+	Live     int  `json:"live"`
+	Dormant  int  `json:"dormant"`
+	// Load is the tasks running on the agent's sessions; Capacity the
+	// slots of its live sessions; MaxSessions its pool's bound.
+	Load        int `json:"load"`
+	Capacity    int `json:"capacity"`
+	MaxSessions int `json:"max_sessions"`
+}
+
+// ClusterRuns is every member's runs, with their owners.
+type ClusterRuns struct {
+	// Self is the ID of the host that answered.
+	Self string `json:"self"`
+	// Clustered is false for a host without a cluster block; Hosts is
+	// then empty.
+	Clustered bool       `json:"clustered"`
+	Hosts     []HostRuns `json:"hosts"`
+}
+
+// HostRuns is one host's part of a cluster's run listing. A run stays
+// with the host that started it: its state is in that host's store.
+type HostRuns struct {
+	Host  string     `json:"host"`
+	State OwnerState `json:"state"`
+	// Runs are the host's runs: current for OwnerUp, else as of Listed.
+	Runs []RunInfo `json:"runs"`
+	// Listed is when Runs were listed; zero if never.
+	Listed time.Time `json:"listed,omitzero"`
+	// Error says why the host did not answer, for OwnerUnreachable.
+	Error string `json:"error,omitempty"`
+}
+
+// OwnerState says how current a host's part of a cluster's run listing
+// is.
+type OwnerState string
+
+// The states of a run's owner.
+const (
+	// OwnerUp: the owner answered; its runs are current.
+	OwnerUp OwnerState = "up"
+	// OwnerUnreachable: the owner is a member but did not answer in time;
+	// its runs are the last ones it listed, if any.
+	OwnerUnreachable OwnerState = "unreachable"
+	// OwnerGone: the owner is no member (it died or left); its runs are
+	// the last ones it listed. They resume when it returns: a run's state
+	// is in its owner's store.
+	OwnerGone OwnerState = "gone"
+)

@@ -1,0 +1,514 @@
+// Package member is a host's membership of its cluster, in one place:
+// the shell around host/cluster's rules. A Member registers the host in
+// etcd and keeps its view of the others (host/cluster/etcd), places each
+// task over every host's sessions with the host's one placement policy
+// and forwards it where it belongs (cluster.Forward's steps, over
+// host/cluster/peer), runs what other hosts forward here once per
+// idempotency key (cluster.Accepted, kept in the host's store), serves
+// the hosts' API (peer.Register) and lists the cluster's members and
+// runs (a hearth.ClusterReader).
+//
+// # Lifecycle
+//
+// A Member is made, handed to the engine, joined and left, in that
+// order:
+//
+//	m, err := member.New(member.Options{Cluster: *cfg.Cluster, Listen: cfg.Server.Listen, TLS: ..., DataDir: cfg.DataDir, ...})
+//	e, err := engine.New(engine.Options{Config: cfg, Cluster: m}) // the engine attaches its parts (Attach)
+//	srv := api.NewServer(api.Options{Engine: e, Register: m.Register})
+//	l, err := srv.Listen(cfg.Server, cfg.DataDir)
+//	err = m.Join(ctx) // registers in etcd: the others place here from now on
+//	...
+//	m.Leave() // before the engine closes: the others stop placing here at once
+//
+// New does no I/O but reading the hosts' certificates: a config that
+// cannot work (no mutual TLS, a bad cluster block) fails there, before
+// anything starts. Join comes after the listeners are open, because the
+// other hosts forward tasks as soon as this one is listed. Until Join,
+// and for tasks the cluster does not place across hosts (a run's tasks,
+// external agents, fresh and round-robin pools), the member runs every
+// task here as a host without a cluster would.
+//
+// The engine keeps composition only: it gives the member its pools (the
+// one placement policy, host/pool) and the means to run a task here
+// (Deps), and tells it what changed; everything the cluster decides is
+// decided here and in package cluster.
+package member
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+
+	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/host/cluster/etcd"
+	"github.com/hearth-dev/hearth/host/cluster/peer"
+	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/matcher"
+)
+
+// Options configure a Member.
+type Options struct {
+	// Cluster is the config's cluster block. New applies its defaults
+	// (the host ID from the machine's name and DataDir) and, when
+	// Advertise is empty, advertises Listen; then validates it.
+	Cluster cluster.Config
+	// Listen is the host's TCP API (the server block's listen), which
+	// the other hosts reach it at; TLS is how the hosts authenticate one
+	// another (the server block's tls); Token, when set, the token of its
+	// token_file. Cluster mode needs all but the token.
+	Listen string
+	TLS    *peer.TLS
+	Token  string
+	// DataDir is the host's data directory: with the machine's name it
+	// makes the default host ID and the host's identity
+	// (cluster.Identity).
+	DataDir string
+	// Version is the hearth release; ConfigHash a digest of what the
+	// host decides with (SetConfigHash after a reload). Both are in the
+	// host's record.
+	Version, ConfigHash string
+	Logger              hclog.Logger
+	// Membership, when set, is what Join uses instead of registering
+	// with etcd: for tests, which then feed the view (View) as etcd's
+	// watch would.
+	Membership Membership
+}
+
+// Membership is a host's registration in the cluster: host/cluster/etcd's
+// Node.
+type Membership interface {
+	// Changed marks a session's summary as changed; HostChanged, the
+	// host's record. They go out with the next batch.
+	Changed(session string)
+	HostChanged()
+	// Fence ends when the host's lease is lost: a task forwarded here
+	// runs under it.
+	Fence() context.Context
+	// Close leaves the cluster.
+	Close() error
+}
+
+// Pool is one agent's pool as the cluster uses it: host/pool's Pool, the
+// one placement policy. Its remote sessions are the other hosts'
+// sessions of the agent, kept in its matcher index by RemoteID and owned
+// by their host.
+type Pool interface {
+	// AcrossHosts says whether the pool's tasks are placed over every
+	// host's sessions.
+	AcrossHosts() bool
+	// PlaceAcross decides t over every host's sessions, leaving out the
+	// RemoteIDs in exclude; Place over this host's alone.
+	PlaceAcross(t hearth.Task, exclude []string, now time.Time) cluster.Placement
+	Place(t hearth.Task) hearth.Decision
+	// ApplyRemote updates the other hosts' sessions in the pool's index.
+	ApplyRemote(reset bool, puts []matcher.Candidate, removes []string)
+	// Summary and Summaries are what the host publishes of its sessions;
+	// Load, of the agent.
+	Summary(id string) (cluster.Summary, bool)
+	Summaries() []cluster.Summary
+	Load() hearth.AgentLoad
+}
+
+// KeyStore keeps the idempotency keys of the tasks forwarded here, and
+// their results, across restarts: host/store's Store.
+type KeyStore interface {
+	SaveForward(rec store.ForwardRecord, drop []string) *store.Pending
+	ForwardRecords() ([]store.ForwardRecord, error)
+	DropForwards(keys []string) *store.Pending
+}
+
+// Deps are the parts of the host the member works with, which the
+// engine hands it (Attach): its pools, and the means to run a task here.
+type Deps struct {
+	// Pools returns the host's pools in config order; Pool the pool of
+	// agent, if the host runs it.
+	Pools func() []Pool
+	Pool  func(agent string) (Pool, bool)
+	// MatcherConfig is the matcher configuration the host scores
+	// agent's sessions with; another host's sessions are scored alike.
+	MatcherConfig func(agent string) matcher.Config
+	// Runnable says whether the host runs tasks of agent.
+	Runnable func(agent string) error
+	// Enter registers a unit of work in flight, refused once the host
+	// is closing; the func it returns ends it.
+	Enter func() (func(), error)
+	// Admit runs the admission guards on a task forwarded here.
+	Admit func(hearth.Task) error
+	// Execute places an admitted task over this host's sessions and runs
+	// it, with its quality gate.
+	Execute func(ctx context.Context, t hearth.Task) (*hearth.Outcome, error)
+	// Emit records an event.
+	Emit func(hearth.Event)
+	// Runs lists the runs the host owns.
+	Runs func(ctx context.Context) ([]hearth.RunInfo, error)
+	// Keys keeps the idempotency keys of forwarded tasks.
+	Keys KeyStore
+	// Closing is closed when the host begins to shut down.
+	Closing <-chan struct{}
+	// Now is the host's clock.
+	Now func() time.Time
+}
+
+// Member is a host's membership of its cluster. Its methods are safe
+// for concurrent use once the engine attached it.
+type Member struct {
+	cfg      cluster.Config
+	identity string
+	hostname string
+	version  string
+	log      hclog.Logger
+	view     *cluster.View
+	peers    *peer.Client
+	static   Membership
+
+	// d, started and runs are set once, by Attach, before any other
+	// use.
+	d        Deps
+	attached atomic.Bool
+	// registered says the peer service is served (Register).
+	registered atomic.Bool
+	started    time.Time
+	runs       *cluster.RunDirectory
+
+	// node is set by Join: nil until then.
+	node atomic.Pointer[joined]
+
+	mu         sync.Mutex
+	configHash string
+	keys       *cluster.Accepted
+	// flights are the accepted keys whose tasks have not finished: what
+	// a second forward of the key waits on.
+	flights map[string]*flight
+	// loaded says the keys kept in the store were read (Join).
+	loaded bool
+	// memoryOnly keeps accepted keys in memory only, as before they
+	// were stored: for the benchmark that measures what storing costs.
+	memoryOnly bool
+}
+
+// joined is the membership Join started.
+type joined struct{ node Membership }
+
+// The member's use of its parts.
+var (
+	_ peer.Handler         = (*Member)(nil)
+	_ hearth.ClusterReader = (*Member)(nil)
+	_ etcd.Source          = source{}
+	_ Membership           = (*etcd.Node)(nil)
+)
+
+// The package's sentinel errors.
+var (
+	// ErrNoTLS: cluster mode needs the hosts' TCP API with mutual TLS.
+	ErrNoTLS = errors.New("cluster mode needs the hosts' API over mutual TLS")
+)
+
+// New makes the member of the cluster o.Cluster names, for the host on
+// o.DataDir. It validates the cluster block and reads the hosts'
+// certificates; it starts nothing (Join does).
+func New(o Options) (*Member, error) {
+	hostname, _ := os.Hostname()
+	cc := o.Cluster.WithDefaults(hostname, o.DataDir)
+	if cc.Advertise == "" {
+		// The TCP API's address, unless it is a wildcard (Validate says
+		// so).
+		cc.Advertise = o.Listen
+	}
+	if err := cc.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Listen == "" || o.TLS == nil || o.TLS.CAFile == "" {
+		return nil, fmt.Errorf("%w: set server { listen = \"<addr:port>\"  tls { cert_file, key_file, client_ca_file } }, with a certificate for both server and client use signed by the CA every host trusts (see the README's cluster section)", ErrNoTLS)
+	}
+	peers, err := peer.NewClient(cc.HostID, *o.TLS, o.Token, cc.DialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	m := &Member{
+		cfg: cc, identity: cluster.Identity(hostname, o.DataDir), hostname: hostname, version: o.Version,
+		log: o.Logger, peers: peers, static: o.Membership, configHash: o.ConfigHash,
+		keys: cluster.NewAccepted(0, 0), flights: make(map[string]*flight),
+	}
+	m.view = cluster.NewView(cc.HostID, m.matcherConfig)
+	return m, nil
+}
+
+// Attach hands the member the host's parts; engine.New calls it, once.
+func (m *Member) Attach(d Deps) error {
+	var missing []string
+	for name, ok := range map[string]bool{
+		"Pools": d.Pools != nil, "Pool": d.Pool != nil, "MatcherConfig": d.MatcherConfig != nil, "Runnable": d.Runnable != nil,
+		"Enter": d.Enter != nil, "Admit": d.Admit != nil, "Execute": d.Execute != nil, "Emit": d.Emit != nil,
+		"Runs": d.Runs != nil, "Keys": d.Keys != nil, "Closing": d.Closing != nil, "Now": d.Now != nil,
+	} {
+		if !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("cluster member %s: Deps lack %s", m.cfg.HostID, strings.Join(missing, ", "))
+	}
+	if m.attached.Load() {
+		return fmt.Errorf("cluster member %s is attached to an engine already; make one member per engine", m.cfg.HostID)
+	}
+	m.d, m.started = d, d.Now()
+	m.runs = cluster.NewRunDirectory(runLister{m}, 5*time.Second, d.Now)
+	// Set once the fields above are: what reads them checks it first.
+	m.attached.Store(true)
+	// The other hosts' sessions flow into the pools' indexes, so that one
+	// index per agent decides over every host's sessions.
+	m.view.SetSink(m.applyRemote)
+	return nil
+}
+
+// Register serves the hosts' API (peer.proto) on srv, answered by this
+// member: what the daemon's listeners carry beside its own API
+// (api.Options.Register).
+func (m *Member) Register(srv grpc.ServiceRegistrar) {
+	peer.Register(srv, m)
+	m.registered.Store(true)
+}
+
+// Join makes the host a member: it reads the idempotency keys kept in
+// the store, registers the host in etcd and publishes its sessions,
+// lists the cluster into the view, and from then on places across the
+// hosts. Call it once the daemon serves the peer service (Register) on
+// open listeners: the other hosts forward tasks as soon as this one is
+// listed. It fails when etcd does not answer within twice the dial
+// timeout, or another host holds this host's ID
+// (cluster.ErrHostIDInUse).
+func (m *Member) Join(ctx context.Context) error {
+	if !m.attached.Load() {
+		return fmt.Errorf("cluster member %s: Join before an engine took it; pass it as engine.Options.Cluster first", m.cfg.HostID)
+	}
+	if m.node.Load() != nil {
+		return fmt.Errorf("cluster member %s joined already", m.cfg.HostID)
+	}
+	if m.static == nil && !m.registered.Load() {
+		// Listed in etcd, the host would be sent tasks it cannot take.
+		return fmt.Errorf("cluster member %s: Join before the daemon serves its peer service; pass Member.Register as api.Options.Register and open the listeners first", m.cfg.HostID)
+	}
+	if err := m.loadKeys(); err != nil {
+		return err
+	}
+	node := m.static
+	if node == nil {
+		sctx, cancel := context.WithTimeout(ctx, 2*m.cfg.DialTimeout)
+		defer cancel()
+		n, err := etcd.Start(sctx, etcd.Options{Config: m.cfg, Identity: m.identity, Source: source{m}, View: m.view, Logger: m.log})
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w; is etcd running at %v? (the cluster block's endpoints)", err, m.cfg.Endpoints)
+			}
+			return err
+		}
+		node = n
+	}
+	m.node.Store(&joined{node: node})
+	return nil
+}
+
+// Leave leaves the cluster at once (the lease is revoked: the others
+// stop placing here) and closes the connections to the other hosts.
+// Call it before the engine closes.
+func (m *Member) Leave() error {
+	var err error
+	if j := m.node.Load(); j != nil {
+		err = j.node.Close()
+	}
+	m.peers.Close()
+	return err
+}
+
+// Source is what the member publishes, and Join registers with etcd:
+// this host's record and its sessions' summaries, read from its pools.
+// Another membership (a test's) publishes it in its own way.
+func (m *Member) Source() etcd.Source { return source{m} }
+
+// Config is the cluster block in force: defaults applied, validated.
+func (m *Member) Config() cluster.Config { return m.cfg }
+
+// View is the member's picture of the cluster, which its membership
+// keeps current.
+func (m *Member) View() *cluster.View { return m.view }
+
+// SetConfigHash updates the config hash the host publishes, after a
+// reload.
+func (m *Member) SetConfigHash(hash string) {
+	m.mu.Lock()
+	m.configHash = hash
+	m.mu.Unlock()
+	m.Changed("", true)
+}
+
+// membership is the membership Join started, nil before.
+func (m *Member) membership() Membership {
+	if j := m.node.Load(); j != nil {
+		return j.node
+	}
+	return nil
+}
+
+// Changed tells the membership that a session's summary (and, with
+// hostToo, the host's load) may have changed: what the engine says on
+// every event of a session and every tool use.
+func (m *Member) Changed(session string, hostToo bool) {
+	node := m.membership()
+	if node == nil {
+		return
+	}
+	if session != "" {
+		node.Changed(session)
+	}
+	if hostToo {
+		node.HostChanged()
+	}
+}
+
+// Reloaded is told that the engine reloaded its config; added says it
+// made new pools, which learn the other hosts' sessions of their agents
+// (the view sends them all again).
+func (m *Member) Reloaded(added bool) {
+	if added && m.attached.Load() {
+		m.view.SetSink(m.applyRemote)
+	}
+	// Agents, and the config's hash in the listing, may differ.
+	m.Changed("", true)
+}
+
+// matcherConfig is the view's configuration of agent's matcher: this
+// host's, so that remote sessions are scored as local ones are.
+func (m *Member) matcherConfig(agent string) matcher.Config {
+	if !m.attached.Load() {
+		return matcher.DefaultConfig()
+	}
+	return m.d.MatcherConfig(agent)
+}
+
+// applyRemote takes one change of the view's remote sessions into the
+// pools' indexes. Called with the view locked.
+func (m *Member) applyRemote(u cluster.Update) {
+	if u.Reset {
+		for _, p := range m.d.Pools() {
+			p.ApplyRemote(true, nil, nil)
+		}
+		return
+	}
+	if p, ok := m.d.Pool(u.Agent); ok {
+		p.ApplyRemote(false, u.Puts, u.Removes)
+	}
+}
+
+// source is the member as its etcd node's Source: what the host
+// publishes.
+type source struct{ m *Member }
+
+// Host is this host as a member now.
+func (s source) Host() hearth.Member { return s.m.record() }
+
+// Session is session id's summary, and false once it is no placement
+// candidate here.
+func (s source) Session(id string) (cluster.Summary, bool) {
+	for _, p := range s.m.d.Pools() {
+		if sum, ok := p.Summary(id); ok {
+			return sum, true
+		}
+	}
+	return cluster.Summary{}, false
+}
+
+// Sessions are every session this host publishes.
+func (s source) Sessions() []cluster.Summary { return s.m.summaries() }
+
+func (m *Member) summaries() []cluster.Summary {
+	var out []cluster.Summary
+	for _, p := range m.d.Pools() {
+		out = append(out, p.Summaries()...)
+	}
+	return out
+}
+
+// record is this host as a member now: the record it publishes.
+func (m *Member) record() hearth.Member {
+	m.mu.Lock()
+	hash := m.configHash
+	m.mu.Unlock()
+	rec := hearth.Member{ID: m.cfg.HostID, Addr: m.cfg.Advertise, Hostname: m.hostname, Started: m.started,
+		ConfigHash: hash, Version: m.version}
+	for _, p := range m.d.Pools() {
+		rec.Agents = append(rec.Agents, p.Load())
+	}
+	return rec
+}
+
+// Members lists the cluster's members as this host sees them, itself
+// included; Clustered is false until the host joined.
+func (m *Member) Members(context.Context) (hearth.Members, error) {
+	if m.membership() == nil {
+		return hearth.Members{}, nil
+	}
+	own := func() hearth.Member {
+		// Its own record as it is now, not as last published.
+		rec := m.record()
+		rec.Sessions, rec.Self = len(m.summaries()), true
+		return rec
+	}
+	var members []hearth.Member
+	seen := false
+	for _, mm := range m.view.Members() {
+		if mm.Self {
+			mm, seen = own(), true
+		}
+		members = append(members, mm)
+	}
+	if !seen {
+		// Not registered now (etcd unreachable): list itself anyway.
+		members = append(members, own())
+		slices.SortFunc(members, func(a, b hearth.Member) int { return strings.Compare(a.ID, b.ID) })
+	}
+	return hearth.Members{Self: m.cfg.HostID, Clustered: true, Hosts: members}, nil
+}
+
+// ClusterRuns lists the runs of every member, with their owners; a
+// member that does not answer is listed as unreachable, one that left as
+// gone, each with the runs this host last saw it list. Clustered is
+// false until the host joined.
+func (m *Member) ClusterRuns(ctx context.Context) (hearth.ClusterRuns, error) {
+	if m.membership() == nil {
+		return hearth.ClusterRuns{}, nil
+	}
+	members := m.view.Members()
+	if !slices.ContainsFunc(members, func(mm hearth.Member) bool { return mm.ID == m.cfg.HostID }) {
+		members = append(members, m.record())
+	}
+	return hearth.ClusterRuns{Self: m.cfg.HostID, Clustered: true, Hosts: m.runs.List(ctx, members)}, nil
+}
+
+// OwnRuns lists the runs this host owns.
+func (m *Member) OwnRuns(ctx context.Context) ([]hearth.RunInfo, error) { return m.d.Runs(ctx) }
+
+// runLister lists a member's runs: this host's from its store, the
+// others' through their APIs.
+type runLister struct{ m *Member }
+
+func (l runLister) ListRuns(ctx context.Context, mm hearth.Member) ([]hearth.RunInfo, error) {
+	if mm.ID == l.m.cfg.HostID {
+		return l.m.d.Runs(ctx)
+	}
+	return l.m.peers.ListRuns(ctx, mm)
+}
