@@ -16,11 +16,11 @@ import (
 func TestAgentsTestPassesConformingAgents(t *testing.T) {
 	t.Run("Go", func(t *testing.T) {
 		code, out, errOut := run(t, nil, "agents", "test", "--env", "HEARTH_TEST_PLUGIN=1", "--env", "GORACE=atexit_sleep_ms=0",
-			"--task", "read:src/a.go;echo:done", "--", os.Args[0])
+			"--task", "read:src/a.go;echo:done", "--dir", "src", "--guard", "src/a.go", "--", os.Args[0])
 		if code != 0 {
 			t.Fatalf("exit %d\n%s%s", code, out, errOut)
 		}
-		for _, w := range []string{`agent "scripted"`, "PASS  Describe", "PASS  denied tool uses", "PASS  shutdown", "PASS  host crash", "10 passed, 0 failed"} {
+		for _, w := range []string{`agent "scripted"`, "PASS  Describe", "PASS  denied tool uses", "PASS  guarded path", "PASS  shutdown", "PASS  host crash", "11 passed, 0 failed"} {
 			if !strings.Contains(out, w) {
 				t.Errorf("output does not contain %q:\n%s", w, out)
 			}
@@ -29,12 +29,12 @@ func TestAgentsTestPassesConformingAgents(t *testing.T) {
 	t.Run("gotour", func(t *testing.T) {
 		// The bundled agent, served by this binary as hearth serves it.
 		code, out, errOut := run(t, nil, "agents", "test", "--env", "HEARTH_SERVE_AGENT=gotour", "--env", "GORACE=atexit_sleep_ms=0",
-			"--task", "summary strings", "--task", "symbol strings Builder.String", "--", os.Args[0])
+			"--task", "summary strings", "--task", "symbol strings Builder.String", "--dir", "strings", "--guard", "strings/builder.go", "--", os.Args[0])
 		if code != 0 {
 			t.Fatalf("exit %d\n%s%s", code, out, errOut)
 		}
-		if !strings.Contains(out, `agent "gotour"`) || !strings.Contains(out, "10 passed, 0 failed") {
-			t.Errorf("got\n%s\nwant gotour passing all 10 checks", out)
+		if !strings.Contains(out, `agent "gotour"`) || !strings.Contains(out, "11 passed, 0 failed") {
+			t.Errorf("got\n%s\nwant gotour passing all 11 checks", out)
 		}
 	})
 	t.Run("Python", func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestAgentsTestPassesConformingAgents(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, out, errOut := run(t, nil, "agents", "test", "--json", "--task", "read:src/a.py;echo:done", "--task", "progress:0.5;tool:missing.txt", "--", python, script)
+		code, out, errOut := run(t, nil, "agents", "test", "--json", "--task", "read:src/a.py;echo:done", "--task", "progress:0.5;tool:missing.txt", "--dir", "src", "--guard", "src/a.py", "--", python, script)
 		if code != 0 {
 			t.Fatalf("exit %d\n%s%s", code, out, errOut)
 		}
@@ -51,8 +51,8 @@ func TestAgentsTestPassesConformingAgents(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &v); err != nil {
 			t.Fatalf("--json output does not parse: %v\n%s", err, out)
 		}
-		if v.Agent != "scripted" || !v.Passed || !v.ExportsState || len(v.Checks) != 10 {
-			t.Errorf("got %+v, want the scripted agent passing all 10 checks, exporting state", v)
+		if v.Agent != "scripted" || !v.Passed || !v.ExportsState || len(v.Checks) != 11 {
+			t.Errorf("got %+v, want the scripted agent passing all 11 checks, exporting state", v)
 		}
 	})
 }
@@ -77,7 +77,7 @@ func TestAgentsTestFailsBrokenPythonAgents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := run(t, nil, "agents", "test", "--json", "--env", "HEARTH_TEST_MODE="+tt.mode, "--task", tt.task, "--", python, script)
+			code, out, errOut := run(t, nil, "agents", "test", "--json", "--env", "HEARTH_TEST_MODE="+tt.mode, "--task", tt.task, "--dir", "src", "--", python, script)
 			if code != 1 {
 				t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 			}

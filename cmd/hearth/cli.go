@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/hearth-dev/hearth"
@@ -50,6 +51,10 @@ type Main struct {
 	// Reloads returns the channel of signals that make a running host
 	// reload its config (SIGHUP), and a function that stops delivery.
 	Reloads func() (<-chan os.Signal, func())
+	// Interrupts returns the channel of every signal that would end the
+	// process and can be caught (interruptSignals), for commands that
+	// must clean up when interrupted; nil means Signals.
+	Interrupts func() (<-chan os.Signal, func())
 
 	// wire is Stdout as given, before Run made it safe for a terminal:
 	// where a protocol's bytes go (hearth mcp).
@@ -65,7 +70,10 @@ type Main struct {
 	configPath string
 	// again is the command line that reaches this command's data
 	// directory (see hearth); empty for plain "hearth".
-	again    string
+	again string
+	// warned is set once the config's warnings were printed: a command
+	// that loads it twice says them once.
+	warned   bool
 	logLevel string
 	logJSON  bool
 }
@@ -88,6 +96,11 @@ func NewMain() *Main {
 			signal.Notify(c, syscall.SIGHUP)
 			return c, func() { signal.Stop(c) }
 		},
+		Interrupts: func() (<-chan os.Signal, func()) {
+			c := make(chan os.Signal, len(interruptSignals))
+			signal.Notify(c, interruptSignals...)
+			return c, func() { signal.Stop(c) }
+		},
 	}
 }
 
@@ -96,14 +109,22 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	// Everything the CLI prints passes through text.Safe: prompts, paths,
 	// agents' output and errors come from outside, and must not drive the
 	// terminal (issue 13). hearth's own escape sequences (the live run
-	// view, colored diagnostics and logs) are written underneath.
+	// view, colored diagnostics and logs) are written underneath. A
+	// command whose stdout is a byte stream (streamsBytes) gets the
+	// process's stdout itself.
 	m.wire = m.Stdout
+	bytesOut := raw(m.Stdout)
 	stdout, stderr := text.NewSafeWriter(m.Stdout), text.NewSafeWriter(m.Stderr)
 	m.Stdout, m.Stderr = stdout, stderr
 	defer stdout.Flush()
 	defer stderr.Flush()
 	root := m.command()
-	root.PersistentPreRun = func(c *cobra.Command, _ []string) { m.commandName = c.Name() }
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		m.commandName = c.Name()
+		if writesBytes(c) {
+			m.Stdout = bytesOut
+		}
+	}
 	root.SetArgs(args)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
@@ -162,10 +183,10 @@ Badger data directory.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%w%s\nRun '%s --help' for usage.", err, flagSuggestion(c, err), c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default "+config.DefaultDataDir+" beside the config file, or in the current directory without one)")
+	pf.StringVar(&m.dataDir, "data-dir", "", "data directory (env HEARTH_DATA_DIR; default: one per config file in $XDG_STATE_HOME/hearth or ~/.local/state/hearth, or per current directory without one)")
 	pf.StringVar(&m.configPath, "config", "", "config file (env HEARTH_CONFIG; default: the bundled agents)")
 	pf.StringVar(&m.socket, "socket", "", "the daemon's unix socket (env HEARTH_SOCKET; default: hearth.sock in the data directory)")
 	pf.StringVar(&m.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
@@ -191,7 +212,92 @@ Badger data directory.`,
 		m.placeCommand(),
 		m.mcpCommand(),
 	)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group (runs, sessions,
+// config, ...) refuse a subcommand it does not have, as cobra refuses
+// one of the root's: a usage error (exit 2) with cobra's suggestions,
+// instead of the group's help and success. Without arguments a group
+// prints its help.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasParent() || !c.HasAvailableSubCommands() || c.Runnable() {
+		return
+	}
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2 // cobra's default for the root
+		}
+		if sugg := c.SuggestionsFor(args[0]); len(sugg) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(sugg, "\n\t")
+		}
+		return usagef("%s\nRun '%s --help' for usage.", msg, c.CommandPath())
+	}
+}
+
+// flagSuggestion is " (did you mean --json?)" for a flag error naming an
+// unknown flag close to one c has, and "" otherwise.
+func flagSuggestion(c *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	if best := text.Closest(name, names); best != "" {
+		return fmt.Sprintf(" (did you mean --%s?)", best)
+	}
+	return ""
+}
+
+// Text and bytes. What a command prints for a person or a script is text,
+// and goes through text.Safe (Run), which rewrites every control byte
+// (NUL among them) as an escape: a byte stream written through it is
+// damaged. So a command that writes a byte stream to stdout (a backup)
+// declares it, with streamsBytes, and Run hands that command the
+// process's stdout itself, for every write: the choice is made once, by
+// the command's declaration, not at each write. Such a command writes
+// nothing else to stdout (what it tells the person goes to stderr, which
+// stays text), and refuses to write its stream to a terminal
+// (byteStream). Stdin is never rewritten: restore - reads its bytes as
+// they come.
+
+// stdoutAnnotation is the cobra annotation streamsBytes sets.
+const stdoutAnnotation = "hearth/stdout"
+
+// streamsBytes declares that c's stdout is a byte stream, not text.
+func streamsBytes(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[stdoutAnnotation] = "bytes"
+	return c
+}
+
+// writesBytes reports whether c declared its stdout a byte stream.
+func writesBytes(c *cobra.Command) bool { return c.Annotations[stdoutAnnotation] == "bytes" }
+
+// byteStream is stdout, for a command that declared it a byte stream
+// (streamsBytes); what is a terminal is refused: bytes are not for it
+// to show, and would drive it.
+func (m *Main) byteStream(c *cobra.Command) (io.Writer, error) {
+	if !writesBytes(c) {
+		// A programming error, caught by every test of the command.
+		return nil, fmt.Errorf("%s writes a byte stream without declaring it (streamsBytes)", c.CommandPath())
+	}
+	if m.isTerminal(m.Stdout) {
+		return nil, usagef("%s - writes a byte stream, and stdout is a terminal: redirect it (%s - > FILE, or | hearth restore -), or name a FILE", c.CommandPath(), c.CommandPath())
+	}
+	return m.Stdout, nil
 }
 
 // exactArgs is cobra.ExactArgs with a usage error naming the arguments.
@@ -205,31 +311,47 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 }
 
 // loadConfig loads the config file named by --config or HEARTH_CONFIG, or
-// the default (every bundled agent), and applies --data-dir.
+// the default (every bundled agent), applies --data-dir, and prints the
+// file's warnings.
 func (m *Main) loadConfig() (*config.Config, error) {
 	path := m.configFile()
 	var cfg *config.Config
 	if path == "" {
 		cfg = config.Default(plugins.Names())
-		cfg.DataDir, cfg.DataDirFrom = paths.Abs(cfg.DataDir), "the default, in the current directory (no config file)"
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("the current directory: %w", err)
+		}
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = paths.DefaultDataDir("", cwd, m.stateHome())
 	} else {
 		var err error
-		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names()}); err != nil {
+		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names(), StateHome: m.stateHome(), Getenv: m.Getenv}); err != nil {
 			return nil, err
+		}
+		if len(cfg.Warnings) > 0 && !m.warned {
+			m.warned = true
+			_ = cfg.WriteWarnings(m.diagnostics(), m.width(), m.color())
 		}
 	}
 	if dir, from := m.dataDirFlag(); dir != "" {
-		cfg.DataDir, cfg.DataDirFrom = dir, from
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = dir, from, ""
 	} else if path != "" {
 		// The data directory follows the file: a command the user is told
 		// to run next must name the file too.
-		m.again = "hearth --config " + shellQuote(filepath.Dir(path))
+		m.again = "hearth --config " + text.ShellQuote(filepath.Dir(path))
 		if filepath.Base(path) != "hearth.hcl" {
-			m.again = "hearth --config " + shellQuote(path)
+			m.again = "hearth --config " + text.ShellQuote(path)
 		}
+	}
+	if cfg.DataDir == "" {
+		return nil, usagef("no data directory: %s; name one with --data-dir, HEARTH_DATA_DIR or data_dir in the config file", cfg.DataDirFrom)
 	}
 	return cfg, nil
 }
+
+// stateHome is where default data directories are made
+// (paths.StateHome).
+func (m *Main) stateHome() string { return paths.StateHome(m.Getenv) }
 
 // configFile is the config file --config or HEARTH_CONFIG names (a
 // directory's hearth.hcl); "" for none.
@@ -295,7 +417,13 @@ func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(conte
 	for {
 		select {
 		case err = <-done:
-			_ = h.Close(context.Background())
+			// The work is done and every write it made is in the store's
+			// log; a close that could not flush it leaves the directory
+			// for the next writer to replay, and a read-only command
+			// refused until then: say so rather than leave it a surprise.
+			if cerr := h.Close(context.Background()); cerr != nil {
+				fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", cerr)
+			}
 			return err
 		case <-reloads:
 			m.reload(h)

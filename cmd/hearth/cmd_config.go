@@ -16,17 +16,33 @@ import (
 func (m *Main) configCommand() *cobra.Command {
 	cfg := &cobra.Command{Use: "config", Short: "Work with config files"}
 	validate := &cobra.Command{
-		Use:   "validate FILE",
+		Use:   "validate [FILE]",
 		Short: "Check a config file without running anything",
 		Long: `Check a config file without running anything. Every problem is
 reported with its file:line:col, the offending source line, and what to
 do about it. The programs agents name are looked up, and checked against
 their sha256 pins; the paths they are granted (read_paths, write_paths)
-must exist outside the data directory. The exit status is 2 when the file
-is not valid.`,
-		Args: exactArgs("FILE"),
+must exist outside the data directory. A model's key variable that is not
+set is a warning: only its tasks need it. Without FILE it checks the file
+--config (or HEARTH_CONFIG) names, as every other command reads it. The
+exit status is 2 when the file is not valid.`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("%s takes at most 1 argument (FILE), got %d\nRun '%s --help' for usage.", c.CommandPath(), len(args), c.CommandPath())
+			}
+			return nil
+		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			c, err := config.Load(args[0], config.Options{Bundled: plugins.Names()})
+			// Every other command reads the file --config names: so does
+			// this one, when it is not given the file itself.
+			file := m.configFile()
+			if len(args) == 1 {
+				file = args[0]
+			}
+			if file == "" {
+				return usagef("hearth config validate needs the file to check: hearth config validate FILE (or --config FILE)")
+			}
+			c, err := config.Load(file, config.Options{Bundled: plugins.Names(), StateHome: m.stateHome(), Getenv: m.Getenv})
 			var ce *config.Error
 			if err != nil && !errors.As(err, &ce) {
 				return usageError{err}
@@ -34,6 +50,9 @@ is not valid.`,
 			if err != nil {
 				return err
 			}
+			// What is missing only where a model is called (its key) is
+			// said, and the file is valid.
+			_ = c.WriteWarnings(m.diagnostics(), m.width(), m.color())
 			// The programs the file names: found, and matching their pins.
 			var problems []string
 			for _, a := range c.Agents {
@@ -55,12 +74,12 @@ is not valid.`,
 				}
 			}
 			if len(problems) > 0 {
-				return usagef("%s: %s", args[0], strings.Join(problems, "\n"+args[0]+": "))
+				return usagef("%s: %s", file, strings.Join(problems, "\n"+file+": "))
 			}
 			for _, w := range guardAdvice(c) {
-				fmt.Fprintf(m.Stderr, "%s: warning: %s\n", args[0], w)
+				fmt.Fprintf(m.Stderr, "%s: warning: %s\n", file, w)
 			}
-			fmt.Fprintf(m.Stdout, "%s is valid: %s, %s, %s\n", args[0],
+			fmt.Fprintf(m.Stdout, "%s is valid: %s, %s, %s\n", file,
 				plural(len(c.Agents), "agent"), plural(len(c.Guards), "guard"), plural(len(c.Pipelines), "pipeline"))
 			return nil
 		},

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -55,7 +55,7 @@ func (m *Main) printPlacement(d hearth.Decision) {
 	fmt.Fprintln(w, d.Reason)
 	if d.Resume != "" {
 		if d.Workspace != "" {
-			fmt.Fprintf(w, "resume it with: cd %s && %s\n", shellQuote(d.Workspace), d.Resume)
+			fmt.Fprintf(w, "resume it with: cd %s && %s\n", text.ShellQuote(d.Workspace), d.Resume)
 		} else {
 			fmt.Fprintf(w, "resume it with: %s\n", d.Resume)
 		}
@@ -63,14 +63,4 @@ func (m *Main) printPlacement(d hearth.Decision) {
 	for _, c := range d.Candidates {
 		fmt.Fprintf(w, "  candidate %s\n", explain(c, d.Threshold))
 	}
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '/' || r == '.' || r == '-' || r == '_') {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 func (m *Main) runCommand() *cobra.Command {
@@ -266,11 +268,12 @@ func (m *Main) runTarget(args []string) (*config.Config, *hearth.Pipeline, error
 			m.configPath = path
 		case err == nil:
 			m.configPath = path
-		case len(args) == 1:
+		case len(args) == 1 && !strings.ContainsRune(path, filepath.Separator) && !strings.HasSuffix(path, ".hcl") &&
+			(m.configPath != "" || m.Getenv("HEARTH_CONFIG") != ""):
 			// Not a path: a pipeline name in --config's file.
 			name = args[0]
 		default:
-			return nil, nil, usagef("%s: %v", args[0], err)
+			return nil, nil, usagef("%s", missingPath(path, err))
 		}
 		if len(args) == 2 {
 			name = args[1]
@@ -288,6 +291,25 @@ func (m *Main) runTarget(args []string) (*config.Config, *hearth.Pipeline, error
 		return nil, nil, usageError{err}
 	}
 	return cfg, p, nil
+}
+
+// missingPath says that path, which a command was given, cannot be read,
+// and suggests the entry beside it that was probably meant.
+func missingPath(path string, err error) string {
+	msg := fmt.Sprintf("%s: %v", path, errors.Unwrap(err))
+	if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Sprintf("%s: %v", path, err)
+	}
+	dir, base := filepath.Split(filepath.Clean(path))
+	entries, _ := os.ReadDir(cmp.Or(dir, "."))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if best := text.Closest(base, names); best != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", filepath.Join(dir, best))
+	}
+	return msg + "; give a directory that holds hearth.hcl, a config file, or a pipeline name with --config"
 }
 
 // reasonTail is the reason without the session name the line already has.

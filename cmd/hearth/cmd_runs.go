@@ -329,9 +329,14 @@ func prefixed(p, s string) string {
 // is in.
 func (m *Main) runConfig(id string) func() (*config.Config, error) {
 	return func() (*config.Config, error) {
-		// Every command that acts on a run writes to the directory: a
-		// crash's writes are replayed here as the engine would.
-		st, err := m.openStore(store.Write)
+		// The run is read to find its config, whose store block (its
+		// min_free_space) the write open must use: read first, and
+		// open to write (which replays a crash's writes, as the
+		// engine would) only for a directory that needs it.
+		st, err := m.openStore(store.Read)
+		if errors.Is(err, store.ErrNeedsRecovery) {
+			st, err = m.openStore(store.Write)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -135,7 +136,7 @@ func (m *Main) printSession(d *hearth.SessionDetail) {
 			fmt.Fprintf(w, "  workspace   %s\n", d.Workspace)
 		}
 		if d.Resume != "" {
-			fmt.Fprintf(w, "  resume      cd %s && %s\n", shellQuote(cmp.Or(d.Workspace, ".")), d.Resume)
+			fmt.Fprintf(w, "  resume      cd %s && %s\n", text.ShellQuote(cmp.Or(d.Workspace, ".")), d.Resume)
 		}
 	} else {
 		fmt.Fprintf(w, "  tasks       %d (%d failed), %d tool uses, capacity %d\n", d.Tasks, d.TasksFailed, d.ToolUses, d.Capacity)

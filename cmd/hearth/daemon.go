@@ -123,7 +123,7 @@ func (m *Main) withReader(ctx context.Context, work func(ctx context.Context, r 
 	}
 	if c != nil {
 		defer c.Close()
-		return work(ctx, c, c.Target())
+		return work(ctx, c, "the daemon on "+c.Target())
 	}
 	st, err := m.openStore(store.Read)
 	if err != nil {

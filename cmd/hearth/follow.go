@@ -38,8 +38,19 @@ type follower struct {
 	finished  map[string]bool
 	decisions map[string]hearth.Decision
 	started   map[string]time.Time
-	drawn     int // lines of the last frame
-	width     int
+	// Plain lines come in the order tasks started (and so were placed:
+	// a task is placed as it starts), not the order they finished in: a
+	// line that says "the pool is full" must come after the spawns that
+	// filled it, slow as a spawn is. placed numbers each task's latest
+	// start; held are finished tasks' events waiting for the tasks
+	// started before them; printed counts the lines' [n/total].
+	placed      map[string]int
+	placements  int
+	held        []hearth.Event
+	printed     int
+	printedOnce map[string]bool
+	drawn       int // lines of the last frame
+	width       int
 }
 
 // follow shows the run's progress until it stops and returns how it
@@ -48,16 +59,20 @@ func (m *Main) follow(ctx context.Context, h hearth.RunReader, run hearth.RunWat
 	defer run.Close()
 	f := &follower{
 		m: m, h: h, ctx: ctx, id: run.ID(), w: m.Stdout, quiet: quiet, start: time.Now(),
-		decisions: make(map[string]hearth.Decision),
-		started:   make(map[string]time.Time),
-		finished:  make(map[string]bool),
+		decisions:   make(map[string]hearth.Decision),
+		started:     make(map[string]time.Time),
+		finished:    make(map[string]bool),
+		placed:      make(map[string]int),
+		printedOnce: make(map[string]bool),
 	}
 	if d, err := h.Run(ctx, run.ID()); err == nil {
 		for _, t := range d.TaskList {
 			if finalTask(t.Status) {
 				f.finished[t.Name] = true
+				f.printedOnce[t.Name] = true
 			}
 		}
+		f.printed = len(f.finished)
 	}
 	if asJSON {
 		f.w = io.Discard
@@ -75,6 +90,7 @@ func (m *Main) follow(ctx context.Context, h hearth.RunReader, run hearth.RunWat
 		case e, ok := <-run.Events():
 			if !ok {
 				<-run.Done()
+				f.release(true)
 				return run.Wait(ctx)
 			}
 			f.event(e)
@@ -98,6 +114,7 @@ func (m *Main) follow(ctx context.Context, h hearth.RunReader, run hearth.RunWat
 				}
 				break
 			}
+			f.release(true)
 			if f.tty {
 				f.redraw()
 			}
@@ -119,6 +136,8 @@ func (f *follower) event(e hearth.Event) {
 		switch to {
 		case hearth.TaskRunning:
 			f.started[e.Task] = e.Time
+			f.placements++
+			f.placed[e.Task] = f.placements
 		case hearth.TaskSucceeded, hearth.TaskFailed:
 			f.done++
 		}
@@ -128,7 +147,39 @@ func (f *follower) event(e hearth.Event) {
 			delete(f.finished, e.Task)
 		}
 	}
-	if !f.tty {
+	if f.tty {
+		return
+	}
+	if e.Kind == hearth.EventRunTask && finalTask(hearth.TaskStatus(e.To)) {
+		f.held = append(f.held, e)
+		f.release(false)
+		return
+	}
+	f.line(e)
+}
+
+// release prints the held lines of finished tasks, in the order the tasks
+// started, as far as no task started before them is still running; with
+// all, every one (the run stopped).
+func (f *follower) release(all bool) {
+	for len(f.held) > 0 {
+		// The earliest started of the held tasks (ones that never
+		// started, skipped, come first).
+		next := 0
+		for i, e := range f.held {
+			if f.placed[e.Task] < f.placed[f.held[next].Task] {
+				next = i
+			}
+		}
+		e := f.held[next]
+		if !all {
+			for t, n := range f.placed {
+				if n < f.placed[e.Task] && !f.finished[t] {
+					return // started before it, and still running
+				}
+			}
+		}
+		f.held = append(f.held[:next], f.held[next+1:]...)
 		f.line(e)
 	}
 }
@@ -149,8 +200,12 @@ func (f *follower) line(e hearth.Event) {
 	switch e.Kind {
 	case hearth.EventRunTask:
 		total := f.total()
+		if finalTask(hearth.TaskStatus(e.To)) && !f.printedOnce[e.Task] {
+			f.printedOnce[e.Task] = true
+			f.printed++
+		}
 		prefix := func() string {
-			return fmt.Sprintf("[%*d/%d] %-28s", len(fmt.Sprint(total)), len(f.finished), total, e.Task)
+			return fmt.Sprintf("[%*d/%d] %-28s", len(fmt.Sprint(total)), f.printed, total, e.Task)
 		}
 		switch hearth.TaskStatus(e.To) {
 		case hearth.TaskSucceeded:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -146,4 +147,46 @@ func FuzzSetFlag(f *testing.F) {
 			}
 		}
 	})
+}
+
+// oneRun is a RunReader of a run of n tasks and nothing else.
+type oneRun struct {
+	hearth.RunReader
+	n int
+}
+
+func (r oneRun) Run(context.Context, string) (hearth.RunDetail, error) {
+	return hearth.RunDetail{RunInfo: hearth.RunInfo{Tasks: r.n}}, nil
+}
+
+// TestPlainLinesInPlacementOrder: piped, a run's lines come in the order
+// its tasks started (and were placed), not the order they finished: the
+// reuse that says the pool is full comes after the spawn that filled it,
+// however long that spawn's task took.
+func TestPlainLinesInPlacementOrder(t *testing.T) {
+	var out strings.Builder
+	f := &follower{m: &Main{}, h: oneRun{n: 3}, ctx: context.Background(), w: &out, quiet: true,
+		decisions: map[string]hearth.Decision{}, started: map[string]time.Time{}, finished: map[string]bool{},
+		placed: map[string]int{}, printedOnce: map[string]bool{}}
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	ev := func(task string, to hearth.TaskStatus, sec int) hearth.Event {
+		return hearth.Event{Kind: hearth.EventRunTask, Task: task, To: string(to), Time: at.Add(time.Duration(sec) * time.Second)}
+	}
+	dec := func(task, action, reason string) hearth.Event {
+		return hearth.Event{Kind: hearth.EventDecision, Task: "run-1/" + task + "/1/1", Decision: &hearth.Decision{Action: hearth.Action(action), Session: "s-" + task, Reason: reason}}
+	}
+	for _, e := range []hearth.Event{
+		ev("spawn", hearth.TaskRunning, 0), ev("reuse", hearth.TaskRunning, 0),
+		dec("reuse", "reused", "reused s-x below the threshold: the pool is full at 4 sessions"),
+		ev("reuse", hearth.TaskSucceeded, 1),
+		dec("spawn", "spawned", "spawned no session to reuse"),
+		ev("spawn", hearth.TaskSucceeded, 2),
+		ev("late", hearth.TaskRunning, 3), dec("late", "reused", "reused s-spawn"), ev("late", hearth.TaskSucceeded, 4),
+	} {
+		f.event(e)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "[1/3] spawn ") || !strings.HasPrefix(lines[1], "[2/3] reuse ") || !strings.HasPrefix(lines[2], "[3/3] late ") {
+		t.Errorf("lines:\n%s\nwant spawn, then the reuse that found the pool full, then late, numbered in that order", out.String())
+	}
 }

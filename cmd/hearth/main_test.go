@@ -19,7 +19,6 @@ import (
 
 	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
-	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/plugins"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
@@ -28,8 +27,8 @@ import (
 // and the scripted test agent when HEARTH_TEST_PLUGIN is set.
 func TestMain(m *testing.M) {
 	plugins.ServeIfRequested()
-	if os.Getenv("HEARTH_TEST_PLUGIN") != "" {
-		plugin.Serve(testagent.New("scripted", 1))
+	if kind := os.Getenv("HEARTH_TEST_PLUGIN"); kind != "" {
+		serveTestPlugin(kind)
 		os.Exit(0)
 	}
 	// HEARTH_TEST_MAIN makes the test binary the hearth command, with the

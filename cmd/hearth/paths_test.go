@@ -7,27 +7,32 @@ import (
 	"testing"
 )
 
-// TestDataDirFollowsTheConfigFile: with no data_dir in the file, as with
-// a relative one, state lands beside the config file whatever the current
-// directory, so that one agent's sessions never split across directories;
-// --data-dir is read against the current directory; an error says which
-// data directory it was and what it was resolved against.
+// TestDataDirFollowsTheConfigFile: with no data_dir in the file, state
+// lands in the user's state directory, in a directory of the config
+// file's own (outside its agents' workspace, where a confined plugin
+// could not reach it, and beside nothing of the current directory), so
+// that one agent's sessions never split across directories; --data-dir
+// is read against the current directory; an error says which data
+// directory it was and what it was resolved against.
 func TestDataDirFollowsTheConfigFile(t *testing.T) {
-	confDir, elsewhere := t.TempDir(), t.TempDir()
+	confDir, elsewhere, state := t.TempDir(), t.TempDir(), t.TempDir()
 	conf := filepath.Join(confDir, "hearth.hcl")
 	if err := os.WriteFile(conf, []byte("agent \"gotour\" {\n  bundled = \"gotour\"\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(elsewhere)
-	noFlag := map[string]string{"HEARTH_DATA_DIR": ""}
+	noFlag := map[string]string{"HEARTH_DATA_DIR": "", "XDG_STATE_HOME": state}
 	if code, out, stderr := run(t, noFlag, "--config", conf, "submit", "gotour", "summary errors", "--dir", "errors"); code != 0 {
 		t.Fatalf("submit: exit %d\n%s%s", code, out, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(confDir, ".hearth")); err != nil {
-		t.Errorf("no data directory beside the config file: %v", err)
+	made, _ := filepath.Glob(filepath.Join(state, "hearth", filepath.Base(confDir)+"-*"))
+	if len(made) != 1 {
+		t.Errorf("data directories in the state directory: %v, want one named after %s", made, confDir)
 	}
-	if _, err := os.Stat(filepath.Join(elsewhere, ".hearth")); err == nil {
-		t.Errorf("a data directory appeared in the current directory")
+	for _, d := range []string{confDir, elsewhere} {
+		if entries, _ := os.ReadDir(d); len(entries) > 1 || len(entries) == 1 && entries[0].Name() != "hearth.hcl" {
+			t.Errorf("%s holds %v: the data directory must be in neither the workspace nor the current directory", d, entries)
+		}
 	}
 	// From a third directory, the same file finds the same sessions.
 	t.Chdir(t.TempDir())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,14 +26,29 @@ import (
 // and the last run's ID. Each run's host flushes its writes into a table
 // when it closes, so the MANIFEST has an entry for each; each task's
 // output is 2 KiB, past the store's value threshold, so the tables point
-// into a value log.
+// into a value log. The first run has a file attached (96 KiB, stored
+// under files/).
 func ranStore(t *testing.T) (map[string]string, string) {
+	t.Helper()
+	return ranStoreIn(t, filepath.Join(t.TempDir(), "data"))
+}
+
+// ranStoreIn is ranStore with its data directory at data.
+func ranStoreIn(t *testing.T, data string) (map[string]string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := pairConfig(t, dir)
-	env := map[string]string{"HEARTH_DATA_DIR": filepath.Join(dir, "data"), "HEARTH_CONFIG": cfg}
-	for range 3 {
-		if code, out, errOut := run(t, env, "run", "pair", "-q"); code != 0 {
+	env := map[string]string{"HEARTH_DATA_DIR": data, "HEARTH_CONFIG": cfg}
+	notes := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(notes, bytes.Repeat([]byte("the notes of the first run\n"), 96<<10/27+1)[:96<<10], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		args := []string{"run", "pair", "-q"}
+		if i == 0 {
+			args = append(args, "--file", notes)
+		}
+		if code, out, errOut := run(t, env, args...); code != 0 {
 			t.Fatalf("hearth run pair: exit %d\n%s%s", code, out, errOut)
 		}
 	}

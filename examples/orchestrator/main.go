@@ -22,12 +22,12 @@ import (
 )
 
 func main() {
-	dataDir := flag.String("data-dir", "./.hearth", "the data directory of the daemon to use")
+	dataDir := flag.String("data-dir", "", "the data directory of the daemon to use (default: that of hearth serve without a config, here)")
 	flag.Parse()
 	ctx := context.Background()
 	c, err := client.Dial(ctx, client.Options{DataDir: *dataDir})
 	if err != nil {
-		log.Fatalf("%v\nstart one first: hearth serve --data-dir %s", err, *dataDir)
+		log.Fatalf("%v\nstart one first, from this directory: go run ./cmd/hearth serve", err)
 	}
 	defer c.Close()
 	if _, err := tour(ctx, c, os.Stdout); err != nil {

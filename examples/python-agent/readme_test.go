@@ -15,11 +15,16 @@ import (
 
 var shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
 
-// TestReadme runs the README's commands in this directory with sh, with
-// the Python that has the SDK's dependencies first on the PATH and a
-// fresh data directory, and checks what the README says they show.
+// TestReadme runs the README's commands in this directory with sh, on
+// the PATH as it is (where pyenv's python3 may come first, without the
+// SDK's dependencies: the README names the interpreter that has them),
+// with the default data directory in a fresh state directory, and checks
+// what the README says they show, and that nothing warns.
 func TestReadme(t *testing.T) {
 	python := pythontest.Need(t)
+	if python != "/usr/bin/python3" {
+		t.Skipf("the README uses Debian's /usr/bin/python3, and the Python with the SDK's dependencies here is %s", python)
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go is not on the PATH")
@@ -39,17 +44,22 @@ func TestReadme(t *testing.T) {
 			_ = os.RemoveAll(p)
 		}
 	})
-	env := append(os.Environ(),
-		// The go that runs this test, then the Python with the SDK's
-		// dependencies, before the rest of the PATH.
-		"PATH="+strings.Join([]string{filepath.Dir(goBin), filepath.Dir(python), os.Getenv("PATH")}, string(os.PathListSeparator)),
-		"HEARTH_DATA_DIR="+t.TempDir(),
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "HEARTH_DATA_DIR=") && !strings.HasPrefix(e, "HEARTH_CONFIG=") {
+			env = append(env, e)
+		}
+	}
+	env = append(env,
+		// The go that runs this test before the rest of the PATH.
+		"PATH="+filepath.Dir(goBin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"XDG_STATE_HOME="+t.TempDir(),
 		"PIP_DISABLE_PIP_VERSION_CHECK=1",
 		"PYTHONDONTWRITEBYTECODE=1",
 	)
 	want := map[string][]string{
 		"python -m unittest":   {"OK"},
-		"agents test":          {"PASS  denied tool uses", "PASS  host crash", "10 passed, 0 failed"},
+		"agents test":          {"PASS  denied tool uses", "PASS  guarded path", "PASS  host crash", "11 passed, 0 failed"},
 		"run .":                {"[1/3] app", "spawned", "[2/3] todos", "reused", "(1.00 > 0.60)", "3 succeeded"},
 		"--dir sample/secrets": {"denied: sample/secrets: sample/secrets holds credentials: search the code instead"},
 		`"FIXME" --dir`:        {"rehydrated", "1 matches of 'FIXME' in 1 files (1 already known to this session)"},
@@ -62,6 +72,9 @@ func TestReadme(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		if strings.Contains(string(out), "[WARN]") {
+			t.Errorf("%s warns:\n%s", line, out)
 		}
 		for key, ws := range want {
 			if !strings.Contains(line, key) {

@@ -3,17 +3,23 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/sdk"
@@ -249,41 +255,42 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 }
 
 // TestDashboardReconnectsWhenItFallsBehind: a page whose event stream
-// stops being read (here, Chromium's network throttling holds it to a
-// trickle) is dropped by the daemon once it has missed too much, and told
-// so; the page then opens a new stream and shows what it missed.
+// stops being read (here, a proxy between it and the daemon stops
+// passing the stream on, as a stalled network would) is dropped by the
+// daemon once it has missed too much, and told so; the page then opens a
+// new stream and shows what it missed.
+//
+// Nothing in it depends on the machine's speed: the stream is held, not
+// slowed, for as long as publishing takes, and let go only after; the
+// daemon's write on the held stream waits for that (HoldStalledStreams)
+// instead of giving up after sseWrite, which under load publishing 2,000
+// events can pass.
 func TestDashboardReconnectsWhenItFallsBehind(t *testing.T) {
+	api.HoldStalledStreams(t, 10*time.Minute)
 	p := page{t, browser(t)}
 	d := claudeCodeDaemon(t)
-	events := "http://" + d.l.HTTP + "/api/events"
-	throttle := func(bytesPerSecond float64) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			var rules []*network.Conditions
-			if bytesPerSecond > 0 {
-				rules = append(rules, &network.Conditions{URLPattern: events, DownloadThroughput: bytesPerSecond, UploadThroughput: -1})
-			}
-			_, err := cdp.Call(ctx, tg, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: rules})
-			return err
-		})
-	}
+	// The browser reaches the daemon through a proxy that can hold its
+	// event stream.
+	proxy, stream := stallingProxy(t, d.l.HTTP)
 	link, _, err := d.l.LoginLink()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.do("its page, its event stream slowed to a trickle",
-		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
-			return err
-		}),
-		throttle(100),
-		chromedp.Navigate(link))
+	link = strings.Replace(link, d.l.HTTP, proxy, 1)
+	p.do("its page", chromedp.Navigate(link))
 	p.wait("its live connection", "#live.on")
 	if n := p.count("#sessions tbody tr"); n != 0 {
 		t.Fatalf("%d sessions shown before any; want none", n)
 	}
 
-	// Far more events than the stream may miss: each denial of a .env
-	// read is one.
+	// Far more events than the held stream may miss: each denial of a
+	// .env read is one guard.fired event. What the daemon's stream holds
+	// before its write blocks (its socket's 64 KB send buffer, the
+	// proxy's 8 KB receive buffer and 4 KB reader, a few hundred events
+	// at most) plus its 256-event buffer plus the 1,024 it may miss is
+	// well under 2,000 (TestEventStreamDropsASubscriberThatFallsBehind
+	// counts them).
+	stream.hold()
 	ref := hearth.ExternalRef{Agent: "claude-code", Session: ccSession, Workspace: "/home/dev/shop"}
 	call := sdk.ToolCall{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"/home/dev/shop/.env"}}
 	for range 2000 {
@@ -292,10 +299,97 @@ func TestDashboardReconnectsWhenItFallsBehind(t *testing.T) {
 		}
 	}
 
-	// Read at full speed again, the page finds it was dropped, reconnects,
+	// The stream flows again: the page finds it was dropped, reconnects,
 	// and shows the session it missed.
-	p.do("its stream at full speed", throttle(0))
+	stream.release()
 	p.wait("that it was dropped", `body[data-dropped="1"]`)
 	p.wait("its live connection, again", "#live.on")
 	p.waitText("the session it missed", "#sessions tbody", "claude-code")
+}
+
+// stallingProxy is a reverse proxy to the daemon's HTTP address target,
+// on loopback, whose event streams (/api/events) can be held: while held
+// it reads nothing more of the daemon's side of a stream, so that the
+// daemon's writes block once the sockets between them are full, as they
+// would over a stalled link. It reads the daemon's side through a small
+// socket buffer, so that they fill soon.
+func stallingProxy(t *testing.T, target string) (addr string, stream *valve) {
+	t.Helper()
+	stream = &valve{}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(&url.URL{Scheme: "http", Host: target})
+			r.Out.Host = target // the daemon answers for its own address only
+			r.Out.Header.Del("Origin")
+		},
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+				if tc, ok := c.(*net.TCPConn); ok {
+					_ = tc.SetReadBuffer(4096)
+				}
+				return c, err
+			},
+		},
+		FlushInterval: -1,
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.Request.URL.Path == "/api/events" {
+				resp.Body = &heldReader{ReadCloser: resp.Body, v: stream}
+			}
+			return nil
+		},
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(func() {
+		// A held stream's reader waits for the valve: open it, so that
+		// no goroutine is left behind. The event stream never ends on its
+		// own: Close would wait for it.
+		stream.release()
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return strings.TrimPrefix(srv.URL, "http://"), stream
+}
+
+// valve holds readers (hold) until it is opened again (release).
+type valve struct {
+	mu   sync.Mutex
+	open chan struct{} // nil when open; closed on release
+}
+
+func (v *valve) hold() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.open == nil {
+		v.open = make(chan struct{})
+	}
+}
+
+func (v *valve) release() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.open != nil {
+		close(v.open)
+		v.open = nil
+	}
+}
+
+func (v *valve) wait() {
+	v.mu.Lock()
+	c := v.open
+	v.mu.Unlock()
+	if c != nil {
+		<-c
+	}
+}
+
+// heldReader reads only while its valve is open.
+type heldReader struct {
+	io.ReadCloser
+	v *valve
+}
+
+func (r *heldReader) Read(b []byte) (int, error) {
+	r.v.wait()
+	return r.ReadCloser.Read(b)
 }

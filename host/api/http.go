@@ -50,9 +50,6 @@ const (
 	sseCoalesce = 500 * time.Millisecond
 	// sseHeartbeat keeps proxies from closing an idle stream.
 	sseHeartbeat = 15 * time.Second
-	// sseWrite bounds each write to an event stream: a subscriber that
-	// does not read is dropped, not held forever.
-	sseWrite = 10 * time.Second
 	// sseBehind is how many events a subscriber may miss (its buffer was
 	// full) before it is told so and dropped; it reconnects and reloads.
 	sseBehind = 1024
@@ -64,6 +61,12 @@ const (
 	// buffer loses nothing it shows.
 	sseBuffer = 256
 )
+
+// sseWrite bounds each write to an event stream: a subscriber that does
+// not read is dropped, not held forever. A variable only so that tests
+// that stall a stream on purpose can hold it for as long as a loaded
+// machine takes to publish past it (export_test.go).
+var sseWrite = 10 * time.Second
 
 // Bounds of the HTTP server: no client may hold it, or the daemon's file
 // descriptors, for long. How many connections it takes is budget.go's.

@@ -161,7 +161,7 @@ func TestBackupThroughTheDaemon(t *testing.T) {
 	if st.Bytes != int64(buf.Len()) || st.Records == 0 {
 		t.Fatalf("backup stats %+v for %d bytes", st, buf.Len())
 	}
-	restored, err := store.Restore(ctx, &buf, filepath.Join(t.TempDir(), "restored"))
+	restored, err := store.Restore(ctx, &buf, filepath.Join(t.TempDir(), "restored"), store.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

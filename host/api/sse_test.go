@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -93,6 +94,9 @@ func TestEventStreamDropsASubscriberThatFallsBehind(t *testing.T) {
 	// buffer (256), its socket's send buffer and the client's receive
 	// buffer, and the 1,024 missed events after which it is dropped.
 	const total, batch = 2000, 100
+	// The stalled stream's write waits for as long as publishing takes
+	// (see below), not sseWrite: under load that can pass 10 s.
+	api.HoldStalledStreams(t, 10*time.Minute)
 	d := claudeCodeDaemon(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -192,9 +196,10 @@ func TestEventStreamDropsASubscriberThatFallsBehind(t *testing.T) {
 
 	// The stalled stream, read now: a prefix of the events, then
 	// "dropped", then the end. Its handler has been blocked in a write
-	// since the first few hundred events, and gives up on a write after
-	// 10 s (sseWrite), cutting the stream without the message: publishing
-	// 2,000 events takes 1 to 4 s here under -race, well inside that.
+	// since the first few hundred events. A daemon gives up on such a
+	// write after sseWrite (10 s), cutting the stream without the
+	// message; publishing 2,000 events takes 1 to 4 s here under -race,
+	// but more on a loaded machine, so this test holds the write instead.
 	rest := make(chan sseEvent, total+16)
 	// A stream that is never dropped never ends: bound the wait.
 	stop := time.AfterFunc(30*time.Second, func() { stalled.Body.Close() })

@@ -19,7 +19,12 @@
 // it decodes the block into plain values (Store), a setting left out
 // stays zero, and the store reads zero as its default.
 //
-//	data_dir                  "./.hearth" (relative paths: to the config file)
+//	data_dir                  in the user's state directory:
+//	                          $XDG_STATE_HOME/hearth/NAME-HASH, else
+//	                          ~/.local/state/hearth/NAME-HASH, one per
+//	                          config file (internal/paths.DefaultDataDir says why: never
+//	                          inside a workspace); relative paths: to the
+//	                          config file
 //	agent.capacity            the capacity the agent declares, else 1
 //	agent.start_timeout       "10s"  spawn + handshake + first call
 //	agent.task_timeout        "10m"  a task running longer is a hung plugin
@@ -171,6 +176,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/guard"
@@ -180,7 +187,6 @@ import (
 
 // Default values; see the package documentation.
 const (
-	DefaultDataDir         = "./.hearth"
 	DefaultStartTimeout    = 10 * time.Second
 	DefaultTaskTimeout     = 10 * time.Minute
 	DefaultHealthInterval  = 10 * time.Second
@@ -199,9 +205,15 @@ type Config struct {
 	// DataDir is the data directory: absolute when it came from a file
 	// (data_dir, or the default, resolved against the file's directory).
 	// DataDirFrom says where it came from, for messages ("data_dir in
-	// /etc/hearth/hearth.hcl"); the CLI sets it for its flags.
+	// /etc/hearth/hearth.hcl"); the CLI sets it for its flags. Empty
+	// DataDir means there is no default (no home directory): the file
+	// or a flag must name one.
 	DataDir     string
 	DataDirFrom string
+	// DataDirMove, when set, is where the default data directory lives
+	// now: DataDir is the .hearth of an earlier version, inside the
+	// workspace, and should be moved there (see internal/paths.DefaultDataDir).
+	DataDirMove string
 	// Agents in the order the file declares them.
 	Agents    []*Agent
 	Matcher   Matcher
@@ -221,6 +233,11 @@ type Config struct {
 	Cluster *cluster.Config
 	// Store is how the store meets a full or stuck disk (the store block).
 	Store Store
+	// Warnings are what the file leaves for later to go wrong without
+	// being wrong itself (a model's key variable not set where hearth
+	// runs): WriteWarnings prints them.
+	Warnings hcl.Diagnostics
+	files    map[string]*hcl.File
 }
 
 // Pipeline returns the pipeline named name, or nil.
@@ -418,9 +435,11 @@ func DefaultAgent(name string) *Agent {
 }
 
 // Default is the configuration used when no file is given: every bundled
-// agent, and the external claude-code agent, with defaults.
+// agent, and the external claude-code agent, with defaults. Its DataDir
+// is empty: the caller sets it (paths.DefaultDataDir, for the current
+// directory).
 func Default(bundled []string) *Config {
-	c := &Config{DataDir: DefaultDataDir, Matcher: DefaultMatcher(), Server: DefaultServer(),
+	c := &Config{Matcher: DefaultMatcher(), Server: DefaultServer(),
 		Hooks: Hooks{Agent: DefaultExternalAgent, WhenUnreachable: HookAllow}}
 	for _, name := range bundled {
 		a := DefaultAgent(name)

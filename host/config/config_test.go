@@ -278,7 +278,7 @@ func TestLoadMissingFile(t *testing.T) {
 func TestDefault(t *testing.T) {
 	cfg := Default([]string{"gotour"})
 	a := cfg.Agent("gotour")
-	if cfg.DataDir != DefaultDataDir || a == nil || a.Bundled != "gotour" || a.Pool.IdleTimeout != 30*time.Minute {
+	if cfg.DataDir != "" || a == nil || a.Bundled != "gotour" || a.Pool.IdleTimeout != 30*time.Minute {
 		t.Errorf("got %+v / %+v", cfg, a)
 	}
 }

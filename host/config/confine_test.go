@@ -53,8 +53,8 @@ func TestConfinementErrors(t *testing.T) {
 	}{
 		{"bad mode", "agent \"a\" {\n  bundled = \"gotour\"\n  confinement = \"requir\"\n}\n", "t.hcl:3:17", `confinement must be "auto"`},
 		{"bad file mode", "confinement = \"strict\"\nagent \"a\" { bundled = \"gotour\" }\n", "t.hcl:1:15", `got "strict"`},
-		{"grant in the data dir", "agent \"a\" {\n  bundled = \"gotour\"\n  read_paths = [\"src\", \".hearth/badger\"]\n}\n", "t.hcl:3:24", "inside the data directory " + dataDir},
-		{"grant of the data dir", "agent \"a\" {\n  bundled = \"gotour\"\n  write_paths = [\".hearth\"]\n}\n", "t.hcl:3:18", "no plugin may reach the host's records"},
+		{"grant in the data dir", "agent \"a\" {\n  bundled = \"gotour\"\n  read_paths = [\"src\", \".hearth/badger\"]\n}\ndata_dir = \".hearth\"\n", "t.hcl:3:24", "inside the data directory " + dataDir},
+		{"grant of the data dir", "agent \"a\" {\n  bundled = \"gotour\"\n  write_paths = [\".hearth\"]\n}\ndata_dir = \".hearth\"\n", "t.hcl:3:18", "no plugin may reach the host's records"},
 		{"tilde", "agent \"a\" {\n  bundled = \"gotour\"\n  read_paths = [\"~/src\"]\n}\n", "t.hcl:3:17", "~ is not expanded"},
 		{"empty path", "agent \"a\" {\n  bundled = \"gotour\"\n  read_paths = [\" \"]\n}\n", "t.hcl:3:17", "remove the empty entry"},
 		{"bad port", "agent \"a\" {\n  bundled = \"gotour\"\n  connect_ports = [443, 70000]\n}\n", "t.hcl:3:25", "70000 is not a port"},

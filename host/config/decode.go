@@ -18,6 +18,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -26,6 +27,12 @@ import (
 type Options struct {
 	// Bundled lists the agents the hearth binary serves itself.
 	Bundled []string
+	// StateHome is where the default data directory is made (see
+	// internal/paths.DefaultDataDir); "" means paths.StateHome(os.Getenv).
+	StateHome string
+	// Getenv reads hearth's environment, where a model's key must be
+	// set; nil means os.Getenv.
+	Getenv func(string) string
 }
 
 // Load reads and validates the configuration file at path. A non-nil error
@@ -61,6 +68,7 @@ func Parse(src []byte, filename string, opts Options) (*Config, error) {
 	if v.diags.HasErrors() {
 		return nil, p.fail(v.diags)
 	}
+	cfg.Warnings, cfg.files = v.warnings, p.files
 	return cfg, nil
 }
 
@@ -174,6 +182,8 @@ type validator struct {
 	// not decode looks absent, so absence is not reported.
 	partial bool
 	diags   hcl.Diagnostics
+	// warnings are problems that do not stop the file from loading.
+	warnings hcl.Diagnostics
 	// src is the file, to place errors inside guard conditions.
 	src []byte
 	// confinement is the file's default for agents (its confinement
@@ -186,6 +196,15 @@ type validator struct {
 func (v *validator) errorf(subject hcl.Range, summary, detail string, args ...any) {
 	v.diags = append(v.diags, &hcl.Diagnostic{
 		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(detail, args...),
+		Subject:  subject.Ptr(),
+	})
+}
+
+func (v *validator) warnf(subject hcl.Range, summary, detail string, args ...any) {
+	v.warnings = append(v.warnings, &hcl.Diagnostic{
+		Severity: hcl.DiagWarning,
 		Summary:  summary,
 		Detail:   fmt.Sprintf(detail, args...),
 		Subject:  subject.Ptr(),
@@ -229,17 +248,23 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	// Every relative path in a file is read against the file's directory,
 	// the default data directory included: where state lands must not
 	// depend on where the command was run from.
-	cfg := &Config{DataDir: v.path(DefaultDataDir), DataDirFrom: "the default, beside " + v.file, Matcher: DefaultMatcher()}
+	cfg := &Config{Matcher: DefaultMatcher()}
 	if raw.Matcher != nil {
 		cfg.Matcher = v.matcher(raw.Matcher)
 	}
 	if raw.DataDir != nil {
 		r := attrRange(body, "data_dir", blockRange(body, hcl.Range{}))
 		if strings.TrimSpace(*raw.DataDir) == "" {
-			v.errorf(r, "Empty data directory", `data_dir is empty. Remove the line to use %q, or name a directory.`, DefaultDataDir)
+			v.errorf(r, "Empty data directory", `data_dir is empty. Remove the line to use the default (in the user's state directory), or name a directory.`)
 		}
 		cfg.DataDir = v.path(*raw.DataDir)
 		cfg.DataDirFrom = "data_dir in " + v.file
+	} else {
+		home := v.opts.StateHome
+		if home == "" {
+			home = paths.StateHome(os.Getenv)
+		}
+		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = paths.DefaultDataDir(v.file, v.dir, home)
 	}
 	v.confinement, v.dataDir = v.confinementMode(raw.Confinement, attrRange(body, "confinement", blockRange(body, hcl.Range{})), ConfinementAuto), cfg.DataDir
 	seen := make(map[string]hcl.Range)

@@ -46,13 +46,23 @@ func (e *Error) Is(target error) bool { return target == hearth.ErrConfig }
 // shows the column. width wraps the detail text (0: no wrapping); color
 // adds terminal colors.
 func (e *Error) Write(w io.Writer, width uint, color bool) error {
-	diags := make(hcl.Diagnostics, len(e.Diagnostics))
-	for i, d := range e.Diagnostics {
+	return writeDiagnostics(w, e.files, e.Diagnostics, width, color)
+}
+
+// WriteWarnings prints the file's warnings (Config.Warnings) as Error's
+// Write prints errors.
+func (c *Config) WriteWarnings(w io.Writer, width uint, color bool) error {
+	return writeDiagnostics(w, c.files, c.Warnings, width, color)
+}
+
+func writeDiagnostics(w io.Writer, files map[string]*hcl.File, ds hcl.Diagnostics, width uint, color bool) error {
+	diags := make(hcl.Diagnostics, len(ds))
+	for i, d := range ds {
 		cp := *d
 		if d.Subject != nil {
 			cp.Summary = fmt.Sprintf("%s:%d:%d: %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, d.Summary)
 		}
 		diags[i] = &cp
 	}
-	return hcl.NewDiagnosticTextWriter(w, e.files, width, color).WriteDiagnostics(diags)
+	return hcl.NewDiagnosticTextWriter(w, files, width, color).WriteDiagnostics(diags)
 }

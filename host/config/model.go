@@ -74,9 +74,6 @@ type rawPrices struct {
 	Body        hcl.Body `hcl:",body"`
 }
 
-// lookupEnv reads hearth's environment, where the model's key must be set.
-var lookupEnv = os.LookupEnv
-
 // model decodes an agent's model block into a.Model, a.Env and a.PassEnv.
 func (v *validator) model(ra *rawAgent, a *Agent) {
 	rm := ra.Model
@@ -110,8 +107,15 @@ func (v *validator) model(ra *rawAgent, a *Agent) {
 	case m.APIKeyEnv != "" && strings.ContainsAny(m.APIKeyEnv, "= "):
 		v.errorf(at("api_key_env"), "Invalid api_key_env", "api_key_env names the environment variable that holds the key, such as \"ANTHROPIC_API_KEY\"; the key itself never goes in the config.")
 	case m.APIKeyEnv != "":
-		if val, _ := lookupEnv(m.APIKeyEnv); val == "" {
-			v.errorf(at("api_key_env"), "API key not set", "Agent %q reads its model's key from %s, which is not set in hearth's environment. Export it where hearth runs (export %s=...), or point base_url at a local server with api_key_env = \"\".", ra.Name, m.APIKeyEnv, m.APIKeyEnv)
+		// Only a task that calls the model needs the key: reading runs,
+		// sessions or the file itself does not. Its task fails, saying
+		// so, if it is still missing then.
+		getenv := v.opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		if getenv(m.APIKeyEnv) == "" {
+			v.warnf(at("api_key_env"), "API key not set", "Agent %q reads its model's key from %s, which is not set in hearth's environment: its tasks will fail until it is. Export it where hearth runs (export %s=...), or point base_url at a local server with api_key_env = \"\".", ra.Name, m.APIKeyEnv, m.APIKeyEnv)
 		}
 	}
 	positive := func(p *int, name string, dst *int) {

@@ -3,11 +3,13 @@ package engine
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/internal/paths"
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // protected are the paths no confined plugin may reach, wherever its
@@ -58,11 +60,22 @@ func (e *Engine) checkConfinement() error {
 			e.logger.Warn("plugins get no cgroup of their own: the daemon knows their processes by no_new_privs and seccomp, and refuses clients under other such sandboxes too (docs/confinement.md)",
 				"reason", err, "fix", "run hearth as root, or in a delegated cgroup: systemd-run --user -p Delegate=yes hearth serve")
 		}
+		var inside []string
 		for _, a := range agents {
 			if a.Workspace != "" && paths.Within(paths.Abs(e.cfg.DataDir), paths.Abs(a.Workspace)) {
-				e.logger.Warn("the data directory is inside an agent's workspace: its plugins can neither list nor add entries on the way to it",
-					"agent", a.Name, "workspace", a.Workspace, "data_dir", e.cfg.DataDir, "fix", "move data_dir out of the workspace")
+				inside = append(inside, a.Name)
 			}
+		}
+		if len(inside) > 0 {
+			fix := "move data_dir out of the workspace"
+			if e.cfg.DataDirMove != "" {
+				// The .hearth of an earlier version: the new default is
+				// outside every workspace (paths.DefaultDataDir).
+				fix = fmt.Sprintf("with no hearth running on it, move it to the new default: mkdir -p %s && mv %s %s",
+					text.ShellQuote(filepath.Dir(e.cfg.DataDirMove)), text.ShellQuote(e.cfg.DataDir), text.ShellQuote(e.cfg.DataDirMove))
+			}
+			e.logger.Warn("the data directory is inside the workspace of these agents: their plugins can neither list nor add entries on the way to it",
+				"agents", inside, "data_dir", e.cfg.DataDir, "fix", fix)
 		}
 		return nil
 	}

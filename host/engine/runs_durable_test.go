@@ -77,9 +77,10 @@ func sameCounts(t *testing.T, what string, got, want map[string]int) {
 // write failed, the log said succeeded, and resume ran the task again.
 // Here the write that records task b's success fails (FailWrites: the
 // write holding b's output). No success of b is in the log or on the
-// event stream; a's, recorded before, is; the run pauses; resumed, it
-// runs b and c once more and a not at all, and each task has one
-// success in the log.
+// event stream; a's, recorded before, is; the run pauses; resumed (by
+// a host restarted on the directory: a store whose write failed takes
+// none until it is reopened), it runs b and c once more and a not at
+// all, and each task has one success in the log.
 func TestNothingIsDoneBeforeItIsWritten(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	sub := subscribe(h, 4096)
@@ -127,7 +128,13 @@ func TestNothingIsDoneBeforeItIsWritten(t *testing.T) {
 	sameCounts(t, "task.succeeded in the log", succeeded, want)
 	sameCounts(t, "run.task -> succeeded in the log", toSucceeded, want)
 
-	h.store.FailWrites(nil)
+	// A store whose write failed takes no writes until it is reopened
+	// (store.ErrWriteFailed): the host restarts on its directory.
+	dir := h.store.Dir()
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h = newTestHostIn(t, dir, testAgent("scripted", "agent"))
 	rh, err := h.ResumeRun(context.Background(), id, hearth.ResumeOptions{})
 	if err != nil {
 		t.Fatal(err)

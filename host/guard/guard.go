@@ -568,7 +568,63 @@ func explain(h Hook, env any, msg string) (string, string) {
 			return fmt.Sprintf("%s has no field %s%s; its fields: %s", t.name, field, didYouMean(field, names), strings.Join(slices.Sorted(slices.Values(names)), ", ")), ""
 		}
 	}
-	return msg, ""
+	return msg, hintFor(msg)
+}
+
+// helperUse shows how each of hearth's helpers is called.
+var helperUse = map[string]string{
+	"glob":  "glob(path, pattern), as in any(paths, glob(#, 'crypto/**'))",
+	"under": "under(path, dir), as in any(paths, under(#, 'vendor'))",
+	"ext":   "ext(path), as in ext(task.files[0]) == '.go'",
+	"base":  "base(path)", "dir": "dir(path)",
+	"dates":        "dates(from, to), YYYY-MM-DD strings",
+	"days_between": "days_between(a, b), YYYY-MM-DD strings",
+}
+
+func init() {
+	for _, h := range pathHelpers {
+		arg := "pattern), as in " + h.name + "('**/.env*')"
+		if h.under {
+			arg = "dir), as in " + h.name + "('secrets')"
+		}
+		helperUse[h.name] = h.name + "(" + arg + ": it reads the call's paths itself"
+	}
+}
+
+// hintFor says how to mend the kinds of mistake expr reports in its own
+// terms: syntax, types, a helper's arguments. "" when none fits.
+func hintFor(msg string) string {
+	for _, prefix := range []string{"not enough arguments to call ", "too many arguments to call "} {
+		if name, ok := strings.CutPrefix(msg, prefix); ok {
+			if use, ok := helperUse[strings.TrimSpace(name)]; ok {
+				return "call it as " + use
+			}
+		}
+	}
+	if i := strings.Index(msg, " to call "); i >= 0 && strings.HasPrefix(msg, "cannot use ") {
+		name := strings.TrimSpace(msg[i+len(" to call "):])
+		hint := ""
+		if use, ok := helperUse[name]; ok {
+			hint = "call it as " + use
+		}
+		if strings.HasPrefix(msg, "cannot use []") && helperNamed(name) == nil {
+			hint = strings.TrimPrefix(hint+"; ", "; ") + "a list is tested one element at a time: any(paths, ...) with # for each"
+		}
+		return hint
+	}
+	switch {
+	case strings.Contains(msg, `unexpected token Operator("=")`):
+		return "compare with == (a condition compares; it cannot assign)"
+	case strings.Contains(msg, "unexpected token EOF"):
+		return "the condition ends too soon: an operator (&&, ||, ==, ...) needs something after it, and every ( and [ its closing one"
+	case strings.HasPrefix(msg, "unexpected token"), strings.HasPrefix(msg, "unexpected character"):
+		return "a condition is one expr expression: compare with == != < > <= >=, combine with && || and !, quote strings ('Read' or \"Read\"), test a list with any(list, ...) and # for each element; see expr-lang.org"
+	case strings.Contains(msg, "mismatched types []"):
+		return "a list is not compared whole: test its elements with any(paths, ...) and # for each, or count them with len(paths)"
+	case strings.Contains(msg, "mismatched types"):
+		return "both sides of an operator need one type: a number with a number (len(paths) > 3), a string with a quoted string (tool == 'Read')"
+	}
+	return ""
 }
 
 // envTypes names the environment's struct types as conditions see them.

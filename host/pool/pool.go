@@ -342,8 +342,11 @@ func (p *Pool) release(s *session, failed bool) {
 		s.fp = nil
 		proc := s.proc
 		p.notifyLocked()
+		// Stopped as a retired session is, asked first: a kill would be
+		// logged as a plugin's crash, once per task. The task has its
+		// result; the stop need not hold it up.
+		p.bg.Go(func() { proc.Stop(false) })
 		p.mu.Unlock()
-		proc.Stop(true)
 		return
 	}
 	defer p.mu.Unlock()

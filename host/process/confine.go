@@ -344,3 +344,35 @@ func CheckGrants(read, write, protect []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// outsideHint explains a confined program that died before its handshake
+// when the file that runs (exe, its links followed) lies outside what the
+// plugin may read: an interpreter (pyenv's, conda's, a virtualenv's link
+// to one) is granted its own file but reads its whole installation, and
+// dies of a "permission denied" on its standard library. It names the
+// installation to grant: the directory above the program's bin. "" when
+// the program lies where the plugin may read.
+func outsideHint(exe, workspace string, c *Confinement) string {
+	real := resolve(exe)
+	readable := slices.Concat(c.Read, c.Write)
+	if workspace != "" {
+		readable = append(readable, workspace)
+	}
+	for _, g := range systemGrants {
+		readable = append(readable, g.Path)
+	}
+	for _, r := range readable {
+		if paths.Within(real, resolve(r)) {
+			return ""
+		}
+	}
+	prefix := filepath.Dir(real)
+	if filepath.Base(prefix) == "bin" {
+		prefix = filepath.Dir(prefix)
+	}
+	via := ""
+	if real != exe {
+		via = " (through " + exe + ")"
+	}
+	return fmt.Sprintf("the program runs %s%s, outside what a confined plugin may read: it may run that file, but an interpreter also reads its installation (its standard library), and the kernel refuses that. Grant it in the agent block: read_paths = [%q]; or use an interpreter under /usr", real, via, prefix)
+}

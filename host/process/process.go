@@ -75,7 +75,7 @@ type Process struct {
 	runner  *procgroup.Runner
 	remote  agentplugin.Remote
 	info    sdk.Info
-	stderr  *tail
+	stderr  *text.Tail
 	logger  hclog.Logger
 
 	stopping atomic.Bool
@@ -98,7 +98,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	p := &Process{
 		agent:   l.Agent,
 		session: l.Session,
-		stderr:  newTail(20),
+		stderr:  text.NewTail(20),
 		logger:  l.Logger,
 		quit:    make(chan struct{}),
 		onExit:  l.OnExit,
@@ -153,6 +153,10 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		StartTimeout:     l.StartTimeout,
 		Logger:           l.Logger,
 		Stderr:           p.stderr,
+		// A Go plugin's os.Stderr is a pipe go-plugin streams to the host
+		// after the handshake: what it writes there belongs in the tail
+		// too.
+		SyncStderr: p.stderr,
 		// A plugin starts with Launch.Env only (and go-plugin's own
 		// variables): the host's environment holds its tokens and keys.
 		SkipHostEnv: true,
@@ -217,7 +221,13 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		polFile.Close()
 	}
 	if err != nil {
-		return fail(classifyStart(err, l.StartTimeout, p.exited()))
+		cause, detail, hint := classifyStart(err, l.StartTimeout, p.exited())
+		if pol != nil && errors.Is(cause, hearth.ErrPluginExited) {
+			if h := outsideHint(path, l.Dir, l.Confine); h != "" {
+				hint = h
+			}
+		}
+		return fail(cause, detail, hint)
 	}
 	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
@@ -444,40 +454,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return text.Prefix(s, n) + "..."
-}
-
-// tail keeps the last lines written to it, for error messages. go-plugin
-// writes each stderr line to it with its own newline.
-type tail struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-	part  []byte
-}
-
-func newTail(n int) *tail { return &tail{max: n} }
-
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.part = append(t.part, b...)
-	for {
-		i := strings.IndexByte(string(t.part), '\n')
-		if i < 0 {
-			break
-		}
-		t.lines = append(t.lines, string(t.part[:i]))
-		t.part = t.part[i+1:]
-		if len(t.lines) > t.max {
-			t.lines = t.lines[len(t.lines)-t.max:]
-		}
-	}
-	return len(b), nil
-}
-
-// Lines returns the kept lines, oldest first.
-func (t *tail) Lines() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]string(nil), t.lines...)
 }

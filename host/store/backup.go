@@ -18,7 +18,6 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/pb"
-	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -55,6 +54,9 @@ type backupHeader struct {
 	KVSHA256  string    `json:"badger_kv_sha256"`
 	KVBytes   int64     `json:"badger_kv_bytes"`
 	FileCount int       `json:"files"`
+	// FilesBytes is the stored files' size in all, for restore to check
+	// the free space before it writes (0 in backups older than it).
+	FilesBytes int64 `json:"files_bytes,omitempty"`
 }
 
 // BackupStats says what a backup or restore carried.
@@ -64,94 +66,154 @@ type BackupStats struct {
 	Bytes   int64 `json:"bytes"`
 }
 
-// Backup writes a consistent backup of the store to w.
+// Backup writes a consistent backup of the store to w. It writes
+// nothing anywhere else: the records are read twice from one read
+// transaction, once to learn the size and SHA-256 the header holds, once
+// to write them (a backup used to spool them to a temporary file, which
+// a backup killed left behind, full size).
 func (s *Store) Backup(ctx context.Context, w io.Writer) (BackupStats, error) {
 	var st BackupStats
 	if s.dir == "" || s.inMemory {
 		return st, errors.New("an in-memory store has no backup")
 	}
-	kv, err := os.CreateTemp("", "hearth-backup-*.kv")
-	if err != nil {
-		return st, err
-	}
-	defer os.Remove(kv.Name())
-	defer kv.Close()
-	h := sha256.New()
-	mw := io.MultiWriter(kv, h)
-	err = s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{AllVersions: false})
-		defer it.Close()
-		list := &pb.KVList{}
-		for it.Rewind(); it.Valid(); it.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			item := it.Item()
-			v, err := item.ValueCopy(nil)
-			if err != nil {
-				return damaged(item.KeyCopy(nil), err)
-			}
-			list.Kv = append(list.Kv, &pb.KV{Key: item.KeyCopy(nil), Value: v, UserMeta: []byte{item.UserMeta()}, Version: item.Version(), ExpiresAt: item.ExpiresAt()})
-			st.Records++
-			if len(list.Kv) == backupBatch {
-				if err := writeKVList(mw, list); err != nil {
-					return err
-				}
-				list = &pb.KVList{}
-			}
-		}
-		if len(list.Kv) > 0 {
-			return writeKVList(mw, list)
-		}
-		return nil
-	})
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
+	sum := sha256.New()
+	size := &countWriter{w: sum}
+	refs := map[string]string{}
+	records, err := s.writeKV(ctx, txn, size, refs)
 	if err != nil {
 		return st, fmt.Errorf("backup: read the records: %w", err)
 	}
-	size, err := kv.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return st, err
-	}
-	if _, err := kv.Seek(0, io.SeekStart); err != nil {
-		return st, err
-	}
+	kvSum := hex.EncodeToString(sum.Sum(nil))
 	files, err := s.storedFiles()
 	if err != nil {
 		return st, err
 	}
+	var filesBytes int64
+	for _, f := range files {
+		filesBytes += f.size
+		delete(refs, filepath.Base(f.rel))
+	}
+	for sha, by := range refs {
+		return st, fmt.Errorf("backup: stored file %s is missing (%s refers to it); hearth verify lists all damage, docs/recovery.md says what to do", filepath.Join(s.FilesDir(), sha[:2], sha), by)
+	}
 	tw := tar.NewWriter(w)
-	hdr, _ := json.MarshalIndent(backupHeader{Format: backupFormat, Layout: Layout, Created: time.Now().UTC(), Records: st.Records,
-		KVSHA256: hex.EncodeToString(h.Sum(nil)), KVBytes: size, FileCount: len(files)}, "", "  ")
+	hdr, _ := json.MarshalIndent(backupHeader{Format: backupFormat, Layout: Layout, Created: time.Now().UTC(), Records: records,
+		KVSHA256: kvSum, KVBytes: size.n, FileCount: len(files), FilesBytes: filesBytes}, "", "  ")
 	if err := writeTarFile(tw, "hearth-backup.json", int64(len(hdr)), strings.NewReader(string(hdr))); err != nil {
 		return st, err
 	}
-	if err := writeTarFile(tw, "badger.kv", size, kv); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Name: "badger.kv", Mode: 0o600, Size: size.n, ModTime: time.Now(), Typeflag: tar.TypeReg}); err != nil {
 		return st, err
 	}
-	st.Bytes = size
-	for _, rel := range files {
-		f, err := os.Open(filepath.Join(s.dir, rel))
-		if err != nil {
-			return st, fmt.Errorf("backup: %w", err)
-		}
-		fi, err := f.Stat()
+	sum.Reset()
+	if _, err := s.writeKV(ctx, txn, io.MultiWriter(tw, sum), nil); err != nil {
+		return st, fmt.Errorf("backup: write the records: %w", err)
+	}
+	if got := hex.EncodeToString(sum.Sum(nil)); got != kvSum {
+		// One snapshot, encoded deterministically: never.
+		return st, fmt.Errorf("backup: the records read differently the second time (SHA-256 %s, then %s); nothing usable was written", kvSum, got)
+	}
+	st.Records, st.Bytes = records, size.n
+	for _, sf := range files {
+		f, err := os.Open(filepath.Join(s.dir, sf.rel))
 		if err == nil {
-			err = writeTarFile(tw, filepath.ToSlash(rel), fi.Size(), f)
-			st.Bytes += fi.Size()
+			// Stored files are named by their SHA-256: one whose bytes
+			// do not match it is damaged, and is not copied as if whole.
+			h := sha256.New()
+			err = writeTarFile(tw, filepath.ToSlash(sf.rel), sf.size, io.TeeReader(&ctxReader{ctx: ctx, r: f}, h))
+			f.Close()
+			if got := hex.EncodeToString(h.Sum(nil)); err == nil && got != filepath.Base(sf.rel) {
+				err = fmt.Errorf("is damaged: its content does not match its SHA-256 (%s); hearth verify lists all damage, docs/recovery.md says what to do", got)
+			}
 		}
-		f.Close()
 		if err != nil {
-			return st, fmt.Errorf("backup: %s: %w", rel, err)
+			return st, fmt.Errorf("backup: stored file %s: %w", sf.rel, err)
 		}
 		st.Files++
+		st.Bytes += sf.size
 	}
 	return st, tw.Close()
 }
 
-// storedFiles lists the file store's files, relative to the data
-// directory.
-func (s *Store) storedFiles() ([]string, error) {
-	var out []string
+// writeKV writes every record txn sees to w, in Badger's backup format,
+// the same bytes every time for the same transaction, and returns how
+// many. With refs, it checks every record (recordProblem) and adds the
+// stored files the runs refer to.
+func (s *Store) writeKV(ctx context.Context, txn *badger.Txn, w io.Writer, refs map[string]string) (int, error) {
+	it := txn.NewIterator(badger.IteratorOptions{})
+	defer it.Close()
+	n := 0
+	list := &pb.KVList{}
+	for it.Rewind(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		item := it.Item()
+		if refs != nil {
+			// The first pass checks each record as verify does: a backup
+			// of a damaged record would restore as different data.
+			key := item.KeyCopy(nil)
+			if p := recordProblem(item, key, refs); p != "" {
+				return n, damaged(key, errors.New(p))
+			}
+		}
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return n, damaged(item.KeyCopy(nil), err)
+		}
+		list.Kv = append(list.Kv, &pb.KV{Key: item.KeyCopy(nil), Value: v, UserMeta: []byte{item.UserMeta()}, Version: item.Version(), ExpiresAt: item.ExpiresAt()})
+		n++
+		if len(list.Kv) == backupBatch {
+			if err := writeKVList(w, list); err != nil {
+				return n, err
+			}
+			list = &pb.KVList{}
+		}
+	}
+	if len(list.Kv) > 0 {
+		return n, writeKVList(w, list)
+	}
+	return n, nil
+}
+
+// countWriter counts what passes to w.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ctxReader is r, failing with ctx's error once ctx is done: a long copy
+// that stops when its command is interrupted.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// storedFile is a file of the file store: its path relative to the data
+// directory, and its size.
+type storedFile struct {
+	rel  string
+	size int64
+}
+
+// storedFiles lists the file store's files.
+func (s *Store) storedFiles() ([]storedFile, error) {
+	var out []storedFile
 	root := s.FilesDir()
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) && p == root {
@@ -160,15 +222,20 @@ func (s *Store) storedFiles() ([]string, error) {
 		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			return err
 		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
 		rel, _ := filepath.Rel(s.dir, p)
-		out = append(out, rel)
+		out = append(out, storedFile{rel: rel, size: fi.Size()})
 		return nil
 	})
 	return out, err
 }
 
 func writeKVList(w io.Writer, list *pb.KVList) error {
-	b, err := proto.Marshal(list)
+	// Deterministic: a backup encodes its records twice and compares.
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(list)
 	if err != nil {
 		return err
 	}
@@ -187,132 +254,17 @@ func writeTarFile(tw *tar.Writer, name string, size int64, r io.Reader) error {
 	return err
 }
 
-// RestoreError is a backup that cannot be restored; what restore had
-// written is removed.
-type RestoreError struct {
-	Problem string
-}
-
-func (e *RestoreError) Error() string { return "restore: " + e.Problem }
-
-// Restore writes the backup r into dir, which must not exist or be
-// empty. Every part is checked (the records against the SHA-256 the
-// backup holds, each file against its name); on any failure what was
-// written is removed.
-func Restore(ctx context.Context, r io.Reader, dir string) (st BackupStats, err error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return st, err
-	}
-	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
-		return st, &RestoreError{Problem: abs + " is not empty; restore into a new directory (--data-dir NEW)"}
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return st, err
-	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return st, err
-	}
-	defer func() {
-		if err != nil {
-			entries, _ := os.ReadDir(abs)
-			for _, e := range entries {
-				os.RemoveAll(filepath.Join(abs, e.Name()))
-			}
-		}
-	}()
-	tr := tar.NewReader(r)
-	next := func(want string) (*tar.Header, error) {
-		h, err := tr.Next()
-		if err != nil {
-			return nil, &RestoreError{Problem: fmt.Sprintf("not a hearth backup: reading %s: %v", want, err)}
-		}
-		if want != "" && h.Name != want {
-			return nil, &RestoreError{Problem: fmt.Sprintf("not a hearth backup: found %q where %s should be", h.Name, want)}
-		}
-		return h, nil
-	}
-	h, err := next("hearth-backup.json")
-	if err != nil {
-		return st, err
-	}
-	var hdr backupHeader
-	if h.Size > 1<<20 {
-		return st, &RestoreError{Problem: "hearth-backup.json is too large"}
-	}
-	if err := json.NewDecoder(io.LimitReader(tr, h.Size)).Decode(&hdr); err != nil {
-		return st, &RestoreError{Problem: "hearth-backup.json does not read: " + err.Error()}
-	}
-	if hdr.Format != backupFormat || hdr.Layout > Layout {
-		return st, &RestoreError{Problem: fmt.Sprintf("backup format %d, layout %d: this hearth restores format %d up to layout %d; use a newer hearth", hdr.Format, hdr.Layout, backupFormat, Layout)}
-	}
-	if _, err := next("badger.kv"); err != nil {
-		return st, err
-	}
-	db, err := openBadger(badgerOptions(abs, false, hclog.NewNullLogger()))
-	if err != nil {
-		return st, err
-	}
-	sum := sha256.New()
-	n, loadErr := loadKV(ctx, db, io.TeeReader(tr, sum))
-	closeErr := db.Close()
-	if loadErr != nil {
-		return st, &RestoreError{Problem: "badger.kv: " + loadErr.Error()}
-	}
-	if closeErr != nil {
-		return st, closeErr
-	}
-	if got := hex.EncodeToString(sum.Sum(nil)); got != hdr.KVSHA256 || n != hdr.Records {
-		return st, &RestoreError{Problem: fmt.Sprintf("badger.kv does not match the backup's header (%d records, SHA-256 %s; the header says %d, %s): the backup is damaged", n, got, hdr.Records, hdr.KVSHA256)}
-	}
-	st.Records = n
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return st, &RestoreError{Problem: "reading the stored files: " + err.Error()}
-		}
-		name := filepath.FromSlash(h.Name)
-		parts := strings.Split(h.Name, "/")
-		if len(parts) != 3 || parts[0] != "files" || len(parts[2]) != 64 || parts[1] != parts[2][:2] || h.Typeflag != tar.TypeReg {
-			return st, &RestoreError{Problem: fmt.Sprintf("unexpected entry %q", h.Name)}
-		}
-		dst := filepath.Join(abs, name)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return st, err
-		}
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o400)
-		if err != nil {
-			return st, err
-		}
-		fh := sha256.New()
-		_, err = io.Copy(io.MultiWriter(f, fh), tr)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return st, err
-		}
-		if hex.EncodeToString(fh.Sum(nil)) != parts[2] {
-			return st, &RestoreError{Problem: fmt.Sprintf("stored file %s does not match its SHA-256: the backup is damaged", parts[2])}
-		}
-		st.Files++
-		st.Bytes += h.Size
-	}
-	if st.Files != hdr.FileCount {
-		return st, &RestoreError{Problem: fmt.Sprintf("the backup holds %d stored files, its header says %d: it is incomplete", st.Files, hdr.FileCount)}
-	}
-	return st, nil
-}
-
-// loadKV reads Badger's backup format into db with a bound on each chunk.
-func loadKV(ctx context.Context, db *badger.DB, r io.Reader) (int, error) {
+// loadKV reads Badger's backup format into db with a bound on each
+// chunk; before each chunk, room is asked whether there is room for it.
+func loadKV(ctx context.Context, db *badger.DB, r io.Reader, room func() error) (int, error) {
 	ldr := db.NewKVLoader(16)
 	n := 0
 	var buf []byte
 	for {
 		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		if err := room(); err != nil {
 			return n, err
 		}
 		var sz uint64

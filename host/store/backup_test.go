@@ -49,7 +49,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	}
 
 	restored := filepath.Join(t.TempDir(), "restored")
-	rst, err := Restore(context.Background(), bytes.NewReader(buf.Bytes()), restored)
+	rst, err := Restore(context.Background(), bytes.NewReader(buf.Bytes()), restored, RestoreOptions{MinFreeSpace: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 		t.Errorf("a new event got number %d, not after the restored ones", seq)
 	}
 
-	if _, err := Restore(context.Background(), bytes.NewReader(buf.Bytes()), restored); err == nil || !strings.Contains(err.Error(), "not empty") {
+	if _, err := Restore(context.Background(), bytes.NewReader(buf.Bytes()), restored, RestoreOptions{MinFreeSpace: -1}); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("restore into a directory that is not empty: %v", err)
 	}
 	bad := bytes.Clone(buf.Bytes())
@@ -89,7 +89,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	bad[i] ^= 0x01
 	empty := filepath.Join(t.TempDir(), "bad")
 	var re *RestoreError
-	if _, err := Restore(context.Background(), bytes.NewReader(bad), empty); !errors.As(err, &re) {
+	if _, err := Restore(context.Background(), bytes.NewReader(bad), empty, RestoreOptions{MinFreeSpace: -1}); !errors.As(err, &re) {
 		t.Errorf("restore of a damaged backup: %v, want a RestoreError", err)
 	}
 	if es, _ := os.ReadDir(empty); len(es) != 0 {
@@ -118,7 +118,7 @@ func FuzzRestore(f *testing.F) {
 	f.Add([]byte("not a tar"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		target := filepath.Join(t.TempDir(), "r")
-		if _, err := Restore(context.Background(), bytes.NewReader(b), target); err != nil {
+		if _, err := Restore(context.Background(), bytes.NewReader(b), target, RestoreOptions{MinFreeSpace: -1}); err != nil {
 			if es, _ := os.ReadDir(target); len(es) != 0 {
 				t.Fatalf("a failed restore (%v) left %d entries", err, len(es))
 			}

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 )
 
 // Badger's log files (value logs, NNNNNN.vlog, and memtable logs,
@@ -25,37 +28,101 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func walkLog(b []byte, fn func(meta byte, key, value []byte)) int {
 	off := logHeaderSize
 	for off < len(b) {
-		h := b[off:]
-		if len(h) < 2 {
-			break
-		}
-		meta := h[0]
-		n := 2
-		klen, k := binary.Uvarint(h[n:])
-		if k <= 0 {
-			break
-		}
-		n += k
-		vlen, k := binary.Uvarint(h[n:])
-		if k <= 0 {
-			break
-		}
-		n += k
-		if _, k = binary.Uvarint(h[n:]); k <= 0 {
-			break
-		}
-		n += k
-		if klen > 1<<16 || vlen > uint64(len(h)) || uint64(n)+klen+vlen+4 > uint64(len(h)) {
-			break
-		}
-		body := n + int(klen) + int(vlen)
-		if crc32.Checksum(h[:body], castagnoli) != binary.BigEndian.Uint32(h[body:]) {
+		meta, k, v, n := logEntry(b[off:])
+		if n == 0 {
 			break
 		}
 		if fn != nil {
-			fn(meta, h[n:n+int(klen)], h[n+int(klen):body])
+			fn(meta, k, v)
 		}
-		off += body + 4
+		off += n
 	}
 	return min(off, len(b))
+}
+
+// logEntry reads the entry at the start of h: its meta byte, key and
+// value, and its length; n is 0 when h does not start with a whole entry.
+func logEntry(h []byte) (meta byte, key, value []byte, n int) {
+	if len(h) < 2 {
+		return 0, nil, nil, 0
+	}
+	meta = h[0]
+	hlen := 2
+	klen, k := binary.Uvarint(h[hlen:])
+	if k <= 0 {
+		return 0, nil, nil, 0
+	}
+	hlen += k
+	vlen, k := binary.Uvarint(h[hlen:])
+	if k <= 0 {
+		return 0, nil, nil, 0
+	}
+	hlen += k
+	if _, k = binary.Uvarint(h[hlen:]); k <= 0 {
+		return 0, nil, nil, 0
+	}
+	hlen += k
+	if klen > 1<<16 || vlen > uint64(len(h)) || uint64(hlen)+klen+vlen+4 > uint64(len(h)) {
+		return 0, nil, nil, 0
+	}
+	body := hlen + int(klen) + int(vlen)
+	if crc32.Checksum(h[:body], castagnoli) != binary.BigEndian.Uint32(h[body:]) {
+		return 0, nil, nil, 0
+	}
+	return meta, h[hlen : hlen+int(klen)], h[hlen+int(klen) : body], body + 4
+}
+
+// Damage in the middle of a memtable log. Badger replays a memtable log
+// up to its first entry that is not whole and cuts the file there, with
+// no error: what follows is lost. At the end of the log that is a crash's
+// torn write (the transaction being written was never acknowledged); in
+// the middle, it drops transactions that were. Badger ends each
+// transaction with an entry of its own (meta bitFinTxn, key
+// "!badger!txn" and the commit's version), written last: a whole one of
+// those after the replay's stop means that whole writes follow the
+// damage. Only the transaction being written when a crash came can be
+// torn, and its end marker comes after all its entries, so a crash never
+// looks like that.
+
+// bitFinTxn is Badger's meta bit of the entry that ends a transaction.
+const bitFinTxn = 1 << 7
+
+// txnKey is the key of that entry, before its version.
+var txnKey = []byte("!badger!txn")
+
+// logDamage reports where replay of the memtable log b stops (end) and,
+// when whole transactions follow it, the offset of the first one's end
+// marker (after, found).
+func logDamage(b []byte) (end, after int, found bool) {
+	end = walkLog(b, nil)
+	for off := end; off < len(b); {
+		i := bytes.Index(b[off:], txnKey)
+		if i < 0 {
+			break
+		}
+		p := off + i
+		// The key starts p: its entry's header (meta, user meta and three
+		// uvarints) starts 5 to 2+3*MaxVarintLen64 bytes before.
+		for s := max(end, p-2-3*binary.MaxVarintLen64); s <= p-5; s++ {
+			meta, k, _, n := logEntry(b[s:])
+			if n > 0 && meta&bitFinTxn != 0 && len(k) > 0 && &k[0] == &b[p] {
+				return end, s, true
+			}
+		}
+		off = p + 1
+	}
+	return end, 0, false
+}
+
+// replaySize is how many bytes of whole entries dir's memtable logs hold:
+// what a write open replays, and writes again as tables.
+func replaySize(dir string) uint64 {
+	mems, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	var n uint64
+	for _, p := range mems {
+		if b, err := os.ReadFile(p); err == nil {
+			n += uint64(walkLog(b, nil))
+		}
+	}
+	return n
 }

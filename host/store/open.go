@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -95,6 +97,9 @@ type DirError struct {
 	Problem string
 	// Fix says what the user can do.
 	Fix string
+	// logTail marks damage in the middle of a memtable log, which a
+	// write open may be told to cut (Options.DiscardAfterLogDamage).
+	logTail bool
 }
 
 func (e *DirError) Error() string {
@@ -165,12 +170,16 @@ func (l *dirLock) release() {
 // caller holds the directory's lock, so that a writer's files in motion
 // (a compaction's new table, not yet listed) are never mistaken for
 // damage.
-func checkDir(dir string, mode Mode) error {
+//
+// With discardAfterLogDamage, damage in the middle of a memtable log is
+// not refused: Badger replays the log up to it. inspectDir reports that
+// damage after every other problem, so accepting it hides none.
+func checkDir(dir string, mode Mode, discardAfterLogDamage bool) error {
 	errs, leftovers, err := inspectDir(dir, mode, true)
 	if err != nil {
 		return err
 	}
-	if len(errs) > 0 {
+	if len(errs) > 0 && !(discardAfterLogDamage && errs[0].logTail) {
 		return errs[0]
 	}
 	return leftoversError(dir, mode, leftovers)
@@ -225,6 +234,12 @@ func listDir(dir string) (*dirFiles, []*DirError, error) {
 				bad = append(bad, &DirError{Dir: dir, File: name, Problem: "is not a file Badger wrote under that name (its " + ext + " files are named by number, like " + canonical + "), and Badger would act on it", Fix: "Move it out of the data directory, or see docs/recovery.md."})
 				continue
 			}
+			if ext != ".sst" {
+				if e := checkLogHeader(dir, name); e != nil {
+					bad = append(bad, e)
+					continue
+				}
+			}
 			switch ext {
 			case ".sst":
 				d.tables[id] = true
@@ -238,12 +253,60 @@ func listDir(dir string) (*dirFiles, []*DirError, error) {
 				d.mems = append(d.mems, name)
 			}
 		default:
-			if name == badger.ManifestFilename {
+			switch name {
+			case badger.ManifestFilename:
 				d.manifest = true
+			case restoreMarker:
+				bad = append(bad, interruptedRestore(dir))
+			case badger.KeyRegistryFileName:
+				if e := checkKeyRegistry(dir); e != nil {
+					bad = append(bad, e)
+				}
 			}
 		}
 	}
 	return d, bad, nil
+}
+
+// keyRegistryText and keyRegistrySize are KEYREGISTRY as Badger writes it for a store that is not
+// encrypted (hearth's never are): a 16-byte IV, which nothing reads
+// without a key, then its check text, in the clear, and no data keys.
+// Badger reads it at every open and fails on anything else with an error
+// that does not name it ("Error while reading IV for key registry").
+var keyRegistryText = []byte("Hello Badger")
+
+const keyRegistrySize = 16 + 12
+
+// checkKeyRegistry refuses a KEYREGISTRY other than that.
+func checkKeyRegistry(dir string) *DirError {
+	b, err := os.ReadFile(filepath.Join(dir, badger.KeyRegistryFileName))
+	if err == nil && len(b) == keyRegistrySize && bytes.Equal(b[16:], keyRegistryText) {
+		return nil
+	}
+	problem := fmt.Sprintf("is damaged: it holds %d bytes, not the %d of an unencrypted store's registry ending %q", len(b), keyRegistrySize, keyRegistryText)
+	if err != nil {
+		problem = "cannot be read: " + err.Error()
+	}
+	return &DirError{Dir: dir, File: badger.KeyRegistryFileName, Problem: problem,
+		Fix: "It holds no data (hearth does not encrypt its store): move it out of the data directory; read commands work without it, and the next command that writes makes a new one. See docs/recovery.md."}
+}
+
+// checkLogHeader refuses the log name (a value or memtable log) when its
+// header names an encryption key: its first 8 bytes are the ID of the
+// key its entries are encrypted with, 0 for none, and hearth never
+// encrypts. Badger would look the key up, fail, and leave its goroutines
+// running (its Open does not clean up after that error).
+func checkLogHeader(dir, name string) *DirError {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return &DirError{Dir: dir, File: name, Problem: "cannot be read: " + err.Error(), Fix: recoverFix}
+	}
+	defer f.Close()
+	var id [8]byte
+	if n, _ := io.ReadFull(f, id[:]); n == len(id) && binary.BigEndian.Uint64(id[:]) != 0 {
+		return &DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is damaged: its header names encryption key %d, and hearth never encrypts", binary.BigEndian.Uint64(id[:])), Fix: recoverFix}
+	}
+	return nil
 }
 
 // inspectDir finds what makes dir unsafe to open in mode: every problem,
@@ -326,6 +389,7 @@ func inspectDir(dir string, mode Mode, first bool) (out []*DirError, leftovers [
 		}
 	}
 	pointers := "the tables point to"
+	var logDamaged []*DirError
 	if mode == Write && len(d.mems) > 0 {
 		// A write open replays the memtable logs: the values they point
 		// to must be there too.
@@ -340,6 +404,15 @@ func inspectDir(dir string, mode Mode, first bool) (out []*DirError, leftovers [
 					notePointer(reach, v)
 				}
 			})
+			if end, after, found := logDamage(b); found {
+				// Reported last: Open may be told to accept it
+				// (Options.DiscardAfterLogDamage), and then no other
+				// problem may hide behind it.
+				logDamaged = append(logDamaged, &DirError{Dir: dir, File: name,
+					Problem: fmt.Sprintf("is damaged at byte %d, and whole writes follow the damage (a transaction ends at byte %d): replayed, Badger would stop at the damage and drop them, with no error", end, after),
+					Fix:     "Restore it from a backup (hearth restore FILE --data-dir NEW); or, to keep the writes before the damage and lose those after it, run hearth recover --discard-after-damage. See docs/recovery.md.",
+					logTail: true})
+			}
 		}
 	}
 	for _, fid := range slices.Sorted(maps.Keys(reach)) {
@@ -368,8 +441,15 @@ func inspectDir(dir string, mode Mode, first bool) (out []*DirError, leftovers [
 				return nil, nil, fmt.Errorf("data directory %s: %w", dir, err)
 			}
 			if end := walkLog(b, nil); uint64(end) < r.end {
-				add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is damaged at byte %d (its entries stop being whole there), before values %s (up to byte %d): opened to write, Badger would cut them off", end, pointers, r.end), Fix: recoverFix})
+				if add(&DirError{Dir: dir, File: name, Problem: fmt.Sprintf("is damaged at byte %d (its entries stop being whole there), before values %s (up to byte %d): opened to write, Badger would cut them off", end, pointers, r.end), Fix: recoverFix}) {
+					return out, nil, nil
+				}
 			}
+		}
+	}
+	for _, e := range logDamaged {
+		if add(e) {
+			return out, nil, nil
 		}
 	}
 	return out, leftovers, nil

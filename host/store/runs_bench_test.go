@@ -300,7 +300,7 @@ func BenchmarkOpenCheck(b *testing.B) {
 	}
 	b.Run("side=check", func(b *testing.B) {
 		for b.Loop() {
-			if err := checkDir(dir, Read); err != nil {
+			if err := checkDir(dir, Read, false); err != nil {
 				b.Fatal(err)
 			}
 		}

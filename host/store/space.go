@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,10 +32,76 @@ const DefaultMinFreeSpace = 256 << 20
 type SpaceError struct {
 	Dir        string
 	Free, Need uint64
+	// What needs the space: "" for the writes of an open store; what a
+	// command is about to write otherwise ("opening it to write",
+	// "restoring a backup of 1.2 GiB").
+	What string
+	// Fix says what to do; "" for the fix of a refused write.
+	Fix string
 }
 
 func (e *SpaceError) Error() string {
-	return fmt.Sprintf("%v in %s: %d MiB free, writes need at least %d MiB; free space (or lower min_free_space) and resume", hearth.ErrNoSpace, e.Dir, e.Free>>20, e.Need>>20)
+	what := "writes need"
+	if e.What != "" {
+		what = e.What + " needs"
+	}
+	fix := cmp.Or(e.Fix, "free space (or lower min_free_space) and resume")
+	return fmt.Sprintf("%v in %s: %s free, %s at least %s; %s", hearth.ErrNoSpace, e.Dir, mib(e.Free), what, mib(e.Need), fix)
+}
+
+// mib is n bytes in MiB, for people: "0.3 MiB" below 10, "23 MiB" above.
+func mib(n uint64) string {
+	if n < 10<<20 {
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	}
+	return strconv.FormatUint(n>>20, 10) + " MiB"
+}
+
+// available is the space an unprivileged writer may use on dir's file
+// system.
+func available(dir string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("free space of %s: %w", dir, err)
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// minFreeSpace is the threshold Options.MinFreeSpace means: 0 for the
+// guard turned off.
+func minFreeSpace(o int64) uint64 {
+	switch {
+	case o == 0:
+		return DefaultMinFreeSpace
+	case o < 0:
+		return 0
+	}
+	return uint64(o)
+}
+
+// Writes that do not go through a commit check the free space before
+// they start, by the same threshold: a write open (Badger replays the
+// writes a crash left into tables, starts a memtable log and a value log,
+// all through memory maps) and Restore. Badger reads a memtable log
+// through a writable map too, which on a full tmpfs is SIGBUS before a
+// byte is written. So the check is made before Badger sees the
+// directory, and what it needs is the threshold plus what the command
+// knows it will write (the memtable logs' entries, a backup's size).
+
+// haveSpace returns a *SpaceError when dir's file system has less than
+// min+extra bytes free; min is the threshold (0: no check).
+func haveSpace(dir string, min, extra uint64, what, fix string) error {
+	if min == 0 {
+		return nil
+	}
+	free, err := available(dir)
+	if err != nil {
+		return nil // cannot tell: the writes' own check is still there
+	}
+	if need := min + extra; free < need {
+		return &SpaceError{Dir: dir, Free: free, Need: need, What: what, Fix: fix}
+	}
+	return nil
 }
 
 func (e *SpaceError) Unwrap() error { return hearth.ErrNoSpace }
@@ -91,12 +159,12 @@ func (s *Store) checkSpace(status bool) error {
 	}
 	s.space.mu.Lock()
 	if now := time.Now(); now.Sub(s.space.readAt) > spaceCache || s.space.refusing.Load() {
-		var st unix.Statfs_t
-		if err := unix.Statfs(s.dir, &st); err != nil {
+		free, err := available(s.dir)
+		if err != nil {
 			s.space.mu.Unlock()
 			return nil // cannot tell: let Badger try
 		}
-		s.space.free, s.space.readAt = st.Bavail*uint64(st.Bsize), now
+		s.space.free, s.space.readAt = free, now
 	}
 	free := s.space.free
 	s.space.mu.Unlock()

@@ -102,6 +102,11 @@ type Options struct {
 	// hearth.ErrNoSpace; 0 means DefaultMinFreeSpace, a negative value turns the
 	// guard off.
 	MinFreeSpace int64
+	// DiscardAfterLogDamage lets a write open replay a memtable log that
+	// is damaged in the middle, up to the damage, losing the writes after
+	// it (Badger's own way); without it such a log is a *DirError
+	// (logfile.go). hearth recover --discard-after-damage sets it.
+	DiscardAfterLogDamage bool
 }
 
 // Store is hearth's Badger database. Its methods are safe for concurrent
@@ -121,6 +126,7 @@ type Store struct {
 	// it); stall is the error writes fail with while a commit is stuck.
 	commit       func([]*write) (int, error)
 	stall        atomic.Pointer[error]
+	failed       atomic.Pointer[WriteFailedError]
 	failWrites   atomic.Pointer[func(keys []string) error]
 	stallTimeout time.Duration
 	closeTimeout time.Duration
@@ -174,7 +180,7 @@ func Open(dir string, mode Mode, opts Options) (*Store, error) {
 			lock.release()
 			return nil, err
 		}
-		if err := checkDir(dir, mode); err != nil {
+		if err := checkDir(dir, mode, opts.DiscardAfterLogDamage); err != nil {
 			return fail(err)
 		}
 		if readOnly {
@@ -190,6 +196,8 @@ func Open(dir string, mode Mode, opts Options) (*Store, error) {
 			if mems, _ := filepath.Glob(filepath.Join(dir, "*.mem")); len(mems) > 0 {
 				return fail(fmt.Errorf("data directory %s: %w (hearth recover does it, as does any command that writes)", dir, ErrNeedsRecovery))
 			}
+		} else if err := haveSpace(dir, minFreeSpace(opts.MinFreeSpace), replaySize(dir), "opening it to write (Badger replays the writes a crash left, and starts its logs)", "free space (or lower min_free_space) and try again; nothing in it was changed"); err != nil {
+			return fail(err)
 		} else if err := private(dir); err != nil {
 			return fail(err)
 		} else if err := lock.writePID(dir); err != nil {
@@ -232,12 +240,7 @@ func Open(dir string, mode Mode, opts Options) (*Store, error) {
 		// record, no GC.
 		return s, nil
 	}
-	switch {
-	case opts.MinFreeSpace == 0:
-		s.space.min.Store(DefaultMinFreeSpace)
-	case opts.MinFreeSpace > 0:
-		s.space.min.Store(uint64(opts.MinFreeSpace))
-	}
+	s.space.min.Store(minFreeSpace(opts.MinFreeSpace))
 	if s.seq, err = db.GetSequence([]byte("q/events"), 1024); err != nil {
 		db.Close()
 		lock.release()

@@ -31,6 +31,13 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case h == "nofile":
+		// Never closed: a store that failed is left as a crash leaves it.
+		if err := nofileHelper(os.Getenv("HEARTH_STORE_DIR")); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case h == "hold":
 		// Open the directory, say so, and hold it until killed.
 		if _, err := Open(os.Getenv("HEARTH_STORE_DIR"), Write, Options{Command: "store-test holder"}); err != nil {

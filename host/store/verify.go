@@ -8,11 +8,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+	"golang.org/x/sys/unix"
+
+	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
 // Damage is one thing Verify found damaged.
@@ -86,6 +91,7 @@ func VerifyDir(ctx context.Context, dir string) (*VerifyReport, error) {
 // verifyRecords reads every record and stored file.
 func (s *Store) verifyRecords(ctx context.Context, rep *VerifyReport) error {
 	rep.Tables = len(s.db.Tables())
+	refs := map[string]string{}
 	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
 		defer it.Close()
@@ -96,25 +102,7 @@ func (s *Store) verifyRecords(ctx context.Context, rep *VerifyReport) error {
 			item := it.Item()
 			key := item.KeyCopy(nil)
 			rep.Records++
-			problem := func() (problem string) {
-				defer func() {
-					if r := recover(); r != nil {
-						problem = fmt.Sprint("reading it panicked: ", r)
-					}
-				}()
-				v, err := item.ValueCopy(nil)
-				if err != nil {
-					return err.Error()
-				}
-				if m := recordType(key); m != nil {
-					if err := decode(v, m); err != nil {
-						return err.Error()
-					}
-				} else if strings.HasPrefix(string(key), "m/schema") && len(v) != 4 {
-					return fmt.Sprintf("holds %d bytes, want 4", len(v))
-				}
-				return ""
-			}()
+			problem := recordProblem(item, key, refs)
 			if problem != "" {
 				rep.Damage = append(rep.Damage, Damage{Key: string(key), What: describeKey(key), Problem: problem})
 			}
@@ -122,6 +110,9 @@ func (s *Store) verifyRecords(ctx context.Context, rep *VerifyReport) error {
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := verifyValueLogs(s.dir, rep); err != nil {
 		return err
 	}
 	files := s.FilesDir()
@@ -136,6 +127,7 @@ func (s *Store) verifyRecords(ctx context.Context, rep *VerifyReport) error {
 			return err
 		}
 		rep.Files++
+		delete(refs, d.Name())
 		rel, _ := filepath.Rel(s.dir, p)
 		sum, err := fileSHA256(p)
 		switch {
@@ -146,7 +138,89 @@ func (s *Store) verifyRecords(ctx context.Context, rep *VerifyReport) error {
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	for _, sha := range slices.Sorted(maps.Keys(refs)) {
+		rel, _ := filepath.Rel(s.dir, filepath.Join(files, sha[:2], sha))
+		rep.Damage = append(rep.Damage, Damage{File: rel, What: "stored file " + sha, Problem: "is missing (" + refs[sha] + " refers to it)"})
+	}
+	return nil
+}
+
+// verifyValueLogs reads every value log of dir whole: a damaged value
+// is an error naming its record, which Badger does not say the file of;
+// this names the file. A log Badger closed ends with its last entry (what
+// follows it may be zeros, never anything else), so entries that stop
+// being whole before its end are damage, whether or not a record points
+// past it.
+func verifyValueLogs(dir string, rep *VerifyReport) error {
+	names, err := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	if err != nil {
+		return err
+	}
+	for _, p := range names {
+		if err := verifyValueLog(p, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyValueLog is verifyValueLogs for the log at p, mapped, not read
+// into memory: a value log may be a GiB.
+func verifyValueLog(p string, rep *VerifyReport) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	b, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("value log %s: %w", p, err)
+	}
+	defer unix.Munmap(b)
+	end := walkLog(b, nil)
+	if end < len(b) && slices.ContainsFunc(b[end:], func(c byte) bool { return c != 0 }) {
+		name := filepath.Base(p)
+		rep.Damage = append(rep.Damage, Damage{File: name, What: "value log " + name, Problem: fmt.Sprintf("damaged at byte %d of %d (its entries stop being whole there)", end, len(b))})
+	}
+	return nil
+}
+
+// recordProblem says what is wrong with the record item (under key), or
+// "" when nothing is: its value cannot be read (Badger's value-log
+// checksum), or does not decode as the record its key says. The stored
+// files a run record refers to are added to refs, with the run's name.
+func recordProblem(item *badger.Item, key []byte, refs map[string]string) (problem string) {
+	defer func() {
+		if r := recover(); r != nil {
+			problem = fmt.Sprint("reading it panicked: ", r)
+		}
+	}()
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return err.Error()
+	}
+	if m := recordType(key); m != nil {
+		if err := decode(v, m); err != nil {
+			return err.Error()
+		}
+		if r, ok := m.(*storepb.Run); ok && refs != nil {
+			for _, f := range r.GetFiles() {
+				if sha := f.GetSha256(); len(sha) == 64 {
+					refs[sha] = describeKey(key)
+				}
+			}
+		}
+	} else if strings.HasPrefix(string(key), "m/schema") && len(v) != 4 {
+		return fmt.Sprintf("holds %d bytes, want 4", len(v))
+	}
+	return ""
 }
 
 func fileSHA256(p string) (string, error) {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // maxGroup bounds how many writes share one transaction. Badger bounds a
@@ -81,6 +83,10 @@ func (s *Store) submit(w *write) *Pending {
 		w.pending.settle(*err)
 		return w.pending
 	}
+	if err := s.failed.Load(); err != nil {
+		w.pending.settle(err)
+		return w.pending
+	}
 	s.queue <- w
 	return w.pending
 }
@@ -118,6 +124,12 @@ func (s *Store) commitLoop() {
 // bound allows, never splitting one write, and reports to each.
 func (s *Store) commitGroup(group []*write) {
 	for len(group) > 0 {
+		if failed := s.failed.Load(); failed != nil {
+			// Queued before the failure was known: they must not land
+			// after it.
+			s.settle(group, failed)
+			return
+		}
 		n, err := len(group), s.checkSpace(false)
 		if err != nil {
 			// Refused to ordinary writes; status records may use the
@@ -146,17 +158,76 @@ func (s *Store) commitGroup(group []*write) {
 			// Some writes are not waited for (background snapshots):
 			// their failures must not go unseen.
 			s.logger.Error("write failed", "writes", n, "error", err)
+			s.fail(err)
 		}
-		for _, w := range group[:n] {
-			if w.slab != nil {
-				*w.slab = (*w.slab)[:0]
-				slabs.Put(w.slab)
-				w.slab = nil
-			}
-			w.pending.settle(err)
-		}
+		s.settle(group[:n], err)
 		group = group[n:]
 	}
+}
+
+// settle reports err to each write of group (nil: durable).
+func (s *Store) settle(group []*write, err error) {
+	for _, w := range group {
+		if w.slab != nil {
+			*w.slab = (*w.slab)[:0]
+			slabs.Put(w.slab)
+			w.slab = nil
+		}
+		w.pending.settle(err)
+	}
+}
+
+// A store whose write failed refuses every write after it, until it is
+// reopened. Badger was asked to write and did not; what it wrote of it,
+// if anything, is unknown until the directory is opened again (the open
+// replays what reached the memtable log, and accounts for every file).
+// Writes already queued behind the failed one were made by callers that
+// had not learned of the failure: one of the same run, landing after the
+// run's failed write, would record a state that never was. So they fail
+// too, with every write submitted after (ErrWriteFailed), and the host
+// says why and what to do. A write refused before Badger is asked (not
+// enough free space: nothing of it was written; a stall, whose commit is
+// still waited for in order; a single write too big for any transaction,
+// discarded before its commit) is not such a failure.
+
+// ErrWriteFailed is wrapped by the error of every write a store refuses
+// because a write before it failed.
+var ErrWriteFailed = errors.New("the store takes no writes since one failed")
+
+// WriteFailedError says which write failure a store refuses writes
+// after.
+type WriteFailedError struct {
+	Dir string
+	At  time.Time
+	// Err is the failure.
+	Err error
+}
+
+func (e *WriteFailedError) Error() string {
+	return fmt.Sprintf("%v: a write to %s failed at %s (%v), and no write after it is made, so that none lands out of order; fix the cause and restart hearth, which reopens the directory (every acknowledged write is in it)",
+		ErrWriteFailed, e.Dir, e.At.Format(time.RFC3339), e.Err)
+}
+
+func (e *WriteFailedError) Unwrap() error { return ErrWriteFailed }
+
+// fail makes the store refuse writes after err, a write's failure, unless
+// err is a refusal made before Badger was asked.
+func (s *Store) fail(err error) {
+	if errors.Is(err, hearth.ErrNoSpace) || errors.Is(err, ErrStalled) || errors.Is(err, ErrClosed) || errors.Is(err, ErrReadOnly) || errors.Is(err, badger.ErrTxnTooBig) {
+		return
+	}
+	if s.failed.CompareAndSwap(nil, &WriteFailedError{Dir: s.dir, At: time.Now().UTC(), Err: err}) {
+		s.logger.Error("a write failed: the store refuses writes until it is reopened (restart hearth)", "error", err)
+	}
+}
+
+// Failed returns the *WriteFailedError the store refuses writes after,
+// or nil.
+func (s *Store) Failed() error {
+	if err := s.failed.Load(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // commitPrefix commits the longest prefix of group that fits in one
@@ -252,6 +323,10 @@ func (s *Store) commitBounded(group []*write) (n int, err error, settled bool) {
 	}
 	// The watchdog reported the group failed; nothing more was committed
 	// while this commit was stuck.
+	if err != nil {
+		// Refused from now on, before the stall lifts.
+		s.fail(err)
+	}
 	s.stall.Store(nil)
 	if err == nil {
 		// It landed after all: the writes are on disk though they were
@@ -270,7 +345,10 @@ func Refused(err error) *Pending { return failed(err) }
 // FailWrites is a seam for tests of what is built on the store: from now
 // on a write for which fail returns an error fails with it, alone, before
 // Badger is asked, as a write Badger refused would (the writes queued
-// before it are committed first); nil ends it. A disk's own failures
+// before it are committed first), and the store refuses writes after it
+// until it is reopened (ErrWriteFailed), as it does after Badger's
+// failures; unless the error wraps hearth.ErrNoSpace, which is a refusal, not a
+// failure. nil ends it. A disk's own failures
 // cannot be had at will in a test: a read-only directory is no failure
 // for root, and a full disk fails every write alike.
 func (s *Store) FailWrites(fail func(keys []string) error) {

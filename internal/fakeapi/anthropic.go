@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -106,9 +107,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	id := s.nextID("msg")
 	s.mu.Unlock()
 	s.wait(r, rec.Usage)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("request-id", "req_"+id)
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	resp := mustJSON(map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]any{
@@ -118,6 +117,16 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 			"cache_read_input_tokens":     rec.Usage.CachedInput,
 		},
 	})
+	if s.SpacedArguments {
+		// encoding/json compacts every object it writes: the inputs are
+		// spaced in the encoded body.
+		for _, c := range calls {
+			resp = bytes.Replace(resp, []byte(`"input":`+string(mustJSON(c.input))), []byte(`"input":`+string(s.arguments(c.input))), 1)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("request-id", "req_"+id)
+	_, _ = w.Write(append(resp, '\n'))
 }
 
 func (s *Server) setStatus(rec *Recorded, status int) {

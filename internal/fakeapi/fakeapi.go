@@ -52,6 +52,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +69,12 @@ type Server struct {
 	Key string
 	// MinCacheTokens is the shortest prefix it caches.
 	MinCacheTokens int64
+	// SpacedArguments makes the model write its tool calls' arguments
+	// (OpenAI) and tool uses' inputs (Anthropic) with a space after each
+	// colon and comma, {"path": "x"}, as Python's json.dumps writes them
+	// and so many OpenAI-compatible servers send them; by default they
+	// are compact, {"path":"x"}.
+	SpacedArguments bool
 	// Latency, when set, is how long the model takes to give a response
 	// with usage u: the server waits that long (or until the caller gives
 	// up) before answering. Nil answers at once.
@@ -393,6 +400,24 @@ func think(turns []Turn) (calls []call, answer string, hang bool) {
 	// A realistic answer is a few hundred tokens.
 	b.WriteString(strings.Repeat(" The package's design follows from the files read above.", 12))
 	return nil, b.String(), false
+}
+
+// arguments is a tool call's input as the model writes it: compact, or
+// spaced (SpacedArguments), keys sorted either way.
+func (s *Server) arguments(in map[string]any) []byte {
+	if !s.SpacedArguments {
+		return mustJSON(in)
+	}
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = string(mustJSON(k)) + ": " + string(mustJSON(in[k]))
+	}
+	return []byte("{" + strings.Join(parts, ", ") + "}")
 }
 
 func key(name string, in map[string]any) string {

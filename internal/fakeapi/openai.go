@@ -101,7 +101,7 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 	for _, c := range calls {
 		finish = "tool_calls"
 		tcs = append(tcs, map[string]any{"id": s.nextID("call"), "type": "function",
-			"function": map[string]any{"name": c.name, "arguments": string(mustJSON(c.input))}})
+			"function": map[string]any{"name": c.name, "arguments": string(s.arguments(c.input))}})
 	}
 	if tcs != nil {
 		msg["tool_calls"] = tcs

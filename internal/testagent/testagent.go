@@ -35,6 +35,8 @@
 //	wait:FILE         block until FILE exists (or ctx is done)
 //	touch:FILE        create FILE
 //	cat:FILE          append FILE's content; a file it cannot read fails
+//	ls:DIR            append the names in DIR, sorted, comma-separated;
+//	                  a directory it cannot list fails
 //	                  the task with the error (a confined plugin's EACCES)
 //	dial:NET:ADDR     connect to ADDR ("unix" or "tcp"), append "dialed"
 //	                  and any first line the peer sends within a second;
@@ -325,6 +327,16 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 				return res, err
 			}
 			out = append(out, string(b))
+		case "ls":
+			entries, err := os.ReadDir(arg)
+			if err != nil {
+				return res, err
+			}
+			names := make([]string, 0, len(entries))
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			out = append(out, strings.Join(names, ","))
 		case "dial":
 			network, addr, _ := strings.Cut(arg, ":")
 			line, err := dial(ctx, network, addr)

@@ -76,3 +76,14 @@ func Suggest(s string, names []string) string {
 	}
 	return ""
 }
+
+// ShellQuote quotes s for a POSIX shell when it needs it: a command
+// hearth tells someone to run must run as shown.
+func ShellQuote(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '/' || r == '.' || r == '-' || r == '_') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}

@@ -21,8 +21,8 @@ type anthropicProvider struct {
 }
 
 func newAnthropic(s Settings, hc *http.Client) *anthropicProvider {
-	base := s.BaseURL
-	if base == "" {
+	base := apiBase(ProviderAnthropic, s.BaseURL)
+	if s.BaseURL == "" {
 		// Set explicitly so that ANTHROPIC_BASE_URL in the plugin's
 		// environment, which the SDK would read, changes nothing.
 		base = "https://api.anthropic.com/"
@@ -109,7 +109,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, r Request) (Response, 
 			if len(in) == 0 || string(in) == "null" {
 				in = json.RawMessage("{}")
 			}
-			out.Content = append(out.Content, Block{Type: BlockToolUse, ID: c.ID, Name: c.Name, Input: in})
+			out.Content = append(out.Content, Block{Type: BlockToolUse, ID: c.ID, Name: c.Name, Input: Input(in)})
 		}
 	}
 	return out, nil

@@ -38,10 +38,40 @@ type Block struct {
 	ID string `json:"id,omitempty"`
 	// Name is a tool use's tool.
 	Name string `json:"name,omitempty"`
-	// Input is a tool use's input, a JSON object.
-	Input json.RawMessage `json:"input,omitempty"`
+	// Input is a tool use's input, a JSON object, byte for byte as the
+	// provider sent it.
+	Input Input `json:"input,omitempty"`
 	// IsError marks a tool result that is an error (a denial among them).
 	IsError bool `json:"is_error,omitempty"`
+}
+
+// Input is a tool use's input, a JSON object, kept byte for byte as the
+// provider wrote it. A restored session must send its earlier turns
+// exactly as the live one did: a provider caches the prompt's prefix by
+// its text (OpenAI-compatible servers by the very bytes of a tool call's
+// arguments), and `{"path": "x"}` sent back as `{"path":"x"}` is another
+// prefix, billed again in full. encoding/json compacts an embedded
+// object when it encodes one, so in exported state an Input is a JSON
+// string holding the bytes; it decodes from that, or from the object
+// that state version 1 held.
+type Input []byte
+
+// MarshalJSON encodes the bytes as a JSON string.
+func (in Input) MarshalJSON() ([]byte, error) { return json.Marshal(string(in)) }
+
+// UnmarshalJSON takes a JSON string of the bytes, or (state version 1)
+// the object itself.
+func (in *Input) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*in = Input(s)
+		return nil
+	}
+	*in = append(Input(nil), b...)
+	return nil
 }
 
 // Message is one turn of the conversation.
@@ -114,8 +144,10 @@ type record struct {
 	Answer   string   `json:"answer"`
 }
 
-// stateVersion is the version of the exported state's layout.
-const stateVersion = 1
+// stateVersion is the version of the exported state's layout: 2 keeps
+// each tool use's input as the bytes the provider sent (Input); 1, which
+// held it as an object, still imports.
+const stateVersion = 2
 
 // state is a session's exported state: its conversation.
 type state struct {
@@ -138,8 +170,8 @@ func decodeState(b []byte) (state, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("model: the session state is not a model agent's conversation: %w", err)
 	}
-	if s.Version != stateVersion {
-		return s, fmt.Errorf("model: session state version %d is not %d; the session cannot be rehydrated, start a new one", s.Version, stateVersion)
+	if s.Version != stateVersion && s.Version != 1 {
+		return s, fmt.Errorf("model: session state version %d is not one this agent reads (1 or %d); the session cannot be rehydrated, start a new one", s.Version, stateVersion)
 	}
 	if err := checkConversation(s.Messages); err != nil {
 		return s, fmt.Errorf("model: the session state's conversation is broken: %w", err)

@@ -179,7 +179,7 @@ func (a *Agent) runMCP(ctx context.Context, tools *sdk.Tools, u Block) (Block, o
 	if mt == nil {
 		return fail("there is no tool %q here", u.Name)
 	}
-	input := u.Input
+	input := json.RawMessage(u.Input)
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}

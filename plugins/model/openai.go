@@ -2,7 +2,6 @@ package model
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -24,8 +23,8 @@ type openaiProvider struct {
 }
 
 func newOpenAI(s Settings, hc *http.Client) *openaiProvider {
-	base := s.BaseURL
-	if base == "" {
+	base := apiBase(ProviderOpenAI, s.BaseURL)
+	if s.BaseURL == "" {
 		// Set explicitly so that OPENAI_BASE_URL in the plugin's
 		// environment, which the SDK would read, changes nothing.
 		base = "https://api.openai.com/v1/"
@@ -90,9 +89,9 @@ func (p *openaiProvider) Complete(ctx context.Context, r Request) (Response, err
 		if tc.Type != "function" {
 			continue
 		}
-		in := json.RawMessage(tc.Function.Arguments)
+		in := Input(tc.Function.Arguments)
 		if strings.TrimSpace(tc.Function.Arguments) == "" {
-			in = json.RawMessage("{}")
+			in = Input("{}")
 		}
 		out.Content = append(out.Content, Block{Type: BlockToolUse, ID: tc.ID, Name: tc.Function.Name, Input: in})
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,4 +278,31 @@ func (s Settings) validate() error {
 		errs = append(errs, fmt.Errorf("max_output_tokens %d is not below context_window %d; lower it", s.MaxOutputTokens, s.ContextWindow))
 	}
 	return errors.Join(errs...)
+}
+
+// apiBase is the base URL the provider's SDK is given for base: the
+// SDKs append the API's path to it, Anthropic's "v1/messages", OpenAI's
+// "chat/completions". People write a server's URL both ways, with the
+// version and without ("http://localhost:8080/v1", as local servers
+// document it, and "http://localhost:8080"), so both work: for Anthropic
+// a trailing /v1 is dropped (else the request goes to /v1/v1/messages);
+// for OpenAI a URL with no path gets /v1 (the path every compatible
+// server serves), and any other path is kept as it is (a proxy's own).
+// The result ends in "/".
+func apiBase(provider, base string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return base // validated where it was configured; the SDK says the rest
+	}
+	p := strings.TrimRight(u.Path, "/")
+	switch provider {
+	case ProviderAnthropic:
+		p = strings.TrimSuffix(p, "/v1")
+	case ProviderOpenAI:
+		if p == "" {
+			p = "/v1"
+		}
+	}
+	u.Path, u.RawPath = p+"/", ""
+	return u.String()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,9 @@ const besideCalls = 64
 //     same tool and paths.
 //   - With every tool use denied, Run still returns, and no tool use that
 //     was denied (by call ID, or by tool and paths) is reported as done.
+//   - With a guard denying the suite's guarded paths only (RunSuite,
+//     Fixture), the agent asks about one, and does not report a denied
+//     use as done.
 //   - Run returns promptly when its context is already cancelled.
 //   - Capacity tasks run at once on one session (at least one), twice
 //     over, while Describe and ExportState are called beside them, and
@@ -61,6 +65,12 @@ const besideCalls = 64
 //     of the host's request to shut down and within 1s of its host being
 //     killed, and gives up a tool question the host holds within 5s of its
 //     task's cancellation. Agents in this process skip these.
+//
+// A check that applies but never saw what it checks fails, saying why it
+// could not run: the checks of asking first and of denials need tasks the
+// agent uses a tool for. A check that does not apply to the agent (state,
+// for one that exports none; how a program ends, for an agent in this
+// process; the guarded path, without guarded paths) is left out.
 //
 // newAgent is called once per fresh session the checks need.
 func TestAgent(ctx context.Context, newAgent func() sdk.Agent, tasks ...sdk.Task) error {
@@ -93,12 +103,43 @@ type Report struct {
 	Checks []Result
 }
 
-// Result is one check's outcome: it passed when Errors is empty.
+// Result is one check's outcome: it passed when Errors is empty and
+// NotApplicable is "". A check that applies but could not run (a check
+// of how tool uses are asked about, when no task used a tool) failed:
+// its error says why it could not run.
 type Result struct {
 	// Name and Description are the check's.
 	Name, Description string
 	// Errors are the violations found, one per error.
 	Errors []error
+	// NotApplicable, when set, says why the check does not apply to
+	// this agent (an agent that exports no state has no state to
+	// check); it neither passed nor failed.
+	NotApplicable string
+}
+
+// notApplicable is what a check returns, alone, when it does not apply
+// to the agent: RunSuite records it as the Result's NotApplicable.
+type notApplicable string
+
+func (n notApplicable) Error() string { return "does not apply: " + string(n) }
+
+// couldNotRun is the violation of a check that applies but never saw
+// what it checks.
+func couldNotRun(format string, args ...any) error {
+	return fmt.Errorf("could not run: "+format, args...)
+}
+
+// Suite is what an agent is checked with.
+type Suite struct {
+	// Tasks are tasks the agent should complete with every tool use
+	// allowed. At least one.
+	Tasks []sdk.Task
+	// Guarded, when set, are paths (as the tasks name them, or
+	// directories holding them) that a guard denies in the "guarded
+	// path" check; without them that check does not apply. Fixture
+	// makes tasks and a guarded path that every check can run on.
+	Guarded []string
 }
 
 // RunChecks describes the agent reached through t and runs every check of
@@ -106,17 +147,24 @@ type Result struct {
 // agent that cannot be started or described at all; violations are in
 // the Report.
 func RunChecks(ctx context.Context, t Target, tasks ...sdk.Task) (*Report, error) {
-	if len(tasks) == 0 {
+	return RunSuite(ctx, t, Suite{Tasks: tasks})
+}
+
+// RunSuite is RunChecks with a Suite: tasks, and the paths a guard
+// denies.
+func RunSuite(ctx context.Context, t Target, suite Suite) (*Report, error) {
+	if len(suite.Tasks) == 0 {
 		return nil, errors.New("conformance: TestAgent needs at least one task the agent should complete")
 	}
-	s := &Subject{Target: t, Tasks: tasks}
+	s := &Subject{Target: t, Tasks: suite.Tasks, Guarded: suite.Guarded}
 	h, err := t.Start(Options{})
 	if err != nil {
-		return nil, fmt.Errorf("conformance: start the agent: %w", err)
+		return nil, err // Start says what it started and how it failed
 	}
 	cctx, cancel := context.WithTimeout(ctx, callLimit)
 	s.Info, err = h.Agent.Describe(cctx)
 	cancel()
+	err = h.explain(err)
 	s.ExportsState = h.Agent.ExportsState()
 	if cerr := h.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -126,7 +174,12 @@ func RunChecks(ctx context.Context, t Target, tasks ...sdk.Task) (*Report, error
 	}
 	r := &Report{Info: s.Info, ExportsState: s.ExportsState}
 	for _, c := range Checks() {
-		r.Checks = append(r.Checks, Result{Name: c.Name, Description: c.Description, Errors: c.Run(ctx, s)})
+		res := Result{Name: c.Name, Description: c.Description, Errors: c.Run(ctx, s)}
+		var na notApplicable
+		if len(res.Errors) == 1 && errors.As(res.Errors[0], &na) {
+			res.Errors, res.NotApplicable = nil, string(na)
+		}
+		r.Checks = append(r.Checks, res)
 	}
 	return r, nil
 }
@@ -205,6 +258,9 @@ type Subject struct {
 	Target Target
 	// Tasks are tasks the agent should complete.
 	Tasks []sdk.Task
+	// Guarded are paths a guard denies in the guarded path check
+	// (Suite.Guarded).
+	Guarded []string
 	// Info is what its Describe said.
 	Info sdk.Info
 	// ExportsState is whether it exports its session's state.
@@ -239,7 +295,7 @@ func (s *Subject) allowed(ctx context.Context) ([]taskRun, error) {
 			cctx, cancel := context.WithTimeout(ctx, callLimit)
 			res, err := h.Run(cctx, t)
 			cancel()
-			s.ran = append(s.ran, taskRun{task: t, res: res, err: err, log: h.Recorder.Log(t.ID)})
+			s.ran = append(s.ran, taskRun{task: t, res: res, err: h.explain(err), log: h.Recorder.Log(t.ID)})
 		}
 	})
 	return s.ran, s.ranErr
@@ -265,6 +321,7 @@ func Checks() []Check {
 		{"context beside the prompt", "Every task succeeds when upstream context and feedback come beside its prompt (Task.Upstream, Task.Context, Task.Feedback).", checkContext},
 		{"asks first", "Every tool use reported as done or failed follows a CheckToolUse with the same call ID, or with the same tool and paths.", checkAsksFirst},
 		{"denied tool uses", "With every tool use denied, Run returns, and no denied tool use (by call ID, or by tool and paths) is reported as done.", checkDenied},
+		{"guarded path", "With a guard denying the guarded paths only, every task returns, the agent asks about a guarded path, and no denied tool use is reported as done, while the others go on.", checkGuarded},
 		{"cancelled context", "Run returns within 5s when its context is already cancelled (agents in this process); a plugin program gives up a tool question the host holds within 5s of its task's cancellation, and runs the next task.", checkCancelled},
 		{"concurrent tasks", "Capacity tasks run at once on one session, twice over, beside Describe and ExportState calls, and all succeed; run with -race to catch data races.", checkConcurrent},
 		{"state", "An agent that exports state is rehydrated into a fresh session that runs the first task, and malformed state is an error, not a panic.", checkState},
@@ -400,12 +457,22 @@ func samePaths(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
+// noToolUse is why a check of tool uses could not run.
+const noToolUse = "no task used a tool, so %s was never seen; give tasks that make the agent use one (tasks that name files or directories: hearth agents test without --task, --file and --dir makes such tasks over files of its own)"
+
 func checkAsksFirst(ctx context.Context, s *Subject) []error {
 	runs, err := s.allowed(ctx)
 	if err != nil {
 		return []error{err}
 	}
 	var errs []error
+	used := false
+	for _, r := range runs {
+		used = used || len(r.log) > 0
+	}
+	if !used {
+		return []error{couldNotRun(noToolUse, "whether the agent asks before a tool use")}
+	}
 	for i, r := range runs {
 		var asked []sdk.ToolCall
 		for _, e := range r.log {
@@ -433,6 +500,7 @@ func checkDenied(ctx context.Context, s *Subject) []error {
 	}
 	defer h.Close()
 	var errs []error
+	asked := false
 	for i, t := range s.Tasks {
 		t.ID = fmt.Sprintf("denied-%d", i)
 		fail := func(format string, args ...any) {
@@ -441,30 +509,104 @@ func checkDenied(ctx context.Context, s *Subject) []error {
 		cctx, cancel := context.WithTimeout(ctx, callLimit)
 		_, err := h.Run(cctx, t)
 		cancel()
+		err = h.explain(err)
 		if errors.Is(err, context.DeadlineExceeded) {
 			fail("Run did not return within %s", callLimit)
 			continue
 		}
-		if errors.Is(err, sdk.ErrAgentPanicked) {
-			fail("Run panicked: %v", err)
+		if errors.Is(err, sdk.ErrAgentPanicked) || errors.Is(err, sdk.ErrConnectionLost) {
+			fail("Run failed: %v", err)
 			continue
 		}
-		var denied []sdk.ToolCall
-		for _, e := range h.Recorder.Log(t.ID) {
-			if e.Call != nil {
-				if !e.Call.Verdict.Allow {
-					denied = append(denied, e.Call.Call)
+		denied := deniedReportedDone(h.Recorder.Log(t.ID), func(u *sdk.ToolUse) {
+			fail("tool use %s %v was denied but reported as done; skip a denied call and report it with OutcomeDenied", u.Tool, u.Paths)
+		})
+		asked = asked || denied > 0
+	}
+	if !asked && len(errs) == 0 {
+		return []error{couldNotRun(noToolUse, "whether the agent honours a denial")}
+	}
+	return errs
+}
+
+// deniedReportedDone calls done for each tool use of log that was denied
+// (by call ID, or by tool and paths) but reported as done or failed, and
+// returns how many questions were denied.
+func deniedReportedDone(log []Entry, done func(*sdk.ToolUse)) int {
+	var denied []sdk.ToolCall
+	for _, e := range log {
+		if e.Call != nil {
+			if !e.Call.Verdict.Allow {
+				denied = append(denied, e.Call.Call)
+			}
+			continue
+		}
+		u := e.Use
+		if u.Outcome != sdk.OutcomeOK && u.Outcome != sdk.OutcomeError {
+			continue
+		}
+		if slices.ContainsFunc(denied, func(c sdk.ToolCall) bool { return sameCall(c, u) }) {
+			done(u)
+		}
+	}
+	return len(denied)
+}
+
+// guardPolicy denies a tool use that touches a path under one of
+// guarded, as a guard would, and allows the rest.
+func guardPolicy(guarded []string) Policy {
+	return func(_ string, c sdk.ToolCall) sdk.Verdict {
+		for _, p := range c.Paths {
+			p = filepath.Clean(p)
+			for _, g := range guarded {
+				g = filepath.Clean(g)
+				if p == g || strings.HasPrefix(p, g+string(filepath.Separator)) {
+					return sdk.Verdict{Allow: false, Guard: "sdktest-guard", Reason: g + " is guarded: sdktest denies it"}
 				}
-				continue
-			}
-			u := e.Use
-			if u.Outcome != sdk.OutcomeOK && u.Outcome != sdk.OutcomeError {
-				continue
-			}
-			if slices.ContainsFunc(denied, func(c sdk.ToolCall) bool { return sameCall(c, u) }) {
-				fail("tool use %s %v was denied but reported as done; skip a denied call and report it with OutcomeDenied", u.Tool, u.Paths)
 			}
 		}
+		return sdk.Verdict{Allow: true}
+	}
+}
+
+func checkGuarded(ctx context.Context, s *Subject) []error {
+	if len(s.Guarded) == 0 {
+		return []error{notApplicable("no guarded paths given (Suite.Guarded; hearth agents test guards a path of its own fixture)")}
+	}
+	h, err := s.Target.Start(Options{Policy: guardPolicy(s.Guarded)})
+	if err != nil {
+		return []error{err}
+	}
+	defer h.Close()
+	var errs []error
+	asked := false
+	for i, t := range s.Tasks {
+		t.ID = fmt.Sprintf("guarded-%d", i)
+		fail := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("task %d (%s) with %s guarded: %s", i, describeTask(t), strings.Join(s.Guarded, ", "), fmt.Sprintf(format, args...)))
+		}
+		cctx, cancel := context.WithTimeout(ctx, callLimit)
+		_, err := h.Run(cctx, t)
+		cancel()
+		err = h.explain(err)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			fail("Run did not return within %s", callLimit)
+			continue
+		case errors.Is(err, sdk.ErrAgentPanicked) || errors.Is(err, sdk.ErrConnectionLost):
+			fail("Run failed: %v", err)
+			continue
+		}
+		// A task may fail for want of the guarded file: the contract is
+		// that the agent does not use it anyway.
+		if deniedReportedDone(h.Recorder.Log(t.ID), func(u *sdk.ToolUse) {
+			fail("tool use %s %v was denied but reported as done; skip a denied call and report it with OutcomeDenied", u.Tool, u.Paths)
+		}) > 0 {
+			asked = true
+		}
+	}
+	if !asked && len(errs) == 0 {
+		return []error{couldNotRun("no task asked about a guarded path (%s), so whether the agent keeps out of it was never seen; give a task that names one", strings.Join(s.Guarded, ", "))}
 	}
 	return errs
 }
@@ -558,7 +700,7 @@ func checkConcurrent(ctx context.Context, s *Subject) []error {
 
 func checkState(ctx context.Context, s *Subject) []error {
 	if !s.ExportsState {
-		return nil
+		return []error{notApplicable("the agent exports no state (sdk.StateExporter)")}
 	}
 	cctx, cancel := context.WithTimeout(ctx, callLimit)
 	defer cancel()

@@ -362,6 +362,9 @@ func TestHelperPlugin(t *testing.T) {
 		plugin.Serve(testagent.New("scripted", 2))
 	case "never-asks":
 		plugin.Serve(&badAgent{info: okInfo, neverAsks: true})
+	case "dies":
+		fmt.Fprintln(os.Stderr, "no settings, no agent")
+		os.Exit(7)
 	}
 	os.Exit(0)
 }
@@ -382,5 +385,118 @@ func TestConformanceOverACommand(t *testing.T) {
 	err := conformance.TestTarget(context.Background(), target("never-asks"), sdk.Task{Name: "t", Prompt: "go"})
 	if err == nil || !strings.Contains(err.Error(), "tool use Read [.env] was reported without a CheckToolUse before it") {
 		t.Errorf("got %v, want the unasked tool use caught", err)
+	}
+}
+
+// TestACheckThatCouldNotRunFails: an agent whose tasks use no tool gives
+// the checks of asking first and of denials nothing to see; they fail,
+// saying so, instead of passing. A check that does not apply (state, for
+// an agent that exports none) is neither.
+func TestACheckThatCouldNotRunFails(t *testing.T) {
+	r, err := conformance.RunChecks(context.Background(), conformance.InProcess(func() sdk.Agent { return &badAgent{info: okInfo} }), sdk.Task{Name: "t", Prompt: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Checks {
+		switch c.Name {
+		case "asks first", "denied tool uses":
+			if len(c.Errors) != 1 || !strings.Contains(c.Errors[0].Error(), "could not run: no task used a tool") {
+				t.Errorf("%s: %v, want it failed as a check that could not run", c.Name, c.Errors)
+			}
+		case "state", "guarded path", "shutdown", "host crash":
+			if c.NotApplicable == "" || len(c.Errors) > 0 {
+				t.Errorf("%s: %+v, want it not applicable", c.Name, c)
+			}
+		}
+	}
+}
+
+// TestFixture: the fixture's tasks name its files, one directory behind
+// a guard; an agent that reads what its tasks name passes every check
+// that applies, the guarded path one included; one that reads a denied
+// file anyway fails it.
+func TestFixture(t *testing.T) {
+	dir := t.TempDir()
+	suite, remove, err := conformance.Fixture(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suite.Tasks) != 2 || len(suite.Guarded) != 1 {
+		t.Fatalf("suite %+v, want two tasks and a guarded path", suite)
+	}
+	for _, f := range append(suite.Tasks[0].Hints.Files, suite.Tasks[1].Hints.Files...) {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("a task names %s: %v", f, err)
+		}
+	}
+	t.Run("honest", func(t *testing.T) {
+		r, err := conformance.RunSuite(context.Background(), conformance.InProcess(func() sdk.Agent { return &hintsAgent{root: dir} }), suite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.Checks {
+			if len(c.Errors) > 0 || c.Name == "guarded path" && c.NotApplicable != "" {
+				t.Errorf("%s: %v %s", c.Name, c.Errors, c.NotApplicable)
+			}
+		}
+	})
+	t.Run("reads denied files", func(t *testing.T) {
+		r, err := conformance.RunSuite(context.Background(), conformance.InProcess(func() sdk.Agent { return &hintsAgent{root: dir, ignoreDenials: true} }), suite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.Checks {
+			if c.Name == "guarded path" && (len(c.Errors) == 0 || !strings.Contains(c.Errors[0].Error(), "keys.md] was denied but reported as done")) {
+				t.Errorf("guarded path: %v, want the guarded file's read caught", c.Errors)
+			}
+		}
+	})
+	if err := remove(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("after remove: %v", entries)
+	}
+}
+
+// hintsAgent reads the files its task names; with ignoreDenials it asks
+// but reads and reports them as done anyway.
+type hintsAgent struct {
+	root          string
+	ignoreDenials bool
+}
+
+func (a *hintsAgent) Describe(context.Context) (sdk.Info, error) {
+	return sdk.Info{Name: "hints", Version: "1"}, nil
+}
+
+func (a *hintsAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
+	tools := sdk.NewTools(cb, a.root)
+	for _, f := range t.Hints.Files {
+		if a.ignoreDenials {
+			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}}
+			if _, err := cb.CheckToolUse(ctx, call); err != nil {
+				return sdk.Result{}, err
+			}
+			if err := cb.ReportToolUse(ctx, sdk.ToolUse{CallID: call.CallID, Tool: "Read", Kind: sdk.KindRead, Paths: []string{f}, Outcome: sdk.OutcomeOK}); err != nil {
+				return sdk.Result{}, err
+			}
+			continue
+		}
+		if _, err := tools.Read(ctx, f); err != nil && !errors.Is(err, sdk.ErrDenied) {
+			return sdk.Result{}, err
+		}
+	}
+	return sdk.Result{Output: "read"}, nil
+}
+
+// TestADeadProgramIsExplained: a program that dies before its handshake
+// is explained by its exit status and its stderr.
+func TestADeadProgramIsExplained(t *testing.T) {
+	target := conformance.Command([]string{"SDKTEST_PLUGIN=dies"}, os.Args[0], "-test.run=^TestHelperPlugin$")
+	_, err := conformance.RunChecks(context.Background(), target, sdk.Task{Name: "t", Prompt: "go"})
+	var ee *conformance.ExitError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "the program exited with status 7") || !strings.Contains(err.Error(), "no settings, no agent") {
+		t.Errorf("got %v, want the exit status and the stderr of the program", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
+	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
@@ -45,6 +47,8 @@ type Harness struct {
 	// (StartCommand), nil in this process.
 	client *plugin.Client
 	rpc    plugin.ClientProtocol
+	// prog is the program's process, nil in this process.
+	prog *program
 	// close disconnects and stops the agent's server.
 	close     func() error
 	closeOnce sync.Once
@@ -155,7 +159,21 @@ func (h *Harness) Run(ctx context.Context, t sdk.Task) (sdk.Result, error) {
 	if t.Session == "" {
 		t.Session = h.Session
 	}
-	return h.Agent.Run(ctx, t, h.Recorder.ForTask(t))
+	res, err := h.Agent.Run(ctx, t, h.Recorder.ForTask(t))
+	return res, h.explain(err)
+}
+
+// explain adds to err, from a call to a plugin program that died, how
+// the program ended and the tail of its stderr.
+func (h *Harness) explain(err error) error {
+	var ee *ExitError
+	if err == nil || h.prog == nil || !errors.Is(err, sdk.ErrConnectionLost) || errors.As(err, &ee) {
+		return err
+	}
+	if died := h.prog.died(time.Second); died != "" {
+		return &ExitError{Err: err, How: died}
+	}
+	return err
 }
 
 // Close disconnects from the agent and stops its server.
@@ -172,10 +190,29 @@ func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	var prog *program
+	stderr := text.NewTail(200)
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  agentplugin.Handshake,
 		VersionedPlugins: agentplugin.VersionedPlugins(nil, nil),
-		Cmd:              cmd,
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+			// spec carries go-plugin's environment (the handshake's
+			// cookie, protocol versions, the client's certificate); the
+			// program's own comes after it.
+			env := cmd.Env
+			if env == nil {
+				env = []string{}
+			}
+			cmd.Env = append(spec.Env, env...)
+			var err error
+			prog, err = newProgram(cmd, stderr)
+			return prog, err
+		},
+		// A Go plugin's os.Stderr is a pipe go-plugin streams to the
+		// host after the handshake (SyncStderr); before it, and a
+		// runtime's crash report, go to the process's own (Stderr).
+		Stderr:           stderr,
+		SyncStderr:       stderr,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		StartTimeout:     commandStartTimeout,
@@ -189,13 +226,18 @@ func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
 	rpc, err := client.Client()
 	if err != nil {
 		h.Close()
-		return nil, fmt.Errorf("conformance: start %s: %w", cmd.Path, err)
+		if prog != nil {
+			if died := prog.died(time.Second); died != "" {
+				return nil, &ExitError{Err: fmt.Errorf("conformance: start %s", strings.Join(cmd.Args, " ")), How: died}
+			}
+		}
+		return nil, fmt.Errorf("conformance: start %s: %w", strings.Join(cmd.Args, " "), err)
 	}
-	h.client, h.rpc = client, rpc
+	h.client, h.rpc, h.prog = client, rpc, prog
 	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
 		h.Close()
-		return nil, fmt.Errorf("conformance: dispense the agent of %s: %w", cmd.Path, err)
+		return nil, fmt.Errorf("conformance: dispense the agent of %s: %w", cmd.Path, h.explain(err))
 	}
 	h.Agent = raw.(agentplugin.Remote)
 	return h, nil

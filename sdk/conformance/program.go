@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/procwait"
+	"github.com/hearth-dev/hearth/sdk"
 	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
 )
 
@@ -68,9 +69,11 @@ func checkCancelledProgram(ctx context.Context, s *Subject) []error {
 	}()
 	select {
 	case <-asked:
-	case <-ran:
-		// The task finished without a question: nothing to hold.
-		return nil
+	case err := <-ran:
+		if err = h.explain(err); errors.Is(err, sdk.ErrConnectionLost) {
+			return []error{fmt.Errorf("the task failed: %v", err)}
+		}
+		return []error{couldNotRun("the task finished without asking the host about a tool use, so there was no question to hold while it was cancelled; give a task that makes the agent use a tool")}
 	}
 	cancel()
 	var errs []error
@@ -92,21 +95,24 @@ func checkCancelledProgram(ctx context.Context, s *Subject) []error {
 
 func checkShutdown(_ context.Context, s *Subject) []error {
 	if _, ok := s.Target.(Program); !ok {
-		return nil
+		return []error{notApplicable("the agent runs in this process, not as a program")}
 	}
 	h, err := s.Target.Start(Options{})
 	if err != nil {
 		return []error{err}
 	}
 	defer h.Close()
-	rc := h.client.ReattachConfig()
-	if rc == nil || rc.Pid == 0 {
+	pid := 0
+	if h.prog != nil {
+		pid = h.prog.pid()
+	}
+	if pid == 0 {
 		return []error{errors.New("the plugin's process ID is unknown")}
 	}
 	// Closing the client sends the controller's Shutdown, as a host that
 	// stops a session does.
 	_ = h.rpc.Close()
-	if !procwait.Gone(rc.Pid, shutdownLimit) {
+	if !procwait.Gone(pid, shutdownLimit) {
 		return []error{fmt.Errorf("the program did not exit within %s of the host's request to shut down (plugin.GRPCController/Shutdown); stop serving and exit when asked", shutdownLimit)}
 	}
 	return nil
@@ -118,7 +124,7 @@ func checkShutdown(_ context.Context, s *Subject) []error {
 func checkHostCrash(_ context.Context, s *Subject) []error {
 	p, ok := s.Target.(Program)
 	if !ok {
-		return nil
+		return []error{notApplicable("the agent runs in this process, not as a program")}
 	}
 	cmd := p.Cmd()
 	sh, err := exec.LookPath("sh")

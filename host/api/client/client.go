@@ -71,8 +71,12 @@ var (
 	_ hearth.Admin        = (*Client)(nil)
 )
 
-// Options say how to reach the daemon. Exactly one of Socket, DataDir
-// and Address is needed; Socket wins over DataDir.
+// Options say how to reach the daemon: by Socket, DataDir or Address;
+// Socket wins over DataDir. With none of them, the daemon is the one
+// `hearth serve` runs without a config in the current directory, on that
+// directory's default data directory (in the user's state directory,
+// see internal/paths.DefaultDataDir); a daemon serving a config file is
+// found by its data directory: `hearth serve` prints it.
 type Options struct {
 	// Socket is the daemon's unix socket.
 	Socket string
@@ -109,6 +113,17 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		dopts  []grpc.DialOption
 		what   string
 	)
+	if opts.Socket == "" && opts.DataDir == "" && opts.Address == "" {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("client: the current directory: %w", err)
+		}
+		dir, from, _ := paths.DefaultDataDir("", cwd, paths.StateHome(os.Getenv))
+		if dir == "" {
+			return nil, fmt.Errorf("client: no data directory to find the daemon in: %s; give Options.DataDir or Socket", from)
+		}
+		opts.DataDir = dir
+	}
 	switch {
 	case opts.Socket != "" || opts.DataDir != "":
 		path := opts.Socket

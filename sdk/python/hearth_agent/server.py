@@ -15,11 +15,12 @@ import signal
 import sys
 import threading
 import time
-from typing import NoReturn
+from typing import NoReturn, Union
 
 import grpc
 
 from . import _log, _services, _tls
+from .aio import AsyncAgent, as_agent
 from .contract import Agent
 
 MAGIC_COOKIE_KEY = "HEARTH_AGENT_PLUGIN"
@@ -114,10 +115,11 @@ def _socket_path() -> str:
     return os.path.join(d, f"plugin-py-{os.getpid()}-{os.urandom(4).hex()}")
 
 
-def serve(agent: Agent) -> NoReturn:
+def serve(agent: Union[Agent, AsyncAgent]) -> NoReturn:
     """Serve ``agent`` as a hearth agent plugin. It never returns.
 
-    It is the whole main of an agent program::
+    An asyncio agent (hearth_agent.aio.AsyncAgent) is served the same
+    way. It is the whole main of an agent program::
 
         if __name__ == "__main__":
             serve(MyAgent())
@@ -148,7 +150,7 @@ def serve(agent: Agent) -> NoReturn:
     broker = _services.Broker(tls)
     stdio = _services.Stdio()
     done = threading.Event()
-    service = _services.AgentService(agent, broker, logger)
+    service = _services.AgentService(as_agent(agent), broker, logger)
     server = grpc.server(
         concurrent.futures.ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="hearth-rpc"),
         handlers=_services.handlers(service, broker, stdio, done.set),

@@ -43,6 +43,7 @@ from . import _wire, errors
 from ._pb import agent_pb2 as pb
 from ._pb import grpc_broker_pb2
 from ._services import AgentService, Broker, Stdio, handlers
+from .aio import AsyncAgent, _Bridge, as_agent
 from .contract import Agent, ContextArtifact, Info, Result, Task, ToolCall, ToolUse, Upstream, Verdict
 from .callbacks import new_id
 
@@ -172,7 +173,9 @@ class Harness:
     Use it as a context manager, or call close().
     """
 
-    def __init__(self, agent: Agent, policy: Optional[Policy] = None, logger: Optional[logging.Logger] = None) -> None:
+    def __init__(self, agent: Union[Agent, AsyncAgent], policy: Optional[Policy] = None, logger: Optional[logging.Logger] = None) -> None:
+        agent = as_agent(agent)
+        self._agent = agent
         self.recorder = Recorder(policy)
         self.session = new_id("session")
         self._dir = tempfile.mkdtemp(prefix="hearth-harness-")
@@ -263,6 +266,8 @@ class Harness:
         self._service.close()
         self._agent_server.stop(None).wait()
         self._host_server.stop(None).wait()
+        if isinstance(self._agent, _Bridge):
+            self._agent.close()  # an asyncio agent's loop
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def __enter__(self) -> "Harness":
@@ -328,7 +333,13 @@ def _describe_task(t: Task) -> str:
     return repr(p)
 
 
-def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[str, list[CheckResult]]:
+_NO_TOOL_USE = (
+    "could not run: no task used a tool, so {} was never seen; give tasks that make the agent use one "
+    "(tasks that name files or directories: hearth agents test without --task, --file and --dir makes such tasks over files of its own)"
+)
+
+
+def run_checks(new_agent: Callable[[], Union[Agent, AsyncAgent]], tasks: Sequence[Task]) -> tuple[str, list[CheckResult]]:
     """Runs the conformance checks; returns the agent's name and each check's result.
 
     The checks and their names are Go's sdktest.Checks that apply in-process:
@@ -407,6 +418,9 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
                 )
 
     r = check("asks first", "Every tool use reported as done or failed follows a CheckToolUse with the same call ID, or with the same tool and paths.")
+    if not any(log for (_, _, _, log) in runs):
+        # A check that never saw what it checks has not passed.
+        r.errors.append(_NO_TOOL_USE.format("whether the agent asks before a tool use"))
     for i, (t, _, _, log) in enumerate(runs):
         asked: list[ToolCall] = []
         for entry in log:
@@ -423,6 +437,7 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
                 )
 
     r = check("denied tool uses", "With every tool use denied, Run returns, and no denied tool use (by call ID, or by tool and paths) is reported as done.")
+    asked_any = False
     with Harness(new_agent(), policy=deny_all) as h:
         for i, t in enumerate(tasks):
             t = replace(t, id=f"denied-{i}")
@@ -444,6 +459,9 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
                 assert du is not None
                 if du.outcome in (1, 2) and any(_same_call(c, du) for c in denied):
                     r.errors.append(f"{where}: tool use {du.tool} {du.paths} was denied but reported as done; skip a denied call and report it with Outcome.DENIED")
+            asked_any = asked_any or bool(denied)
+    if not asked_any and not r.errors:
+        r.errors.append(_NO_TOOL_USE.format("whether the agent honours a denial"))
 
     r = check("cancelled context", "Run returns within 5s of its task's cancellation, its held tool question given up.")
     _check_cancel(new_agent, tasks, r)
@@ -504,7 +522,7 @@ def run_checks(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> tuple[s
     return info.name, results
 
 
-def _check_cancel(new_agent: Callable[[], Agent], tasks: Sequence[Task], r: CheckResult) -> None:
+def _check_cancel(new_agent: Callable[[], Union[Agent, AsyncAgent]], tasks: Sequence[Task], r: CheckResult) -> None:
     asked = threading.Event()
     released = threading.Event()
 
@@ -550,7 +568,7 @@ def _check_cancel(new_agent: Callable[[], Agent], tasks: Sequence[Task], r: Chec
             r.errors.append(f"the session failed the next task after a cancellation: {e}")
 
 
-def check_agent(new_agent: Callable[[], Agent], tasks: Sequence[Task]) -> list[CheckResult]:
+def check_agent(new_agent: Callable[[], Union[Agent, AsyncAgent]], tasks: Sequence[Task]) -> list[CheckResult]:
     """Run the conformance checks; raise ConformanceError listing every violation.
 
     ``new_agent`` makes a fresh agent for each session the checks need;

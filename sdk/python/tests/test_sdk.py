@@ -221,6 +221,21 @@ class ConformanceTest(unittest.TestCase):
             self.assertIn(want, msg)
 
 
+    def test_a_check_that_could_not_run_fails(self) -> None:
+        class Silent(Agent):
+            def describe(self) -> Info:
+                return Info(name="silent", version="1")
+
+            def run(self, task: Task, cb: Callbacks) -> Result:
+                return Result(output="hello")
+
+        with self.assertRaises(ConformanceError) as cm:
+            check_agent(Silent, [Task(id="", prompt="go")])
+        msg = str(cm.exception)
+        for want in ["asks first: could not run: no task used a tool", "denied tool uses: could not run: no task used a tool"]:
+            self.assertIn(want, msg)
+
+
 class WireTest(unittest.TestCase):
     def test_negotiation(self) -> None:
         self.assertEqual(server.negotiate("1,2"), 2)

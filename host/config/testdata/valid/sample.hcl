@@ -4,9 +4,14 @@
 # `hearth guard check`. A running host reloads its file on SIGHUP. Unknown
 # settings are errors: the file says what it means or it does not load.
 
-# Where hearth keeps its state (sessions, events, runs), relative to this
-# file. The --data-dir flag and HEARTH_DATA_DIR override it.
-data_dir = "./.hearth"
+# Where hearth keeps its state (sessions, events, runs); a relative path
+# is read against this file. By default it is one directory per config
+# file in the user's state directory ($XDG_STATE_HOME/hearth, else
+# ~/.local/state/hearth), outside every agent's workspace: a confined
+# plugin can never reach the data directory, and Landlock grants whole
+# directory trees, so one inside a workspace would cost the plugin its
+# own workspace root. The --data-dir flag and HEARTH_DATA_DIR override it.
+# data_dir = "/var/lib/hearth"
 
 # On Linux, plugins run under Landlock: their workspace, what programs
 # need (/usr, /lib, /etc), the paths their block grants, nothing else;
