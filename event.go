@@ -108,6 +108,9 @@ type Event struct {
 	To   string `json:"to,omitempty"`
 	// Cost is what a run task's attempt, or a task, cost.
 	Cost float64 `json:"cost,omitempty"`
+	// Tokens are what a finished task's model calls used, when its
+	// result reports them (task.succeeded, task.failed).
+	Tokens *Tokens `json:"tokens,omitempty"`
 	// Duration is how long a finished task took (task.succeeded,
 	// task.failed).
 	Duration time.Duration `json:"duration,omitempty"`

@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
@@ -103,6 +107,65 @@ func BenchmarkClusterCodeTour(b *testing.B) {
 			b.ReportMetric(float64(reuses)/float64(b.N), "reuses/op")
 			b.ReportMetric(float64(forwarded)/float64(b.N), "forwarded/op")
 			b.ReportMetric(float64(hits)/float64(repeats), "precision")
+		})
+	}
+}
+
+// BenchmarkClusterReplacement times, on real `hearth serve` hosts with a
+// 3 s lease TTL on an embedded etcd, how long after host b is killed
+// with kill -9 (kill) or paused with SIGSTOP (pause) the task host a
+// forwarded to it starts running elsewhere: from the signal to the
+// task's first step on the other host, written to a ledger the test
+// polls every 10 ms. The lease TTL is the floor (the dead host's lease
+// must expire first); reported per run: the time, and the time past the
+// TTL.
+//
+//	go test -run '^$' -bench ClusterReplacement -benchtime 3x ./cmd/hearth/
+func BenchmarkClusterReplacement(b *testing.B) {
+	const ttl = 3 * time.Second
+	for _, fault := range []string{"kill", "pause"} {
+		b.Run(fault, func(b *testing.B) {
+			var times []time.Duration
+			for range b.N {
+				b.StopTimer()
+				c := newTestCluster(b)
+				c.leaseTTL = ttl.String()
+				dir := b.TempDir()
+				c.workspace(dir)
+				a, hb := c.host("a"), c.host("b")
+				hb.submit(b, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
+				a.until(b, "b's session is published, idle", func(hs hearth.Members) bool {
+					m, ok := memberOf(hs, "b")
+					return ok && m.Sessions == 1 && idle(m)
+				})
+				l, release := ledger(filepath.Join(dir, "ledger")), filepath.Join(dir, "release")
+				done := a.submitAsync(b, "mark:"+string(l)+"=start;wait:"+release+";echo:done", "pkg/net/http")
+				l.waitCount(b, "start", 1, 30*time.Second)
+				b.StartTimer()
+				t0 := time.Now()
+				if fault == "kill" {
+					hb.kill9(b)
+				} else {
+					hb.pause(b)
+				}
+				l.waitCount(b, "start", 2, 30*time.Second)
+				times = append(times, time.Since(t0))
+				b.StopTimer()
+				if err := os.WriteFile(release, nil, 0o600); err != nil {
+					b.Fatal(err)
+				}
+				if r := <-done; r.o == nil {
+					b.Fatalf("the task failed: %s", r.out)
+				}
+				if fault == "pause" {
+					hb.resume(b)
+				}
+			}
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Milliseconds()), "ms-p50")
+			b.ReportMetric(float64(times[len(times)-1].Milliseconds()), "ms-max")
+			b.ReportMetric(float64((times[len(times)-1] - ttl).Milliseconds()), "ms-max-past-ttl")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }

@@ -122,6 +122,10 @@ type testCluster struct {
 	hosts                 map[string]*clusterHost
 	// leaseTTL is the hosts' lease_ttl; "2s" when empty.
 	leaseTTL string
+	// proxied: the other hosts reach each host through a proxy of its
+	// own (proxies, by host ID), which can cut their connections.
+	proxied bool
+	proxies map[string]*proxy
 }
 
 func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
@@ -156,6 +160,15 @@ func (c *testCluster) host(id string) *clusterHost {
 	port := freePort(t)
 	h := &clusterHost{id: id, dataDir: filepath.Join(t.TempDir(), "data")}
 	h.config = filepath.Join(t.TempDir(), "hearth.hcl")
+	advertise := fmt.Sprintf("127.0.0.1:%d", port)
+	if c.proxied {
+		p := newProxy(t, advertise)
+		if c.proxies == nil {
+			c.proxies = make(map[string]*proxy)
+		}
+		c.proxies[id] = p
+		advertise = p.addr()
+	}
 	body := c.agents + fmt.Sprintf(`
 server {
   listen = "127.0.0.1:%d"
@@ -168,12 +181,12 @@ server {
 
 cluster {
   endpoints        = [%q]
-  advertise        = "127.0.0.1:%d"
+  advertise        = %q
   host_id          = %q
   lease_ttl        = %q
   publish_interval = "100ms"
 }
-`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), port, id, cmp.Or(c.leaseTTL, "2s"))
+`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"))
 	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -429,11 +442,11 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 // once. The result comes back to the caller as if nothing happened.
 func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	c := newTestCluster(t)
-	a, hb := c.host("a"), c.host("b")
-	// Made before b's plugin starts: the workspace (the temporary
-	// directory) holds the hosts' data directories, so a confined plugin
-	// is granted its entries one by one as they are when it starts.
+	// The agents' workspace, which holds the task's files: a directory
+	// of its own (testCluster.workspace).
 	dir := t.TempDir()
+	c.workspace(dir)
+	a, hb := c.host("a"), c.host("b")
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
 	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
 		m, ok := memberOf(hs, "b")
@@ -499,8 +512,9 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 	// Long enough that b is back before it could be taken for gone: the
 	// forwarding host must hear b's own answer.
 	c.leaseTTL = "10s"
+	dir := t.TempDir() // the agents' workspace: see TestClusterForwardSurvivesAHostKilledMidTask
+	c.workspace(dir)
 	a, hb := c.host("a"), c.host("b")
-	dir := t.TempDir() // before b's plugin starts: see TestClusterForwardSurvivesAHostKilledMidTask
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
 	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
 		m, ok := memberOf(hs, "b")

@@ -20,6 +20,8 @@ import (
 //	hearth_tool_uses_total{agent,outcome}      tool-use reports
 //	hearth_guard_fired_total{guard,hook,action} denials, blocks, vetoes, gates
 //	hearth_task_duration_seconds{agent,result} finished tasks
+//	hearth_tokens_total{agent,model,outcome,type} tokens finished tasks' model calls used
+//	hearth_cost_total{agent,model,outcome}     what finished tasks cost
 //	hearth_plugin_spawns_total{agent}          processes started (spawned or rehydrated)
 //	hearth_plugin_crashes_total{agent}         sessions lost (crashed, hung)
 //	hearth_events_total{kind}                  every event
@@ -33,6 +35,8 @@ type Metrics struct {
 	spawns    *prometheus.CounterVec
 	crashes   *prometheus.CounterVec
 	events    *prometheus.CounterVec
+	tokens    *prometheus.CounterVec
+	cost      *prometheus.CounterVec
 }
 
 // NewMetrics makes the metrics; Observe feeds them.
@@ -61,8 +65,17 @@ func NewMetrics() *Metrics {
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hearth_events_total", Help: "Events the host emitted, by kind.",
 		}, []string{"kind"}),
+		// type is input (billed at the full price, cache writes
+		// included), cached_input, cache_write (also in input) or
+		// output: the model agent's accounting (sdk.MetricInputTokens).
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_tokens_total", Help: "Tokens used by finished tasks' model calls, as their results report them, by agent, model, outcome and type (input, cached_input, cache_write, output).",
+		}, []string{"agent", "model", "outcome", "type"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_cost_total", Help: "What finished tasks cost, as their results report it (the model agent: dollars), by agent, model and outcome.",
+		}, []string{"agent", "model", "outcome"}),
 	}
-	m.reg.MustRegister(m.decisions, m.toolUses, m.guards, m.durations, m.spawns, m.crashes, m.events,
+	m.reg.MustRegister(m.decisions, m.toolUses, m.guards, m.durations, m.spawns, m.crashes, m.events, m.tokens, m.cost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,14 +96,34 @@ func (m *Metrics) Observe(e *hearth.Event) {
 		m.guards.WithLabelValues(e.Guard, e.Hook, e.Action).Inc()
 	case hearth.EventTaskSucceeded:
 		m.durations.WithLabelValues(e.Agent, "succeeded").Observe(e.Duration.Seconds())
+		m.usage(e, "succeeded")
 	case hearth.EventTaskFailed:
 		if e.Session != "" { // placed and run, not refused before
 			m.durations.WithLabelValues(e.Agent, "failed").Observe(e.Duration.Seconds())
+			m.usage(e, "failed")
 		}
 	case hearth.EventSessionSpawned, hearth.EventSessionRehydrated:
 		m.spawns.WithLabelValues(e.Agent).Inc()
 	case hearth.EventSessionLost:
 		m.crashes.WithLabelValues(e.Agent).Inc()
+	}
+}
+
+// usage counts a finished task's tokens and cost. A task that reports
+// neither adds nothing: no series for agents that call no model.
+func (m *Metrics) usage(e *hearth.Event, outcome string) {
+	model := ""
+	if t := e.Tokens; t != nil {
+		model = t.Model
+		for _, n := range []struct {
+			typ string
+			v   int64
+		}{{"input", t.Input}, {"cached_input", t.CachedInput}, {"cache_write", t.CacheWrite}, {"output", t.Output}} {
+			m.tokens.WithLabelValues(e.Agent, model, outcome, n.typ).Add(float64(n.v))
+		}
+	}
+	if e.Cost > 0 || e.Tokens != nil {
+		m.cost.WithLabelValues(e.Agent, model, outcome).Add(e.Cost)
 	}
 }
 

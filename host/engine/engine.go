@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
@@ -58,6 +59,7 @@ import (
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/runs"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
@@ -95,6 +97,9 @@ type Options struct {
 	// called on the host's hot paths, so it must be quick and must not
 	// block.
 	Observe func(*hearth.Event)
+	// Telemetry is the host's tracing (internal/telemetry); nil: none.
+	// The engine does not shut it down: its owner does, after Close.
+	Telemetry *telemetry.Provider
 }
 
 // Engine is the in-process engine, the composition root of one host. Its
@@ -141,6 +146,10 @@ type Engine struct {
 	// cluster is the cluster the host is a member of (cluster.go); nil
 	// without a cluster block.
 	cluster Cluster
+	// telemetry is the host's tracing, and tracer the engine's spans
+	// (trace.go).
+	telemetry *telemetry.Provider
+	tracer    trace.Tracer
 }
 
 // The engine is every service of the vocabulary: the daemon serves it
@@ -170,7 +179,12 @@ func New(opts Options) (*Engine, error) {
 		closing:      make(chan struct{}),
 		observe:      opts.Observe,
 		cluster:      opts.Cluster,
+		telemetry:    opts.Telemetry,
 	}
+	if h.telemetry == nil {
+		h.telemetry = telemetry.Off()
+	}
+	h.tracer = h.telemetry.TracerProvider().Tracer(scope)
 	if h.logger == nil {
 		h.logger = hclog.NewNullLogger()
 	}

@@ -78,7 +78,10 @@ func pathsAreDirs(u *sdk.ToolUse) bool {
 // or failed read taught the session nothing.
 func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 	var c change
-	if u.Outcome != sdk.OutcomeOK {
+	// A command that ran and failed (a failing test, a build error)
+	// still worked where it names; any other use that failed or was
+	// denied taught nothing.
+	if u.Outcome != sdk.OutcomeOK && (u.Outcome != sdk.OutcomeError || u.Kind != sdk.KindExec) {
 		return c
 	}
 	isDir := pathsAreDirs(&u)

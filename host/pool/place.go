@@ -444,7 +444,7 @@ func (p *Pool) recordVetoes(vetoes []veto, t hearth.Task) {
 // belongs to, nil for none.
 func (p *Pool) Execute(ctx context.Context, t hearth.Task, run Run) (*hearth.Outcome, error) {
 	start := p.now()
-	s, d, err := p.acquire(ctx, t)
+	s, d, err := p.place(ctx, t)
 	if err != nil {
 		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: err.Error(), Message: t.ID + " could not be placed"})
 		return nil, err

@@ -40,6 +40,7 @@ import (
 	"github.com/hearth-dev/hearth/host/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/peercred"
+	"github.com/hearth-dev/hearth/internal/tracecontext"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -174,6 +175,17 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		return nil, errors.New("client: give the daemon's socket, data directory or TCP address")
 	}
 	dopts = append(dopts, grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(wire.MaxMessage), grpc.MaxCallRecvMsgSize(wire.MaxReply)))
+	// The caller's trace context goes with every call (W3C traceparent in
+	// the metadata), so that a daemon that traces puts a task's spans
+	// under the span the caller submitted it in; nothing when ctx has
+	// none.
+	dopts = append(dopts,
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return invoker(tracecontext.Outgoing(ctx), method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(tracecontext.Outgoing(ctx), desc, cc, method, opts...)
+		}))
 	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)

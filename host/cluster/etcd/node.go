@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -124,8 +123,8 @@ type Node struct {
 
 	// mu guards the current session and what is waiting to be published.
 	mu        sync.Mutex
-	sess      *concurrency.Session // nil while unregistered
-	epoch     chan struct{}        // closed and replaced at each registration
+	sess      *lease        // nil while unregistered
+	epoch     chan struct{} // closed and replaced at each registration
 	dirty     map[string]struct{}
 	hostDirty bool
 	state     chan struct{} // closed and replaced when the lease is lost or taken
@@ -138,6 +137,11 @@ type Node struct {
 	viewMu sync.Mutex
 	gen    uint64
 	lost   bool
+
+	// complMu guards the lease completions are written under.
+	complMu      sync.Mutex
+	complLease   clientv3.LeaseID
+	complGranted time.Time
 
 	stats   struct{ txns, puts, deletes, regs, lists, compactions atomic.Int64 }
 	crashed atomic.Bool
@@ -268,7 +272,9 @@ func (n *Node) StateChanged() <-chan struct{} {
 // registered under now is lost, or at once if it is not registered. The
 // member runs each task forwarded from another host under it: once the
 // lease is gone, other hosts see this one leave and may place the task
-// elsewhere, so it must stop.
+// elsewhere, so it must stop. It carries the lease (cluster.WithLease):
+// cluster.Held says, at the moment work completes, whether the lease is
+// still held for certain, even before the context ends.
 func (n *Node) Fence() context.Context {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -277,7 +283,7 @@ func (n *Node) Fence() context.Context {
 		cancel()
 		return ctx
 	}
-	return n.sess.Ctx()
+	return cluster.WithLease(n.sess.Ctx(), n.sess)
 }
 
 // Changed marks session id as changed: its summary (or its deletion, if
@@ -332,18 +338,13 @@ func (n *Node) register(ctx context.Context) error {
 	defer n.pubMu.Unlock()
 	// Grant under ctx, which bounds the attempt; keep the lease alive
 	// under n.ctx, which lasts until Close.
+	sent := time.Now()
 	g, err := n.client.Grant(ctx, int64(n.cfg.LeaseTTL/time.Second))
 	if err != nil {
 		return fmt.Errorf("cluster: registering host %s with etcd at %v: %w", n.id, n.cfg.Endpoints, err)
 	}
 	lease := g.ID
-	sess, err := concurrency.NewSession(n.client, concurrency.WithLease(lease), concurrency.WithContext(n.ctx))
-	if err != nil {
-		rctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout)
-		_, _ = n.client.Revoke(rctx, lease)
-		cancel()
-		return fmt.Errorf("cluster: keeping lease %x of host %s alive: %w", lease, n.id, err)
-	}
+	sess := keepLease(n.ctx, n.client, lease, time.Duration(g.TTL)*time.Second, sent)
 	fail := func(err error) error {
 		sess.Orphan()
 		rctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout)

@@ -4,7 +4,10 @@
 // task over every host's sessions with the host's one placement policy
 // and forwards it where it belongs (cluster.Forward's steps, over
 // host/cluster/peer), runs what other hosts forward here once per
-// idempotency key (cluster.Accepted, kept in the host's store), serves
+// idempotency key (cluster.Accepted, kept in the host's store) and
+// completes each by writing its completion to etcd under the host's
+// lease, which etcd refuses once the lease is lost (fencing:
+// docs/cluster.md), serves
 // the hosts' API (peer.Register) and lists the cluster's members and
 // runs (a hearth.ClusterReader).
 //
@@ -93,8 +96,16 @@ type Membership interface {
 	Changed(session string)
 	HostChanged()
 	// Fence ends when the host's lease is lost: a task forwarded here
-	// runs under it.
+	// runs under it. It carries the lease (cluster.Held).
 	Fence() context.Context
+	// Complete writes that a task forwarded here completed, with its
+	// result, under the lease fence was made under: refused with an
+	// error wrapping cluster.ErrFenced once that lease is not held;
+	// any other error leaves the write unknown, and calling again says.
+	Complete(ctx, fence context.Context, c cluster.Completion) error
+	// Completion reads whether the forwarded task key completed, on any
+	// host.
+	Completion(ctx context.Context, key string) (cluster.Completion, bool, error)
 	// Close leaves the cluster.
 	Close() error
 }

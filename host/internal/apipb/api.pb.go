@@ -732,7 +732,10 @@ type Decision struct {
 	Workspace   string       `protobuf:"bytes,20,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// host is the cluster member the task ran on, when another host than
 	// the one asked.
-	Host          string `protobuf:"bytes,21,opt,name=host,proto3" json:"host,omitempty"`
+	Host string `protobuf:"bytes,21,opt,name=host,proto3" json:"host,omitempty"`
+	// attempts are the hosts a task placed across a cluster went to, in
+	// order; the last is where it ran.
+	Attempts      []*Attempt `protobuf:"bytes,22,rep,name=attempts,proto3" json:"attempts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -914,6 +917,73 @@ func (x *Decision) GetHost() string {
 	return ""
 }
 
+func (x *Decision) GetAttempts() []*Attempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+type Attempt struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	Session       string                 `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	Result        string                 `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attempt) Reset() {
+	*x = Attempt{}
+	mi := &file_api_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attempt) ProtoMessage() {}
+
+func (x *Attempt) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
+func (*Attempt) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Attempt) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *Attempt) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *Attempt) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
 type Result struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Output        string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
@@ -926,7 +996,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1008,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1021,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Result) GetOutput() string {
@@ -996,7 +1066,7 @@ type Artifact struct {
 
 func (x *Artifact) Reset() {
 	*x = Artifact{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1078,7 @@ func (x *Artifact) String() string {
 func (*Artifact) ProtoMessage() {}
 
 func (x *Artifact) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1091,7 @@ func (x *Artifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
 func (*Artifact) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Artifact) GetKeyDecisions() []string {
@@ -1079,7 +1149,7 @@ type Gate struct {
 
 func (x *Gate) Reset() {
 	*x = Gate{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1091,7 +1161,7 @@ func (x *Gate) String() string {
 func (*Gate) ProtoMessage() {}
 
 func (x *Gate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1104,7 +1174,7 @@ func (x *Gate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gate.ProtoReflect.Descriptor instead.
 func (*Gate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Gate) GetGuard() string {
@@ -1152,13 +1222,16 @@ type Outcome struct {
 	Artifact      *Artifact              `protobuf:"bytes,6,opt,name=artifact,proto3" json:"artifact,omitempty"`
 	Gate          *Gate                  `protobuf:"bytes,7,opt,name=gate,proto3" json:"gate,omitempty"`
 	DurationNanos int64                  `protobuf:"varint,8,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
+	// trace_id is the OpenTelemetry trace of the task's spans (32 hex
+	// digits); empty when the daemon does not trace.
+	TraceId       string `protobuf:"bytes,9,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1243,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1256,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Outcome) GetTaskId() string {
@@ -1242,6 +1315,13 @@ func (x *Outcome) GetDurationNanos() int64 {
 	return 0
 }
 
+func (x *Outcome) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
 type ListSessionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1250,7 +1330,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1342,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1355,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 type Session struct {
@@ -1307,7 +1387,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1399,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1412,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Session) GetId() string {
@@ -1491,7 +1571,7 @@ type SessionList struct {
 
 func (x *SessionList) Reset() {
 	*x = SessionList{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1583,7 @@ func (x *SessionList) String() string {
 func (*SessionList) ProtoMessage() {}
 
 func (x *SessionList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1596,7 @@ func (x *SessionList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionList.ProtoReflect.Descriptor instead.
 func (*SessionList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SessionList) GetSessions() []*Session {
@@ -1537,7 +1617,7 @@ type ShowSessionRequest struct {
 
 func (x *ShowSessionRequest) Reset() {
 	*x = ShowSessionRequest{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +1629,7 @@ func (x *ShowSessionRequest) String() string {
 func (*ShowSessionRequest) ProtoMessage() {}
 
 func (x *ShowSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +1642,7 @@ func (x *ShowSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowSessionRequest.ProtoReflect.Descriptor instead.
 func (*ShowSessionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ShowSessionRequest) GetId() string {
@@ -1590,7 +1670,7 @@ type SessionDetail struct {
 
 func (x *SessionDetail) Reset() {
 	*x = SessionDetail{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1682,7 @@ func (x *SessionDetail) String() string {
 func (*SessionDetail) ProtoMessage() {}
 
 func (x *SessionDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1695,7 @@ func (x *SessionDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDetail.ProtoReflect.Descriptor instead.
 func (*SessionDetail) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SessionDetail) GetSession() *Session {
@@ -1658,7 +1738,7 @@ type ToolUse struct {
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1750,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1763,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ToolUse) GetCallId() string {
@@ -1784,7 +1864,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +1876,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +1889,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -1961,7 +2041,7 @@ type EventList struct {
 
 func (x *EventList) Reset() {
 	*x = EventList{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1973,7 +2053,7 @@ func (x *EventList) String() string {
 func (*EventList) ProtoMessage() {}
 
 func (x *EventList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1986,7 +2066,7 @@ func (x *EventList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventList.ProtoReflect.Descriptor instead.
 func (*EventList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EventList) GetEvents() []*Event {
@@ -2013,7 +2093,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2105,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2118,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *EventsRequest) GetRun() string {
@@ -2080,7 +2160,7 @@ type StateSections struct {
 
 func (x *StateSections) Reset() {
 	*x = StateSections{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2092,7 +2172,7 @@ func (x *StateSections) String() string {
 func (*StateSections) ProtoMessage() {}
 
 func (x *StateSections) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2105,7 +2185,7 @@ func (x *StateSections) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateSections.ProtoReflect.Descriptor instead.
 func (*StateSections) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StateSections) GetSections() map[string][]byte {
@@ -2135,7 +2215,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2227,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2240,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StartRunRequest) GetConfig() string {
@@ -2225,7 +2305,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2237,7 +2317,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2250,7 +2330,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResumeRunRequest) GetRun() string {
@@ -2302,7 +2382,7 @@ type ForkRunRequest struct {
 
 func (x *ForkRunRequest) Reset() {
 	*x = ForkRunRequest{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2394,7 @@ func (x *ForkRunRequest) String() string {
 func (*ForkRunRequest) ProtoMessage() {}
 
 func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2407,7 @@ func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRunRequest.ProtoReflect.Descriptor instead.
 func (*ForkRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ForkRunRequest) GetRun() string {
@@ -2386,7 +2466,7 @@ type RevisitRunRequest struct {
 
 func (x *RevisitRunRequest) Reset() {
 	*x = RevisitRunRequest{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2478,7 @@ func (x *RevisitRunRequest) String() string {
 func (*RevisitRunRequest) ProtoMessage() {}
 
 func (x *RevisitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2411,7 +2491,7 @@ func (x *RevisitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevisitRunRequest.ProtoReflect.Descriptor instead.
 func (*RevisitRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RevisitRunRequest) GetRun() string {
@@ -2465,7 +2545,7 @@ type RunRef struct {
 
 func (x *RunRef) Reset() {
 	*x = RunRef{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +2557,7 @@ func (x *RunRef) String() string {
 func (*RunRef) ProtoMessage() {}
 
 func (x *RunRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +2570,7 @@ func (x *RunRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRef.ProtoReflect.Descriptor instead.
 func (*RunRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RunRef) GetRun() string {
@@ -2509,7 +2589,7 @@ type DeleteRunReply struct {
 
 func (x *DeleteRunReply) Reset() {
 	*x = DeleteRunReply{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2601,7 @@ func (x *DeleteRunReply) String() string {
 func (*DeleteRunReply) ProtoMessage() {}
 
 func (x *DeleteRunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2614,7 @@ func (x *DeleteRunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunReply.ProtoReflect.Descriptor instead.
 func (*DeleteRunReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteRunReply) GetRun() string {
@@ -2574,7 +2654,7 @@ type RunInfo struct {
 
 func (x *RunInfo) Reset() {
 	*x = RunInfo{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2586,7 +2666,7 @@ func (x *RunInfo) String() string {
 func (*RunInfo) ProtoMessage() {}
 
 func (x *RunInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2599,7 +2679,7 @@ func (x *RunInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunInfo.ProtoReflect.Descriptor instead.
 func (*RunInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RunInfo) GetId() string {
@@ -2771,7 +2851,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2783,7 +2863,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2796,7 +2876,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RunUpdate) GetUpdate() isRunUpdate_Update {
@@ -2865,7 +2945,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2877,7 +2957,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2890,7 +2970,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 type RunList struct {
@@ -2902,7 +2982,7 @@ type RunList struct {
 
 func (x *RunList) Reset() {
 	*x = RunList{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +2994,7 @@ func (x *RunList) String() string {
 func (*RunList) ProtoMessage() {}
 
 func (x *RunList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +3007,7 @@ func (x *RunList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunList.ProtoReflect.Descriptor instead.
 func (*RunList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RunList) GetRuns() []*RunInfo {
@@ -2950,7 +3030,7 @@ type ShowRunRequest struct {
 
 func (x *ShowRunRequest) Reset() {
 	*x = ShowRunRequest{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2962,7 +3042,7 @@ func (x *ShowRunRequest) String() string {
 func (*ShowRunRequest) ProtoMessage() {}
 
 func (x *ShowRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2975,7 +3055,7 @@ func (x *ShowRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRunRequest.ProtoReflect.Descriptor instead.
 func (*ShowRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ShowRunRequest) GetRun() string {
@@ -3033,7 +3113,7 @@ type RunTask struct {
 
 func (x *RunTask) Reset() {
 	*x = RunTask{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3045,7 +3125,7 @@ func (x *RunTask) String() string {
 func (*RunTask) ProtoMessage() {}
 
 func (x *RunTask) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3058,7 +3138,7 @@ func (x *RunTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
 func (*RunTask) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RunTask) GetName() string {
@@ -3206,7 +3286,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3218,7 +3298,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3231,7 +3311,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *File) GetName() string {
@@ -3277,7 +3357,7 @@ type Revision struct {
 
 func (x *Revision) Reset() {
 	*x = Revision{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3289,7 +3369,7 @@ func (x *Revision) String() string {
 func (*Revision) ProtoMessage() {}
 
 func (x *Revision) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3302,7 +3382,7 @@ func (x *Revision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revision.ProtoReflect.Descriptor instead.
 func (*Revision) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Revision) GetTask() string {
@@ -3363,7 +3443,7 @@ type Chunks struct {
 
 func (x *Chunks) Reset() {
 	*x = Chunks{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3375,7 +3455,7 @@ func (x *Chunks) String() string {
 func (*Chunks) ProtoMessage() {}
 
 func (x *Chunks) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3388,7 +3468,7 @@ func (x *Chunks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunks.ProtoReflect.Descriptor instead.
 func (*Chunks) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Chunks) GetDone() []int32 {
@@ -3416,7 +3496,7 @@ type RunDetail struct {
 
 func (x *RunDetail) Reset() {
 	*x = RunDetail{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3428,7 +3508,7 @@ func (x *RunDetail) String() string {
 func (*RunDetail) ProtoMessage() {}
 
 func (x *RunDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3441,7 +3521,7 @@ func (x *RunDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDetail.ProtoReflect.Descriptor instead.
 func (*RunDetail) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RunDetail) GetInfo() *RunInfo {
@@ -3536,7 +3616,7 @@ type TaskOutput struct {
 
 func (x *TaskOutput) Reset() {
 	*x = TaskOutput{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3548,7 +3628,7 @@ func (x *TaskOutput) String() string {
 func (*TaskOutput) ProtoMessage() {}
 
 func (x *TaskOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3561,7 +3641,7 @@ func (x *TaskOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskOutput.ProtoReflect.Descriptor instead.
 func (*TaskOutput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TaskOutput) GetTask() string {
@@ -3679,7 +3759,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3691,7 +3771,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3704,7 +3784,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Checkpoint) GetSeq() uint64 {
@@ -3782,7 +3862,7 @@ type RunView struct {
 
 func (x *RunView) Reset() {
 	*x = RunView{}
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3794,7 +3874,7 @@ func (x *RunView) String() string {
 func (*RunView) ProtoMessage() {}
 
 func (x *RunView) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3807,7 +3887,7 @@ func (x *RunView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunView.ProtoReflect.Descriptor instead.
 func (*RunView) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RunView) GetDetail() *RunDetail {
@@ -3849,7 +3929,7 @@ type RunEventsRequest struct {
 
 func (x *RunEventsRequest) Reset() {
 	*x = RunEventsRequest{}
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3861,7 +3941,7 @@ func (x *RunEventsRequest) String() string {
 func (*RunEventsRequest) ProtoMessage() {}
 
 func (x *RunEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3874,7 +3954,7 @@ func (x *RunEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEventsRequest.ProtoReflect.Descriptor instead.
 func (*RunEventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RunEventsRequest) GetRun() string {
@@ -3906,7 +3986,7 @@ type HookRequest struct {
 
 func (x *HookRequest) Reset() {
 	*x = HookRequest{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3918,7 +3998,7 @@ func (x *HookRequest) String() string {
 func (*HookRequest) ProtoMessage() {}
 
 func (x *HookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3931,7 +4011,7 @@ func (x *HookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRequest.ProtoReflect.Descriptor instead.
 func (*HookRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HookRequest) GetKind() string {
@@ -3966,7 +4046,7 @@ type HookReply struct {
 
 func (x *HookReply) Reset() {
 	*x = HookReply{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3978,7 +4058,7 @@ func (x *HookReply) String() string {
 func (*HookReply) ProtoMessage() {}
 
 func (x *HookReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3991,7 +4071,7 @@ func (x *HookReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookReply.ProtoReflect.Descriptor instead.
 func (*HookReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HookReply) GetOutput() []byte {
@@ -4009,7 +4089,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4021,7 +4101,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4034,7 +4114,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 type BackupChunk struct {
@@ -4048,7 +4128,7 @@ type BackupChunk struct {
 
 func (x *BackupChunk) Reset() {
 	*x = BackupChunk{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4140,7 @@ func (x *BackupChunk) String() string {
 func (*BackupChunk) ProtoMessage() {}
 
 func (x *BackupChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4153,7 @@ func (x *BackupChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupChunk.ProtoReflect.Descriptor instead.
 func (*BackupChunk) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *BackupChunk) GetData() []byte {
@@ -4101,7 +4181,7 @@ type BackupStats struct {
 
 func (x *BackupStats) Reset() {
 	*x = BackupStats{}
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4113,7 +4193,7 @@ func (x *BackupStats) String() string {
 func (*BackupStats) ProtoMessage() {}
 
 func (x *BackupStats) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4126,7 +4206,7 @@ func (x *BackupStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStats.ProtoReflect.Descriptor instead.
 func (*BackupStats) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *BackupStats) GetRecords() int32 {
@@ -4161,7 +4241,7 @@ type DashboardLoginRequest struct {
 
 func (x *DashboardLoginRequest) Reset() {
 	*x = DashboardLoginRequest{}
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4253,7 @@ func (x *DashboardLoginRequest) String() string {
 func (*DashboardLoginRequest) ProtoMessage() {}
 
 func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4266,7 @@ func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DashboardLoginRequest.ProtoReflect.Descriptor instead.
 func (*DashboardLoginRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{49}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DashboardLoginRequest) GetRevoke() bool {
@@ -4207,7 +4287,7 @@ type DashboardLoginReply struct {
 
 func (x *DashboardLoginReply) Reset() {
 	*x = DashboardLoginReply{}
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4219,7 +4299,7 @@ func (x *DashboardLoginReply) String() string {
 func (*DashboardLoginReply) ProtoMessage() {}
 
 func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4232,7 +4312,7 @@ func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DashboardLoginReply.ProtoReflect.Descriptor instead.
 func (*DashboardLoginReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{50}
+	return file_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DashboardLoginReply) GetUrl() string {
@@ -4311,7 +4391,7 @@ const file_api_proto_rawDesc = "" +
 	"load_score\x18\n" +
 	" \x01(\x01R\tloadScore\x12\x18\n" +
 	"\aapplied\x18\v \x03(\tR\aapplied\x12\x14\n" +
-	"\x05total\x18\f \x01(\x01R\x05total\"\xe8\x04\n" +
+	"\x05total\x18\f \x01(\x01R\x05total\"\x9c\x05\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x1b\n" +
 	"\ttask_name\x18\x02 \x01(\tR\btaskName\x12\x14\n" +
@@ -4338,7 +4418,12 @@ const file_api_proto_rawDesc = "" +
 	"\bexternal\x18\x12 \x01(\tR\bexternal\x12\x16\n" +
 	"\x06resume\x18\x13 \x01(\tR\x06resume\x12\x1c\n" +
 	"\tworkspace\x18\x14 \x01(\tR\tworkspace\x12\x12\n" +
-	"\x04host\x18\x15 \x01(\tR\x04host\"\xcb\x01\n" +
+	"\x04host\x18\x15 \x01(\tR\x04host\x122\n" +
+	"\battempts\x18\x16 \x03(\v2\x16.hearth.api.v1.AttemptR\battempts\"O\n" +
+	"\aAttempt\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x18\n" +
+	"\asession\x18\x02 \x01(\tR\asession\x12\x16\n" +
+	"\x06result\x18\x03 \x01(\tR\x06result\"\xcb\x01\n" +
 	"\x06Result\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12<\n" +
 	"\ametrics\x18\x02 \x03(\v2\".hearth.api.v1.Result.MetricsEntryR\ametrics\x12\x12\n" +
@@ -4359,7 +4444,7 @@ const file_api_proto_rawDesc = "" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x1a\n" +
 	"\bfeedback\x18\x03 \x01(\tR\bfeedback\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\x12\x1b\n" +
-	"\tmax_loops\x18\x05 \x01(\x05R\bmaxLoops\"\xbb\x02\n" +
+	"\tmax_loops\x18\x05 \x01(\x05R\bmaxLoops\"\xd6\x02\n" +
 	"\aOutcome\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
@@ -4368,7 +4453,8 @@ const file_api_proto_rawDesc = "" +
 	"\x06result\x18\x05 \x01(\v2\x15.hearth.api.v1.ResultR\x06result\x123\n" +
 	"\bartifact\x18\x06 \x01(\v2\x17.hearth.api.v1.ArtifactR\bartifact\x12'\n" +
 	"\x04gate\x18\a \x01(\v2\x13.hearth.api.v1.GateR\x04gate\x12%\n" +
-	"\x0eduration_nanos\x18\b \x01(\x03R\rdurationNanos\"\x15\n" +
+	"\x0eduration_nanos\x18\b \x01(\x03R\rdurationNanos\x12\x19\n" +
+	"\btrace_id\x18\t \x01(\tR\atraceId\"\x15\n" +
 	"\x13ListSessionsRequest\"\xe8\x04\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
@@ -4673,7 +4759,7 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_api_proto_goTypes = []any{
 	(*ErrorInfo)(nil),             // 0: hearth.api.v1.ErrorInfo
 	(*StatusRequest)(nil),         // 1: hearth.api.v1.StatusRequest
@@ -4685,141 +4771,143 @@ var file_api_proto_goTypes = []any{
 	(*PlaceRequest)(nil),          // 7: hearth.api.v1.PlaceRequest
 	(*Candidate)(nil),             // 8: hearth.api.v1.Candidate
 	(*Decision)(nil),              // 9: hearth.api.v1.Decision
-	(*Result)(nil),                // 10: hearth.api.v1.Result
-	(*Artifact)(nil),              // 11: hearth.api.v1.Artifact
-	(*Gate)(nil),                  // 12: hearth.api.v1.Gate
-	(*Outcome)(nil),               // 13: hearth.api.v1.Outcome
-	(*ListSessionsRequest)(nil),   // 14: hearth.api.v1.ListSessionsRequest
-	(*Session)(nil),               // 15: hearth.api.v1.Session
-	(*SessionList)(nil),           // 16: hearth.api.v1.SessionList
-	(*ShowSessionRequest)(nil),    // 17: hearth.api.v1.ShowSessionRequest
-	(*SessionDetail)(nil),         // 18: hearth.api.v1.SessionDetail
-	(*ToolUse)(nil),               // 19: hearth.api.v1.ToolUse
-	(*Event)(nil),                 // 20: hearth.api.v1.Event
-	(*EventList)(nil),             // 21: hearth.api.v1.EventList
-	(*EventsRequest)(nil),         // 22: hearth.api.v1.EventsRequest
-	(*StateSections)(nil),         // 23: hearth.api.v1.StateSections
-	(*StartRunRequest)(nil),       // 24: hearth.api.v1.StartRunRequest
-	(*ResumeRunRequest)(nil),      // 25: hearth.api.v1.ResumeRunRequest
-	(*ForkRunRequest)(nil),        // 26: hearth.api.v1.ForkRunRequest
-	(*RevisitRunRequest)(nil),     // 27: hearth.api.v1.RevisitRunRequest
-	(*RunRef)(nil),                // 28: hearth.api.v1.RunRef
-	(*DeleteRunReply)(nil),        // 29: hearth.api.v1.DeleteRunReply
-	(*RunInfo)(nil),               // 30: hearth.api.v1.RunInfo
-	(*RunUpdate)(nil),             // 31: hearth.api.v1.RunUpdate
-	(*ListRunsRequest)(nil),       // 32: hearth.api.v1.ListRunsRequest
-	(*RunList)(nil),               // 33: hearth.api.v1.RunList
-	(*ShowRunRequest)(nil),        // 34: hearth.api.v1.ShowRunRequest
-	(*RunTask)(nil),               // 35: hearth.api.v1.RunTask
-	(*File)(nil),                  // 36: hearth.api.v1.File
-	(*Revision)(nil),              // 37: hearth.api.v1.Revision
-	(*Chunks)(nil),                // 38: hearth.api.v1.Chunks
-	(*RunDetail)(nil),             // 39: hearth.api.v1.RunDetail
-	(*TaskOutput)(nil),            // 40: hearth.api.v1.TaskOutput
-	(*Checkpoint)(nil),            // 41: hearth.api.v1.Checkpoint
-	(*RunView)(nil),               // 42: hearth.api.v1.RunView
-	(*RunEventsRequest)(nil),      // 43: hearth.api.v1.RunEventsRequest
-	(*HookRequest)(nil),           // 44: hearth.api.v1.HookRequest
-	(*HookReply)(nil),             // 45: hearth.api.v1.HookReply
-	(*BackupRequest)(nil),         // 46: hearth.api.v1.BackupRequest
-	(*BackupChunk)(nil),           // 47: hearth.api.v1.BackupChunk
-	(*BackupStats)(nil),           // 48: hearth.api.v1.BackupStats
-	(*DashboardLoginRequest)(nil), // 49: hearth.api.v1.DashboardLoginRequest
-	(*DashboardLoginReply)(nil),   // 50: hearth.api.v1.DashboardLoginReply
-	nil,                           // 51: hearth.api.v1.SubmitTaskRequest.MetadataEntry
-	nil,                           // 52: hearth.api.v1.Result.MetricsEntry
-	nil,                           // 53: hearth.api.v1.StateSections.SectionsEntry
-	nil,                           // 54: hearth.api.v1.RunDetail.GateLoopsEntry
-	nil,                           // 55: hearth.api.v1.RunDetail.ChunksEntry
-	nil,                           // 56: hearth.api.v1.TaskOutput.MetricsEntry
+	(*Attempt)(nil),               // 10: hearth.api.v1.Attempt
+	(*Result)(nil),                // 11: hearth.api.v1.Result
+	(*Artifact)(nil),              // 12: hearth.api.v1.Artifact
+	(*Gate)(nil),                  // 13: hearth.api.v1.Gate
+	(*Outcome)(nil),               // 14: hearth.api.v1.Outcome
+	(*ListSessionsRequest)(nil),   // 15: hearth.api.v1.ListSessionsRequest
+	(*Session)(nil),               // 16: hearth.api.v1.Session
+	(*SessionList)(nil),           // 17: hearth.api.v1.SessionList
+	(*ShowSessionRequest)(nil),    // 18: hearth.api.v1.ShowSessionRequest
+	(*SessionDetail)(nil),         // 19: hearth.api.v1.SessionDetail
+	(*ToolUse)(nil),               // 20: hearth.api.v1.ToolUse
+	(*Event)(nil),                 // 21: hearth.api.v1.Event
+	(*EventList)(nil),             // 22: hearth.api.v1.EventList
+	(*EventsRequest)(nil),         // 23: hearth.api.v1.EventsRequest
+	(*StateSections)(nil),         // 24: hearth.api.v1.StateSections
+	(*StartRunRequest)(nil),       // 25: hearth.api.v1.StartRunRequest
+	(*ResumeRunRequest)(nil),      // 26: hearth.api.v1.ResumeRunRequest
+	(*ForkRunRequest)(nil),        // 27: hearth.api.v1.ForkRunRequest
+	(*RevisitRunRequest)(nil),     // 28: hearth.api.v1.RevisitRunRequest
+	(*RunRef)(nil),                // 29: hearth.api.v1.RunRef
+	(*DeleteRunReply)(nil),        // 30: hearth.api.v1.DeleteRunReply
+	(*RunInfo)(nil),               // 31: hearth.api.v1.RunInfo
+	(*RunUpdate)(nil),             // 32: hearth.api.v1.RunUpdate
+	(*ListRunsRequest)(nil),       // 33: hearth.api.v1.ListRunsRequest
+	(*RunList)(nil),               // 34: hearth.api.v1.RunList
+	(*ShowRunRequest)(nil),        // 35: hearth.api.v1.ShowRunRequest
+	(*RunTask)(nil),               // 36: hearth.api.v1.RunTask
+	(*File)(nil),                  // 37: hearth.api.v1.File
+	(*Revision)(nil),              // 38: hearth.api.v1.Revision
+	(*Chunks)(nil),                // 39: hearth.api.v1.Chunks
+	(*RunDetail)(nil),             // 40: hearth.api.v1.RunDetail
+	(*TaskOutput)(nil),            // 41: hearth.api.v1.TaskOutput
+	(*Checkpoint)(nil),            // 42: hearth.api.v1.Checkpoint
+	(*RunView)(nil),               // 43: hearth.api.v1.RunView
+	(*RunEventsRequest)(nil),      // 44: hearth.api.v1.RunEventsRequest
+	(*HookRequest)(nil),           // 45: hearth.api.v1.HookRequest
+	(*HookReply)(nil),             // 46: hearth.api.v1.HookReply
+	(*BackupRequest)(nil),         // 47: hearth.api.v1.BackupRequest
+	(*BackupChunk)(nil),           // 48: hearth.api.v1.BackupChunk
+	(*BackupStats)(nil),           // 49: hearth.api.v1.BackupStats
+	(*DashboardLoginRequest)(nil), // 50: hearth.api.v1.DashboardLoginRequest
+	(*DashboardLoginReply)(nil),   // 51: hearth.api.v1.DashboardLoginReply
+	nil,                           // 52: hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	nil,                           // 53: hearth.api.v1.Result.MetricsEntry
+	nil,                           // 54: hearth.api.v1.StateSections.SectionsEntry
+	nil,                           // 55: hearth.api.v1.RunDetail.GateLoopsEntry
+	nil,                           // 56: hearth.api.v1.RunDetail.ChunksEntry
+	nil,                           // 57: hearth.api.v1.TaskOutput.MetricsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	4,  // 0: hearth.api.v1.StatusReply.agents:type_name -> hearth.api.v1.Agent
 	3,  // 1: hearth.api.v1.StatusReply.sessions:type_name -> hearth.api.v1.SessionCount
 	5,  // 2: hearth.api.v1.SubmitTaskRequest.hints:type_name -> hearth.api.v1.Hints
-	51, // 3: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	52, // 3: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
 	5,  // 4: hearth.api.v1.PlaceRequest.hints:type_name -> hearth.api.v1.Hints
 	8,  // 5: hearth.api.v1.Decision.candidates:type_name -> hearth.api.v1.Candidate
 	5,  // 6: hearth.api.v1.Decision.hints:type_name -> hearth.api.v1.Hints
-	52, // 7: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
-	9,  // 8: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
-	10, // 9: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
-	11, // 10: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
-	12, // 11: hearth.api.v1.Outcome.gate:type_name -> hearth.api.v1.Gate
-	15, // 12: hearth.api.v1.SessionList.sessions:type_name -> hearth.api.v1.Session
-	15, // 13: hearth.api.v1.SessionDetail.session:type_name -> hearth.api.v1.Session
-	20, // 14: hearth.api.v1.SessionDetail.events:type_name -> hearth.api.v1.Event
-	9,  // 15: hearth.api.v1.SessionDetail.decisions:type_name -> hearth.api.v1.Decision
-	19, // 16: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
-	9,  // 17: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
-	20, // 18: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
-	53, // 19: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
-	23, // 20: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
-	23, // 21: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
-	23, // 22: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
-	30, // 23: hearth.api.v1.RunUpdate.started:type_name -> hearth.api.v1.RunInfo
-	20, // 24: hearth.api.v1.RunUpdate.event:type_name -> hearth.api.v1.Event
-	30, // 25: hearth.api.v1.RunUpdate.stopped:type_name -> hearth.api.v1.RunInfo
-	30, // 26: hearth.api.v1.RunList.runs:type_name -> hearth.api.v1.RunInfo
-	30, // 27: hearth.api.v1.RunDetail.info:type_name -> hearth.api.v1.RunInfo
-	35, // 28: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
-	36, // 29: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
-	37, // 30: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
-	54, // 31: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
-	55, // 32: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
-	56, // 33: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
-	11, // 34: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
-	39, // 35: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
-	40, // 36: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
-	41, // 37: hearth.api.v1.RunView.checkpoints:type_name -> hearth.api.v1.Checkpoint
-	20, // 38: hearth.api.v1.RunView.events:type_name -> hearth.api.v1.Event
-	48, // 39: hearth.api.v1.BackupChunk.stats:type_name -> hearth.api.v1.BackupStats
-	38, // 40: hearth.api.v1.RunDetail.ChunksEntry.value:type_name -> hearth.api.v1.Chunks
-	1,  // 41: hearth.api.v1.Hearth.Status:input_type -> hearth.api.v1.StatusRequest
-	6,  // 42: hearth.api.v1.Hearth.SubmitTask:input_type -> hearth.api.v1.SubmitTaskRequest
-	7,  // 43: hearth.api.v1.Hearth.Place:input_type -> hearth.api.v1.PlaceRequest
-	14, // 44: hearth.api.v1.Hearth.ListSessions:input_type -> hearth.api.v1.ListSessionsRequest
-	17, // 45: hearth.api.v1.Hearth.ShowSession:input_type -> hearth.api.v1.ShowSessionRequest
-	24, // 46: hearth.api.v1.Hearth.StartRun:input_type -> hearth.api.v1.StartRunRequest
-	25, // 47: hearth.api.v1.Hearth.ResumeRun:input_type -> hearth.api.v1.ResumeRunRequest
-	26, // 48: hearth.api.v1.Hearth.ForkRun:input_type -> hearth.api.v1.ForkRunRequest
-	27, // 49: hearth.api.v1.Hearth.RevisitRun:input_type -> hearth.api.v1.RevisitRunRequest
-	28, // 50: hearth.api.v1.Hearth.WatchRun:input_type -> hearth.api.v1.RunRef
-	28, // 51: hearth.api.v1.Hearth.PauseRun:input_type -> hearth.api.v1.RunRef
-	28, // 52: hearth.api.v1.Hearth.CancelRun:input_type -> hearth.api.v1.RunRef
-	28, // 53: hearth.api.v1.Hearth.DeleteRun:input_type -> hearth.api.v1.RunRef
-	32, // 54: hearth.api.v1.Hearth.ListRuns:input_type -> hearth.api.v1.ListRunsRequest
-	34, // 55: hearth.api.v1.Hearth.ShowRun:input_type -> hearth.api.v1.ShowRunRequest
-	43, // 56: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
-	22, // 57: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
-	44, // 58: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
-	46, // 59: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
-	49, // 60: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
-	2,  // 61: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
-	13, // 62: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
-	9,  // 63: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
-	16, // 64: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
-	18, // 65: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
-	31, // 66: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
-	31, // 67: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
-	31, // 68: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
-	31, // 69: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
-	31, // 70: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 71: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
-	30, // 72: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
-	29, // 73: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
-	33, // 74: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
-	42, // 75: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
-	21, // 76: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
-	20, // 77: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
-	45, // 78: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
-	47, // 79: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
-	50, // 80: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
-	61, // [61:81] is the sub-list for method output_type
-	41, // [41:61] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	10, // 7: hearth.api.v1.Decision.attempts:type_name -> hearth.api.v1.Attempt
+	53, // 8: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
+	9,  // 9: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
+	11, // 10: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
+	12, // 11: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
+	13, // 12: hearth.api.v1.Outcome.gate:type_name -> hearth.api.v1.Gate
+	16, // 13: hearth.api.v1.SessionList.sessions:type_name -> hearth.api.v1.Session
+	16, // 14: hearth.api.v1.SessionDetail.session:type_name -> hearth.api.v1.Session
+	21, // 15: hearth.api.v1.SessionDetail.events:type_name -> hearth.api.v1.Event
+	9,  // 16: hearth.api.v1.SessionDetail.decisions:type_name -> hearth.api.v1.Decision
+	20, // 17: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
+	9,  // 18: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
+	21, // 19: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
+	54, // 20: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
+	24, // 21: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
+	24, // 22: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
+	24, // 23: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
+	31, // 24: hearth.api.v1.RunUpdate.started:type_name -> hearth.api.v1.RunInfo
+	21, // 25: hearth.api.v1.RunUpdate.event:type_name -> hearth.api.v1.Event
+	31, // 26: hearth.api.v1.RunUpdate.stopped:type_name -> hearth.api.v1.RunInfo
+	31, // 27: hearth.api.v1.RunList.runs:type_name -> hearth.api.v1.RunInfo
+	31, // 28: hearth.api.v1.RunDetail.info:type_name -> hearth.api.v1.RunInfo
+	36, // 29: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
+	37, // 30: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
+	38, // 31: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
+	55, // 32: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
+	56, // 33: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
+	57, // 34: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
+	12, // 35: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
+	40, // 36: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
+	41, // 37: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
+	42, // 38: hearth.api.v1.RunView.checkpoints:type_name -> hearth.api.v1.Checkpoint
+	21, // 39: hearth.api.v1.RunView.events:type_name -> hearth.api.v1.Event
+	49, // 40: hearth.api.v1.BackupChunk.stats:type_name -> hearth.api.v1.BackupStats
+	39, // 41: hearth.api.v1.RunDetail.ChunksEntry.value:type_name -> hearth.api.v1.Chunks
+	1,  // 42: hearth.api.v1.Hearth.Status:input_type -> hearth.api.v1.StatusRequest
+	6,  // 43: hearth.api.v1.Hearth.SubmitTask:input_type -> hearth.api.v1.SubmitTaskRequest
+	7,  // 44: hearth.api.v1.Hearth.Place:input_type -> hearth.api.v1.PlaceRequest
+	15, // 45: hearth.api.v1.Hearth.ListSessions:input_type -> hearth.api.v1.ListSessionsRequest
+	18, // 46: hearth.api.v1.Hearth.ShowSession:input_type -> hearth.api.v1.ShowSessionRequest
+	25, // 47: hearth.api.v1.Hearth.StartRun:input_type -> hearth.api.v1.StartRunRequest
+	26, // 48: hearth.api.v1.Hearth.ResumeRun:input_type -> hearth.api.v1.ResumeRunRequest
+	27, // 49: hearth.api.v1.Hearth.ForkRun:input_type -> hearth.api.v1.ForkRunRequest
+	28, // 50: hearth.api.v1.Hearth.RevisitRun:input_type -> hearth.api.v1.RevisitRunRequest
+	29, // 51: hearth.api.v1.Hearth.WatchRun:input_type -> hearth.api.v1.RunRef
+	29, // 52: hearth.api.v1.Hearth.PauseRun:input_type -> hearth.api.v1.RunRef
+	29, // 53: hearth.api.v1.Hearth.CancelRun:input_type -> hearth.api.v1.RunRef
+	29, // 54: hearth.api.v1.Hearth.DeleteRun:input_type -> hearth.api.v1.RunRef
+	33, // 55: hearth.api.v1.Hearth.ListRuns:input_type -> hearth.api.v1.ListRunsRequest
+	35, // 56: hearth.api.v1.Hearth.ShowRun:input_type -> hearth.api.v1.ShowRunRequest
+	44, // 57: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
+	23, // 58: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
+	45, // 59: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
+	47, // 60: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
+	50, // 61: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
+	2,  // 62: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
+	14, // 63: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
+	9,  // 64: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
+	17, // 65: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
+	19, // 66: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
+	32, // 67: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 68: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 69: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 70: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 71: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
+	31, // 72: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
+	31, // 73: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
+	30, // 74: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
+	34, // 75: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
+	43, // 76: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
+	22, // 77: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
+	21, // 78: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
+	46, // 79: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
+	48, // 80: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
+	51, // 81: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
+	62, // [62:82] is the sub-list for method output_type
+	42, // [42:62] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -4827,7 +4915,7 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[31].OneofWrappers = []any{
+	file_api_proto_msgTypes[32].OneofWrappers = []any{
 		(*RunUpdate_Started)(nil),
 		(*RunUpdate_Event)(nil),
 		(*RunUpdate_Stopped)(nil),
@@ -4838,7 +4926,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   57,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -47,6 +47,9 @@ func Decision(d *hearth.Decision) *apipb.Decision {
 		Rehydration: d.Rehydration, Reason: d.Reason, Hints: Hints(d.Hints), External: d.External,
 		Resume: d.Resume, Workspace: d.Workspace, Host: d.Host,
 	}
+	for _, a := range d.Attempts {
+		m.Attempts = append(m.Attempts, &apipb.Attempt{Host: a.Host, Session: a.Session, Result: a.Result})
+	}
 	for _, c := range d.Candidates {
 		m.Candidates = append(m.Candidates, &apipb.Candidate{
 			Session: c.Session, Dormant: c.Dormant, Eligible: c.Eligible, Load: int32(c.Load), Capacity: int32(c.Capacity),
@@ -65,6 +68,9 @@ func DecisionOf(m *apipb.Decision) hearth.Decision {
 		Considered: int(m.GetConsidered()), Eligible: int(m.GetEligible()), Waited: time.Duration(m.GetWaitedNanos()),
 		Retired: m.GetRetired(), Vetoed: m.GetVetoed(), Rehydration: m.GetRehydration(), Reason: m.GetReason(),
 		Hints: HintsOf(m.GetHints()), External: m.GetExternal(), Resume: m.GetResume(), Workspace: m.GetWorkspace(), Host: m.GetHost(),
+	}
+	for _, a := range m.GetAttempts() {
+		d.Attempts = append(d.Attempts, hearth.Attempt{Host: a.GetHost(), Session: a.GetSession(), Result: a.GetResult()})
 	}
 	for _, c := range m.GetCandidates() {
 		d.Candidates = append(d.Candidates, hearth.Candidate{
@@ -100,7 +106,7 @@ func Outcome(o *hearth.Outcome) *apipb.Outcome {
 	m := &apipb.Outcome{
 		TaskId: o.TaskID, Agent: o.Agent, Session: o.Session, Decision: Decision(&o.Decision),
 		Result:   &apipb.Result{Output: o.Result.Output, Metrics: o.Result.Metrics, Cost: o.Result.Cost, ToolUses: o.ToolUses},
-		Artifact: Artifact(o.Artifact, o.Session, time.Time{}), DurationNanos: int64(o.Duration),
+		Artifact: Artifact(o.Artifact, o.Session, time.Time{}), DurationNanos: int64(o.Duration), TraceId: o.TraceID,
 	}
 	if g := o.Gate; g != nil {
 		m.Gate = &apipb.Gate{Guard: g.Guard, Action: string(g.Action), Feedback: g.Feedback, To: g.To, MaxLoops: int32(g.MaxLoops)}
@@ -114,7 +120,7 @@ func OutcomeOf(m *apipb.Outcome) *hearth.Outcome {
 	o := &hearth.Outcome{
 		TaskID: m.GetTaskId(), Agent: m.GetAgent(), Session: m.GetSession(), Decision: DecisionOf(m.GetDecision()),
 		Result:   sdk.Result{Output: r.GetOutput(), Metrics: r.GetMetrics(), Cost: r.GetCost(), Artifact: ArtifactOf(m.GetArtifact())},
-		Artifact: ArtifactOf(m.GetArtifact()), ToolUses: r.GetToolUses(), Duration: time.Duration(m.GetDurationNanos()),
+		Artifact: ArtifactOf(m.GetArtifact()), ToolUses: r.GetToolUses(), Duration: time.Duration(m.GetDurationNanos()), TraceID: m.GetTraceId(),
 	}
 	if g := m.GetGate(); g != nil {
 		o.Gate = &hearth.Gate{Guard: g.GetGuard(), Action: hearth.GateAction(g.GetAction()), Feedback: g.GetFeedback(), To: g.GetTo(), MaxLoops: int(g.GetMaxLoops())}
