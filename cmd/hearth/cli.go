@@ -410,7 +410,8 @@ func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(conte
 		return err
 	}
 	defer m.stopTelemetry(tp)
-	h, err := engine.New(engine.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth " + m.commandName, Telemetry: tp})
+	h, err := engine.New(engine.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth " + m.commandName,
+		Version: buildInfo().Version, Telemetry: tp})
 	if err != nil {
 		return dataDirError(err, cfg)
 	}

@@ -123,8 +123,9 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	opts := engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve", Observe: metrics.Observe, Telemetry: tp}
-	srvOpts := api.Options{Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics}
+	opts := engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve",
+		Version: buildInfo().Version, Observe: metrics.Observe, Telemetry: tp}
+	srvOpts := api.Options{Logger: logger.Named("api"), Metrics: metrics}
 	if member != nil {
 		opts.Cluster, srvOpts.Register = member, member.Register
 	}

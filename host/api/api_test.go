@@ -277,7 +277,7 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	es, err := d.c.Events(ctx, client.EventFilter{Kinds: []hearth.EventKind{hearth.EventDecision, hearth.EventToolUsed}})
+	es, err := d.c.Subscribe(ctx, hearth.EventFilter{Kinds: []hearth.EventKind{hearth.EventDecision, hearth.EventToolUsed}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 	tools := 0
 	for decision == nil || tools < 2 {
 		select {
-		case e := <-es.C:
+		case e := <-es.Events():
 			switch e.Kind {
 			case hearth.EventDecision:
 				decision = e.Decision
@@ -308,7 +308,7 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 	// The client goes away: the stream closes, and the daemon forgets it
 	// (goleak checks nothing is left once the test's daemon closes).
 	cancel()
-	for range es.C {
+	for range es.Events() {
 	}
 	if err := es.Err(); err != nil {
 		t.Errorf("a stream its client ended: %v", err)

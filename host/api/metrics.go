@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -8,11 +9,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/engine"
 )
 
 // Metrics are the daemon's Prometheus metrics. Counters are fed by the
-// host's events as they are emitted (host.Options.Observe), so none is
+// host's events as they are emitted (engine.Options.Observe), so none is
 // missed however busy the host is; gauges are read at scrape time.
 //
 //	hearth_sessions{agent,status}              sessions by status
@@ -127,16 +127,16 @@ func (m *Metrics) usage(e *hearth.Event, outcome string) {
 	}
 }
 
-// hostCollector reads the host's gauges at scrape time.
+// hostCollector reads the host's gauges at scrape time, from its status.
 type hostCollector struct {
-	h        *engine.Engine
+	status   hearth.StatusReader
 	sessions *prometheus.Desc
 	store    *prometheus.Desc
 }
 
-func newHostCollector(h *engine.Engine) *hostCollector {
+func newHostCollector(status hearth.StatusReader) *hostCollector {
 	return &hostCollector{
-		h:        h,
+		status:   status,
 		sessions: prometheus.NewDesc("hearth_sessions", "Sessions by agent and status.", []string{"agent", "status"}, nil),
 		store:    prometheus.NewDesc("hearth_store_bytes", "Size of the Badger store, by part (lsm, vlog).", []string{"part"}, nil),
 	}
@@ -148,17 +148,21 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, sc := range c.h.SessionCounts() {
+	st, err := c.status.Status(context.Background())
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.sessions, err)
+		return
+	}
+	for _, sc := range st.Sessions {
 		ch <- prometheus.MustNewConstMetric(c.sessions, prometheus.GaugeValue, float64(sc.N), sc.Agent, sc.Status)
 	}
-	lsm, vlog := c.h.StoreSize()
-	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(lsm), "lsm")
-	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(vlog), "vlog")
+	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(st.Store.LSM), "lsm")
+	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(st.Store.VLog), "vlog")
 }
 
-// handler serves the metrics of m and of h.
-func (m *Metrics) handler(h *engine.Engine) http.Handler {
+// handler serves the metrics of m, and the gauges of status.
+func (m *Metrics) handler(status hearth.StatusReader) http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newHostCollector(h))
+	reg.MustRegister(newHostCollector(status))
 	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }

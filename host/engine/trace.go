@@ -56,7 +56,7 @@ func endSubmit(span trace.Span, out *hearth.Outcome, err error) {
 // tracedGate is gate, within a span when a task_result guard applies to
 // the task.
 func (e *Engine) tracedGate(ctx context.Context, t hearth.Task, session string, res sdk.Result, run guard.Run) *hearth.Gate {
-	if !e.Guards().Any(guard.TaskResult, guard.Match{Agent: t.Agent, Task: t.Name}) {
+	if !e.guardSet().Any(guard.TaskResult, guard.Match{Agent: t.Agent, Task: t.Name}) {
 		return nil
 	}
 	_, span := e.tracer.Start(ctx, telemetry.SpanGate, trace.WithAttributes(telemetry.AttrTask.String(t.ID)))

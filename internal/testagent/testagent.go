@@ -1,6 +1,6 @@
 // Package testagent is an agent whose behaviour is scripted by its task's
 // prompt, for hearth's own tests: the same agent runs in-process under
-// sdktest and as a real plugin subprocess (the test binary re-executing
+// sdktest and conformance, and as a real plugin subprocess (the test binary re-executing
 // itself), and can crash, hang, panic, spawn children or flood the host
 // with tool uses on request.
 //

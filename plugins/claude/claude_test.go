@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/fakeapi"
 	"github.com/hearth-dev/hearth/plugins/claude"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -54,7 +55,7 @@ func TestTaskAnsweredAndResumed(t *testing.T) {
 	api := fakeapi.New(key)
 	defer api.Close()
 	root := workspace(t)
-	h := sdktest.New(t, newAgent(t, api, root), sdktest.Options{})
+	h := sdktest.New(t, newAgent(t, api, root), conformance.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -102,7 +103,7 @@ func TestTaskAnsweredAndResumed(t *testing.T) {
 func TestForkWhileBusy(t *testing.T) {
 	api := fakeapi.New(key)
 	defer api.Close()
-	h := sdktest.New(t, newAgent(t, api, workspace(t)), sdktest.Options{})
+	h := sdktest.New(t, newAgent(t, api, workspace(t)), conformance.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runTask := func(ctx context.Context, id, prompt string) (sdk.Result, error) {
@@ -171,7 +172,7 @@ func TestEnvironmentExplicit(t *testing.T) {
 	api := fakeapi.New(key)
 	defer api.Close()
 	a := claude.New(claude.Settings{Command: claudetest.Binary(t), BaseURL: api.URL, APIKeyEnv: "HEARTH_TEST_KEY", APIKey: key, Root: workspace(t), MaxTurns: 10, AllowedTools: []string{"Bash"}})
-	h := sdktest.New(t, a, sdktest.Options{})
+	h := sdktest.New(t, a, conformance.Options{})
 	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: "shell:env"}
 	if _, err := h.Agent.Run(context.Background(), task, h.Recorder.For(task.ID)); err != nil {
 		t.Fatal(err)

@@ -15,12 +15,13 @@ import (
 	"github.com/hearth-dev/hearth/internal/procwait"
 	"github.com/hearth-dev/hearth/plugins/claude"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
-func run(t *testing.T, a *claude.Agent, prompt string) (*sdktest.Harness, sdk.Result, error) {
+func run(t *testing.T, a *claude.Agent, prompt string) (*conformance.Harness, sdk.Result, error) {
 	t.Helper()
-	h := sdktest.New(t, a, sdktest.Options{})
+	h := sdktest.New(t, a, conformance.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: prompt}
@@ -94,7 +95,7 @@ func TestCancelStopsClaude(t *testing.T) {
 	defer api.Close()
 	ws := workspace(t)
 	a := claude.New(claude.Settings{Command: claudetest.Binary(t), BaseURL: api.URL, APIKeyEnv: "HEARTH_TEST_KEY", APIKey: key, Root: ws, MaxTurns: 10, AllowedTools: []string{"Bash"}})
-	h := sdktest.New(t, a, sdktest.Options{})
+	h := sdktest.New(t, a, conformance.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	prompt, marks := backgroundThenHang(ws)
 	task := sdk.Task{ID: "t1", Session: h.Session, Prompt: prompt}
@@ -150,7 +151,7 @@ func processesWith(t *testing.T, s string) []string {
 func TestDeadlineStopsClaude(t *testing.T) {
 	api := fakeapi.New(key)
 	defer api.Close()
-	h := sdktest.New(t, newAgent(t, api, workspace(t)), sdktest.Options{})
+	h := sdktest.New(t, newAgent(t, api, workspace(t)), conformance.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)

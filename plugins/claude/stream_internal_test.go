@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth/sdk"
-	"github.com/hearth-dev/hearth/sdk/sdktest"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 )
 
-func follow(t testing.TB, b []byte) (*runState, *sdktest.Recorder, error) {
-	rec := sdktest.NewRecorder(nil)
+func follow(t testing.TB, b []byte) (*runState, *conformance.Recorder, error) {
+	rec := conformance.NewRecorder(nil)
 	a := New(Settings{MaxTurns: 10, APIKeyEnv: "THE_KEY", APIKey: "k"})
 	var cause error
 	st := &runState{a: a, cb: rec.For("t"), ctx: context.Background(), cancel: func(err error) { cause = err }, msgs: map[string]bool{}}

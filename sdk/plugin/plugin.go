@@ -116,7 +116,7 @@ func (p *AgentPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) er
 // Close closes the connections to the host's callbacks that the agent
 // servers registered by p opened. A plugin process never needs it (its
 // connections end with it); a test that serves an agent in its own
-// process (sdktest's harness) calls it once the server stopped, so that
+// process (the conformance harness) calls it once the server stopped, so that
 // no gRPC connection outlives the test.
 func (p *AgentPlugin) Close() error {
 	p.mu.Lock()

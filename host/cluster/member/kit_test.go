@@ -226,13 +226,13 @@ func startHost(t testing.TB, o hostOptions) *testHost {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{DataDir: o.DataDir, Agents: []*config.Agent{o.Agent}, Matcher: config.DefaultMatcher(), Server: srv}
-	if h.Engine, err = engine.New(engine.Options{Config: cfg, Logger: logger, Store: h.Store, Now: o.Now, Cluster: h.Member}); err != nil {
+	if h.Engine, err = engine.New(engine.Options{Config: cfg, Logger: logger, Store: h.Store, Now: o.Now, Version: "test", Cluster: h.Member}); err != nil {
 		_ = h.Store.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(context.Background()) })
 	if o.Daemon {
-		d := api.NewServer(api.Options{Engine: h.Engine, Logger: logger, Version: "test", Register: h.Member.Register})
+		d := api.NewServer(api.Options{Engine: h.Engine, Logger: logger, Register: h.Member.Register})
 		if h.Listeners, err = d.Listen(srv, o.DataDir); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package sdktest_test
+package conformance_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/plugin"
-	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
 func TestConformingAgentPasses(t *testing.T) {
@@ -26,7 +26,7 @@ func TestConformingAgentPasses(t *testing.T) {
 		{Name: "flood", Prompt: "tools:200;progress:1"},
 	}
 	newAgent := func() sdk.Agent { return testagent.New("scripted", 4) }
-	if err := sdktest.TestAgent(context.Background(), newAgent, tasks...); err != nil {
+	if err := conformance.TestAgent(context.Background(), newAgent, tasks...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -37,7 +37,7 @@ func TestToolsAgentPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	newAgent := func() sdk.Agent { return &toolsAgent{root: root} }
-	if err := sdktest.TestAgent(context.Background(), newAgent, sdk.Task{Name: "words", Prompt: "notes.md"}); err != nil {
+	if err := conformance.TestAgent(context.Background(), newAgent, sdk.Task{Name: "words", Prompt: "notes.md"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -47,7 +47,7 @@ func TestToolsAgentPasses(t *testing.T) {
 // between them: this agent fails unless all four are in flight together.
 func TestConcurrencyCheckRunsTasksAtOnce(t *testing.T) {
 	gate := &together{n: 4, all: make(chan struct{})}
-	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return gate }, sdk.Task{Name: "t", Prompt: "go"})
+	err := conformance.TestAgent(context.Background(), func() sdk.Agent { return gate }, sdk.Task{Name: "t", Prompt: "go"})
 	if err == nil {
 		t.Fatal("got no violation; the agent fails every task that runs on its own")
 	}
@@ -133,7 +133,7 @@ func TestConformanceFindsViolations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := sdktest.TestAgent(context.Background(), tt.agent, sdk.Task{Name: "t", Prompt: "go"})
+			err := conformance.TestAgent(context.Background(), tt.agent, sdk.Task{Name: "t", Prompt: "go"})
 			if err == nil {
 				t.Fatal("got no violations")
 			}
@@ -151,7 +151,7 @@ func TestConformanceFindsViolations(t *testing.T) {
 // detector fails it. (Run in this process, the race would fail this test.)
 func TestRacyAgentFailsUnderRace(t *testing.T) {
 	if os.Getenv("SDKTEST_RACY_AGENT") == "1" {
-		if err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return &racyAgent{} }, sdk.Task{Name: "t", Prompt: "go"}); err != nil {
+		if err := conformance.TestAgent(context.Background(), func() sdk.Agent { return &racyAgent{} }, sdk.Task{Name: "t", Prompt: "go"}); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -172,7 +172,7 @@ func TestRacyAgentFailsUnderRace(t *testing.T) {
 
 func TestChecksAreListed(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range sdktest.Checks() {
+	for _, c := range conformance.Checks() {
 		if c.Name == "" || c.Description == "" || c.Run == nil {
 			t.Errorf("check %+v: want a name, a description and a Run", c)
 		}
@@ -189,7 +189,7 @@ func TestChecksAreListed(t *testing.T) {
 }
 
 func TestConformanceNeedsATask(t *testing.T) {
-	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return &badAgent{info: okInfo} })
+	err := conformance.TestAgent(context.Background(), func() sdk.Agent { return &badAgent{info: okInfo} })
 	if err == nil || !strings.Contains(err.Error(), "needs at least one task") {
 		t.Errorf("got %v, want a request for a task", err)
 	}
@@ -373,16 +373,16 @@ func TestHelperPlugin(t *testing.T) {
 // processes, over the real protocol: a keeping agent passes, a breaking
 // one is caught.
 func TestConformanceOverACommand(t *testing.T) {
-	target := func(agent string) sdktest.Target {
-		return sdktest.Command([]string{"SDKTEST_PLUGIN=" + agent}, os.Args[0], "-test.run=^TestHelperPlugin$")
+	target := func(agent string) conformance.Target {
+		return conformance.Command([]string{"SDKTEST_PLUGIN=" + agent}, os.Args[0], "-test.run=^TestHelperPlugin$")
 	}
-	if _, ok := target("scripted").(sdktest.Local); ok {
+	if _, ok := target("scripted").(conformance.Local); ok {
 		t.Error("a command's target claims to be in this process")
 	}
-	if err := sdktest.TestTarget(context.Background(), target("scripted"), sdk.Task{Name: "read", Prompt: "read:src/a.go;echo:done"}); err != nil {
+	if err := conformance.TestTarget(context.Background(), target("scripted"), sdk.Task{Name: "read", Prompt: "read:src/a.go;echo:done"}); err != nil {
 		t.Fatal(err)
 	}
-	err := sdktest.TestTarget(context.Background(), target("never-asks"), sdk.Task{Name: "t", Prompt: "go"})
+	err := conformance.TestTarget(context.Background(), target("never-asks"), sdk.Task{Name: "t", Prompt: "go"})
 	if err == nil || !strings.Contains(err.Error(), "tool use Read [.env] was reported without a CheckToolUse before it") {
 		t.Errorf("got %v, want the unasked tool use caught", err)
 	}
@@ -393,7 +393,7 @@ func TestConformanceOverACommand(t *testing.T) {
 // saying so, instead of passing. A check that does not apply (state, for
 // an agent that exports none) is neither.
 func TestACheckThatCouldNotRunFails(t *testing.T) {
-	r, err := sdktest.RunChecks(context.Background(), sdktest.InProcess(func() sdk.Agent { return &badAgent{info: okInfo} }), sdk.Task{Name: "t", Prompt: "go"})
+	r, err := conformance.RunChecks(context.Background(), conformance.InProcess(func() sdk.Agent { return &badAgent{info: okInfo} }), sdk.Task{Name: "t", Prompt: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestACheckThatCouldNotRunFails(t *testing.T) {
 // file anyway fails it.
 func TestFixture(t *testing.T) {
 	dir := t.TempDir()
-	suite, remove, err := sdktest.Fixture(dir)
+	suite, remove, err := conformance.Fixture(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func TestFixture(t *testing.T) {
 		}
 	}
 	t.Run("honest", func(t *testing.T) {
-		r, err := sdktest.RunSuite(context.Background(), sdktest.InProcess(func() sdk.Agent { return &hintsAgent{root: dir} }), suite)
+		r, err := conformance.RunSuite(context.Background(), conformance.InProcess(func() sdk.Agent { return &hintsAgent{root: dir} }), suite)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,7 +441,7 @@ func TestFixture(t *testing.T) {
 		}
 	})
 	t.Run("reads denied files", func(t *testing.T) {
-		r, err := sdktest.RunSuite(context.Background(), sdktest.InProcess(func() sdk.Agent { return &hintsAgent{root: dir, ignoreDenials: true} }), suite)
+		r, err := conformance.RunSuite(context.Background(), conformance.InProcess(func() sdk.Agent { return &hintsAgent{root: dir, ignoreDenials: true} }), suite)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -493,9 +493,9 @@ func (a *hintsAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk
 // TestADeadProgramIsExplained: a program that dies before its handshake
 // is explained by its exit status and its stderr.
 func TestADeadProgramIsExplained(t *testing.T) {
-	target := sdktest.Command([]string{"SDKTEST_PLUGIN=dies"}, os.Args[0], "-test.run=^TestHelperPlugin$")
-	_, err := sdktest.RunChecks(context.Background(), target, sdk.Task{Name: "t", Prompt: "go"})
-	var ee *sdktest.ExitError
+	target := conformance.Command([]string{"SDKTEST_PLUGIN=dies"}, os.Args[0], "-test.run=^TestHelperPlugin$")
+	_, err := conformance.RunChecks(context.Background(), target, sdk.Task{Name: "t", Prompt: "go"})
+	var ee *conformance.ExitError
 	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "the program exited with status 7") || !strings.Contains(err.Error(), "no settings, no agent") {
 		t.Errorf("got %v, want the exit status and the stderr of the program", err)
 	}

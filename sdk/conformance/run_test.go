@@ -1,4 +1,4 @@
-package sdktest_test
+package conformance_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -64,8 +65,8 @@ func (runAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 }
 
 func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
-	h := sdktest.New(t, runAgent{}, sdktest.Options{Logger: hclog.NewNullLogger()})
-	run := sdktest.NewRun()
+	h := sdktest.New(t, runAgent{}, conformance.Options{Logger: hclog.NewNullLogger()})
+	run := conformance.NewRun()
 	run.Set("inputs", map[string]int{"courses": 2})
 	run.AddFile(sdk.File{Name: "syllabus.md", Path: "/data/files/ab", SHA256: "ab", Size: 10})
 	run.Own("output")
@@ -105,7 +106,7 @@ func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
 }
 
 func TestRunMethodsOutsideARun(t *testing.T) {
-	h := sdktest.New(t, runAgent{}, sdktest.Options{})
+	h := sdktest.New(t, runAgent{}, conformance.Options{})
 	// A task outside a run is not given RunCallbacks.
 	_, err := h.Run(context.Background(), sdk.Task{Prompt: "go"})
 	if err == nil || !strings.Contains(err.Error(), errNotARun.Error()) {

@@ -1,4 +1,4 @@
-package sdktest
+package conformance
 
 import (
 	"bytes"
@@ -64,7 +64,7 @@ func (run *Run) Own(sections ...string) {
 func (run *Run) Set(section string, value any) {
 	b, err := json.Marshal(value)
 	if err != nil {
-		panic(fmt.Sprintf("sdktest: state section %q: %v", section, err))
+		panic(fmt.Sprintf("conformance: state section %q: %v", section, err))
 	}
 	run.mu.Lock()
 	run.state[section] = b

@@ -1,11 +1,17 @@
-// Package sdktest lets agent authors test an agent without building a
-// binary: Start serves the agent in-process through the real plugin
-// protocol (go-plugin's test mode: the same gRPC services, broker and SDK
-// adapters that carry a plugin subprocess) and plays the host with a
-// Recorder. TestAgent is a conformance check, in the spirit of
-// testing/fstest.TestFS, that any author can call from their own tests;
-// its checks are listed by Checks and run against any Target.
-package sdktest
+// Package conformance holds the hearth agent contract's checks, and what
+// runs them: a Harness that serves an agent in this process (Start: the
+// real plugin protocol, go-plugin's test mode, the same gRPC services,
+// broker and SDK adapters that carry a plugin subprocess) or starts a
+// plugin program as a host does (StartCommand), with a Recorder playing
+// the host. TestAgent is the conformance check, in the spirit of
+// testing/fstest.TestFS, for an agent in this process; RunChecks runs
+// the checks Checks lists against any Target, which is what `hearth
+// agents test` does with a program in any language.
+//
+// It does not import package testing, so that the hearth binary can run
+// the checks without linking a test kit; package sdktest is what an
+// author's Go tests use with it (sdktest.New).
+package conformance
 
 import (
 	"context"
@@ -14,7 +20,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -89,7 +94,7 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 	case rc = <-reattach:
 	case <-served:
 		cancel()
-		return nil, errors.New("sdktest: the in-process plugin server stopped before it was ready")
+		return nil, errors.New("conformance: the in-process plugin server stopped before it was ready")
 	}
 	// go-plugin's default reattach runner polls the PID, which here is the
 	// test process itself, forever; this one ends when the server does.
@@ -133,31 +138,15 @@ func Start(a sdk.Agent, opts Options) (*Harness, error) {
 	rpc, err := client.Client()
 	if err != nil {
 		h.Close()
-		return nil, fmt.Errorf("sdktest: connect to the in-process agent: %w", err)
+		return nil, fmt.Errorf("conformance: connect to the in-process agent: %w", err)
 	}
 	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
 		h.Close()
-		return nil, fmt.Errorf("sdktest: dispense the agent: %w", err)
+		return nil, fmt.Errorf("conformance: dispense the agent: %w", err)
 	}
 	h.Agent = raw.(agentplugin.Remote)
 	return h, nil
-}
-
-// New is Start for tests: it fails t on error and closes the harness when
-// the test ends.
-func New(t testing.TB, a sdk.Agent, opts Options) *Harness {
-	t.Helper()
-	h, err := Start(a, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := h.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return h
 }
 
 // Run runs t on the served agent with the harness's Recorder as its host:
@@ -239,16 +228,16 @@ func StartCommand(cmd *exec.Cmd, opts Options) (*Harness, error) {
 		h.Close()
 		if prog != nil {
 			if died := prog.died(time.Second); died != "" {
-				return nil, &ExitError{Err: fmt.Errorf("sdktest: start %s", strings.Join(cmd.Args, " ")), How: died}
+				return nil, &ExitError{Err: fmt.Errorf("conformance: start %s", strings.Join(cmd.Args, " ")), How: died}
 			}
 		}
-		return nil, fmt.Errorf("sdktest: start %s: %w", strings.Join(cmd.Args, " "), err)
+		return nil, fmt.Errorf("conformance: start %s: %w", strings.Join(cmd.Args, " "), err)
 	}
 	h.client, h.rpc, h.prog = client, rpc, prog
 	raw, err := rpc.Dispense(agentplugin.PluginName)
 	if err != nil {
 		h.Close()
-		return nil, fmt.Errorf("sdktest: dispense the agent of %s: %w", cmd.Path, h.explain(err))
+		return nil, fmt.Errorf("conformance: dispense the agent of %s: %w", cmd.Path, h.explain(err))
 	}
 	h.Agent = raw.(agentplugin.Remote)
 	return h, nil

@@ -1,4 +1,4 @@
-package sdktest
+package conformance
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ const fixtureGuarded = "private"
 func Fixture(dir string, prompts ...string) (suite Suite, remove func() error, err error) {
 	root, err := os.MkdirTemp(dir, "hearth-fixture-")
 	if err != nil {
-		return Suite{}, nil, fmt.Errorf("sdktest: make a fixture in %s: %w", dir, err)
+		return Suite{}, nil, fmt.Errorf("conformance: make a fixture in %s: %w", dir, err)
 	}
 	remove = func() error { return os.RemoveAll(root) }
 	for name, content := range fixtureFiles {
@@ -41,7 +41,7 @@ func Fixture(dir string, prompts ...string) (suite Suite, remove func() error, e
 		}
 		if err != nil {
 			_ = remove()
-			return Suite{}, nil, fmt.Errorf("sdktest: make a fixture in %s: %w", dir, err)
+			return Suite{}, nil, fmt.Errorf("conformance: make a fixture in %s: %w", dir, err)
 		}
 	}
 	rel := filepath.Base(root)

@@ -1,4 +1,4 @@
-package sdktest
+package conformance
 
 import (
 	"context"
@@ -87,7 +87,7 @@ func TestTarget(ctx context.Context, t Target, tasks ...sdk.Task) error {
 	var errs []error
 	for _, c := range r.Checks {
 		for _, e := range c.Errors {
-			errs = append(errs, fmt.Errorf("sdktest: agent %q: %s: %w", r.Info.Name, c.Name, e))
+			errs = append(errs, fmt.Errorf("conformance: agent %q: %s: %w", r.Info.Name, c.Name, e))
 		}
 	}
 	return errors.Join(errs...)
@@ -154,7 +154,7 @@ func RunChecks(ctx context.Context, t Target, tasks ...sdk.Task) (*Report, error
 // denies.
 func RunSuite(ctx context.Context, t Target, suite Suite) (*Report, error) {
 	if len(suite.Tasks) == 0 {
-		return nil, errors.New("sdktest: TestAgent needs at least one task the agent should complete")
+		return nil, errors.New("conformance: TestAgent needs at least one task the agent should complete")
 	}
 	s := &Subject{Target: t, Tasks: suite.Tasks, Guarded: suite.Guarded}
 	h, err := t.Start(Options{})
@@ -170,7 +170,7 @@ func RunSuite(ctx context.Context, t Target, suite Suite) (*Report, error) {
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sdktest: Describe failed: %w", err)
+		return nil, fmt.Errorf("conformance: Describe failed: %w", err)
 	}
 	r := &Report{Info: s.Info, ExportsState: s.ExportsState}
 	for _, c := range Checks() {
@@ -233,7 +233,7 @@ func (c command) Cmd() *exec.Cmd {
 
 func (c command) Start(opts Options) (*Harness, error) {
 	if len(c.argv) == 0 {
-		return nil, errors.New("sdktest: Command needs the program to run")
+		return nil, errors.New("conformance: Command needs the program to run")
 	}
 	return StartCommand(c.Cmd(), opts)
 }

@@ -1,6 +1,6 @@
-//go:build !race
+//go:build race
 
-package sdktest_test
+package conformance_test
 
 // raceEnabled reports whether the test binary was built with -race.
-const raceEnabled = false
+const raceEnabled = true

@@ -1,4 +1,4 @@
-package sdktest_test
+package conformance_test
 
 import (
 	"fmt"
