@@ -33,26 +33,11 @@ func BenchmarkClusterCodeTour(b *testing.B) {
 	tour := cfg.Pipeline("code-tour")
 	for _, n := range []int{1, 3} {
 		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
-			var spawns, reuses, forwarded, hits, repeats int
+			var tl tally
 			for range b.N {
 				b.StopTimer()
 				c := newTestCluster(b)
-				c.agents = "agent \"gotour\" {\n  bundled = \"gotour\"\n  pool {\n    max_sessions = 4\n  }\n}\n"
-				var clients []*client.Client
-				for i := range n {
-					h := c.host(fmt.Sprintf("h%d", i))
-					cl, err := client.Dial(context.Background(), client.Options{DataDir: h.dataDir})
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer cl.Close()
-					clients = append(clients, cl)
-				}
-				if n > 1 {
-					// Every host sees the others before the tour starts.
-					h0 := c.hostsByID()["h0"]
-					h0.until(b, "all hosts joined", func(hs hearth.Members) bool { return len(hs.Hosts) == n })
-				}
+				clients := c.gotourHosts(b, n, 4)
 				outs := make([]*hearth.Outcome, len(tour.Tasks))
 				next := make(chan int)
 				var wg sync.WaitGroup
@@ -76,37 +61,16 @@ func BenchmarkClusterCodeTour(b *testing.B) {
 				close(next)
 				wg.Wait()
 				b.StopTimer()
-				knows := map[string]map[string]bool{} // package -> sessions that answered it
+				tl.begin()
 				for i, o := range outs {
 					if o == nil {
 						b.Fatalf("question %d failed", i)
 					}
-					pkg := tour.Tasks[i].Hints.Directories[0]
-					switch o.Decision.Action {
-					case hearth.ActionSpawned:
-						spawns++
-					case hearth.ActionReused, hearth.ActionRehydrated:
-						reuses++
-					}
-					if o.Decision.Host != "" {
-						forwarded++
-					}
-					if knows[pkg] == nil {
-						knows[pkg] = map[string]bool{}
-					} else {
-						repeats++
-						if knows[pkg][o.Session] {
-							hits++
-						}
-					}
-					knows[pkg][o.Session] = true
+					tl.add(tour.Tasks[i].Hints.Directories[0], o)
 				}
 				b.StartTimer()
 			}
-			b.ReportMetric(float64(spawns)/float64(b.N), "spawns/op")
-			b.ReportMetric(float64(reuses)/float64(b.N), "reuses/op")
-			b.ReportMetric(float64(forwarded)/float64(b.N), "forwarded/op")
-			b.ReportMetric(float64(hits)/float64(repeats), "precision")
+			tl.report(b)
 		})
 	}
 }
@@ -168,4 +132,67 @@ func BenchmarkClusterReplacement(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// tally counts a cluster benchmark's placements: spawns, reuses,
+// forwards, and precision, the share of questions about a package asked
+// before that ran on a session that had answered about it (on whichever
+// host).
+type tally struct {
+	spawns, reuses, forwarded, hits, repeats int
+	knows                                    map[string]map[string]bool // package -> sessions that answered it
+}
+
+// add counts o, the outcome of a question about pkg. Each run of a
+// workload starts with a fresh knows (begin).
+func (tl *tally) add(pkg string, o *hearth.Outcome) {
+	switch o.Decision.Action {
+	case hearth.ActionSpawned:
+		tl.spawns++
+	case hearth.ActionReused, hearth.ActionRehydrated:
+		tl.reuses++
+	}
+	if o.Decision.Host != "" {
+		tl.forwarded++
+	}
+	if tl.knows[pkg] == nil {
+		tl.knows[pkg] = map[string]bool{}
+	} else {
+		tl.repeats++
+		if tl.knows[pkg][o.Session] {
+			tl.hits++
+		}
+	}
+	tl.knows[pkg][o.Session] = true
+}
+
+// begin starts a run of the workload: no session knows a package.
+func (tl *tally) begin() { tl.knows = map[string]map[string]bool{} }
+
+func (tl *tally) report(b *testing.B) {
+	b.ReportMetric(float64(tl.spawns)/float64(b.N), "spawns/op")
+	b.ReportMetric(float64(tl.reuses)/float64(b.N), "reuses/op")
+	b.ReportMetric(float64(tl.forwarded)/float64(b.N), "forwarded/op")
+	b.ReportMetric(float64(tl.hits)/float64(tl.repeats), "precision")
+}
+
+// gotourHosts starts n hosts h0, h1, ... of gotour agents with up to
+// maxSessions sessions each, and returns a client of each, once every
+// host sees the others.
+func (c *testCluster) gotourHosts(b *testing.B, n, maxSessions int) []*client.Client {
+	c.agents = fmt.Sprintf("agent \"gotour\" {\n  bundled = \"gotour\"\n  pool {\n    max_sessions = %d\n  }\n}\n", maxSessions)
+	var clients []*client.Client
+	for i := range n {
+		h := c.host(fmt.Sprintf("h%d", i))
+		cl, err := client.Dial(context.Background(), client.Options{DataDir: h.dataDir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cl.Close() })
+		clients = append(clients, cl)
+	}
+	if n > 1 {
+		c.hostsByID()["h0"].until(b, "all hosts joined", func(hs hearth.Members) bool { return len(hs.Hosts) == n })
+	}
+	return clients
 }

@@ -77,7 +77,10 @@
 //	write transactions per host per second <= ceil(changed / 128) / publish_interval
 //
 // where changed counts the host's sessions whose summary changed in the
-// interval, plus its record: one transaction per interval (1 a second by
+// interval, plus its record (a placement that taught a session
+// something is published at once, rate-limited to one more transaction
+// per interval after a burst: etcd.Node.PublishNow and docs/cluster.md):
+// one transaction per interval (1 a second by
 // default, 10 at the 100 ms minimum) whenever fewer than 128 sessions
 // changed in it. Only sessions that work change, and a pool runs at most
 // max_sessions of them (4 by default); dormant sessions do not change. A

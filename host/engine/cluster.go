@@ -28,6 +28,9 @@ type Cluster interface {
 	// Changed says a session's summary (and, with hostToo, the host's
 	// load) may have changed.
 	Changed(session string, hostToo bool)
+	// Learned says a placement taught a session what its published
+	// summary does not say yet: it goes out now.
+	Learned(session string)
 	// Reloaded says the config was reloaded; added, that it made new
 	// pools.
 	Reloaded(added bool)

@@ -28,6 +28,11 @@ func (e *Engine) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) 
 	return pool.New(sp, pool.Deps{
 		Store: sessionStore{e.store}, Events: (*poolEvents)(e), Guards: e.guardSet, TLS: e.tls,
 		Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop, Telemetry: e.telemetry,
+		Learned: func(session string) {
+			if e.cluster != nil {
+				e.cluster.Learned(session)
+			}
+		},
 	})
 }
 

@@ -117,6 +117,42 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 	return c
 }
 
+// expect records the hints of a task placed on the session, normalized
+// (normalizeHints), as if the session had used them: placement is how
+// the session's next tool uses are predicted, and until they arrive the
+// hints are the best account of what it works on. Without it, a task
+// placed right after another on the same package, here or on another
+// host (from the summary this host publishes), would not see the first
+// one's session as knowing the package until the agent's tool uses
+// came back.
+func (f *fingerprint) expect(h matcher.Hints) change {
+	var c change
+	for _, p := range h.Files {
+		if p == "" || p == "/" {
+			continue
+		}
+		if f.files.touch(p, &c.addFiles, &c.dropFiles) {
+			if t := sdk.TechnologyOf(p); t != "" {
+				f.techs.touch(t, &c.addTechs, &c.dropTechs)
+			}
+		}
+		if d := parent(p); d != "/" {
+			f.dirs.touch(d, &c.addDirs, &c.dropDirs)
+		}
+	}
+	for _, d := range h.Dirs {
+		if d != "" && d != "/" {
+			f.dirs.touch(d, &c.addDirs, &c.dropDirs)
+		}
+	}
+	for _, t := range h.Techs {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+			f.techs.touch(t, &c.addTechs, &c.dropTechs)
+		}
+	}
+	return c
+}
+
 // parent is path.Dir for a normalized path, without cleaning it again.
 func parent(p string) string {
 	i := strings.LastIndexByte(p, '/')

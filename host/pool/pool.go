@@ -45,6 +45,10 @@ type Deps struct {
 	HardStop context.Context
 	// Telemetry is the host's tracing (trace.go); nil: none.
 	Telemetry *telemetry.Provider
+	// Learned, when set, is told that a placement recorded a task's
+	// hints in session's fingerprint that it did not hold (Execute): a
+	// cluster publishes the session's summary at once.
+	Learned func(session string)
 }
 
 // Events is where a pool's events go: the engine's event bus, which

@@ -16,6 +16,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
@@ -145,6 +146,38 @@ type Node struct {
 
 	stats   struct{ txns, puts, deletes, regs, lists, compactions atomic.Int64 }
 	crashed atomic.Bool
+
+	// nowLimit bounds the flushes PublishNow makes.
+	nowLimit *rate.Limiter
+}
+
+// PublishNowBurst is how many flushes PublishNow makes at once; after
+// them, one a publish interval. With the interval's own, a host writes
+// at most (ceil(changed/128) + 1) transactions per publish interval,
+// after a burst of PublishNowBurst (the write-rate bound in package
+// cluster's documentation).
+const PublishNowBurst = 16
+
+// publishNowTimeout bounds how long PublishNow holds up its caller (a
+// task about to start or just finished) when etcd is slow.
+const publishNowTimeout = cluster.MinPublishInterval
+
+// PublishNow publishes what changed now rather than at the next tick,
+// and returns once it is written (or after publishNowTimeout): a
+// placement taught a session something, or the session it made busy is
+// free again, and the other hosts' next decisions should see it (issue
+// 26: tasks that come faster than the publish interval were placed by
+// hosts that could not see where the previous ones went). Past the rate
+// PublishNowBurst sets, the change waits for the tick like any other.
+func (n *Node) PublishNow() {
+	if !n.nowLimit.Allow() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, publishNowTimeout)
+	defer cancel()
+	if err := n.Flush(ctx); err != nil && n.ctx.Err() == nil {
+		n.log.Debug("publishing a placement failed; it goes out with the next batch", "error", err)
+	}
 }
 
 // published is what etcd holds for one session: its value without the
@@ -216,6 +249,8 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		epoch:  make(chan struct{}),
 		state:  make(chan struct{}),
 		dirty:  make(map[string]struct{}),
+		// Full at start: the first placements go out at once.
+		nowLimit: rate.NewLimiter(rate.Every(o.Config.PublishInterval), PublishNowBurst),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if err := n.register(ctx); err != nil {

@@ -148,6 +148,7 @@ func (s *static) Completion(_ context.Context, key string) (cluster.Completion, 
 
 func (*static) Changed(string) {}
 func (*static) HostChanged()   {}
+func (*static) PublishNow()    {}
 func (*static) Close() error   { return nil }
 
 // hostOptions say what host to start.

@@ -75,6 +75,11 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				}
 				return out, err
 			}
+			if target.Session != "" {
+				// This host's next decision sees the session as knowing
+				// t's hints at once; the owner publishes them too.
+				p.ExpectRemote(cluster.RemoteID(target.Host, target.Session), t)
+			}
 			m.d.Emit(hearth.Event{Kind: hearth.EventDecision, Agent: t.Agent, Task: t.ID, Session: target.Session,
 				Message: "forwarded to host " + target.Host + ": " + dec.Reason, Decision: &dec})
 			s = f.Placed(target)
