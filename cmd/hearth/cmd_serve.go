@@ -175,6 +175,9 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 			_ = m.stopDaemon(l, h, nil)
 			return err
 		}
+		if err := member.Err(); err != nil {
+			fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", err)
+		}
 		cc := member.Config()
 		fmt.Fprintf(m.Stdout, "  cluster    host %s at %s, etcd %v\n", cc.HostID, cc.Advertise, cc.Endpoints)
 	}

@@ -130,6 +130,7 @@ type Node struct {
 	hostDirty bool
 	state     chan struct{} // closed and replaced when the lease is lost or taken
 	lostSince time.Time     // when the lease was lost; zero while registered
+	lastErr   error         // the last failed registration's error
 
 	// viewMu orders the watch's updates of the view with emptying it
 	// when the lease is lost; gen counts registrations and losses, so
@@ -215,9 +216,25 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if err := n.register(ctx); err != nil {
-		n.cancel()
-		client.Close()
-		return nil, err
+		if errors.Is(err, cluster.ErrHostIDInUse) || ctx.Err() == nil {
+			// etcd answered, and said no: another host has this ID, or
+			// ctx was cancelled (the host is stopping).
+			n.cancel()
+			client.Close()
+			return nil, err
+		}
+		// etcd did not answer within ctx: the host serves locally, as
+		// after a lost lease, and joins as soon as etcd answers.
+		n.setErr(err)
+		n.mu.Lock()
+		n.lostSince = time.Now()
+		n.mu.Unlock()
+		n.log.Warn("etcd does not answer; serving locally and joining when it does", "endpoints", fmt.Sprint(o.Config.Endpoints), "error", err)
+		n.wg.Add(3)
+		go n.keepMembership()
+		go n.publishLoop()
+		go n.watchLoop(0, 0, false)
+		return n, nil
 	}
 	rev, gen, err := n.list(ctx)
 	if err != nil {
@@ -227,8 +244,26 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	n.wg.Add(3)
 	go n.keepMembership()
 	go n.publishLoop()
-	go n.watchLoop(rev, gen)
+	go n.watchLoop(rev, gen, true)
 	return n, nil
+}
+
+// Err returns why the host is not registered now: the last attempt's
+// error while etcd does not answer (or refuses it), nil while it is
+// registered.
+func (n *Node) Err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sess != nil {
+		return nil
+	}
+	return n.lastErr
+}
+
+func (n *Node) setErr(err error) {
+	n.mu.Lock()
+	n.lastErr = err
+	n.mu.Unlock()
 }
 
 // View is the node's view of the cluster.
@@ -451,6 +486,7 @@ func (n *Node) register(ctx context.Context) error {
 	n.state = make(chan struct{})
 	lost := n.lostSince
 	n.lostSince = time.Time{}
+	n.lastErr = nil
 	n.mu.Unlock()
 	if !lost.IsZero() {
 		n.log.Info("registered again", "lease", fmt.Sprintf("%x", lease), "unregistered_for", time.Since(lost).Round(time.Millisecond), "sessions", len(current))
@@ -628,30 +664,10 @@ func (n *Node) keepMembership() {
 		n.mu.Lock()
 		sess := n.sess
 		n.mu.Unlock()
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-sess.Done():
-		}
-		if n.ctx.Err() != nil {
+		if sess != nil && !n.lose(sess) {
 			return
 		}
-		// The keep-alive stopped: etcd did not answer for the TTL, or
-		// the lease is gone (etcd restarted without it). The other hosts
-		// see this one leave; it sees them no more either, and places
-		// locally until it is back.
-		n.viewMu.Lock()
-		n.gen++
-		n.lost = true
-		n.view.Reset(0, nil)
-		n.viewMu.Unlock()
-		n.mu.Lock()
-		n.lostSince = time.Now()
-		n.sess = nil
-		close(n.state)
-		n.state = make(chan struct{})
-		n.mu.Unlock()
-		n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL)
+		var logged string
 		for b := minBackoff; ; b = min(2*b, maxBackoff) {
 			ctx, cancel := context.WithTimeout(n.ctx, n.cfg.DialTimeout)
 			err := n.register(ctx)
@@ -662,12 +678,51 @@ func (n *Node) keepMembership() {
 			if n.ctx.Err() != nil {
 				return
 			}
-			n.log.Debug("registering again failed", "error", err)
+			n.setErr(err)
+			// Once per kind of failure at warning level: a host whose ID
+			// is taken, or whose certificate etcd refuses, says so without
+			// filling the log every two seconds.
+			if msg := errors.Unwrap(err); msg != nil && msg.Error() != logged {
+				logged = msg.Error()
+				n.log.Warn("registering with etcd failed; retrying", "error", err)
+			} else {
+				n.log.Debug("registering again failed", "error", err)
+			}
 			if !sleep(n.ctx, b) {
 				return
 			}
 		}
 	}
+}
+
+// lose waits until the lease of sess is lost, then takes the host out
+// of the cluster; false when the node closed first.
+func (n *Node) lose(sess *concurrency.Session) bool {
+	select {
+	case <-n.ctx.Done():
+		return false
+	case <-sess.Done():
+	}
+	if n.ctx.Err() != nil {
+		return false
+	}
+	// The keep-alive stopped: etcd did not answer for the TTL, or
+	// the lease is gone (etcd restarted without it). The other hosts
+	// see this one leave; it sees them no more either, and places
+	// locally until it is back.
+	n.viewMu.Lock()
+	n.gen++
+	n.lost = true
+	n.view.Reset(0, nil)
+	n.viewMu.Unlock()
+	n.mu.Lock()
+	n.lostSince = time.Now()
+	n.sess = nil
+	close(n.state)
+	n.state = make(chan struct{})
+	n.mu.Unlock()
+	n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL)
+	return true
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -289,9 +289,10 @@ func (m *Member) Register(srv grpc.ServiceRegistrar) {
 // lists the cluster into the view, and from then on places across the
 // hosts. Call it once the daemon serves the peer service (Register) on
 // open listeners: the other hosts forward tasks as soon as this one is
-// listed. It fails when etcd does not answer within twice the dial
-// timeout, or another host holds this host's ID
-// (cluster.ErrHostIDInUse).
+// listed. When etcd does not answer within twice the dial timeout, Join
+// returns with the host out of the cluster (Err says why): it serves
+// locally, as after a lost lease, and joins as soon as etcd answers. It
+// fails when another host holds this host's ID (cluster.ErrHostIDInUse).
 func (m *Member) Join(ctx context.Context) error {
 	if !m.attached.Load() {
 		return fmt.Errorf("cluster member %s: Join before an engine took it; pass it as engine.Options.Cluster first", m.cfg.HostID)
@@ -312,14 +313,22 @@ func (m *Member) Join(ctx context.Context) error {
 		defer cancel()
 		n, err := etcd.Start(sctx, etcd.Options{Config: m.cfg, Identity: m.identity, Source: source{m}, View: m.view, Logger: m.log})
 		if err != nil {
-			if errors.Is(err, context.DeadlineExceeded) {
-				err = fmt.Errorf("%w; is etcd running at %v? (the cluster block's endpoints)", err, m.cfg.Endpoints)
-			}
 			return err
 		}
 		node = n
 	}
 	m.node.Store(&joined{node: node})
+	return nil
+}
+
+// Err says why the host is not in its cluster now (etcd does not
+// answer, or refuses it), nil while it is, or before Join.
+func (m *Member) Err() error {
+	if n, ok := m.membership().(interface{ Err() error }); ok {
+		if err := n.Err(); err != nil {
+			return fmt.Errorf("host %s is out of its cluster, serving locally until etcd at %v answers: %w", m.cfg.HostID, m.cfg.Endpoints, err)
+		}
+	}
 	return nil
 }
 
