@@ -332,6 +332,28 @@ func (n *Node) HostChanged() {
 	n.mu.Unlock()
 }
 
+// SetDrain marks host id drained for maintenance (drain true), or takes
+// the mark away: a key under no lease, which every host's view reads
+// (cluster.View.Draining), so that it outlives the host's restarts. It
+// needs etcd to answer; by says which host wrote it.
+func (n *Node) SetDrain(ctx context.Context, id string, drain bool) error {
+	if err := cluster.CheckHostID(id); err != nil {
+		return fmt.Errorf("draining host %q: %w", id, err)
+	}
+	var err error
+	if drain {
+		val := fmt.Sprintf(`{"v":1,"by":%q,"at":%q}`, n.id, time.Now().UTC().Format(time.RFC3339))
+		_, err = n.client.Put(ctx, cluster.DrainKey(id), val)
+	} else {
+		_, err = n.client.Delete(ctx, cluster.DrainKey(id))
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: writing host %s's drain mark in etcd at %v: %w; try again once etcd answers", id, n.cfg.Endpoints, err)
+	}
+	n.stats.txns.Add(1)
+	return nil
+}
+
 // Close leaves the cluster: it stops publishing and watching and revokes
 // the lease, so that the other hosts drop this one and its sessions at
 // once rather than after the TTL.

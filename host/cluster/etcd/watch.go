@@ -142,7 +142,12 @@ func (n *Node) change(typ mvccpb.Event_EventType, kv *mvccpb.KeyValue) (cluster.
 	}
 	c := cluster.Change{Kind: kind, Host: host, Delete: typ == mvccpb.DELETE}
 	c.Summary.Session = session
-	if c.Delete {
+	if kind == cluster.KeyDrain && host == n.id {
+		// This host's record says whether it drains: publish it again.
+		n.HostChanged()
+	}
+	if c.Delete || kind == cluster.KeyDrain {
+		// A drain mark is its key; its value only says who set it.
 		return c, true
 	}
 	switch kind {

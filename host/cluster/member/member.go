@@ -192,6 +192,8 @@ type Member struct {
 	flights map[string]*flight
 	// loaded says the keys kept in the store were read (Join).
 	loaded bool
+	// stopping says the host is shutting down: it drains.
+	stopping atomic.Bool
 	// memoryOnly keeps accepted keys in memory only, as before they
 	// were stored: for the benchmark that measures what storing costs.
 	memoryOnly bool
@@ -332,6 +334,57 @@ func (m *Member) Err() error {
 	return nil
 }
 
+// draining says why this host takes no new work from the others, empty
+// while it does.
+func (m *Member) draining() string {
+	switch {
+	case m.stopping.Load():
+		return hearth.DrainShutdown
+	case m.view.Drained(m.cfg.HostID):
+		return hearth.DrainMaintenance
+	}
+	return ""
+}
+
+// Drain begins the host's shutdown: it publishes at once that it drains
+// (the others place nothing new here and spawn nothing here) and refuses
+// forwards it has not accepted yet (they go elsewhere), while the tasks
+// it runs finish. Leave, after the engine closed, ends its membership.
+func (m *Member) Drain(ctx context.Context) {
+	m.stopping.Store(true)
+	m.Changed("", true)
+	if n, ok := m.membership().(interface{ Flush(context.Context) error }); ok {
+		if err := n.Flush(ctx); err != nil {
+			m.log.Warn("publishing that the host drains; the others learn it with the next batch", "error", err)
+		}
+	}
+}
+
+// DrainHost marks member host drained for maintenance (drain true), or
+// takes the mark away: a mark in etcd that outlives the host's restarts,
+// which every host reads. The others place nothing new on a drained host
+// and it refuses forwards; what it runs finishes. It needs etcd.
+func (m *Member) DrainHost(ctx context.Context, host string, drain bool) (hearth.Member, error) {
+	n, ok := m.membership().(interface {
+		SetDrain(ctx context.Context, id string, drain bool) error
+	})
+	if !ok {
+		return hearth.Member{}, fmt.Errorf("host %s has not joined its cluster: draining needs the cluster's etcd", m.cfg.HostID)
+	}
+	if err := n.SetDrain(ctx, host, drain); err != nil {
+		return hearth.Member{}, err
+	}
+	mm, ok := m.view.Member(host)
+	if !ok {
+		mm = hearth.Member{ID: host}
+	}
+	mm.Draining = ""
+	if drain {
+		mm.Draining = hearth.DrainMaintenance
+	}
+	return mm, nil
+}
+
 // Leave leaves the cluster at once (the lease is revoked: the others
 // stop placing here) and closes the connections to the other hosts.
 // Call it before the engine closes.
@@ -458,7 +511,7 @@ func (m *Member) record() hearth.Member {
 	hash := m.configHash
 	m.mu.Unlock()
 	rec := hearth.Member{ID: m.cfg.HostID, Addr: m.cfg.Advertise, Hostname: m.hostname, Started: m.started,
-		ConfigHash: hash, Version: m.version}
+		ConfigHash: hash, Version: m.version, Draining: m.draining()}
 	for _, p := range m.d.Pools() {
 		rec.Agents = append(rec.Agents, p.Load())
 	}
