@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -38,6 +39,14 @@ const (
 // total, and a session that keeps working on the files it already knows
 // costs no write per interval.
 const activityResolution = 10 * time.Second
+
+// compactEvery is how often the cluster's history is compacted: each
+// time, to the revision etcd was at the time before, so that watches
+// that resume within compactEvery find their revision, and etcd keeps
+// at most two intervals of hearth's writes (about 600 revisions per host
+// at the default publish interval) besides the current values. A watch
+// that falls further behind lists again (TestWatchCompacted).
+const compactEvery = 5 * time.Minute
 
 // retryBackoff bounds the wait between attempts to reach etcd again.
 const (
@@ -140,6 +149,10 @@ type Node struct {
 	gen    uint64
 	lost   bool
 
+	// compactMu guards the revision the next compaction goes to.
+	compactMu  sync.Mutex
+	compactRev int64
+
 	stats   struct{ txns, puts, deletes, regs, lists, compactions atomic.Int64 }
 	crashed atomic.Bool
 }
@@ -230,10 +243,11 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.lostSince = time.Now()
 		n.mu.Unlock()
 		n.log.Warn("etcd does not answer; serving locally and joining when it does", "endpoints", fmt.Sprint(o.Config.Endpoints), "error", err)
-		n.wg.Add(3)
+		n.wg.Add(4)
 		go n.keepMembership()
 		go n.publishLoop()
 		go n.watchLoop(0, 0, false)
+		go n.compactLoop()
 		return n, nil
 	}
 	rev, gen, err := n.list(ctx)
@@ -241,10 +255,11 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.Close()
 		return nil, fmt.Errorf("cluster: listing the cluster from etcd at %v: %w", o.Config.Endpoints, err)
 	}
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.keepMembership()
 	go n.publishLoop()
 	go n.watchLoop(rev, gen, true)
+	go n.compactLoop()
 	return n, nil
 }
 
@@ -674,6 +689,58 @@ func (n *Node) publishLoop() {
 		ctx, cancel := context.WithTimeout(n.ctx, max(n.cfg.PublishInterval, n.cfg.DialTimeout))
 		if err := n.Flush(ctx); err != nil && n.ctx.Err() == nil {
 			n.log.Debug("publishing failed; retrying with the next batch", "error", err)
+		}
+		cancel()
+	}
+}
+
+// Compact compacts etcd's history to the revision etcd was at when
+// Compact was last called (nothing the first time), and remembers the
+// revision now for the next call. Compaction is etcd-wide; only the
+// member with the lowest ID among those this host sees does it (each
+// host decides alone; two hosts that disagree briefly compact twice,
+// which is harmless), so that N hosts do not compact N times. It
+// returns the revision compacted to, 0 when it did nothing.
+func (n *Node) Compact(ctx context.Context) (int64, error) {
+	if ms := n.view.Members(); len(ms) == 0 || ms[0].ID != n.id {
+		return 0, nil
+	}
+	resp, err := n.client.Get(ctx, cluster.HostKey(n.id), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("cluster: reading etcd's revision to compact: %w", err)
+	}
+	n.compactMu.Lock()
+	to := n.compactRev
+	n.compactRev = resp.Header.Revision
+	n.compactMu.Unlock()
+	if to == 0 {
+		return 0, nil
+	}
+	if _, err := n.client.Compact(ctx, to); err != nil {
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return 0, nil // another host, or etcd's own auto-compaction, did it
+		}
+		return 0, fmt.Errorf("cluster: compacting etcd to revision %d: %w", to, err)
+	}
+	return to, nil
+}
+
+// compactLoop compacts once per compactEvery.
+func (n *Node) compactLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(compactEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(n.ctx, n.cfg.DialTimeout)
+		if rev, err := n.Compact(ctx); err != nil && n.ctx.Err() == nil {
+			n.log.Warn("compacting etcd's history failed; retrying in "+compactEvery.String(), "error", err)
+		} else if rev > 0 {
+			n.log.Debug("compacted etcd's history", "revision", rev)
 		}
 		cancel()
 	}
