@@ -59,6 +59,10 @@ type Decision struct {
 	// Rehydration says which dormant session won but could not be
 	// rehydrated, and why, when the task then went elsewhere.
 	Rehydration string `json:"rehydration,omitempty"`
+	// Attempts are the hosts a task placed across a cluster went to,
+	// in order, and what each attempt met; the last one is where it
+	// ran. Empty for a task that ran where it was submitted at once.
+	Attempts []Attempt `json:"attempts,omitempty"`
 	// Reason explains the decision in one line.
 	Reason string    `json:"reason"`
 	Hints  sdk.Hints `json:"hints"`
@@ -88,4 +92,16 @@ type Candidate struct {
 	// freshness, load.
 	Applied []string `json:"applied"`
 	Total   float64  `json:"total"`
+}
+
+// Attempt is one host a task placed across a cluster went to, and what
+// became of it there (Decision.Attempts).
+type Attempt struct {
+	Host string `json:"host"`
+	// Session is the session placement chose there; empty for a new one.
+	Session string `json:"session,omitempty"`
+	// Result is what the attempt met: "completed", or why the task went
+	// on elsewhere ("unreachable", "refused", "interrupted", "left the
+	// cluster", ...), with the host's answer.
+	Result string `json:"result"`
 }

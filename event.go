@@ -1,6 +1,7 @@
 package hearth
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hearth-dev/hearth/sdk"
@@ -107,7 +108,54 @@ type Event struct {
 	To   string `json:"to,omitempty"`
 	// Cost is what a run task's attempt, or a task, cost.
 	Cost float64 `json:"cost,omitempty"`
+	// Tokens are what a finished task's model calls used, when its
+	// result reports them (task.succeeded, task.failed).
+	Tokens *Tokens `json:"tokens,omitempty"`
 	// Duration is how long a finished task took (task.succeeded,
 	// task.failed).
 	Duration time.Duration `json:"duration,omitempty"`
+}
+
+// EventFilter says which events a subscription receives. Empty fields
+// match everything, but for tool uses: they outnumber every other kind
+// (a busy host reports thousands a second), so they come only to a
+// subscriber that asks for them, with ToolUses or by naming
+// EventToolUsed in Kinds.
+type EventFilter struct {
+	// Run keeps the events of one run: its transitions, checkpoints and
+	// gates, and its tasks' placements, progress and results.
+	Run string
+	// Session keeps the events of one session.
+	Session string
+	// Kinds keeps the events of these kinds.
+	Kinds []EventKind
+	// ToolUses adds tool-use events to what the other fields let through.
+	ToolUses bool
+	// Buffer is how many events may wait for the reader before it misses
+	// some; 0 is the implementation's default.
+	Buffer int
+}
+
+// Match reports whether e passes f.
+func (f EventFilter) Match(e Event) bool {
+	if f.Run != "" && e.Run != f.Run {
+		return false
+	}
+	if f.Session != "" && e.Session != f.Session {
+		return false
+	}
+	if e.Kind == EventToolUsed && f.ToolUses {
+		return true
+	}
+	if len(f.Kinds) > 0 {
+		return slices.Contains(f.Kinds, e.Kind)
+	}
+	return e.Kind != EventToolUsed
+}
+
+// WantsToolUses reports whether f lets any tool-use event through: a
+// host need not even build tool-use events for subscribers that would
+// drop them.
+func (f EventFilter) WantsToolUses() bool {
+	return f.ToolUses || slices.Contains(f.Kinds, EventToolUsed)
 }

@@ -2,16 +2,18 @@ package hearth
 
 import (
 	"context"
+	"io"
 
 	"github.com/hearth-dev/hearth/sdk"
 )
 
 // The services are what orchestrators, the CLI and the dashboard ask of
-// hearth. Two implementations keep them: the in-process engine (package
-// host/engine) and the daemon's client (package host/api/client); the
-// store (package host/store) keeps the readers for a data directory no
-// host serves. Code written against these interfaces runs the same
-// against any of them.
+// hearth. Two implementations keep them all: the in-process engine
+// (package host/engine) and the daemon's client (package
+// host/api/client); the store (package host/store) keeps the readers for
+// a data directory no host serves. Code written against these interfaces
+// runs the same against any of them, and the daemon (package host/api)
+// serves whatever implements them: it never sees the engine's type.
 
 // Placer decides where tasks run, and runs them.
 type Placer interface {
@@ -90,6 +92,10 @@ type RunController interface {
 	CancelRun(ctx context.Context, id string) (RunInfo, error)
 	// DeleteRun deletes a stopped run and returns its full ID.
 	DeleteRun(ctx context.Context, id string) (string, error)
+	// WatchRun follows a run that is running until it stops; for a run
+	// that is not running, the watch is done at once, with the run as
+	// it is.
+	WatchRun(ctx context.Context, id string) (RunWatch, error)
 }
 
 // RunWatch follows one run: its events, subscribed to before it started,
@@ -106,10 +112,48 @@ type RunWatch interface {
 	Close()
 }
 
-// Service is all of the above: what the CLI and orchestrators work
-// with.
+// Service is placing, reading and running: what the CLI and
+// orchestrators work with.
 type Service interface {
 	Placer
 	Reader
 	RunController
+}
+
+// EventSource streams a host's events as they happen.
+type EventSource interface {
+	// Subscribe returns a subscription to the events f matches, from now
+	// until it is closed or ctx ends. Close it when done.
+	Subscribe(ctx context.Context, f EventFilter) (Subscription, error)
+}
+
+// Subscription receives the events published after it was made. The
+// host never waits for a subscriber: one that falls behind misses
+// events, and Dropped says how many.
+type Subscription interface {
+	// Events delivers the events in the order they were published. It is
+	// closed when the subscription ends: closed, its context ended, or
+	// (through a daemon) the stream broke.
+	Events() <-chan Event
+	// Dropped is how many matching events the subscriber missed because
+	// its buffer was full. Through a daemon it is 0: the daemon drops for
+	// a slow client on its side, and logs how many.
+	Dropped() uint64
+	// Err says why the subscription ended, once Events is closed: nil when
+	// it was closed or its context ended.
+	Err() error
+	// Close ends the subscription and closes Events.
+	Close()
+}
+
+// StatusReader says what a host is and how it is doing.
+type StatusReader interface {
+	Status(ctx context.Context) (HostStatus, error)
+}
+
+// Admin is what an operator does to a host while it serves.
+type Admin interface {
+	// Backup writes a consistent backup of the host's data directory to
+	// w (the tar `hearth restore` reads), taken while it serves.
+	Backup(ctx context.Context, w io.Writer) (BackupStats, error)
 }

@@ -68,9 +68,9 @@ type AgentStatus struct {
 
 // SessionCount is how many sessions of an agent are in a status.
 type SessionCount struct {
-	Agent  string
-	Status string
-	N      int
+	Agent  string `json:"agent"`
+	Status string `json:"status"`
+	N      int    `json:"n"`
 }
 
 // MaxExternalID bounds an external session's ID.

@@ -55,6 +55,10 @@ type Outcome struct {
 	Gate *Gate `json:"gate,omitempty"`
 	// Duration is the wall time from submission to result.
 	Duration time.Duration `json:"duration"`
+	// TraceID is the OpenTelemetry trace the task's spans belong to (32
+	// hex digits), empty when the host does not trace: where an operator
+	// follows it in their trace backend.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // GateAction is what a quality gate asks for.

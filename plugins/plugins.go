@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/hearth-dev/hearth/plugins/claude"
 	"github.com/hearth-dev/hearth/plugins/gotour"
 	"github.com/hearth-dev/hearth/plugins/model"
 	"github.com/hearth-dev/hearth/plugins/workshop"
@@ -21,6 +22,7 @@ import (
 const EnvServe = "HEARTH_SERVE_AGENT"
 
 var bundled = map[string]func() sdk.Agent{
+	"claude":   func() sdk.Agent { return claude.NewFromEnv() },
 	"gotour":   func() sdk.Agent { return gotour.New("") },
 	"model":    func() sdk.Agent { return model.NewFromEnv() },
 	"workshop": func() sdk.Agent { return workshop.New(nil) },
@@ -37,9 +39,12 @@ func Names() []string {
 }
 
 // ServeIfRequested serves the bundled agent named by HEARTH_SERVE_AGENT and
-// exits, or returns at once when the variable is unset. Call it first
-// thing in main.
+// exits, runs the claude agent's hook relay and exits when started as one
+// (claude.HookArg), or returns at once. Call it first thing in main.
 func ServeIfRequested() {
+	// Claude Code runs the claude agent's hook relay, this binary, before
+	// every tool use of a managed session: it does that and nothing more.
+	claude.RelayIfRequested()
 	name := os.Getenv(EnvServe)
 	if name == "" {
 		return

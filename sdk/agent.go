@@ -316,7 +316,9 @@ const (
 	// use none of whose paths ends in "/" names directories only.
 	KindSearch ToolKind = "search"
 	// KindExec: the tool ran a command. Its paths are the files the
-	// command named (its arguments that are files), not the program.
+	// command named (its arguments that are files), not the program. A
+	// command that ran and failed (OutcomeError) still worked where it
+	// names, and counts for the fingerprint as one that worked.
 	KindExec ToolKind = "exec"
 	// KindOther: a tool that is none of the above. Its paths are files.
 	KindOther ToolKind = "other"

@@ -100,6 +100,7 @@
 // with it, once the host is gone. Processes an agent starts should be
 // created with Command, so they die with the plugin too.
 //
-// Test agents without building a binary with package sdktest, whose
-// TestAgent checks an agent against the contract.
+// Test agents without building a binary with package sdktest (New serves
+// one in the test's process) and package conformance, whose TestAgent
+// checks an agent against the contract.
 package sdk

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/plugin"
-	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
 // wordCounter is a complete agent: it reads each hinted file through
@@ -54,7 +54,7 @@ func Example() {
 	_ = os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello hearth"), 0o644)
 	_ = os.WriteFile(filepath.Join(root, "notes.md"), []byte("one two three"), 0o644)
 
-	h, err := sdktest.Start(wordCounter{root: root}, sdktest.Options{})
+	h, err := conformance.Start(wordCounter{root: root}, conformance.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -85,13 +85,13 @@ func Example() {
 // checkpoints, files and chunks. Check for it with a type assertion.
 func ExampleRunCallbacks() {
 	agent := runReader{}
-	h, err := sdktest.Start(agent, sdktest.Options{})
+	h, err := conformance.Start(agent, conformance.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer h.Close()
-	run := sdktest.NewRun()
+	run := conformance.NewRun()
 	run.Set("topic", "warm sessions")
 	h.Recorder.SetRun(run)
 

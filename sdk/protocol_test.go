@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
 	"github.com/hearth-dev/hearth/sdk/plugin"
-	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
 // The tests below start real plugin processes (this test binary run
@@ -100,7 +100,7 @@ func TestVersion1PluginStillWorks(t *testing.T) {
 	if err != nil || info.Name != "wire" {
 		t.Fatalf("Describe: got %+v, %v; want the plugin named wire", info, err)
 	}
-	rec := sdktest.NewRecorder(nil)
+	rec := conformance.NewRecorder(nil)
 	task := sdk.Task{
 		ID: "t1", Prompt: "summary net/http",
 		Upstream: []sdk.Upstream{{Task: "overview", Version: 1, Artifact: sdk.ContextArtifact{KeyDecisions: []string{"x"}}}},
@@ -133,7 +133,7 @@ func TestUnsetOutcomeIsRefusedInVersion2(t *testing.T) {
 	if remote.Protocol() != 2 {
 		t.Fatalf("negotiated protocol %d, want 2", remote.Protocol())
 	}
-	rec := sdktest.NewRecorder(nil)
+	rec := conformance.NewRecorder(nil)
 	_, err := remote.Run(context.Background(), sdk.Task{ID: "t1", Prompt: "p"}, rec.For("t1"))
 	if err == nil || !strings.Contains(err.Error(), `tool use "Read" of task t1 has no outcome (OUTCOME_UNSPECIFIED)`) {
 		t.Fatalf("got %v, want the report refused for its missing outcome", err)
@@ -169,7 +169,7 @@ func TestVersion2PluginAsSubprocess(t *testing.T) {
 	if remote.Protocol() != plugin.ProtocolVersion {
 		t.Fatalf("negotiated protocol %d, want %d", remote.Protocol(), plugin.ProtocolVersion)
 	}
-	res, err := remote.Run(context.Background(), sdk.Task{ID: "t1", Prompt: "p", Context: "# Context\n", Feedback: "f"}, sdktest.NewRecorder(nil).For("t1"))
+	res, err := remote.Run(context.Background(), sdk.Task{ID: "t1", Prompt: "p", Context: "# Context\n", Feedback: "f"}, conformance.NewRecorder(nil).For("t1"))
 	if err != nil || res.Output != "v2 saw: p" {
 		t.Fatalf("got %q, %v; want the prompt as written", res.Output, err)
 	}

@@ -12,12 +12,13 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
 func TestRoundTrip(t *testing.T) {
-	h := sdktest.New(t, testagent.New("scripted", 2), sdktest.Options{})
+	h := sdktest.New(t, testagent.New("scripted", 2), conformance.Options{})
 	ctx := context.Background()
 
 	info, err := h.Agent.Describe(ctx)
@@ -74,7 +75,7 @@ func TestTaskFieldsReachTheAgent(t *testing.T) {
 		got = tk
 		return sdk.Result{}, nil
 	}}
-	h := sdktest.New(t, a, sdktest.Options{})
+	h := sdktest.New(t, a, conformance.Options{})
 	want := sdk.Task{
 		ID: "t9", Run: "r", Name: "n", Session: "s", Prompt: "# not context\np",
 		Hints: sdk.Hints{Files: []string{"f"}, Directories: []string{"d"}, Technologies: []string{"go"}},
@@ -95,7 +96,7 @@ func TestTaskFieldsReachTheAgent(t *testing.T) {
 }
 
 func TestErrorsKeepTheirKind(t *testing.T) {
-	h := sdktest.New(t, testagent.New("scripted", 1), sdktest.Options{})
+	h := sdktest.New(t, testagent.New("scripted", 1), conformance.Options{})
 	ctx := context.Background()
 	tests := []struct {
 		prompt string
@@ -133,7 +134,7 @@ func TestCancellationReachesTheAgent(t *testing.T) {
 		<-ctx.Done()
 		return sdk.Result{}, ctx.Err()
 	}}
-	h := sdktest.New(t, a, sdktest.Options{})
+	h := sdktest.New(t, a, conformance.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -148,7 +149,7 @@ func TestCancellationReachesTheAgent(t *testing.T) {
 }
 
 func TestConcurrentTasksAreRoutedToTheirHost(t *testing.T) {
-	h := sdktest.New(t, testagent.New("scripted", 8), sdktest.Options{})
+	h := sdktest.New(t, testagent.New("scripted", 8), conformance.Options{})
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -182,7 +183,7 @@ func TestDuplicateTaskIDIsRefused(t *testing.T) {
 		}
 		return sdk.Result{}, nil
 	}}
-	h := sdktest.New(t, a, sdktest.Options{})
+	h := sdktest.New(t, a, conformance.Options{})
 	errc := make(chan error, 1)
 	go func() {
 		_, err := h.Run(context.Background(), sdk.Task{ID: "same", Prompt: "block"})
@@ -201,7 +202,7 @@ func TestDuplicateTaskIDIsRefused(t *testing.T) {
 
 func TestState(t *testing.T) {
 	ctx := context.Background()
-	h := sdktest.New(t, testagent.New("scripted", 1), sdktest.Options{})
+	h := sdktest.New(t, testagent.New("scripted", 1), conformance.Options{})
 	if _, err := h.Run(ctx, sdk.Task{Prompt: "read:a.go;read:b.go"}); err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestState(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := testagent.New("scripted", 1)
-	h2 := sdktest.New(t, fresh, sdktest.Options{})
+	h2 := sdktest.New(t, fresh, conformance.Options{})
 	if err := h2.Agent.(sdk.StateExporter).ImportState(ctx, state); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestState(t *testing.T) {
 		t.Errorf("malformed state: got %v, want the agent's error", err)
 	}
 
-	stateless := sdktest.New(t, &funcAgent{}, sdktest.Options{})
+	stateless := sdktest.New(t, &funcAgent{}, conformance.Options{})
 	if _, err := stateless.Agent.(sdk.StateExporter).ExportState(ctx); !errors.Is(err, sdk.ErrStateNotSupported) {
 		t.Errorf("stateless ExportState: got %v, want ErrStateNotSupported", err)
 	}
@@ -231,7 +232,7 @@ func TestState(t *testing.T) {
 }
 
 func TestDeniedToolUse(t *testing.T) {
-	h := sdktest.New(t, testagent.New("scripted", 1), sdktest.Options{Policy: sdktest.DenyAll})
+	h := sdktest.New(t, testagent.New("scripted", 1), conformance.Options{Policy: conformance.DenyAll})
 	res, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "read:.env"})
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +246,7 @@ func TestDeniedToolUse(t *testing.T) {
 }
 
 func TestHarnessCloseIsIdempotent(t *testing.T) {
-	h, err := sdktest.Start(testagent.New("scripted", 1), sdktest.Options{})
+	h, err := conformance.Start(testagent.New("scripted", 1), conformance.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

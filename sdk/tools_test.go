@@ -12,20 +12,21 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
 // toolsRun runs f as the body of one task served over the plugin protocol,
 // with the tools of a workspace, and returns the recorder's log of it and
 // the error f returned, as the agent saw it.
-func toolsRun(t *testing.T, root string, policy sdktest.Policy, f func(ctx context.Context, tools *sdk.Tools) error) ([]sdktest.Entry, error) {
+func toolsRun(t *testing.T, root string, policy conformance.Policy, f func(ctx context.Context, tools *sdk.Tools) error) ([]conformance.Entry, error) {
 	t.Helper()
 	var ferr error
 	a := &funcAgent{run: func(ctx context.Context, _ sdk.Task, cb sdk.Callbacks) (sdk.Result, error) {
 		ferr = f(ctx, sdk.NewTools(cb, root))
 		return sdk.Result{}, nil
 	}}
-	h := sdktest.New(t, a, sdktest.Options{Policy: policy})
+	h := sdktest.New(t, a, conformance.Options{Policy: policy})
 	if _, err := h.Run(context.Background(), sdk.Task{ID: "t"}); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func workspace(t *testing.T, files map[string]string) string {
 
 // askedThenReported checks that log is one question and one report of
 // the same call, with the kind, paths and outcome given.
-func askedThenReported(t *testing.T, log []sdktest.Entry, tool string, kind sdk.ToolKind, asked, reported []string, outcome sdk.ToolOutcome) {
+func askedThenReported(t *testing.T, log []conformance.Entry, tool string, kind sdk.ToolKind, asked, reported []string, outcome sdk.ToolOutcome) {
 	t.Helper()
 	if len(log) != 2 || log[0].Call == nil || log[1].Use == nil {
 		t.Fatalf("log: got %d entries, want a question then a report", len(log))
@@ -203,7 +204,7 @@ func TestToolsDenied(t *testing.T) {
 	}
 	for _, op := range ops {
 		t.Run(op.tool, func(t *testing.T) {
-			log, err := toolsRun(t, root, sdktest.DenyAll, op.do)
+			log, err := toolsRun(t, root, conformance.DenyAll, op.do)
 			var denied *sdk.DeniedError
 			if !errors.As(err, &denied) || !errors.Is(err, sdk.ErrDenied) {
 				t.Fatalf("got %v, want a *DeniedError wrapping ErrDenied", err)

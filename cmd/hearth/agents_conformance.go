@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/sdk"
-	"github.com/hearth-dev/hearth/sdk/sdktest"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 )
 
 // conformanceView is `hearth agents test --json`'s output.
@@ -34,7 +34,7 @@ type checkView struct {
 }
 
 // agentsTestCommand is `hearth agents test -- COMMAND [ARGS...]`: the
-// conformance checks of package sdktest (the list sdktest.TestAgent runs
+// conformance checks of package conformance (the list conformance.TestAgent runs
 // on Go agents) against any plugin program, over the real protocol.
 func (m *Main) agentsTestCommand() *cobra.Command {
 	var (
@@ -75,14 +75,14 @@ that exports none; the guarded path check with --file or --dir and no
 					return usagef("--env %q: want KEY=VALUE", e)
 				}
 			}
-			var suite sdktest.Suite
+			var suite conformance.Suite
 			if len(files) == 0 && len(dirs) == 0 {
 				// Tasks without files or directories may use no tool at
 				// all, and then the checks that matter most (asking
 				// first, honouring denials) would have nothing to see.
 				// The fixture gives the agent files to read, one of
 				// them guarded.
-				fixture, remove, err := sdktest.Fixture(cmp.Or(workdir, "."), prompts...)
+				fixture, remove, err := conformance.Fixture(cmp.Or(workdir, "."), prompts...)
 				if err != nil {
 					return err
 				}
@@ -97,7 +97,7 @@ that exports none; the guarded path check with --file or --dir and no
 				}
 			} else {
 				if len(prompts) == 0 {
-					prompts = []string{sdktest.FixturePrompt}
+					prompts = []string{conformance.FixturePrompt}
 				}
 				for i, p := range prompts {
 					suite.Tasks = append(suite.Tasks, sdk.Task{
@@ -107,8 +107,8 @@ that exports none; the guarded path check with --file or --dir and no
 				}
 			}
 			suite.Guarded = append(suite.Guarded, guarded...)
-			r, err := sdktest.RunSuite(cmd.Context(), sdktest.CommandIn(workdir, env, args...), suite)
-			var died *sdktest.ExitError
+			r, err := conformance.RunSuite(cmd.Context(), conformance.CommandIn(workdir, env, args...), suite)
+			var died *conformance.ExitError
 			if err != nil && !errors.As(err, &died) {
 				return fmt.Errorf("%w\nthe program must serve a hearth agent (Go: plugin.Serve; Python: hearth_agent.serve)", err)
 			}

@@ -405,7 +405,13 @@ func (m *Main) logger() hclog.Logger {
 // or SIGTERM the host shuts down gracefully: tasks in flight get
 // shutdownGrace to finish; a second signal cancels them at once.
 func (m *Main) withHost(ctx context.Context, cfg *config.Config, work func(context.Context, *engine.Engine) error) error {
-	h, err := engine.New(engine.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth " + m.commandName})
+	tp, err := m.startTelemetry(ctx, cfg) // telemetry.go
+	if err != nil {
+		return err
+	}
+	defer m.stopTelemetry(tp)
+	h, err := engine.New(engine.Options{Config: cfg, Logger: m.logger(), Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth " + m.commandName,
+		Version: buildInfo().Version, Telemetry: tp})
 	if err != nil {
 		return dataDirError(err, cfg)
 	}

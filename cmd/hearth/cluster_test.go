@@ -123,6 +123,12 @@ type testCluster struct {
 	// leaseTTL is the hosts' lease_ttl; "2s" when empty. dialTimeout
 	// is their dial_timeout; "5s" when empty.
 	leaseTTL, dialTimeout string
+	// proxied: the other hosts reach each host through a proxy of its
+	// own (proxies, by host ID), which can cut their connections.
+	proxied bool
+	proxies map[string]*proxy
+	// publishInterval is the hosts' publish_interval; "100ms" when empty.
+	publishInterval string
 }
 
 func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
@@ -157,6 +163,15 @@ func (c *testCluster) host(id string) *clusterHost {
 	port := freePort(t)
 	h := &clusterHost{id: id, dataDir: filepath.Join(t.TempDir(), "data")}
 	h.config = filepath.Join(t.TempDir(), "hearth.hcl")
+	advertise := fmt.Sprintf("127.0.0.1:%d", port)
+	if c.proxied {
+		p := newProxy(t, advertise)
+		if c.proxies == nil {
+			c.proxies = make(map[string]*proxy)
+		}
+		c.proxies[id] = p
+		advertise = p.addr()
+	}
 	body := c.agents + fmt.Sprintf(`
 server {
   listen = "127.0.0.1:%d"
@@ -169,13 +184,13 @@ server {
 
 cluster {
   endpoints        = [%q]
-  advertise        = "127.0.0.1:%d"
+  advertise        = %q
   host_id          = %q
   lease_ttl        = %q
   dial_timeout     = %q
-  publish_interval = "100ms"
+  publish_interval = %q
 }
-`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), port, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.dialTimeout, "5s"))
+`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.dialTimeout, "5s"), cmp.Or(c.publishInterval, "100ms"))
 	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +418,9 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 	// itself; so does b.
 	a.until(t, "a places alone", func(hs hearth.Members) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
 	hb.until(t, "b places alone", func(hs hearth.Members) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
-	o := a.submit(t, "echo:alone", "pkg/os")
+	// About another package: a placement records its hints against the
+	// session it chose, and a's session would then know pkg/os too.
+	o := a.submit(t, "echo:alone", "pkg/io")
 	if o.Decision.Host != "" || o.Result.Output != "alone" {
 		t.Fatalf("with etcd down: %+v", o.Decision)
 	}
@@ -413,8 +430,8 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 		m, ok := memberOf(hs, "b")
 		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 2
 	})
-	// b's warm session wins again (a's own os session is fresher, but
-	// knows no file of pkg/os: b's does).
+	// b's warm session wins again (a's own session is fresher, but
+	// knows nothing of pkg/os: b's does).
 	// b's record may be the one its old lease kept through etcd's
 	// restart; b takes forwarded tasks once it registered again, which
 	// is when it sees the cluster again (until then it refuses them).
@@ -566,11 +583,11 @@ func TestClusterDrain(t *testing.T) {
 // once. The result comes back to the caller as if nothing happened.
 func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	c := newTestCluster(t)
-	a, hb := c.host("a"), c.host("b")
-	// Made before b's plugin starts: the workspace (the temporary
-	// directory) holds the hosts' data directories, so a confined plugin
-	// is granted its entries one by one as they are when it starts.
+	// The agents' workspace, which holds the task's files: a directory
+	// of its own (testCluster.workspace).
 	dir := t.TempDir()
+	c.workspace(dir)
+	a, hb := c.host("a"), c.host("b")
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
 	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
 		m, ok := memberOf(hs, "b")
@@ -636,8 +653,9 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 	// Long enough that b is back before it could be taken for gone: the
 	// forwarding host must hear b's own answer.
 	c.leaseTTL = "10s"
+	dir := t.TempDir() // the agents' workspace: see TestClusterForwardSurvivesAHostKilledMidTask
+	c.workspace(dir)
 	a, hb := c.host("a"), c.host("b")
-	dir := t.TempDir() // before b's plugin starts: see TestClusterForwardSurvivesAHostKilledMidTask
 	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
 	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
 		m, ok := memberOf(hs, "b")
@@ -768,4 +786,30 @@ func writeToken(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestClusterSeesAPlacementBeforeThePublishInterval: at a publish
+// interval of a minute, a placement on host a is in host b's view at
+// once, with the task's hints recorded against the session it chose
+// before any tool use of the agent names them (the task only echoes):
+// the next task about the same directory, submitted to b, runs on a's
+// session. Without it, b would learn of the session a minute later.
+func TestClusterSeesAPlacementBeforeThePublishInterval(t *testing.T) {
+	c := newTestCluster(t)
+	c.publishInterval = "1m"
+	a, b := c.host("a"), c.host("b")
+	a.until(t, "both hosts joined", func(hs hearth.Members) bool { return len(hs.Hosts) == 2 })
+
+	first := a.submit(t, "echo:first", "pkg/fast")
+	if first.Decision.Host != "" || first.Decision.Action != hearth.ActionSpawned || first.ToolUses != 0 {
+		t.Fatalf("the first task on a: %+v, %d tool uses; want a new session on a itself, no tool use", first.Decision, first.ToolUses)
+	}
+	b.until(t, "a's session is published, idle, well within the publish interval", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "a")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+	o := b.submit(t, "echo:second", "pkg/fast")
+	if o.Decision.Host != "a" || o.Session != first.Session || o.Result.Output != "second" {
+		t.Fatalf("submitted to b: ran on %s of host %q (%s), want %s of a", o.Session, o.Decision.Host, o.Decision.Reason, first.Session)
+	}
 }

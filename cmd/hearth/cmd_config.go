@@ -11,6 +11,7 @@ import (
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/plugins"
+	"github.com/hearth-dev/hearth/plugins/claude"
 )
 
 func (m *Main) configCommand() *cobra.Command {
@@ -22,7 +23,8 @@ func (m *Main) configCommand() *cobra.Command {
 reported with its file:line:col, the offending source line, and what to
 do about it. The programs agents name are looked up, and checked against
 their sha256 pins; the paths they are granted (read_paths, write_paths)
-must exist outside the data directory. A model's key variable that is not
+must exist outside the data directory; a claude_code agent's claude
+program must be Claude Code, recent enough. A model's key variable that is not
 set is a warning: only its tasks need it. Without FILE it checks the file
 --config (or HEARTH_CONFIG) names, as every other command reads it. The
 exit status is 2 when the file is not valid.`,
@@ -60,6 +62,18 @@ exit status is 2 when the file is not valid.`,
 					continue
 				}
 				if err := process.CheckProgram(a.Command[0], a.SHA256); err != nil {
+					problems = append(problems, fmt.Sprintf("agent %q: %v", a.Name, err))
+				}
+			}
+			for _, a := range c.Agents {
+				if a.ClaudeCode == nil {
+					continue
+				}
+				_, v, err := claude.CheckCLI(a.ClaudeCode.Command)
+				if err == nil && a.Confinement != config.ConfinementOff {
+					err = claude.CheckConfinable(v)
+				}
+				if err != nil {
 					problems = append(problems, fmt.Sprintf("agent %q: %v", a.Name, err))
 				}
 			}

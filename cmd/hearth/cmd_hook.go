@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
@@ -170,12 +169,14 @@ func (m *Main) callHook(ctx context.Context, sock, agent string, payload []byte)
 	return c.Hook(ctx, config.ExternalClaudeCode, agent, payload)
 }
 
-// unreachable reports whether err means no daemon could be asked, as
-// opposed to a daemon that answered with an error.
+// unreachable reports whether err means no daemon could be asked (or one
+// that is shutting down), as opposed to a daemon that answered with an
+// error.
 func unreachable(err error) bool {
-	if errors.Is(err, client.ErrNoDaemon) || errors.Is(err, client.ErrUnresponsive) || errors.Is(err, context.DeadlineExceeded) {
-		return true
+	for _, e := range []error{client.ErrNoDaemon, client.ErrUnresponsive, client.ErrUnreachable, hearth.ErrClosed, context.DeadlineExceeded} {
+		if errors.Is(err, e) {
+			return true
+		}
 	}
-	st, ok := status.FromError(err)
-	return ok && st.Code() == codes.Unavailable
+	return false
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/api/client"
 	"github.com/hearth-dev/hearth/host/mcp"
 )
 
@@ -31,13 +30,7 @@ add hearth to Claude Code and to a desktop MCP client.`,
 		Args: exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return m.withService(cmd.Context(), m.loadConfig, func(ctx context.Context, svc hearth.Service, t *target) error {
-				opts := mcp.Options{Version: buildInfo().Version}
-				if c, ok := svc.(*client.Client); ok {
-					if st, err := c.Status(ctx); err == nil {
-						opts.Agents = st.Agents
-					}
-				}
-				srv := mcp.New(svc, opts)
+				srv := mcp.New(svc, mcp.Options{Version: buildInfo().Version})
 				err := srv.Run(ctx, &gomcp.IOTransport{Reader: io.NopCloser(m.Stdin), Writer: nopCloser{m.wire}})
 				// The client closing stdin is how an MCP session ends.
 				if errors.Is(err, io.EOF) || errors.Is(err, gomcp.ErrConnectionClosed) {

@@ -112,14 +112,22 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	}
 	logger := m.logger()
 	metrics := api.NewMetrics()
+	tp, err := m.startTelemetry(ctx, cfg) // telemetry.go
+	if err != nil {
+		return err
+	}
+	// Last: the spans of the host's last tasks are exported after it
+	// stops.
+	defer m.stopTelemetry(tp)
 	// With a cluster block, the host's member of its cluster: handed to
 	// the engine now, joined once the listeners are open.
 	member, err := m.newMember(cfg, logger)
 	if err != nil {
 		return err
 	}
-	opts := engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve", Observe: metrics.Observe}
-	srvOpts := api.Options{Logger: logger.Named("api"), Version: buildInfo().Version, Metrics: metrics}
+	opts := engine.Options{Config: cfg, Logger: logger, Bundled: plugins.Command, BundledNames: plugins.Names(), Command: "hearth serve",
+		Version: buildInfo().Version, Observe: metrics.Observe, Telemetry: tp}
+	srvOpts := api.Options{Logger: logger.Named("api"), Metrics: metrics}
 	if member != nil {
 		opts.Cluster, srvOpts.Register = member, member.Register
 	}
@@ -156,6 +164,9 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		if cfg.Server.TLS == nil {
 			fmt.Fprintf(m.Stderr, "hearth: warning: the TCP API is plain: its bearer token crosses the network unencrypted; add a server { tls { ... } } block\n")
 		}
+	}
+	if line := tracesLine(tp); line != "" {
+		fmt.Fprintf(m.Stdout, "  traces     %s\n", line)
 	}
 	if l.HTTP != "" {
 		fmt.Fprintf(m.Stdout, "  dashboard  http://%s/\n  metrics    http://%s/metrics\n  hooks      http://%s/hooks/claude-code\n  mcp        http://%s/mcp\n", l.HTTP, l.HTTP, l.HTTP, l.HTTP)

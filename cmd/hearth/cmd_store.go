@@ -135,8 +135,8 @@ func (m *Main) backupSource(ctx context.Context) (backup func(io.Writer) (store.
 	}
 	if c != nil {
 		return func(w io.Writer) (store.BackupStats, error) {
-			n, err := c.Backup(ctx, w)
-			return store.BackupStats{Bytes: n}, err
+			st, err := c.Backup(ctx, w)
+			return store.BackupStats(st), err
 		}, "the data directory of the daemon on " + c.Target(), func() { c.Close() }, nil
 	}
 	dir, _, err := m.dataDirPath()

@@ -158,7 +158,11 @@ func (m *Main) withService(ctx context.Context, local func() (*config.Config, er
 		return err
 	}
 	return m.withHost(ctx, cfg, func(ctx context.Context, h *engine.Engine) error {
-		return work(ctx, h, &target{where: shortPath(h.DataDir())})
+		st, err := h.Status(ctx)
+		if err != nil {
+			return err
+		}
+		return work(ctx, h, &target{where: shortPath(st.DataDir)})
 	})
 }
 

@@ -445,7 +445,15 @@ func TestExampleStudyPlanner(t *testing.T) {
 func TestExampleClaudeCode(t *testing.T) {
 	dir := "../../examples/claude-code"
 	home := t.TempDir()
-	s := serve(t, map[string]string{"HEARTH_DATA_DIR": filepath.Join(home, ".hearth")}, "--config", filepath.Join(dir, "hearth.hcl"))
+	// The README's setup: the config where the hooks read it.
+	cfgPath := filepath.Join(home, ".config", "hearth", "hearth.hcl")
+	if err := os.MkdirAll(filepath.Dir(cfgPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hearth.hcl")); err != nil || os.WriteFile(cfgPath, b, 0o644) != nil {
+		t.Fatalf("copy hearth.hcl: %v", err)
+	}
+	s := serve(t, map[string]string{"HEARTH_DATA_DIR": filepath.Join(home, ".hearth")}, "--config", cfgPath)
 
 	var settings struct {
 		Hooks map[string][]struct {

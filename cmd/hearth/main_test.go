@@ -140,9 +140,9 @@ agent "mine" {
 	if code != 0 || json.Unmarshal([]byte(out), &views) != nil {
 		t.Fatalf("got %d %q", code, out)
 	}
-	if len(views) != 4 || views[0].Name != "mine" || views[0].MaxSessions != 2 || !views[0].Configured ||
-		views[1].Name != "gotour" || views[1].Configured || views[2].Name != "model" || views[2].Configured ||
-		views[3].Name != "workshop" || views[3].Configured {
+	if len(views) != 5 || views[0].Name != "mine" || views[0].MaxSessions != 2 || !views[0].Configured ||
+		views[1].Name != "claude" || views[1].Configured || views[2].Name != "gotour" || views[2].Configured ||
+		views[3].Name != "model" || views[3].Configured || views[4].Name != "workshop" || views[4].Configured {
 		t.Errorf("got %+v, want the configured agent, then the unused bundled ones", views)
 	}
 }

@@ -277,7 +277,7 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	es, err := d.c.Events(ctx, client.EventFilter{Kinds: []hearth.EventKind{hearth.EventDecision, hearth.EventToolUsed}})
+	es, err := d.c.Subscribe(ctx, hearth.EventFilter{Kinds: []hearth.EventKind{hearth.EventDecision, hearth.EventToolUsed}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 	tools := 0
 	for decision == nil || tools < 2 {
 		select {
-		case e := <-es.C:
+		case e := <-es.Events():
 			switch e.Kind {
 			case hearth.EventDecision:
 				decision = e.Decision
@@ -308,7 +308,7 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 	// The client goes away: the stream closes, and the daemon forgets it
 	// (goleak checks nothing is left once the test's daemon closes).
 	cancel()
-	for range es.C {
+	for range es.Events() {
 	}
 	if err := es.Err(); err != nil {
 		t.Errorf("a stream its client ended: %v", err)
@@ -332,14 +332,24 @@ guard "no-secrets" {
 	if _, err := d.c.Submit(ctx, hearth.Task{Agent: "coder", Prompt: "permanent:no ink"}); err == nil {
 		t.Fatal("a failing task succeeded")
 	}
+	// A task that reports what its model calls used, as the model agent
+	// does; the agent has no model block, so the model is "".
+	if _, err := d.c.Submit(ctx, hearth.Task{Agent: "coder", Prompt: "metric:input_tokens=1200;metric:cached_input_tokens=300;metric:cache_write_tokens=200;metric:output_tokens=80;cost:0.25"}); err != nil {
+		t.Fatal(err)
+	}
 	body := httpGet(t, "http://"+d.l.HTTP+"/metrics", d.token)
 	for _, want := range []string{
 		`hearth_decisions_total{action="spawned",agent="coder",outcome="spawn-no-candidates"} 1`,
-		`hearth_decisions_total{action="reused",agent="coder",outcome="reuse"} 1`,
+		`hearth_decisions_total{action="reused",agent="coder",outcome="reuse"} 2`,
 		`hearth_guard_fired_total{action="deny",guard="no-secrets",hook="pre_tool_use"} 1`,
 		`hearth_tool_uses_total{agent="coder",outcome="ok"} 1`,
 		`hearth_tool_uses_total{agent="coder",outcome="denied"} 1`,
-		`hearth_task_duration_seconds_count{agent="coder",result="succeeded"} 1`,
+		`hearth_task_duration_seconds_count{agent="coder",result="succeeded"} 2`,
+		`hearth_tokens_total{agent="coder",model="",outcome="succeeded",type="input"} 1200`,
+		`hearth_tokens_total{agent="coder",model="",outcome="succeeded",type="cached_input"} 300`,
+		`hearth_tokens_total{agent="coder",model="",outcome="succeeded",type="cache_write"} 200`,
+		`hearth_tokens_total{agent="coder",model="",outcome="succeeded",type="output"} 80`,
+		`hearth_cost_total{agent="coder",model="",outcome="succeeded"} 0.25`,
 		`hearth_plugin_spawns_total{agent="coder"} 1`,
 		`hearth_sessions{agent="coder",status="live"} 1`,
 		`hearth_task_duration_seconds_count{agent="coder",result="failed"} 1`,

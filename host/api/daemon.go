@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -25,6 +26,7 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/host/internal/wire"
+	"github.com/hearth-dev/hearth/internal/tracecontext"
 )
 
 // Errors of Listen.
@@ -88,13 +90,19 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 		l.stop(context.Background())
 		return nil, err
 	}
-	l.unixSrv = grpc.NewServer(append(s.peerOptions(), grpc.MaxRecvMsgSize(wire.MaxMessage))...) // peer.go
+	l.unixSrv = grpc.NewServer(append(s.peerOptions(), grpc.MaxRecvMsgSize(wire.MaxMessage), traceUnary, traceStream)...) // peer.go
 	apipb.RegisterHearthServer(l.unixSrv, s)
 	s.registerMore(l.unixSrv)
 	l.serve(func() error { return l.unixSrv.Serve(ul) }, "unix socket")
 
 	if cfg.Listen != "" {
-		opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(wire.MaxMessage)}
+		opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(wire.MaxMessage), traceUnary, traceStream,
+			// The other hosts of a cluster ping their connections every
+			// 10 s while a forward is in flight (host/cluster/peer's
+			// KeepaliveTime), to notice a host that stopped answering;
+			// gRPC's default policy would close them for pinging more
+			// often than every 5 minutes.
+			grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second})}
 		if cfg.TLS != nil {
 			tc, err := serverTLS(cfg.TLS)
 			if err != nil {
@@ -336,3 +344,26 @@ func (a tokenAuth) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServer
 	}
 	return handler(srv, ss)
 }
+
+// traceUnary and traceStream hand each call the caller's trace context
+// (the W3C traceparent its client sent, host/api/client), so that the
+// spans of a task submitted from inside a caller's span join its trace.
+// A traceparent is only ever a parent: a caller can put the daemon's
+// spans in its trace, never change what they record.
+var (
+	traceUnary = grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return h(tracecontext.Incoming(ctx), req)
+	})
+	traceStream = grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		return h(srv, tracedStream{ss, tracecontext.Incoming(ss.Context())})
+	})
+)
+
+// tracedStream is a server stream whose context carries its caller's
+// trace context.
+type tracedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s tracedStream) Context() context.Context { return s.ctx }

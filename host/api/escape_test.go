@@ -126,13 +126,16 @@ func TestEscapeSuite(t *testing.T) {
 	}
 
 	// Between starts: a link planted over the write grant, then a crash.
-	sub := d.h.Subscribe(256)
+	sub, err := d.h.Subscribe(ctx, hearth.EventFilter{Buffer: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer sub.Close()
 	tg.Stage = "plant"
 	if as := attack("open", tg); len(as) != 1 || !strings.Contains(as[0].Detail, "planted") {
 		t.Fatalf("plant: %+v", as)
 	}
-	for e := range sub.C {
+	for e := range sub.Events() {
 		if e.Kind == hearth.EventSessionLost && e.Agent == "open" {
 			break
 		}

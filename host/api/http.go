@@ -25,6 +25,22 @@ import (
 //go:embed dashboard
 var dashboardFS embed.FS
 
+// Web is what the HTTP side asks of the host it serves: the dashboard's
+// reads and event stream, and the hook endpoint.
+type Web interface {
+	hearth.Reader
+	hearth.EventSource
+	hearth.StatusReader
+	claudecode.Sessions
+	// RecentDecisions returns the last limit placement decisions, newest
+	// first, as events (with their time and run).
+	RecentDecisions(limit int) ([]hearth.Event, error)
+	// Config is the config in force: the matcher's threshold and weights
+	// the dashboard draws against, and what a hook call that fails is
+	// answered (hooks.when_unreachable).
+	Config() *config.Config
+}
+
 // Dashboard limits: what one snapshot shows.
 const (
 	snapshotRuns      = 12
@@ -120,7 +136,7 @@ func (s *Server) HTTPHandler(token, addr string) http.Handler {
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	if s.metrics != nil {
-		mux.Handle("GET /metrics", s.metrics.handler(s.h))
+		mux.Handle("GET /metrics", s.metrics.handler(s.status))
 	}
 	var auth *httpAuth
 	if token != "" {
@@ -236,10 +252,14 @@ type Today struct {
 // Snapshot reads what the dashboard shows.
 func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 	now := s.now()
-	cfg := s.h.Config()
-	snap := &Snapshot{Generated: now, Version: s.version, DataDir: s.h.DataDir(), Started: s.started,
+	cfg := s.web.Config()
+	st, err := s.web.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{Generated: now, Version: st.Version, DataDir: st.DataDir, Started: st.Started,
 		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []hearth.SessionInfo{}, Runs: []RunSummary{}}
-	sessions, err := s.h.Sessions(ctx)
+	sessions, err := s.web.Sessions(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -253,12 +273,12 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 			snap.Sessions = append(snap.Sessions, si)
 		}
 	}
-	decs, err := s.h.RecentDecisions(snapshotDecisions)
+	decs, err := s.web.RecentDecisions(snapshotDecisions)
 	if err != nil {
 		return nil, err
 	}
 	snap.Decisions = append([]hearth.Event{}, decs...)
-	runs, err := s.h.Runs(ctx)
+	runs, err := s.web.Runs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +323,7 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 }
 
 func (s *Server) runSummary(ctx context.Context, r hearth.RunInfo) (RunSummary, error) {
-	d, err := s.h.Run(ctx, r.ID)
+	d, err := s.web.Run(ctx, r.ID)
 	if err != nil {
 		return RunSummary{}, err
 	}
@@ -311,7 +331,7 @@ func (s *Server) runSummary(ctx context.Context, r hearth.RunInfo) (RunSummary, 
 	for _, t := range d.TaskList {
 		sum.Retries += t.Failures
 	}
-	outs, err := s.h.RunOutputs(ctx, r.ID)
+	outs, err := s.web.RunOutputs(ctx, r.ID)
 	if err != nil {
 		return RunSummary{}, err
 	}
@@ -356,7 +376,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
-	d, err := s.h.Run(r.Context(), r.PathValue("id"))
+	d, err := s.web.Run(r.Context(), r.PathValue("id"))
 	if err != nil {
 		code := http.StatusInternalServerError
 		if errors.Is(err, hearth.ErrUnknownRun) {
@@ -380,7 +400,11 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "streaming is not supported here")
 		return
 	}
-	sub := s.h.Subscribe(sseBuffer)
+	sub, err := s.web.Subscribe(r.Context(), hearth.EventFilter{ToolUses: true, Buffer: sseBuffer})
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
 	defer sub.Close()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
@@ -426,7 +450,10 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		select {
-		case e := <-sub.C:
+		case e, ok := <-sub.Events():
+			if !ok {
+				return
+			}
 			if e.Kind == hearth.EventToolUsed {
 				toolUses++
 				continue
@@ -479,11 +506,11 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 	var out []byte
 	if err == nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-		out, err = s.hook(ctx, "", r.URL.Query().Get("agent"), body)
+		out, err = hook(ctx, s.web, "", r.URL.Query().Get("agent"), body)
 		cancel()
 	}
 	if err != nil {
-		deny := s.h.Config().Hooks.WhenUnreachable == config.HookDeny
+		deny := s.web.Config().Hooks.WhenUnreachable == config.HookDeny
 		s.logger.Warn("could not handle a hook call", "error", err, "failing_closed", deny)
 		why := text.FirstLine(err.Error())
 		out = claudecode.Failed(claudecode.EventName(body), deny, why)

@@ -125,11 +125,11 @@ func startDaemon(t testing.TB, cfg *config.Config) *daemon {
 	d := &daemon{dir: cfg.DataDir, metrics: api.NewMetrics(), log: &syncBuffer{}}
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: d.log})
 	var err error
-	d.h, err = engine.New(engine.Options{Config: cfg, Logger: logger, Observe: d.metrics.Observe})
+	d.h, err = engine.New(engine.Options{Config: cfg, Logger: logger, Version: "test", Observe: d.metrics.Observe})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.srv = api.NewServer(api.Options{Engine: d.h, Logger: logger, Version: "test", Metrics: d.metrics})
+	d.srv = api.NewServer(api.Options{Engine: d.h, Logger: logger, Metrics: d.metrics})
 	d.l, err = d.srv.Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
 		_ = d.h.Close(context.Background())

@@ -23,7 +23,7 @@ const mcpPath = "/mcp"
 // these requests. When the daemon shuts down, requests in flight end
 // and every MCP session is closed, so that nothing of them outlives it.
 func (s *Server) mcpHandler() http.Handler {
-	srv := mcp.New(s.h, mcp.Options{Version: s.version})
+	srv := mcp.New(s.api, mcp.Options{})
 	h := mcp.Handler(srv)
 	var closer sync.Once
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

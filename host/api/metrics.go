@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -8,11 +9,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/hearth-dev/hearth"
-	"github.com/hearth-dev/hearth/host/engine"
 )
 
 // Metrics are the daemon's Prometheus metrics. Counters are fed by the
-// host's events as they are emitted (host.Options.Observe), so none is
+// host's events as they are emitted (engine.Options.Observe), so none is
 // missed however busy the host is; gauges are read at scrape time.
 //
 //	hearth_sessions{agent,status}              sessions by status
@@ -20,6 +20,8 @@ import (
 //	hearth_tool_uses_total{agent,outcome}      tool-use reports
 //	hearth_guard_fired_total{guard,hook,action} denials, blocks, vetoes, gates
 //	hearth_task_duration_seconds{agent,result} finished tasks
+//	hearth_tokens_total{agent,model,outcome,type} tokens finished tasks' model calls used
+//	hearth_cost_total{agent,model,outcome}     what finished tasks cost
 //	hearth_plugin_spawns_total{agent}          processes started (spawned or rehydrated)
 //	hearth_plugin_crashes_total{agent}         sessions lost (crashed, hung)
 //	hearth_events_total{kind}                  every event
@@ -33,6 +35,8 @@ type Metrics struct {
 	spawns    *prometheus.CounterVec
 	crashes   *prometheus.CounterVec
 	events    *prometheus.CounterVec
+	tokens    *prometheus.CounterVec
+	cost      *prometheus.CounterVec
 }
 
 // NewMetrics makes the metrics; Observe feeds them.
@@ -61,8 +65,17 @@ func NewMetrics() *Metrics {
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hearth_events_total", Help: "Events the host emitted, by kind.",
 		}, []string{"kind"}),
+		// type is input (billed at the full price, cache writes
+		// included), cached_input, cache_write (also in input) or
+		// output: the model agent's accounting (sdk.MetricInputTokens).
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_tokens_total", Help: "Tokens used by finished tasks' model calls, as their results report them, by agent, model, outcome and type (input, cached_input, cache_write, output).",
+		}, []string{"agent", "model", "outcome", "type"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hearth_cost_total", Help: "What finished tasks cost, as their results report it (the model agent: dollars), by agent, model and outcome.",
+		}, []string{"agent", "model", "outcome"}),
 	}
-	m.reg.MustRegister(m.decisions, m.toolUses, m.guards, m.durations, m.spawns, m.crashes, m.events,
+	m.reg.MustRegister(m.decisions, m.toolUses, m.guards, m.durations, m.spawns, m.crashes, m.events, m.tokens, m.cost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,9 +96,11 @@ func (m *Metrics) Observe(e *hearth.Event) {
 		m.guards.WithLabelValues(e.Guard, e.Hook, e.Action).Inc()
 	case hearth.EventTaskSucceeded:
 		m.durations.WithLabelValues(e.Agent, "succeeded").Observe(e.Duration.Seconds())
+		m.usage(e, "succeeded")
 	case hearth.EventTaskFailed:
 		if e.Session != "" { // placed and run, not refused before
 			m.durations.WithLabelValues(e.Agent, "failed").Observe(e.Duration.Seconds())
+			m.usage(e, "failed")
 		}
 	case hearth.EventSessionSpawned, hearth.EventSessionRehydrated:
 		m.spawns.WithLabelValues(e.Agent).Inc()
@@ -94,16 +109,34 @@ func (m *Metrics) Observe(e *hearth.Event) {
 	}
 }
 
-// hostCollector reads the host's gauges at scrape time.
+// usage counts a finished task's tokens and cost. A task that reports
+// neither adds nothing: no series for agents that call no model.
+func (m *Metrics) usage(e *hearth.Event, outcome string) {
+	model := ""
+	if t := e.Tokens; t != nil {
+		model = t.Model
+		for _, n := range []struct {
+			typ string
+			v   int64
+		}{{"input", t.Input}, {"cached_input", t.CachedInput}, {"cache_write", t.CacheWrite}, {"output", t.Output}} {
+			m.tokens.WithLabelValues(e.Agent, model, outcome, n.typ).Add(float64(n.v))
+		}
+	}
+	if e.Cost > 0 || e.Tokens != nil {
+		m.cost.WithLabelValues(e.Agent, model, outcome).Add(e.Cost)
+	}
+}
+
+// hostCollector reads the host's gauges at scrape time, from its status.
 type hostCollector struct {
-	h        *engine.Engine
+	status   hearth.StatusReader
 	sessions *prometheus.Desc
 	store    *prometheus.Desc
 }
 
-func newHostCollector(h *engine.Engine) *hostCollector {
+func newHostCollector(status hearth.StatusReader) *hostCollector {
 	return &hostCollector{
-		h:        h,
+		status:   status,
 		sessions: prometheus.NewDesc("hearth_sessions", "Sessions by agent and status.", []string{"agent", "status"}, nil),
 		store:    prometheus.NewDesc("hearth_store_bytes", "Size of the Badger store, by part (lsm, vlog).", []string{"part"}, nil),
 	}
@@ -115,17 +148,21 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, sc := range c.h.SessionCounts() {
+	st, err := c.status.Status(context.Background())
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.sessions, err)
+		return
+	}
+	for _, sc := range st.Sessions {
 		ch <- prometheus.MustNewConstMetric(c.sessions, prometheus.GaugeValue, float64(sc.N), sc.Agent, sc.Status)
 	}
-	lsm, vlog := c.h.StoreSize()
-	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(lsm), "lsm")
-	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(vlog), "vlog")
+	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(st.Store.LSM), "lsm")
+	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(st.Store.VLog), "vlog")
 }
 
-// handler serves the metrics of m and of h.
-func (m *Metrics) handler(h *engine.Engine) http.Handler {
+// handler serves the metrics of m, and the gauges of status.
+func (m *Metrics) handler(status hearth.StatusReader) http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newHostCollector(h))
+	reg.MustRegister(newHostCollector(status))
 	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }

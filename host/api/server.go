@@ -1,7 +1,10 @@
 // Package api is hearth's daemon: the gRPC API orchestrators, the CLI and
 // `hearth hook` call (api.proto, in package apipb), and the HTTP side:
 // the live dashboard, Prometheus /metrics and the Claude Code hook
-// endpoint. It serves an engine.Engine; `hearth serve` wires it up.
+// endpoint. It serves the vocabulary's services (package hearth), never
+// the engine's type: each transport names the small interfaces it needs
+// (API for gRPC, Web for HTTP, hearth.StatusReader for /metrics), Engine
+// is all of them, and `hearth serve` hands it the engine.
 //
 // Lifecycle: NewServer over a running host, then Listen (the unix
 // socket, and TCP and HTTP when configured), then Close, which stops
@@ -13,7 +16,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,18 +29,15 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/claudecode"
 	"github.com/hearth-dev/hearth/host/config"
-	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/host/internal/wire"
-	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
 // Options configure a Server. Engine is required.
 type Options struct {
-	Engine *engine.Engine
+	// Engine is what the daemon serves; *engine.Engine implements it.
+	Engine Engine
 	Logger hclog.Logger
-	// Version is the daemon's version, as `hearth version` prints it.
-	Version string
 	// Metrics, when set, is served on /metrics; it must be the host's
 	// Options.Observe.
 	Metrics *Metrics
@@ -51,17 +50,39 @@ type Options struct {
 	Register func(grpc.ServiceRegistrar)
 }
 
+// Engine is what the daemon serves: what each of its transports asks.
+type Engine interface {
+	API
+	Web
+	hearth.StatusReader // /metrics
+}
+
+// API is what the gRPC API asks of the host it serves: the services of
+// the vocabulary, its events, status and backup, and the reports of
+// external sessions (the Hook call).
+type API interface {
+	hearth.Service
+	hearth.EventSource
+	hearth.StatusReader
+	hearth.Admin
+	claudecode.Sessions
+}
+
 // Server implements the API over a host.
 type Server struct {
 	apipb.UnimplementedHearthServer
-	h       *engine.Engine
+	// api, web and status are the one Options.Engine, as each transport
+	// sees it: the gRPC API, the HTTP side and /metrics. (The peer
+	// service is host/cluster/peer's, over its own Handler, registered
+	// through Options.Register.)
+	api     API
+	web     Web
+	status  hearth.StatusReader
 	logger  hclog.Logger
-	version string
 	metrics *Metrics
 	now     func() time.Time
 	// register registers Options.Register's services.
 	register func(grpc.ServiceRegistrar)
-	started  time.Time
 	// closing is closed when the daemon shuts down: streams end.
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -81,26 +102,26 @@ func (s *Server) shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // NewServer returns a server for opts.Engine.
 func NewServer(opts Options) *Server {
-	s := &Server{h: opts.Engine, logger: opts.Logger, version: opts.Version,
-		metrics: opts.Metrics, now: opts.Now, register: opts.Register, closing: make(chan struct{})}
+	s := &Server{logger: opts.Logger, metrics: opts.Metrics, now: opts.Now, register: opts.Register, closing: make(chan struct{})}
+	if opts.Engine != nil {
+		s.api, s.web, s.status = opts.Engine, opts.Engine, opts.Engine
+	}
 	if s.logger == nil {
 		s.logger = hclog.NewNullLogger()
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.started = s.now()
 	return s
 }
 
 // Status describes the daemon.
-func (s *Server) Status(context.Context, *apipb.StatusRequest) (*apipb.StatusReply, error) {
-	r := &apipb.StatusReply{Version: s.version, DataDir: s.h.DataDir(), Pid: int32(os.Getpid()),
-		StartedUnixNano: s.started.UnixNano(), Config: s.h.Config().Path, ProtocolVersion: int32(plugin.ProtocolVersion)}
-	for _, a := range s.h.Agents() {
-		r.Agents = append(r.Agents, wire.Agent(a))
+func (s *Server) Status(ctx context.Context, _ *apipb.StatusRequest) (*apipb.StatusReply, error) {
+	st, err := s.api.Status(ctx)
+	if err != nil {
+		return nil, wire.Status(err)
 	}
-	return r, nil
+	return wire.HostStatus(st), nil
 }
 
 // SubmitTask runs one task.
@@ -108,7 +129,7 @@ func (s *Server) SubmitTask(ctx context.Context, req *apipb.SubmitTaskRequest) (
 	if strings.TrimSpace(req.GetAgent()) == "" {
 		return nil, invalid("agent is empty: name one of the daemon's agents (hearth agents list)")
 	}
-	out, err := s.h.Submit(ctx, hearth.Task{Agent: req.GetAgent(), ID: req.GetId(), Name: req.GetName(), Prompt: req.GetPrompt(),
+	out, err := s.api.Submit(ctx, hearth.Task{Agent: req.GetAgent(), ID: req.GetId(), Name: req.GetName(), Prompt: req.GetPrompt(),
 		Hints: wire.HintsOf(req.GetHints()), Metadata: req.GetMetadata()})
 	if err != nil {
 		return nil, wire.Status(err)
@@ -118,7 +139,7 @@ func (s *Server) SubmitTask(ctx context.Context, req *apipb.SubmitTaskRequest) (
 
 // Place says where a task would run.
 func (s *Server) Place(ctx context.Context, req *apipb.PlaceRequest) (*apipb.Decision, error) {
-	d, err := s.h.Place(ctx, req.GetAgent(), wire.HintsOf(req.GetHints()))
+	d, err := s.api.Place(ctx, req.GetAgent(), wire.HintsOf(req.GetHints()))
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -127,7 +148,7 @@ func (s *Server) Place(ctx context.Context, req *apipb.PlaceRequest) (*apipb.Dec
 
 // ListSessions lists the host's sessions.
 func (s *Server) ListSessions(ctx context.Context, _ *apipb.ListSessionsRequest) (*apipb.SessionList, error) {
-	sessions, err := s.h.Sessions(ctx)
+	sessions, err := s.api.Sessions(ctx)
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -144,7 +165,7 @@ func (s *Server) ShowSession(ctx context.Context, req *apipb.ShowSessionRequest)
 	if limit <= 0 {
 		limit = 20
 	}
-	d, err := s.h.Session(ctx, req.GetId(), limit)
+	d, err := s.api.Session(ctx, req.GetId(), limit)
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -156,14 +177,14 @@ func (s *Server) StartRun(req *apipb.StartRunRequest, stream apipb.Hearth_StartR
 	spec := hearth.RunSpec{PipelineName: req.GetPipeline(), RunOptions: hearth.RunOptions{ID: req.GetId(),
 		State: wire.StateOf(req.GetState()), Files: req.GetFiles(), Budget: req.GetBudget(), Config: req.GetConfig()}}
 	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (hearth.RunWatch, error) {
-		return s.h.StartRun(ctx, spec)
+		return s.api.StartRun(ctx, spec)
 	})
 }
 
 // ResumeRun resumes a run and streams it.
 func (s *Server) ResumeRun(req *apipb.ResumeRunRequest, stream apipb.Hearth_ResumeRunServer) error {
 	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (hearth.RunWatch, error) {
-		return s.h.ResumeRun(ctx, req.GetRun(), hearth.ResumeOptions{Budget: req.GetBudget(), Repair: req.GetRepair(), State: wire.StateOf(req.GetState())})
+		return s.api.ResumeRun(ctx, req.GetRun(), hearth.ResumeOptions{Budget: req.GetBudget(), Repair: req.GetRepair(), State: wire.StateOf(req.GetState())})
 	})
 }
 
@@ -173,7 +194,7 @@ func (s *Server) ForkRun(req *apipb.ForkRunRequest, stream apipb.Hearth_ForkRunS
 		return invalid("fork needs a checkpoint to start from (at); list them with hearth runs show " + req.GetRun() + " --checkpoints")
 	}
 	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (hearth.RunWatch, error) {
-		return s.h.ForkRun(ctx, req.GetRun(), req.GetAt(), hearth.ForkOptions{ID: req.GetId(), State: wire.StateOf(req.GetState()), Budget: req.GetBudget()})
+		return s.api.ForkRun(ctx, req.GetRun(), req.GetAt(), hearth.ForkOptions{ID: req.GetId(), State: wire.StateOf(req.GetState()), Budget: req.GetBudget()})
 	})
 }
 
@@ -184,7 +205,7 @@ func (s *Server) RevisitRun(req *apipb.RevisitRunRequest, stream apipb.Hearth_Re
 		return invalid(err.Error())
 	}
 	return s.streamRun(stream, req.GetDetach(), func(ctx context.Context) (hearth.RunWatch, error) {
-		return s.h.RevisitRun(ctx, req.GetRun(), req.GetTask(), impact, hearth.RevisitOptions{Reason: req.GetReason(), Affects: req.GetAffects()})
+		return s.api.RevisitRun(ctx, req.GetRun(), req.GetTask(), impact, hearth.RevisitOptions{Reason: req.GetReason(), Affects: req.GetAffects()})
 	})
 }
 
@@ -203,7 +224,7 @@ func (s *Server) streamRun(stream runStream, detach bool, start func(context.Con
 		return wire.Status(err)
 	}
 	defer w.Close()
-	d, err := s.h.Run(stream.Context(), w.ID())
+	d, err := s.api.Run(stream.Context(), w.ID())
 	if err != nil {
 		return wire.Status(err)
 	}
@@ -246,7 +267,7 @@ func (s *Server) follow(stream runStream, w hearth.RunWatch) error {
 				break
 			}
 			info, _ := w.Wait(ctx)
-			if d, err := s.h.Run(ctx, w.ID()); err == nil {
+			if d, err := s.api.Run(ctx, w.ID()); err == nil {
 				info = d.RunInfo
 			}
 			if d, ok := w.(interface{ Dropped() uint64 }); ok && d.Dropped() > 0 {
@@ -265,13 +286,13 @@ func (s *Server) follow(stream runStream, w hearth.RunWatch) error {
 // WatchRun streams a running run until it stops.
 func (s *Server) WatchRun(req *apipb.RunRef, stream apipb.Hearth_WatchRunServer) error {
 	return s.streamRun(stream, false, func(ctx context.Context) (hearth.RunWatch, error) {
-		return s.h.WatchRun(ctx, req.GetRun())
+		return s.api.WatchRun(ctx, req.GetRun())
 	})
 }
 
 // PauseRun pauses a run, interrupting its tasks in flight.
 func (s *Server) PauseRun(ctx context.Context, req *apipb.RunRef) (*apipb.RunInfo, error) {
-	info, err := s.h.PauseRun(ctx, req.GetRun())
+	info, err := s.api.PauseRun(ctx, req.GetRun())
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -280,7 +301,7 @@ func (s *Server) PauseRun(ctx context.Context, req *apipb.RunRef) (*apipb.RunInf
 
 // CancelRun cancels a run for good.
 func (s *Server) CancelRun(ctx context.Context, req *apipb.RunRef) (*apipb.RunInfo, error) {
-	info, err := s.h.CancelRun(ctx, req.GetRun())
+	info, err := s.api.CancelRun(ctx, req.GetRun())
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -289,7 +310,7 @@ func (s *Server) CancelRun(ctx context.Context, req *apipb.RunRef) (*apipb.RunIn
 
 // DeleteRun deletes a stopped run.
 func (s *Server) DeleteRun(ctx context.Context, req *apipb.RunRef) (*apipb.DeleteRunReply, error) {
-	id, err := s.h.DeleteRun(ctx, req.GetRun())
+	id, err := s.api.DeleteRun(ctx, req.GetRun())
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -298,7 +319,7 @@ func (s *Server) DeleteRun(ctx context.Context, req *apipb.RunRef) (*apipb.Delet
 
 // ListRuns lists the runs.
 func (s *Server) ListRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*apipb.RunList, error) {
-	runs, err := s.h.Runs(ctx)
+	runs, err := s.api.Runs(ctx)
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -311,13 +332,13 @@ func (s *Server) ListRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*apipb
 
 // ShowRun shows a run, with what the request asks for.
 func (s *Server) ShowRun(ctx context.Context, req *apipb.ShowRunRequest) (*apipb.RunView, error) {
-	d, err := s.h.Run(ctx, req.GetRun())
+	d, err := s.api.Run(ctx, req.GetRun())
 	if err != nil {
 		return nil, wire.Status(err)
 	}
 	v := &apipb.RunView{Detail: wire.RunDetail(d)}
 	if req.GetOutputs() {
-		outs, err := s.h.RunOutputs(ctx, d.ID)
+		outs, err := s.api.RunOutputs(ctx, d.ID)
 		if err != nil {
 			return nil, wire.Status(err)
 		}
@@ -326,7 +347,7 @@ func (s *Server) ShowRun(ctx context.Context, req *apipb.ShowRunRequest) (*apipb
 		}
 	}
 	if req.GetCheckpoints() {
-		cps, err := s.h.RunCheckpoints(ctx, d.ID)
+		cps, err := s.api.RunCheckpoints(ctx, d.ID)
 		if err != nil {
 			return nil, wire.Status(err)
 		}
@@ -335,7 +356,7 @@ func (s *Server) ShowRun(ctx context.Context, req *apipb.ShowRunRequest) (*apipb
 		}
 	}
 	if n := int(req.GetEvents()); n > 0 {
-		evs, err := s.h.RunEvents(ctx, d.ID, n)
+		evs, err := s.api.RunEvents(ctx, d.ID, n)
 		if err != nil {
 			return nil, wire.Status(err)
 		}
@@ -348,7 +369,7 @@ func (s *Server) ShowRun(ctx context.Context, req *apipb.ShowRunRequest) (*apipb
 
 // RunEvents reads a run's recorded events.
 func (s *Server) RunEvents(ctx context.Context, req *apipb.RunEventsRequest) (*apipb.EventList, error) {
-	evs, err := s.h.RunEvents(ctx, req.GetRun(), int(req.GetLimit()))
+	evs, err := s.api.RunEvents(ctx, req.GetRun(), int(req.GetLimit()))
 	if err != nil {
 		return nil, wire.Status(err)
 	}
@@ -365,33 +386,30 @@ const eventsBuffer = 8192
 
 // Events streams the host's events as they happen.
 func (s *Server) Events(req *apipb.EventsRequest, stream apipb.Hearth_EventsServer) error {
-	match := eventFilter(req)
-	var sub *engine.Subscription
-	if req.GetRun() != "" {
-		sub = s.h.SubscribeRun(req.GetRun(), eventsBuffer)
-	} else {
-		sub = s.h.Subscribe(eventsBuffer)
+	ctx := stream.Context()
+	sub, err := s.api.Subscribe(ctx, wire.EventFilterOf(req, eventsBuffer))
+	if err != nil {
+		return wire.Status(err)
 	}
 	defer sub.Close()
 	// The headers tell the client it is subscribed: what happens after
-	// its call returns reaches it (client.Events waits for them).
+	// its call returns reaches it (client.Subscribe waits for them).
 	if err := stream.SendHeader(nil); err != nil {
 		return err
 	}
-	ctx := stream.Context()
 	var dropped uint64
 	for {
 		select {
-		case e := <-sub.C:
-			if !match(e) {
-				continue
+		case e, ok := <-sub.Events():
+			if !ok {
+				// Its context ended: the client went away, and nothing
+				// is left behind.
+				return status.FromContextError(ctx.Err()).Err()
 			}
 			if err := stream.Send(wire.Event(e)); err != nil {
 				return err
 			}
 		case <-ctx.Done():
-			// The client went away: nothing is left behind but this
-			// subscription, closed on return.
 			return status.FromContextError(ctx.Err()).Err()
 		case <-s.closing:
 			return status.Error(codes.Unavailable, "the daemon is shutting down")
@@ -403,36 +421,18 @@ func (s *Server) Events(req *apipb.EventsRequest, stream apipb.Hearth_EventsServ
 	}
 }
 
-// eventFilter is what an Events request matches. Tool uses come only to
-// whoever asks for them by kind: they outnumber everything else.
-func eventFilter(req *apipb.EventsRequest) func(hearth.Event) bool {
-	kinds := make(map[hearth.EventKind]bool, len(req.GetKinds()))
-	for _, k := range req.GetKinds() {
-		kinds[hearth.EventKind(k)] = true
-	}
-	return func(e hearth.Event) bool {
-		if req.GetSession() != "" && e.Session != req.GetSession() {
-			return false
-		}
-		if len(kinds) > 0 {
-			return kinds[e.Kind]
-		}
-		return e.Kind != hearth.EventToolUsed
-	}
-}
-
 // Hook takes one hook call of an external session.
 func (s *Server) Hook(ctx context.Context, req *apipb.HookRequest) (*apipb.HookReply, error) {
-	out, err := s.hook(ctx, req.GetKind(), req.GetAgent(), req.GetPayload())
+	out, err := hook(ctx, s.api, req.GetKind(), req.GetAgent(), req.GetPayload())
 	if err != nil {
 		return nil, wire.Status(err)
 	}
 	return &apipb.HookReply{Output: out}, nil
 }
 
-// hook handles a hook payload of kind for agent; the gRPC and HTTP
-// endpoints share it.
-func (s *Server) hook(ctx context.Context, kind, agent string, payload []byte) ([]byte, error) {
+// hook hands a hook payload of kind for agent to sessions; the gRPC and
+// HTTP endpoints share it.
+func hook(ctx context.Context, sessions claudecode.Sessions, kind, agent string, payload []byte) ([]byte, error) {
 	if kind != "" && kind != config.ExternalClaudeCode {
 		return nil, fmt.Errorf("%w: hearth takes hooks of %s, not %q", wire.ErrBadPayload, config.ExternalClaudeCode, kind)
 	}
@@ -440,7 +440,7 @@ func (s *Server) hook(ctx context.Context, kind, agent string, payload []byte) (
 	if err != nil {
 		return nil, err
 	}
-	return claudecode.Handle(ctx, s.h, agent, p)
+	return claudecode.Handle(ctx, sessions, agent, p)
 }
 
 // invalid is an INVALID_ARGUMENT status.
@@ -452,10 +452,14 @@ var _ apipb.HearthServer = (*Server)(nil)
 // serves, in chunks.
 func (s *Server) Backup(_ *apipb.BackupRequest, stream apipb.Hearth_BackupServer) error {
 	w := &chunkWriter{send: func(b []byte) error { return stream.Send(&apipb.BackupChunk{Data: b}) }}
-	if _, err := s.h.Backup(stream.Context(), w); err != nil {
+	st, err := s.api.Backup(stream.Context(), w)
+	if err != nil {
 		return wire.Status(err)
 	}
-	return w.flush()
+	// The last chunk says what the backup holds.
+	last := w.buf
+	w.buf = nil
+	return stream.Send(&apipb.BackupChunk{Data: last, Stats: wire.BackupStats(st)})
 }
 
 // chunkWriter sends what is written in chunks of backupChunk bytes.

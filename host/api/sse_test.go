@@ -111,9 +111,12 @@ func TestEventStreamDropsASubscriberThatFallsBehind(t *testing.T) {
 	}
 	// The first denial attaches the session; the streams begin once its
 	// events are out, so that all of them see the same ones.
-	probe := d.h.Subscribe(16)
+	probe, err := d.h.Subscribe(ctx, hearth.EventFilter{ToolUses: true, Buffer: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
 	deny()
-	for e := range probe.C {
+	for e := range probe.Events() {
 		if e.Kind == hearth.EventGuardFired {
 			break
 		}
@@ -130,7 +133,10 @@ func TestEventStreamDropsASubscriberThatFallsBehind(t *testing.T) {
 	}()
 	// What the host published, in its order: the reading stream must
 	// show exactly this.
-	want := d.h.Subscribe(total + 16)
+	want, err := d.h.Subscribe(ctx, hearth.EventFilter{ToolUses: true, Buffer: total + 16})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer want.Close()
 
 	// The host publishes every event while one stream is stalled. Each
@@ -172,7 +178,7 @@ func TestEventStreamDropsASubscriberThatFallsBehind(t *testing.T) {
 	var published []string
 	for len(published) < total {
 		select {
-		case e := <-want.C:
+		case e := <-want.Events():
 			b, err := json.Marshal(e)
 			if err != nil {
 				t.Fatal(err)

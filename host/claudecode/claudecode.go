@@ -14,8 +14,11 @@
 //	                  permissionDecision "deny" with the guard's message
 //	PostToolUse       the tool use is recorded: Read, Glob, Grep, LS,
 //	                  Write, Edit, MultiEdit and NotebookEdit name files
-//	                  and directories for the session's fingerprint
-//	PostToolUseFailure the failed use is logged; it teaches nothing
+//	                  and directories for the session's fingerprint, and
+//	                  so does a Bash command's words that name what exists
+//	PostToolUseFailure the failed use is recorded as failed; a Bash
+//	                  command that failed still ran where it names, and
+//	                  teaches the fingerprint that
 //	Stop              the turn ended: the session is idle
 //	SessionEnd        the session is dormant, its fingerprint kept
 //
@@ -40,13 +43,14 @@ import (
 	"strings"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/claudecode/answer"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
 // MaxPayload bounds a payload: a Write of a large file carries the whole
 // file in tool_input.
-const MaxPayload = 16 << 20
+const MaxPayload = answer.MaxPayload
 
 // ErrPayload is wrapped by every error about a payload. It is
 // hearth.ErrHookPayload, so that the daemon's client maps it without
@@ -55,13 +59,13 @@ var ErrPayload = hearth.ErrHookPayload
 
 // Hook events.
 const (
-	SessionStart       = "SessionStart"
-	UserPromptSubmit   = "UserPromptSubmit"
-	PreToolUse         = "PreToolUse"
-	PostToolUse        = "PostToolUse"
-	PostToolUseFailure = "PostToolUseFailure"
-	Stop               = "Stop"
-	SessionEnd         = "SessionEnd"
+	SessionStart       = answer.SessionStart
+	UserPromptSubmit   = answer.UserPromptSubmit
+	PreToolUse         = answer.PreToolUse
+	PostToolUse        = answer.PostToolUse
+	PostToolUseFailure = answer.PostToolUseFailure
+	Stop               = answer.Stop
+	SessionEnd         = answer.SessionEnd
 )
 
 // Payload is one hook call, with the fields hearth reads. Claude Code
@@ -149,113 +153,27 @@ func position(b []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
-// EventName reads a payload's hook_event_name as the decoder does: on
-// every payload the decoder accepts, it is the name Parse reads — keys
-// compared without case, the last one winning, null changing nothing —
-// because it is the same decoding. On a payload the decoder refuses (too
-// big and cut short, or broken), a later key could still name another
-// event, so it says only what failing closed needs: PreToolUse when a
-// key before the break names it, "" (cannot tell) otherwise. It never
-// names another event for a payload that could be a PreToolUse, so the
-// hook's fail-closed handling, which denies PreToolUse and "", never lets
-// one through.
-func EventName(b []byte) string {
-	var p struct {
-		HookEventName string `json:"hook_event_name"`
-	}
-	if json.Unmarshal(b, &p) == nil {
-		return p.HookEventName
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	pre := false
-	for d.More() {
-		k, err := d.Token()
-		if err != nil {
-			break
-		}
-		if key, _ := k.(string); strings.EqualFold(key, "hook_event_name") {
-			var v *string
-			if d.Decode(&v) != nil {
-				break
-			}
-			if v != nil && *v == PreToolUse {
-				pre = true
-			}
-			continue
-		}
-		var skip json.RawMessage
-		if d.Decode(&skip) != nil {
-			break
-		}
-	}
-	if pre {
-		return PreToolUse
-	}
-	return ""
-}
+// EventName is answer.EventName: a payload's hook_event_name, or, for a
+// payload that does not decode, PreToolUse or "" (see there).
+func EventName(b []byte) string { return answer.EventName(b) }
 
 // Answer is what the hook answers Claude Code: the JSON to print on
 // stdout (or return as the HTTP body), nil for nothing.
-type Answer []byte
+type Answer = answer.Answer
 
-// hookOutput is Claude Code's JSON hook output, with the fields hearth
-// answers: a PreToolUse's decision, and a message for the person.
-// SystemMessage, a field every event's answer may have, is shown to the
-// person (what the hook says on stderr is not, outside verbose mode).
-type hookOutput struct {
-	HookSpecificOutput *permission `json:"hookSpecificOutput,omitempty"`
-	SystemMessage      string      `json:"systemMessage,omitempty"`
-}
+// Deny is answer.Deny: the answer that refuses a PreToolUse with reason.
+func Deny(reason string) Answer { return answer.Deny(reason) }
 
-// permission is a PreToolUse's decision.
-type permission struct {
-	HookEventName            string `json:"hookEventName"`
-	PermissionDecision       string `json:"permissionDecision"`
-	PermissionDecisionReason string `json:"permissionDecisionReason"`
-}
+// DenyNotice is answer.DenyNotice: Deny, with a notice for the person.
+func DenyNotice(reason, notice string) Answer { return answer.DenyNotice(reason, notice) }
 
-// Deny is the answer that refuses a PreToolUse with reason, which Claude
-// Code shows Claude.
-func Deny(reason string) Answer { return DenyNotice(reason, "") }
+// Notice is answer.Notice: an answer that decides nothing and shows the
+// person msg.
+func Notice(msg string) Answer { return answer.Notice(msg) }
 
-// DenyNotice refuses a PreToolUse with reason, and shows the person
-// notice too (empty: nothing).
-func DenyNotice(reason, notice string) Answer {
-	b, _ := json.Marshal(hookOutput{HookSpecificOutput: &permission{PreToolUse, "deny", reason}, SystemMessage: notice})
-	return b
-}
-
-// Notice is the answer that decides nothing and shows the person msg:
-// how a hook that could not do its work says so where it is seen.
-func Notice(msg string) Answer {
-	b, _ := json.Marshal(hookOutput{SystemMessage: msg})
-	return b
-}
-
-// Failed is the answer to a hook call hearth could not handle, for the
-// reason why: failing closed (deny), a PreToolUse, or a call whose event
-// cannot be told (a payload too big or broken), is denied; otherwise it
-// goes ahead. Either way the person is told, in Claude Code's window
-// (systemMessage), since a hook's stderr and an HTTP hook's error status
-// show only in verbose mode or the transcript. A PostToolUse gets
-// nothing: its PreToolUse already said so.
-func Failed(event string, deny bool, why string) Answer {
-	unknown := event == PreToolUse || event == ""
-	switch {
-	case deny && unknown:
-		return DenyNotice(
-			fmt.Sprintf("hearth could not check this tool use (%s) and is configured to deny tool uses then (when_unreachable = deny)", why),
-			"hearth denied a tool use it could not check: "+why)
-	case event == PostToolUse || event == PostToolUseFailure:
-		return nil
-	case unknown:
-		return Notice("hearth could not check this tool use, which goes ahead unchecked by its guards: " + why)
-	}
-	return Notice(fmt.Sprintf("hearth is not following this session (%s): %s", event, why))
-}
+// Failed is answer.Failed: the answer to a hook call hearth could not
+// handle, failing closed (deny) or open.
+func Failed(event string, deny bool, why string) Answer { return answer.Failed(event, deny, why) }
 
 // Sessions is what Handle reports to: the external sessions of an engine
 // (package host/engine).
@@ -281,10 +199,7 @@ func Handle(ctx context.Context, h Sessions, agent string, p *Payload) (Answer, 
 	case SessionEnd:
 		return nil, h.DetachExternal(ctx, ref, p.Reason)
 	case PreToolUse:
-		call := sdk.ToolCall{CallID: p.ToolUseID, Tool: p.ToolName, Paths: Paths(p.ToolName, p.ToolInput, p.Cwd), RawInput: p.ToolInput}
-		if isNull(call.RawInput) {
-			call.RawInput = nil
-		}
+		call := Call(p)
 		v, err := h.CheckExternalToolUse(ctx, ref, call)
 		if err != nil {
 			return nil, err
@@ -298,13 +213,33 @@ func Handle(ctx context.Context, h Sessions, agent string, p *Payload) (Answer, 
 		}
 		return nil, nil
 	case PostToolUse, PostToolUseFailure:
-		u := sdk.ToolUse{CallID: p.ToolUseID, Tool: p.ToolName, Paths: Paths(p.ToolName, p.ToolInput, p.Cwd), Outcome: sdk.OutcomeOK}
-		if p.HookEventName == PostToolUseFailure || failed(p.ToolResponse) {
-			u.Outcome, u.Error = sdk.OutcomeError, p.Error
-		}
-		return nil, h.ReportExternalToolUse(ctx, ref, u)
+		return nil, h.ReportExternalToolUse(ctx, ref, Use(p))
 	}
 	return nil, nil
+}
+
+// Call is the tool call a PreToolUse payload asks about. A Bash
+// command's paths are left to the guards, which read the whole command
+// as the shell will (Paths reads only what exists, for the fingerprint).
+func Call(p *Payload) sdk.ToolCall {
+	c := sdk.ToolCall{CallID: p.ToolUseID, Tool: p.ToolName, Kind: Kind(p.ToolName), RawInput: p.ToolInput}
+	if p.ToolName != "Bash" {
+		c.Paths = Paths(p.ToolName, p.ToolInput, p.Cwd)
+	}
+	if isNull(c.RawInput) {
+		c.RawInput = nil
+	}
+	return c
+}
+
+// Use is the tool use a PostToolUse or PostToolUseFailure payload
+// reports.
+func Use(p *Payload) sdk.ToolUse {
+	u := sdk.ToolUse{CallID: p.ToolUseID, Tool: p.ToolName, Kind: Kind(p.ToolName), Paths: Paths(p.ToolName, p.ToolInput, p.Cwd), Outcome: sdk.OutcomeOK}
+	if p.HookEventName == PostToolUseFailure || failed(p.ToolResponse) {
+		u.Outcome, u.Error = sdk.OutcomeError, p.Error
+	}
+	return u
 }
 
 // failed reports whether a tool_response says the tool failed.
@@ -329,14 +264,25 @@ func failed(resp json.RawMessage) bool {
 // are read as the guards read them (guard.Named): Read, Write, Edit,
 // MultiEdit, NotebookEdit and NotebookRead name a file; LS, and Glob
 // (its pattern's leading directories), a directory; Grep's path is a
-// file or a directory, as the file system says. Shell commands name no
-// path for the fingerprint: their words are for guards.
+// file or a directory, as the file system says. A Bash command names
+// what its words name that exists (guard.NamedByCommand): today's
+// Claude Code lists and searches through Bash (ls, grep, find), so its
+// commands are much of what a session learns.
 func Paths(tool string, input json.RawMessage, cwd string) []string {
+	var targets []guard.Target
 	if tool == "Bash" {
-		return nil
+		var in struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(input, &in) != nil {
+			return nil
+		}
+		targets = guard.NamedByCommand(in.Command, cwd)
+	} else {
+		targets = guard.Named(guard.Call{Tool: tool, RawInput: input, Cwd: cwd})
 	}
 	var out []string
-	for _, t := range guard.Named(guard.Call{Tool: tool, RawInput: input, Cwd: cwd}) {
+	for _, t := range targets {
 		p := t.Path
 		if t.Dir && p != "/" {
 			p += "/"
@@ -346,4 +292,14 @@ func Paths(tool string, input json.RawMessage, cwd string) []string {
 		}
 	}
 	return out
+}
+
+// Kind is what Claude Code's tool does, for the fingerprint: Bash runs a
+// command (sdk.KindExec: a command that failed still ran where it
+// names); other tools are read from their names by the host.
+func Kind(tool string) sdk.ToolKind {
+	if tool == "Bash" {
+		return sdk.KindExec
+	}
+	return ""
 }

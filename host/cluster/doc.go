@@ -77,7 +77,10 @@
 //	write transactions per host per second <= ceil(changed / 128) / publish_interval
 //
 // where changed counts the host's sessions whose summary changed in the
-// interval, plus its record: one transaction per interval (1 a second by
+// interval, plus its record (a placement that taught a session
+// something is published at once, rate-limited to one more transaction
+// per interval after a burst: etcd.Node.PublishNow and docs/cluster.md):
+// one transaction per interval (1 a second by
 // default, 10 at the 100 ms minimum) whenever fewer than 128 sessions
 // changed in it. Only sessions that work change, and a pool runs at most
 // max_sessions of them (4 by default); dormant sessions do not change. A
@@ -123,13 +126,21 @@
 // a host leaves the cluster mid-task.
 //
 // Fencing: a host runs the tasks forwarded to it under the context of its
-// lease (Node.Fence in cluster/etcd), which ends when its lease is lost.
-// The other hosts place such a task elsewhere only once the host left the
-// cluster, which is when its lease expired, and by then the host, which
-// noticed the loss as its renewals failed, has cancelled the task. A task
-// therefore never completes successfully on two hosts; what a cancelled
-// agent had already done to the world outside (a file it wrote) is not
-// undone.
+// lease (Node.Fence in cluster/etcd), which ends when its lease is lost,
+// and [Held] says whether the lease is held for certain at a given
+// instant, even before that context ends (a host that wakes from a pause
+// longer than its lease). A forwarded task completes only by writing its
+// [Completion] to etcd in a transaction that etcd refuses once the host's
+// record is no longer bound to the lease the task ran under: the lease is
+// the fencing token, checked by the store that takes the write. The
+// forwarding host reads the completion before it places a task again
+// ([StepCheck]): one found is the result, delivered whether or not the
+// host that wrote it ever answers; one not found by the time the lease
+// expired never will be. A task's result is therefore accepted once,
+// whatever was paused; what an attempt whose result was refused had
+// already done to the world outside (a file it wrote) is not undone, and
+// its plugin, whose host stopped answering, stopped itself within a
+// third of the lease TTL (docs/cluster.md, "Fencing").
 //
 // # Partitions
 //

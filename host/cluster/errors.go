@@ -29,6 +29,10 @@ var (
 	// forwarding host places the task elsewhere, as it does when a host
 	// leaves the cluster mid-task.
 	ErrInterrupted = errors.New("the host running the task stopped it before it finished")
+	// ErrFenced is wrapped by the error of work a host stopped, or whose
+	// result it refused, because the lease the work ran under is lost or
+	// no longer held for certain (see Held): the result is stale.
+	ErrFenced = errors.New("the cluster lease the work ran under is lost")
 	// ErrExhausted: every attempt a forward was allowed failed.
 	ErrExhausted = errors.New("no host could run the task")
 	// ErrNoHost: no member runs the agent.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // Target is where a task goes: a session on a host, or, with Session
@@ -42,6 +44,15 @@ const (
 	TaskInterrupted
 )
 
+var statusNames = [...]string{TaskUnknown: "unknown", TaskRunning: "running", TaskDone: "done", TaskInterrupted: "interrupted"}
+
+func (s TaskStatus) String() string {
+	if s >= 0 && int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("TaskStatus(%d)", int(s))
+}
+
 // The member (cluster/member) sends a task with cluster/peer's Client,
 // over the hosts' mutually authenticated API. The receiving host keeps,
 // under the task's idempotency key, that it accepted the task and, once
@@ -72,13 +83,18 @@ const (
 	// not be asked. Wait for a while or for the view to change, then
 	// report with Forward.Waited whether the host is still a member.
 	StepWait
+	// StepCheck: the task may have completed on Step.Target.Host, which
+	// left or stopped it: before it is placed elsewhere, read whether
+	// its completion was written (Membership.Completion), and report
+	// with Forward.Checked.
+	StepCheck
 	// StepDone: the task ran, on Step.Target; its result is the caller's.
 	StepDone
 	// StepFail: give up with Step.Err.
 	StepFail
 )
 
-var stepNames = [...]string{StepPlace: "place", StepSend: "send", StepAsk: "ask", StepWait: "wait", StepDone: "done", StepFail: "fail"}
+var stepNames = [...]string{StepPlace: "place", StepSend: "send", StepAsk: "ask", StepWait: "wait", StepCheck: "check", StepDone: "done", StepFail: "fail"}
 
 func (k StepKind) String() string {
 	if k >= StepPlace && int(k) < len(stepNames) {
@@ -109,6 +125,7 @@ const DefaultMaxPlacements = 4
 //		case cluster.StepSend:  _, err := peers.Forward(ctx, member(s.Target.Host), s.Target.Session, key, task); s = f.Sent(err)
 //		case cluster.StepAsk:   st, _, err := peers.Status(ctx, member(s.Target.Host), key); s = f.Asked(st, err)
 //		case cluster.StepWait:  wait(ctx); _, member := view.Member(s.Target.Host); s = f.Waited(member)
+//		case cluster.StepCheck: c, ok, err := node.Completion(ctx, key); s = f.Checked(c, ok, err)
 //		case cluster.StepDone:  return result
 //		case cluster.StepFail:  return s.Err
 //		}
@@ -123,6 +140,16 @@ const DefaultMaxPlacements = 4
 //     the cluster (its lease expired, and a host that loses its lease
 //     cancels the forwarded tasks it runs: see the package doc on
 //     fencing).
+//   - And, when the host may have accepted it (it stopped the task, or
+//     left), only once its completion is known not to be written
+//     (StepCheck): a host completes a task by writing its completion
+//     under its lease, which etcd refuses once the lease expired, so a
+//     completion not written by then never will be. A completion found
+//     ends the forward with its result, or, when the result was too
+//     large for etcd, with the completing host's answer, waited for
+//     however long it takes within the task's context: the task is
+//     never placed again. A completion that cannot be read (etcd
+//     away) is read again after a wait.
 //   - When a send fails in any other way (a timeout, a connection lost
 //     after the request went out), the host is asked about the key: done
 //     ends the forward with that result; running or unanswered while the
@@ -142,6 +169,12 @@ type Forward struct {
 	sessions      []string // RemoteIDs left out
 	refusals      map[string]int
 	history       []string
+	attempts      []hearth.Attempt
+	// checking: the wait is for reading the completion again.
+	checking bool
+	// completedOn is the host that wrote the task's completion without
+	// its result: only its answer ends the forward.
+	completedOn string
 }
 
 // NewForward starts the forward of the task with idempotency key key;
@@ -161,6 +194,10 @@ func (f *Forward) ExcludedHosts() []string { return slices.Clone(f.hosts) }
 
 // Excluded are the remote sessions (RemoteIDs) placement must leave out.
 func (f *Forward) Excluded() []string { return slices.Clone(f.sessions) }
+
+// CompletedOn says whether host wrote the task's completion without its
+// result: the forward then waits for that host's answer.
+func (f *Forward) CompletedOn(host string) bool { return f.completedOn != "" && f.completedOn == host }
 
 // History says what each attempt met, for the task's events.
 func (f *Forward) History() []string { return slices.Clone(f.history) }
@@ -233,7 +270,7 @@ func (f *Forward) Sent(err error) Step {
 		// had left.
 		f.note(t, "interrupted", err)
 		f.excludeHost(t.Host)
-		return f.place()
+		return f.check()
 	case errors.Is(err, ErrRefused):
 		f.note(t, "refused", err)
 		f.refusals[t.Host]++
@@ -267,10 +304,14 @@ func (f *Forward) Asked(st TaskStatus, err error) Step {
 	case st == TaskRunning:
 		f.state = StepWait
 		return Step{Kind: StepWait, Target: t}
+	case f.completedOn != "":
+		// It wrote the completion, and now does not know the key, or
+		// stopped it: its store lost the result.
+		return f.fail(fmt.Errorf("task %s completed on host %s, which no longer has its result (it answers %s); it is not run again", f.key, t.Host, st))
 	case st == TaskInterrupted:
 		f.note(t, "interrupted there", nil)
 		f.excludeHost(t.Host)
-		return f.place()
+		return f.check()
 	}
 	// The host never accepted it: the task is not running anywhere.
 	f.note(t, "not accepted", nil)
@@ -285,15 +326,70 @@ func (f *Forward) Waited(member bool) Step {
 		return f.misuse("Waited")
 	}
 	t := f.cur
-	if member {
+	switch {
+	case f.checking:
+		f.checking = false
+		f.state = StepCheck
+		return Step{Kind: StepCheck, Target: t}
+	case member || f.completedOn != "":
 		f.state = StepAsk
 		return Step{Kind: StepAsk, Target: t}
 	}
-	// Its lease expired: it cancelled what it ran for others, and its
-	// answer, should it come back, is no longer awaited.
-	f.note(t, "left the cluster", nil)
-	f.excludeHost(t.Host)
-	return f.place()
+	return f.left()
+}
+
+// Left reports, instead of asking, that the host to ask left the
+// cluster: no use waiting for its answer.
+func (f *Forward) Left() Step {
+	if f.state != StepAsk || f.completedOn != "" {
+		return f.misuse("Left")
+	}
+	return f.left()
+}
+
+func (f *Forward) left() Step {
+	// Its lease expired: it cancelled what it ran for others, and can
+	// no longer complete it; its answer, should it come back, is no
+	// longer awaited.
+	f.note(f.cur, "left the cluster", nil)
+	f.excludeHost(f.cur.Host)
+	return f.check()
+}
+
+// check reads the completion of a task the current target may have
+// completed before it is placed elsewhere.
+func (f *Forward) check() Step {
+	f.state = StepCheck
+	return Step{Kind: StepCheck, Target: f.cur}
+}
+
+// Checked reports what reading the task's completion returned: c, when
+// found is true, or err when it could not be read.
+func (f *Forward) Checked(c Completion, found bool, err error) Step {
+	if f.state != StepCheck {
+		return f.misuse("Checked")
+	}
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return f.fail(fmt.Errorf("task %s: reading whether it completed on %s: %w", f.key, f.cur.Host, err))
+	case err != nil:
+		f.checking = true
+		f.state = StepWait
+		return Step{Kind: StepWait, Target: f.cur}
+	case !found:
+		return f.place()
+	}
+	t := Target{Host: c.Host}
+	f.cur = t
+	if c.OnHost {
+		f.history = append(f.history, t.String()+": completed; its result is kept there")
+		f.completedOn = c.Host
+		f.state = StepAsk
+		return Step{Kind: StepAsk, Target: t}
+	}
+	f.history = append(f.history, t.String()+": completed")
+	f.state = StepDone
+	return Step{Kind: StepDone, Target: t}
 }
 
 func (f *Forward) excludeHost(h string) {
@@ -305,7 +401,29 @@ func (f *Forward) excludeHost(h string) {
 func (f *Forward) note(t Target, what string, err error) {
 	s := t.String() + ": " + what
 	if err != nil {
+		what += " (" + err.Error() + ")"
 		s += " (" + err.Error() + ")"
 	}
 	f.history = append(f.history, s)
+	// One attempt per placement, saying what it came to last: a send
+	// that was lost, then the host left, is the one attempt.
+	if n := len(f.attempts); n > 0 && n == f.placements && f.attempts[n-1].Host == t.Host {
+		f.attempts[n-1].Result = what
+		return
+	}
+	f.attempts = append(f.attempts, hearth.Attempt{Host: t.Host, Session: t.Session, Result: what})
+}
+
+// Attempts says where the task went and what each attempt met, ending
+// with where it completed (host, session), for its outcome
+// (hearth.Decision.Attempts). A host that completed the task it left
+// or stopped answering about (its completion was read) is that one
+// attempt, completed.
+func (f *Forward) Attempts(host, session string) []hearth.Attempt {
+	out := slices.Clone(f.attempts)
+	if n := len(out); n > 0 && n == f.placements && out[n-1].Host == host {
+		out[n-1].Result, out[n-1].Session = "completed", session
+		return out
+	}
+	return append(out, hearth.Attempt{Host: host, Session: session, Result: "completed"})
 }

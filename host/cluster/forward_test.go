@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // report is one thing the engine reports to a Forward, and the step it
@@ -32,6 +34,21 @@ func asked(st TaskStatus, err error, want StepKind) report {
 
 func waited(member bool, want StepKind) report {
 	return report{func(f *Forward) Step { return f.Waited(member) }, want, Target{}}
+}
+
+// notCompleted and completed report the reading of the task's
+// completion; unreadable, that etcd did not answer.
+func notCompleted() report {
+	return report{func(f *Forward) Step { return f.Checked(Completion{}, false, nil) }, StepPlace, Target{}}
+}
+
+func completed(host string, onHost bool, want StepKind) report {
+	c := Completion{Key: "task-1", Host: host, Epoch: 7, OnHost: onHost}
+	return report{func(f *Forward) Step { return f.Checked(c, true, nil) }, want, Target{Host: host}}
+}
+
+func unreadable(err error, want StepKind) report {
+	return report{func(f *Forward) Step { return f.Checked(Completion{}, false, err) }, want, Target{}}
 }
 
 var (
@@ -96,17 +113,50 @@ func TestForward(t *testing.T) {
 		},
 		{
 			name:      "lost, and the host left the cluster: placed elsewhere",
-			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepCheck), notCompleted(), placed("c", ""), sent(nil, StepDone)},
 			wantHosts: []string{"b"},
 		},
 		{
+			name:      "the host left after it completed the task: its completion's result, never a second run",
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepCheck), completed("b", false, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name: "completed, its result too large for etcd: wait for the host's answer however long, never place again",
+			reports: []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(false, StepCheck), completed("b", true, StepAsk),
+				asked(0, errDial, StepWait), waited(false, StepAsk), asked(TaskRunning, nil, StepWait), waited(false, StepAsk), asked(TaskDone, nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "completed, and the host lost the result: fail, never run again",
+			reports:   []report{placed("b", "s1"), sent(errIntr, StepCheck), completed("b", true, StepAsk), asked(TaskInterrupted, nil, StepFail)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "the host to ask left: no wait, the completion is read",
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), {func(f *Forward) Step { return f.Left() }, StepCheck, Target{}}, notCompleted(), placed("c", ""), sent(nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name: "the completion cannot be read: wait and read again, never place while unsure",
+			reports: []report{placed("b", "s1"), sent(errIntr, StepCheck), unreadable(errLost, StepWait), waited(false, StepCheck),
+				unreadable(errLost, StepWait), waited(true, StepCheck), notCompleted(), placed("c", ""), sent(nil, StepDone)},
+			wantHosts: []string{"b"},
+		},
+		{
+			name:      "the caller gave up while reading the completion",
+			reports:   []report{placed("b", "s1"), sent(errIntr, StepCheck), unreadable(context.Canceled, StepFail)},
+			wantHosts: []string{"b"},
+			wantErr:   context.Canceled,
+		},
+		{
 			name:      "sent again to a host that restarted mid-task: placed elsewhere, as for a host that left",
-			reports:   []report{placed("b", "s1"), sent(errIntr, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			reports:   []report{placed("b", "s1"), sent(errIntr, StepCheck), notCompleted(), placed("c", ""), sent(nil, StepDone)},
 			wantHosts: []string{"b"},
 		},
 		{
 			name:      "lost, and the host restarted mid-task: placed elsewhere",
-			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(true, StepAsk), asked(TaskInterrupted, nil, StepPlace), placed("c", ""), sent(nil, StepDone)},
+			reports:   []report{placed("b", "s1"), sent(errLost, StepAsk), asked(0, errDial, StepWait), waited(true, StepAsk), asked(TaskInterrupted, nil, StepCheck), notCompleted(), placed("c", ""), sent(nil, StepDone)},
 			wantHosts: []string{"b"},
 		},
 		{
@@ -173,5 +223,39 @@ func TestForwardUnplaceable(t *testing.T) {
 	}
 	if h := f.History(); len(h) != 1 {
 		t.Fatalf("history %q", h)
+	}
+}
+
+// TestForwardAttempts: one attempt per placement, saying what it came to
+// last, ending where the task completed; a host whose completion was
+// read after it left is the one attempt, completed.
+func TestForwardAttempts(t *testing.T) {
+	f := NewForward("task-3", 0)
+	f.Start()
+	f.Placed(Target{"b", "s1"})
+	f.Sent(errLost)
+	f.Left()
+	f.Checked(Completion{}, false, nil)
+	f.Placed(Target{"c", ""})
+	f.Sent(errDial)
+	f.Placed(Target{"d", "s4"})
+	got := f.Attempts("d", "s4")
+	want := []hearth.Attempt{{Host: "b", Session: "s1", Result: "left the cluster"}, {Host: "c", Result: "unreachable (" + errDial.Error() + ")"}, {Host: "d", Session: "s4", Result: "completed"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("attempts %+v, want %+v", got, want)
+	}
+
+	f = NewForward("task-4", 0)
+	f.Start()
+	f.Placed(Target{"b", "s1"})
+	f.Sent(errLost)
+	f.Left()
+	if s := f.Checked(Completion{Key: "task-4", Host: "b", Epoch: 9}, true, nil); s.Kind != StepDone {
+		t.Fatalf("a completion read: %v", s.Kind)
+	}
+	got = f.Attempts("b", "s1")
+	want = []hearth.Attempt{{Host: "b", Session: "s1", Result: "completed"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("attempts %+v, want %+v", got, want)
 	}
 }

@@ -94,6 +94,10 @@
 //	                                  for the final flush on exit
 //	cluster.tls               off; ca_file, cert_file, key_file (mutual TLS
 //	                          to etcd; relative paths: to the config file)
+//	telemetry                 off: no spans, nothing exported, unless the
+//	                          OTEL_* variables ask for OTLP. With the block:
+//	                          tracing on; each setting's default is its
+//	                          OTEL_* variable's (telemetry.go lists them)
 //
 // The matcher's freshness reaches 0 at each agent's pool.idle_timeout.
 // Pipelines' defaults are in the next section.
@@ -181,6 +185,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -233,6 +238,9 @@ type Config struct {
 	Cluster *cluster.Config
 	// Store is how the store meets a full or stuck disk (the store block).
 	Store Store
+	// Telemetry is the telemetry block: tracing over OTLP (telemetry.go);
+	// zero without one, when the OTEL_* variables alone decide.
+	Telemetry telemetry.Settings
 	// Warnings are what the file leaves for later to go wrong without
 	// being wrong itself (a model's key variable not set where hearth
 	// runs): WriteWarnings prints them.
@@ -359,6 +367,10 @@ type Agent struct {
 	// Model holds the model block's settings, nil without one. They are
 	// in Env already (HEARTH_MODEL_*), and its key variable in PassEnv.
 	Model *Model
+	// ClaudeCode holds the claude_code block's settings, nil without one.
+	// They are in Env already (HEARTH_CLAUDE_*), its key variable in
+	// PassEnv, and its grants in ReadPaths and ConnectPorts.
+	ClaudeCode *ClaudeCode
 }
 
 // WhenFull says what a pool does when a task needs a new session and the

@@ -94,6 +94,7 @@ type rawFile struct {
 	Hooks     *rawHooks      `hcl:"hooks,block"`
 	Cluster   *rawCluster    `hcl:"cluster,block"`
 	Store     *rawStore      `hcl:"store,block"`
+	Telemetry *rawTelemetry  `hcl:"telemetry,block"`
 	// Confinement is every agent's default confinement (confine.go).
 	Confinement *string `hcl:"confinement,optional"`
 }
@@ -136,6 +137,7 @@ type rawAgent struct {
 	Pool           *rawPool          `hcl:"pool,block"`
 	Fingerprint    *rawFingerprint   `hcl:"fingerprint,block"`
 	Model          *rawModel         `hcl:"model,block"`
+	ClaudeCode     *rawClaudeCode    `hcl:"claude_code,block"`
 	Body           hcl.Body          `hcl:",body"`
 	DefRange       hcl.Range         `hcl:",def_range"`
 }
@@ -293,6 +295,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	cfg.Hooks = v.hooks(raw.Hooks, cfg)
 	cfg.Cluster = v.cluster(raw.Cluster)
 	cfg.Store = v.store(raw.Store)
+	cfg.Telemetry = v.telemetry(raw.Telemetry)
 	return cfg
 }
 
@@ -384,6 +387,13 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 	}
 	if ra.External == nil {
 		v.agentConfinement(ra, a)
+	}
+	if ra.ClaudeCode != nil {
+		if ra.External != nil {
+			v.errorf(ra.ClaudeCode.DefRange, "claude_code on an external agent", "Agent %q is external: hearth does not run it, so a claude_code block configures nothing. Remove it, or use bundled = \"claude\" for sessions hearth starts.", ra.Name)
+		} else {
+			v.claudeCode(ra, a)
+		}
 	}
 	if p := ra.Pool; p != nil {
 		pat := func(name string) hcl.Range { return attrRange(p.Body, name, blockRange(p.Body, ra.DefRange)) }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -161,24 +160,7 @@ func (v *validator) model(ra *rawAgent, a *Agent) {
 	}
 	v.modelMCP(rm, m)
 	a.Model = m
-	env := m.Env()
-	for k := range env {
-		if _, ok := a.Env[k]; ok {
-			v.errorf(attrRange(ra.Body, "env", ra.DefRange), "Model setting set twice", "Agent %q sets %s in env and in its model block; keep the model block.", ra.Name, k)
-		}
-	}
-	merged := make(map[string]string, len(a.Env)+len(env))
-	maps.Copy(merged, a.Env)
-	maps.Copy(merged, env)
-	a.Env = merged
-	if m.APIKeyEnv != "" {
-		if a.PassEnv == nil {
-			a.PassEnv = slices.Clone(DefaultPassEnv)
-		}
-		if !slices.Contains(a.PassEnv, m.APIKeyEnv) {
-			a.PassEnv = append(a.PassEnv, m.APIKeyEnv)
-		}
-	}
+	v.blockEnv(ra, a, "model", m.Env(), m.APIKeyEnv)
 }
 
 // Env returns the variables that carry m to the model agent (see

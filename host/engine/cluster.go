@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/cluster/member"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/matcher"
@@ -26,6 +28,9 @@ type Cluster interface {
 	// Changed says a session's summary (and, with hostToo, the host's
 	// load) may have changed.
 	Changed(session string, hostToo bool)
+	// Learned says a placement taught a session what its published
+	// summary does not say yet: it goes out now.
+	Learned(session string)
 	// Reloaded says the config was reloaded; added, that it made new
 	// pools.
 	Reloaded(added bool)
@@ -91,4 +96,23 @@ func (e *Engine) changed(session string, hostToo bool) {
 	if e.cluster != nil {
 		e.cluster.Changed(session, hostToo)
 	}
+}
+
+// vouch is how long a cluster's plugins go on without hearing from their
+// host (process.Launch.Vouch): a third of the lease TTL, at least what
+// gRPC's keep-alive can detect (1.25 s). A host renews its lease every
+// third of the TTL, so when it is paused its lease has at least two
+// thirds of the TTL left: its plugins stop before the lease expires and
+// another host may run their tasks. Without a cluster, 0: a paused host
+// is waited for.
+func (e *Engine) vouch() time.Duration {
+	c := e.cfg.Cluster
+	if c == nil || e.cluster == nil {
+		return 0
+	}
+	ttl := c.LeaseTTL
+	if ttl == 0 {
+		ttl = cluster.DefaultLeaseTTL
+	}
+	return max(ttl/3, 1250*time.Millisecond)
 }

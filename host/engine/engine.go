@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -50,6 +51,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
@@ -57,6 +59,7 @@ import (
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/runs"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
@@ -84,6 +87,8 @@ type Options struct {
 	// ReapInterval is how often idle sessions are looked for; by default a
 	// quarter of the shortest idle timeout, at most a minute.
 	ReapInterval time.Duration
+	// Version is the hearth the host runs in, which Status reports.
+	Version string
 	// Cluster, when set, is the cluster the host is a member of
 	// (host/cluster/member); New attaches it to the host's parts.
 	Cluster Cluster
@@ -92,6 +97,9 @@ type Options struct {
 	// called on the host's hot paths, so it must be quick and must not
 	// block.
 	Observe func(*hearth.Event)
+	// Telemetry is the host's tracing (internal/telemetry); nil: none.
+	// The engine does not shut it down: its owner does, after Close.
+	Telemetry *telemetry.Provider
 }
 
 // Engine is the in-process engine, the composition root of one host. Its
@@ -104,6 +112,8 @@ type Engine struct {
 	bundled      BundledFunc
 	bundledNames []string
 	now          func() time.Time
+	version      string
+	started      time.Time
 	store        *store.Store
 	ownsStore    bool
 
@@ -136,9 +146,21 @@ type Engine struct {
 	// cluster is the cluster the host is a member of (cluster.go); nil
 	// without a cluster block.
 	cluster Cluster
+	// telemetry is the host's tracing, and tracer the engine's spans
+	// (trace.go).
+	telemetry *telemetry.Provider
+	tracer    trace.Tracer
 }
 
-var _ hearth.Service = (*Engine)(nil)
+// The engine is every service of the vocabulary: the daemon serves it
+// through them, and the CLI works on it, or on the daemon's client,
+// through the same ones.
+var (
+	_ hearth.Service      = (*Engine)(nil)
+	_ hearth.EventSource  = (*Engine)(nil)
+	_ hearth.StatusReader = (*Engine)(nil)
+	_ hearth.Admin        = (*Engine)(nil)
+)
 
 // New starts a host for opts.Config. It spawns nothing until work arrives.
 func New(opts Options) (*Engine, error) {
@@ -151,18 +173,25 @@ func New(opts Options) (*Engine, error) {
 		bundled:      opts.Bundled,
 		bundledNames: opts.BundledNames,
 		now:          opts.Now,
+		version:      opts.Version,
 		store:        opts.Store,
 		pools:        make(map[string]*pool.Pool),
 		closing:      make(chan struct{}),
 		observe:      opts.Observe,
 		cluster:      opts.Cluster,
+		telemetry:    opts.Telemetry,
 	}
+	if h.telemetry == nil {
+		h.telemetry = telemetry.Off()
+	}
+	h.tracer = h.telemetry.TracerProvider().Tracer(scope)
 	if h.logger == nil {
 		h.logger = hclog.NewNullLogger()
 	}
 	if h.now == nil {
 		h.now = time.Now
 	}
+	h.started = h.now()
 	h.hardStop, h.hardStopCancel = context.WithCancel(context.Background())
 	h.guards.Store(h.cfg.GuardSet())
 	var err error
@@ -312,8 +341,19 @@ func (e *Engine) runnable(agent string) error {
 	return p.Runnable()
 }
 
-// Agents lists the configured agents in config order.
-func (e *Engine) Agents() []hearth.AgentStatus {
+// Status says what the host is and how it is doing, read from memory:
+// what a metrics scrape asks for, as often as it likes.
+func (e *Engine) Status(context.Context) (hearth.HostStatus, error) {
+	lsm, vlog := e.store.Size()
+	return hearth.HostStatus{
+		Version: e.version, DataDir: e.store.Dir(), PID: os.Getpid(), Started: e.started,
+		Config: e.config().Path, ProtocolVersion: plugin.ProtocolVersion,
+		Agents: e.agents(), Sessions: e.sessionCounts(), Store: hearth.StoreSize{LSM: lsm, VLog: vlog},
+	}, nil
+}
+
+// agents lists the configured agents in config order.
+func (e *Engine) agents() []hearth.AgentStatus {
 	e.mu.RLock()
 	cfg, pools := e.cfg, e.pools
 	e.mu.RUnlock()
@@ -332,10 +372,9 @@ func (e *Engine) Agents() []hearth.AgentStatus {
 	return out
 }
 
-// SessionCounts counts the sessions by agent and status (live, starting,
-// retiring, dormant, lost), without reading the store: what a metrics
-// scrape asks for.
-func (e *Engine) SessionCounts() []hearth.SessionCount {
+// sessionCounts counts the sessions by agent and status (live, starting,
+// retiring, dormant, lost), without reading the store.
+func (e *Engine) sessionCounts() []hearth.SessionCount {
 	var out []hearth.SessionCount
 	for _, p := range e.poolList() {
 		n := p.Counts()
@@ -346,17 +385,11 @@ func (e *Engine) SessionCounts() []hearth.SessionCount {
 	return out
 }
 
-// StoreSize is the size of the store's files: its LSM tree and its value
-// log.
-func (e *Engine) StoreSize() (lsm, vlog int64) { return e.store.Size() }
-
-// DataDir is the data directory the host keeps its store in.
-func (e *Engine) DataDir() string { return e.store.Dir() }
-
 // Backup writes a consistent backup of the data directory to w while the
 // host serves (store.Backup).
-func (e *Engine) Backup(ctx context.Context, w io.Writer) (store.BackupStats, error) {
-	return e.store.Backup(ctx, w)
+func (e *Engine) Backup(ctx context.Context, w io.Writer) (hearth.BackupStats, error) {
+	st, err := e.store.Backup(ctx, w)
+	return hearth.BackupStats(st), err
 }
 
 // Config returns the configuration in force (it changes on Reload).

@@ -86,7 +86,7 @@ func (pe *poolEvents) ToolUse(ev *hearth.Event) {
 // acknowledged.
 type bus struct {
 	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	subs map[*subscription]struct{}
 
 	// queue holds emitted events waiting for their writes; one drain
 	// goroutine at a time (draining) publishes them in order.
@@ -167,24 +167,31 @@ func (b *bus) drain() {
 	}
 }
 
-// Subscription receives events published after it was made.
-type Subscription struct {
-	C       <-chan hearth.Event
-	c       chan hearth.Event
-	b       *bus
+// subscriptionBuffer is a subscription's buffer when its filter names
+// none.
+const subscriptionBuffer = 256
+
+// subscription receives the events its filter matches, published after
+// it was made. It is the engine's hearth.Subscription.
+type subscription struct {
+	c      chan hearth.Event
+	b      *bus
+	filter hearth.EventFilter
+	// mu guards dropped and stop, which ends the watch of the
+	// subscription's context.
 	mu      sync.Mutex
 	dropped uint64
-	closed  bool
-	// run, when set, limits the subscription to the events of one run.
-	run string
+	stop    func() bool
 }
 
-func (b *bus) subscribe(buffer int, run string) *Subscription {
-	c := make(chan hearth.Event, buffer)
-	s := &Subscription{C: c, c: c, b: b, run: run}
+func (b *bus) subscribe(f hearth.EventFilter) *subscription {
+	if f.Buffer <= 0 {
+		f.Buffer = subscriptionBuffer
+	}
+	s := &subscription{c: make(chan hearth.Event, f.Buffer), b: b, filter: f}
 	b.mu.Lock()
 	if b.subs == nil {
-		b.subs = make(map[*Subscription]struct{})
+		b.subs = make(map[*subscription]struct{})
 	}
 	b.subs[s] = struct{}{}
 	b.mu.Unlock()
@@ -195,7 +202,7 @@ func (b *bus) publish(e hearth.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
-		if s.run != "" && e.Run != s.run {
+		if !s.filter.Match(e) {
 			continue
 		}
 		select {
@@ -208,8 +215,21 @@ func (b *bus) publish(e hearth.Event) {
 	}
 }
 
-// Close ends the subscription and closes C.
-func (s *Subscription) Close() {
+// Events delivers the subscription's events; it is closed by Close.
+func (s *subscription) Events() <-chan hearth.Event { return s.c }
+
+// Err is nil: a subscription in the host's own process ends only when it
+// is closed.
+func (s *subscription) Err() error { return nil }
+
+// Close ends the subscription and closes its channel.
+func (s *subscription) Close() {
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
 	if _, ok := s.b.subs[s]; ok {
@@ -218,32 +238,32 @@ func (s *Subscription) Close() {
 	}
 }
 
-// Dropped is how many events the subscriber missed because its buffer was
-// full.
-func (s *Subscription) Dropped() uint64 {
+// Dropped is how many matching events the subscriber missed because its
+// buffer was full.
+func (s *subscription) Dropped() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dropped
 }
 
-// Subscribe returns a subscription to the host's events, buffering up to
-// buffer of them. Close it when done.
-func (e *Engine) Subscribe(buffer int) *Subscription { return e.events.subscribe(buffer, "") }
-
-// SubscribeRun returns a subscription to the events of one run: its
-// transitions, checkpoints and gates, and its tasks' placements,
-// progress and results (tool uses are not among them).
-func (e *Engine) SubscribeRun(run string, buffer int) *Subscription {
-	return e.events.subscribe(buffer, run)
+// Subscribe returns a subscription to the host's events that f matches,
+// until it is closed or ctx ends. It never fails.
+func (e *Engine) Subscribe(ctx context.Context, f hearth.EventFilter) (hearth.Subscription, error) {
+	s := e.events.subscribe(f)
+	stop := context.AfterFunc(ctx, s.Close)
+	s.mu.Lock()
+	s.stop = stop
+	s.mu.Unlock()
+	return s, nil
 }
 
-// active reports whether anyone subscribes to every event: tool-use
-// events are only built for the bus when someone listens to them.
+// active reports whether any subscriber takes tool-use events: they are
+// only built for the bus when someone listens to them.
 func (b *bus) active() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
-		if s.run == "" {
+		if s.filter.WantsToolUses() {
 			return true
 		}
 	}

@@ -21,7 +21,7 @@ import (
 // would have been; they get a write.failed event naming it instead.
 func TestEventsOnlyAfterTheirWrites(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	sub := h.Subscribe(16)
+	sub := subscribe(h, 16)
 	defer sub.Close()
 
 	h.emit(hearth.Event{Kind: hearth.EventRunTask, Run: "r1", Task: "a", From: "running", To: "succeeded", Message: "a: succeeded"})
@@ -40,10 +40,10 @@ func TestEventsOnlyAfterTheirWrites(t *testing.T) {
 	}
 }
 
-func next(t *testing.T, sub *Subscription) hearth.Event {
+func next(t *testing.T, sub *subscription) hearth.Event {
 	t.Helper()
 	select {
-	case e := <-sub.C:
+	case e := <-sub.Events():
 		return e
 	case <-time.After(runTimeout):
 		t.Fatal("no event")
@@ -159,7 +159,7 @@ func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("retry", []string{"a", "fail:not yet"})
 	p.Retry = hearth.Retry{Attempts: 3, Backoff: time.Hour, MaxBackoff: time.Hour}
-	sub := h.Subscribe(64)
+	sub := subscribe(h, 64)
 	defer sub.Close()
 	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p})
 	if err != nil {
@@ -325,4 +325,9 @@ func TestOversizeOutputFailsItsTask(t *testing.T) {
 	if out := current(t, outputsOf(t, h, info.ID), "fits"); len(out.Output) != hearth.MaxOutput-100 {
 		t.Errorf("the output under the limit came back with %d bytes", len(out.Output))
 	}
+}
+
+// subscribe subscribes to every event of h, tool uses included.
+func subscribe(h *Engine, buffer int) *subscription {
+	return h.events.subscribe(hearth.EventFilter{ToolUses: true, Buffer: buffer})
 }

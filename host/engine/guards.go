@@ -11,8 +11,8 @@ import (
 // runs, task_result on its result, transition on a run's stages. The
 // pools apply session_reuse and pre_tool_use.
 
-// Guards returns the guards in force.
-func (e *Engine) Guards() *guard.Set { return e.guards.Load() }
+// guardSet returns the guards in force.
+func (e *Engine) guardSet() *guard.Set { return e.guards.Load() }
 
 // admit runs the task_admission guards on a task; run is the run it
 // belongs to, zero for a task on its own. A refusal is an event.
@@ -28,7 +28,7 @@ func (e *Engine) admit(t hearth.Task, run guard.Run) error {
 // admission is the task_admission guard that refuses a task, nil when
 // none does.
 func (e *Engine) admission(t hearth.Task, run guard.Run) *guard.Verdict {
-	gs := e.Guards()
+	gs := e.guardSet()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.TaskAdmission, m) {
 		return nil
@@ -39,7 +39,7 @@ func (e *Engine) admission(t hearth.Task, run guard.Run) *guard.Verdict {
 // gate runs the task_result guards on a task's result; run is the run it
 // belongs to, zero for a task on its own.
 func (e *Engine) gate(t hearth.Task, session string, res sdk.Result, run guard.Run) *hearth.Gate {
-	gs := e.Guards()
+	gs := e.guardSet()
 	m := guard.Match{Agent: t.Agent, Task: t.Name}
 	if !gs.Any(guard.TaskResult, m) {
 		return nil
@@ -61,7 +61,7 @@ func (e *Engine) gate(t hearth.Task, session string, res sdk.Result, run guard.R
 // transition is the transition guard that blocks run leaving stage from
 // for stage to, given the run's state document, nil when none does.
 func (e *Engine) transition(run guard.Run, from, to string) *guard.Verdict {
-	gs := e.Guards()
+	gs := e.guardSet()
 	m := guard.Match{From: from, To: to}
 	if !gs.Any(guard.Transition, m) {
 		return nil

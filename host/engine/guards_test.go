@@ -44,7 +44,7 @@ func TestAdmissionGuardDenies(t *testing.T) {
 	if !errors.As(err, &de) || !errors.Is(err, hearth.ErrDenied) || de.Guard != "no-drops" || !strings.Contains(err.Error(), `task t1 was denied by guard "no-drops": destructive prompts need a person`) {
 		t.Fatalf("got %v", err)
 	}
-	if st := h.Agents()[0]; st.Live != 0 {
+	if st := h.agents()[0]; st.Live != 0 {
 		t.Errorf("a denied task started a session: %+v", st)
 	}
 	if _, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "echo:fine"}); err != nil {
@@ -119,7 +119,7 @@ func TestReload(t *testing.T) {
 
 	// The agent's definition changes: its session is retired, and the
 	// next task gets a new one. The second agent is removed.
-	sub := h.Subscribe(64)
+	sub := subscribe(h, 64)
 	defer sub.Close()
 	changed := a
 	changed.Env = map[string]string{envPlugin: "agent", "GORACE": "atexit_sleep_ms=0", "MODE": "new"}
@@ -155,7 +155,7 @@ func TestReload(t *testing.T) {
 func TestIgnoredDenialFailsTheTask(t *testing.T) {
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
 		Condition: `touches("**/.env")`, Message: "secrets are off limits"}))
-	sub := h.Subscribe(64)
+	sub := subscribe(h, 64)
 	defer sub.Close()
 	for _, prompt := range []string{"defy:app/.env", "defy:app/./.env;read:app/main.go", "read:app/main.go;defy:app/.env"} {
 		for _, required := range []bool{false, true} {

@@ -185,9 +185,9 @@ func runHost(mode string) int {
 	case "sigterm":
 		// Run a task that waits for a file, report once it is running,
 		// and shut down gracefully on SIGTERM.
-		sub := h.Subscribe(64)
+		sub := subscribe(h, 64)
 		grace, _ := time.ParseDuration(os.Getenv("HEARTH_TEST_GRACE"))
-		return hosttest.StopOnSIGTERM(h, "scripted", sub.C, sub.Close, os.Getenv("HEARTH_TEST_RELEASE"), grace)
+		return hosttest.StopOnSIGTERM(h, "scripted", sub.Events(), sub.Close, os.Getenv("HEARTH_TEST_RELEASE"), grace)
 	}
 	fmt.Println("unknown mode", mode)
 	return 1

@@ -75,7 +75,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 				}
 				after := heapInUse()
 				per += float64(after-before) / sessions
-				if st := h.Agents()[0]; st.Dormant != sessions {
+				if st := h.agents()[0]; st.Dormant != sessions {
 					b.Fatalf("restored %d dormant sessions, want %d", st.Dormant, sessions)
 				}
 				runtime.KeepAlive(h)

@@ -26,8 +26,13 @@ func (e *Engine) newPool(a *config.Agent, m config.Matcher) (*pool.Pool, error) 
 		return nil, err
 	}
 	return pool.New(sp, pool.Deps{
-		Store: sessionStore{e.store}, Events: (*poolEvents)(e), Guards: e.Guards, TLS: e.tls,
-		Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop,
+		Store: sessionStore{e.store}, Events: (*poolEvents)(e), Guards: e.guardSet, TLS: e.tls,
+		Logger: e.logger, Now: e.now, Closing: e.closing, HardStop: e.hardStop, Telemetry: e.telemetry,
+		Learned: func(session string) {
+			if e.cluster != nil {
+				e.cluster.Learned(session)
+			}
+		},
 	})
 }
 
@@ -48,11 +53,15 @@ func (e *Engine) poolSpec(a *config.Agent, m config.Matcher) (pool.Spec, error) 
 		Fingerprint: pool.Limits{MaxFiles: a.Fingerprint.MaxFiles, MaxDirectories: a.Fingerprint.MaxDirectories, MaxTechnologies: a.Fingerprint.MaxTechnologies},
 		Matcher:     m.For(a),
 	}
+	if a.Model != nil {
+		sp.Model = a.Model.Model
+	}
 	if a.External == "" {
 		sp.Launch = process.Launch{
 			Argv: argv, Env: pluginEnv(a, bundledEnv), Dir: a.Workspace, SHA256: a.SHA256,
 			Confine:      confinement(a, argv, e.protect, e.blobDir),
 			StartTimeout: a.StartTimeout, HealthInterval: a.HealthInterval,
+			Vouch: e.vouch(),
 		}
 	} else {
 		// No process; its exports and imports of state (none) would be

@@ -102,7 +102,7 @@ func TestFailingPlugins(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := tt.agent()
 			h := newTestHost(t, a)
-			sub := h.Subscribe(16)
+			sub := subscribe(h, 16)
 			defer sub.Close()
 			_, err := h.Submit(context.Background(), hearth.Task{Agent: a.Name, Prompt: "echo:x"})
 			if !errors.Is(err, tt.is) {
@@ -117,7 +117,7 @@ func TestFailingPlugins(t *testing.T) {
 					t.Errorf("error %q\ndoes not contain %q", err, w)
 				}
 			}
-			if n := h.Agents()[0].Live; n != 0 {
+			if n := h.agents()[0].Live; n != 0 {
 				t.Errorf("live sessions: got %d, want 0", n)
 			}
 		})
@@ -195,7 +195,7 @@ func TestTaskPastItsDeadlineStopsTheSession(t *testing.T) {
 
 func TestCallerCancellationKeepsTheSession(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	sub := h.Subscribe(64)
+	sub := subscribe(h, 64)
 	defer sub.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -218,7 +218,7 @@ func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
 	a := testAgent("scripted", "agent")
 	a.HealthInterval = 100 * time.Millisecond
 	h := newTestHost(t, a)
-	sub := h.Subscribe(64)
+	sub := subscribe(h, 64)
 	defer sub.Close()
 	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "pid"})
 	if err != nil {
@@ -303,12 +303,12 @@ func TestSIGTERMWithATaskInFlight(t *testing.T) {
 }
 
 // waitEvent returns the next event of kind, failing the test if none comes.
-func waitEvent(t *testing.T, sub *Subscription, kind hearth.EventKind) hearth.Event {
+func waitEvent(t *testing.T, sub *subscription, kind hearth.EventKind) hearth.Event {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
-		case e, ok := <-sub.C:
+		case e, ok := <-sub.Events():
 			if !ok {
 				t.Fatalf("subscription closed before a %s event", kind)
 			}
@@ -328,7 +328,7 @@ func TestLostSessionsCountAgainstMaxDormant(t *testing.T) {
 	a := testAgent("scripted", "agent")
 	a.Pool.MaxDormant = 2
 	h := newTestHost(t, a)
-	sub := h.Subscribe(64)
+	sub := subscribe(h, 64)
 	defer sub.Close()
 	ctx := context.Background()
 	for range 5 {

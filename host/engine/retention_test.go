@@ -35,12 +35,12 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // awaitRunEvent reads sub until an event of kind arrives.
-func awaitRunEvent(t *testing.T, sub *Subscription, kind hearth.EventKind) hearth.Event {
+func awaitRunEvent(t *testing.T, sub *subscription, kind hearth.EventKind) hearth.Event {
 	t.Helper()
 	timeout := time.After(runTimeout)
 	for {
 		select {
-		case e := <-sub.C:
+		case e := <-sub.Events():
 			if e.Kind == kind {
 				return e
 			}
@@ -78,7 +78,7 @@ func TestRetentionPausesAbandonsThenDeletes(t *testing.T) {
 	p.Retry = hearth.Retry{Attempts: 3, Backoff: 1000 * time.Hour, MaxBackoff: 1000 * time.Hour}
 	p.Retention = hearth.Retention{PauseAfter: 24 * time.Hour, AbandonAfter: 7 * 24 * time.Hour, DeleteAfter: 30 * 24 * time.Hour}
 	id := hearth.NewRunID(p.Name, clock.Now())
-	sub := h.SubscribeRun(id, 256)
+	sub := h.events.subscribe(hearth.EventFilter{Run: id, Buffer: 256})
 	defer sub.Close()
 	rh, err := h.StartRun(context.Background(), hearth.RunSpec{Pipeline: p, RunOptions: hearth.RunOptions{ID: id, Files: []string{notes}}})
 	if err != nil {

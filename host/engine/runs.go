@@ -68,11 +68,11 @@ const watchBuffer = 4096
 // run started, and its handle.
 type runWatch struct {
 	handle *runs.Handle
-	sub    *Subscription
+	sub    *subscription
 }
 
 func (w runWatch) ID() string                  { return w.handle.ID }
-func (w runWatch) Events() <-chan hearth.Event { return w.sub.C }
+func (w runWatch) Events() <-chan hearth.Event { return w.sub.Events() }
 func (w runWatch) Done() <-chan struct{}       { return w.handle.Done() }
 func (w runWatch) Close()                      { w.sub.Close() }
 
@@ -85,7 +85,7 @@ func (w runWatch) Wait(ctx context.Context) (hearth.RunInfo, error) {
 
 // watched subscribes to run id's events, then starts it with start.
 func (e *Engine) watched(id string, start func() (*runs.Handle, error)) (hearth.RunWatch, error) {
-	sub := e.SubscribeRun(id, watchBuffer)
+	sub := e.events.subscribe(hearth.EventFilter{Run: id, Buffer: watchBuffer})
 	handle, err := start()
 	if err != nil {
 		sub.Close()
@@ -222,7 +222,7 @@ func (e *Engine) WatchRun(ctx context.Context, id string) (hearth.RunWatch, erro
 	if err != nil {
 		return nil, err
 	}
-	sub := e.SubscribeRun(id, watchBuffer)
+	sub := e.events.subscribe(hearth.EventFilter{Run: id, Buffer: watchBuffer})
 	if handle := e.runs.Handle(id); handle != nil {
 		return runWatch{handle, sub}, nil
 	}

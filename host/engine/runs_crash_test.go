@@ -44,14 +44,14 @@ type testPipeline struct {
 func runCrashHost(h *Engine) int {
 	ctx := context.Background()
 	tp := crashPipeline(os.Getenv("HEARTH_TEST_WORK"))
-	sub := h.Subscribe(256)
+	sub := subscribe(h, 256)
 	rh, err := h.StartRun(ctx, hearth.RunSpec{Pipeline: pipe("crash", tp.tasks...), RunOptions: hearth.RunOptions{}})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
 	fmt.Println("run", rh.ID())
-	for e := range sub.C {
+	for e := range sub.Events() {
 		if e.Kind == hearth.EventTaskProgress {
 			break
 		}

@@ -83,7 +83,7 @@ func sameCounts(t *testing.T, what string, got, want map[string]int) {
 // all, and each task has one success in the log.
 func TestNothingIsDoneBeforeItIsWritten(t *testing.T) {
 	h := newTestHost(t, testAgent("scripted", "agent"))
-	sub := h.Subscribe(4096)
+	sub := subscribe(h, 4096)
 	defer sub.Close()
 	injected := errors.New("injected write failure")
 	var fired atomic.Bool
@@ -111,7 +111,7 @@ func TestNothingIsDoneBeforeItIsWritten(t *testing.T) {
 	var evs []hearth.Event
 	for drained := false; !drained; {
 		select {
-		case e := <-sub.C:
+		case e := <-sub.Events():
 			evs = append(evs, e)
 		default:
 			drained = true
@@ -130,7 +130,7 @@ func TestNothingIsDoneBeforeItIsWritten(t *testing.T) {
 
 	// A store whose write failed takes no writes until it is reopened
 	// (store.ErrWriteFailed): the host restarts on its directory.
-	dir := h.DataDir()
+	dir := h.store.Dir()
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}

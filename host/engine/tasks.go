@@ -14,6 +14,17 @@ import (
 // result, the context artifact the agent left and the placement decision.
 // It blocks until the task is done, ctx is done, or the host shuts down.
 func (e *Engine) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, error) {
+	if t.ID == "" {
+		t.ID = sdk.NewID("task")
+	}
+	ctx, span := e.startSubmit(ctx, t)
+	out, err := e.submit(ctx, t)
+	endSubmit(span, out, err)
+	return out, err
+}
+
+// submit is Submit, within its span.
+func (e *Engine) submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, error) {
 	done, err := e.enter()
 	if err != nil {
 		return nil, err
@@ -25,9 +36,6 @@ func (e *Engine) Submit(ctx context.Context, t hearth.Task) (*hearth.Outcome, er
 	}
 	if err := p.Runnable(); err != nil {
 		return nil, err
-	}
-	if t.ID == "" {
-		t.ID = sdk.NewID("task")
 	}
 	if err := e.admit(t, guard.Run{}); err != nil {
 		return nil, err
@@ -65,7 +73,7 @@ func (e *Engine) execute(ctx context.Context, p *pool.Pool, t hearth.Task, run p
 	if run != nil {
 		gr = run.Guard()
 	}
-	out.Gate = e.gate(t, out.Session, out.Result, gr)
+	out.Gate = e.tracedGate(ctx, t, out.Session, out.Result, gr)
 	return out, nil
 }
 

@@ -7,11 +7,12 @@
 // hearth.Service: the in-process engine, or the daemon's client, chosen
 // by the caller (hearth mcp chooses as every other command does; the
 // daemon mounts the streamable-HTTP handler, Handler, behind its token).
-// The package never sees the engine: it takes the Service, and two
-// optional upgrades found by type assertion, TaskFollower (progress
-// notifications while a submitted task runs) and Agents (the configured
-// agents, named in the tool descriptions so that a model picks a real
-// one).
+// The package never sees the engine: it takes the Service, and two more
+// of the vocabulary's services found by type assertion, which the engine
+// and the client both are: hearth.EventSource (progress notifications
+// while a submitted task runs) and hearth.StatusReader (the version, and
+// the configured agents, named in the tool descriptions so that a model
+// picks a real one).
 //
 // Tools:
 //

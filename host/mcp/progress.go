@@ -31,10 +31,10 @@ func (s *server) notifier(ctx context.Context, req *gomcp.CallToolRequest) func(
 // reports. It returns a function that stops following and returns once
 // the last notification is sent.
 func (s *server) progress(ctx context.Context, req *gomcp.CallToolRequest, id string) (stop func()) {
-	if s.follow == nil || req.Params.GetProgressToken() == nil {
+	if s.events == nil || req.Params.GetProgressToken() == nil {
 		return func() {}
 	}
-	events, end, err := s.follow.FollowTask(ctx, id)
+	sub, err := s.events.Subscribe(ctx, hearth.EventFilter{Kinds: followKinds, Buffer: followBuffer})
 	if err != nil {
 		// Progress is a courtesy: the task runs all the same.
 		return func() {}
@@ -43,7 +43,10 @@ func (s *server) progress(ctx context.Context, req *gomcp.CallToolRequest, id st
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		n := 0
-		for e := range events {
+		for e := range sub.Events() {
+			if e.Task != id {
+				continue
+			}
 			line := taskEventLine(e)
 			if line == "" {
 				continue
@@ -55,11 +58,23 @@ func (s *server) progress(ctx context.Context, req *gomcp.CallToolRequest, id st
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			end()
+			sub.Close()
 			wg.Wait()
 		})
 	}
 }
+
+// followKinds are the kinds of event that say how a task goes, tool uses
+// among them: what progress follows.
+var followKinds = []hearth.EventKind{
+	hearth.EventDecision, hearth.EventSessionSpawned, hearth.EventSessionRehydrated,
+	hearth.EventTaskStarted, hearth.EventTaskProgress, hearth.EventToolUsed, hearth.EventGuardFired,
+	hearth.EventTaskSucceeded, hearth.EventTaskFailed,
+}
+
+// followBuffer is how many of those events a slow follower may fall
+// behind by before it misses some: the host never waits for it.
+const followBuffer = 1024
 
 // taskEventLine says in a line what e means for the task it belongs to,
 // or "" when it is nothing to report.

@@ -17,46 +17,44 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// TaskFollower is an optional upgrade of the Service: the events of one
-// task as they happen, from which submit_task makes its progress
-// notifications. The engine and the daemon's client implement it.
-type TaskFollower interface {
-	// FollowTask returns the events of task id (its placement, tool uses,
-	// progress and end) from now on, until stop is called. Events the
-	// follower cannot keep up with may be dropped; stop closes the
-	// channel.
-	FollowTask(ctx context.Context, id string) (events <-chan hearth.Event, stop func(), err error)
-}
-
-// AgentLister is an optional upgrade of the Service: the configured
-// agents, named in the tool descriptions. The engine implements it.
-type AgentLister interface {
-	Agents() []hearth.AgentStatus
-}
-
 // Options configure a server.
 type Options struct {
-	// Version is hearth's version, told to clients.
+	// Version is hearth's version, told to clients; when empty, the
+	// host's, if the Service is a hearth.StatusReader.
 	Version string
 	// Agents are the configured agents, named in submit_task's and
-	// place_task's descriptions; when empty, the Service's own if it is
-	// an AgentLister. Unknown, the descriptions name none, and the error
-	// for an unknown agent lists them all the same.
+	// place_task's descriptions; when empty, the host's, if the Service
+	// is a hearth.StatusReader. Unknown, the descriptions name none, and
+	// the error for an unknown agent lists them all the same.
 	Agents []hearth.AgentStatus
 	// Logger, when set, logs the SDK's activity.
 	Logger *slog.Logger
 }
 
+// statusTimeout bounds New's question to the host for its version and
+// agents.
+const statusTimeout = 5 * time.Second
+
 // New returns an MCP server with hearth's tools and resources over svc.
 // Connect it to a transport (Run with &gomcp.StdioTransport{}), or serve
-// it over HTTP with Handler.
+// it over HTTP with Handler. The engine and the daemon's client are more
+// than a Service: as a hearth.EventSource, svc gives submit_task its
+// progress notifications; as a hearth.StatusReader, the version and the
+// agents opts leaves out.
 func New(svc hearth.Service, opts Options) *gomcp.Server {
 	s := &server{svc: svc, opts: opts}
-	if f, ok := svc.(TaskFollower); ok {
-		s.follow = f
+	if src, ok := svc.(hearth.EventSource); ok {
+		s.events = src
 	}
-	if l, ok := svc.(AgentLister); ok && len(opts.Agents) == 0 {
-		s.opts.Agents = l.Agents()
+	if sr, ok := svc.(hearth.StatusReader); ok && (opts.Version == "" || len(opts.Agents) == 0) {
+		ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+		if st, err := sr.Status(ctx); err == nil {
+			s.opts.Version = cmpOr(s.opts.Version, st.Version)
+			if len(s.opts.Agents) == 0 {
+				s.opts.Agents = st.Agents
+			}
+		}
+		cancel()
 	}
 	srv := gomcp.NewServer(&gomcp.Implementation{Name: "hearth", Title: "hearth", Version: cmpOr(opts.Version, "dev")}, &gomcp.ServerOptions{
 		Instructions: instructions,
@@ -88,8 +86,10 @@ func Handler(srv *gomcp.Server) http.Handler {
 const instructions = `hearth runs AI agent sessions and keeps each one warm: a session remembers the files, directories and technologies it has worked with. Hand a part of your job to hearth with submit_task, and say what it is about in the hints (files, directories, technologies): hearth then runs it on the session that already knows that part of the code, which answers faster and cheaper than a fresh one. place_task says where a task would go without running it. Runs are pipelines of tasks from a config file: start_run starts one and follows it.`
 
 type server struct {
-	svc    hearth.Service
-	follow TaskFollower
+	svc hearth.Service
+	// events follows a submitted task for its progress; nil when the
+	// Service is no hearth.EventSource.
+	events hearth.EventSource
 	opts   Options
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
@@ -65,6 +66,10 @@ type callbacks struct {
 	// run is the run the task belongs to, nil for a task on its own: what
 	// guards see of it.
 	run Run
+	// span is the task's span on the session (invoke_agent): the parent
+	// of its tool uses' spans, and of its questions' when the agent sends
+	// no span context of its own.
+	span trace.SpanContext
 	// reported counts the task's tool-use reports. It is read when Run
 	// returns, which a plugin that died does without waiting for the
 	// reports still on their way.
@@ -169,10 +174,10 @@ func (c *callbacks) uncheckedErr() error {
 	return c.unchecked
 }
 
-// ReportToolUse updates the session's fingerprint and the matcher's index
-// at once, and logs the tool use. The SDK calls it from the task's one
-// stream, so calls for a task never overlap.
-func (c *callbacks) ReportToolUse(_ context.Context, u sdk.ToolUse) error {
+// reportToolUse updates the session's fingerprint and the matcher's index
+// at once, and logs the tool use (ReportToolUse is it, traced). The SDK
+// calls it from the task's one stream, so calls for a task never overlap.
+func (c *callbacks) reportToolUse(u sdk.ToolUse) error {
 	s, p := c.s, c.s.pool
 	now := p.now()
 	if u.At.IsZero() {
@@ -242,9 +247,9 @@ func (c *callbacks) Sync(ctx context.Context) error {
 	return nil
 }
 
-// CheckToolUse runs the pre_tool_use guards, and notes that the call was
-// asked about.
-func (c *callbacks) CheckToolUse(_ context.Context, call sdk.ToolCall) (sdk.Verdict, error) {
+// checkToolUse runs the pre_tool_use guards, and notes that the call was
+// asked about (CheckToolUse is it, traced).
+func (c *callbacks) checkToolUse(call sdk.ToolCall) (sdk.Verdict, error) {
 	c.mu.Lock()
 	if c.checked == nil {
 		c.checked = make(map[string]bool)

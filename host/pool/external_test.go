@@ -128,3 +128,37 @@ func TestExternalReportsRacingTheirEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyDormantSessionsGoFirst: beyond max_dormant, sessions that
+// never used a tool (a `claude -p` that only answered) are forgotten
+// before any that knows something, however recent they are.
+func TestEmptyDormantSessionsGoFirst(t *testing.T) {
+	k := newKit(t, externalSpec(func(sp *Spec) { sp.MaxDormant = 2 }))
+	ctx := context.Background()
+	end := func(id string, use bool) {
+		t.Helper()
+		ref := hearth.ExternalRef{Session: id}
+		var err error
+		if use {
+			err = k.p.ReportExternalToolUse(ctx, ref, read("/w/"+id+".go"))
+		} else {
+			err = k.p.AttachExternal(ctx, ref)
+		}
+		if err == nil {
+			err = k.p.DetachExternal(ctx, ref, "prompt_input_exit")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	end("useful-1", true)
+	end("useful-2", true)
+	for i := range 5 {
+		end(fmt.Sprintf("empty-%d", i), false)
+	}
+	for _, id := range []string{"useful-1", "useful-2"} {
+		if info := k.info(t, id); info.Status != "dormant" || len(info.Files) != 1 {
+			t.Errorf("%s: %+v; want it kept, dormant with its file, over the empty sessions", id, info)
+		}
+	}
+}

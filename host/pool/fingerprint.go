@@ -78,7 +78,10 @@ func pathsAreDirs(u *sdk.ToolUse) bool {
 // or failed read taught the session nothing.
 func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 	var c change
-	if u.Outcome != sdk.OutcomeOK {
+	// A command that ran and failed (a failing test, a build error)
+	// still worked where it names; any other use that failed or was
+	// denied taught nothing.
+	if u.Outcome != sdk.OutcomeOK && (u.Outcome != sdk.OutcomeError || u.Kind != sdk.KindExec) {
 		return c
 	}
 	isDir := pathsAreDirs(&u)
@@ -107,6 +110,42 @@ func (f *fingerprint) observe(u sdk.ToolUse, workspace string) change {
 		}
 	}
 	for _, t := range u.Technologies {
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
+			f.techs.touch(t, &c.addTechs, &c.dropTechs)
+		}
+	}
+	return c
+}
+
+// expect records the hints of a task placed on the session, normalized
+// (normalizeHints), as if the session had used them: placement is how
+// the session's next tool uses are predicted, and until they arrive the
+// hints are the best account of what it works on. Without it, a task
+// placed right after another on the same package, here or on another
+// host (from the summary this host publishes), would not see the first
+// one's session as knowing the package until the agent's tool uses
+// came back.
+func (f *fingerprint) expect(h matcher.Hints) change {
+	var c change
+	for _, p := range h.Files {
+		if p == "" || p == "/" {
+			continue
+		}
+		if f.files.touch(p, &c.addFiles, &c.dropFiles) {
+			if t := sdk.TechnologyOf(p); t != "" {
+				f.techs.touch(t, &c.addTechs, &c.dropTechs)
+			}
+		}
+		if d := parent(p); d != "/" {
+			f.dirs.touch(d, &c.addDirs, &c.dropDirs)
+		}
+	}
+	for _, d := range h.Dirs {
+		if d != "" && d != "/" {
+			f.dirs.touch(d, &c.addDirs, &c.dropDirs)
+		}
+	}
+	for _, t := range h.Techs {
 		if t = strings.ToLower(strings.TrimSpace(t)); t != "" {
 			f.techs.touch(t, &c.addTechs, &c.dropTechs)
 		}

@@ -110,3 +110,27 @@ func TestFingerprintRecordsTheRoot(t *testing.T) {
 		t.Errorf("hints: got files %q, dirs %q, want main.go and .", h.Files, h.Dirs)
 	}
 }
+
+// TestFingerprintByOutcome: a use that failed teaches nothing, but a
+// command that ran and failed (a failing test) still worked where it
+// names; a denied use teaches nothing, whatever its kind.
+func TestFingerprintByOutcome(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		use   sdk.ToolUse
+		files []string
+	}{
+		{"failed read", sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"a.go"}, Outcome: sdk.OutcomeError}, nil},
+		{"failed command", sdk.ToolUse{Tool: "Bash", Kind: sdk.KindExec, Paths: []string{"a_test.go"}, Outcome: sdk.OutcomeError}, []string{"a_test.go"}},
+		{"denied command", sdk.ToolUse{Tool: "Bash", Kind: sdk.KindExec, Paths: []string{"a.go"}, Outcome: sdk.OutcomeDenied}, nil},
+		{"command that worked", sdk.ToolUse{Tool: "Bash", Kind: sdk.KindExec, Paths: []string{"a.go"}, Outcome: sdk.OutcomeOK}, []string{"a.go"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fp := newFingerprint(Limits{MaxFiles: 10, MaxDirectories: 10, MaxTechnologies: 10})
+			fp.observe(c.use, "")
+			if got := fp.files.keys(); !slices.Equal(got, c.files) {
+				t.Errorf("files %v, want %v", got, c.files)
+			}
+		})
+	}
+}

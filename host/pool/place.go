@@ -444,14 +444,21 @@ func (p *Pool) recordVetoes(vetoes []veto, t hearth.Task) {
 // belongs to, nil for none.
 func (p *Pool) Execute(ctx context.Context, t hearth.Task, run Run) (*hearth.Outcome, error) {
 	start := p.now()
-	s, d, err := p.acquire(ctx, t)
+	s, d, err := p.place(ctx, t)
 	if err != nil {
 		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: err.Error(), Message: t.ID + " could not be placed"})
 		return nil, err
 	}
+	learned := p.expect(s, t)
 	p.recordDecision(d, t.Run)
 	res, uses, err := s.run(ctx, t, run)
 	p.release(s, err != nil)
+	if learned {
+		// What went out at once showed s busy with t: the other hosts
+		// would spawn rather than wait for it. Its end goes out at once
+		// too.
+		p.learned(s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -459,6 +466,37 @@ func (p *Pool) Execute(ctx context.Context, t hearth.Task, run Run) (*hearth.Out
 		TaskID: t.ID, Agent: t.Agent, Session: s.id, Decision: *d,
 		Result: res, Artifact: res.Artifact, ToolUses: uses, Duration: p.now().Sub(start),
 	}, nil
+}
+
+// expect records t's hints against s, the live session it was placed
+// on, in its fingerprint and the index, at once: the next decision, here
+// and (through the summary the decision's event marks changed) on the
+// other hosts, sees s as knowing what t is about before the agent
+// reports its first tool use. Tool uses then refresh the same entries.
+// It says whether the hints taught s anything, and then tells
+// Deps.Learned.
+func (p *Pool) expect(s *session, t hearth.Task) bool {
+	hints := normalizeHints(t.Hints, p.cfg().Workspace)
+	p.mu.Lock()
+	var c change
+	if s.fp != nil && s.status == statusLive {
+		c = s.fp.expect(hints)
+		p.applyLocked(s, c)
+	}
+	p.mu.Unlock()
+	if c.empty() {
+		return false
+	}
+	p.learned(s)
+	return true
+}
+
+// learned tells Deps.Learned that s's summary changed in a way the
+// other hosts' placement should see now.
+func (p *Pool) learned(s *session) {
+	if p.d.Learned != nil {
+		p.d.Learned(s.id)
+	}
 }
 
 // recordDecision records a placement. The decision is part of the task's

@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/host/record"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/matcher"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/plugin"
@@ -41,6 +43,12 @@ type Deps struct {
 	// HardStop is done when the shutdown's grace period is over: tasks
 	// still running are cancelled.
 	HardStop context.Context
+	// Telemetry is the host's tracing (trace.go); nil: none.
+	Telemetry *telemetry.Provider
+	// Learned, when set, is told that a placement recorded a task's
+	// hints in session's fingerprint that it did not hold (Execute): a
+	// cluster publishes the session's summary at once.
+	Learned func(session string)
 }
 
 // Events is where a pool's events go: the engine's event bus, which
@@ -84,6 +92,8 @@ type Pool struct {
 	// remote holds the other hosts' sessions in the index, by RemoteID
 	// (remote.go).
 	remote map[string]struct{}
+	// tracer makes the pool's spans (trace.go).
+	tracer trace.Tracer
 }
 
 // New makes the pool of the agent sp describes.
@@ -101,6 +111,7 @@ func New(sp Spec, d Deps) (*Pool, error) {
 		sessions: make(map[string]*session),
 		index:    ix,
 		changed:  make(chan struct{}),
+		tracer:   tracerOf(d.Telemetry),
 	}
 	p.spec.Store(&sp)
 	return p, nil
@@ -207,12 +218,12 @@ func (p *Pool) newSessionLocked() *session {
 	return s
 }
 
-// start starts the process of a session whose status is starting, new or
-// dormant. On success the session is live with one slot reserved. On
+// launch starts the process of a session whose status is starting, new or
+// dormant (start is it, traced). On success the session is live with one slot reserved. On
 // failure a new session is forgotten; a dormant one whose rehydration
 // failed stays dormant but is no longer a candidate: otherwise every
 // matching task would pick it and fail the same way.
-func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
+func (p *Pool) launch(ctx context.Context, s *session, rehydrate bool) error {
 	var (
 		fp   *fingerprint
 		proc *process.Process
@@ -226,6 +237,7 @@ func (p *Pool) start(ctx context.Context, s *session, rehydrate bool) error {
 		l.Agent, l.Session, l.TLS = p.cfg().Agent, s.id, p.d.TLS
 		l.Logger, l.LogLevel = s.logger, p.d.Logger.GetLevel().String()
 		l.OnExit = func(pe *hearth.PluginError) { p.lost(s, pe) }
+		l.Plugin = p.pluginTraces()
 		proc, err = process.Start(ctx, l)
 	}
 	if err == nil && rehydrate {
@@ -487,8 +499,11 @@ func (p *Pool) deleteEvicted(ids []string) {
 	}
 }
 
-// evictDormantLocked forgets the least recently active dormant sessions
-// beyond max_dormant and returns them for deletion from the store.
+// evictDormantLocked forgets the dormant sessions beyond max_dormant and
+// returns them for deletion from the store: those that never reported a
+// tool use first (an empty `claude -p` session knows nothing worth
+// resuming, and must not push out one that does), then the least
+// recently active.
 func (p *Pool) evictDormantLocked() []string {
 	var dormant []*session
 	for _, s := range p.sessions {
@@ -499,7 +514,12 @@ func (p *Pool) evictDormantLocked() []string {
 	if len(dormant) <= p.cfg().MaxDormant {
 		return nil
 	}
-	sort.Slice(dormant, func(i, j int) bool { return dormant[i].lastActivity.After(dormant[j].lastActivity) })
+	sort.Slice(dormant, func(i, j int) bool {
+		if ui, uj := dormant[i].toolUses > 0, dormant[j].toolUses > 0; ui != uj {
+			return ui
+		}
+		return dormant[i].lastActivity.After(dormant[j].lastActivity)
+	})
 	var ids []string
 	for _, s := range dormant[p.cfg().MaxDormant:] {
 		delete(p.sessions, s.id)

@@ -63,6 +63,24 @@ func (p *Pool) ApplyRemote(reset bool, puts []matcher.Candidate, removes []strin
 	p.index.PutAll(kept)
 }
 
+// ExpectRemote records t's hints against another host's session id (a
+// RemoteID) in the index, at once, as Execute does for a session here:
+// this host forwarded t there, and its next decision should see that
+// session as knowing what t is about, not wait for the owner's next
+// summary (which then replaces the entry, hints included, as the owner
+// recorded them too).
+func (p *Pool) ExpectRemote(id string, t hearth.Task) {
+	c := newFingerprint(p.cfg().Fingerprint).expect(normalizeHints(t.Hints, p.cfg().Workspace))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.remote[id]; !ok {
+		return
+	}
+	p.index.AddFiles(id, c.addFiles...)
+	p.index.AddDirs(id, c.addDirs...)
+	p.index.AddTechs(id, c.addTechs...)
+}
+
 // Remote counts the other hosts' sessions in the index.
 func (p *Pool) Remote() int {
 	p.mu.Lock()

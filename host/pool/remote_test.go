@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -72,5 +73,59 @@ func TestLocalDecisionLeavesRemoteOut(t *testing.T) {
 	}
 	if d := p.PlaceAcross(task, nil, now); d.Remote != "" || d.Decision.Considered != 1 {
 		t.Fatalf("decision across hosts after a reset: remote %q, considered %d; want none, of 1", d.Remote, d.Decision.Considered)
+	}
+}
+
+// TestPlacementRecordsHints: a task's hints are recorded against the
+// session it was placed on before the agent reports any tool use (the
+// task only echoes), in the index that decides the next task; Learned
+// is told when the task starts and when it ends, and not for a task
+// whose hints the session holds already. A task forwarded to another
+// host's session records them against that session in this host's
+// index (ExpectRemote); an ID that is no remote session is left alone.
+func TestPlacementRecordsHints(t *testing.T) {
+	k := newKit(t, pluginSpec("agent"))
+	var learned []string
+	k.p.d.Learned = func(id string) { learned = append(learned, id) }
+	hints := sdk.Hints{Files: []string{"pkg/fast/a.go"}, Directories: []string{"pkg/fast"}, Technologies: []string{"Go"}}
+	out, err := k.run(hearth.Task{Prompt: "echo:first", Hints: hints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ToolUses != 0 {
+		t.Fatalf("the task reported %d tool uses, want none", out.ToolUses)
+	}
+	k.p.mu.Lock()
+	c, ok := k.p.index.Candidate(out.Session)
+	k.p.mu.Unlock()
+	if !ok || !slices.Contains(c.Files, "pkg/fast/a.go") || !slices.Contains(c.Dirs, "pkg/fast") || !slices.Contains(c.Techs, "go") {
+		t.Fatalf("session %s in the index: %+v (%t); want the task's file, directory and technology", out.Session, c, ok)
+	}
+	if !slices.Equal(learned, []string{out.Session, out.Session}) {
+		t.Fatalf("Learned told %v, want %s at the start and the end of the task", learned, out.Session)
+	}
+	again, err := k.run(hearth.Task{Prompt: "echo:again", Hints: hints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Session != out.Session || len(learned) != 2 {
+		t.Fatalf("the same hints again ran on %s and told Learned %v; want %s, told nothing more", again.Session, learned, out.Session)
+	}
+
+	k.p.ApplyRemote(false, []matcher.Candidate{{ID: "b/s1", State: matcher.State{Capacity: 1}}}, nil)
+	task := hearth.Task{Agent: k.p.cfg().Agent, Hints: sdk.Hints{Directories: []string{"pkg/remote"}}}
+	k.p.ExpectRemote("b/s1", task)
+	k.p.ExpectRemote("b/none", task)
+	k.p.ExpectRemote(out.Session, task) // a local session is Execute's
+	k.p.mu.Lock()
+	defer k.p.mu.Unlock()
+	if c, _ := k.p.index.Candidate("b/s1"); !slices.Contains(c.Dirs, "pkg/remote") {
+		t.Fatalf("b/s1 after ExpectRemote: %+v, want pkg/remote among its directories", c)
+	}
+	if _, ok := k.p.index.Candidate("b/none"); ok {
+		t.Fatal("ExpectRemote put a session that is not in the index")
+	}
+	if c, _ := k.p.index.Candidate(out.Session); slices.Contains(c.Dirs, "pkg/remote") {
+		t.Fatal("ExpectRemote recorded hints against a session of this host")
 	}
 }

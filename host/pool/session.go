@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/process"
@@ -289,12 +290,12 @@ func (e taskTimeoutError) Error() string {
 
 func (e taskTimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
-// run runs one task on the session; run is the run it belongs to, nil for
-// none. The task is cancelled when ctx is done, when it runs past its
+// runTask runs one task on the session (run is it, traced); run is the
+// run it belongs to, nil for none. The task is cancelled when ctx is done, when it runs past its
 // agent's task_timeout (the plugin is then considered hung and stopped),
 // or when the engine's shutdown grace period ends. It also returns how
 // many tool uses the agent reported for the task.
-func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, uint64, error) {
+func (s *session) runTask(ctx context.Context, t hearth.Task, run Run) (sdk.Result, uint64, error) {
 	p := s.pool
 	cfg := p.cfg()
 	base, cancelBase := context.WithCancelCause(ctx)
@@ -327,7 +328,7 @@ func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, 
 	p.mu.Lock()
 	proc := s.proc
 	p.mu.Unlock()
-	calls := &callbacks{s: s, task: t.ID, t: t, run: run}
+	calls := &callbacks{s: s, task: t.ID, t: t, run: run, span: trace.SpanContextFromContext(ctx)}
 	// A task of a run is given the run's methods (sdk.RunCallbacks); any other
 	// task Callbacks without them.
 	var th sdk.Callbacks = calls
@@ -340,18 +341,18 @@ func (s *session) run(ctx context.Context, t hearth.Task, run Run) (sdk.Result, 
 	if err != nil {
 		err = s.runError(tctx, proc, "run task "+t.ID, err)
 		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
-			Duration: p.now().Sub(start)})
+			Duration: p.now().Sub(start), Cost: res.Cost, Tokens: tokensOf(cfg, res)})
 		return res, calls.reported.Load(), err
 	}
 	if err := cmp.Or(calls.defiedErr(), calls.uncheckedErr()); err != nil {
 		// The agent's own code does the same again: retrying cannot help.
 		err = fmt.Errorf("agent %q (session %s): run task %s: %w", cfg.Agent, s.id, t.ID, sdk.Permanent(err))
 		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",
-			Duration: p.now().Sub(start)})
+			Duration: p.now().Sub(start), Cost: res.Cost, Tokens: tokensOf(cfg, res)})
 		return res, calls.reported.Load(), err
 	}
 	ok := hearth.Event{Kind: hearth.EventTaskSucceeded, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Message: t.ID + " succeeded",
-		Duration: p.now().Sub(start), Cost: res.Cost}
+		Duration: p.now().Sub(start), Cost: res.Cost, Tokens: tokensOf(cfg, res)}
 	if run != nil {
 		run.Succeeded(ok) // written with the run's record of it
 	} else {

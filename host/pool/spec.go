@@ -55,6 +55,9 @@ type Spec struct {
 	Fingerprint Limits
 	// Matcher tunes the scoring of sessions against tasks.
 	Matcher matcher.Config
+	// Model is the agent's model (its model block's), what the tokens its
+	// tasks report are counted under; "" when it has none.
+	Model string
 }
 
 // WhenFull says what a pool does when a task needs a new session and the

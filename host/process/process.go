@@ -56,6 +56,10 @@ type Launch struct {
 	StartTimeout time.Duration
 	// HealthInterval is how often the process is pinged; 0 disables.
 	HealthInterval time.Duration
+	// Vouch, when set, is how long the plugin goes on without hearing
+	// from the host before it stops its tasks (plugin.EnvVouch): a
+	// cluster's hosts set it below their lease.
+	Vouch time.Duration
 	// TLS makes the mutual TLS keys; nil falls back to go-plugin's
 	// AutoMTLS (see agentplugin.HostTLS for why hearth makes its own).
 	TLS      *agentplugin.HostTLS
@@ -64,6 +68,9 @@ type Launch struct {
 	// OnExit is called once if the process exits or stops answering
 	// without having been asked to stop.
 	OnExit func(*hearth.PluginError)
+	// Plugin is the host's side of the plugin: the relay its spans go
+	// to when the host traces.
+	Plugin agentplugin.HostOptions
 }
 
 // Process is one running plugin: the go-plugin client, its process group,
@@ -147,7 +154,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 
 	cc := &plugin.ClientConfig{
 		HandshakeConfig:  agentplugin.Handshake,
-		VersionedPlugins: agentplugin.VersionedPlugins(nil, nil),
+		VersionedPlugins: agentplugin.HostPlugins(nil, l.Plugin),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         l.TLS == nil,
 		StartTimeout:     l.StartTimeout,
@@ -174,6 +181,9 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	cc.RunnerFunc = func(_ hclog.Logger, spec *exec.Cmd, sockDir string) (runner.Runner, error) {
 		cmd := exec.Command(path, l.Argv[1:]...)
 		cmd.Env = append(append(spec.Env, l.Env...), agentplugin.EnvLogLevel+"="+l.LogLevel)
+		if l.Vouch > 0 {
+			cmd.Env = append(cmd.Env, agentplugin.EnvVouch+"="+l.Vouch.String())
+		}
 		cmd.Dir = l.Dir
 		// The plugin gets no stdin: it must never compete with the host
 		// for a person's terminal or a hook's payload.

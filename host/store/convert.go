@@ -8,27 +8,13 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
+	"github.com/hearth-dev/hearth/internal/protoconv"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// Every record <-> protobuf conversion of the store is here.
-
-// nanos is t as Unix nanoseconds, 0 for the zero time: a record's unset
-// time.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// unixTime is the inverse of nanos.
-func unixTime(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
+// Every record <-> protobuf conversion of the store is here; times and
+// tool-use outcomes are encoded as the daemon API's are (package
+// internal/protoconv).
 
 var sessionStatusToPB = map[record.SessionStatus]storepb.SessionStatus{
 	record.SessionLive:    storepb.SessionStatus_SESSION_LIVE,
@@ -39,7 +25,7 @@ var sessionStatusToPB = map[record.SessionStatus]storepb.SessionStatus{
 func sessionToPB(r record.Session) *storepb.Session {
 	return &storepb.Session{
 		Id: r.ID, Agent: r.Agent, Status: sessionStatusToPB[r.Status],
-		CreatedUnixNano: nanos(r.Created), LastActivityUnixNano: nanos(r.LastActivity),
+		CreatedUnixNano: protoconv.UnixNano(r.Created), LastActivityUnixNano: protoconv.UnixNano(r.LastActivity),
 		Capacity: int32(r.Capacity), Files: r.Files, Dirs: r.Dirs, Techs: r.Techs,
 		FingerprintSeq: r.FingerprintSeq, Tasks: r.Tasks, TasksFailed: r.TasksFailed, ToolUses: r.ToolUses, Unchecked: r.Unchecked,
 		HasState: r.HasState, Pid: int32(r.PID), AgentVersion: r.AgentVersion, StatusReason: r.Reason,
@@ -49,7 +35,7 @@ func sessionToPB(r record.Session) *storepb.Session {
 
 func sessionFromPB(m *storepb.Session) record.Session {
 	r := record.Session{
-		ID: m.GetId(), Agent: m.GetAgent(), Created: unixTime(m.GetCreatedUnixNano()), LastActivity: unixTime(m.GetLastActivityUnixNano()),
+		ID: m.GetId(), Agent: m.GetAgent(), Created: protoconv.Time(m.GetCreatedUnixNano()), LastActivity: protoconv.Time(m.GetLastActivityUnixNano()),
 		Capacity: int(m.GetCapacity()), Files: m.GetFiles(), Dirs: m.GetDirs(), Techs: m.GetTechs(),
 		FingerprintSeq: m.GetFingerprintSeq(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(), Unchecked: m.GetUnchecked(),
 		HasState: m.GetHasState(), PID: int(m.GetPid()), AgentVersion: m.GetAgentVersion(), Reason: m.GetStatusReason(),
@@ -145,37 +131,8 @@ func fillEvent(r *storepb.Event, e *hearth.Event) {
 		tu = &storepb.ToolUse{}
 		r.ToolUse = tu
 	}
-	tu.Tool, tu.Paths, tu.Technologies, tu.Outcome = u.Tool, u.Paths, u.Technologies, outcomeToPB(u.Outcome)
+	tu.Tool, tu.Paths, tu.Technologies, tu.Outcome = u.Tool, u.Paths, u.Technologies, protoconv.OutcomeCode(u.Outcome)
 	tu.Error, tu.DurationNanos, tu.Cost, tu.CallId, tu.Kind = u.Error, int64(u.Duration), u.Cost, u.CallID, string(u.Kind)
-}
-
-// outcomeToPB encodes an outcome as the store keeps it: 0 ok, 1 error, 2
-// denied, the numbering records had before sdk.OutcomeUnset became the
-// zero value, so that records written then read the same. An unset
-// outcome, which no report should carry, is 3 and never reads as ok.
-func outcomeToPB(o sdk.ToolOutcome) int32 {
-	switch o {
-	case sdk.OutcomeOK:
-		return 0
-	case sdk.OutcomeError:
-		return 1
-	case sdk.OutcomeDenied:
-		return 2
-	}
-	return 3
-}
-
-// outcomeFromPB is the inverse of outcomeToPB.
-func outcomeFromPB(n int32) sdk.ToolOutcome {
-	switch n {
-	case 0:
-		return sdk.OutcomeOK
-	case 1:
-		return sdk.OutcomeError
-	case 2:
-		return sdk.OutcomeDenied
-	}
-	return sdk.OutcomeUnset
 }
 
 func eventFromPB(r *storepb.Event) hearth.Event {
@@ -188,7 +145,7 @@ func eventFromPB(r *storepb.Event) hearth.Event {
 	if tu := r.GetToolUse(); tu != nil {
 		u := sdk.ToolUse{
 			CallID: tu.GetCallId(), Tool: tu.GetTool(), Kind: sdk.ToolKind(tu.GetKind()), Paths: tu.GetPaths(), Technologies: tu.GetTechnologies(),
-			Outcome: outcomeFromPB(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()),
+			Outcome: protoconv.Outcome(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()),
 			Cost: tu.GetCost(),
 		}
 		e.ToolUse = &u
@@ -239,8 +196,8 @@ func taskStatusFromPB(s storepb.TaskStatus) hearth.TaskStatus {
 func runToPB(r *record.Run) *storepb.Run {
 	m := &storepb.Run{
 		Id: r.ID, Pipeline: r.Pipeline, Status: runStatusToPB[r.Status], Reason: r.Reason,
-		CreatedUnixNano: nanos(r.Created), UpdatedUnixNano: nanos(r.Updated), LastActivityUnixNano: nanos(r.LastActivity),
-		StartedUnixNano: nanos(r.Started), FinishedUnixNano: nanos(r.Finished), Budget: r.Budget, Cost: r.Cost,
+		CreatedUnixNano: protoconv.UnixNano(r.Created), UpdatedUnixNano: protoconv.UnixNano(r.Updated), LastActivityUnixNano: protoconv.UnixNano(r.LastActivity),
+		StartedUnixNano: protoconv.UnixNano(r.Started), FinishedUnixNano: protoconv.UnixNano(r.Finished), Budget: r.Budget, Cost: r.Cost,
 		Stage: r.Stage, StateJson: r.State, Checkpoint: r.Checkpoint, ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt,
 		Abandoned: r.Abandoned, TasksTotal: int32(r.TasksTotal), TasksSucceeded: int32(r.TasksSucceeded),
 		TasksFailed: int32(r.TasksFailed), TasksSkipped: int32(r.TasksSkipped),
@@ -256,7 +213,7 @@ func runToPB(r *record.Run) *storepb.Run {
 		}
 	}
 	for _, f := range r.Files {
-		m.Files = append(m.Files, &storepb.RunFile{Name: f.Name, Sha256: f.SHA256, Size: f.Size, AddedUnixNano: nanos(f.Added)})
+		m.Files = append(m.Files, &storepb.RunFile{Name: f.Name, Sha256: f.SHA256, Size: f.Size, AddedUnixNano: protoconv.UnixNano(f.Added)})
 	}
 	if len(r.GateLoops) > 0 {
 		m.GateLoops = make(map[string]int32, len(r.GateLoops))
@@ -266,7 +223,7 @@ func runToPB(r *record.Run) *storepb.Run {
 	}
 	for _, rv := range r.Revisions {
 		m.Revisions = append(m.Revisions, &storepb.Revision{Task: rv.Task, Impact: string(rv.Impact), Reason: rv.Reason,
-			Archived: rv.Archived, Review: rv.Review, ResetTasks: rv.Reset, UnixNano: nanos(rv.Time)})
+			Archived: rv.Archived, Review: rv.Review, ResetTasks: rv.Reset, UnixNano: protoconv.UnixNano(rv.Time)})
 	}
 	return m
 }
@@ -274,9 +231,9 @@ func runToPB(r *record.Run) *storepb.Run {
 func runFromPB(m *storepb.Run) *record.Run {
 	r := &record.Run{
 		ID: m.GetId(), Pipeline: m.GetPipeline(), Status: runStatusFromPB(m.GetStatus()), Reason: m.GetReason(),
-		Created: unixTime(m.GetCreatedUnixNano()), Updated: unixTime(m.GetUpdatedUnixNano()),
-		LastActivity: unixTime(m.GetLastActivityUnixNano()), Started: unixTime(m.GetStartedUnixNano()),
-		Finished: unixTime(m.GetFinishedUnixNano()), Budget: m.GetBudget(), Cost: m.GetCost(), Stage: m.GetStage(),
+		Created: protoconv.Time(m.GetCreatedUnixNano()), Updated: protoconv.Time(m.GetUpdatedUnixNano()),
+		LastActivity: protoconv.Time(m.GetLastActivityUnixNano()), Started: protoconv.Time(m.GetStartedUnixNano()),
+		Finished: protoconv.Time(m.GetFinishedUnixNano()), Budget: m.GetBudget(), Cost: m.GetCost(), Stage: m.GetStage(),
 		State: m.GetStateJson(), Checkpoint: m.GetCheckpoint(), ForkedFrom: m.GetForkedFrom(), ForkedAt: m.GetForkedAt(),
 		Abandoned: m.GetAbandoned(), TasksTotal: int(m.GetTasksTotal()), TasksSucceeded: int(m.GetTasksSucceeded()),
 		TasksFailed: int(m.GetTasksFailed()), TasksSkipped: int(m.GetTasksSkipped()),
@@ -292,7 +249,7 @@ func runFromPB(m *storepb.Run) *record.Run {
 		}
 	}
 	for _, f := range m.GetFiles() {
-		r.Files = append(r.Files, record.File{Name: f.GetName(), SHA256: f.GetSha256(), Size: f.GetSize(), Added: unixTime(f.GetAddedUnixNano())})
+		r.Files = append(r.Files, record.File{Name: f.GetName(), SHA256: f.GetSha256(), Size: f.GetSize(), Added: protoconv.Time(f.GetAddedUnixNano())})
 	}
 	if len(m.GetGateLoops()) > 0 {
 		r.GateLoops = make(map[string]int, len(m.GetGateLoops()))
@@ -302,7 +259,7 @@ func runFromPB(m *storepb.Run) *record.Run {
 	}
 	for _, rv := range m.GetRevisions() {
 		r.Revisions = append(r.Revisions, hearth.Revision{Task: rv.GetTask(), Impact: hearth.Impact(rv.GetImpact()), Reason: rv.GetReason(),
-			Archived: rv.GetArchived(), Review: rv.GetReview(), Reset: rv.GetResetTasks(), Time: unixTime(rv.GetUnixNano())})
+			Archived: rv.GetArchived(), Review: rv.GetReview(), Reset: rv.GetResetTasks(), Time: protoconv.Time(rv.GetUnixNano())})
 	}
 	return r
 }
@@ -361,7 +318,7 @@ func taskToPB(t *record.Task) *storepb.RunTask {
 	return &storepb.RunTask{
 		Name: t.Name, Status: taskStatusToPB[t.Status], Round: int32(t.Round), Attempts: int32(t.Attempts),
 		Failures: int32(t.Failures), Error: t.Error, Errors: t.Errors, Cost: t.Cost, Session: t.Session, TaskId: t.TaskID,
-		StartedUnixNano: nanos(t.Started), FinishedUnixNano: nanos(t.Finished), RetryAtUnixNano: nanos(t.RetryAt),
+		StartedUnixNano: protoconv.UnixNano(t.Started), FinishedUnixNano: protoconv.UnixNano(t.Finished), RetryAtUnixNano: protoconv.UnixNano(t.RetryAt),
 		Version: int32(t.Version), NeedsReview: t.NeedsReview, Feedback: t.Feedback, Reason: t.Reason,
 	}
 }
@@ -370,14 +327,14 @@ func taskFromPB(m *storepb.RunTask) *record.Task {
 	return &record.Task{
 		Name: m.GetName(), Status: taskStatusFromPB(m.GetStatus()), Round: int(m.GetRound()), Attempts: int(m.GetAttempts()),
 		Failures: int(m.GetFailures()), Error: m.GetError(), Errors: m.GetErrors(), Cost: m.GetCost(), Session: m.GetSession(),
-		TaskID: m.GetTaskId(), Started: unixTime(m.GetStartedUnixNano()), Finished: unixTime(m.GetFinishedUnixNano()),
-		RetryAt: unixTime(m.GetRetryAtUnixNano()), Version: int(m.GetVersion()), NeedsReview: m.GetNeedsReview(),
+		TaskID: m.GetTaskId(), Started: protoconv.Time(m.GetStartedUnixNano()), Finished: protoconv.Time(m.GetFinishedUnixNano()),
+		RetryAt: protoconv.Time(m.GetRetryAtUnixNano()), Version: int(m.GetVersion()), NeedsReview: m.GetNeedsReview(),
 		Feedback: m.GetFeedback(), Reason: m.GetReason(),
 	}
 }
 
 func checkpointToPB(c *record.Checkpoint) *storepb.Checkpoint {
-	m := &storepb.Checkpoint{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, UnixNano: nanos(c.Time)}
+	m := &storepb.Checkpoint{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, UnixNano: protoconv.UnixNano(c.Time)}
 	if c.Run != nil {
 		m.Run = runToPB(c.Run)
 	}
@@ -388,7 +345,7 @@ func checkpointToPB(c *record.Checkpoint) *storepb.Checkpoint {
 }
 
 func checkpointFromPB(m *storepb.Checkpoint) *record.Checkpoint {
-	c := &record.Checkpoint{Seq: m.GetSeq(), Parent: m.GetParent(), Label: m.GetLabel(), Task: m.GetTask(), Time: unixTime(m.GetUnixNano())}
+	c := &record.Checkpoint{Seq: m.GetSeq(), Parent: m.GetParent(), Label: m.GetLabel(), Task: m.GetTask(), Time: protoconv.Time(m.GetUnixNano())}
 	if m.GetRun() != nil {
 		c.Run = runFromPB(m.GetRun())
 	}
@@ -402,17 +359,17 @@ func outputToPB(o *record.Output) *storepb.TaskOutput {
 	a := o.Artifact
 	return &storepb.TaskOutput{
 		Task: o.Task, Version: int32(o.Version), Output: o.Output, Metrics: o.Metrics, Cost: o.Cost,
-		Session: o.Session, Attempt: int32(o.Attempt), Round: int32(o.Round), UnixNano: nanos(o.Time),
+		Session: o.Session, Attempt: int32(o.Attempt), Round: int32(o.Round), UnixNano: protoconv.UnixNano(o.Time),
 		DurationNanos: int64(o.Duration), KeyDecisions: a.KeyDecisions, ModifiedFiles: a.ModifiedFiles,
 		NewPatterns: a.NewPatterns, PotentialGotchas: a.PotentialGotchas, SourceSession: o.Session,
-		ArtifactUnixNano: nanos(o.Time), Action: o.Action, Score: o.Score,
+		ArtifactUnixNano: protoconv.UnixNano(o.Time), Action: o.Action, Score: o.Score,
 	}
 }
 
 func outputFromPB(m *storepb.TaskOutput) *record.Output {
 	return &record.Output{
 		Task: m.GetTask(), Version: int(m.GetVersion()), Output: m.GetOutput(), Metrics: m.GetMetrics(), Cost: m.GetCost(),
-		Session: m.GetSession(), Attempt: int(m.GetAttempt()), Round: int(m.GetRound()), Time: unixTime(m.GetUnixNano()),
+		Session: m.GetSession(), Attempt: int(m.GetAttempt()), Round: int(m.GetRound()), Time: protoconv.Time(m.GetUnixNano()),
 		Duration: time.Duration(m.GetDurationNanos()), Action: m.GetAction(), Score: m.GetScore(),
 		Artifact: sdk.ContextArtifact{
 			KeyDecisions: m.GetKeyDecisions(), ModifiedFiles: m.GetModifiedFiles(), NewPatterns: m.GetNewPatterns(),
@@ -431,7 +388,7 @@ func EncodeEvent(e hearth.Event) ([]byte, error) {
 
 func forwardToPB(r ForwardRecord) (*storepb.Forward, error) {
 	m := &storepb.Forward{Key: r.Key, From: r.From, Agent: r.Agent, State: storepb.ForwardState_FORWARD_RUNNING,
-		AcceptedUnixNano: nanos(r.Accepted), FinishedUnixNano: nanos(r.Finished),
+		AcceptedUnixNano: protoconv.UnixNano(r.Accepted), FinishedUnixNano: protoconv.UnixNano(r.Finished),
 		Error: r.Error, ErrorKind: r.ErrorKind}
 	if r.Done {
 		m.State = storepb.ForwardState_FORWARD_DONE
@@ -449,7 +406,7 @@ func forwardToPB(r ForwardRecord) (*storepb.Forward, error) {
 func forwardFromPB(m *storepb.Forward) (ForwardRecord, error) {
 	r := ForwardRecord{Key: m.GetKey(), From: m.GetFrom(), Agent: m.GetAgent(),
 		Done:     m.GetState() == storepb.ForwardState_FORWARD_DONE,
-		Accepted: unixTime(m.GetAcceptedUnixNano()), Finished: unixTime(m.GetFinishedUnixNano()),
+		Accepted: protoconv.Time(m.GetAcceptedUnixNano()), Finished: protoconv.Time(m.GetFinishedUnixNano()),
 		Error: m.GetError(), ErrorKind: m.GetErrorKind()}
 	if len(m.GetOutcomeJson()) > 0 {
 		r.Outcome = &hearth.Outcome{}

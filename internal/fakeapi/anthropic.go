@@ -22,6 +22,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model     string            `json:"model"`
 		MaxTokens int               `json:"max_tokens"`
+		Stream    bool              `json:"stream"`
 		System    json.RawMessage   `json:"system"`
 		Tools     []json.RawMessage `json:"tools"`
 		Messages  []struct {
@@ -86,7 +87,8 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		}
 		rec.Turns = append(rec.Turns, t)
 	}
-	calls, answer, hang := think(rec.Turns)
+	voc := vocabularyOf(toolNames(req.Tools), body)
+	calls, answer, hang := think(rec.Turns, voc)
 	if hang {
 		s.hangUntilCancelled(r, rec)
 		return
@@ -100,6 +102,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, c := range calls {
 		stop = "tool_use"
+		c = voc.encode(c)
 		content = append(content, map[string]any{"type": "tool_use", "id": s.nextID("toolu"), "name": c.name, "input": c.input})
 	}
 	out, _ := json.Marshal(content)
@@ -107,6 +110,11 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	id := s.nextID("msg")
 	s.mu.Unlock()
 	s.wait(r, rec.Usage)
+	w.Header().Set("request-id", "req_"+id)
+	if req.Stream {
+		s.stream(w, r, id, req.Model, content, stop, rec.Usage)
+		return
+	}
 	resp := mustJSON(map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
@@ -125,7 +133,6 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("request-id", "req_"+id)
 	_, _ = w.Write(append(resp, '\n'))
 }
 

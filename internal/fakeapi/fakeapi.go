@@ -6,6 +6,19 @@
 // messages, usage with cache fields, error bodies with their status codes
 // and retry-after.
 //
+// It also serves what the real Claude Code CLI needs to run against it
+// (ANTHROPIC_BASE_URL): streamed Messages responses ("stream": true,
+// server-sent events: message_start, content blocks with their deltas,
+// message_delta with the stop reason and output tokens, message_stop),
+// token counting (POST /v1/messages/count_tokens), the query parameters
+// Claude Code sends (?beta=true, recorded in Recorded.Query), and its
+// reachability check (HEAD /api/hello). Claude Code's tools are Read,
+// Write and Bash: the model reads, writes, lists, searches and runs
+// through them (see vocabulary), with the absolute paths Claude Code's
+// tools take, read against the "Primary working directory" it states,
+// and skips the system reminders it adds to a conversation when it looks
+// for the prompt. cmd/hearth-fakeapi serves it on a local address.
+//
 // # How the scripted model behaves
 //
 // The model reads the conversation it is sent, finds the task's prompt
@@ -18,7 +31,8 @@
 //	write:PATH:TEXT    write TEXT to PATH
 //	shell:CMD          run CMD (underscores stand for spaces)
 //	tool:NAME:KEY=VAL  call tool NAME (an MCP tool's, say) with {KEY: VAL}
-//	hang               never answer (until the request is cancelled)
+//	hang               never answer (until the request is cancelled),
+//	                   once the calls of the directives before it are made
 //
 // and any word that looks like a file path (a "/" in it and an extension,
 // such as matcher/score.go, trailing punctuation aside) is a read:PATH.
@@ -49,6 +63,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -85,6 +100,7 @@ type Server struct {
 	cache    map[[32]byte]bool
 	failures []Failure
 	ids      int
+	counts   int
 	// Hung receives a request that hangs, when it starts; Released when
 	// its caller gave up on it.
 	Hung, Released chan *Recorded
@@ -104,7 +120,9 @@ type Recorded struct {
 	// API is "anthropic" or "openai".
 	API    string
 	Header http.Header
-	Body   []byte
+	// Query is the URL's query string (Claude Code sends "beta=true").
+	Query string
+	Body  []byte
 	// Turns is the conversation as the model read it.
 	Turns []Turn
 	// Breakpoints counts the cache_control markers (Anthropic).
@@ -141,15 +159,33 @@ type Block struct {
 	IsError bool
 }
 
-// New starts a server accepting key.
+// New starts a server accepting key, on a loopback port of its own.
 func New(key string) *Server {
-	s := &Server{Key: key, MinCacheTokens: 1024, cache: map[[32]byte]bool{},
+	s := newServer(key)
+	s.Server = httptest.NewServer(s.mux())
+	return s
+}
+
+// NewOn starts a server accepting key on ln.
+func NewOn(ln net.Listener, key string) *Server {
+	s := newServer(key)
+	s.Server = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.mux()}}
+	s.Server.Start()
+	return s
+}
+
+func newServer(key string) *Server {
+	return &Server{Key: key, MinCacheTokens: 1024, cache: map[[32]byte]bool{},
 		Hung: make(chan *Recorded, 8), Released: make(chan *Recorded, 8)}
+}
+
+func (s *Server) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.anthropic)
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
+	mux.HandleFunc("HEAD /api/hello", hello)
 	mux.HandleFunc("POST /v1/chat/completions", s.openai)
-	s.Server = httptest.NewServer(mux)
-	return s
+	return mux
 }
 
 // Fail queues failures to answer the next requests with.
@@ -183,7 +219,7 @@ func (s *Server) nextID(prefix string) string {
 func (s *Server) begin(api string, r *http.Request, body []byte, authorized bool) (*Recorded, *Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec := &Recorded{API: api, Header: r.Header.Clone(), Body: body, Status: 200}
+	rec := &Recorded{API: api, Header: r.Header.Clone(), Query: queryOf(r), Body: body, Status: 200}
 	s.requests = append(s.requests, rec)
 	if !authorized {
 		rec.Status = http.StatusUnauthorized
@@ -292,27 +328,26 @@ type call struct {
 }
 
 // think is the scripted model: given the conversation, the tool calls to
-// make next, or the answer.
-func think(turns []Turn) (calls []call, answer string, hang bool) {
+// make next, or the answer. The calls are in the model agent's words
+// (read, list, search, write, shell with their path, pattern, content
+// and command); v reads the conversation's tool uses into those words
+// (see vocabulary), so that a client with other tools (Claude Code's)
+// is understood the same way.
+func think(turns []Turn, v vocabulary) (calls []call, answer string, hang bool) {
 	p := -1
+	var prompt string
 	for i := len(turns) - 1; i >= 0 && p < 0; i-- {
 		if turns[i].Role != "user" {
 			continue
 		}
 		for _, b := range turns[i].Blocks {
-			if b.Type == "text" {
-				p = i
+			if b.Type == "text" && !v.aside(b.Text) {
+				p, prompt = i, b.Text
 			}
 		}
 	}
 	if p < 0 {
 		return nil, "There is no question here.", false
-	}
-	var prompt string
-	for _, b := range turns[p].Blocks {
-		if b.Type == "text" {
-			prompt = b.Text
-		}
 	}
 	// What the conversation holds: tool results that worked, anywhere;
 	// calls tried in this task, worked or not.
@@ -330,11 +365,18 @@ func think(turns []Turn) (calls []call, answer string, hang bool) {
 				if !ok {
 					continue
 				}
-				k := key(u.Name, u.Input)
+				name, in, ok := v.decode(u.Name, u.Input)
+				if !ok {
+					continue
+				}
+				k := key(name, in)
 				if i > p {
 					tried[k] = true
 					if b.IsError || strings.HasPrefix(b.Text, "error: ") {
-						failures = append(failures, fmt.Sprintf("%s failed: %s", k, b.Text))
+						// Claude Code appends its system reminders to a
+						// tool's result; the failure is what comes before.
+						why, _, _ := strings.Cut(b.Text, "<system-reminder>")
+						failures = append(failures, fmt.Sprintf("%s failed: %s", k, strings.TrimSpace(why)))
 					}
 				}
 				if !b.IsError && !strings.HasPrefix(b.Text, "error: ") {
@@ -345,7 +387,7 @@ func think(turns []Turn) (calls []call, answer string, hang bool) {
 	}
 	want := func(name string, in map[string]any) bool {
 		k := key(name, in)
-		if tried[k] {
+		if tried[k] || !v.offers(name) {
 			return false
 		}
 		if _, ok := known[k]; ok && (name == "read" || name == "list") {
@@ -359,6 +401,9 @@ func think(turns []Turn) (calls []call, answer string, hang bool) {
 	for _, d := range directives(prompt) {
 		switch d.verb {
 		case "hang":
+			if len(calls) > 0 {
+				return calls, "", false
+			}
 			return nil, "", true
 		case "read", "list":
 			want(d.verb, map[string]any{"path": d.arg})

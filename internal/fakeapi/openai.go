@@ -85,7 +85,7 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 			rec.Turns = append(rec.Turns, Turn{Role: "user", Blocks: []Block{{Type: "text", Text: text}}})
 		}
 	}
-	calls, answer, hang := think(rec.Turns)
+	calls, answer, hang := think(rec.Turns, vocabularyOf(toolNames(req.Tools), body))
 	if hang {
 		s.hangUntilCancelled(r, rec)
 		return

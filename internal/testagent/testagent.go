@@ -1,6 +1,6 @@
 // Package testagent is an agent whose behaviour is scripted by its task's
 // prompt, for hearth's own tests: the same agent runs in-process under
-// sdktest and as a real plugin subprocess (the test binary re-executing
+// sdktest and conformance, and as a real plugin subprocess (the test binary re-executing
 // itself), and can crash, hang, panic, spawn children or flood the host
 // with tool uses on request.
 //
@@ -61,8 +61,17 @@
 //	roundmetric:NAME=V1,V2,...  set metric NAME to the value for the task's
 //	                  round (the n of its idempotency key run/task/n)
 //	append:FILE=TEXT  append the line TEXT to FILE
+//	mark:FILE=TEXT    append the line "TEXT TASK PID" to FILE: a ledger of
+//	                  which plugin process did what for which task
 //	ckfile:FILE:LABEL ask for a checkpoint and append its number to FILE
 //	                  once it is acknowledged
+//	span:NAME         start an OpenTelemetry span NAME from the task's
+//	                  context (the global tracer provider: the SDK's, in a
+//	                  plugin of a host that traces); the steps after it
+//	                  run inside it, until endspan ends it
+//	endspan           end the span the last span step started
+//	traceid           append "trace=" and the trace ID of the task's
+//	                  context ("trace=" alone when it carries none)
 //
 // The steps from set to ckfile reach the task's run (sdk.RunCallbacks), and
 // fail a task outside one. Every allowed read is in the task's artifact
@@ -83,6 +92,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -147,6 +159,17 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 		res.Artifact = art
 		return res, nil
 	}
+	// spans are the spans the span step started, innermost last; ctx
+	// is the innermost's, and outer the contexts they started from.
+	var (
+		spans []trace.Span
+		outer []context.Context
+	)
+	defer func() {
+		for i := len(spans) - 1; i >= 0; i-- {
+			spans[i].End()
+		}
+	}()
 	for step := range strings.SplitSeq(t.Prompt, ";") {
 		verb, arg, _ := strings.Cut(strings.TrimSpace(step), ":")
 		var rcb sdk.RunCallbacks
@@ -160,6 +183,23 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 		case "":
 		case "echo":
 			out = append(out, arg)
+		case "span":
+			var sp trace.Span
+			outer = append(outer, ctx)
+			ctx, sp = otel.Tracer("github.com/hearth-dev/hearth/internal/testagent").Start(ctx, arg)
+			spans = append(spans, sp)
+		case "endspan":
+			if len(spans) == 0 {
+				return res, sdk.Permanent(errors.New("testagent: endspan without a span"))
+			}
+			spans[len(spans)-1].End()
+			spans, ctx, outer = spans[:len(spans)-1], outer[len(outer)-1], outer[:len(outer)-1]
+		case "traceid":
+			id := ""
+			if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+				id = sc.TraceID().String()
+			}
+			out = append(out, "trace="+id)
 		case "read":
 			call := sdk.ToolCall{CallID: sdk.NewID("call"), Tool: "Read", Kind: sdk.KindRead, Paths: []string{arg}, Input: map[string]any{"file_path": arg}}
 			v, err := cb.CheckToolUse(ctx, call)
@@ -407,6 +447,11 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 		case "append":
 			file, text, _ := strings.Cut(arg, "=")
 			if err := appendLine(file, text); err != nil {
+				return res, err
+			}
+		case "mark":
+			file, text, _ := strings.Cut(arg, "=")
+			if err := appendLine(file, fmt.Sprintf("%s %s %d", text, t.ID, os.Getpid())); err != nil {
 				return res, err
 			}
 		case "ckfile":

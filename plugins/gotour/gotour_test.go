@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -35,7 +36,7 @@ func goSrc(t testing.TB) string {
 
 func TestConformance(t *testing.T) {
 	root := goSrc(t)
-	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return New(root) },
+	err := conformance.TestAgent(context.Background(), func() sdk.Agent { return New(root) },
 		sdk.Task{Name: "summary", Prompt: "summary strings"},
 		sdk.Task{Name: "symbol", Prompt: "symbol strings Builder.String"},
 		sdk.Task{Name: "callers", Prompt: "callers errors Is"},
@@ -47,7 +48,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestQuestions(t *testing.T) {
-	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	h := sdktest.New(t, New(goSrc(t)), conformance.Options{})
 	tests := []struct {
 		prompt string
 		want   []string
@@ -75,7 +76,7 @@ func TestQuestions(t *testing.T) {
 }
 
 func TestWarmSessionAnswersFromMemory(t *testing.T) {
-	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	h := sdktest.New(t, New(goSrc(t)), conformance.Options{})
 	ctx := context.Background()
 	if _, err := h.Run(ctx, sdk.Task{ID: "cold", Prompt: "symbol bufio Reader"}); err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestWarmSessionAnswersFromMemory(t *testing.T) {
 // TestRecallIsAskedAbout: a warm session does not answer from memory
 // about files a guard now denies reading.
 func TestRecallIsAskedAbout(t *testing.T) {
-	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	h := sdktest.New(t, New(goSrc(t)), conformance.Options{})
 	ctx := context.Background()
 	if _, err := h.Run(ctx, sdk.Task{Prompt: "summary crypto/hmac"}); err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestRecallIsAskedAbout(t *testing.T) {
 func TestStateRehydratesSummaries(t *testing.T) {
 	root := goSrc(t)
 	ctx := context.Background()
-	first := sdktest.New(t, New(root), sdktest.Options{})
+	first := sdktest.New(t, New(root), conformance.Options{})
 	want, err := first.Run(ctx, sdk.Task{Prompt: "summary bytes"})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func TestStateRehydratesSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := New(root)
-	second := sdktest.New(t, fresh, sdktest.Options{})
+	second := sdktest.New(t, fresh, conformance.Options{})
 	if err := second.Agent.(sdk.StateExporter).ImportState(ctx, state); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestStateRehydratesSummaries(t *testing.T) {
 // TestContextBesideThePrompt: in a chain, the question is the prompt as
 // written; what earlier tasks learned comes beside it.
 func TestContextBesideThePrompt(t *testing.T) {
-	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	h := sdktest.New(t, New(goSrc(t)), conformance.Options{})
 	res, err := h.Run(context.Background(), sdk.Task{
 		Prompt:   "symbol net/http Server",
 		Upstream: []sdk.Upstream{{Task: "overview", Version: 1, Artifact: sdk.ContextArtifact{KeyDecisions: []string{"net/http is package http"}}}},
@@ -174,7 +175,7 @@ func TestContextBesideThePrompt(t *testing.T) {
 }
 
 func TestBadQuestions(t *testing.T) {
-	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	h := sdktest.New(t, New(goSrc(t)), conformance.Options{})
 	tests := []struct{ prompt, want string }{
 		{"explain net/http", `unknown question "explain"`},
 		{"summary", "ask one of: summary PKG"},
@@ -194,7 +195,7 @@ func TestBadQuestions(t *testing.T) {
 }
 
 func TestDeniedListing(t *testing.T) {
-	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{Policy: sdktest.DenyAll})
+	h := sdktest.New(t, New(goSrc(t)), conformance.Options{Policy: conformance.DenyAll})
 	_, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "summary strings"})
 	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), "listing strings was denied") {
 		t.Errorf("got %v, want a permanent error saying the listing was denied", err)
@@ -202,7 +203,7 @@ func TestDeniedListing(t *testing.T) {
 }
 
 func TestEveryReadDenied(t *testing.T) {
-	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{Policy: func(_ string, c sdk.ToolCall) sdk.Verdict {
+	h := sdktest.New(t, New(goSrc(t)), conformance.Options{Policy: func(_ string, c sdk.ToolCall) sdk.Verdict {
 		if c.Tool == "Read" {
 			return sdk.Verdict{Guard: "g", Reason: "crypto is off limits"}
 		}
@@ -215,7 +216,7 @@ func TestEveryReadDenied(t *testing.T) {
 }
 
 func TestArtifact(t *testing.T) {
-	h := sdktest.New(t, New(goSrc(t)), sdktest.Options{})
+	h := sdktest.New(t, New(goSrc(t)), conformance.Options{})
 	res, err := h.Run(context.Background(), sdk.Task{ID: "t", Prompt: "summary os"})
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +238,7 @@ func tools(uses []sdk.ToolUse) map[string]int {
 // answered by a fresh agent (parsing) and by one that has seen the package.
 func BenchmarkSummary(b *testing.B) {
 	root := goSrc(b)
-	host := sdktest.NewRecorder(nil)
+	host := conformance.NewRecorder(nil)
 	ctx := context.Background()
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {

@@ -203,7 +203,10 @@ func TestCompactionIsAnEvent(t *testing.T) {
 	var log syncBuffer
 	h := startHost(t, cfg, t.TempDir(), &log)
 	defer h.Close(context.Background())
-	sub := h.Subscribe(1024)
+	sub, err := h.Subscribe(context.Background(), hearth.EventFilter{Buffer: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer sub.Close()
 	// One session for all: the hints say alpha, which it knows.
 	var sessions []string
@@ -215,7 +218,7 @@ func TestCompactionIsAnEvent(t *testing.T) {
 	}
 	for {
 		select {
-		case e := <-sub.C:
+		case e := <-sub.Events():
 			if e.Kind == hearth.EventTaskProgress && strings.HasPrefix(e.Message, "compacted the conversation") {
 				return
 			}

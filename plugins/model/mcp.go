@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -263,16 +264,21 @@ func inputPaths(input json.RawMessage, fields []string, root string) []string {
 			out = append(out, p)
 		}
 	}
-	names := append(slices.Clone(commonPathFields), fields...)
-	for k, v := range top {
-		if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, k) }) {
-			continue
-		}
-		for _, s := range stringsIn(v) {
-			if p, ok := fileURIPath(s); ok {
-				s = p
+	// In the order of the names, and keys in sorted order below: the
+	// same input gives the same paths in the same order (the last is
+	// what a write modified: a copy's destination after its source).
+	keys := slices.Sorted(maps.Keys(top))
+	for _, n := range append(slices.Clone(commonPathFields), fields...) {
+		for _, k := range keys {
+			if !strings.EqualFold(n, k) {
+				continue
 			}
-			add(s)
+			for _, s := range stringsIn(top[k]) {
+				if p, ok := fileURIPath(s); ok {
+					s = p
+				}
+				add(s)
+			}
 		}
 	}
 	var walk func(v any, depth int)
@@ -286,8 +292,8 @@ func inputPaths(input json.RawMessage, fields []string, root string) []string {
 				add(p)
 			}
 		case map[string]any:
-			for _, x := range v {
-				walk(x, depth+1)
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				walk(v[k], depth+1)
 			}
 		case []any:
 			for _, x := range v {

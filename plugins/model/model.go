@@ -186,7 +186,7 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 			compacts++
 		}
 		began := a.now()
-		resp, err := a.provider.Complete(ctx, Request{System: a.s.SystemPrompt, Tools: specsGiven, Messages: a.conv, MaxTokens: a.s.MaxOutputTokens})
+		resp, err := a.complete(ctx, Request{System: a.s.SystemPrompt, Tools: specsGiven, Messages: a.conv, MaxTokens: a.s.MaxOutputTokens})
 		modelTime += a.now().Sub(began)
 		if err != nil {
 			return sdk.Result{}, err

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth/internal/fakeapi"
 	"github.com/hearth-dev/hearth/plugins/model"
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -72,8 +73,8 @@ func settings(f *fakeapi.Server, provider, root string) model.Settings {
 	return s
 }
 
-func harness(t *testing.T, a sdk.Agent, p sdktest.Policy) *sdktest.Harness {
-	return sdktest.New(t, a, sdktest.Options{Policy: p})
+func harness(t *testing.T, a sdk.Agent, p conformance.Policy) *conformance.Harness {
+	return sdktest.New(t, a, conformance.Options{Policy: p})
 }
 
 func metric(t *testing.T, r sdk.Result, name string) float64 {
@@ -94,7 +95,7 @@ func forEachProvider(t *testing.T, f func(t *testing.T, provider string)) {
 func TestConformance(t *testing.T) {
 	forEachProvider(t, func(t *testing.T, provider string) {
 		f, ws := fake(t), workspace(t)
-		err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return model.New(settings(f, provider, ws)) },
+		err := conformance.TestAgent(context.Background(), func() sdk.Agent { return model.New(settings(f, provider, ws)) },
 			sdk.Task{Name: "alpha", Prompt: "What does package alpha do? ask:pkg/alpha"},
 			sdk.Task{Name: "beta", Prompt: "Where is Beta? search:pkg:Beta"},
 		)
@@ -263,7 +264,7 @@ func TestRateLimitOutlastsRetries(t *testing.T) {
 	s := settings(f, model.ProviderAnthropic, ws)
 	s.MaxRetries = 1
 	f.Fail(fakeapi.Failure{Status: 429, RetryAfter: "0"}, fakeapi.Failure{Status: 429, RetryAfter: "0"})
-	_, err := model.New(s).Run(context.Background(), sdk.Task{Prompt: "read:pkg/beta/beta.go"}, sdktest.NewRecorder(nil).For("t"))
+	_, err := model.New(s).Run(context.Background(), sdk.Task{Prompt: "read:pkg/beta/beta.go"}, conformance.NewRecorder(nil).For("t"))
 	if !errors.Is(err, model.ErrRateLimited) || errors.Is(err, sdk.ErrPermanent) {
 		t.Errorf("got %v, want ErrRateLimited, not permanent", err)
 	}
@@ -279,7 +280,7 @@ func TestAuthFailureIsPermanent(t *testing.T) {
 		f, ws := fake(t), workspace(t)
 		s := settings(f, provider, ws)
 		s.APIKey = "sk-wrong-key-5521"
-		_, err := model.New(s).Run(context.Background(), sdk.Task{Prompt: "read:pkg/beta/beta.go"}, sdktest.NewRecorder(nil).For("t"))
+		_, err := model.New(s).Run(context.Background(), sdk.Task{Prompt: "read:pkg/beta/beta.go"}, conformance.NewRecorder(nil).For("t"))
 		if !errors.Is(err, sdk.ErrPermanent) || !errors.Is(err, model.ErrAuth) {
 			t.Fatalf("got %v, want a permanent ErrAuth", err)
 		}
@@ -518,7 +519,7 @@ func TestModelSecondsUseTheClock(t *testing.T) {
 	var ticks int
 	clock := func() time.Time { ticks++; return time.Unix(int64(ticks), 0) }
 	a := model.New(settings(f, model.ProviderAnthropic, ws), model.WithClock(clock))
-	res, err := a.Run(context.Background(), sdk.Task{Prompt: "read:pkg/beta/beta.go"}, sdktest.NewRecorder(nil).For("t"))
+	res, err := a.Run(context.Background(), sdk.Task{Prompt: "read:pkg/beta/beta.go"}, conformance.NewRecorder(nil).For("t"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +530,7 @@ func TestModelSecondsUseTheClock(t *testing.T) {
 
 func TestBadSettingsFailEveryTask(t *testing.T) {
 	a := model.New(model.Settings{Provider: "gemini"})
-	_, err := a.Run(context.Background(), sdk.Task{Prompt: "hi"}, sdktest.NewRecorder(nil).For("t"))
+	_, err := a.Run(context.Background(), sdk.Task{Prompt: "hi"}, conformance.NewRecorder(nil).For("t"))
 	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), `"gemini"`) || !strings.Contains(err.Error(), "no model named") {
 		t.Errorf("got %v, want a permanent error naming the provider and the missing model", err)
 	}

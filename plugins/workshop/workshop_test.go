@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/hearth-dev/hearth/sdk"
+	"github.com/hearth-dev/hearth/sdk/conformance"
 	"github.com/hearth-dev/hearth/sdk/sdktest"
 )
 
@@ -62,15 +63,15 @@ func TestParse(t *testing.T) {
 
 // harness serves a workshop agent in-process with run r as the run of
 // every task with a Task.Run (run fills it in).
-func harness(t *testing.T, r *sdktest.Run) *sdktest.Harness {
+func harness(t *testing.T, r *conformance.Run) *conformance.Harness {
 	t.Helper()
-	h := sdktest.New(t, New(func(int) { panic("exit") }), sdktest.Options{Logger: hclog.NewNullLogger()})
+	h := sdktest.New(t, New(func(int) { panic("exit") }), conformance.Options{Logger: hclog.NewNullLogger()})
 	h.Recorder.SetRun(r)
 	return h
 }
 
 // run runs task as a task of the harness's run.
-func run(t *testing.T, h *sdktest.Harness, task sdk.Task) sdk.Result {
+func run(t *testing.T, h *conformance.Harness, task sdk.Task) sdk.Result {
 	t.Helper()
 	if task.Run == "" {
 		task.Run = "run-1"
@@ -82,7 +83,7 @@ func run(t *testing.T, h *sdktest.Harness, task sdk.Task) sdk.Result {
 	return res
 }
 
-func section(t *testing.T, r *sdktest.Run, name string, v any) {
+func section(t *testing.T, r *conformance.Run, name string, v any) {
 	t.Helper()
 	b := r.Get(name)
 	if b == nil {
@@ -96,7 +97,7 @@ func section(t *testing.T, r *sdktest.Run, name string, v any) {
 // TestPodcastGateLoop: the first draft fails the evaluator's gate; the
 // draft of the next round, written with the feedback, passes it.
 func TestPodcastGateLoop(t *testing.T) {
-	r := sdktest.NewRun()
+	r := conformance.NewRun()
 	r.Set("episode", episode{Number: 2, Topic: "free will", Complexity: 2, DurationTarget: 20})
 	h := harness(t, r)
 
@@ -144,7 +145,7 @@ func TestPodcastGateLoop(t *testing.T) {
 // TestOutsideARun: a task outside a run sees an empty state document and
 // no files.
 func TestOutsideARun(t *testing.T) {
-	h := harness(t, sdktest.NewRun())
+	h := harness(t, conformance.NewRun())
 	res, err := h.Run(context.Background(), sdk.Task{Prompt: "essay.thesis"})
 	if err != nil || !strings.Contains(res.Output, "Thesis (revision 1") {
 		t.Errorf("got %q, %v; want a thesis from the defaults", res.Output, err)
@@ -158,9 +159,9 @@ func TestOutsideARun(t *testing.T) {
 // TestDeniedWrite: a skill whose write is denied fails for good, saying
 // by which guard.
 func TestDeniedWrite(t *testing.T) {
-	r := sdktest.NewRun()
+	r := conformance.NewRun()
 	r.Set("episode", episode{Number: 2, Topic: "free will", Complexity: 2, DurationTarget: 20})
-	h := sdktest.New(t, New(nil), sdktest.Options{Policy: sdktest.DenyAll})
+	h := sdktest.New(t, New(nil), conformance.Options{Policy: conformance.DenyAll})
 	h.Recorder.SetRun(r)
 	_, err := h.Run(context.Background(), sdk.Task{Run: "run-1", Prompt: "podcast.research"})
 	if !errors.Is(err, sdk.ErrPermanent) || !strings.Contains(err.Error(), `Write episodes/ep002/research.md was denied by guard "sdktest-deny-all"`) {
@@ -169,7 +170,7 @@ func TestDeniedWrite(t *testing.T) {
 }
 
 func TestFailAttempts(t *testing.T) {
-	h := harness(t, sdktest.NewRun())
+	h := harness(t, conformance.NewRun())
 	for attempt := 1; attempt <= 3; attempt++ {
 		_, err := h.Run(context.Background(), sdk.Task{ID: fmt.Sprintf("t%d", attempt), Run: "run-1", Prompt: "podcast.research fail_attempts=2 cost=0.5", Attempt: attempt})
 		switch {
@@ -194,7 +195,7 @@ func TestFailAttempts(t *testing.T) {
 }
 
 func TestDelayRespectsCancel(t *testing.T) {
-	h := harness(t, sdktest.NewRun())
+	h := harness(t, conformance.NewRun())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	start := time.Now()
@@ -210,7 +211,7 @@ func TestDelayRespectsCancel(t *testing.T) {
 // TestStoryScenesAndDirection: a chapter checkpoints each scene and keeps
 // the scenes already in the state; the ending follows the direction.
 func TestStoryScenesAndDirection(t *testing.T) {
-	r := sdktest.NewRun()
+	r := conformance.NewRun()
 	r.Set("direction", "the keeper keeps the light burning")
 	h := harness(t, r)
 	run(t, h, sdk.Task{Prompt: "story.elements"})
@@ -233,7 +234,7 @@ func TestStoryScenesAndDirection(t *testing.T) {
 }
 
 func TestEssayRevisit(t *testing.T) {
-	r := sdktest.NewRun()
+	r := conformance.NewRun()
 	r.Set("brief", brief{Topic: "remote work", Audience: "team leads", Kind: "argument"})
 	h := harness(t, r)
 	first := run(t, h, sdk.Task{Prompt: "essay.thesis", IdempotencyKey: "run/thesis/1"})
@@ -253,10 +254,10 @@ func TestEssayRevisit(t *testing.T) {
 	}
 }
 
-func studyRun(t *testing.T) (*sdktest.Run, string) {
+func studyRun(t *testing.T) (*conformance.Run, string) {
 	t.Helper()
 	dir := t.TempDir()
-	r := sdktest.NewRun()
+	r := conformance.NewRun()
 	var lines []string
 	for _, topic := range []string{"Limits", "Derivatives", "Integrals"} {
 		lines = append(lines, "## "+topic, "- first point on "+topic, "- second point", "")
@@ -330,7 +331,7 @@ func TestStudyPlannerChunkResume(t *testing.T) {
 func TestStudyIngestCrash(t *testing.T) {
 	r, _ := studyRun(t)
 	a := New(func(int) { panic("crashed") })
-	h := sdktest.New(t, a, sdktest.Options{Logger: hclog.NewNullLogger()})
+	h := sdktest.New(t, a, conformance.Options{Logger: hclog.NewNullLogger()})
 	h.Recorder.SetRun(r)
 	run(t, h, sdk.Task{Prompt: "study.collect"})
 	// In-process, the crash is a panic the plugin server turns into an
@@ -346,7 +347,7 @@ func TestStudyIngestCrash(t *testing.T) {
 }
 
 func TestConformance(t *testing.T) {
-	err := sdktest.TestAgent(context.Background(), func() sdk.Agent { return New(nil) },
+	err := conformance.TestAgent(context.Background(), func() sdk.Agent { return New(nil) },
 		sdk.Task{Prompt: "podcast.research topic=tides"},
 		sdk.Task{Prompt: "essay.thesis"},
 		sdk.Task{Prompt: "story.elements"},

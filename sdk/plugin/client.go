@@ -11,10 +11,12 @@ import (
 	"sync/atomic"
 
 	goplugin "github.com/hashicorp/go-plugin"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/hearth-dev/hearth/internal/tracecontext"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
 )
@@ -30,6 +32,8 @@ type agentClient struct {
 	// protocol is the version negotiated at the handshake: 1 for a
 	// plugin built before version 2, which is spoken as it expects.
 	protocol int
+	// host is the host's options: the relay of the plugin's spans.
+	host HostOptions
 	// exports is what the plugin's last Describe said about its state.
 	exports atomic.Bool
 
@@ -78,10 +82,17 @@ func (c *agentClient) attach(ctx context.Context, session string) error {
 		go c.broker.AcceptAndServe(c.brokerID, func(opts []grpc.ServerOption) *grpc.Server {
 			s := grpc.NewServer(opts...)
 			agentpb.RegisterHostServer(s, &callbacksServer{c: c})
+			if c.host.Traces != nil {
+				coltracepb.RegisterTraceServiceServer(s, c.host.Traces)
+			}
 			return s
 		})
 	}
-	if _, err := c.rpc.Attach(ctx, &agentpb.AttachRequest{HostBrokerId: c.brokerID, SessionId: session}); err != nil {
+	req := &agentpb.AttachRequest{HostBrokerId: c.brokerID, SessionId: session, Agent: c.host.Agent}
+	if c.host.Traces != nil {
+		req.TelemetryService = c.host.TraceService
+	}
+	if _, err := c.rpc.Attach(ctx, req); err != nil {
 		// go-plugin hands the plugin the callbacks' address once, and
 		// forgets it when the plugin has not dialed within 5 seconds (a
 		// loaded machine): a retry under the same ID would wait for an
@@ -124,7 +135,7 @@ func (c *agentClient) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sd
 	if c.protocol == 1 {
 		wt.Prompt = promptV1(t)
 	}
-	m, err := c.rpc.Run(ctx, &agentpb.RunRequest{Task: wt})
+	m, err := c.rpc.Run(tracecontext.Outgoing(ctx), &agentpb.RunRequest{Task: wt})
 	if err != nil {
 		return sdk.Result{}, fromStatus(ctx, "run", err)
 	}
@@ -290,6 +301,7 @@ func reportAll(ctx context.Context, cb sdk.Callbacks, uses <-chan sdk.ToolUse, d
 }
 
 func (s *callbacksServer) CheckToolUse(ctx context.Context, m *agentpb.ToolCall) (*agentpb.Verdict, error) {
+	ctx = tracecontext.Incoming(ctx)
 	cb, err := s.c.callbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
@@ -306,6 +318,7 @@ func (s *callbacksServer) CheckToolUse(ctx context.Context, m *agentpb.ToolCall)
 }
 
 func (s *callbacksServer) Progress(ctx context.Context, m *agentpb.ProgressReport) (*agentpb.ProgressAck, error) {
+	ctx = tracecontext.Incoming(ctx)
 	cb, err := s.c.callbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
@@ -318,6 +331,7 @@ func (s *callbacksServer) Progress(ctx context.Context, m *agentpb.ProgressRepor
 }
 
 func (s *callbacksServer) GetState(ctx context.Context, m *agentpb.StateRequest) (*agentpb.StateValue, error) {
+	ctx = tracecontext.Incoming(ctx)
 	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
@@ -330,6 +344,7 @@ func (s *callbacksServer) GetState(ctx context.Context, m *agentpb.StateRequest)
 }
 
 func (s *callbacksServer) SetState(ctx context.Context, m *agentpb.StateValue) (*agentpb.StateAck, error) {
+	ctx = tracecontext.Incoming(ctx)
 	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
@@ -348,6 +363,7 @@ func (s *callbacksServer) SetState(ctx context.Context, m *agentpb.StateValue) (
 }
 
 func (s *callbacksServer) Checkpoint(ctx context.Context, m *agentpb.CheckpointRequest) (*agentpb.CheckpointAck, error) {
+	ctx = tracecontext.Incoming(ctx)
 	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
@@ -360,6 +376,7 @@ func (s *callbacksServer) Checkpoint(ctx context.Context, m *agentpb.CheckpointR
 }
 
 func (s *callbacksServer) Files(ctx context.Context, m *agentpb.FilesRequest) (*agentpb.FileList, error) {
+	ctx = tracecontext.Incoming(ctx)
 	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
@@ -372,6 +389,7 @@ func (s *callbacksServer) Files(ctx context.Context, m *agentpb.FilesRequest) (*
 }
 
 func (s *callbacksServer) Chunks(ctx context.Context, m *agentpb.ChunksRequest) (*agentpb.ChunkList, error) {
+	ctx = tracecontext.Incoming(ctx)
 	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err
@@ -388,6 +406,7 @@ func (s *callbacksServer) Chunks(ctx context.Context, m *agentpb.ChunksRequest) 
 }
 
 func (s *callbacksServer) MarkChunk(ctx context.Context, m *agentpb.ChunkMark) (*agentpb.ChunkAck, error) {
+	ctx = tracecontext.Incoming(ctx)
 	rcb, err := s.c.runCallbacks(m.GetTaskId())
 	if err != nil {
 		return nil, err

@@ -48,9 +48,15 @@ func VersionedPlugins(impl sdk.Agent, logger hclog.Logger) map[int]goplugin.Plug
 			ProtocolVersion: {PluginName: &AgentPlugin{Impl: impl, Logger: logger, Protocol: ProtocolVersion}},
 		}
 	}
+	return HostPlugins(logger, HostOptions{})
+}
+
+// HostPlugins returns the plugin sets a host dispenses agents from, for
+// the protocol versions this SDK speaks (2 and 1), with o.
+func HostPlugins(logger hclog.Logger, o HostOptions) map[int]goplugin.PluginSet {
 	return map[int]goplugin.PluginSet{
-		ProtocolVersion: {PluginName: &AgentPlugin{Logger: logger, Protocol: ProtocolVersion}},
-		1:               {PluginName: &AgentPlugin{Logger: logger, Protocol: 1}},
+		ProtocolVersion: {PluginName: &AgentPlugin{Logger: logger, Protocol: ProtocolVersion, Host: o}},
+		1:               {PluginName: &AgentPlugin{Logger: logger, Protocol: 1, Host: o}},
 	}
 }
 
@@ -66,6 +72,11 @@ type AgentPlugin struct {
 	// Protocol is the protocol version the glue speaks; zero means
 	// ProtocolVersion. Only a host speaks version 1.
 	Protocol int
+	// Host is the host's side's options; unused by a plugin.
+	Host HostOptions
+	// tracing, set by Serve, is the plugin process's tracing, installed
+	// when a host that traces attaches.
+	tracing *pluginTracing
 
 	mu      sync.Mutex
 	servers []*agentServer
@@ -94,6 +105,7 @@ func (p *AgentPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) er
 		logger = hclog.NewNullLogger()
 	}
 	srv := newAgentServer(p.Impl, broker, logger)
+	srv.tracing = p.tracing
 	p.mu.Lock()
 	p.servers = append(p.servers, srv)
 	p.mu.Unlock()
@@ -104,7 +116,7 @@ func (p *AgentPlugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) er
 // Close closes the connections to the host's callbacks that the agent
 // servers registered by p opened. A plugin process never needs it (its
 // connections end with it); a test that serves an agent in its own
-// process (sdktest's harness) calls it once the server stopped, so that
+// process (the conformance harness) calls it once the server stopped, so that
 // no gRPC connection outlives the test.
 func (p *AgentPlugin) Close() error {
 	p.mu.Lock()
@@ -131,7 +143,9 @@ func (p *AgentPlugin) GRPCClient(_ context.Context, broker *goplugin.GRPCBroker,
 	if v == 0 {
 		v = ProtocolVersion
 	}
-	return newAgentClient(agentpb.NewAgentClient(c), broker, v), nil
+	ac := newAgentClient(agentpb.NewAgentClient(c), broker, v)
+	ac.host = p.Host
+	return ac, nil
 }
 
 var _ goplugin.GRPCPlugin = (*AgentPlugin)(nil)

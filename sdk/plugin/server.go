@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/hearth-dev/hearth/internal/tracecontext"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
 )
@@ -25,6 +26,9 @@ type agentServer struct {
 	impl   sdk.Agent
 	broker *goplugin.GRPCBroker
 	logger hclog.Logger
+	// tracing is the process's tracing when Serve serves the agent; nil
+	// in a test's process.
+	tracing *pluginTracing
 
 	mu      sync.RWMutex
 	conn    *grpc.ClientConn
@@ -71,10 +75,16 @@ func (s *agentServer) Attach(_ context.Context, m *agentpb.AttachRequest) (*agen
 	s.host = agentpb.NewHostClient(conn)
 	s.session = m.GetSessionId()
 	s.mu.Unlock()
+	if svc := m.GetTelemetryService(); svc != "" && s.tracing != nil {
+		s.tracing.attach(conn, svc, m.GetAgent(), m.GetSessionId())
+	}
 	return &agentpb.AttachResponse{}, nil
 }
 
 func (s *agentServer) Run(ctx context.Context, m *agentpb.RunRequest) (*agentpb.RunResponse, error) {
+	// The task's span context, from the host: the agent's spans join
+	// the task's trace.
+	ctx = tracecontext.Incoming(ctx)
 	t := taskFromWire(m.GetTask())
 	s.mu.RLock()
 	hc, session := s.host, s.session
@@ -94,6 +104,10 @@ func (s *agentServer) Run(ctx context.Context, m *agentpb.RunRequest) (*agentpb.
 		cb = &runTaskCallbacks{tcb}
 	}
 	res, runErr := s.run(ctx, t, cb)
+	if s.tracing != nil {
+		// The task's spans reach the host before its result does.
+		s.tracing.flush(ctx)
+	}
 	// The result goes back only after every tool-use report is durable on
 	// the host, whether or not the task succeeded: the reports describe
 	// what the session touched either way.
@@ -259,7 +273,7 @@ func (cb *taskCallbacks) CheckToolUse(ctx context.Context, c sdk.ToolCall) (sdk.
 	if err != nil {
 		return sdk.Verdict{}, err
 	}
-	v, err := cb.rpc.CheckToolUse(ctx, m)
+	v, err := cb.rpc.CheckToolUse(tracecontext.Outgoing(ctx), m)
 	if err != nil {
 		return sdk.Verdict{}, fromStatus(ctx, "check tool use", err)
 	}
@@ -270,7 +284,7 @@ func (cb *taskCallbacks) ReportProgress(ctx context.Context, p sdk.Progress) err
 	if cb.rpc == nil {
 		return sdk.ErrNotAttached
 	}
-	_, err := cb.rpc.Progress(ctx, &agentpb.ProgressReport{
+	_, err := cb.rpc.Progress(tracecontext.Outgoing(ctx), &agentpb.ProgressReport{
 		TaskId: cb.taskID, Fraction: p.Fraction, Message: p.Message, Cost: p.Cost,
 	})
 	return fromStatus(ctx, "report progress", err)
@@ -286,7 +300,7 @@ func (cb *runTaskCallbacks) State(ctx context.Context, section string) (json.Raw
 	if cb.rpc == nil {
 		return nil, sdk.ErrNotAttached
 	}
-	v, err := cb.rpc.GetState(ctx, &agentpb.StateRequest{TaskId: cb.taskID, Section: section})
+	v, err := cb.rpc.GetState(tracecontext.Outgoing(ctx), &agentpb.StateRequest{TaskId: cb.taskID, Section: section})
 	if err != nil {
 		return nil, fromStatus(ctx, "read run state", err)
 	}
@@ -304,7 +318,7 @@ func (cb *runTaskCallbacks) SetState(ctx context.Context, section string, value 
 	if err != nil {
 		return err
 	}
-	_, err = cb.rpc.SetState(ctx, &agentpb.StateValue{TaskId: cb.taskID, Section: section, ValueJson: b})
+	_, err = cb.rpc.SetState(tracecontext.Outgoing(ctx), &agentpb.StateValue{TaskId: cb.taskID, Section: section, ValueJson: b})
 	return fromStatus(ctx, "write run state", err)
 }
 
@@ -330,7 +344,7 @@ func (cb *runTaskCallbacks) Checkpoint(ctx context.Context, label string) (uint6
 	if cb.rpc == nil {
 		return 0, sdk.ErrNotAttached
 	}
-	ack, err := cb.rpc.Checkpoint(ctx, &agentpb.CheckpointRequest{TaskId: cb.taskID, Label: label})
+	ack, err := cb.rpc.Checkpoint(tracecontext.Outgoing(ctx), &agentpb.CheckpointRequest{TaskId: cb.taskID, Label: label})
 	if err != nil {
 		return 0, fromStatus(ctx, "checkpoint", err)
 	}
@@ -341,7 +355,7 @@ func (cb *runTaskCallbacks) Files(ctx context.Context) ([]sdk.File, error) {
 	if cb.rpc == nil {
 		return nil, sdk.ErrNotAttached
 	}
-	m, err := cb.rpc.Files(ctx, &agentpb.FilesRequest{TaskId: cb.taskID})
+	m, err := cb.rpc.Files(tracecontext.Outgoing(ctx), &agentpb.FilesRequest{TaskId: cb.taskID})
 	if err != nil {
 		return nil, fromStatus(ctx, "list run files", err)
 	}
@@ -352,7 +366,7 @@ func (cb *runTaskCallbacks) DoneChunks(ctx context.Context, file string) ([]int,
 	if cb.rpc == nil {
 		return nil, sdk.ErrNotAttached
 	}
-	m, err := cb.rpc.Chunks(ctx, &agentpb.ChunksRequest{TaskId: cb.taskID, File: file})
+	m, err := cb.rpc.Chunks(tracecontext.Outgoing(ctx), &agentpb.ChunksRequest{TaskId: cb.taskID, File: file})
 	if err != nil {
 		return nil, fromStatus(ctx, "read chunk progress", err)
 	}
@@ -370,7 +384,7 @@ func (cb *runTaskCallbacks) MarkChunk(ctx context.Context, file string, chunk in
 	if chunk < 0 || chunk > math.MaxInt32 {
 		return fmt.Errorf("chunk %d of %s: chunks are numbered from 0 to %d", chunk, file, math.MaxInt32)
 	}
-	_, err := cb.rpc.MarkChunk(ctx, &agentpb.ChunkMark{TaskId: cb.taskID, File: file, Chunk: int32(chunk)})
+	_, err := cb.rpc.MarkChunk(tracecontext.Outgoing(ctx), &agentpb.ChunkMark{TaskId: cb.taskID, File: file, Chunk: int32(chunk)})
 	return fromStatus(ctx, "mark chunk done", err)
 }
 

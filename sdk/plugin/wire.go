@@ -11,12 +11,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/hearth-dev/hearth/internal/protoconv"
 	"github.com/hearth-dev/hearth/sdk"
 	"github.com/hearth-dev/hearth/sdk/internal/agentpb"
 )
 
 // This file translates between the SDK's Go types and the protobuf wire.
-// Nothing else in the SDK touches agentpb message fields.
+// Nothing else in the SDK touches agentpb message fields. Times are
+// encoded as the daemon API and the store encode them (package
+// internal/protoconv), and read back in UTC.
 
 func infoToWire(i sdk.Info, exportsState bool) *agentpb.Info {
 	return &agentpb.Info{
@@ -70,7 +73,7 @@ func upstreamToWire(us []sdk.Upstream) []*agentpb.Upstream {
 			Task:            u.Task,
 			Version:         int32(u.Version),
 			SessionId:       u.Session,
-			CreatedUnixNano: unixNano(u.CreatedAt),
+			CreatedUnixNano: protoconv.UnixNano(u.CreatedAt),
 			Artifact:        artifactToWire(u.Artifact),
 		}
 	}
@@ -87,27 +90,11 @@ func upstreamFromWire(ms []*agentpb.Upstream) []sdk.Upstream {
 			Task:      m.GetTask(),
 			Version:   int(m.GetVersion()),
 			Session:   m.GetSessionId(),
-			CreatedAt: fromUnixNano(m.GetCreatedUnixNano()),
+			CreatedAt: protoconv.Time(m.GetCreatedUnixNano()).UTC(),
 			Artifact:  artifactFromWire(m.GetArtifact()),
 		}
 	}
 	return out
-}
-
-// unixNano is t in nanoseconds since the epoch, 0 for the zero time.
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromUnixNano is the inverse of unixNano, in UTC.
-func fromUnixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
 }
 
 func taskFromWire(m *agentpb.Task) sdk.Task {
@@ -210,7 +197,7 @@ func toolUseToWire(taskID string, u sdk.ToolUse) *agentpb.ToolUse {
 		Error:         u.Error,
 		DurationNanos: int64(u.Duration),
 		Cost:          u.Cost,
-		AtUnixNano:    unixNano(u.At),
+		AtUnixNano:    protoconv.UnixNano(u.At),
 		Kind:          string(u.Kind),
 	}
 }
@@ -239,7 +226,7 @@ func toolUseFromWire(m *agentpb.ToolUse) sdk.ToolUse {
 		Duration:     time.Duration(m.GetDurationNanos()),
 		Cost:         m.GetCost(),
 	}
-	u.At = fromUnixNano(m.GetAtUnixNano())
+	u.At = protoconv.Time(m.GetAtUnixNano()).UTC()
 	return u
 }
 

@@ -256,7 +256,7 @@ func TestPythonPluginFailures(t *testing.T) {
 					t.Errorf("error %q\ndoes not contain %q", err, w)
 				}
 			}
-			if n := h.Agents()[0].Live; n != 0 {
+			if n := status(t, h).Agents[0].Live; n != 0 {
 				t.Errorf("live sessions: got %d, want 0", n)
 			}
 		})
@@ -295,7 +295,10 @@ func TestCancellationReachesPythonCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHost(t, agentHCL(python, sdkDir(t), "", "", "HEARTH_TEST_CANCELLED="+fifo), testWriter{t})
-	sub := h.Subscribe(64)
+	sub, err := h.Subscribe(context.Background(), hearth.EventFilter{Buffer: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer sub.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -306,7 +309,7 @@ func TestCancellationReachesPythonCode(t *testing.T) {
 running:
 	for {
 		select {
-		case e := <-sub.C:
+		case e := <-sub.Events():
 			if e.Kind == hearth.EventTaskProgress {
 				break running
 			}

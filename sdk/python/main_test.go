@@ -98,6 +98,16 @@ func newHost(t testing.TB, src string, logOut hclogWriter) *engine.Engine {
 
 type hclogWriter interface{ Write([]byte) (int, error) }
 
+// status is h's status.
+func status(t testing.TB, h *engine.Engine) hearth.HostStatus {
+	t.Helper()
+	st, err := h.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func hostFromConfig(dataDir, src string, logOut hclogWriter) (*engine.Engine, error) {
 	file := filepath.Join(dataDir, "hearth.hcl")
 	cfg, err := config.Parse([]byte(src), file, config.Options{})
@@ -142,9 +152,9 @@ func runHost(mode string) int {
 		fmt.Println("ready", out.Result.Output)
 		select {}
 	case "sigterm":
-		sub := h.Subscribe(64)
+		sub, _ := h.Subscribe(context.Background(), hearth.EventFilter{Buffer: 64}) // the engine's never fails
 		grace, _ := time.ParseDuration(os.Getenv("HEARTH_PY_TEST_GRACE"))
-		return hosttest.StopOnSIGTERM(h, "scripted", sub.C, sub.Close, os.Getenv("HEARTH_PY_TEST_RELEASE"), grace)
+		return hosttest.StopOnSIGTERM(h, "scripted", sub.Events(), sub.Close, os.Getenv("HEARTH_PY_TEST_RELEASE"), grace)
 	}
 	fmt.Println("unknown mode", mode)
 	return 1

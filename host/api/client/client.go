@@ -1,8 +1,11 @@
 // Package client is the Go client of hearth's daemon (`hearth serve`),
-// for orchestrators and for the CLI. It speaks the host package's types:
-// a Decision, an Outcome, a RunInfo read through the daemon are the ones
-// the Go API returns in-process, and its errors wrap the same sentinels
-// (errors.Is(err, hearth.ErrUnknownRun) works).
+// for orchestrators and for the CLI. It implements the vocabulary's
+// services (package hearth: Service, EventSource, StatusReader, Admin)
+// as the engine in process does, so code written against them runs the
+// same on either: a Decision, an Outcome, a RunInfo read through the
+// daemon are the ones the engine returns in process, and its errors wrap
+// the same sentinels (errors.Is(err, hearth.ErrUnknownRun) works). No
+// type of gRPC's appears in its API.
 //
 //	c, err := client.Dial(ctx, client.Options{DataDir: "./.hearth"})
 //	...
@@ -37,6 +40,7 @@ import (
 	"github.com/hearth-dev/hearth/host/internal/wire"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/peercred"
+	"github.com/hearth-dev/hearth/internal/tracecontext"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -52,12 +56,21 @@ var (
 	// ErrNotOurs: the process that serves the unix socket runs as
 	// another user than the client's.
 	ErrNotOurs = errors.New("the socket is served by another user")
+	// ErrUnreachable: a call did not reach the daemon, or lost it on the
+	// way (the connection failed or broke: it stopped, or is stopping).
+	ErrUnreachable = wire.ErrUnreachable
 	// ErrPipelineValue is returned for a run whose pipeline is given as a
 	// Go value: the daemon reads pipelines from config files it can open.
 	ErrPipelineValue = errors.New("a daemon runs pipelines from config files: give the file in RunOptions.Config and the pipeline's name in PipelineName, not a Pipeline value")
 )
 
-var _ hearth.Service = (*Client)(nil)
+// The client is every service of the vocabulary, as the engine is.
+var (
+	_ hearth.Service      = (*Client)(nil)
+	_ hearth.EventSource  = (*Client)(nil)
+	_ hearth.StatusReader = (*Client)(nil)
+	_ hearth.Admin        = (*Client)(nil)
+)
 
 // Options say how to reach the daemon: by Socket, DataDir or Address;
 // Socket wins over DataDir. With none of them, the daemon is the one
@@ -162,6 +175,17 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		return nil, errors.New("client: give the daemon's socket, data directory or TCP address")
 	}
 	dopts = append(dopts, grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(wire.MaxMessage), grpc.MaxCallRecvMsgSize(wire.MaxReply)))
+	// The caller's trace context goes with every call (W3C traceparent in
+	// the metadata), so that a daemon that traces puts a task's spans
+	// under the span the caller submitted it in; nothing when ctx has
+	// none.
+	dopts = append(dopts,
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return invoker(tracecontext.Outgoing(ctx), method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(tracecontext.Outgoing(ctx), desc, cc, method, opts...)
+		}))
 	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -252,29 +276,13 @@ func (c *Client) Close() error { return c.conn.Close() }
 // Target is where the client is connected: a socket path or an address.
 func (c *Client) Target() string { return c.target }
 
-// Status describes the daemon.
-type Status struct {
-	Version         string               `json:"version"`
-	DataDir         string               `json:"data_dir"`
-	PID             int                  `json:"pid"`
-	Started         time.Time            `json:"started"`
-	Config          string               `json:"config,omitempty"`
-	ProtocolVersion int                  `json:"protocol_version"`
-	Agents          []hearth.AgentStatus `json:"agents"`
-}
-
-// Status asks the daemon who it is.
-func (c *Client) Status(ctx context.Context) (*Status, error) {
+// Status asks the daemon what its host is and how it is doing.
+func (c *Client) Status(ctx context.Context) (hearth.HostStatus, error) {
 	r, err := c.rpc.Status(ctx, &apipb.StatusRequest{})
 	if err != nil {
-		return nil, wire.ErrorOf(ctx, err)
+		return hearth.HostStatus{}, wire.ErrorOf(ctx, err)
 	}
-	st := &Status{Version: r.GetVersion(), DataDir: r.GetDataDir(), PID: int(r.GetPid()), Started: time.Unix(0, r.GetStartedUnixNano()),
-		Config: r.GetConfig(), ProtocolVersion: int(r.GetProtocolVersion())}
-	for _, a := range r.GetAgents() {
-		st.Agents = append(st.Agents, wire.AgentOf(a))
-	}
-	return st, nil
+	return wire.HostStatusOf(r), nil
 }
 
 // Submit runs a task and returns its outcome with the placement decision.
@@ -467,25 +475,18 @@ func (c *Client) DashboardRevoke(ctx context.Context) error {
 	return nil
 }
 
-// EventFilter narrows Events; empty fields match everything, and
-// tool-use events come only when Kinds names hearth.EventToolUsed.
-type EventFilter struct {
-	Run     string
-	Session string
-	Kinds   []hearth.EventKind
-}
+// subscriptionBuffer is how many events a subscription holds for its
+// reader when its filter names no buffer; the daemon's stream waits
+// behind them.
+const subscriptionBuffer = 256
 
-// Events streams the daemon's events from now until ctx is done or the
-// daemon goes away; the channel is then closed, and Err says why. It
-// returns once the daemon is subscribed: every event after that reaches
-// the stream.
-func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error) {
-	req := &apipb.EventsRequest{Run: f.Run, Session: f.Session}
-	for _, k := range f.Kinds {
-		req.Kinds = append(req.Kinds, string(k))
-	}
+// Subscribe streams the daemon's events that f matches, from now until
+// ctx is done, the subscription is closed or the daemon goes away; its
+// channel is then closed, and Err says why. It returns once the daemon
+// is subscribed: every event after that reaches the subscription.
+func (c *Client) Subscribe(ctx context.Context, f hearth.EventFilter) (hearth.Subscription, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stream, err := c.rpc.Events(ctx, req)
+	stream, err := c.rpc.Events(ctx, wire.EventFilter(f))
 	if err == nil {
 		// The daemon sends its headers once it is subscribed.
 		_, err = stream.Header()
@@ -494,8 +495,12 @@ func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error
 		cancel()
 		return nil, wire.ErrorOf(ctx, err)
 	}
-	ch := make(chan hearth.Event, 256)
-	es := &EventStream{C: ch, done: make(chan struct{}), cancel: cancel}
+	buffer := f.Buffer
+	if buffer <= 0 {
+		buffer = subscriptionBuffer
+	}
+	ch := make(chan hearth.Event, buffer)
+	es := &eventStream{c: ch, done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(es.done)
 		defer cancel()
@@ -518,50 +523,62 @@ func (c *Client) Events(ctx context.Context, f EventFilter) (*EventStream, error
 	return es, nil
 }
 
-// EventStream is a stream of events. Read C, or Close it: an unread
-// stream holds the daemon's side of it.
-type EventStream struct {
-	C      <-chan hearth.Event
+// eventStream is a subscription to the daemon's events. Read its events,
+// or Close it: an unread stream holds the daemon's side of it.
+type eventStream struct {
+	c      chan hearth.Event
 	done   chan struct{}
 	cancel context.CancelFunc
 	err    error
 }
 
+func (s *eventStream) Events() <-chan hearth.Event { return s.c }
+
+// Dropped is 0: the daemon's stream waits for this reader, and the
+// daemon drops for a slow client on its side (and logs how many).
+func (s *eventStream) Dropped() uint64 { return 0 }
+
 // Close ends the stream and waits for it to end.
-func (s *EventStream) Close() {
+func (s *eventStream) Close() {
 	s.cancel()
-	for range s.C {
+	for range s.c {
 	}
 	<-s.done
 }
 
-// Err is why the stream ended, once C is closed: nil when its context
-// ended it.
-func (s *EventStream) Err() error {
+// Err is why the stream ended, once its channel is closed: nil when its
+// context ended it or it was closed.
+func (s *eventStream) Err() error {
 	<-s.done
 	return s.err
 }
 
 // Backup writes a consistent backup of the daemon's data directory to w,
-// taken while it serves, and returns its size.
-func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
+// taken while it serves, and returns what it holds. A daemon older than
+// this client says only how many bytes.
+func (c *Client) Backup(ctx context.Context, w io.Writer) (hearth.BackupStats, error) {
 	stream, err := c.rpc.Backup(ctx, &apipb.BackupRequest{})
 	if err != nil {
-		return 0, wire.ErrorOf(ctx, err)
+		return hearth.BackupStats{}, wire.ErrorOf(ctx, err)
 	}
+	var st hearth.BackupStats
 	var n int64
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return n, nil
+			st.Bytes = n
+			return st, nil
 		}
 		if err != nil {
-			return n, wire.ErrorOf(ctx, err)
+			return hearth.BackupStats{Bytes: n}, wire.ErrorOf(ctx, err)
 		}
 		k, err := w.Write(chunk.GetData())
 		n += int64(k)
 		if err != nil {
-			return n, err
+			return hearth.BackupStats{Bytes: n}, err
+		}
+		if chunk.GetStats() != nil {
+			st = wire.BackupStatsOf(chunk.GetStats())
 		}
 	}
 }

@@ -16,8 +16,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
@@ -133,8 +133,8 @@ type Node struct {
 
 	// mu guards the current session and what is waiting to be published.
 	mu        sync.Mutex
-	sess      *concurrency.Session // nil while unregistered
-	epoch     chan struct{}        // closed and replaced at each registration
+	sess      *lease        // nil while unregistered
+	epoch     chan struct{} // closed and replaced at each registration
 	dirty     map[string]struct{}
 	hostDirty bool
 	state     chan struct{} // closed and replaced when the lease is lost or taken
@@ -152,9 +152,45 @@ type Node struct {
 	// compactMu guards the revision the next compaction goes to.
 	compactMu  sync.Mutex
 	compactRev int64
+	// complMu guards the lease completions are written under.
+	complMu      sync.Mutex
+	complLease   clientv3.LeaseID
+	complGranted time.Time
 
 	stats   struct{ txns, puts, deletes, regs, lists, compactions atomic.Int64 }
 	crashed atomic.Bool
+
+	// nowLimit bounds the flushes PublishNow makes.
+	nowLimit *rate.Limiter
+}
+
+// PublishNowBurst is how many flushes PublishNow makes at once; after
+// them, one a publish interval. With the interval's own, a host writes
+// at most (ceil(changed/128) + 1) transactions per publish interval,
+// after a burst of PublishNowBurst (the write-rate bound in package
+// cluster's documentation).
+const PublishNowBurst = 16
+
+// publishNowTimeout bounds how long PublishNow holds up its caller (a
+// task about to start or just finished) when etcd is slow.
+const publishNowTimeout = cluster.MinPublishInterval
+
+// PublishNow publishes what changed now rather than at the next tick,
+// and returns once it is written (or after publishNowTimeout): a
+// placement taught a session something, or the session it made busy is
+// free again, and the other hosts' next decisions should see it (issue
+// 26: tasks that come faster than the publish interval were placed by
+// hosts that could not see where the previous ones went). Past the rate
+// PublishNowBurst sets, the change waits for the tick like any other.
+func (n *Node) PublishNow() {
+	if !n.nowLimit.Allow() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, publishNowTimeout)
+	defer cancel()
+	if err := n.Flush(ctx); err != nil && n.ctx.Err() == nil {
+		n.log.Debug("publishing a placement failed; it goes out with the next batch", "error", err)
+	}
 }
 
 // published is what etcd holds for one session: its value without the
@@ -226,6 +262,8 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		epoch:  make(chan struct{}),
 		state:  make(chan struct{}),
 		dirty:  make(map[string]struct{}),
+		// Full at start: the first placements go out at once.
+		nowLimit: rate.NewLimiter(rate.Every(o.Config.PublishInterval), PublishNowBurst),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if err := n.register(ctx); err != nil {
@@ -318,7 +356,9 @@ func (n *Node) StateChanged() <-chan struct{} {
 // registered under now is lost, or at once if it is not registered. The
 // member runs each task forwarded from another host under it: once the
 // lease is gone, other hosts see this one leave and may place the task
-// elsewhere, so it must stop.
+// elsewhere, so it must stop. It carries the lease (cluster.WithLease):
+// cluster.Held says, at the moment work completes, whether the lease is
+// still held for certain, even before the context ends.
 func (n *Node) Fence() context.Context {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -327,7 +367,7 @@ func (n *Node) Fence() context.Context {
 		cancel()
 		return ctx
 	}
-	return n.sess.Ctx()
+	return cluster.WithLease(n.sess.Ctx(), n.sess)
 }
 
 // Changed marks session id as changed: its summary (or its deletion, if
@@ -404,18 +444,13 @@ func (n *Node) register(ctx context.Context) error {
 	defer n.pubMu.Unlock()
 	// Grant under ctx, which bounds the attempt; keep the lease alive
 	// under n.ctx, which lasts until Close.
+	sent := time.Now()
 	g, err := n.client.Grant(ctx, int64(n.cfg.LeaseTTL/time.Second))
 	if err != nil {
 		return fmt.Errorf("cluster: registering host %s with etcd at %v: %w", n.id, n.cfg.Endpoints, err)
 	}
 	lease := g.ID
-	sess, err := concurrency.NewSession(n.client, concurrency.WithLease(lease), concurrency.WithContext(n.ctx))
-	if err != nil {
-		rctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout)
-		_, _ = n.client.Revoke(rctx, lease)
-		cancel()
-		return fmt.Errorf("cluster: keeping lease %x of host %s alive: %w", lease, n.id, err)
-	}
+	sess := keepLease(n.ctx, n.client, lease, time.Duration(g.TTL)*time.Second, sent)
 	fail := func(err error) error {
 		sess.Orphan()
 		rctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout)
@@ -786,7 +821,7 @@ func (n *Node) keepMembership() {
 
 // lose waits until the lease of sess is lost, then takes the host out
 // of the cluster; false when the node closed first.
-func (n *Node) lose(sess *concurrency.Session) bool {
+func (n *Node) lose(sess *lease) bool {
 	select {
 	case <-n.ctx.Done():
 		return false

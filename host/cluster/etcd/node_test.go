@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -253,5 +254,36 @@ func TestStartRefusesMisuse(t *testing.T) {
 			n.Close()
 			t.Errorf("%s: started", name)
 		}
+	}
+}
+
+// TestPublishNowBound: PublishNow writes at once, and the other host
+// sees it, well within a publish interval of a minute; past
+// PublishNowBurst it writes no more (at most one more a publish
+// interval), whatever the rate of placements: the changes wait for the
+// batch.
+func TestPublishNowBound(t *testing.T) {
+	etcd := newEtcd(t)
+	a := startNode(t, etcd, "a", func(o *Options) { o.Config.PublishInterval = time.Minute })
+	b := startNode(t, etcd, "b")
+
+	start := etcd.revision()
+	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"pkg/fast"}})
+	a.Changed("coder-1")
+	a.PublishNow()
+	if got := etcd.revision() - start; got != 1 {
+		t.Fatalf("PublishNow made %d etcd revisions, want 1", got)
+	}
+	waitView(t, b.View(), 5*time.Second, "a's session", func() bool { return len(b.View().Sessions("a")) == 1 })
+
+	const placements = 200
+	for i := range placements {
+		a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{fmt.Sprintf("pkg/%d", i)}})
+		a.Changed("coder-1")
+		a.PublishNow()
+	}
+	// The burst, less the one above; a minute's refill is not due.
+	if got, max := etcd.revision()-start, int64(PublishNowBurst); got > max || got < max-1 {
+		t.Errorf("%d placements, each published now, made %d etcd revisions; want %d (the burst)", placements+1, got, max)
 	}
 }

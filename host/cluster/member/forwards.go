@@ -2,6 +2,7 @@ package member
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -134,13 +135,14 @@ func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t 
 		done()
 		return cluster.Result{}, f.err
 	}
-	go m.runAccepted(fence, done, rec, session, t, f)
+	go m.runAccepted(node, fence, done, rec, session, t, f)
 	return f.wait(ctx)
 }
 
 // runAccepted runs the accepted task t under fence and keeps what became
-// of it.
-func (m *Member) runAccepted(fence context.Context, done func(), rec store.ForwardRecord, session string, t hearth.Task, f *flight) {
+// of it: the task completes when its completion is written under the
+// lease (node.Complete), and only then is its result kept and returned.
+func (m *Member) runAccepted(node Membership, fence context.Context, done func(), rec store.ForwardRecord, session string, t hearth.Task, f *flight) {
 	defer done()
 	var r cluster.Result
 	if err := m.d.Admit(t); err != nil {
@@ -158,7 +160,19 @@ func (m *Member) runAccepted(fence context.Context, done func(), rec store.Forwa
 			shuttingDown = true
 		default:
 		}
-		stopped = cluster.Stopped(m.cfg.HostID, rec.Key, rec.From, shuttingDown, fence.Err() != nil, r.Err)
+		// Held, not fence.Err: a host that wakes from a pause longer than
+		// its lease finds the task failed (its plugin stopped it) before
+		// the keep-alive noticed the lease is gone.
+		_, lost := cluster.Held(fence, time.Now())
+		stopped = cluster.Stopped(m.cfg.HostID, rec.Key, rec.From, shuttingDown, lost != nil, r.Err)
+	}
+	if stopped == nil {
+		if err := m.complete(node, fence, rec, r, now); err != nil {
+			// Its result is stale: the lease it was produced under is
+			// lost, and the forwarding host may place it elsewhere.
+			m.log.Warn("a forwarded task's result is refused: the lease it ran under is lost", "task", rec.Key, "from", rec.From, "error", err)
+			stopped = cluster.Stopped(m.cfg.HostID, rec.Key, rec.From, false, true, err)
+		}
 	}
 	if stopped == nil {
 		m.keepResult(rec, r, now)
@@ -174,6 +188,38 @@ func (m *Member) runAccepted(fence context.Context, done func(), rec store.Forwa
 	delete(m.flights, rec.Key)
 	m.mu.Unlock()
 	close(f.done)
+}
+
+// complete writes the completion of the accepted task rec with result r
+// (Membership.Complete), retrying a write whose outcome is unknown
+// (etcd slow or away) for as long as the lease the task ran under is
+// held. An error wraps cluster.ErrFenced: the lease is lost, and the
+// result with it.
+func (m *Member) complete(node Membership, fence context.Context, rec store.ForwardRecord, r cluster.Result, now time.Time) error {
+	c := cluster.Completion{Key: rec.Key, From: rec.From, Finished: now, Result: r}
+	for b := 50 * time.Millisecond; ; b = min(2*b, time.Second) {
+		// Each attempt ends with the lease: a write sent after that
+		// would be refused.
+		ctx, cancel := context.WithTimeout(fence, m.cfg.DialTimeout)
+		err := node.Complete(ctx, fence, c)
+		cancel()
+		if err == nil || errors.Is(err, cluster.ErrFenced) {
+			return err
+		}
+		if _, herr := cluster.Held(fence, time.Now()); herr != nil {
+			// The last attempt's outcome is unknown: the forwarding host
+			// reads the completion, if it went through, before it places
+			// the task elsewhere.
+			return fmt.Errorf("%w (the last attempt to write the completion: %v)", herr, err)
+		}
+		m.log.Debug("writing a forwarded task's completion failed; retrying while the lease holds", "task", rec.Key, "error", err)
+		t := time.NewTimer(b)
+		select {
+		case <-fence.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 }
 
 // ForwardedStatus says what this host knows of a forwarded task's key.

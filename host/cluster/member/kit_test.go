@@ -12,6 +12,7 @@ package member_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -100,6 +101,7 @@ func tempDir(t testing.TB) string {
 type static struct {
 	mu    sync.Mutex
 	fence context.Context
+	done  map[string]cluster.Completion // the completions written here
 }
 
 // newStatic returns a membership whose fence lasts as long as fence.
@@ -118,8 +120,35 @@ func (s *static) Fence() context.Context {
 	return s.fence
 }
 
+// Complete keeps c while fence is held, as etcd does while the lease is.
+func (s *static) Complete(_, fence context.Context, c cluster.Completion) error {
+	epoch, err := cluster.Held(fence, time.Now())
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(map[string]cluster.Completion)
+	}
+	if prev, ok := s.done[c.Key]; ok {
+		return fmt.Errorf("%w: task %s completed already on %s", cluster.ErrFenced, c.Key, prev.Host)
+	}
+	c.Epoch = epoch
+	s.done[c.Key] = c
+	return nil
+}
+
+func (s *static) Completion(_ context.Context, key string) (cluster.Completion, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.done[key]
+	return c, ok, nil
+}
+
 func (*static) Changed(string) {}
 func (*static) HostChanged()   {}
+func (*static) PublishNow()    {}
 func (*static) Close() error   { return nil }
 
 // hostOptions say what host to start.
@@ -197,13 +226,13 @@ func startHost(t testing.TB, o hostOptions) *testHost {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{DataDir: o.DataDir, Agents: []*config.Agent{o.Agent}, Matcher: config.DefaultMatcher(), Server: srv}
-	if h.Engine, err = engine.New(engine.Options{Config: cfg, Logger: logger, Store: h.Store, Now: o.Now, Cluster: h.Member}); err != nil {
+	if h.Engine, err = engine.New(engine.Options{Config: cfg, Logger: logger, Store: h.Store, Now: o.Now, Version: "test", Cluster: h.Member}); err != nil {
 		_ = h.Store.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(context.Background()) })
 	if o.Daemon {
-		d := api.NewServer(api.Options{Engine: h.Engine, Logger: logger, Version: "test", Register: h.Member.Register})
+		d := api.NewServer(api.Options{Engine: h.Engine, Logger: logger, Register: h.Member.Register})
 		if h.Listeners, err = d.Listen(srv, o.DataDir); err != nil {
 			t.Fatal(err)
 		}
@@ -290,14 +319,44 @@ func (w testWriter) Write(b []byte) (int, error) {
 
 // logBuffer collects a host's log for assertions.
 type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed and replaced at each write
 }
 
 func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.b.Write(p)
+}
+
+// wait waits until the log holds s, failing the test after 20 s: a line
+// a host logs after its client has its answer (a refused handshake).
+func (b *logBuffer) wait(t testing.TB, s string) {
+	t.Helper()
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		if strings.Contains(b.b.String(), s) {
+			b.mu.Unlock()
+			return
+		}
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		w := b.written
+		b.mu.Unlock()
+		select {
+		case <-w:
+		case <-deadline.C:
+			t.Fatalf("the log does not hold %q within 20s:\n%s", s, b)
+		}
+	}
 }
 
 func (b *logBuffer) String() string {

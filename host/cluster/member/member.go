@@ -4,7 +4,10 @@
 // task over every host's sessions with the host's one placement policy
 // and forwards it where it belongs (cluster.Forward's steps, over
 // host/cluster/peer), runs what other hosts forward here once per
-// idempotency key (cluster.Accepted, kept in the host's store), serves
+// idempotency key (cluster.Accepted, kept in the host's store) and
+// completes each by writing its completion to etcd under the host's
+// lease, which etcd refuses once the lease is lost (fencing:
+// docs/cluster.md), serves
 // the hosts' API (peer.Register) and lists the cluster's members and
 // runs (a hearth.ClusterReader).
 //
@@ -92,9 +95,21 @@ type Membership interface {
 	// host's record. They go out with the next batch.
 	Changed(session string)
 	HostChanged()
+	// PublishNow sends what changed now rather than with the next
+	// batch, as often as the membership's rate limit allows, and
+	// returns once it is sent.
+	PublishNow()
 	// Fence ends when the host's lease is lost: a task forwarded here
-	// runs under it.
+	// runs under it. It carries the lease (cluster.Held).
 	Fence() context.Context
+	// Complete writes that a task forwarded here completed, with its
+	// result, under the lease fence was made under: refused with an
+	// error wrapping cluster.ErrFenced once that lease is not held;
+	// any other error leaves the write unknown, and calling again says.
+	Complete(ctx, fence context.Context, c cluster.Completion) error
+	// Completion reads whether the forwarded task key completed, on any
+	// host.
+	Completion(ctx context.Context, key string) (cluster.Completion, bool, error)
 	// Close leaves the cluster.
 	Close() error
 }
@@ -113,6 +128,9 @@ type Pool interface {
 	Place(t hearth.Task) hearth.Decision
 	// ApplyRemote updates the other hosts' sessions in the pool's index.
 	ApplyRemote(reset bool, puts []matcher.Candidate, removes []string)
+	// ExpectRemote records t's hints against a remote session (a
+	// RemoteID) t was just forwarded to.
+	ExpectRemote(id string, t hearth.Task)
 	// Summary and Summaries are what the host publishes of its sessions;
 	// Load, of the agent.
 	Summary(id string) (cluster.Summary, bool)
@@ -440,6 +458,23 @@ func (m *Member) Changed(session string, hostToo bool) {
 	if hostToo {
 		node.HostChanged()
 	}
+}
+
+// Learned tells the membership that a placement here taught session
+// something its published summary does not say (the task's hints, which
+// the pool recorded against it): the summary goes out now, not with the
+// next batch, so that the next decision on any host sees the session as
+// knowing them. Tasks that come faster than the publish interval would
+// otherwise be placed by hosts that cannot see where the previous ones
+// went (issue 26: 0.60 precision at the default interval).
+func (m *Member) Learned(session string) {
+	node := m.membership()
+	if node == nil {
+		return
+	}
+	node.Changed(session)
+	node.HostChanged()
+	node.PublishNow()
 }
 
 // Reloaded is told that the engine reloaded its config; added says it

@@ -53,6 +53,10 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 	var (
 		res cluster.Result
 		dec hearth.Decision
+		// sent are the records of the hosts the task was sent to, as
+		// they were then: a host that left is still asked, at its last
+		// address, about a task it completed.
+		sent = make(map[string]hearth.Member)
 	)
 	for s := f.Start(); ; {
 		switch s.Kind {
@@ -60,10 +64,21 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			var target cluster.Target
 			target, dec = m.placeAcross(p, t, f)
 			if target.Host == "" {
-				if hist := f.History(); len(hist) > 0 {
-					m.log.Info("forward gave up on other hosts; running the task here", "task", t.ID, "attempts", strings.Join(hist, "; "))
+				hist := f.History()
+				if len(hist) == 0 {
+					return m.d.Execute(ctx, t)
 				}
-				return m.d.Execute(ctx, t)
+				m.log.Info("forward gave up on other hosts; running the task here", "task", t.ID, "attempts", strings.Join(hist, "; "))
+				out, err := m.d.Execute(ctx, t)
+				if out != nil {
+					out.Decision.Attempts = f.Attempts(m.cfg.HostID, out.Session)
+				}
+				return out, err
+			}
+			if target.Session != "" {
+				// This host's next decision sees the session as knowing
+				// t's hints at once; the owner publishes them too.
+				p.ExpectRemote(cluster.RemoteID(target.Host, target.Session), t)
 			}
 			m.d.Emit(hearth.Event{Kind: hearth.EventDecision, Agent: t.Agent, Task: t.ID, Session: target.Session,
 				Message: "forwarded to host " + target.Host + ": " + dec.Reason, Decision: &dec})
@@ -74,7 +89,8 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				s = f.Sent(fmt.Errorf("%w: host %s left the cluster", cluster.ErrUnreachable, s.Target.Host))
 				continue
 			}
-			r, err := m.peers.Forward(ctx, mm, s.Target.Session, t.ID, t)
+			sent[mm.ID] = mm
+			r, err := m.forward(ctx, mm, s.Target.Session, t)
 			if err == nil {
 				res = r
 			}
@@ -83,10 +99,20 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 		case cluster.StepAsk:
 			mm, ok := m.view.Member(s.Target.Host)
 			if !ok {
-				s = f.Asked(cluster.TaskUnknown, fmt.Errorf("host %s is no member", s.Target.Host))
-				continue
+				// A host that left is asked only about a task it
+				// completed (its result was too large for etcd): it may
+				// answer when it is back, or from where it is now.
+				if !f.CompletedOn(s.Target.Host) && m.left(s.Target.Host) {
+					s = f.Left()
+					continue
+				}
+				if mm, ok = sent[s.Target.Host]; !ok {
+					s = f.Asked(cluster.TaskUnknown, fmt.Errorf("host %s is no member", s.Target.Host))
+					continue
+				}
 			}
 			st, r, err := m.peers.Status(ctx, mm, t.ID)
+			err = ownTimeout(ctx, err)
 			if err == nil && st == cluster.TaskDone {
 				res = r
 			}
@@ -103,8 +129,18 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			case <-tm.C:
 			}
 			tm.Stop()
-			_, member := m.view.Member(s.Target.Host)
-			s = f.Waited(member)
+			s = f.Waited(!m.left(s.Target.Host))
+		case cluster.StepCheck:
+			c, found, err := m.completion(ctx, t.ID)
+			err = ownTimeout(ctx, err)
+			if found && !c.OnHost {
+				res = c.Result
+				m.log.Info("a forwarded task completed on a host that left or stopped answering; its result is taken from its completion", "task", t.ID, "host", c.Host, "lease", fmt.Sprintf("%x", c.Epoch))
+			}
+			if err != nil && ctx.Err() == nil {
+				m.log.Warn("cannot read whether a forwarded task completed; it is not placed again until that is known", "task", t.ID, "host", s.Target.Host, "error", err)
+			}
+			s = f.Checked(c, found, err)
 		case cluster.StepDone:
 			if res.Err != nil {
 				return nil, res.Err
@@ -117,12 +153,82 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			// own sessions; say where it was.
 			out.Decision.Host = s.Target.Host
 			out.Decision.Reason = fmt.Sprintf("on host %s (%s): %s", s.Target.Host, dec.Reason, out.Decision.Reason)
+			out.Decision.Attempts = f.Attempts(s.Target.Host, out.Session)
 			return out, nil
 		case cluster.StepFail:
 			m.d.Emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: s.Err.Error(), Message: t.ID + " could not be placed on any host"})
 			return nil, s.Err
 		}
 	}
+}
+
+// ownTimeout turns the end of a call's own timeout (a host or etcd that
+// did not answer in time) into an error that is not the context's: the
+// state machine takes a context's error for its caller giving up, and
+// the caller did not.
+func ownTimeout(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		return fmt.Errorf("no answer in time: %s", err.Error())
+	}
+	return err
+}
+
+// errLeft ends a forward's call to a host that left the cluster.
+var errLeft = errors.New("the host left the cluster")
+
+// forward sends t to mm, and gives up on the call once mm left the
+// cluster: its lease expired, so it can no longer complete the task
+// (its completion would be refused), and the task may go elsewhere once
+// its completion is known not to be written. Without this, a call to a
+// host that was paused (SIGSTOP, a VM pause) would wait for it to wake,
+// however long that takes. The error is then neither the caller's
+// context's nor a refusal: the outcome is unknown, and the state machine
+// asks, then reads the completion.
+func (m *Member) forward(ctx context.Context, mm hearth.Member, session string, t hearth.Task) (cluster.Result, error) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		for {
+			changed := m.view.Changed()
+			if m.left(mm.ID) {
+				cancel(errLeft)
+				return
+			}
+			select {
+			case <-cctx.Done():
+				return
+			case <-changed:
+			}
+		}
+	}()
+	r, err := m.peers.Forward(cctx, mm, session, t.ID, t)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errLeft) {
+		return cluster.Result{}, fmt.Errorf("host %s: %w while it ran task %s", mm.ID, errLeft, t.ID)
+	}
+	return r, err
+}
+
+// left says whether host left the cluster, as far as this host can
+// tell: it is not in the view while this host is. A host that lost its
+// own lease has an empty view and cannot tell: the others are not taken
+// for gone, since they may still complete what they run.
+func (m *Member) left(host string) bool {
+	if _, self := m.view.Member(m.cfg.HostID); !self {
+		return false
+	}
+	_, ok := m.view.Member(host)
+	return !ok
+}
+
+// completion reads whether task key completed on some host.
+func (m *Member) completion(ctx context.Context, key string) (cluster.Completion, bool, error) {
+	node := m.membership()
+	if node == nil {
+		return cluster.Completion{}, false, fmt.Errorf("host %s left the cluster", m.cfg.HostID)
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.DialTimeout)
+	defer cancel()
+	return node.Completion(ctx, key)
 }
 
 // noteInterrupted says, when err says so, that the host the task was

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/hearth-dev/hearth"
@@ -23,6 +24,11 @@ import (
 	"github.com/hearth-dev/hearth/host/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/internal/wire"
 )
+
+// KeepaliveTime is how long a connection to another host may be silent
+// before this host pings it: gRPC's minimum for a client. The daemons'
+// servers permit pings that often.
+const KeepaliveTime = 10 * time.Second
 
 // Client reaches the other hosts of a cluster over their TCP APIs with
 // mutual TLS: this host presents its own server certificate (server.tls
@@ -103,7 +109,16 @@ func (p *Client) conn(m hearth.Member) (*peerConn, error) {
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
 			MinConnectTimeout: p.dial,
-		})}
+		}),
+		// A connection whose peer stopped answering (paused, or cut
+		// without a reset) fails its calls after Time+Timeout, instead
+		// of when the peer wakes: the forward then asks about the task,
+		// and reads its completion once the host left. gRPC pings no
+		// more often than every 10 s; a peer that left the cluster is
+		// given up on sooner, when its lease expires (member.forward).
+		// The daemons allow it (api: KeepaliveEnforcementPolicy).
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: p.dial, PermitWithoutStream: false}),
+	}
 	if p.token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer{p.token}))
 	}
@@ -128,6 +143,12 @@ func (p *Client) ready(ctx context.Context, m hearth.Member) (*peerConn, error) 
 	defer cancel()
 	c.conn.Connect()
 	for st := c.conn.GetState(); st != connectivity.Ready; st = c.conn.GetState() {
+		if st == connectivity.TransientFailure {
+			// The last attempt failed (refused, reset, no route): the
+			// host is not there now. Waiting for the next attempt would
+			// cost the whole dial timeout after a crash.
+			return nil, fmt.Errorf("%w: host %s at %s: cannot connect", cluster.ErrUnreachable, m.ID, m.Addr)
+		}
 		if st == connectivity.Shutdown || !c.conn.WaitForStateChange(ctx, st) {
 			return nil, fmt.Errorf("%w: host %s at %s: no connection within %s (last state %s)", cluster.ErrUnreachable, m.ID, m.Addr, p.dial, st)
 		}

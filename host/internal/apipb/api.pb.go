@@ -126,8 +126,13 @@ type StatusReply struct {
 	Config          string                 `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
 	Agents          []*Agent               `protobuf:"bytes,6,rep,name=agents,proto3" json:"agents,omitempty"`
 	ProtocolVersion int32                  `protobuf:"varint,7,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// sessions counts the sessions by agent and status, every pair listed.
+	Sessions []*SessionCount `protobuf:"bytes,8,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	// The size in bytes of the store's LSM tree and value log.
+	StoreLsmBytes  int64 `protobuf:"varint,9,opt,name=store_lsm_bytes,json=storeLsmBytes,proto3" json:"store_lsm_bytes,omitempty"`
+	StoreVlogBytes int64 `protobuf:"varint,10,opt,name=store_vlog_bytes,json=storeVlogBytes,proto3" json:"store_vlog_bytes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *StatusReply) Reset() {
@@ -209,6 +214,87 @@ func (x *StatusReply) GetProtocolVersion() int32 {
 	return 0
 }
 
+func (x *StatusReply) GetSessions() []*SessionCount {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+func (x *StatusReply) GetStoreLsmBytes() int64 {
+	if x != nil {
+		return x.StoreLsmBytes
+	}
+	return 0
+}
+
+func (x *StatusReply) GetStoreVlogBytes() int64 {
+	if x != nil {
+		return x.StoreVlogBytes
+	}
+	return 0
+}
+
+type SessionCount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Agent         string                 `protobuf:"bytes,1,opt,name=agent,proto3" json:"agent,omitempty"`
+	Status        string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	N             int32                  `protobuf:"varint,3,opt,name=n,proto3" json:"n,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionCount) Reset() {
+	*x = SessionCount{}
+	mi := &file_api_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionCount) ProtoMessage() {}
+
+func (x *SessionCount) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionCount.ProtoReflect.Descriptor instead.
+func (*SessionCount) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SessionCount) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *SessionCount) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *SessionCount) GetN() int32 {
+	if x != nil {
+		return x.N
+	}
+	return 0
+}
+
 type Agent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -223,7 +309,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_api_proto_msgTypes[3]
+	mi := &file_api_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -235,7 +321,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[3]
+	mi := &file_api_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -248,7 +334,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{3}
+	return file_api_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Agent) GetName() string {
@@ -304,7 +390,7 @@ type Hints struct {
 
 func (x *Hints) Reset() {
 	*x = Hints{}
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -316,7 +402,7 @@ func (x *Hints) String() string {
 func (*Hints) ProtoMessage() {}
 
 func (x *Hints) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[4]
+	mi := &file_api_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -329,7 +415,7 @@ func (x *Hints) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hints.ProtoReflect.Descriptor instead.
 func (*Hints) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{4}
+	return file_api_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Hints) GetFiles() []string {
@@ -367,7 +453,7 @@ type SubmitTaskRequest struct {
 
 func (x *SubmitTaskRequest) Reset() {
 	*x = SubmitTaskRequest{}
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +465,7 @@ func (x *SubmitTaskRequest) String() string {
 func (*SubmitTaskRequest) ProtoMessage() {}
 
 func (x *SubmitTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[5]
+	mi := &file_api_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +478,7 @@ func (x *SubmitTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitTaskRequest.ProtoReflect.Descriptor instead.
 func (*SubmitTaskRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{5}
+	return file_api_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubmitTaskRequest) GetAgent() string {
@@ -447,7 +533,7 @@ type PlaceRequest struct {
 
 func (x *PlaceRequest) Reset() {
 	*x = PlaceRequest{}
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -459,7 +545,7 @@ func (x *PlaceRequest) String() string {
 func (*PlaceRequest) ProtoMessage() {}
 
 func (x *PlaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[6]
+	mi := &file_api_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -472,7 +558,7 @@ func (x *PlaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceRequest.ProtoReflect.Descriptor instead.
 func (*PlaceRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{6}
+	return file_api_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlaceRequest) GetAgent() string {
@@ -509,7 +595,7 @@ type Candidate struct {
 
 func (x *Candidate) Reset() {
 	*x = Candidate{}
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -521,7 +607,7 @@ func (x *Candidate) String() string {
 func (*Candidate) ProtoMessage() {}
 
 func (x *Candidate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[7]
+	mi := &file_api_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -534,7 +620,7 @@ func (x *Candidate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Candidate.ProtoReflect.Descriptor instead.
 func (*Candidate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{7}
+	return file_api_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Candidate) GetSession() string {
@@ -646,14 +732,17 @@ type Decision struct {
 	Workspace   string       `protobuf:"bytes,20,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// host is the cluster member the task ran on, when another host than
 	// the one asked.
-	Host          string `protobuf:"bytes,21,opt,name=host,proto3" json:"host,omitempty"`
+	Host string `protobuf:"bytes,21,opt,name=host,proto3" json:"host,omitempty"`
+	// attempts are the hosts a task placed across a cluster went to, in
+	// order; the last is where it ran.
+	Attempts      []*Attempt `protobuf:"bytes,22,rep,name=attempts,proto3" json:"attempts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +754,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[8]
+	mi := &file_api_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +767,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{8}
+	return file_api_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Decision) GetTask() string {
@@ -828,6 +917,73 @@ func (x *Decision) GetHost() string {
 	return ""
 }
 
+func (x *Decision) GetAttempts() []*Attempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+type Attempt struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	Session       string                 `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	Result        string                 `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attempt) Reset() {
+	*x = Attempt{}
+	mi := &file_api_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attempt) ProtoMessage() {}
+
+func (x *Attempt) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
+func (*Attempt) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Attempt) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *Attempt) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *Attempt) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
 type Result struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Output        string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
@@ -840,7 +996,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -852,7 +1008,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -865,7 +1021,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Result) GetOutput() string {
@@ -910,7 +1066,7 @@ type Artifact struct {
 
 func (x *Artifact) Reset() {
 	*x = Artifact{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1078,7 @@ func (x *Artifact) String() string {
 func (*Artifact) ProtoMessage() {}
 
 func (x *Artifact) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1091,7 @@ func (x *Artifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
 func (*Artifact) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Artifact) GetKeyDecisions() []string {
@@ -993,7 +1149,7 @@ type Gate struct {
 
 func (x *Gate) Reset() {
 	*x = Gate{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1161,7 @@ func (x *Gate) String() string {
 func (*Gate) ProtoMessage() {}
 
 func (x *Gate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1174,7 @@ func (x *Gate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gate.ProtoReflect.Descriptor instead.
 func (*Gate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Gate) GetGuard() string {
@@ -1066,13 +1222,16 @@ type Outcome struct {
 	Artifact      *Artifact              `protobuf:"bytes,6,opt,name=artifact,proto3" json:"artifact,omitempty"`
 	Gate          *Gate                  `protobuf:"bytes,7,opt,name=gate,proto3" json:"gate,omitempty"`
 	DurationNanos int64                  `protobuf:"varint,8,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
+	// trace_id is the OpenTelemetry trace of the task's spans (32 hex
+	// digits); empty when the daemon does not trace.
+	TraceId       string `protobuf:"bytes,9,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1243,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1256,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Outcome) GetTaskId() string {
@@ -1156,6 +1315,13 @@ func (x *Outcome) GetDurationNanos() int64 {
 	return 0
 }
 
+func (x *Outcome) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
 type ListSessionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1164,7 +1330,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1176,7 +1342,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1189,7 +1355,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 type Session struct {
@@ -1221,7 +1387,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1399,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1412,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Session) GetId() string {
@@ -1405,7 +1571,7 @@ type SessionList struct {
 
 func (x *SessionList) Reset() {
 	*x = SessionList{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1583,7 @@ func (x *SessionList) String() string {
 func (*SessionList) ProtoMessage() {}
 
 func (x *SessionList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1596,7 @@ func (x *SessionList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionList.ProtoReflect.Descriptor instead.
 func (*SessionList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SessionList) GetSessions() []*Session {
@@ -1451,7 +1617,7 @@ type ShowSessionRequest struct {
 
 func (x *ShowSessionRequest) Reset() {
 	*x = ShowSessionRequest{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1629,7 @@ func (x *ShowSessionRequest) String() string {
 func (*ShowSessionRequest) ProtoMessage() {}
 
 func (x *ShowSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1642,7 @@ func (x *ShowSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowSessionRequest.ProtoReflect.Descriptor instead.
 func (*ShowSessionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ShowSessionRequest) GetId() string {
@@ -1504,7 +1670,7 @@ type SessionDetail struct {
 
 func (x *SessionDetail) Reset() {
 	*x = SessionDetail{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +1682,7 @@ func (x *SessionDetail) String() string {
 func (*SessionDetail) ProtoMessage() {}
 
 func (x *SessionDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +1695,7 @@ func (x *SessionDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDetail.ProtoReflect.Descriptor instead.
 func (*SessionDetail) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SessionDetail) GetSession() *Session {
@@ -1564,13 +1730,15 @@ type ToolUse struct {
 	DurationNanos int64                  `protobuf:"varint,7,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
 	Cost          float64                `protobuf:"fixed64,8,opt,name=cost,proto3" json:"cost,omitempty"`
 	AtUnixNano    int64                  `protobuf:"varint,9,opt,name=at_unix_nano,json=atUnixNano,proto3" json:"at_unix_nano,omitempty"`
+	// kind is the tool's kind (read, write, exec, ...: sdk.ToolKind).
+	Kind          string `protobuf:"bytes,10,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1750,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1763,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ToolUse) GetCallId() string {
@@ -1661,6 +1829,13 @@ func (x *ToolUse) GetAtUnixNano() int64 {
 	return 0
 }
 
+func (x *ToolUse) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
 type Event struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
@@ -1689,7 +1864,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +1876,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +1889,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -1866,7 +2041,7 @@ type EventList struct {
 
 func (x *EventList) Reset() {
 	*x = EventList{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +2053,7 @@ func (x *EventList) String() string {
 func (*EventList) ProtoMessage() {}
 
 func (x *EventList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +2066,7 @@ func (x *EventList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventList.ProtoReflect.Descriptor instead.
 func (*EventList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EventList) GetEvents() []*Event {
@@ -1906,16 +2081,19 @@ type EventsRequest struct {
 	// Filters; empty matches everything. kinds are event kinds
 	// ("decision", "run.task", ...); tool-use events ("tool.used") come
 	// only when kinds names them.
-	Run           string   `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	Session       string   `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
-	Kinds         []string `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	Run     string   `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Session string   `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	Kinds   []string `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	// tool_uses adds tool-use events to what the other filters let
+	// through.
+	ToolUses      bool `protobuf:"varint,4,opt,name=tool_uses,json=toolUses,proto3" json:"tool_uses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +2105,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1940,7 +2118,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *EventsRequest) GetRun() string {
@@ -1964,6 +2142,13 @@ func (x *EventsRequest) GetKinds() []string {
 	return nil
 }
 
+func (x *EventsRequest) GetToolUses() bool {
+	if x != nil {
+		return x.ToolUses
+	}
+	return false
+}
+
 // StateSections are sections of a run's state document, each a JSON
 // value; a JSON null deletes a section.
 type StateSections struct {
@@ -1975,7 +2160,7 @@ type StateSections struct {
 
 func (x *StateSections) Reset() {
 	*x = StateSections{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2172,7 @@ func (x *StateSections) String() string {
 func (*StateSections) ProtoMessage() {}
 
 func (x *StateSections) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2185,7 @@ func (x *StateSections) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateSections.ProtoReflect.Descriptor instead.
 func (*StateSections) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StateSections) GetSections() map[string][]byte {
@@ -2030,7 +2215,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2227,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2240,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StartRunRequest) GetConfig() string {
@@ -2120,7 +2305,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2317,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2330,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResumeRunRequest) GetRun() string {
@@ -2197,7 +2382,7 @@ type ForkRunRequest struct {
 
 func (x *ForkRunRequest) Reset() {
 	*x = ForkRunRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2209,7 +2394,7 @@ func (x *ForkRunRequest) String() string {
 func (*ForkRunRequest) ProtoMessage() {}
 
 func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2222,7 +2407,7 @@ func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRunRequest.ProtoReflect.Descriptor instead.
 func (*ForkRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ForkRunRequest) GetRun() string {
@@ -2281,7 +2466,7 @@ type RevisitRunRequest struct {
 
 func (x *RevisitRunRequest) Reset() {
 	*x = RevisitRunRequest{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2478,7 @@ func (x *RevisitRunRequest) String() string {
 func (*RevisitRunRequest) ProtoMessage() {}
 
 func (x *RevisitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2491,7 @@ func (x *RevisitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevisitRunRequest.ProtoReflect.Descriptor instead.
 func (*RevisitRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RevisitRunRequest) GetRun() string {
@@ -2360,7 +2545,7 @@ type RunRef struct {
 
 func (x *RunRef) Reset() {
 	*x = RunRef{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2372,7 +2557,7 @@ func (x *RunRef) String() string {
 func (*RunRef) ProtoMessage() {}
 
 func (x *RunRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2385,7 +2570,7 @@ func (x *RunRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRef.ProtoReflect.Descriptor instead.
 func (*RunRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RunRef) GetRun() string {
@@ -2404,7 +2589,7 @@ type DeleteRunReply struct {
 
 func (x *DeleteRunReply) Reset() {
 	*x = DeleteRunReply{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2416,7 +2601,7 @@ func (x *DeleteRunReply) String() string {
 func (*DeleteRunReply) ProtoMessage() {}
 
 func (x *DeleteRunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2429,7 +2614,7 @@ func (x *DeleteRunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunReply.ProtoReflect.Descriptor instead.
 func (*DeleteRunReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteRunReply) GetRun() string {
@@ -2469,7 +2654,7 @@ type RunInfo struct {
 
 func (x *RunInfo) Reset() {
 	*x = RunInfo{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2481,7 +2666,7 @@ func (x *RunInfo) String() string {
 func (*RunInfo) ProtoMessage() {}
 
 func (x *RunInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2494,7 +2679,7 @@ func (x *RunInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunInfo.ProtoReflect.Descriptor instead.
 func (*RunInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RunInfo) GetId() string {
@@ -2666,7 +2851,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2678,7 +2863,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +2876,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RunUpdate) GetUpdate() isRunUpdate_Update {
@@ -2760,7 +2945,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2772,7 +2957,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2785,7 +2970,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 type RunList struct {
@@ -2797,7 +2982,7 @@ type RunList struct {
 
 func (x *RunList) Reset() {
 	*x = RunList{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2809,7 +2994,7 @@ func (x *RunList) String() string {
 func (*RunList) ProtoMessage() {}
 
 func (x *RunList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2822,7 +3007,7 @@ func (x *RunList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunList.ProtoReflect.Descriptor instead.
 func (*RunList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RunList) GetRuns() []*RunInfo {
@@ -2845,7 +3030,7 @@ type ShowRunRequest struct {
 
 func (x *ShowRunRequest) Reset() {
 	*x = ShowRunRequest{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +3042,7 @@ func (x *ShowRunRequest) String() string {
 func (*ShowRunRequest) ProtoMessage() {}
 
 func (x *ShowRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +3055,7 @@ func (x *ShowRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRunRequest.ProtoReflect.Descriptor instead.
 func (*ShowRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ShowRunRequest) GetRun() string {
@@ -2928,7 +3113,7 @@ type RunTask struct {
 
 func (x *RunTask) Reset() {
 	*x = RunTask{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3125,7 @@ func (x *RunTask) String() string {
 func (*RunTask) ProtoMessage() {}
 
 func (x *RunTask) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3138,7 @@ func (x *RunTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
 func (*RunTask) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RunTask) GetName() string {
@@ -3101,7 +3286,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3113,7 +3298,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3126,7 +3311,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *File) GetName() string {
@@ -3172,7 +3357,7 @@ type Revision struct {
 
 func (x *Revision) Reset() {
 	*x = Revision{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3369,7 @@ func (x *Revision) String() string {
 func (*Revision) ProtoMessage() {}
 
 func (x *Revision) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3382,7 @@ func (x *Revision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revision.ProtoReflect.Descriptor instead.
 func (*Revision) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Revision) GetTask() string {
@@ -3258,7 +3443,7 @@ type Chunks struct {
 
 func (x *Chunks) Reset() {
 	*x = Chunks{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3270,7 +3455,7 @@ func (x *Chunks) String() string {
 func (*Chunks) ProtoMessage() {}
 
 func (x *Chunks) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3283,7 +3468,7 @@ func (x *Chunks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunks.ProtoReflect.Descriptor instead.
 func (*Chunks) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Chunks) GetDone() []int32 {
@@ -3311,7 +3496,7 @@ type RunDetail struct {
 
 func (x *RunDetail) Reset() {
 	*x = RunDetail{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3323,7 +3508,7 @@ func (x *RunDetail) String() string {
 func (*RunDetail) ProtoMessage() {}
 
 func (x *RunDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3336,7 +3521,7 @@ func (x *RunDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDetail.ProtoReflect.Descriptor instead.
 func (*RunDetail) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RunDetail) GetInfo() *RunInfo {
@@ -3431,7 +3616,7 @@ type TaskOutput struct {
 
 func (x *TaskOutput) Reset() {
 	*x = TaskOutput{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3443,7 +3628,7 @@ func (x *TaskOutput) String() string {
 func (*TaskOutput) ProtoMessage() {}
 
 func (x *TaskOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3456,7 +3641,7 @@ func (x *TaskOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskOutput.ProtoReflect.Descriptor instead.
 func (*TaskOutput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *TaskOutput) GetTask() string {
@@ -3574,7 +3759,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3586,7 +3771,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3599,7 +3784,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Checkpoint) GetSeq() uint64 {
@@ -3677,7 +3862,7 @@ type RunView struct {
 
 func (x *RunView) Reset() {
 	*x = RunView{}
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3689,7 +3874,7 @@ func (x *RunView) String() string {
 func (*RunView) ProtoMessage() {}
 
 func (x *RunView) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3702,7 +3887,7 @@ func (x *RunView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunView.ProtoReflect.Descriptor instead.
 func (*RunView) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RunView) GetDetail() *RunDetail {
@@ -3744,7 +3929,7 @@ type RunEventsRequest struct {
 
 func (x *RunEventsRequest) Reset() {
 	*x = RunEventsRequest{}
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3756,7 +3941,7 @@ func (x *RunEventsRequest) String() string {
 func (*RunEventsRequest) ProtoMessage() {}
 
 func (x *RunEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3769,7 +3954,7 @@ func (x *RunEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEventsRequest.ProtoReflect.Descriptor instead.
 func (*RunEventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RunEventsRequest) GetRun() string {
@@ -3801,7 +3986,7 @@ type HookRequest struct {
 
 func (x *HookRequest) Reset() {
 	*x = HookRequest{}
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3813,7 +3998,7 @@ func (x *HookRequest) String() string {
 func (*HookRequest) ProtoMessage() {}
 
 func (x *HookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3826,7 +4011,7 @@ func (x *HookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRequest.ProtoReflect.Descriptor instead.
 func (*HookRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HookRequest) GetKind() string {
@@ -3861,7 +4046,7 @@ type HookReply struct {
 
 func (x *HookReply) Reset() {
 	*x = HookReply{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3873,7 +4058,7 @@ func (x *HookReply) String() string {
 func (*HookReply) ProtoMessage() {}
 
 func (x *HookReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3886,7 +4071,7 @@ func (x *HookReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookReply.ProtoReflect.Descriptor instead.
 func (*HookReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HookReply) GetOutput() []byte {
@@ -3904,7 +4089,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3916,7 +4101,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3929,19 +4114,21 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 type BackupChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Data  []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// stats comes in the last chunk: what the backup holds.
+	Stats         *BackupStats `protobuf:"bytes,2,opt,name=stats,proto3" json:"stats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BackupChunk) Reset() {
 	*x = BackupChunk{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3953,7 +4140,7 @@ func (x *BackupChunk) String() string {
 func (*BackupChunk) ProtoMessage() {}
 
 func (x *BackupChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3966,7 +4153,7 @@ func (x *BackupChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupChunk.ProtoReflect.Descriptor instead.
 func (*BackupChunk) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *BackupChunk) GetData() []byte {
@@ -3974,6 +4161,73 @@ func (x *BackupChunk) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *BackupChunk) GetStats() *BackupStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+type BackupStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Records       int32                  `protobuf:"varint,1,opt,name=records,proto3" json:"records,omitempty"`
+	Files         int32                  `protobuf:"varint,2,opt,name=files,proto3" json:"files,omitempty"`
+	Bytes         int64                  `protobuf:"varint,3,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupStats) Reset() {
+	*x = BackupStats{}
+	mi := &file_api_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupStats) ProtoMessage() {}
+
+func (x *BackupStats) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupStats.ProtoReflect.Descriptor instead.
+func (*BackupStats) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *BackupStats) GetRecords() int32 {
+	if x != nil {
+		return x.Records
+	}
+	return 0
+}
+
+func (x *BackupStats) GetFiles() int32 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *BackupStats) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
 }
 
 type DashboardLoginRequest struct {
@@ -3987,7 +4241,7 @@ type DashboardLoginRequest struct {
 
 func (x *DashboardLoginRequest) Reset() {
 	*x = DashboardLoginRequest{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3999,7 +4253,7 @@ func (x *DashboardLoginRequest) String() string {
 func (*DashboardLoginRequest) ProtoMessage() {}
 
 func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4012,7 +4266,7 @@ func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DashboardLoginRequest.ProtoReflect.Descriptor instead.
 func (*DashboardLoginRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DashboardLoginRequest) GetRevoke() bool {
@@ -4033,7 +4287,7 @@ type DashboardLoginReply struct {
 
 func (x *DashboardLoginReply) Reset() {
 	*x = DashboardLoginReply{}
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4045,7 +4299,7 @@ func (x *DashboardLoginReply) String() string {
 func (*DashboardLoginReply) ProtoMessage() {}
 
 func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4058,7 +4312,7 @@ func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DashboardLoginReply.ProtoReflect.Descriptor instead.
 func (*DashboardLoginReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DashboardLoginReply) GetUrl() string {
@@ -4082,7 +4336,7 @@ const file_api_proto_rawDesc = "" +
 	"\tapi.proto\x12\rhearth.api.v1\"#\n" +
 	"\tErrorInfo\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x0f\n" +
-	"\rStatusRequest\"\xf1\x01\n" +
+	"\rStatusRequest\"\xfc\x02\n" +
 	"\vStatusReply\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x19\n" +
 	"\bdata_dir\x18\x02 \x01(\tR\adataDir\x12\x10\n" +
@@ -4090,7 +4344,15 @@ const file_api_proto_rawDesc = "" +
 	"\x11started_unix_nano\x18\x04 \x01(\x03R\x0fstartedUnixNano\x12\x16\n" +
 	"\x06config\x18\x05 \x01(\tR\x06config\x12,\n" +
 	"\x06agents\x18\x06 \x03(\v2\x14.hearth.api.v1.AgentR\x06agents\x12)\n" +
-	"\x10protocol_version\x18\a \x01(\x05R\x0fprotocolVersion\"\x99\x01\n" +
+	"\x10protocol_version\x18\a \x01(\x05R\x0fprotocolVersion\x127\n" +
+	"\bsessions\x18\b \x03(\v2\x1b.hearth.api.v1.SessionCountR\bsessions\x12&\n" +
+	"\x0fstore_lsm_bytes\x18\t \x01(\x03R\rstoreLsmBytes\x12(\n" +
+	"\x10store_vlog_bytes\x18\n" +
+	" \x01(\x03R\x0estoreVlogBytes\"J\n" +
+	"\fSessionCount\x12\x14\n" +
+	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\f\n" +
+	"\x01n\x18\x03 \x01(\x05R\x01n\"\x99\x01\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\abundled\x18\x02 \x01(\tR\abundled\x12\x18\n" +
@@ -4129,7 +4391,7 @@ const file_api_proto_rawDesc = "" +
 	"load_score\x18\n" +
 	" \x01(\x01R\tloadScore\x12\x18\n" +
 	"\aapplied\x18\v \x03(\tR\aapplied\x12\x14\n" +
-	"\x05total\x18\f \x01(\x01R\x05total\"\xe8\x04\n" +
+	"\x05total\x18\f \x01(\x01R\x05total\"\x9c\x05\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x1b\n" +
 	"\ttask_name\x18\x02 \x01(\tR\btaskName\x12\x14\n" +
@@ -4156,7 +4418,12 @@ const file_api_proto_rawDesc = "" +
 	"\bexternal\x18\x12 \x01(\tR\bexternal\x12\x16\n" +
 	"\x06resume\x18\x13 \x01(\tR\x06resume\x12\x1c\n" +
 	"\tworkspace\x18\x14 \x01(\tR\tworkspace\x12\x12\n" +
-	"\x04host\x18\x15 \x01(\tR\x04host\"\xcb\x01\n" +
+	"\x04host\x18\x15 \x01(\tR\x04host\x122\n" +
+	"\battempts\x18\x16 \x03(\v2\x16.hearth.api.v1.AttemptR\battempts\"O\n" +
+	"\aAttempt\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x18\n" +
+	"\asession\x18\x02 \x01(\tR\asession\x12\x16\n" +
+	"\x06result\x18\x03 \x01(\tR\x06result\"\xcb\x01\n" +
 	"\x06Result\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12<\n" +
 	"\ametrics\x18\x02 \x03(\v2\".hearth.api.v1.Result.MetricsEntryR\ametrics\x12\x12\n" +
@@ -4177,7 +4444,7 @@ const file_api_proto_rawDesc = "" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x12\x1a\n" +
 	"\bfeedback\x18\x03 \x01(\tR\bfeedback\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\x12\x1b\n" +
-	"\tmax_loops\x18\x05 \x01(\x05R\bmaxLoops\"\xbb\x02\n" +
+	"\tmax_loops\x18\x05 \x01(\x05R\bmaxLoops\"\xd6\x02\n" +
 	"\aOutcome\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
@@ -4186,7 +4453,8 @@ const file_api_proto_rawDesc = "" +
 	"\x06result\x18\x05 \x01(\v2\x15.hearth.api.v1.ResultR\x06result\x123\n" +
 	"\bartifact\x18\x06 \x01(\v2\x17.hearth.api.v1.ArtifactR\bartifact\x12'\n" +
 	"\x04gate\x18\a \x01(\v2\x13.hearth.api.v1.GateR\x04gate\x12%\n" +
-	"\x0eduration_nanos\x18\b \x01(\x03R\rdurationNanos\"\x15\n" +
+	"\x0eduration_nanos\x18\b \x01(\x03R\rdurationNanos\x12\x19\n" +
+	"\btrace_id\x18\t \x01(\tR\atraceId\"\x15\n" +
 	"\x13ListSessionsRequest\"\xe8\x04\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
@@ -4219,7 +4487,7 @@ const file_api_proto_rawDesc = "" +
 	"\rSessionDetail\x120\n" +
 	"\asession\x18\x01 \x01(\v2\x16.hearth.api.v1.SessionR\asession\x12,\n" +
 	"\x06events\x18\x02 \x03(\v2\x14.hearth.api.v1.EventR\x06events\x125\n" +
-	"\tdecisions\x18\x03 \x03(\v2\x17.hearth.api.v1.DecisionR\tdecisions\"\xfd\x01\n" +
+	"\tdecisions\x18\x03 \x03(\v2\x17.hearth.api.v1.DecisionR\tdecisions\"\x91\x02\n" +
 	"\aToolUse\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
@@ -4230,7 +4498,9 @@ const file_api_proto_rawDesc = "" +
 	"\x0eduration_nanos\x18\a \x01(\x03R\rdurationNanos\x12\x12\n" +
 	"\x04cost\x18\b \x01(\x01R\x04cost\x12 \n" +
 	"\fat_unix_nano\x18\t \x01(\x03R\n" +
-	"atUnixNano\"\x87\x04\n" +
+	"atUnixNano\x12\x12\n" +
+	"\x04kind\x18\n" +
+	" \x01(\tR\x04kind\"\x87\x04\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tunix_nano\x18\x02 \x01(\x03R\bunixNano\x12\x12\n" +
@@ -4254,11 +4524,12 @@ const file_api_proto_rawDesc = "" +
 	"\x04cost\x18\x13 \x01(\x01R\x04cost\x12%\n" +
 	"\x0eduration_nanos\x18\x14 \x01(\x03R\rdurationNanos\"9\n" +
 	"\tEventList\x12,\n" +
-	"\x06events\x18\x01 \x03(\v2\x14.hearth.api.v1.EventR\x06events\"Q\n" +
+	"\x06events\x18\x01 \x03(\v2\x14.hearth.api.v1.EventR\x06events\"n\n" +
 	"\rEventsRequest\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x14\n" +
-	"\x05kinds\x18\x03 \x03(\tR\x05kinds\"\x94\x01\n" +
+	"\x05kinds\x18\x03 \x03(\tR\x05kinds\x12\x1b\n" +
+	"\ttool_uses\x18\x04 \x01(\bR\btoolUses\"\x94\x01\n" +
 	"\rStateSections\x12F\n" +
 	"\bsections\x18\x01 \x03(\v2*.hearth.api.v1.StateSections.SectionsEntryR\bsections\x1a;\n" +
 	"\rSectionsEntry\x12\x10\n" +
@@ -4438,9 +4709,14 @@ const file_api_proto_rawDesc = "" +
 	"\apayload\x18\x03 \x01(\fR\apayload\"#\n" +
 	"\tHookReply\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\fR\x06output\"\x0f\n" +
-	"\rBackupRequest\"!\n" +
+	"\rBackupRequest\"S\n" +
 	"\vBackupChunk\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data\"/\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x120\n" +
+	"\x05stats\x18\x02 \x01(\v2\x1a.hearth.api.v1.BackupStatsR\x05stats\"S\n" +
+	"\vBackupStats\x12\x18\n" +
+	"\arecords\x18\x01 \x01(\x05R\arecords\x12\x14\n" +
+	"\x05files\x18\x02 \x01(\x05R\x05files\x12\x14\n" +
+	"\x05bytes\x18\x03 \x01(\x03R\x05bytes\"/\n" +
 	"\x15DashboardLoginRequest\x12\x16\n" +
 	"\x06revoke\x18\x01 \x01(\bR\x06revoke\"S\n" +
 	"\x13DashboardLoginReply\x12\x10\n" +
@@ -4483,149 +4759,155 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_api_proto_goTypes = []any{
 	(*ErrorInfo)(nil),             // 0: hearth.api.v1.ErrorInfo
 	(*StatusRequest)(nil),         // 1: hearth.api.v1.StatusRequest
 	(*StatusReply)(nil),           // 2: hearth.api.v1.StatusReply
-	(*Agent)(nil),                 // 3: hearth.api.v1.Agent
-	(*Hints)(nil),                 // 4: hearth.api.v1.Hints
-	(*SubmitTaskRequest)(nil),     // 5: hearth.api.v1.SubmitTaskRequest
-	(*PlaceRequest)(nil),          // 6: hearth.api.v1.PlaceRequest
-	(*Candidate)(nil),             // 7: hearth.api.v1.Candidate
-	(*Decision)(nil),              // 8: hearth.api.v1.Decision
-	(*Result)(nil),                // 9: hearth.api.v1.Result
-	(*Artifact)(nil),              // 10: hearth.api.v1.Artifact
-	(*Gate)(nil),                  // 11: hearth.api.v1.Gate
-	(*Outcome)(nil),               // 12: hearth.api.v1.Outcome
-	(*ListSessionsRequest)(nil),   // 13: hearth.api.v1.ListSessionsRequest
-	(*Session)(nil),               // 14: hearth.api.v1.Session
-	(*SessionList)(nil),           // 15: hearth.api.v1.SessionList
-	(*ShowSessionRequest)(nil),    // 16: hearth.api.v1.ShowSessionRequest
-	(*SessionDetail)(nil),         // 17: hearth.api.v1.SessionDetail
-	(*ToolUse)(nil),               // 18: hearth.api.v1.ToolUse
-	(*Event)(nil),                 // 19: hearth.api.v1.Event
-	(*EventList)(nil),             // 20: hearth.api.v1.EventList
-	(*EventsRequest)(nil),         // 21: hearth.api.v1.EventsRequest
-	(*StateSections)(nil),         // 22: hearth.api.v1.StateSections
-	(*StartRunRequest)(nil),       // 23: hearth.api.v1.StartRunRequest
-	(*ResumeRunRequest)(nil),      // 24: hearth.api.v1.ResumeRunRequest
-	(*ForkRunRequest)(nil),        // 25: hearth.api.v1.ForkRunRequest
-	(*RevisitRunRequest)(nil),     // 26: hearth.api.v1.RevisitRunRequest
-	(*RunRef)(nil),                // 27: hearth.api.v1.RunRef
-	(*DeleteRunReply)(nil),        // 28: hearth.api.v1.DeleteRunReply
-	(*RunInfo)(nil),               // 29: hearth.api.v1.RunInfo
-	(*RunUpdate)(nil),             // 30: hearth.api.v1.RunUpdate
-	(*ListRunsRequest)(nil),       // 31: hearth.api.v1.ListRunsRequest
-	(*RunList)(nil),               // 32: hearth.api.v1.RunList
-	(*ShowRunRequest)(nil),        // 33: hearth.api.v1.ShowRunRequest
-	(*RunTask)(nil),               // 34: hearth.api.v1.RunTask
-	(*File)(nil),                  // 35: hearth.api.v1.File
-	(*Revision)(nil),              // 36: hearth.api.v1.Revision
-	(*Chunks)(nil),                // 37: hearth.api.v1.Chunks
-	(*RunDetail)(nil),             // 38: hearth.api.v1.RunDetail
-	(*TaskOutput)(nil),            // 39: hearth.api.v1.TaskOutput
-	(*Checkpoint)(nil),            // 40: hearth.api.v1.Checkpoint
-	(*RunView)(nil),               // 41: hearth.api.v1.RunView
-	(*RunEventsRequest)(nil),      // 42: hearth.api.v1.RunEventsRequest
-	(*HookRequest)(nil),           // 43: hearth.api.v1.HookRequest
-	(*HookReply)(nil),             // 44: hearth.api.v1.HookReply
-	(*BackupRequest)(nil),         // 45: hearth.api.v1.BackupRequest
-	(*BackupChunk)(nil),           // 46: hearth.api.v1.BackupChunk
-	(*DashboardLoginRequest)(nil), // 47: hearth.api.v1.DashboardLoginRequest
-	(*DashboardLoginReply)(nil),   // 48: hearth.api.v1.DashboardLoginReply
-	nil,                           // 49: hearth.api.v1.SubmitTaskRequest.MetadataEntry
-	nil,                           // 50: hearth.api.v1.Result.MetricsEntry
-	nil,                           // 51: hearth.api.v1.StateSections.SectionsEntry
-	nil,                           // 52: hearth.api.v1.RunDetail.GateLoopsEntry
-	nil,                           // 53: hearth.api.v1.RunDetail.ChunksEntry
-	nil,                           // 54: hearth.api.v1.TaskOutput.MetricsEntry
+	(*SessionCount)(nil),          // 3: hearth.api.v1.SessionCount
+	(*Agent)(nil),                 // 4: hearth.api.v1.Agent
+	(*Hints)(nil),                 // 5: hearth.api.v1.Hints
+	(*SubmitTaskRequest)(nil),     // 6: hearth.api.v1.SubmitTaskRequest
+	(*PlaceRequest)(nil),          // 7: hearth.api.v1.PlaceRequest
+	(*Candidate)(nil),             // 8: hearth.api.v1.Candidate
+	(*Decision)(nil),              // 9: hearth.api.v1.Decision
+	(*Attempt)(nil),               // 10: hearth.api.v1.Attempt
+	(*Result)(nil),                // 11: hearth.api.v1.Result
+	(*Artifact)(nil),              // 12: hearth.api.v1.Artifact
+	(*Gate)(nil),                  // 13: hearth.api.v1.Gate
+	(*Outcome)(nil),               // 14: hearth.api.v1.Outcome
+	(*ListSessionsRequest)(nil),   // 15: hearth.api.v1.ListSessionsRequest
+	(*Session)(nil),               // 16: hearth.api.v1.Session
+	(*SessionList)(nil),           // 17: hearth.api.v1.SessionList
+	(*ShowSessionRequest)(nil),    // 18: hearth.api.v1.ShowSessionRequest
+	(*SessionDetail)(nil),         // 19: hearth.api.v1.SessionDetail
+	(*ToolUse)(nil),               // 20: hearth.api.v1.ToolUse
+	(*Event)(nil),                 // 21: hearth.api.v1.Event
+	(*EventList)(nil),             // 22: hearth.api.v1.EventList
+	(*EventsRequest)(nil),         // 23: hearth.api.v1.EventsRequest
+	(*StateSections)(nil),         // 24: hearth.api.v1.StateSections
+	(*StartRunRequest)(nil),       // 25: hearth.api.v1.StartRunRequest
+	(*ResumeRunRequest)(nil),      // 26: hearth.api.v1.ResumeRunRequest
+	(*ForkRunRequest)(nil),        // 27: hearth.api.v1.ForkRunRequest
+	(*RevisitRunRequest)(nil),     // 28: hearth.api.v1.RevisitRunRequest
+	(*RunRef)(nil),                // 29: hearth.api.v1.RunRef
+	(*DeleteRunReply)(nil),        // 30: hearth.api.v1.DeleteRunReply
+	(*RunInfo)(nil),               // 31: hearth.api.v1.RunInfo
+	(*RunUpdate)(nil),             // 32: hearth.api.v1.RunUpdate
+	(*ListRunsRequest)(nil),       // 33: hearth.api.v1.ListRunsRequest
+	(*RunList)(nil),               // 34: hearth.api.v1.RunList
+	(*ShowRunRequest)(nil),        // 35: hearth.api.v1.ShowRunRequest
+	(*RunTask)(nil),               // 36: hearth.api.v1.RunTask
+	(*File)(nil),                  // 37: hearth.api.v1.File
+	(*Revision)(nil),              // 38: hearth.api.v1.Revision
+	(*Chunks)(nil),                // 39: hearth.api.v1.Chunks
+	(*RunDetail)(nil),             // 40: hearth.api.v1.RunDetail
+	(*TaskOutput)(nil),            // 41: hearth.api.v1.TaskOutput
+	(*Checkpoint)(nil),            // 42: hearth.api.v1.Checkpoint
+	(*RunView)(nil),               // 43: hearth.api.v1.RunView
+	(*RunEventsRequest)(nil),      // 44: hearth.api.v1.RunEventsRequest
+	(*HookRequest)(nil),           // 45: hearth.api.v1.HookRequest
+	(*HookReply)(nil),             // 46: hearth.api.v1.HookReply
+	(*BackupRequest)(nil),         // 47: hearth.api.v1.BackupRequest
+	(*BackupChunk)(nil),           // 48: hearth.api.v1.BackupChunk
+	(*BackupStats)(nil),           // 49: hearth.api.v1.BackupStats
+	(*DashboardLoginRequest)(nil), // 50: hearth.api.v1.DashboardLoginRequest
+	(*DashboardLoginReply)(nil),   // 51: hearth.api.v1.DashboardLoginReply
+	nil,                           // 52: hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	nil,                           // 53: hearth.api.v1.Result.MetricsEntry
+	nil,                           // 54: hearth.api.v1.StateSections.SectionsEntry
+	nil,                           // 55: hearth.api.v1.RunDetail.GateLoopsEntry
+	nil,                           // 56: hearth.api.v1.RunDetail.ChunksEntry
+	nil,                           // 57: hearth.api.v1.TaskOutput.MetricsEntry
 }
 var file_api_proto_depIdxs = []int32{
-	3,  // 0: hearth.api.v1.StatusReply.agents:type_name -> hearth.api.v1.Agent
-	4,  // 1: hearth.api.v1.SubmitTaskRequest.hints:type_name -> hearth.api.v1.Hints
-	49, // 2: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
-	4,  // 3: hearth.api.v1.PlaceRequest.hints:type_name -> hearth.api.v1.Hints
-	7,  // 4: hearth.api.v1.Decision.candidates:type_name -> hearth.api.v1.Candidate
-	4,  // 5: hearth.api.v1.Decision.hints:type_name -> hearth.api.v1.Hints
-	50, // 6: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
-	8,  // 7: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
-	9,  // 8: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
-	10, // 9: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
-	11, // 10: hearth.api.v1.Outcome.gate:type_name -> hearth.api.v1.Gate
-	14, // 11: hearth.api.v1.SessionList.sessions:type_name -> hearth.api.v1.Session
-	14, // 12: hearth.api.v1.SessionDetail.session:type_name -> hearth.api.v1.Session
-	19, // 13: hearth.api.v1.SessionDetail.events:type_name -> hearth.api.v1.Event
-	8,  // 14: hearth.api.v1.SessionDetail.decisions:type_name -> hearth.api.v1.Decision
-	18, // 15: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
-	8,  // 16: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
-	19, // 17: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
-	51, // 18: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
-	22, // 19: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
-	22, // 20: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
-	22, // 21: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
-	29, // 22: hearth.api.v1.RunUpdate.started:type_name -> hearth.api.v1.RunInfo
-	19, // 23: hearth.api.v1.RunUpdate.event:type_name -> hearth.api.v1.Event
-	29, // 24: hearth.api.v1.RunUpdate.stopped:type_name -> hearth.api.v1.RunInfo
-	29, // 25: hearth.api.v1.RunList.runs:type_name -> hearth.api.v1.RunInfo
-	29, // 26: hearth.api.v1.RunDetail.info:type_name -> hearth.api.v1.RunInfo
-	34, // 27: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
-	35, // 28: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
-	36, // 29: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
-	52, // 30: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
-	53, // 31: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
-	54, // 32: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
-	10, // 33: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
-	38, // 34: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
-	39, // 35: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
-	40, // 36: hearth.api.v1.RunView.checkpoints:type_name -> hearth.api.v1.Checkpoint
-	19, // 37: hearth.api.v1.RunView.events:type_name -> hearth.api.v1.Event
-	37, // 38: hearth.api.v1.RunDetail.ChunksEntry.value:type_name -> hearth.api.v1.Chunks
-	1,  // 39: hearth.api.v1.Hearth.Status:input_type -> hearth.api.v1.StatusRequest
-	5,  // 40: hearth.api.v1.Hearth.SubmitTask:input_type -> hearth.api.v1.SubmitTaskRequest
-	6,  // 41: hearth.api.v1.Hearth.Place:input_type -> hearth.api.v1.PlaceRequest
-	13, // 42: hearth.api.v1.Hearth.ListSessions:input_type -> hearth.api.v1.ListSessionsRequest
-	16, // 43: hearth.api.v1.Hearth.ShowSession:input_type -> hearth.api.v1.ShowSessionRequest
-	23, // 44: hearth.api.v1.Hearth.StartRun:input_type -> hearth.api.v1.StartRunRequest
-	24, // 45: hearth.api.v1.Hearth.ResumeRun:input_type -> hearth.api.v1.ResumeRunRequest
-	25, // 46: hearth.api.v1.Hearth.ForkRun:input_type -> hearth.api.v1.ForkRunRequest
-	26, // 47: hearth.api.v1.Hearth.RevisitRun:input_type -> hearth.api.v1.RevisitRunRequest
-	27, // 48: hearth.api.v1.Hearth.WatchRun:input_type -> hearth.api.v1.RunRef
-	27, // 49: hearth.api.v1.Hearth.PauseRun:input_type -> hearth.api.v1.RunRef
-	27, // 50: hearth.api.v1.Hearth.CancelRun:input_type -> hearth.api.v1.RunRef
-	27, // 51: hearth.api.v1.Hearth.DeleteRun:input_type -> hearth.api.v1.RunRef
-	31, // 52: hearth.api.v1.Hearth.ListRuns:input_type -> hearth.api.v1.ListRunsRequest
-	33, // 53: hearth.api.v1.Hearth.ShowRun:input_type -> hearth.api.v1.ShowRunRequest
-	42, // 54: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
-	21, // 55: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
-	43, // 56: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
-	45, // 57: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
-	47, // 58: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
-	2,  // 59: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
-	12, // 60: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
-	8,  // 61: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
-	15, // 62: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
-	17, // 63: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
-	30, // 64: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 65: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 66: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 67: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
-	30, // 68: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
-	29, // 69: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
-	29, // 70: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
-	28, // 71: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
-	32, // 72: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
-	41, // 73: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
-	20, // 74: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
-	19, // 75: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
-	44, // 76: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
-	46, // 77: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
-	48, // 78: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
-	59, // [59:79] is the sub-list for method output_type
-	39, // [39:59] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	4,  // 0: hearth.api.v1.StatusReply.agents:type_name -> hearth.api.v1.Agent
+	3,  // 1: hearth.api.v1.StatusReply.sessions:type_name -> hearth.api.v1.SessionCount
+	5,  // 2: hearth.api.v1.SubmitTaskRequest.hints:type_name -> hearth.api.v1.Hints
+	52, // 3: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	5,  // 4: hearth.api.v1.PlaceRequest.hints:type_name -> hearth.api.v1.Hints
+	8,  // 5: hearth.api.v1.Decision.candidates:type_name -> hearth.api.v1.Candidate
+	5,  // 6: hearth.api.v1.Decision.hints:type_name -> hearth.api.v1.Hints
+	10, // 7: hearth.api.v1.Decision.attempts:type_name -> hearth.api.v1.Attempt
+	53, // 8: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
+	9,  // 9: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
+	11, // 10: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
+	12, // 11: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
+	13, // 12: hearth.api.v1.Outcome.gate:type_name -> hearth.api.v1.Gate
+	16, // 13: hearth.api.v1.SessionList.sessions:type_name -> hearth.api.v1.Session
+	16, // 14: hearth.api.v1.SessionDetail.session:type_name -> hearth.api.v1.Session
+	21, // 15: hearth.api.v1.SessionDetail.events:type_name -> hearth.api.v1.Event
+	9,  // 16: hearth.api.v1.SessionDetail.decisions:type_name -> hearth.api.v1.Decision
+	20, // 17: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
+	9,  // 18: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
+	21, // 19: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
+	54, // 20: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
+	24, // 21: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
+	24, // 22: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
+	24, // 23: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
+	31, // 24: hearth.api.v1.RunUpdate.started:type_name -> hearth.api.v1.RunInfo
+	21, // 25: hearth.api.v1.RunUpdate.event:type_name -> hearth.api.v1.Event
+	31, // 26: hearth.api.v1.RunUpdate.stopped:type_name -> hearth.api.v1.RunInfo
+	31, // 27: hearth.api.v1.RunList.runs:type_name -> hearth.api.v1.RunInfo
+	31, // 28: hearth.api.v1.RunDetail.info:type_name -> hearth.api.v1.RunInfo
+	36, // 29: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
+	37, // 30: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
+	38, // 31: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
+	55, // 32: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
+	56, // 33: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
+	57, // 34: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
+	12, // 35: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
+	40, // 36: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
+	41, // 37: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
+	42, // 38: hearth.api.v1.RunView.checkpoints:type_name -> hearth.api.v1.Checkpoint
+	21, // 39: hearth.api.v1.RunView.events:type_name -> hearth.api.v1.Event
+	49, // 40: hearth.api.v1.BackupChunk.stats:type_name -> hearth.api.v1.BackupStats
+	39, // 41: hearth.api.v1.RunDetail.ChunksEntry.value:type_name -> hearth.api.v1.Chunks
+	1,  // 42: hearth.api.v1.Hearth.Status:input_type -> hearth.api.v1.StatusRequest
+	6,  // 43: hearth.api.v1.Hearth.SubmitTask:input_type -> hearth.api.v1.SubmitTaskRequest
+	7,  // 44: hearth.api.v1.Hearth.Place:input_type -> hearth.api.v1.PlaceRequest
+	15, // 45: hearth.api.v1.Hearth.ListSessions:input_type -> hearth.api.v1.ListSessionsRequest
+	18, // 46: hearth.api.v1.Hearth.ShowSession:input_type -> hearth.api.v1.ShowSessionRequest
+	25, // 47: hearth.api.v1.Hearth.StartRun:input_type -> hearth.api.v1.StartRunRequest
+	26, // 48: hearth.api.v1.Hearth.ResumeRun:input_type -> hearth.api.v1.ResumeRunRequest
+	27, // 49: hearth.api.v1.Hearth.ForkRun:input_type -> hearth.api.v1.ForkRunRequest
+	28, // 50: hearth.api.v1.Hearth.RevisitRun:input_type -> hearth.api.v1.RevisitRunRequest
+	29, // 51: hearth.api.v1.Hearth.WatchRun:input_type -> hearth.api.v1.RunRef
+	29, // 52: hearth.api.v1.Hearth.PauseRun:input_type -> hearth.api.v1.RunRef
+	29, // 53: hearth.api.v1.Hearth.CancelRun:input_type -> hearth.api.v1.RunRef
+	29, // 54: hearth.api.v1.Hearth.DeleteRun:input_type -> hearth.api.v1.RunRef
+	33, // 55: hearth.api.v1.Hearth.ListRuns:input_type -> hearth.api.v1.ListRunsRequest
+	35, // 56: hearth.api.v1.Hearth.ShowRun:input_type -> hearth.api.v1.ShowRunRequest
+	44, // 57: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
+	23, // 58: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
+	45, // 59: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
+	47, // 60: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
+	50, // 61: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
+	2,  // 62: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
+	14, // 63: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
+	9,  // 64: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
+	17, // 65: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
+	19, // 66: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
+	32, // 67: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 68: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 69: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 70: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 71: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
+	31, // 72: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
+	31, // 73: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
+	30, // 74: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
+	34, // 75: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
+	43, // 76: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
+	22, // 77: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
+	21, // 78: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
+	46, // 79: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
+	48, // 80: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
+	51, // 81: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
+	62, // [62:82] is the sub-list for method output_type
+	42, // [42:62] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -4633,7 +4915,7 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[30].OneofWrappers = []any{
+	file_api_proto_msgTypes[32].OneofWrappers = []any{
 		(*RunUpdate_Started)(nil),
 		(*RunUpdate_Event)(nil),
 		(*RunUpdate_Stopped)(nil),
@@ -4644,7 +4926,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   55,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -3,6 +3,7 @@ package wire
 import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/internal/peerpb"
+	"github.com/hearth-dev/hearth/internal/protoconv"
 )
 
 // A cluster's listings (peer.proto's HostList and ClusterRunList), both
@@ -15,7 +16,7 @@ import (
 func Members(ms hearth.Members) *peerpb.HostList {
 	out := &peerpb.HostList{Self: ms.Self, Clustered: ms.Clustered}
 	for _, m := range ms.Hosts {
-		hm := &peerpb.Host{Id: m.ID, Addr: m.Addr, Hostname: m.Hostname, StartedUnixNano: nanos(m.Started),
+		hm := &peerpb.Host{Id: m.ID, Addr: m.Addr, Hostname: m.Hostname, StartedUnixNano: protoconv.UnixNano(m.Started),
 			ConfigHash: m.ConfigHash, Version: m.Version, Sessions: int32(m.Sessions), Self: m.Self, Draining: m.Draining}
 		for _, a := range m.Agents {
 			hm.Agents = append(hm.Agents, &peerpb.AgentLoad{Name: a.Name, External: a.External, Live: int32(a.Live),
@@ -32,7 +33,7 @@ func MembersOf(r *peerpb.HostList) hearth.Members {
 	out := hearth.Members{Self: r.GetSelf(), Clustered: r.GetClustered(), Hosts: []hearth.Member{}}
 	for _, h := range r.GetHosts() {
 		m := hearth.Member{ID: h.GetId(), Self: h.GetSelf(), Addr: h.GetAddr(), Hostname: h.GetHostname(),
-			Started: unixTime(h.GetStartedUnixNano()), ConfigHash: h.GetConfigHash(), Version: h.GetVersion(), Draining: h.GetDraining(),
+			Started: protoconv.Time(h.GetStartedUnixNano()), ConfigHash: h.GetConfigHash(), Version: h.GetVersion(), Draining: h.GetDraining(),
 			Sessions: int(h.GetSessions()), Agents: []hearth.AgentLoad{}}
 		for _, a := range h.GetAgents() {
 			m.Agents = append(m.Agents, hearth.AgentLoad{Name: a.GetName(), External: a.GetExternal(), Live: int(a.GetLive()),
@@ -49,7 +50,7 @@ func MembersOf(r *peerpb.HostList) hearth.Members {
 func ClusterRuns(cr hearth.ClusterRuns) *peerpb.ClusterRunList {
 	out := &peerpb.ClusterRunList{Self: cr.Self}
 	for _, hr := range cr.Hosts {
-		m := &peerpb.HostRuns{Host: hr.Host, State: string(hr.State), ListedUnixNano: nanos(hr.Listed), Error: hr.Error}
+		m := &peerpb.HostRuns{Host: hr.Host, State: string(hr.State), ListedUnixNano: protoconv.UnixNano(hr.Listed), Error: hr.Error}
 		for _, r := range hr.Runs {
 			m.Runs = append(m.Runs, RunInfo(r))
 		}
@@ -64,7 +65,7 @@ func ClusterRunsOf(r *peerpb.ClusterRunList) hearth.ClusterRuns {
 	out := hearth.ClusterRuns{Self: r.GetSelf(), Clustered: true, Hosts: []hearth.HostRuns{}}
 	for _, h := range r.GetHosts() {
 		hr := hearth.HostRuns{Host: h.GetHost(), State: hearth.OwnerState(h.GetState()), Error: h.GetError(),
-			Listed: unixTime(h.GetListedUnixNano()), Runs: []hearth.RunInfo{}}
+			Listed: protoconv.Time(h.GetListedUnixNano()), Runs: []hearth.RunInfo{}}
 		for _, ri := range h.GetRuns() {
 			hr.Runs = append(hr.Runs, RunInfoOf(ri))
 		}

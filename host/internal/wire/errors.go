@@ -20,9 +20,16 @@ const MaxMessage = 32 << 20
 // reply, each up to hearth.MaxOutput, so a reply may hold many of them.
 const MaxReply = 1 << 30
 
-// ErrBadPayload is wrapped by the errors of hook payloads that cannot be
-// read; the server reports it as INVALID_ARGUMENT.
-var ErrBadPayload = errors.New("bad hook payload")
+// Errors of the wire's own.
+var (
+	// ErrBadPayload is wrapped by the errors of hook payloads that cannot
+	// be read; the server reports it as INVALID_ARGUMENT.
+	ErrBadPayload = errors.New("bad hook payload")
+	// ErrUnreachable is wrapped by the errors of calls that did not reach
+	// the daemon or lost it on the way (UNAVAILABLE with no reason of the
+	// host's): the client's ErrUnreachable.
+	ErrUnreachable = errors.New("the hearth daemon cannot be reached")
+)
 
 // kinds maps the errors that cross the boundary to their code and reason.
 var kinds = []struct {
@@ -144,6 +151,8 @@ func ErrorOf(ctx context.Context, err error) error {
 		e.err = context.Canceled
 	case st.Code() == codes.DeadlineExceeded:
 		e.err = context.DeadlineExceeded
+	case st.Code() == codes.Unavailable:
+		e.err = ErrUnreachable
 	}
 	return e
 }

@@ -10,6 +10,9 @@
 // status with a code and an ErrorInfo reason naming the host's sentinel
 // error; the client turns it back into an error that wraps the same
 // sentinel, so errors.Is works on both sides.
+//
+// Times and tool-use outcomes are encoded as the store's records encode
+// them (package internal/protoconv).
 package wire
 
 import (
@@ -18,22 +21,9 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/internal/apipb"
+	"github.com/hearth-dev/hearth/internal/protoconv"
 	"github.com/hearth-dev/hearth/sdk"
 )
-
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func unixTime(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
 
 // Hints encodes task hints.
 func Hints(h sdk.Hints) *apipb.Hints {
@@ -57,6 +47,9 @@ func Decision(d *hearth.Decision) *apipb.Decision {
 		Rehydration: d.Rehydration, Reason: d.Reason, Hints: Hints(d.Hints), External: d.External,
 		Resume: d.Resume, Workspace: d.Workspace, Host: d.Host,
 	}
+	for _, a := range d.Attempts {
+		m.Attempts = append(m.Attempts, &apipb.Attempt{Host: a.Host, Session: a.Session, Result: a.Result})
+	}
 	for _, c := range d.Candidates {
 		m.Candidates = append(m.Candidates, &apipb.Candidate{
 			Session: c.Session, Dormant: c.Dormant, Eligible: c.Eligible, Load: int32(c.Load), Capacity: int32(c.Capacity),
@@ -76,6 +69,9 @@ func DecisionOf(m *apipb.Decision) hearth.Decision {
 		Retired: m.GetRetired(), Vetoed: m.GetVetoed(), Rehydration: m.GetRehydration(), Reason: m.GetReason(),
 		Hints: HintsOf(m.GetHints()), External: m.GetExternal(), Resume: m.GetResume(), Workspace: m.GetWorkspace(), Host: m.GetHost(),
 	}
+	for _, a := range m.GetAttempts() {
+		d.Attempts = append(d.Attempts, hearth.Attempt{Host: a.GetHost(), Session: a.GetSession(), Result: a.GetResult()})
+	}
 	for _, c := range m.GetCandidates() {
 		d.Candidates = append(d.Candidates, hearth.Candidate{
 			Session: c.GetSession(), Dormant: c.GetDormant(), Eligible: c.GetEligible(), Load: int(c.GetLoad()),
@@ -92,7 +88,7 @@ func DecisionOf(m *apipb.Decision) hearth.Decision {
 func Artifact(a sdk.ContextArtifact, session string, at time.Time) *apipb.Artifact {
 	return &apipb.Artifact{
 		KeyDecisions: a.KeyDecisions, ModifiedFiles: a.ModifiedFiles, NewPatterns: a.NewPatterns,
-		PotentialGotchas: a.PotentialGotchas, SourceSession: session, CreatedUnixNano: nanos(at),
+		PotentialGotchas: a.PotentialGotchas, SourceSession: session, CreatedUnixNano: protoconv.UnixNano(at),
 	}
 }
 
@@ -110,7 +106,7 @@ func Outcome(o *hearth.Outcome) *apipb.Outcome {
 	m := &apipb.Outcome{
 		TaskId: o.TaskID, Agent: o.Agent, Session: o.Session, Decision: Decision(&o.Decision),
 		Result:   &apipb.Result{Output: o.Result.Output, Metrics: o.Result.Metrics, Cost: o.Result.Cost, ToolUses: o.ToolUses},
-		Artifact: Artifact(o.Artifact, o.Session, time.Time{}), DurationNanos: int64(o.Duration),
+		Artifact: Artifact(o.Artifact, o.Session, time.Time{}), DurationNanos: int64(o.Duration), TraceId: o.TraceID,
 	}
 	if g := o.Gate; g != nil {
 		m.Gate = &apipb.Gate{Guard: g.Guard, Action: string(g.Action), Feedback: g.Feedback, To: g.To, MaxLoops: int32(g.MaxLoops)}
@@ -124,7 +120,7 @@ func OutcomeOf(m *apipb.Outcome) *hearth.Outcome {
 	o := &hearth.Outcome{
 		TaskID: m.GetTaskId(), Agent: m.GetAgent(), Session: m.GetSession(), Decision: DecisionOf(m.GetDecision()),
 		Result:   sdk.Result{Output: r.GetOutput(), Metrics: r.GetMetrics(), Cost: r.GetCost(), Artifact: ArtifactOf(m.GetArtifact())},
-		Artifact: ArtifactOf(m.GetArtifact()), ToolUses: r.GetToolUses(), Duration: time.Duration(m.GetDurationNanos()),
+		Artifact: ArtifactOf(m.GetArtifact()), ToolUses: r.GetToolUses(), Duration: time.Duration(m.GetDurationNanos()), TraceID: m.GetTraceId(),
 	}
 	if g := m.GetGate(); g != nil {
 		o.Gate = &hearth.Gate{Guard: g.GetGuard(), Action: hearth.GateAction(g.GetAction()), Feedback: g.GetFeedback(), To: g.GetTo(), MaxLoops: int(g.GetMaxLoops())}
@@ -135,8 +131,8 @@ func OutcomeOf(m *apipb.Outcome) *hearth.Outcome {
 // Session encodes a session's description.
 func Session(s hearth.SessionInfo) *apipb.Session {
 	return &apipb.Session{
-		Id: s.ID, Agent: s.Agent, Status: s.Status, Reason: s.Reason, CreatedUnixNano: nanos(s.Created),
-		LastActivityUnixNano: nanos(s.LastActivity), Capacity: int32(s.Capacity), Load: int32(s.Load), Pid: int32(s.PID),
+		Id: s.ID, Agent: s.Agent, Status: s.Status, Reason: s.Reason, CreatedUnixNano: protoconv.UnixNano(s.Created),
+		LastActivityUnixNano: protoconv.UnixNano(s.LastActivity), Capacity: int32(s.Capacity), Load: int32(s.Load), Pid: int32(s.PID),
 		AgentVersion: s.AgentVersion, Tasks: s.Tasks, TasksFailed: s.TasksFailed, ToolUses: s.ToolUses, Unchecked: s.Unchecked, HasState: s.HasState,
 		Files: s.Files, Directories: s.Directories, Technologies: s.Technologies,
 		External: s.External, Workspace: s.Workspace, Resume: s.Resume,
@@ -146,8 +142,8 @@ func Session(s hearth.SessionInfo) *apipb.Session {
 // SessionOf decodes a session's description.
 func SessionOf(m *apipb.Session) hearth.SessionInfo {
 	return hearth.SessionInfo{
-		ID: m.GetId(), Agent: m.GetAgent(), Status: m.GetStatus(), Reason: m.GetReason(), Created: unixTime(m.GetCreatedUnixNano()),
-		LastActivity: unixTime(m.GetLastActivityUnixNano()), Capacity: int(m.GetCapacity()), Load: int(m.GetLoad()), PID: int(m.GetPid()),
+		ID: m.GetId(), Agent: m.GetAgent(), Status: m.GetStatus(), Reason: m.GetReason(), Created: protoconv.Time(m.GetCreatedUnixNano()),
+		LastActivity: protoconv.Time(m.GetLastActivityUnixNano()), Capacity: int(m.GetCapacity()), Load: int(m.GetLoad()), PID: int(m.GetPid()),
 		AgentVersion: m.GetAgentVersion(), Tasks: m.GetTasks(), TasksFailed: m.GetTasksFailed(), ToolUses: m.GetToolUses(), Unchecked: m.GetUnchecked(),
 		HasState: m.GetHasState(), Files: nonNil(m.GetFiles()), Directories: nonNil(m.GetDirectories()),
 		Technologies: nonNil(m.GetTechnologies()), External: m.GetExternal(), Workspace: m.GetWorkspace(), Resume: m.GetResume(),
@@ -190,51 +186,23 @@ func SessionDetailOf(m *apipb.SessionDetail) *hearth.SessionDetail {
 // Event encodes an event.
 func Event(e hearth.Event) *apipb.Event {
 	m := &apipb.Event{
-		Seq: e.Seq, UnixNano: nanos(e.Time), Kind: string(e.Kind), Agent: e.Agent, Session: e.Session, Task: e.Task,
+		Seq: e.Seq, UnixNano: protoconv.UnixNano(e.Time), Kind: string(e.Kind), Agent: e.Agent, Session: e.Session, Task: e.Task,
 		Run: e.Run, Message: e.Message, Error: e.Err, Pid: int32(e.PID), Fraction: e.Fraction, Decision: Decision(e.Decision),
 		Guard: e.Guard, Hook: e.Hook, Action: e.Action, From: e.From, To: e.To, Cost: e.Cost, DurationNanos: int64(e.Duration),
 	}
 	if u := e.ToolUse; u != nil {
 		m.ToolUse = &apipb.ToolUse{
-			CallId: u.CallID, Tool: u.Tool, Paths: u.Paths, Technologies: u.Technologies, Outcome: outcomeCode(u.Outcome),
-			Error: u.Error, DurationNanos: int64(u.Duration), Cost: u.Cost, AtUnixNano: nanos(u.At),
+			CallId: u.CallID, Tool: u.Tool, Kind: string(u.Kind), Paths: u.Paths, Technologies: u.Technologies, Outcome: protoconv.OutcomeCode(u.Outcome),
+			Error: u.Error, DurationNanos: int64(u.Duration), Cost: u.Cost, AtUnixNano: protoconv.UnixNano(u.At),
 		}
 	}
 	return m
 }
 
-// outcomeCode encodes a tool use's outcome for the API: 0 ok, 1 error, 2
-// denied (3 none given), the numbering the API had before sdk.OutcomeUnset
-// became the zero value, so clients and daemons of either age agree.
-func outcomeCode(o sdk.ToolOutcome) int32 {
-	switch o {
-	case sdk.OutcomeOK:
-		return 0
-	case sdk.OutcomeError:
-		return 1
-	case sdk.OutcomeDenied:
-		return 2
-	}
-	return 3
-}
-
-// outcomeOfCode is the inverse of outcomeCode.
-func outcomeOfCode(n int32) sdk.ToolOutcome {
-	switch n {
-	case 0:
-		return sdk.OutcomeOK
-	case 1:
-		return sdk.OutcomeError
-	case 2:
-		return sdk.OutcomeDenied
-	}
-	return sdk.OutcomeUnset
-}
-
 // EventOf decodes an event.
 func EventOf(m *apipb.Event) hearth.Event {
 	e := hearth.Event{
-		Seq: m.GetSeq(), Time: unixTime(m.GetUnixNano()), Kind: hearth.EventKind(m.GetKind()), Agent: m.GetAgent(),
+		Seq: m.GetSeq(), Time: protoconv.Time(m.GetUnixNano()), Kind: hearth.EventKind(m.GetKind()), Agent: m.GetAgent(),
 		Session: m.GetSession(), Task: m.GetTask(), Run: m.GetRun(), Message: m.GetMessage(), Err: m.GetError(),
 		PID: int(m.GetPid()), Fraction: m.GetFraction(), Guard: m.GetGuard(), Hook: m.GetHook(), Action: m.GetAction(),
 		From: m.GetFrom(), To: m.GetTo(), Cost: m.GetCost(), Duration: time.Duration(m.GetDurationNanos()),
@@ -245,9 +213,9 @@ func EventOf(m *apipb.Event) hearth.Event {
 	}
 	if u := m.GetToolUse(); u != nil {
 		e.ToolUse = &sdk.ToolUse{
-			CallID: u.GetCallId(), Tool: u.GetTool(), Paths: u.GetPaths(), Technologies: u.GetTechnologies(),
-			Outcome: outcomeOfCode(u.GetOutcome()), Error: u.GetError(), Duration: time.Duration(u.GetDurationNanos()),
-			Cost: u.GetCost(), At: unixTime(u.GetAtUnixNano()),
+			CallID: u.GetCallId(), Tool: u.GetTool(), Kind: sdk.ToolKind(u.GetKind()), Paths: u.GetPaths(), Technologies: u.GetTechnologies(),
+			Outcome: protoconv.Outcome(u.GetOutcome()), Error: u.GetError(), Duration: time.Duration(u.GetDurationNanos()),
+			Cost: u.GetCost(), At: protoconv.Time(u.GetAtUnixNano()),
 		}
 	}
 	return e
@@ -257,8 +225,8 @@ func EventOf(m *apipb.Event) hearth.Event {
 func RunInfo(r hearth.RunInfo) *apipb.RunInfo {
 	return &apipb.RunInfo{
 		Id: r.ID, Pipeline: r.Pipeline, Status: string(r.Status), Reason: r.Reason, Stage: r.Stage,
-		CreatedUnixNano: nanos(r.Created), StartedUnixNano: nanos(r.Started), UpdatedUnixNano: nanos(r.Updated),
-		LastActivityUnixNano: nanos(r.LastActivity), FinishedUnixNano: nanos(r.Finished), Budget: r.Budget, Cost: r.Cost,
+		CreatedUnixNano: protoconv.UnixNano(r.Created), StartedUnixNano: protoconv.UnixNano(r.Started), UpdatedUnixNano: protoconv.UnixNano(r.Updated),
+		LastActivityUnixNano: protoconv.UnixNano(r.LastActivity), FinishedUnixNano: protoconv.UnixNano(r.Finished), Budget: r.Budget, Cost: r.Cost,
 		Tasks: int32(r.Tasks), Succeeded: int32(r.Succeeded), Failed: int32(r.Failed), Skipped: int32(r.Skipped),
 		Progress: r.Progress, Checkpoint: r.Checkpoint, ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt,
 		Abandoned: r.Abandoned, Interrupted: r.Interrupted,
@@ -269,8 +237,8 @@ func RunInfo(r hearth.RunInfo) *apipb.RunInfo {
 func RunInfoOf(m *apipb.RunInfo) hearth.RunInfo {
 	return hearth.RunInfo{
 		ID: m.GetId(), Pipeline: m.GetPipeline(), Status: hearth.RunStatus(m.GetStatus()), Reason: m.GetReason(), Stage: m.GetStage(),
-		Created: unixTime(m.GetCreatedUnixNano()), Started: unixTime(m.GetStartedUnixNano()), Updated: unixTime(m.GetUpdatedUnixNano()),
-		LastActivity: unixTime(m.GetLastActivityUnixNano()), Finished: unixTime(m.GetFinishedUnixNano()), Budget: m.GetBudget(),
+		Created: protoconv.Time(m.GetCreatedUnixNano()), Started: protoconv.Time(m.GetStartedUnixNano()), Updated: protoconv.Time(m.GetUpdatedUnixNano()),
+		LastActivity: protoconv.Time(m.GetLastActivityUnixNano()), Finished: protoconv.Time(m.GetFinishedUnixNano()), Budget: m.GetBudget(),
 		Cost: m.GetCost(), Tasks: int(m.GetTasks()), Succeeded: int(m.GetSucceeded()), Failed: int(m.GetFailed()),
 		Skipped: int(m.GetSkipped()), Progress: m.GetProgress(), Checkpoint: m.GetCheckpoint(), ForkedFrom: m.GetForkedFrom(),
 		ForkedAt: m.GetForkedAt(), Abandoned: m.GetAbandoned(), Interrupted: m.GetInterrupted(),
@@ -286,7 +254,7 @@ func RunDetail(d hearth.RunDetail) *apipb.RunDetail {
 		m.Tasks = append(m.Tasks, &apipb.RunTask{
 			Name: t.Name, Agent: t.Agent, Stage: t.Stage, DependsOn: t.DependsOn, Status: string(t.Status), Round: int32(t.Round),
 			Attempt: int32(t.Attempt), Failures: int32(t.Failures), Error: t.Error, Errors: t.Errors, Cost: t.Cost, Session: t.Session,
-			StartedUnixNano: nanos(t.Started), FinishedUnixNano: nanos(t.Finished), RetryAtUnixNano: nanos(t.RetryAt),
+			StartedUnixNano: protoconv.UnixNano(t.Started), FinishedUnixNano: protoconv.UnixNano(t.Finished), RetryAtUnixNano: protoconv.UnixNano(t.RetryAt),
 			Version: int32(t.Version), NeedsReview: t.NeedsReview, Feedback: t.Feedback, Reason: t.Reason,
 		})
 	}
@@ -295,7 +263,7 @@ func RunDetail(d hearth.RunDetail) *apipb.RunDetail {
 	}
 	for _, r := range d.Revisions {
 		m.Revisions = append(m.Revisions, &apipb.Revision{Task: r.Task, Impact: string(r.Impact), Reason: r.Reason,
-			Archived: r.Archived, Review: r.Review, ResetTasks: r.Reset, UnixNano: nanos(r.Time)})
+			Archived: r.Archived, Review: r.Review, ResetTasks: r.Reset, UnixNano: protoconv.UnixNano(r.Time)})
 	}
 	if len(d.GateLoops) > 0 {
 		m.GateLoops = make(map[string]int32, len(d.GateLoops))
@@ -326,8 +294,8 @@ func RunDetailOf(m *apipb.RunDetail) hearth.RunDetail {
 		d.TaskList = append(d.TaskList, hearth.RunTaskInfo{
 			Name: t.GetName(), Agent: t.GetAgent(), Stage: t.GetStage(), DependsOn: t.GetDependsOn(), Status: hearth.TaskStatus(t.GetStatus()),
 			Round: int(t.GetRound()), Attempt: int(t.GetAttempt()), Failures: int(t.GetFailures()), Error: t.GetError(),
-			Errors: t.GetErrors(), Cost: t.GetCost(), Session: t.GetSession(), Started: unixTime(t.GetStartedUnixNano()),
-			Finished: unixTime(t.GetFinishedUnixNano()), RetryAt: unixTime(t.GetRetryAtUnixNano()), Version: int(t.GetVersion()),
+			Errors: t.GetErrors(), Cost: t.GetCost(), Session: t.GetSession(), Started: protoconv.Time(t.GetStartedUnixNano()),
+			Finished: protoconv.Time(t.GetFinishedUnixNano()), RetryAt: protoconv.Time(t.GetRetryAtUnixNano()), Version: int(t.GetVersion()),
 			NeedsReview: t.GetNeedsReview(), Feedback: t.GetFeedback(), Reason: t.GetReason(),
 		})
 	}
@@ -336,7 +304,7 @@ func RunDetailOf(m *apipb.RunDetail) hearth.RunDetail {
 	}
 	for _, r := range m.GetRevisions() {
 		d.Revisions = append(d.Revisions, hearth.Revision{Task: r.GetTask(), Impact: hearth.Impact(r.GetImpact()), Reason: r.GetReason(),
-			Archived: r.GetArchived(), Review: r.GetReview(), Reset: r.GetResetTasks(), Time: unixTime(r.GetUnixNano())})
+			Archived: r.GetArchived(), Review: r.GetReview(), Reset: r.GetResetTasks(), Time: protoconv.Time(r.GetUnixNano())})
 	}
 	if len(m.GetGateLoops()) > 0 {
 		d.GateLoops = make(map[string]int, len(m.GetGateLoops()))
@@ -359,7 +327,7 @@ func RunDetailOf(m *apipb.RunDetail) hearth.RunDetail {
 func TaskOutput(o hearth.TaskOutput) *apipb.TaskOutput {
 	return &apipb.TaskOutput{
 		Task: o.Task, Version: int32(o.Version), Current: o.Current, Output: o.Output, Metrics: o.Metrics, Cost: o.Cost,
-		Session: o.Session, Round: int32(o.Round), Attempt: int32(o.Attempt), UnixNano: nanos(o.Time),
+		Session: o.Session, Round: int32(o.Round), Attempt: int32(o.Attempt), UnixNano: protoconv.UnixNano(o.Time),
 		DurationNanos: int64(o.Duration), Artifact: Artifact(o.Artifact, o.Session, o.Time), Action: o.Action, Score: o.Score,
 	}
 }
@@ -369,21 +337,21 @@ func TaskOutputOf(m *apipb.TaskOutput) hearth.TaskOutput {
 	return hearth.TaskOutput{
 		Task: m.GetTask(), Version: int(m.GetVersion()), Current: m.GetCurrent(), Output: m.GetOutput(), Metrics: m.GetMetrics(),
 		Cost: m.GetCost(), Session: m.GetSession(), Round: int(m.GetRound()), Attempt: int(m.GetAttempt()),
-		Time: unixTime(m.GetUnixNano()), Duration: time.Duration(m.GetDurationNanos()), Artifact: ArtifactOf(m.GetArtifact()),
+		Time: protoconv.Time(m.GetUnixNano()), Duration: time.Duration(m.GetDurationNanos()), Artifact: ArtifactOf(m.GetArtifact()),
 		Action: m.GetAction(), Score: m.GetScore(),
 	}
 }
 
 // Checkpoint encodes a run's checkpoint.
 func Checkpoint(c hearth.CheckpointInfo) *apipb.Checkpoint {
-	return &apipb.Checkpoint{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, UnixNano: nanos(c.Time),
+	return &apipb.Checkpoint{Seq: c.Seq, Parent: c.Parent, Label: c.Label, Task: c.Task, UnixNano: protoconv.UnixNano(c.Time),
 		Status: string(c.Status), Stage: c.Stage, Cost: c.Cost, Succeeded: int32(c.Succeeded)}
 }
 
 // CheckpointOf decodes a run's checkpoint.
 func CheckpointOf(m *apipb.Checkpoint) hearth.CheckpointInfo {
 	return hearth.CheckpointInfo{Seq: m.GetSeq(), Parent: m.GetParent(), Label: m.GetLabel(), Task: m.GetTask(),
-		Time: unixTime(m.GetUnixNano()), Status: hearth.RunStatus(m.GetStatus()), Stage: m.GetStage(), Cost: m.GetCost(),
+		Time: protoconv.Time(m.GetUnixNano()), Status: hearth.RunStatus(m.GetStatus()), Stage: m.GetStage(), Cost: m.GetCost(),
 		Succeeded: int(m.GetSucceeded())}
 }
 
@@ -409,6 +377,61 @@ func StateOf(m *apipb.StateSections) map[string]json.RawMessage {
 		out[k] = v
 	}
 	return out
+}
+
+// HostStatus encodes a host's status.
+func HostStatus(st hearth.HostStatus) *apipb.StatusReply {
+	m := &apipb.StatusReply{Version: st.Version, DataDir: st.DataDir, Pid: int32(st.PID), StartedUnixNano: protoconv.UnixNano(st.Started),
+		Config: st.Config, ProtocolVersion: int32(st.ProtocolVersion), StoreLsmBytes: st.Store.LSM, StoreVlogBytes: st.Store.VLog}
+	for _, a := range st.Agents {
+		m.Agents = append(m.Agents, Agent(a))
+	}
+	for _, c := range st.Sessions {
+		m.Sessions = append(m.Sessions, &apipb.SessionCount{Agent: c.Agent, Status: c.Status, N: int32(c.N)})
+	}
+	return m
+}
+
+// HostStatusOf decodes a host's status.
+func HostStatusOf(m *apipb.StatusReply) hearth.HostStatus {
+	st := hearth.HostStatus{Version: m.GetVersion(), DataDir: m.GetDataDir(), PID: int(m.GetPid()), Started: protoconv.Time(m.GetStartedUnixNano()),
+		Config: m.GetConfig(), ProtocolVersion: int(m.GetProtocolVersion()),
+		Store: hearth.StoreSize{LSM: m.GetStoreLsmBytes(), VLog: m.GetStoreVlogBytes()}}
+	for _, a := range m.GetAgents() {
+		st.Agents = append(st.Agents, AgentOf(a))
+	}
+	for _, c := range m.GetSessions() {
+		st.Sessions = append(st.Sessions, hearth.SessionCount{Agent: c.GetAgent(), Status: c.GetStatus(), N: int(c.GetN())})
+	}
+	return st
+}
+
+// EventFilter encodes an event filter; its Buffer is the client's.
+func EventFilter(f hearth.EventFilter) *apipb.EventsRequest {
+	m := &apipb.EventsRequest{Run: f.Run, Session: f.Session, ToolUses: f.ToolUses}
+	for _, k := range f.Kinds {
+		m.Kinds = append(m.Kinds, string(k))
+	}
+	return m
+}
+
+// EventFilterOf decodes an event filter, with the server's buffer.
+func EventFilterOf(m *apipb.EventsRequest, buffer int) hearth.EventFilter {
+	f := hearth.EventFilter{Run: m.GetRun(), Session: m.GetSession(), ToolUses: m.GetToolUses(), Buffer: buffer}
+	for _, k := range m.GetKinds() {
+		f.Kinds = append(f.Kinds, hearth.EventKind(k))
+	}
+	return f
+}
+
+// BackupStats encodes what a backup holds.
+func BackupStats(st hearth.BackupStats) *apipb.BackupStats {
+	return &apipb.BackupStats{Records: int32(st.Records), Files: int32(st.Files), Bytes: st.Bytes}
+}
+
+// BackupStatsOf decodes what a backup holds.
+func BackupStatsOf(m *apipb.BackupStats) hearth.BackupStats {
+	return hearth.BackupStats{Records: int(m.GetRecords()), Files: int(m.GetFiles()), Bytes: m.GetBytes()}
 }
 
 // Agent encodes an agent's status.

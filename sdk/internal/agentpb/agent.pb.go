@@ -220,12 +220,23 @@ func (x *Info) GetExportsState() bool {
 }
 
 type AttachRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	HostBrokerId  uint32                 `protobuf:"varint,1,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
-	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Agent         string                 `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	HostBrokerId uint32                 `protobuf:"varint,1,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	SessionId    string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Agent        string                 `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	// telemetry_service, when set, says the host traces: the plugin may
+	// export its spans over the callbacks connection with OpenTelemetry's
+	// OTLP TraceService (opentelemetry.proto.collector.trace.v1), which the
+	// host serves there and relays to its backend, and names the
+	// service.name those spans carry. Empty: the host does not trace, and
+	// serves no TraceService.
+	//
+	// Trace context travels in gRPC metadata, the W3C way (traceparent,
+	// tracestate): on Run from the host, the task's span; on each call to
+	// the Host service from the plugin, the span the agent is in.
+	TelemetryService string `protobuf:"bytes,4,opt,name=telemetry_service,json=telemetryService,proto3" json:"telemetry_service,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AttachRequest) Reset() {
@@ -275,6 +286,13 @@ func (x *AttachRequest) GetSessionId() string {
 func (x *AttachRequest) GetAgent() string {
 	if x != nil {
 		return x.Agent
+	}
+	return ""
+}
+
+func (x *AttachRequest) GetTelemetryService() string {
+	if x != nil {
+		return x.TelemetryService
 	}
 	return ""
 }
@@ -1993,12 +2011,13 @@ const file_agent_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\"\n" +
 	"\ftechnologies\x18\x04 \x03(\tR\ftechnologies\x12\x1a\n" +
 	"\bcapacity\x18\x05 \x01(\x05R\bcapacity\x12#\n" +
-	"\rexports_state\x18\x06 \x01(\bR\fexportsState\"j\n" +
+	"\rexports_state\x18\x06 \x01(\bR\fexportsState\"\x97\x01\n" +
 	"\rAttachRequest\x12$\n" +
 	"\x0ehost_broker_id\x18\x01 \x01(\rR\fhostBrokerId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x14\n" +
-	"\x05agent\x18\x03 \x01(\tR\x05agent\"\x10\n" +
+	"\x05agent\x18\x03 \x01(\tR\x05agent\x12+\n" +
+	"\x11telemetry_service\x18\x04 \x01(\tR\x10telemetryService\"\x10\n" +
 	"\x0eAttachResponse\"c\n" +
 	"\x05Hints\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12 \n" +

@@ -36,6 +36,10 @@ _NO_DEADLINE = 10 * 365 * 86400.0
 _MAX_MESSAGE: list[tuple[str, object]] = [("grpc.max_receive_message_length", 2**31 - 1), ("grpc.max_send_message_length", 2**31 - 1)]
 
 
+# _TRACE_HEADERS are the W3C Trace Context headers a task's Run carries.
+_TRACE_HEADERS = ("traceparent", "tracestate")
+
+
 class Dialer:
     """Makes channels to one go-plugin address ("unix", "/tmp/plugin123") with the plugin's TLS.
 
@@ -215,6 +219,9 @@ class AgentService:
 
     def run(self, request: pb.RunRequest, context: grpc.ServicerContext) -> pb.RunResponse:
         task = _wire.task_from_wire(request.task)
+        # The host sends the task's span context as gRPC metadata, the way
+        # OpenTelemetry's gRPC instrumentation does (W3C Trace Context).
+        task.trace_context = {k: v for k, v in (context.invocation_metadata() or ()) if k in _TRACE_HEADERS and isinstance(v, str)}
         with self._lock:
             stub, session, dialer = self._stub, self._session, self._dialer
         # The task's calls go on a channel of its own, which a cancellation

@@ -144,6 +144,15 @@ class Task:
     attempt: int = 1
     """1 on the first try, more on retries."""
     metadata: dict[str, str] = field(default_factory=dict)
+    trace_context: dict[str, str] = field(default_factory=dict)
+    """The W3C trace context of the task's span on the host ("traceparent",
+    and "tracestate" when there is one), when the host traces; empty
+    otherwise. Spans started from it join the task's trace::
+
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+        ctx = TraceContextTextMapPropagator().extract(task.trace_context)
+        with tracer.start_as_current_span("plan", context=ctx): ...
+    """
 
 
 @dataclass

@@ -4,6 +4,7 @@ Its prompt is steps separated by ";", each "verb" or "verb:arg", as for
 the Go test agent (internal/testagent): echo:X, read:PATH, tool:PATH (the
 Tools helper's read, in the workspace), pid, sleep:SECONDS, hang,
 crash, fail:MSG, permanent:MSG, progress:F, wait:FILE, seen, child,
+traceparent (the task's trace context, as the host sent it),
 checks:N (N questions, their p50/p99 round trip in metrics), tools:N (N
 reports of one tool use), cancelled (waits for cancellation, then says
 so in the file named by HEARTH_TEST_CANCELLED), unasked:PATH (reports a
@@ -113,6 +114,8 @@ class Scripted(Agent, StateExporter):
                 cb.logger.warning(arg, extra={"step": "log"})
             elif verb == "pid":
                 out.append(str(os.getpid()))
+            elif verb == "traceparent":
+                out.append("traceparent=" + task.trace_context.get("traceparent", ""))
             elif verb == "sleep":
                 if cb.wait(float(arg)):
                     cb.raise_if_cancelled()

@@ -58,6 +58,26 @@ agent "gotour" {
   }
 }
 
+# A managed Claude Code agent: hearth starts, resumes and places Claude
+# Code sessions, one per hearth session, with the hooks wired by hearth
+# (plugins/claude). The block grants claude's directory and the model
+# endpoint's port; every setting is optional.
+# agent "coder" {
+#   bundled = "claude"
+#   claude_code {
+#     command              = "claude"             # a path, or a name in PATH
+#     model                = "claude-sonnet-4-5"  # default: Claude Code's
+#     permission_mode      = "default"            # Claude Code's --permission-mode
+#     allowed_tools        = ["Read", "Bash(go test:*)"]
+#     disallowed_tools     = []
+#     max_turns            = 40                   # per task
+#     append_system_prompt = ""
+#     settings             = {}                   # more Claude Code settings (not hooks)
+#     base_url             = ""                   # ANTHROPIC_BASE_URL: a proxy or a local server
+#     api_key_env          = "ANTHROPIC_API_KEY"  # the variable holding the key
+#   }
+# }
+
 # An external agent is a program hearth does not start, whose sessions
 # report through hooks: Claude Code's, through `hearth hook` or the
 # daemon's /hooks/claude-code (see examples/claude-code). Its sessions get
@@ -96,6 +116,25 @@ store {
   stall_timeout  = "30s"    # a commit hanging longer fails its writes
   close_timeout  = "5s"     # the longest wait for the final flush on exit
 }
+
+# Traces over OTLP, to Jaeger, Tempo, Honeycomb, Langfuse, Phoenix or any
+# OpenTelemetry collector (docs/telemetry.md): a span per task,
+# placement, plugin start, tool use and model call. Off unless
+# this block is here or the standard OTEL_* variables ask for OTLP
+# (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER=otlp);
+# OTEL_SDK_DISABLED=true turns it off. Each setting left out takes its
+# OTEL_* variable, then the default shown.
+# telemetry {
+#   enabled     = true
+#   endpoint    = "http://localhost:4318"  # OTEL_EXPORTER_OTLP_ENDPOINT (4317 for grpc)
+#   protocol    = "http/protobuf"          # or "grpc", "http/json"
+#   headers     = { "x-api-key" = env("TRACES_KEY") }
+#   sampler     = "parentbased_always_on"  # OTEL_TRACES_SAMPLER's names
+#   sampler_arg = 1                        # the ratio of a *traceidratio sampler
+#   service_name        = "hearth"
+#   resource_attributes = { "deployment.environment" = "dev" }
+#   trace_url   = "http://localhost:16686/trace/{trace_id}"  # the dashboard's link
+# }
 
 # How tasks are placed: a session scoring strictly above the threshold is
 # reused. The weights sum to 1; see the matcher package for each factor.

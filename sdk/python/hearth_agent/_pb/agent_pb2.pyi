@@ -27,14 +27,16 @@ class Artifact(_message.Message):
     def __init__(self, key_decisions: _Optional[_Iterable[str]] = ..., modified_files: _Optional[_Iterable[str]] = ..., new_patterns: _Optional[_Iterable[str]] = ..., potential_gotchas: _Optional[_Iterable[str]] = ..., source_session: _Optional[str] = ..., created_unix_nano: _Optional[int] = ...) -> None: ...
 
 class AttachRequest(_message.Message):
-    __slots__ = ["agent", "host_broker_id", "session_id"]
+    __slots__ = ["agent", "host_broker_id", "session_id", "telemetry_service"]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     HOST_BROKER_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TELEMETRY_SERVICE_FIELD_NUMBER: _ClassVar[int]
     agent: str
     host_broker_id: int
     session_id: str
-    def __init__(self, host_broker_id: _Optional[int] = ..., session_id: _Optional[str] = ..., agent: _Optional[str] = ...) -> None: ...
+    telemetry_service: str
+    def __init__(self, host_broker_id: _Optional[int] = ..., session_id: _Optional[str] = ..., agent: _Optional[str] = ..., telemetry_service: _Optional[str] = ...) -> None: ...
 
 class AttachResponse(_message.Message):
     __slots__ = []

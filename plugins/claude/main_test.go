@@ -1,0 +1,36 @@
+package claude_test
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/hearth-dev/hearth/plugins/claude"
+	"github.com/hearth-dev/hearth/sdk/plugin"
+)
+
+// envServe makes the test binary the claude agent's plugin, configured by
+// its environment, for the tests that run it under a real host.
+const envServe = "HEARTH_TEST_SERVE_CLAUDE"
+
+// TestMain makes the test binary the agents' hook relay too (the agent's
+// hooks run its own executable, claude.HookArg), and the plugin a host
+// starts (envServe).
+func TestMain(m *testing.M) {
+	claude.RelayIfRequested()
+	if os.Getenv(envHelperHost) != "" {
+		helperHost()
+	}
+	if os.Getenv(envServe) != "" {
+		plugin.Serve(claude.NewFromEnv())
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m,
+		// The host's process starter lives as long as the process (see
+		// host/engine's TestMain); the HTTP client keeps idle connections
+		// to the fake servers, which close with them.
+		goleak.IgnoreTopFunction("github.com/hearth-dev/hearth/host/internal/procgroup.spawn.func1.1"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+	)
+}
