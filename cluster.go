@@ -51,10 +51,20 @@ type Member struct {
 	// different guards or agents.
 	ConfigHash string `json:"config_hash"`
 	Version    string `json:"version,omitempty"`
+	// Draining says why the host takes no new work from the others, empty
+	// while it does: DrainMaintenance (hearth hosts drain) or
+	// DrainShutdown (it is stopping, finishing what it runs).
+	Draining string `json:"draining,omitempty"`
 	// Sessions counts the sessions the host publishes for placement.
 	Sessions int         `json:"sessions"`
 	Agents   []AgentLoad `json:"agents"`
 }
+
+// Why a host drains (Member.Draining).
+const (
+	DrainMaintenance = "maintenance"
+	DrainShutdown    = "shutting down"
+)
 
 // Agent returns the load of the agent named name on m, and whether m
 // runs it.

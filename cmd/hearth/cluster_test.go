@@ -120,8 +120,9 @@ type testCluster struct {
 	etcd                  *testEtcd
 	ca, cert, key, agents string
 	hosts                 map[string]*clusterHost
-	// leaseTTL is the hosts' lease_ttl; "2s" when empty.
-	leaseTTL string
+	// leaseTTL is the hosts' lease_ttl; "2s" when empty. dialTimeout
+	// is their dial_timeout; "5s" when empty.
+	leaseTTL, dialTimeout string
 	// proxied: the other hosts reach each host through a proxy of its
 	// own (proxies, by host ID), which can cut their connections.
 	proxied bool
@@ -186,9 +187,10 @@ cluster {
   advertise        = %q
   host_id          = %q
   lease_ttl        = %q
+  dial_timeout     = %q
   publish_interval = %q
 }
-`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.publishInterval, "100ms"))
+`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.dialTimeout, "5s"), cmp.Or(c.publishInterval, "100ms"))
 	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -440,6 +442,141 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 	}
 }
 
+// TestClusterServeWhileEtcdDown: `hearth serve` starts while etcd does
+// not answer, says so, serves locally (a task runs, `hosts list` shows
+// the host alone), and joins when etcd answers: a host started then sees
+// it, and it sees that host.
+func TestClusterServeWhileEtcdDown(t *testing.T) {
+	c := newTestCluster(t)
+	c.dialTimeout = "1s"
+	c.etcd.stop()
+	a := c.host("a")
+	// The warning is on stderr, which is copied apart from the stdout
+	// line that said a serves: wait for it.
+	a.log.wait(t, "out of its cluster, serving locally until etcd")
+	hs := a.hosts(t)
+	if !hs.Clustered || len(hs.Hosts) != 1 || !hs.Hosts[0].Self {
+		t.Errorf("hosts list on a without etcd: %+v", hs)
+	}
+	if o := a.submit(t, "echo:alone", "pkg/os"); o.Decision.Host != "" || o.Result.Output != "alone" {
+		t.Fatalf("a task on a without etcd: %+v", o)
+	}
+
+	c.etcd.start()
+	b := c.host("b")
+	for _, h := range []*clusterHost{a, b} {
+		h.until(t, "a and b see each other", func(hs hearth.Members) bool {
+			_, hasA := memberOf(hs, "a")
+			_, hasB := memberOf(hs, "b")
+			return hasA && hasB
+		})
+	}
+}
+
+// TestClusterDrain: `hosts drain b` through a marks b drained: every
+// host lists it so, a task whose context is on b runs on a instead;
+// `hosts undrain b` sends such tasks to b again. Then b is stopped with
+// SIGTERM while it runs a forwarded task: it drains (listed "shutting
+// down", the next such task runs on a), the forwarded task completes on
+// b, once, and b leaves and exits cleanly.
+func TestClusterDrain(t *testing.T) {
+	c := newTestCluster(t)
+	a, hb := c.host("a"), c.host("b")
+	dir := t.TempDir()
+	warm := hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
+	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "b")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+	draining := func(want string) func(hearth.Members) bool {
+		return func(hs hearth.Members) bool {
+			m, ok := memberOf(hs, "b")
+			return ok && m.Draining == want
+		}
+	}
+
+	code, out, errOut := run(t, a.env, "hosts", "drain", "b", "--json")
+	var dm hearth.Member
+	if code != 0 || json.Unmarshal([]byte(out), &dm) != nil || dm.ID != "b" || dm.Draining != hearth.DrainMaintenance {
+		t.Fatalf("hosts drain b: %d %s %s", code, out, errOut)
+	}
+	a.until(t, "a lists b drained", draining(hearth.DrainMaintenance))
+	hb.until(t, "b lists itself drained", draining(hearth.DrainMaintenance))
+	if _, out, _ := run(t, a.env, "hosts", "list"); !strings.Contains(out, "b (draining: maintenance)") {
+		t.Errorf("hosts list does not mark b drained:\n%s", out)
+	}
+	if o := a.submit(t, "read:pkg/net/http/server.go;echo:drained", "pkg/net/http"); o.Decision.Host != "" {
+		t.Errorf("with b drained, b's context went to %q: %s", o.Decision.Host, o.Decision.Reason)
+	}
+	if code, out, errOut := run(t, a.env, "hosts", "undrain", "b"); code != 0 || !strings.Contains(out, "host b undrained") {
+		t.Fatalf("hosts undrain b: %d %s %s", code, out, errOut)
+	}
+	a.until(t, "a lists b taking work", draining(""))
+	hb.until(t, "b lists itself taking work", draining(""))
+
+	// SIGTERM while b runs a forwarded task. Its context is one only b
+	// knows (a's session learnt pkg/net/http meanwhile).
+	warm = hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		// The view changes through etcd's watch, which the CLI cannot
+		// wait on: ask a where the task would go until it says b.
+		_, out, _ := run(t, a.env, "place", "scripted", "--dir", "pkg/os", "--json")
+		var d hearth.Decision
+		if json.Unmarshal([]byte(out), &d) == nil && d.Host == "b" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a never places pkg/os on b: %s", out)
+		}
+	}
+	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+	type result struct {
+		o        *hearth.Outcome
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut := run(t, a.env, "submit", "scripted", "read:pkg/os/file.go;touch:"+started+";wait:"+release+";echo:done", "--dir", "pkg/os", "--json")
+		var o hearth.Outcome
+		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
+			done <- result{out: out, err: errOut}
+			return
+		}
+		done <- result{o: &o}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for _, err := os.Stat(started); err != nil; _, err = os.Stat(started) {
+		if time.Now().After(deadline) {
+			t.Fatal("the forwarded task never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := hb.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	a.until(t, "a lists b shutting down", draining(hearth.DrainShutdown))
+	if o := a.submit(t, "read:pkg/os/file.go;echo:meanwhile", "pkg/os"); o.Decision.Host != "" {
+		t.Errorf("with b shutting down, b's context went to %q: %s", o.Decision.Host, o.Decision.Reason)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.o == nil {
+		t.Fatalf("the forwarded task failed while b drained: %s %s", r.out, r.err)
+	}
+	if r.o.Decision.Host != "b" || r.o.Session != warm.Session || r.o.Result.Output != "done" {
+		t.Fatalf("the forwarded task ran on %s of host %q (want b's %s): %s", r.o.Session, r.o.Decision.Host, warm.Session, r.o.Decision.Reason)
+	}
+	if err := hb.cmd.Wait(); err != nil {
+		t.Errorf("b after SIGTERM: %v\n%s", err, hb.log)
+	}
+	if strings.Contains(hb.log.String(), "lost the cluster lease") {
+		t.Errorf("b's forwarded task was fenced by its own shutdown:\n%s", hb.log)
+	}
+	a.until(t, "b left", func(hs hearth.Members) bool { _, ok := memberOf(hs, "b"); return !ok })
+}
+
 // TestClusterForwardSurvivesAHostKilledMidTask: a host killed while it
 // runs a forwarded task leaves the cluster when its lease expires; the
 // forwarding host places the task again elsewhere, where it completes
@@ -608,7 +745,6 @@ func TestConfigHash(t *testing.T) {
 // what to set; a daemon without a cluster block says so in hosts list,
 // and hosts list without a daemon says to start one.
 func TestServeClusterErrors(t *testing.T) {
-	caFile, certFile, keyFile := hostCerts(t)
 	dead := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	port := freePort(t)
 	for _, tc := range []struct {
@@ -616,8 +752,6 @@ func TestServeClusterErrors(t *testing.T) {
 	}{
 		{"no tls", fmt.Sprintf("server {\n  listen = \"127.0.0.1:%d\"\n  token_file = %q\n}\ncluster {\n  endpoints = [%q]\n}\n",
 			port, writeToken(t), dead), "cluster mode needs the hosts' API over mutual TLS"},
-		{"no etcd", fmt.Sprintf("server {\n  listen = \"127.0.0.1:%d\"\n  tls {\n    cert_file = %q\n    key_file = %q\n    client_ca_file = %q\n  }\n}\ncluster {\n  endpoints = [%q]\n  dial_timeout = \"500ms\"\n}\n",
-			port, certFile, keyFile, caFile, dead), "is etcd running at"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := writeConfig(t, tc.config)

@@ -21,7 +21,57 @@ func (m *Main) hostsCommand() *cobra.Command {
 block) place each task on the session, on whichever host, that already
 holds its context. See the README's cluster section.`,
 	}
-	c.AddCommand(m.hostsListCommand())
+	c.AddCommand(m.hostsListCommand(), m.hostsDrainCommand(true), m.hostsDrainCommand(false))
+	return c
+}
+
+// hostsDrainCommand is `hosts drain HOST` (drain true) or `hosts undrain
+// HOST`.
+func (m *Main) hostsDrainCommand(drain bool) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "drain HOST",
+		Short: "Drain a host for maintenance: the others place no new work on it",
+		Long: `Mark a host of the cluster drained for maintenance, through the daemon
+serving the data directory (any host of the cluster): the other hosts
+place no new task on its sessions and spawn nothing there, and it refuses
+forwarded tasks (they go elsewhere); what it runs finishes. The mark is
+kept in etcd and outlives the host's restarts until 'hearth hosts
+undrain HOST'. 'hearth hosts list' shows the host as draining.`,
+		Example: `  hearth hosts drain b
+  hearth hosts drain b --json`,
+	}
+	if !drain {
+		c.Use, c.Short = "undrain HOST", "Take a host's drain mark away: it takes new work again"
+		c.Long = `Take the drain mark of a host of the cluster away ('hearth hosts drain'):
+the other hosts place tasks on it again.`
+		c.Example = `  hearth hosts undrain b`
+	}
+	c.Args = exactArgs("HOST")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		cl, err := m.daemon(cmd.Context())
+		if err != nil {
+			return err
+		}
+		if cl == nil {
+			return usagef("hosts %s asks the daemon: start one with hearth serve (its config needs a cluster block)", strings.Fields(c.Use)[0])
+		}
+		defer cl.Close()
+		h, err := cl.DrainHost(cmd.Context(), args[0], drain)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return m.printJSON(h)
+		}
+		if drain {
+			fmt.Fprintf(m.Stdout, "host %s drained: the others place no new work on it (hearth hosts undrain %s takes it back)\n", h.ID, h.ID)
+		} else {
+			fmt.Fprintf(m.Stdout, "host %s undrained: it takes new work again\n", h.ID)
+		}
+		return nil
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
 }
 
@@ -64,6 +114,9 @@ config hashes differ run different guards or agents: a note says so.`,
 				id := h.ID
 				if h.Self {
 					id += " *"
+				}
+				if h.Draining != "" {
+					id += " (draining: " + h.Draining + ")"
 				}
 				load, slots := 0, 0
 				var agents []string

@@ -8,10 +8,12 @@ import (
 	"os"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host/api"
+	"github.com/hearth-dev/hearth/host/cluster/member"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/host/process"
@@ -186,6 +188,9 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 			_ = m.stopDaemon(l, h, nil)
 			return err
 		}
+		if err := member.Err(); err != nil {
+			fmt.Fprintf(m.Stderr, "hearth: warning: %v\n", err)
+		}
 		cc := member.Config()
 		fmt.Fprintf(m.Stdout, "  cluster    host %s at %s, etcd %v\n", cc.HostID, cc.Advertise, cc.Endpoints)
 	}
@@ -204,13 +209,29 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 			}
 		case sig := <-sigs:
 			fmt.Fprintf(m.Stderr, "hearth: %v: shutting down; tasks in flight have %s to finish (signal again to stop now)\n", sig, shutdownGrace)
-			leave()
-			return m.stopDaemon(l, h, sigs)
+			return m.drainAndStop(member, l, h, sigs, leave)
 		case <-ctx.Done():
-			leave()
-			return m.stopDaemon(l, h, nil)
+			return m.drainAndStop(member, l, h, nil, leave)
 		}
 	}
+}
+
+// drainAndStop stops a host of a cluster as a service stops: it
+// publishes that it drains (the others place nothing new here, forwards
+// not yet accepted are refused and go elsewhere), lets the tasks in
+// flight, forwarded ones included, finish within the grace period (those
+// that do not are stopped and answered "interrupted": their forwarding
+// hosts place them again), and leaves the cluster last, once nothing
+// runs here.
+func (m *Main) drainAndStop(mem *member.Member, l *api.Listeners, h *engine.Engine, sigs <-chan os.Signal, leave func()) error {
+	if mem != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		mem.Drain(ctx)
+		cancel()
+	}
+	err := m.stopDaemon(l, h, sigs)
+	leave()
+	return err
 }
 
 // stopDaemon closes the listeners, then the host, within the shutdown

@@ -15,7 +15,14 @@ const (
 	// SessionsPrefix holds one key per published session, under its
 	// host's ID, bound to the host's lease.
 	SessionsPrefix = Prefix + "sessions/"
+	// DrainPrefix holds one key per host drained for maintenance (hearth
+	// hosts drain), under no lease: the mark outlives the host's
+	// restarts until hearth hosts undrain deletes it.
+	DrainPrefix = Prefix + "drain/"
 )
+
+// DrainKey is the key that marks host id drained: /hearth/v1/drain/<id>.
+func DrainKey(id string) string { return DrainPrefix + id }
 
 // HostKey is the key of host id's record: /hearth/v1/hosts/<id>.
 func HostKey(id string) string { return HostsPrefix + id }
@@ -35,10 +42,11 @@ const (
 	KeyUnknown KeyKind = iota
 	KeyHost
 	KeySession
+	KeyDrain
 )
 
-// ParseKey reads a key under Prefix: a host's record or a session's
-// summary. Keys come from etcd, which anyone with access may write: a key
+// ParseKey reads a key under Prefix: a host's record, a session's
+// summary, or a host's drain mark. Keys come from etcd, which anyone with access may write: a key
 // of neither shape is an error wrapping [ErrBadRecord] that quotes it.
 func ParseKey(key string) (kind KeyKind, host, session string, err error) {
 	switch {
@@ -48,6 +56,12 @@ func ParseKey(key string) (kind KeyKind, host, session string, err error) {
 			return KeyUnknown, "", "", fmt.Errorf("%w: key %q: host ID %v", ErrBadRecord, key, e)
 		}
 		return KeyHost, host, "", nil
+	case strings.HasPrefix(key, DrainPrefix):
+		host = key[len(DrainPrefix):]
+		if e := CheckHostID(host); e != nil {
+			return KeyUnknown, "", "", fmt.Errorf("%w: key %q: host ID %v", ErrBadRecord, key, e)
+		}
+		return KeyDrain, host, "", nil
 	case strings.HasPrefix(key, SessionsPrefix):
 		rest := key[len(SessionsPrefix):]
 		host, session, ok := strings.Cut(rest, "/")
@@ -62,7 +76,7 @@ func ParseKey(key string) (kind KeyKind, host, session string, err error) {
 		}
 		return KeySession, host, session, nil
 	}
-	return KeyUnknown, "", "", fmt.Errorf("%w: key %q is neither under %s nor under %s", ErrBadRecord, key, HostsPrefix, SessionsPrefix)
+	return KeyUnknown, "", "", fmt.Errorf("%w: key %q is under none of %s, %s and %s", ErrBadRecord, key, HostsPrefix, SessionsPrefix, DrainPrefix)
 }
 
 // RemoteID names another host's session among placement candidates:

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/hearth-dev/hearth"
 )
@@ -24,12 +25,17 @@ type Placement struct {
 
 // Excluded returns the sessions of agent that placement must leave out
 // for a forward: the RemoteIDs in sessions, and every session of agent
-// the hosts in hosts published. Pass a Forward's Excluded and
-// ExcludedHosts.
+// the hosts in hosts published, and the draining members' (they take no
+// new work). Pass a Forward's Excluded and ExcludedHosts.
 func (v *View) Excluded(agent string, hosts, sessions []string) []string {
 	out := append([]string(nil), sessions...)
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	for id, h := range v.hosts {
+		if id != v.self && v.drainingLocked(h) != "" && !slices.Contains(hosts, id) {
+			hosts = append(slices.Clip(hosts), id)
+		}
+	}
 	for _, h := range hosts {
 		for id, s := range v.sessions[h] {
 			if s.Agent == agent {

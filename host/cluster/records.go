@@ -167,6 +167,7 @@ type hostRecord struct {
 	Incarnation string             `json:"incarnation"`
 	Started     time.Time          `json:"started"`
 	ConfigHash  string             `json:"config_hash,omitempty"`
+	Draining    string             `json:"draining,omitempty"`
 	Version     string             `json:"version,omitempty"`
 	Agents      []hearth.AgentLoad `json:"agents,omitempty"`
 }
@@ -258,7 +259,7 @@ func EncodeHost(h HostRecord) ([]byte, error) {
 		return nil, fmt.Errorf("host %q: %d agents, more than %d", h.ID, len(h.Agents), maxAgents)
 	}
 	b, err := json.Marshal(&hostRecord{V: recordVersion, Addr: h.Addr, Hostname: h.Hostname, Identity: h.Identity,
-		Incarnation: h.Incarnation, Started: h.Started.Round(0).UTC(), ConfigHash: h.ConfigHash, Version: h.Version, Agents: h.Agents})
+		Incarnation: h.Incarnation, Started: h.Started.Round(0).UTC(), ConfigHash: h.ConfigHash, Version: h.Version, Agents: h.Agents, Draining: h.Draining})
 	if err != nil {
 		return nil, fmt.Errorf("host %q: %w", h.ID, err)
 	}
@@ -276,7 +277,7 @@ func DecodeHost(id string, b []byte) (HostRecord, error) {
 		return HostRecord{}, err
 	}
 	h := HostRecord{Member: hearth.Member{ID: id, Addr: rec.Addr, Hostname: rec.Hostname, Started: rec.Started,
-		ConfigHash: rec.ConfigHash, Version: rec.Version, Agents: rec.Agents}, Identity: rec.Identity, Incarnation: rec.Incarnation}
+		ConfigHash: rec.ConfigHash, Version: rec.Version, Agents: rec.Agents, Draining: rec.Draining}, Identity: rec.Identity, Incarnation: rec.Incarnation}
 	var problems []string
 	if err := CheckHostID(id); err != nil {
 		problems = append(problems, "host ID "+err.Error())

@@ -215,13 +215,14 @@ func TestParseKey(t *testing.T) {
 		{HostKey("box-1"), KeyHost, "box-1", ""},
 		{SessionKey("box-1", "coder-1"), KeySession, "box-1", "coder-1"},
 		{SessionKey("box-1", "odd/session"), KeySession, "box-1", "odd/session"},
+		{DrainKey("box-1"), KeyDrain, "box-1", ""},
 	} {
 		kind, host, session, err := ParseKey(tc.key)
 		if err != nil || kind != tc.kind || host != tc.host || session != tc.session {
 			t.Errorf("ParseKey(%q) = %v %q %q %v, want %v %q %q", tc.key, kind, host, session, err, tc.kind, tc.host, tc.session)
 		}
 	}
-	for _, key := range []string{"/hearth/v1/other/x", HostsPrefix, HostsPrefix + "a/b", SessionsPrefix + "box", SessionsPrefix + "box/", SessionsPrefix + "/s", "/elsewhere"} {
+	for _, key := range []string{"/hearth/v1/other/x", HostsPrefix, HostsPrefix + "a/b", SessionsPrefix + "box", SessionsPrefix + "box/", SessionsPrefix + "/s", DrainPrefix, DrainPrefix + "a/b", "/elsewhere"} {
 		if _, _, _, err := ParseKey(key); !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), fmt.Sprintf("%q", key)) {
 			t.Errorf("ParseKey(%q) = %v, want ErrBadRecord quoting the key", key, err)
 		}

@@ -31,6 +31,7 @@ type View struct {
 	hosts    map[string]hearth.Member
 	sessions map[string]map[string]Summary // by host, by session
 	agents   map[string]*agentIndex
+	drained  map[string]bool // the hosts whose drain key is set
 	changed  chan struct{}
 	sink     func(Update)
 }
@@ -85,6 +86,7 @@ func NewView(self string, cfgFor func(agent string) matcher.Config) *View {
 		hosts:    make(map[string]hearth.Member),
 		sessions: make(map[string]map[string]Summary),
 		agents:   make(map[string]*agentIndex),
+		drained:  make(map[string]bool),
 		changed:  make(chan struct{}),
 	}
 }
@@ -92,10 +94,10 @@ func NewView(self string, cfgFor func(agent string) matcher.Config) *View {
 // Self is the ID of the host the view belongs to.
 func (v *View) Self() string { return v.self }
 
-// Change is one update of the view: a member's record or a session's
-// summary put or deleted.
+// Change is one update of the view: a member's record, a session's
+// summary or a host's drain mark put or deleted.
 type Change struct {
-	Kind    KeyKind // KeyHost or KeySession
+	Kind    KeyKind // KeyHost, KeySession or KeyDrain
 	Host    string
 	Delete  bool
 	Info    hearth.Member // for a put of KeyHost: the member's record (HostRecord.Member)
@@ -109,6 +111,7 @@ func (v *View) Reset(rev int64, changes []Change) {
 	v.hosts = make(map[string]hearth.Member)
 	v.sessions = make(map[string]map[string]Summary)
 	v.agents = make(map[string]*agentIndex)
+	v.drained = make(map[string]bool)
 	if v.sink != nil {
 		v.sink(Update{Reset: true})
 	}
@@ -150,6 +153,12 @@ func (v *View) applyLocked(rev int64, changes []Change) {
 	for i := range changes {
 		c := &changes[i]
 		switch c.Kind {
+		case KeyDrain:
+			if c.Delete {
+				delete(v.drained, c.Host)
+			} else {
+				v.drained[c.Host] = true
+			}
 		case KeyHost:
 			_, known := v.hosts[c.Host]
 			switch {
@@ -248,6 +257,7 @@ func (v *View) Members() []hearth.Member {
 	out := make([]hearth.Member, 0, len(v.hosts))
 	for _, h := range v.hosts {
 		h.Sessions, h.Self = len(v.sessions[h.ID]), h.ID == v.self
+		h.Draining = v.drainingLocked(h)
 		out = append(out, h)
 	}
 	slices.SortFunc(out, func(a, b hearth.Member) int { return cmp.Compare(a.ID, b.ID) })
@@ -259,7 +269,42 @@ func (v *View) Member(id string) (hearth.Member, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	h, ok := v.hosts[id]
+	h.Draining = v.drainingLocked(h)
 	return h, ok
+}
+
+// Drained says whether host id's drain key is set (hearth hosts drain):
+// what the host itself reads to know it is drained.
+func (v *View) Drained(id string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.drained[id]
+}
+
+// Draining returns the members that take no new work, by ID: drained
+// for maintenance, or saying in their record that they drain (shutting
+// down).
+func (v *View) Draining() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for id, h := range v.hosts {
+		if v.drainingLocked(h) != "" {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// drainingLocked is why member h takes no new work: what its record
+// says, or maintenance when its drain key is set and its record does
+// not say so yet.
+func (v *View) drainingLocked(h hearth.Member) string {
+	if h.Draining == "" && v.drained[h.ID] {
+		return hearth.DrainMaintenance
+	}
+	return h.Draining
 }
 
 // Sessions returns the summaries host published, by session ID.
@@ -315,7 +360,7 @@ func (v *View) Decide(agent string, h matcher.Hints, now time.Time, excludeHosts
 
 // SpawnHost chooses the member that spawns a new session of agent when
 // placement decided to spawn: among the members that run agent (not as
-// an external agent) and are not in exclude, the first by: room for
+// an external agent), are not draining and are not in exclude, the first by: room for
 // another session (live below max_sessions), then fewest running tasks of
 // the agent, then fewest live sessions of it, then this host (no forward), then ID. This host is a
 // member like the others, as of its last published record. ok is false
@@ -330,7 +375,7 @@ func (v *View) SpawnHost(agent string, exclude ...string) (hearth.Member, bool) 
 	)
 	for id, h := range v.hosts {
 		a, ok := h.Agent(agent)
-		if !ok || a.External || slices.Contains(exclude, id) {
+		if !ok || a.External || slices.Contains(exclude, id) || v.drainingLocked(h) != "" {
 			continue
 		}
 		if !found || v.spawnsBefore(id, a, best.ID, bestA) {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hearth-dev/hearth"
@@ -97,6 +98,31 @@ func TestSpawnHost(t *testing.T) {
 	}
 	if h, ok := v.SpawnHost("nobody"); ok {
 		t.Errorf("SpawnHost of an agent no member runs = %q", h.ID)
+	}
+
+	// A draining member spawns nothing and its sessions are left out,
+	// whether its drain key says so (maintenance) or its record (it is
+	// shutting down); undrained, it takes work again.
+	sess := Change{Kind: KeySession, Host: "empty", Summary: Summary{Session: "s1", Agent: "coder"}}
+	v.Apply(2, []Change{sess, {Kind: KeyDrain, Host: "empty"}})
+	if got, _ := v.SpawnHost("coder"); got.ID != "idle-a" {
+		t.Errorf("with empty drained, SpawnHost = %q, want idle-a", got.ID)
+	}
+	if m, _ := v.Member("empty"); m.Draining != hearth.DrainMaintenance || !slices.Equal(v.Draining(), []string{"empty"}) {
+		t.Errorf("drained member listed as %q, draining %v", m.Draining, v.Draining())
+	}
+	if ex := v.Excluded("coder", nil, nil); !slices.Equal(ex, []string{RemoteID("empty", "s1")}) {
+		t.Errorf("Excluded with empty drained = %v", ex)
+	}
+	v.Apply(3, []Change{{Kind: KeyDrain, Host: "empty", Delete: true}})
+	if got, _ := v.SpawnHost("coder"); got.ID != "empty" || len(v.Excluded("coder", nil, nil)) != 0 {
+		t.Errorf("undrained, SpawnHost = %q, Excluded %v", got.ID, v.Excluded("coder", nil, nil))
+	}
+	stopping := member("empty", hearth.AgentLoad{Name: "coder", Live: 0, MaxSessions: 4})
+	stopping.Info.Draining = hearth.DrainShutdown
+	v.Apply(4, []Change{stopping})
+	if got, _ := v.SpawnHost("coder"); got.ID != "idle-a" {
+		t.Errorf("with empty shutting down, SpawnHost = %q, want idle-a", got.ID)
 	}
 }
 

@@ -43,3 +43,14 @@ func (c *Client) ClusterRuns(ctx context.Context) (hearth.ClusterRuns, error) {
 	}
 	return wire.ClusterRunsOf(r), nil
 }
+
+// DrainHost marks host drained for maintenance (drain true), or takes
+// the mark away, through the daemon, which writes it in its cluster's
+// etcd; it returns the host as listed then.
+func (c *Client) DrainHost(ctx context.Context, host string, drain bool) (hearth.Member, error) {
+	r, err := peerpb.NewPeerClient(c.conn).DrainHost(ctx, &peerpb.DrainHostRequest{Host: host, Drain: drain})
+	if err != nil {
+		return hearth.Member{}, wire.ErrorOf(ctx, err)
+	}
+	return wire.MembersOf(&peerpb.HostList{Hosts: []*peerpb.Host{r}}).Hosts[0], nil
+}

@@ -182,6 +182,13 @@ type member struct {
 
 func startNode(t testing.TB, etcd *testEtcd, id string, edit ...func(*Options)) *member {
 	t.Helper()
+	return startNodeWithin(t, etcd, id, 10*time.Second, edit...)
+}
+
+// startNodeWithin starts a node whose first attempt to register has
+// limit.
+func startNodeWithin(t testing.TB, etcd *testEtcd, id string, limit time.Duration, edit ...func(*Options)) *member {
+	t.Helper()
 	src := newSource(id + ".test:7420")
 	cfg := cluster.Config{
 		Endpoints:       etcd.endpoints(),
@@ -199,7 +206,7 @@ func startNode(t testing.TB, etcd *testEtcd, id string, edit ...func(*Options)) 
 		e(&o)
 	}
 	o.View = cluster.NewView(o.Config.HostID, func(string) matcher.Config { return matcher.DefaultConfig() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	n, err := Start(ctx, o)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -38,6 +39,14 @@ const (
 // total, and a session that keeps working on the files it already knows
 // costs no write per interval.
 const activityResolution = 10 * time.Second
+
+// compactEvery is how often the cluster's history is compacted: each
+// time, to the revision etcd was at the time before, so that watches
+// that resume within compactEvery find their revision, and etcd keeps
+// at most two intervals of hearth's writes (about 600 revisions per host
+// at the default publish interval) besides the current values. A watch
+// that falls further behind lists again (TestWatchCompacted).
+const compactEvery = 5 * time.Minute
 
 // retryBackoff bounds the wait between attempts to reach etcd again.
 const (
@@ -130,6 +139,7 @@ type Node struct {
 	hostDirty bool
 	state     chan struct{} // closed and replaced when the lease is lost or taken
 	lostSince time.Time     // when the lease was lost; zero while registered
+	lastErr   error         // the last failed registration's error
 
 	// viewMu orders the watch's updates of the view with emptying it
 	// when the lease is lost; gen counts registrations and losses, so
@@ -139,6 +149,9 @@ type Node struct {
 	gen    uint64
 	lost   bool
 
+	// compactMu guards the revision the next compaction goes to.
+	compactMu  sync.Mutex
+	compactRev int64
 	// complMu guards the lease completions are written under.
 	complMu      sync.Mutex
 	complLease   clientv3.LeaseID
@@ -254,20 +267,56 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if err := n.register(ctx); err != nil {
-		n.cancel()
-		client.Close()
-		return nil, err
+		if errors.Is(err, cluster.ErrHostIDInUse) || ctx.Err() == nil {
+			// etcd answered, and said no: another host has this ID, or
+			// ctx was cancelled (the host is stopping).
+			n.cancel()
+			client.Close()
+			return nil, err
+		}
+		// etcd did not answer within ctx: the host serves locally, as
+		// after a lost lease, and joins as soon as etcd answers.
+		n.setErr(err)
+		n.mu.Lock()
+		n.lostSince = time.Now()
+		n.mu.Unlock()
+		n.log.Warn("etcd does not answer; serving locally and joining when it does", "endpoints", fmt.Sprint(o.Config.Endpoints), "error", err)
+		n.wg.Add(4)
+		go n.keepMembership()
+		go n.publishLoop()
+		go n.watchLoop(0, 0, false)
+		go n.compactLoop()
+		return n, nil
 	}
 	rev, gen, err := n.list(ctx)
 	if err != nil {
 		n.Close()
 		return nil, fmt.Errorf("cluster: listing the cluster from etcd at %v: %w", o.Config.Endpoints, err)
 	}
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.keepMembership()
 	go n.publishLoop()
-	go n.watchLoop(rev, gen)
+	go n.watchLoop(rev, gen, true)
+	go n.compactLoop()
 	return n, nil
+}
+
+// Err returns why the host is not registered now: the last attempt's
+// error while etcd does not answer (or refuses it), nil while it is
+// registered.
+func (n *Node) Err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.sess != nil {
+		return nil
+	}
+	return n.lastErr
+}
+
+func (n *Node) setErr(err error) {
+	n.mu.Lock()
+	n.lastErr = err
+	n.mu.Unlock()
 }
 
 // View is the node's view of the cluster.
@@ -336,6 +385,28 @@ func (n *Node) HostChanged() {
 	n.mu.Lock()
 	n.hostDirty = true
 	n.mu.Unlock()
+}
+
+// SetDrain marks host id drained for maintenance (drain true), or takes
+// the mark away: a key under no lease, which every host's view reads
+// (cluster.View.Draining), so that it outlives the host's restarts. It
+// needs etcd to answer; by says which host wrote it.
+func (n *Node) SetDrain(ctx context.Context, id string, drain bool) error {
+	if err := cluster.CheckHostID(id); err != nil {
+		return fmt.Errorf("draining host %q: %w", id, err)
+	}
+	var err error
+	if drain {
+		val := fmt.Sprintf(`{"v":1,"by":%q,"at":%q}`, n.id, time.Now().UTC().Format(time.RFC3339))
+		_, err = n.client.Put(ctx, cluster.DrainKey(id), val)
+	} else {
+		_, err = n.client.Delete(ctx, cluster.DrainKey(id))
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: writing host %s's drain mark in etcd at %v: %w; try again once etcd answers", id, n.cfg.Endpoints, err)
+	}
+	n.stats.txns.Add(1)
+	return nil
 }
 
 // Close leaves the cluster: it stops publishing and watching and revokes
@@ -487,6 +558,7 @@ func (n *Node) register(ctx context.Context) error {
 	n.state = make(chan struct{})
 	lost := n.lostSince
 	n.lostSince = time.Time{}
+	n.lastErr = nil
 	n.mu.Unlock()
 	if !lost.IsZero() {
 		n.log.Info("registered again", "lease", fmt.Sprintf("%x", lease), "unregistered_for", time.Since(lost).Round(time.Millisecond), "sessions", len(current))
@@ -657,6 +729,58 @@ func (n *Node) publishLoop() {
 	}
 }
 
+// Compact compacts etcd's history to the revision etcd was at when
+// Compact was last called (nothing the first time), and remembers the
+// revision now for the next call. Compaction is etcd-wide; only the
+// member with the lowest ID among those this host sees does it (each
+// host decides alone; two hosts that disagree briefly compact twice,
+// which is harmless), so that N hosts do not compact N times. It
+// returns the revision compacted to, 0 when it did nothing.
+func (n *Node) Compact(ctx context.Context) (int64, error) {
+	if ms := n.view.Members(); len(ms) == 0 || ms[0].ID != n.id {
+		return 0, nil
+	}
+	resp, err := n.client.Get(ctx, cluster.HostKey(n.id), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("cluster: reading etcd's revision to compact: %w", err)
+	}
+	n.compactMu.Lock()
+	to := n.compactRev
+	n.compactRev = resp.Header.Revision
+	n.compactMu.Unlock()
+	if to == 0 {
+		return 0, nil
+	}
+	if _, err := n.client.Compact(ctx, to); err != nil {
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return 0, nil // another host, or etcd's own auto-compaction, did it
+		}
+		return 0, fmt.Errorf("cluster: compacting etcd to revision %d: %w", to, err)
+	}
+	return to, nil
+}
+
+// compactLoop compacts once per compactEvery.
+func (n *Node) compactLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(compactEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(n.ctx, n.cfg.DialTimeout)
+		if rev, err := n.Compact(ctx); err != nil && n.ctx.Err() == nil {
+			n.log.Warn("compacting etcd's history failed; retrying in "+compactEvery.String(), "error", err)
+		} else if rev > 0 {
+			n.log.Debug("compacted etcd's history", "revision", rev)
+		}
+		cancel()
+	}
+}
+
 // keepMembership waits for the lease to be lost and registers again.
 func (n *Node) keepMembership() {
 	defer n.wg.Done()
@@ -664,30 +788,10 @@ func (n *Node) keepMembership() {
 		n.mu.Lock()
 		sess := n.sess
 		n.mu.Unlock()
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-sess.Done():
-		}
-		if n.ctx.Err() != nil {
+		if sess != nil && !n.lose(sess) {
 			return
 		}
-		// The keep-alive stopped: etcd did not answer for the TTL, or
-		// the lease is gone (etcd restarted without it). The other hosts
-		// see this one leave; it sees them no more either, and places
-		// locally until it is back.
-		n.viewMu.Lock()
-		n.gen++
-		n.lost = true
-		n.view.Reset(0, nil)
-		n.viewMu.Unlock()
-		n.mu.Lock()
-		n.lostSince = time.Now()
-		n.sess = nil
-		close(n.state)
-		n.state = make(chan struct{})
-		n.mu.Unlock()
-		n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL)
+		var logged string
 		for b := minBackoff; ; b = min(2*b, maxBackoff) {
 			ctx, cancel := context.WithTimeout(n.ctx, n.cfg.DialTimeout)
 			err := n.register(ctx)
@@ -698,12 +802,51 @@ func (n *Node) keepMembership() {
 			if n.ctx.Err() != nil {
 				return
 			}
-			n.log.Debug("registering again failed", "error", err)
+			n.setErr(err)
+			// Once per kind of failure at warning level: a host whose ID
+			// is taken, or whose certificate etcd refuses, says so without
+			// filling the log every two seconds.
+			if msg := errors.Unwrap(err); msg != nil && msg.Error() != logged {
+				logged = msg.Error()
+				n.log.Warn("registering with etcd failed; retrying", "error", err)
+			} else {
+				n.log.Debug("registering again failed", "error", err)
+			}
 			if !sleep(n.ctx, b) {
 				return
 			}
 		}
 	}
+}
+
+// lose waits until the lease of sess is lost, then takes the host out
+// of the cluster; false when the node closed first.
+func (n *Node) lose(sess *lease) bool {
+	select {
+	case <-n.ctx.Done():
+		return false
+	case <-sess.Done():
+	}
+	if n.ctx.Err() != nil {
+		return false
+	}
+	// The keep-alive stopped: etcd did not answer for the TTL, or
+	// the lease is gone (etcd restarted without it). The other hosts
+	// see this one leave; it sees them no more either, and places
+	// locally until it is back.
+	n.viewMu.Lock()
+	n.gen++
+	n.lost = true
+	n.view.Reset(0, nil)
+	n.viewMu.Unlock()
+	n.mu.Lock()
+	n.lostSince = time.Now()
+	n.sess = nil
+	close(n.state)
+	n.state = make(chan struct{})
+	n.mu.Unlock()
+	n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL)
+	return true
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -142,3 +142,48 @@ func TestEtcdReplaced(t *testing.T) {
 	etcd.start()
 	converged(t, ms, []string{"coder-2", "coder-3"}, 5*testTTL)
 }
+
+// TestStartWhileEtcdDown starts a host while etcd does not answer: Start
+// returns a node that is out of the cluster (no lease, its fence ended,
+// the reason kept), which publishes nothing and places locally; when
+// etcd starts, it registers, publishes what it has, and the others see
+// it.
+func TestStartWhileEtcdDown(t *testing.T) {
+	etcd := newEtcd(t)
+	b := startNode(t, etcd, "b")
+	etcd.stop()
+
+	a := startNodeWithin(t, etcd, "a", time.Second)
+	if l, ok := a.Lease(); ok {
+		t.Fatalf("a is registered under lease %x while etcd is down", l)
+	}
+	if err := a.Err(); err == nil {
+		t.Error("a is out of the cluster and Err does not say why")
+	}
+	if f := a.Fence(); f.Err() == nil {
+		t.Error("a's fence is open while it is not registered: it would take forwarded tasks")
+	}
+	if n := len(a.View().Members()); n != 0 {
+		t.Errorf("a lists %d members while etcd is down", n)
+	}
+	// Local work goes on meanwhile.
+	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"matcher"}})
+	a.Changed("coder-1")
+	if err := a.Flush(context.Background()); err != nil {
+		t.Errorf("Flush while out of the cluster: %v", err)
+	}
+
+	etcd.start()
+	waitState(t, a.Node, true, 5*testTTL)
+	if err := a.Err(); err != nil {
+		t.Errorf("a is registered and Err still says %v", err)
+	}
+	for _, m := range []*member{a, b} {
+		waitView(t, m.View(), 5*testTTL, "a and b, with a's session", func() bool {
+			return slices.Equal(memberIDs(m.View()), []string{"a", "b"}) && slices.Equal(sessionIDs(m.View(), "a"), []string{"coder-1"})
+		})
+	}
+	if r := a.Stats().Registrations; r != 1 {
+		t.Errorf("a registered %d times, want 1", r)
+	}
+}

@@ -118,9 +118,21 @@ func TestTLS(t *testing.T) {
 	o.View = cluster.NewView("x", func(string) matcher.Config { return matcher.DefaultConfig() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if n, err := Start(ctx, o); err == nil {
-		n.Close()
-		t.Fatal("a host with a certificate the CA did not sign joined")
+	// It starts (a host serves locally while it cannot join) but is
+	// never registered, and says why.
+	n, err := Start(ctx, o)
+	if err != nil {
+		t.Fatalf("a host whose certificate etcd refuses did not start out of the cluster: %v", err)
+	}
+	if l, ok := n.Lease(); ok {
+		t.Errorf("a host with a certificate the CA did not sign registered under lease %x", l)
+	}
+	if n.Err() == nil {
+		t.Error("a host etcd refuses does not say why it is out of the cluster")
+	}
+	n.Close()
+	if got := memberIDs(b.View()); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("b lists %q, want a and b", got)
 	}
 	// Nor do missing files.
 	withTLS("missing")(&o)

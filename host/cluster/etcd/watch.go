@@ -40,20 +40,23 @@ func (n *Node) list(ctx context.Context) (int64, uint64, error) {
 }
 
 // watchLoop keeps the view current: a watch from the revision after the
-// last listing; on compaction, a lost watch or a new registration, a new
+// last listing (or, unless listed, a listing first); on compaction, a lost watch or a new registration, a new
 // listing and a new watch. While the host is not registered, the view
 // stays empty.
-func (n *Node) watchLoop(rev int64, gen uint64) {
+func (n *Node) watchLoop(rev int64, gen uint64, listed bool) {
 	defer n.wg.Done()
 	b := minBackoff
 	for {
-		err := n.watch(rev, gen)
-		if n.ctx.Err() != nil {
-			return
+		if listed {
+			err := n.watch(rev, gen)
+			if n.ctx.Err() != nil {
+				return
+			}
+			if err != errReregistered {
+				n.log.Debug("watch ended; listing the cluster again", "error", err)
+			}
 		}
-		if err != errReregistered {
-			n.log.Debug("watch ended; listing the cluster again", "error", err)
-		}
+		listed = true
 		for {
 			n.mu.Lock()
 			epoch, registered := n.epoch, n.sess != nil
@@ -67,6 +70,7 @@ func (n *Node) watchLoop(rev int64, gen uint64) {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(n.ctx, n.cfg.DialTimeout)
+			var err error
 			rev, gen, err = n.list(ctx)
 			cancel()
 			if err == nil {
@@ -138,7 +142,12 @@ func (n *Node) change(typ mvccpb.Event_EventType, kv *mvccpb.KeyValue) (cluster.
 	}
 	c := cluster.Change{Kind: kind, Host: host, Delete: typ == mvccpb.DELETE}
 	c.Summary.Session = session
-	if c.Delete {
+	if kind == cluster.KeyDrain && host == n.id {
+		// This host's record says whether it drains: publish it again.
+		n.HostChanged()
+	}
+	if c.Delete || kind == cluster.KeyDrain {
+		// A drain mark is its key; its value only says who set it.
 		return c, true
 	}
 	switch kind {

@@ -100,6 +100,10 @@ func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t 
 		m.mu.Unlock()
 		return cluster.Result{}, fmt.Errorf("%w: %v", cluster.ErrRefused, err)
 	}
+	if why := m.draining(); why != "" {
+		m.mu.Unlock()
+		return cluster.Result{}, fmt.Errorf("%w: host %s is draining (%s): it takes no new work", cluster.ErrRefused, m.cfg.HostID, why)
+	}
 	fence := node.Fence()
 	if fence.Err() != nil {
 		m.mu.Unlock()

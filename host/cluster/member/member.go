@@ -210,6 +210,8 @@ type Member struct {
 	flights map[string]*flight
 	// loaded says the keys kept in the store were read (Join).
 	loaded bool
+	// stopping says the host is shutting down: it drains.
+	stopping atomic.Bool
 	// memoryOnly keeps accepted keys in memory only, as before they
 	// were stored: for the benchmark that measures what storing costs.
 	memoryOnly bool
@@ -307,9 +309,10 @@ func (m *Member) Register(srv grpc.ServiceRegistrar) {
 // lists the cluster into the view, and from then on places across the
 // hosts. Call it once the daemon serves the peer service (Register) on
 // open listeners: the other hosts forward tasks as soon as this one is
-// listed. It fails when etcd does not answer within twice the dial
-// timeout, or another host holds this host's ID
-// (cluster.ErrHostIDInUse).
+// listed. When etcd does not answer within twice the dial timeout, Join
+// returns with the host out of the cluster (Err says why): it serves
+// locally, as after a lost lease, and joins as soon as etcd answers. It
+// fails when another host holds this host's ID (cluster.ErrHostIDInUse).
 func (m *Member) Join(ctx context.Context) error {
 	if !m.attached.Load() {
 		return fmt.Errorf("cluster member %s: Join before an engine took it; pass it as engine.Options.Cluster first", m.cfg.HostID)
@@ -330,15 +333,74 @@ func (m *Member) Join(ctx context.Context) error {
 		defer cancel()
 		n, err := etcd.Start(sctx, etcd.Options{Config: m.cfg, Identity: m.identity, Source: source{m}, View: m.view, Logger: m.log})
 		if err != nil {
-			if errors.Is(err, context.DeadlineExceeded) {
-				err = fmt.Errorf("%w; is etcd running at %v? (the cluster block's endpoints)", err, m.cfg.Endpoints)
-			}
 			return err
 		}
 		node = n
 	}
 	m.node.Store(&joined{node: node})
 	return nil
+}
+
+// Err says why the host is not in its cluster now (etcd does not
+// answer, or refuses it), nil while it is, or before Join.
+func (m *Member) Err() error {
+	if n, ok := m.membership().(interface{ Err() error }); ok {
+		if err := n.Err(); err != nil {
+			return fmt.Errorf("host %s is out of its cluster, serving locally until etcd at %v answers: %w", m.cfg.HostID, m.cfg.Endpoints, err)
+		}
+	}
+	return nil
+}
+
+// draining says why this host takes no new work from the others, empty
+// while it does.
+func (m *Member) draining() string {
+	switch {
+	case m.stopping.Load():
+		return hearth.DrainShutdown
+	case m.view.Drained(m.cfg.HostID):
+		return hearth.DrainMaintenance
+	}
+	return ""
+}
+
+// Drain begins the host's shutdown: it publishes at once that it drains
+// (the others place nothing new here and spawn nothing here) and refuses
+// forwards it has not accepted yet (they go elsewhere), while the tasks
+// it runs finish. Leave, after the engine closed, ends its membership.
+func (m *Member) Drain(ctx context.Context) {
+	m.stopping.Store(true)
+	m.Changed("", true)
+	if n, ok := m.membership().(interface{ Flush(context.Context) error }); ok {
+		if err := n.Flush(ctx); err != nil {
+			m.log.Warn("publishing that the host drains; the others learn it with the next batch", "error", err)
+		}
+	}
+}
+
+// DrainHost marks member host drained for maintenance (drain true), or
+// takes the mark away: a mark in etcd that outlives the host's restarts,
+// which every host reads. The others place nothing new on a drained host
+// and it refuses forwards; what it runs finishes. It needs etcd.
+func (m *Member) DrainHost(ctx context.Context, host string, drain bool) (hearth.Member, error) {
+	n, ok := m.membership().(interface {
+		SetDrain(ctx context.Context, id string, drain bool) error
+	})
+	if !ok {
+		return hearth.Member{}, fmt.Errorf("host %s has not joined its cluster: draining needs the cluster's etcd", m.cfg.HostID)
+	}
+	if err := n.SetDrain(ctx, host, drain); err != nil {
+		return hearth.Member{}, err
+	}
+	mm, ok := m.view.Member(host)
+	if !ok {
+		mm = hearth.Member{ID: host}
+	}
+	mm.Draining = ""
+	if drain {
+		mm.Draining = hearth.DrainMaintenance
+	}
+	return mm, nil
 }
 
 // Leave leaves the cluster at once (the lease is revoked: the others
@@ -484,7 +546,7 @@ func (m *Member) record() hearth.Member {
 	hash := m.configHash
 	m.mu.Unlock()
 	rec := hearth.Member{ID: m.cfg.HostID, Addr: m.cfg.Advertise, Hostname: m.hostname, Started: m.started,
-		ConfigHash: hash, Version: m.version}
+		ConfigHash: hash, Version: m.version, Draining: m.draining()}
 	for _, p := range m.d.Pools() {
 		rec.Agents = append(rec.Agents, p.Load())
 	}

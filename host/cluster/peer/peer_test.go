@@ -68,6 +68,14 @@ func (h *handler) ForwardedStatus(string) (cluster.TaskStatus, cluster.Result) {
 	return h.status, h.statusR
 }
 
+func (h *handler) DrainHost(_ context.Context, host string, drain bool) (hearth.Member, error) {
+	m := hearth.Member{ID: host}
+	if drain {
+		m.Draining = hearth.DrainMaintenance
+	}
+	return m, nil
+}
+
 func (h *handler) OwnRuns(context.Context) ([]hearth.RunInfo, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -37,6 +37,9 @@ type Handler interface {
 	OwnRuns(ctx context.Context) ([]hearth.RunInfo, error)
 	// Members and ClusterRuns list the cluster as this host sees it.
 	hearth.ClusterReader
+	// DrainHost marks member host drained for maintenance, or takes the
+	// mark away, and returns the member as it is listed then.
+	DrainHost(ctx context.Context, host string, drain bool) (hearth.Member, error)
 }
 
 // reasonRefused is the ErrorInfo reason of a forward the host did not
@@ -124,6 +127,15 @@ func (p server) ListHosts(ctx context.Context, _ *peerpb.ListHostsRequest) (*pee
 		return nil, wire.Status(err)
 	}
 	return wire.Members(ms), nil
+}
+
+// DrainHost marks a member drained, or not.
+func (p server) DrainHost(ctx context.Context, r *peerpb.DrainHostRequest) (*peerpb.Host, error) {
+	m, err := p.h.DrainHost(ctx, r.GetHost(), r.GetDrain())
+	if err != nil {
+		return nil, wire.Status(err)
+	}
+	return wire.Members(hearth.Members{Hosts: []hearth.Member{m}}).Hosts[0], nil
 }
 
 // ListClusterRuns lists every member's runs with their owners.

@@ -86,7 +86,59 @@ func (x TaskStatusReply_State) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskStatusReply_State.Descriptor instead.
 func (TaskStatusReply_State) EnumDescriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{3, 0}
+	return file_peer_proto_rawDescGZIP(), []int{4, 0}
+}
+
+type DrainHostRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Host          string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	Drain         bool                   `protobuf:"varint,2,opt,name=drain,proto3" json:"drain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainHostRequest) Reset() {
+	*x = DrainHostRequest{}
+	mi := &file_peer_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainHostRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainHostRequest) ProtoMessage() {}
+
+func (x *DrainHostRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_peer_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainHostRequest.ProtoReflect.Descriptor instead.
+func (*DrainHostRequest) Descriptor() ([]byte, []int) {
+	return file_peer_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *DrainHostRequest) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *DrainHostRequest) GetDrain() bool {
+	if x != nil {
+		return x.Drain
+	}
+	return false
 }
 
 type ForwardRequest struct {
@@ -104,7 +156,7 @@ type ForwardRequest struct {
 
 func (x *ForwardRequest) Reset() {
 	*x = ForwardRequest{}
-	mi := &file_peer_proto_msgTypes[0]
+	mi := &file_peer_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -116,7 +168,7 @@ func (x *ForwardRequest) String() string {
 func (*ForwardRequest) ProtoMessage() {}
 
 func (x *ForwardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[0]
+	mi := &file_peer_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -129,7 +181,7 @@ func (x *ForwardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForwardRequest.ProtoReflect.Descriptor instead.
 func (*ForwardRequest) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{0}
+	return file_peer_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *ForwardRequest) GetKey() string {
@@ -174,7 +226,7 @@ type ForwardReply struct {
 
 func (x *ForwardReply) Reset() {
 	*x = ForwardReply{}
-	mi := &file_peer_proto_msgTypes[1]
+	mi := &file_peer_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -186,7 +238,7 @@ func (x *ForwardReply) String() string {
 func (*ForwardReply) ProtoMessage() {}
 
 func (x *ForwardReply) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[1]
+	mi := &file_peer_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -199,7 +251,7 @@ func (x *ForwardReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForwardReply.ProtoReflect.Descriptor instead.
 func (*ForwardReply) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{1}
+	return file_peer_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ForwardReply) GetOutcome() *apipb.Outcome {
@@ -239,7 +291,7 @@ type TaskStatusRequest struct {
 
 func (x *TaskStatusRequest) Reset() {
 	*x = TaskStatusRequest{}
-	mi := &file_peer_proto_msgTypes[2]
+	mi := &file_peer_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -251,7 +303,7 @@ func (x *TaskStatusRequest) String() string {
 func (*TaskStatusRequest) ProtoMessage() {}
 
 func (x *TaskStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[2]
+	mi := &file_peer_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -264,7 +316,7 @@ func (x *TaskStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatusRequest.ProtoReflect.Descriptor instead.
 func (*TaskStatusRequest) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{2}
+	return file_peer_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TaskStatusRequest) GetKey() string {
@@ -285,7 +337,7 @@ type TaskStatusReply struct {
 
 func (x *TaskStatusReply) Reset() {
 	*x = TaskStatusReply{}
-	mi := &file_peer_proto_msgTypes[3]
+	mi := &file_peer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -297,7 +349,7 @@ func (x *TaskStatusReply) String() string {
 func (*TaskStatusReply) ProtoMessage() {}
 
 func (x *TaskStatusReply) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[3]
+	mi := &file_peer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -310,7 +362,7 @@ func (x *TaskStatusReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStatusReply.ProtoReflect.Descriptor instead.
 func (*TaskStatusReply) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{3}
+	return file_peer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TaskStatusReply) GetState() TaskStatusReply_State {
@@ -335,7 +387,7 @@ type ListHostsRequest struct {
 
 func (x *ListHostsRequest) Reset() {
 	*x = ListHostsRequest{}
-	mi := &file_peer_proto_msgTypes[4]
+	mi := &file_peer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -347,7 +399,7 @@ func (x *ListHostsRequest) String() string {
 func (*ListHostsRequest) ProtoMessage() {}
 
 func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[4]
+	mi := &file_peer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -360,7 +412,7 @@ func (x *ListHostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHostsRequest.ProtoReflect.Descriptor instead.
 func (*ListHostsRequest) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{4}
+	return file_peer_proto_rawDescGZIP(), []int{5}
 }
 
 type AgentLoad struct {
@@ -378,7 +430,7 @@ type AgentLoad struct {
 
 func (x *AgentLoad) Reset() {
 	*x = AgentLoad{}
-	mi := &file_peer_proto_msgTypes[5]
+	mi := &file_peer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -390,7 +442,7 @@ func (x *AgentLoad) String() string {
 func (*AgentLoad) ProtoMessage() {}
 
 func (x *AgentLoad) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[5]
+	mi := &file_peer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -403,7 +455,7 @@ func (x *AgentLoad) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentLoad.ProtoReflect.Descriptor instead.
 func (*AgentLoad) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{5}
+	return file_peer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AgentLoad) GetName() string {
@@ -466,13 +518,15 @@ type Host struct {
 	Agents          []*AgentLoad           `protobuf:"bytes,7,rep,name=agents,proto3" json:"agents,omitempty"`
 	Sessions        int32                  `protobuf:"varint,8,opt,name=sessions,proto3" json:"sessions,omitempty"`
 	Self            bool                   `protobuf:"varint,9,opt,name=self,proto3" json:"self,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// draining says why the host takes no new work, empty while it does.
+	Draining      string `protobuf:"bytes,10,opt,name=draining,proto3" json:"draining,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_peer_proto_msgTypes[6]
+	mi := &file_peer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -484,7 +538,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[6]
+	mi := &file_peer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -497,7 +551,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{6}
+	return file_peer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Host) GetId() string {
@@ -563,6 +617,13 @@ func (x *Host) GetSelf() bool {
 	return false
 }
 
+func (x *Host) GetDraining() string {
+	if x != nil {
+		return x.Draining
+	}
+	return ""
+}
+
 type HostList struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// self is the ID of the host that answered.
@@ -576,7 +637,7 @@ type HostList struct {
 
 func (x *HostList) Reset() {
 	*x = HostList{}
-	mi := &file_peer_proto_msgTypes[7]
+	mi := &file_peer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -588,7 +649,7 @@ func (x *HostList) String() string {
 func (*HostList) ProtoMessage() {}
 
 func (x *HostList) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[7]
+	mi := &file_peer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -601,7 +662,7 @@ func (x *HostList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostList.ProtoReflect.Descriptor instead.
 func (*HostList) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{7}
+	return file_peer_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *HostList) GetSelf() string {
@@ -639,7 +700,7 @@ type HostRuns struct {
 
 func (x *HostRuns) Reset() {
 	*x = HostRuns{}
-	mi := &file_peer_proto_msgTypes[8]
+	mi := &file_peer_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +712,7 @@ func (x *HostRuns) String() string {
 func (*HostRuns) ProtoMessage() {}
 
 func (x *HostRuns) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[8]
+	mi := &file_peer_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +725,7 @@ func (x *HostRuns) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRuns.ProtoReflect.Descriptor instead.
 func (*HostRuns) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{8}
+	return file_peer_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HostRuns) GetHost() string {
@@ -712,7 +773,7 @@ type ClusterRunList struct {
 
 func (x *ClusterRunList) Reset() {
 	*x = ClusterRunList{}
-	mi := &file_peer_proto_msgTypes[9]
+	mi := &file_peer_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -724,7 +785,7 @@ func (x *ClusterRunList) String() string {
 func (*ClusterRunList) ProtoMessage() {}
 
 func (x *ClusterRunList) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[9]
+	mi := &file_peer_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -737,7 +798,7 @@ func (x *ClusterRunList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterRunList.ProtoReflect.Descriptor instead.
 func (*ClusterRunList) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{9}
+	return file_peer_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ClusterRunList) GetSelf() string {
@@ -759,7 +820,10 @@ var File_peer_proto protoreflect.FileDescriptor
 const file_peer_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"peer.proto\x12\x0ehearth.peer.v1\x1a\tapi.proto\"\x86\x01\n" +
+	"peer.proto\x12\x0ehearth.peer.v1\x1a\tapi.proto\"<\n" +
+	"\x10DrainHostRequest\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
+	"\x05drain\x18\x02 \x01(\bR\x05drain\"\x86\x01\n" +
 	"\x0eForwardRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x18\n" +
@@ -789,7 +853,7 @@ const file_peer_proto_rawDesc = "" +
 	"\adormant\x18\x04 \x01(\x05R\adormant\x12\x12\n" +
 	"\x04load\x18\x05 \x01(\x05R\x04load\x12\x1a\n" +
 	"\bcapacity\x18\x06 \x01(\x05R\bcapacity\x12!\n" +
-	"\fmax_sessions\x18\a \x01(\x05R\vmaxSessions\"\x90\x02\n" +
+	"\fmax_sessions\x18\a \x01(\x05R\vmaxSessions\"\xac\x02\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -800,7 +864,9 @@ const file_peer_proto_rawDesc = "" +
 	"\aversion\x18\x06 \x01(\tR\aversion\x121\n" +
 	"\x06agents\x18\a \x03(\v2\x19.hearth.peer.v1.AgentLoadR\x06agents\x12\x1a\n" +
 	"\bsessions\x18\b \x01(\x05R\bsessions\x12\x12\n" +
-	"\x04self\x18\t \x01(\bR\x04self\"h\n" +
+	"\x04self\x18\t \x01(\bR\x04self\x12\x1a\n" +
+	"\bdraining\x18\n" +
+	" \x01(\tR\bdraining\"h\n" +
 	"\bHostList\x12\x12\n" +
 	"\x04self\x18\x01 \x01(\tR\x04self\x12*\n" +
 	"\x05hosts\x18\x02 \x03(\v2\x14.hearth.peer.v1.HostR\x05hosts\x12\x1c\n" +
@@ -813,14 +879,15 @@ const file_peer_proto_rawDesc = "" +
 	"\x05error\x18\x05 \x01(\tR\x05error\"T\n" +
 	"\x0eClusterRunList\x12\x12\n" +
 	"\x04self\x18\x01 \x01(\tR\x04self\x12.\n" +
-	"\x05hosts\x18\x02 \x03(\v2\x18.hearth.peer.v1.HostRunsR\x05hosts2\x84\x03\n" +
+	"\x05hosts\x18\x02 \x03(\v2\x18.hearth.peer.v1.HostRunsR\x05hosts2\xc9\x03\n" +
 	"\x04Peer\x12G\n" +
 	"\aForward\x12\x1e.hearth.peer.v1.ForwardRequest\x1a\x1c.hearth.peer.v1.ForwardReply\x12P\n" +
 	"\n" +
 	"TaskStatus\x12!.hearth.peer.v1.TaskStatusRequest\x1a\x1f.hearth.peer.v1.TaskStatusReply\x12E\n" +
 	"\vListOwnRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x16.hearth.api.v1.RunList\x12G\n" +
 	"\tListHosts\x12 .hearth.peer.v1.ListHostsRequest\x1a\x18.hearth.peer.v1.HostList\x12Q\n" +
-	"\x0fListClusterRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x1e.hearth.peer.v1.ClusterRunListB3Z1github.com/hearth-dev/hearth/host/internal/peerpbb\x06proto3"
+	"\x0fListClusterRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x1e.hearth.peer.v1.ClusterRunList\x12C\n" +
+	"\tDrainHost\x12 .hearth.peer.v1.DrainHostRequest\x1a\x14.hearth.peer.v1.HostB3Z1github.com/hearth-dev/hearth/host/internal/peerpbb\x06proto3"
 
 var (
 	file_peer_proto_rawDescOnce sync.Once
@@ -835,46 +902,49 @@ func file_peer_proto_rawDescGZIP() []byte {
 }
 
 var file_peer_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_peer_proto_goTypes = []any{
 	(TaskStatusReply_State)(0),      // 0: hearth.peer.v1.TaskStatusReply.State
-	(*ForwardRequest)(nil),          // 1: hearth.peer.v1.ForwardRequest
-	(*ForwardReply)(nil),            // 2: hearth.peer.v1.ForwardReply
-	(*TaskStatusRequest)(nil),       // 3: hearth.peer.v1.TaskStatusRequest
-	(*TaskStatusReply)(nil),         // 4: hearth.peer.v1.TaskStatusReply
-	(*ListHostsRequest)(nil),        // 5: hearth.peer.v1.ListHostsRequest
-	(*AgentLoad)(nil),               // 6: hearth.peer.v1.AgentLoad
-	(*Host)(nil),                    // 7: hearth.peer.v1.Host
-	(*HostList)(nil),                // 8: hearth.peer.v1.HostList
-	(*HostRuns)(nil),                // 9: hearth.peer.v1.HostRuns
-	(*ClusterRunList)(nil),          // 10: hearth.peer.v1.ClusterRunList
-	(*apipb.SubmitTaskRequest)(nil), // 11: hearth.api.v1.SubmitTaskRequest
-	(*apipb.Outcome)(nil),           // 12: hearth.api.v1.Outcome
-	(*apipb.RunInfo)(nil),           // 13: hearth.api.v1.RunInfo
-	(*apipb.ListRunsRequest)(nil),   // 14: hearth.api.v1.ListRunsRequest
-	(*apipb.RunList)(nil),           // 15: hearth.api.v1.RunList
+	(*DrainHostRequest)(nil),        // 1: hearth.peer.v1.DrainHostRequest
+	(*ForwardRequest)(nil),          // 2: hearth.peer.v1.ForwardRequest
+	(*ForwardReply)(nil),            // 3: hearth.peer.v1.ForwardReply
+	(*TaskStatusRequest)(nil),       // 4: hearth.peer.v1.TaskStatusRequest
+	(*TaskStatusReply)(nil),         // 5: hearth.peer.v1.TaskStatusReply
+	(*ListHostsRequest)(nil),        // 6: hearth.peer.v1.ListHostsRequest
+	(*AgentLoad)(nil),               // 7: hearth.peer.v1.AgentLoad
+	(*Host)(nil),                    // 8: hearth.peer.v1.Host
+	(*HostList)(nil),                // 9: hearth.peer.v1.HostList
+	(*HostRuns)(nil),                // 10: hearth.peer.v1.HostRuns
+	(*ClusterRunList)(nil),          // 11: hearth.peer.v1.ClusterRunList
+	(*apipb.SubmitTaskRequest)(nil), // 12: hearth.api.v1.SubmitTaskRequest
+	(*apipb.Outcome)(nil),           // 13: hearth.api.v1.Outcome
+	(*apipb.RunInfo)(nil),           // 14: hearth.api.v1.RunInfo
+	(*apipb.ListRunsRequest)(nil),   // 15: hearth.api.v1.ListRunsRequest
+	(*apipb.RunList)(nil),           // 16: hearth.api.v1.RunList
 }
 var file_peer_proto_depIdxs = []int32{
-	11, // 0: hearth.peer.v1.ForwardRequest.task:type_name -> hearth.api.v1.SubmitTaskRequest
-	12, // 1: hearth.peer.v1.ForwardReply.outcome:type_name -> hearth.api.v1.Outcome
+	12, // 0: hearth.peer.v1.ForwardRequest.task:type_name -> hearth.api.v1.SubmitTaskRequest
+	13, // 1: hearth.peer.v1.ForwardReply.outcome:type_name -> hearth.api.v1.Outcome
 	0,  // 2: hearth.peer.v1.TaskStatusReply.state:type_name -> hearth.peer.v1.TaskStatusReply.State
-	2,  // 3: hearth.peer.v1.TaskStatusReply.result:type_name -> hearth.peer.v1.ForwardReply
-	6,  // 4: hearth.peer.v1.Host.agents:type_name -> hearth.peer.v1.AgentLoad
-	7,  // 5: hearth.peer.v1.HostList.hosts:type_name -> hearth.peer.v1.Host
-	13, // 6: hearth.peer.v1.HostRuns.runs:type_name -> hearth.api.v1.RunInfo
-	9,  // 7: hearth.peer.v1.ClusterRunList.hosts:type_name -> hearth.peer.v1.HostRuns
-	1,  // 8: hearth.peer.v1.Peer.Forward:input_type -> hearth.peer.v1.ForwardRequest
-	3,  // 9: hearth.peer.v1.Peer.TaskStatus:input_type -> hearth.peer.v1.TaskStatusRequest
-	14, // 10: hearth.peer.v1.Peer.ListOwnRuns:input_type -> hearth.api.v1.ListRunsRequest
-	5,  // 11: hearth.peer.v1.Peer.ListHosts:input_type -> hearth.peer.v1.ListHostsRequest
-	14, // 12: hearth.peer.v1.Peer.ListClusterRuns:input_type -> hearth.api.v1.ListRunsRequest
-	2,  // 13: hearth.peer.v1.Peer.Forward:output_type -> hearth.peer.v1.ForwardReply
-	4,  // 14: hearth.peer.v1.Peer.TaskStatus:output_type -> hearth.peer.v1.TaskStatusReply
-	15, // 15: hearth.peer.v1.Peer.ListOwnRuns:output_type -> hearth.api.v1.RunList
-	8,  // 16: hearth.peer.v1.Peer.ListHosts:output_type -> hearth.peer.v1.HostList
-	10, // 17: hearth.peer.v1.Peer.ListClusterRuns:output_type -> hearth.peer.v1.ClusterRunList
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
+	3,  // 3: hearth.peer.v1.TaskStatusReply.result:type_name -> hearth.peer.v1.ForwardReply
+	7,  // 4: hearth.peer.v1.Host.agents:type_name -> hearth.peer.v1.AgentLoad
+	8,  // 5: hearth.peer.v1.HostList.hosts:type_name -> hearth.peer.v1.Host
+	14, // 6: hearth.peer.v1.HostRuns.runs:type_name -> hearth.api.v1.RunInfo
+	10, // 7: hearth.peer.v1.ClusterRunList.hosts:type_name -> hearth.peer.v1.HostRuns
+	2,  // 8: hearth.peer.v1.Peer.Forward:input_type -> hearth.peer.v1.ForwardRequest
+	4,  // 9: hearth.peer.v1.Peer.TaskStatus:input_type -> hearth.peer.v1.TaskStatusRequest
+	15, // 10: hearth.peer.v1.Peer.ListOwnRuns:input_type -> hearth.api.v1.ListRunsRequest
+	6,  // 11: hearth.peer.v1.Peer.ListHosts:input_type -> hearth.peer.v1.ListHostsRequest
+	15, // 12: hearth.peer.v1.Peer.ListClusterRuns:input_type -> hearth.api.v1.ListRunsRequest
+	1,  // 13: hearth.peer.v1.Peer.DrainHost:input_type -> hearth.peer.v1.DrainHostRequest
+	3,  // 14: hearth.peer.v1.Peer.Forward:output_type -> hearth.peer.v1.ForwardReply
+	5,  // 15: hearth.peer.v1.Peer.TaskStatus:output_type -> hearth.peer.v1.TaskStatusReply
+	16, // 16: hearth.peer.v1.Peer.ListOwnRuns:output_type -> hearth.api.v1.RunList
+	9,  // 17: hearth.peer.v1.Peer.ListHosts:output_type -> hearth.peer.v1.HostList
+	11, // 18: hearth.peer.v1.Peer.ListClusterRuns:output_type -> hearth.peer.v1.ClusterRunList
+	8,  // 19: hearth.peer.v1.Peer.DrainHost:output_type -> hearth.peer.v1.Host
+	14, // [14:20] is the sub-list for method output_type
+	8,  // [8:14] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -891,7 +961,7 @@ func file_peer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peer_proto_rawDesc), len(file_peer_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,7 @@ const (
 	Peer_ListOwnRuns_FullMethodName     = "/hearth.peer.v1.Peer/ListOwnRuns"
 	Peer_ListHosts_FullMethodName       = "/hearth.peer.v1.Peer/ListHosts"
 	Peer_ListClusterRuns_FullMethodName = "/hearth.peer.v1.Peer/ListClusterRuns"
+	Peer_DrainHost_FullMethodName       = "/hearth.peer.v1.Peer/DrainHost"
 )
 
 // PeerClient is the client API for Peer service.
@@ -56,6 +57,9 @@ type PeerClient interface {
 	ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*HostList, error)
 	// ListClusterRuns lists the runs of every member, with their owners.
 	ListClusterRuns(ctx context.Context, in *apipb.ListRunsRequest, opts ...grpc.CallOption) (*ClusterRunList, error)
+	// DrainHost marks a member drained for maintenance (drain true) or
+	// takes the mark away, in etcd: the others place nothing new on it.
+	DrainHost(ctx context.Context, in *DrainHostRequest, opts ...grpc.CallOption) (*Host, error)
 }
 
 type peerClient struct {
@@ -116,6 +120,16 @@ func (c *peerClient) ListClusterRuns(ctx context.Context, in *apipb.ListRunsRequ
 	return out, nil
 }
 
+func (c *peerClient) DrainHost(ctx context.Context, in *DrainHostRequest, opts ...grpc.CallOption) (*Host, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Host)
+	err := c.cc.Invoke(ctx, Peer_DrainHost_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PeerServer is the server API for Peer service.
 // All implementations must embed UnimplementedPeerServer
 // for forward compatibility.
@@ -134,6 +148,9 @@ type PeerServer interface {
 	ListHosts(context.Context, *ListHostsRequest) (*HostList, error)
 	// ListClusterRuns lists the runs of every member, with their owners.
 	ListClusterRuns(context.Context, *apipb.ListRunsRequest) (*ClusterRunList, error)
+	// DrainHost marks a member drained for maintenance (drain true) or
+	// takes the mark away, in etcd: the others place nothing new on it.
+	DrainHost(context.Context, *DrainHostRequest) (*Host, error)
 	mustEmbedUnimplementedPeerServer()
 }
 
@@ -158,6 +175,9 @@ func (UnimplementedPeerServer) ListHosts(context.Context, *ListHostsRequest) (*H
 }
 func (UnimplementedPeerServer) ListClusterRuns(context.Context, *apipb.ListRunsRequest) (*ClusterRunList, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListClusterRuns not implemented")
+}
+func (UnimplementedPeerServer) DrainHost(context.Context, *DrainHostRequest) (*Host, error) {
+	return nil, status.Error(codes.Unimplemented, "method DrainHost not implemented")
 }
 func (UnimplementedPeerServer) mustEmbedUnimplementedPeerServer() {}
 func (UnimplementedPeerServer) testEmbeddedByValue()              {}
@@ -270,6 +290,24 @@ func _Peer_ListClusterRuns_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Peer_DrainHost_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DrainHostRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PeerServer).DrainHost(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Peer_DrainHost_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PeerServer).DrainHost(ctx, req.(*DrainHostRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Peer_ServiceDesc is the grpc.ServiceDesc for Peer service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -296,6 +334,10 @@ var Peer_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListClusterRuns",
 			Handler:    _Peer_ListClusterRuns_Handler,
+		},
+		{
+			MethodName: "DrainHost",
+			Handler:    _Peer_DrainHost_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -17,7 +17,7 @@ func Members(ms hearth.Members) *peerpb.HostList {
 	out := &peerpb.HostList{Self: ms.Self, Clustered: ms.Clustered}
 	for _, m := range ms.Hosts {
 		hm := &peerpb.Host{Id: m.ID, Addr: m.Addr, Hostname: m.Hostname, StartedUnixNano: protoconv.UnixNano(m.Started),
-			ConfigHash: m.ConfigHash, Version: m.Version, Sessions: int32(m.Sessions), Self: m.Self}
+			ConfigHash: m.ConfigHash, Version: m.Version, Sessions: int32(m.Sessions), Self: m.Self, Draining: m.Draining}
 		for _, a := range m.Agents {
 			hm.Agents = append(hm.Agents, &peerpb.AgentLoad{Name: a.Name, External: a.External, Live: int32(a.Live),
 				Dormant: int32(a.Dormant), Load: int32(a.Load), Capacity: int32(a.Capacity), MaxSessions: int32(a.MaxSessions)})
@@ -33,7 +33,7 @@ func MembersOf(r *peerpb.HostList) hearth.Members {
 	out := hearth.Members{Self: r.GetSelf(), Clustered: r.GetClustered(), Hosts: []hearth.Member{}}
 	for _, h := range r.GetHosts() {
 		m := hearth.Member{ID: h.GetId(), Self: h.GetSelf(), Addr: h.GetAddr(), Hostname: h.GetHostname(),
-			Started: protoconv.Time(h.GetStartedUnixNano()), ConfigHash: h.GetConfigHash(), Version: h.GetVersion(),
+			Started: protoconv.Time(h.GetStartedUnixNano()), ConfigHash: h.GetConfigHash(), Version: h.GetVersion(), Draining: h.GetDraining(),
 			Sessions: int(h.GetSessions()), Agents: []hearth.AgentLoad{}}
 		for _, a := range h.GetAgents() {
 			m.Agents = append(m.Agents, hearth.AgentLoad{Name: a.GetName(), External: a.GetExternal(), Live: int(a.GetLive()),
