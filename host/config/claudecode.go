@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -154,22 +153,7 @@ func (v *validator) claudeCode(ra *rawAgent, a *Agent) {
 			port = 80
 		}
 	}
-	switch {
-	case c.APIKeyEnv == "" && c.BaseURL == "":
-		v.errorf(at("api_key_env"), "No API key", "api_key_env = \"\" means no key, which only a local server accepts; set base_url to it, or name the variable that holds the key.")
-	case c.APIKeyEnv != "" && strings.ContainsAny(c.APIKeyEnv, "= "):
-		v.errorf(at("api_key_env"), "Invalid api_key_env", "api_key_env names the environment variable that holds the key, such as \"ANTHROPIC_API_KEY\"; the key itself never goes in the config.")
-	case c.APIKeyEnv != "":
-		// As for a model block: only a task needs the key, so its
-		// absence is a warning, and the task fails saying so.
-		getenv := v.opts.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		if getenv(c.APIKeyEnv) == "" {
-			v.warnf(at("api_key_env"), "API key not set", "Agent %q gives Claude Code the key in %s, which is not set in hearth's environment: its tasks will fail until it is. Export it where hearth runs (export %s=...), or point base_url at a local server with api_key_env = \"\".", ra.Name, c.APIKeyEnv, c.APIKeyEnv)
-		}
-	}
+	v.apiKey(at("api_key_env"), ra.Name, c.APIKeyEnv, c.BaseURL, "gives Claude Code the key in")
 	a.ClaudeCode = c
 	v.blockEnv(ra, a, "claude_code", c.Env(), c.APIKeyEnv)
 	// What claude needs under confinement: its program's directory (a

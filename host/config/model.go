@@ -100,23 +100,7 @@ func (v *validator) model(ra *rawAgent, a *Agent) {
 	if rm.APIKeyEnv != nil {
 		m.APIKeyEnv = *rm.APIKeyEnv
 	}
-	switch {
-	case m.APIKeyEnv == "" && m.BaseURL == "":
-		v.errorf(at("api_key_env"), "No API key", "api_key_env = \"\" means no key, which only a local server accepts; set base_url to it, or name the variable that holds the key.")
-	case m.APIKeyEnv != "" && strings.ContainsAny(m.APIKeyEnv, "= "):
-		v.errorf(at("api_key_env"), "Invalid api_key_env", "api_key_env names the environment variable that holds the key, such as \"ANTHROPIC_API_KEY\"; the key itself never goes in the config.")
-	case m.APIKeyEnv != "":
-		// Only a task that calls the model needs the key: reading runs,
-		// sessions or the file itself does not. Its task fails, saying
-		// so, if it is still missing then.
-		getenv := v.opts.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		if getenv(m.APIKeyEnv) == "" {
-			v.warnf(at("api_key_env"), "API key not set", "Agent %q reads its model's key from %s, which is not set in hearth's environment: its tasks will fail until it is. Export it where hearth runs (export %s=...), or point base_url at a local server with api_key_env = \"\".", ra.Name, m.APIKeyEnv, m.APIKeyEnv)
-		}
-	}
+	v.apiKey(at("api_key_env"), ra.Name, m.APIKeyEnv, m.BaseURL, "reads its model's key from")
 	positive := func(p *int, name string, dst *int) {
 		if p == nil {
 			return
@@ -199,4 +183,27 @@ func (m *Model) Env() map[string]string {
 	count("HEARTH_MODEL_CONTEXT_WINDOW", m.ContextWindow)
 	count("HEARTH_MODEL_MAX_OUTPUT_TOKENS", m.MaxOutputTokens)
 	return env
+}
+
+// apiKey checks an agent block's api_key_env (a model block's or a
+// claude_code block's): no key needs a local server, the variable is a
+// name and not the key, and a variable not set where hearth runs is a
+// warning, not an error: only a task that calls the model needs the
+// key, and it fails saying so. how says what the block does with it
+// ("reads its model's key from").
+func (v *validator) apiKey(at hcl.Range, agent, env, baseURL, how string) {
+	switch {
+	case env == "" && baseURL == "":
+		v.errorf(at, "No API key", "api_key_env = \"\" means no key, which only a local server accepts; set base_url to it, or name the variable that holds the key.")
+	case strings.ContainsAny(env, "= "):
+		v.errorf(at, "Invalid api_key_env", "api_key_env names the environment variable that holds the key, such as \"ANTHROPIC_API_KEY\"; the key itself never goes in the config.")
+	case env != "":
+		getenv := v.opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		if getenv(env) == "" {
+			v.warnf(at, "API key not set", "Agent %q %s %s, which is not set in hearth's environment: its tasks will fail until it is. Export it where hearth runs (export %s=...), or point base_url at a local server with api_key_env = \"\".", agent, how, env, env)
+		}
+	}
 }
