@@ -30,8 +30,13 @@ type Members struct {
 	// Self is the ID of the host that answered.
 	Self string `json:"self"`
 	// Clustered is false for a host without a cluster block.
-	Clustered bool     `json:"clustered"`
-	Hosts     []Member `json:"hosts"`
+	Clustered bool `json:"clustered"`
+	// EtcdErr says why the answering host cannot reach etcd now, empty
+	// while it can. While it is set, Hosts is the last view the host
+	// had, which may be stale: a listing must say so rather than show a
+	// smaller cluster as if it were whole.
+	EtcdErr string   `json:"etcd_err,omitempty"`
+	Hosts   []Member `json:"hosts"`
 }
 
 // Member is one host of a cluster: where its API is, what it runs, how
@@ -55,6 +60,11 @@ type Member struct {
 	// while it does: DrainMaintenance (hearth hosts drain) or
 	// DrainShutdown (it is stopping, finishing what it runs).
 	Draining string `json:"draining,omitempty"`
+	// Unhealthy says why the answering host cannot work with this one
+	// (its peer handshake fails, or it does not answer), empty while it
+	// can. An unhealthy host is left out of placement until it answers
+	// again.
+	Unhealthy string `json:"unhealthy,omitempty"`
 	// Sessions counts the sessions the host publishes for placement.
 	Sessions int         `json:"sessions"`
 	Agents   []AgentLoad `json:"agents"`
