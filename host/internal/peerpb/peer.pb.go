@@ -519,7 +519,10 @@ type Host struct {
 	Sessions        int32                  `protobuf:"varint,8,opt,name=sessions,proto3" json:"sessions,omitempty"`
 	Self            bool                   `protobuf:"varint,9,opt,name=self,proto3" json:"self,omitempty"`
 	// draining says why the host takes no new work, empty while it does.
-	Draining      string `protobuf:"bytes,10,opt,name=draining,proto3" json:"draining,omitempty"`
+	Draining string `protobuf:"bytes,10,opt,name=draining,proto3" json:"draining,omitempty"`
+	// unhealthy says why the answering host cannot work with this one,
+	// empty while it can.
+	Unhealthy     string `protobuf:"bytes,11,opt,name=unhealthy,proto3" json:"unhealthy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -624,13 +627,23 @@ func (x *Host) GetDraining() string {
 	return ""
 }
 
+func (x *Host) GetUnhealthy() string {
+	if x != nil {
+		return x.Unhealthy
+	}
+	return ""
+}
+
 type HostList struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// self is the ID of the host that answered.
 	Self  string  `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
 	Hosts []*Host `protobuf:"bytes,2,rep,name=hosts,proto3" json:"hosts,omitempty"`
 	// clustered is false for a host without a cluster block.
-	Clustered     bool `protobuf:"varint,3,opt,name=clustered,proto3" json:"clustered,omitempty"`
+	Clustered bool `protobuf:"varint,3,opt,name=clustered,proto3" json:"clustered,omitempty"`
+	// etcd_err says why the answering host cannot reach etcd now, empty
+	// while it can.
+	EtcdErr       string `protobuf:"bytes,4,opt,name=etcd_err,json=etcdErr,proto3" json:"etcd_err,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -684,6 +697,13 @@ func (x *HostList) GetClustered() bool {
 		return x.Clustered
 	}
 	return false
+}
+
+func (x *HostList) GetEtcdErr() string {
+	if x != nil {
+		return x.EtcdErr
+	}
+	return ""
 }
 
 type HostRuns struct {
@@ -853,7 +873,7 @@ const file_peer_proto_rawDesc = "" +
 	"\adormant\x18\x04 \x01(\x05R\adormant\x12\x12\n" +
 	"\x04load\x18\x05 \x01(\x05R\x04load\x12\x1a\n" +
 	"\bcapacity\x18\x06 \x01(\x05R\bcapacity\x12!\n" +
-	"\fmax_sessions\x18\a \x01(\x05R\vmaxSessions\"\xac\x02\n" +
+	"\fmax_sessions\x18\a \x01(\x05R\vmaxSessions\"\xca\x02\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -866,11 +886,13 @@ const file_peer_proto_rawDesc = "" +
 	"\bsessions\x18\b \x01(\x05R\bsessions\x12\x12\n" +
 	"\x04self\x18\t \x01(\bR\x04self\x12\x1a\n" +
 	"\bdraining\x18\n" +
-	" \x01(\tR\bdraining\"h\n" +
+	" \x01(\tR\bdraining\x12\x1c\n" +
+	"\tunhealthy\x18\v \x01(\tR\tunhealthy\"\x83\x01\n" +
 	"\bHostList\x12\x12\n" +
 	"\x04self\x18\x01 \x01(\tR\x04self\x12*\n" +
 	"\x05hosts\x18\x02 \x03(\v2\x14.hearth.peer.v1.HostR\x05hosts\x12\x1c\n" +
-	"\tclustered\x18\x03 \x01(\bR\tclustered\"\xa0\x01\n" +
+	"\tclustered\x18\x03 \x01(\bR\tclustered\x12\x19\n" +
+	"\betcd_err\x18\x04 \x01(\tR\aetcdErr\"\xa0\x01\n" +
 	"\bHostRuns\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12*\n" +

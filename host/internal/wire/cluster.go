@@ -14,10 +14,10 @@ import (
 
 // Members encodes a cluster's membership.
 func Members(ms hearth.Members) *peerpb.HostList {
-	out := &peerpb.HostList{Self: ms.Self, Clustered: ms.Clustered}
+	out := &peerpb.HostList{Self: ms.Self, Clustered: ms.Clustered, EtcdErr: ms.EtcdErr}
 	for _, m := range ms.Hosts {
 		hm := &peerpb.Host{Id: m.ID, Addr: m.Addr, Hostname: m.Hostname, StartedUnixNano: protoconv.UnixNano(m.Started),
-			ConfigHash: m.ConfigHash, Version: m.Version, Sessions: int32(m.Sessions), Self: m.Self, Draining: m.Draining}
+			ConfigHash: m.ConfigHash, Version: m.Version, Sessions: int32(m.Sessions), Self: m.Self, Draining: m.Draining, Unhealthy: m.Unhealthy}
 		for _, a := range m.Agents {
 			hm.Agents = append(hm.Agents, &peerpb.AgentLoad{Name: a.Name, External: a.External, Live: int32(a.Live),
 				Dormant: int32(a.Dormant), Load: int32(a.Load), Capacity: int32(a.Capacity), MaxSessions: int32(a.MaxSessions)})
@@ -30,10 +30,10 @@ func Members(ms hearth.Members) *peerpb.HostList {
 // MembersOf decodes a cluster's membership. Its lists are never nil, so
 // that they print as [] in JSON.
 func MembersOf(r *peerpb.HostList) hearth.Members {
-	out := hearth.Members{Self: r.GetSelf(), Clustered: r.GetClustered(), Hosts: []hearth.Member{}}
+	out := hearth.Members{Self: r.GetSelf(), Clustered: r.GetClustered(), EtcdErr: r.GetEtcdErr(), Hosts: []hearth.Member{}}
 	for _, h := range r.GetHosts() {
 		m := hearth.Member{ID: h.GetId(), Self: h.GetSelf(), Addr: h.GetAddr(), Hostname: h.GetHostname(),
-			Started: protoconv.Time(h.GetStartedUnixNano()), ConfigHash: h.GetConfigHash(), Version: h.GetVersion(), Draining: h.GetDraining(),
+			Started: protoconv.Time(h.GetStartedUnixNano()), ConfigHash: h.GetConfigHash(), Version: h.GetVersion(), Draining: h.GetDraining(), Unhealthy: h.GetUnhealthy(),
 			Sessions: int(h.GetSessions()), Agents: []hearth.AgentLoad{}}
 		for _, a := range h.GetAgents() {
 			m.Agents = append(m.Agents, hearth.AgentLoad{Name: a.GetName(), External: a.GetExternal(), Live: int(a.GetLive()),
