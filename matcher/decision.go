@@ -50,6 +50,9 @@ type Decision struct {
 	// Dormant is true when the winner is dormant: the host rehydrates it.
 	Dormant   bool
 	Threshold float64
+	// Weights are the Config's, with which [Ranked.Factors] shows each
+	// candidate's factors.
+	Weights Weights
 	// Ranked holds the top candidates, best first, at most Config.TopK:
 	// eligible ones by rank, then, if fewer than TopK are eligible, the best
 	// full ones.
@@ -121,23 +124,13 @@ func (d Decision) String() string {
 }
 
 func (r *Ranked) writeScores(b *strings.Builder) {
-	for i, f := range [...]struct {
-		name    string
-		v       float64
-		applies bool
-	}{
-		{"dir", r.Scores.Directory, r.Applied.Directory},
-		{"file", r.Scores.File, r.Applied.File},
-		{"tech", r.Scores.Tech, r.Applied.Tech},
-		{"fresh", r.Scores.Freshness, r.Applied.Freshness},
-		{"load", r.Scores.Load, r.Applied.Load},
-	} {
+	for i, f := range factors {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(f.name + " ")
-		if f.applies {
-			b.WriteString(two(f.v))
+		b.WriteString(f.label + " ")
+		if f.applied(&r.Applied) {
+			b.WriteString(two(f.score(&r.Scores)))
 		} else {
 			b.WriteByte('-')
 		}

@@ -589,24 +589,17 @@ func (p *Pool) bestEligibleLiveLocked(d matcher.Decision, vetoes []veto) *sessio
 	return best
 }
 
+// candidatesOf is the decision's ranking in the vocabulary; the factors
+// are the matcher's own list, so a new one needs nothing here.
 func candidatesOf(d matcher.Decision) []hearth.Candidate {
 	out := make([]hearth.Candidate, 0, len(d.Ranked))
-	for _, r := range d.Ranked {
+	for i := range d.Ranked {
+		r := &d.Ranked[i]
 		c := hearth.Candidate{
-			Session: r.ID, Dormant: r.Dormant, Eligible: r.Eligible, Load: r.Load, Capacity: r.Capacity,
-			Directory: r.Scores.Directory, File: r.Scores.File, Tech: r.Scores.Tech,
-			Freshness: r.Scores.Freshness, LoadScore: r.Scores.Load, Total: r.Total,
+			Session: r.ID, Dormant: r.Dormant, Eligible: r.Eligible, Load: r.Load, Capacity: r.Capacity, Total: r.Total,
 		}
-		for _, f := range []struct {
-			on   bool
-			name string
-		}{
-			{r.Applied.Directory, "directory"}, {r.Applied.File, "file"}, {r.Applied.Tech, "tech"},
-			{r.Applied.Freshness, "freshness"}, {r.Applied.Load, "load"},
-		} {
-			if f.on {
-				c.Applied = append(c.Applied, f.name)
-			}
+		for _, f := range r.Factors(d.Weights) {
+			c.Factors = append(c.Factors, hearth.Factor{Name: f.Name, Weight: f.Weight, Score: f.Score, Applied: f.Applied})
 		}
 		out = append(out, c)
 	}

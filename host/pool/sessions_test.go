@@ -205,7 +205,7 @@ func TestRootTaskKeepsItsSession(t *testing.T) {
 	if d.Action != hearth.ActionReused || d.Session != first.Session {
 		t.Errorf("%s later: got %s %s (%s), want %s reused", sp.IdleTimeout-time.Minute, d.Action, d.Session, d.Reason, first.Session)
 	}
-	if c := d.Candidates[0]; c.Directory != 1 || c.File != 1 {
+	if c := d.Candidates[0]; c.Score("directory") != 1 || c.Score("file") != 1 {
 		t.Errorf("candidate: got %+v, want dir 1.00 and file 1.00", c)
 	}
 }
