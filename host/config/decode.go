@@ -17,6 +17,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
@@ -390,19 +391,19 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 			}
 		}
 		if p.WhenFull != nil {
-			a.Pool.WhenFull = WhenFull(*p.WhenFull)
-			if a.Pool.WhenFull != WhenFullWait && a.Pool.WhenFull != WhenFullRetireIdle {
+			a.Pool.WhenFull = hearth.WhenFull(*p.WhenFull)
+			if a.Pool.WhenFull != hearth.WhenFullWait && a.Pool.WhenFull != hearth.WhenFullRetireIdle {
 				v.errorf(pat("when_full"), "Invalid full-pool policy", "when_full must be %q (the task waits for a free session) or %q (the least recently used idle session is retired); got %q.",
-					WhenFullWait, WhenFullRetireIdle, *p.WhenFull)
+					hearth.WhenFullWait, hearth.WhenFullRetireIdle, *p.WhenFull)
 			}
 		}
 		if p.Placement != nil {
-			a.Pool.Placement = Placement(*p.Placement)
+			a.Pool.Placement = hearth.Placement(*p.Placement)
 			switch a.Pool.Placement {
-			case PlacementMatcher, PlacementFresh, PlacementRoundRobin:
+			case hearth.PlacementMatcher, hearth.PlacementFresh, hearth.PlacementRoundRobin:
 			default:
 				v.errorf(pat("placement"), "Invalid placement", "placement must be %q (hearth's: the session that knows the task's context), or a baseline to measure it against: %q (a new session per task) or %q (a warm pool in rotation); got %q%s.",
-					PlacementMatcher, PlacementFresh, PlacementRoundRobin, *p.Placement, text.Suggest(*p.Placement, []string{string(PlacementMatcher), string(PlacementFresh), string(PlacementRoundRobin)}))
+					hearth.PlacementMatcher, hearth.PlacementFresh, hearth.PlacementRoundRobin, *p.Placement, text.Suggest(*p.Placement, []string{string(hearth.PlacementMatcher), string(hearth.PlacementFresh), string(hearth.PlacementRoundRobin)}))
 			}
 		}
 	}
