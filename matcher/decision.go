@@ -100,7 +100,7 @@ func (d Decision) String() string {
 		r := &d.Ranked[0]
 		total, threshold := FormatScore(r.Total, d.Threshold)
 		b.WriteString(r.ID + " (" + total + " > " + threshold + "): ")
-		r.writeScores(&b)
+		r.writeScores(&b, &d.Weights)
 	case SpawnNoCandidates:
 		b.WriteString("spawn: no candidates")
 		if d.Excluded > 0 {
@@ -116,15 +116,22 @@ func (d Decision) String() string {
 		r := &d.Ranked[0]
 		total, threshold := FormatScore(r.Total, d.Threshold)
 		b.WriteString("spawn: best " + r.ID + " scored " + total + ", not above " + threshold + ": ")
-		r.writeScores(&b)
+		r.writeScores(&b, &d.Weights)
 	default:
 		b.WriteString(d.Choice.String())
 	}
 	return b.String()
 }
 
-func (r *Ranked) writeScores(b *strings.Builder) {
+// writeScores writes r's factors by label; like Weights.String, it
+// leaves out a factor added after the seed's five while its weight is 0,
+// so that logs read as they did for configurations that do not use it.
+func (r *Ranked) writeScores(b *strings.Builder, w *Weights) {
+	def := DefaultWeights()
 	for i, f := range factors {
+		if *f.weight(w) == 0 && *f.weight(&def) == 0 {
+			continue
+		}
 		if i > 0 {
 			b.WriteByte(' ')
 		}
