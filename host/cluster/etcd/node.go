@@ -187,9 +187,9 @@ func (n *Node) PublishNow() {
 	// to register again holds pubMu for as long as etcd does not answer
 	// (up to its dial timeout): waiting on it held every task that
 	// started or ended on this host by seconds while etcd was down (a
-	// spawn took 2-8 s instead of 0.2 s in the operator's walkthrough,
-	// docs/walkthrough.md). A loss right after this check still waits,
-	// once: the lease is lost at most once per registration.
+	// spawn took 2-8 s instead of 0.2 s when issue 26 was walked
+	// through). A loss right after this check still waits, once: the
+	// lease is lost at most once per registration.
 	n.mu.Lock()
 	out := n.sess == nil
 	n.mu.Unlock()
