@@ -11,9 +11,10 @@
 // # Defaults
 //
 // Every default is listed here. Each lives with the part it configures:
-// the agent, pool, fingerprint, matcher, server and hooks blocks' in this
-// package (Default and the constants below; the matcher's weights in
-// package matcher); the cluster block's in package host/cluster, whose
+// the agent, pool, fingerprint, server and hooks blocks' in this
+// package (Default and the constants below); the matcher block's in
+// package matcher, which also decodes and checks the block
+// (matcher.Block); the cluster block's in package host/cluster, whose
 // Config this package decodes into; the store block's in package
 // host/store (store.Options): this package does not import the store,
 // it decodes the block into plain values (Store), a setting left out
