@@ -173,7 +173,9 @@ func (a *Accepted) prune(now time.Time) []string {
 // failed with err, was stopped by host rather than failed: it was
 // shutting down (the grace period over, tasks are cancelled) or its
 // lease was lost (its fence ended, and the cluster may place the task
-// elsewhere). Such a task is interrupted, not finished: the error wraps
+// elsewhere), or its plugin stopped the task because the host did not
+// answer it in time (err wraps hearth.ErrUnvouched: a pause shorter than
+// the lease, or a starved machine). Such a task is interrupted, not finished: the error wraps
 // ErrInterrupted, and the forwarding host places it elsewhere, which it
 // would do anyway once this host's lease expired; the task is not
 // running here any more. A task that failed of its own accord while the
@@ -184,6 +186,9 @@ func Stopped(host, key, from string, shuttingDown, leaseLost bool, err error) er
 	why := ""
 	if shuttingDown {
 		why = "it is shutting down"
+	}
+	if errors.Is(err, hearth.ErrUnvouched) {
+		why = "it did not answer its plugin in time (paused or starved), and the plugin stopped the task"
 	}
 	if leaseLost {
 		why = "its cluster lease was lost"
