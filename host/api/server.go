@@ -79,9 +79,9 @@ type Server struct {
 	// sees it: the gRPC API, the HTTP side and /metrics. (The peer
 	// service is host/cluster/peer's, over its own Handler, registered
 	// through Options.Register.)
-	api     API
-	web     Web
-	status  hearth.StatusReader
+	api    API
+	web    Web
+	status hearth.StatusReader
 	// cluster is Options.Cluster: nil without a cluster.
 	cluster Cluster
 	logger  hclog.Logger
