@@ -240,17 +240,25 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 		t.Errorf("completed today: %q; want 1", today)
 	}
 
-	// For a person to look at: HEARTH_SCREENSHOT=dash.png keeps it.
-	if shot := os.Getenv("HEARTH_SCREENSHOT"); shot != "" {
-		ctx, cancel := p.deadline()
-		defer cancel()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(shot, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	p.screenshot("HEARTH_SCREENSHOT")
+}
+
+// screenshot keeps the page, for a person to look at, in the file the
+// environment variable env names (HEARTH_SCREENSHOT=dash.png), if any.
+func (p page) screenshot(env string) {
+	p.t.Helper()
+	shot := os.Getenv(env)
+	if shot == "" {
+		return
+	}
+	ctx, cancel := p.deadline()
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		p.t.Fatal(err)
 	}
 }
 
