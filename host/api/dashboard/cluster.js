@@ -75,17 +75,20 @@ function renderCluster(v) {
 }
 
 async function refreshCluster() {
-  let v = null;
+  let v = null, signedOut = false;
   try {
     const r = await fetch("/api/cluster", { cache: "no-store", credentials: "same-origin" });
     if (r.ok) v = await r.json();
+    signedOut = r.status === 401;
   } catch (_) {
     // The daemon is gone for now: the next poll tries again.
   }
   if (v) renderCluster(v);
-  // A cluster block takes a restart, which signs the page out: a host
-  // in no cluster is not asked again.
-  if (!v || v.clustered) setTimeout(refreshCluster, CLUSTER_POLL);
+  // Signed out (app.js says how to sign in again), the page stops
+  // asking: each refusal is a line in the daemon's log. A cluster block
+  // takes a restart, which signs the page out too: a host in no cluster
+  // is not asked again.
+  if (!signedOut && (!v || v.clustered)) setTimeout(refreshCluster, CLUSTER_POLL);
 }
 
 refreshCluster();
