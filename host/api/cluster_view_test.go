@@ -48,6 +48,10 @@ func (f *fakeCluster) set(change func(*fakeCluster)) {
 	change(f)
 }
 
+// hostileName is what another host may publish as its host name: the
+// page shows it as text, never as markup.
+const hostileName = `<img src=x onerror="document.body.dataset.pwned=1">`
+
 // threeHosts is a cluster as host a sees it: b drained for maintenance,
 // c failing a's peer handshake, one task forwarded from a to b.
 func threeHosts(now time.Time) *fakeCluster {
@@ -58,7 +62,7 @@ func threeHosts(now time.Time) *fakeCluster {
 		members: hearth.Members{Self: "a", Clustered: true, EtcdErr: "context deadline exceeded (etcd at 127.0.0.1:2379 does not answer)", Hosts: []hearth.Member{
 			{ID: "a", Self: true, Addr: "10.0.0.1:7070", Started: now.Add(-time.Hour), ConfigHash: "h1", Sessions: 3, Agents: load(0, 1)},
 			{ID: "b", Addr: "10.0.0.2:7070", Started: now.Add(-time.Hour), ConfigHash: "h1", Draining: hearth.DrainMaintenance, Sessions: 3, Agents: load(1, 1)},
-			{ID: "c", Addr: "10.0.0.3:7070", Started: now.Add(-time.Hour), ConfigHash: "h2", Unhealthy: "peer handshake failed: x509: certificate signed by unknown authority", Sessions: 1, Agents: load(0, 1)},
+			{ID: "c", Addr: "10.0.0.3:7070", Hostname: hostileName, Started: now.Add(-time.Hour), ConfigHash: "h2", Unhealthy: "peer handshake failed: x509: certificate signed by unknown authority", Sessions: 1, Agents: load(0, 1)},
 		}},
 		forwards: []hearth.ForwardInFlight{{Task: "t-fwd-1", Agent: "coder", From: "a", To: "b", Session: "s-b-1",
 			Since: now.Add(-5 * time.Second), Started: now.Add(-9 * time.Second), Attempt: 2, State: hearth.ForwardSent}},
@@ -106,8 +110,8 @@ func TestClusterEndpoint(t *testing.T) {
 // TestDashboardShowsTheCluster loads the dashboard in a real headless
 // chromium over a daemon whose member the test controls, and checks the
 // cluster view: every host with its state and why (this host, a drained
-// one, one that fails the peer handshake), its sessions and load per
-// agent, the forward in flight, and the banner saying etcd is
+// one, one that fails the peer handshake; the names other hosts publish
+// as text, never markup), its sessions and load per agent, the forward in flight, and the banner saying etcd is
 // unreachable and the view stale; then, as the member's answers change
 // (etcd back, b undrained, the forward done), the page follows without
 // a reload. A host in no cluster says so in one line.
@@ -125,6 +129,10 @@ func TestDashboardShowsTheCluster(t *testing.T) {
 	p.waitText("the unhealthy host", `#hosts tr[data-host="c"][data-state="unhealthy"]`, "unhealthy", "certificate signed by unknown authority", "config differs")
 	if s := p.text(`#hosts tr[data-host="a"] td.sessions`); s != "3" {
 		t.Errorf("this host shows %q sessions; want 3", s)
+	}
+	p.waitText("c's host name, as text", `#hosts tr[data-host="c"]`, hostileName)
+	if pwned := p.eval(`document.body.dataset.pwned || ""`); pwned != "" || p.count(`#hosts img`) != 0 {
+		t.Errorf("a host name another host published ran as markup")
 	}
 	p.waitText("a's load", `#hosts tr[data-host="a"] .agent-load[data-agent="coder"]`, "0/1 tasks", "1 live, 2 dormant of 4")
 	p.waitText("the forward in flight", `#forwards tr[data-task="t-fwd-1"][data-from="a"][data-to="b"][data-state="sent"]`, "coder", "s-b-1", "attempt 2")
