@@ -110,8 +110,8 @@ func shortTempDir(t testing.TB) string {
 
 // startDaemon starts a daemon for cfg (its DataDir set to a temp
 // directory when empty), with HTTP on a free loopback port unless the
-// config says otherwise.
-func startDaemon(t testing.TB, cfg *config.Config) *daemon {
+// config says otherwise; more change the server's options.
+func startDaemon(t testing.TB, cfg *config.Config, more ...func(*api.Options)) *daemon {
 	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(shortTempDir(t), "data")
@@ -129,7 +129,11 @@ func startDaemon(t testing.TB, cfg *config.Config) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.srv = api.NewServer(api.Options{Engine: d.h, Logger: logger, Metrics: d.metrics})
+	opts := api.Options{Engine: d.h, Logger: logger, Metrics: d.metrics}
+	for _, f := range more {
+		f(&opts)
+	}
+	d.srv = api.NewServer(opts)
 	d.l, err = d.srv.Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
 		_ = d.h.Close(context.Background())

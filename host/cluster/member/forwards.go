@@ -52,6 +52,8 @@ type flight struct {
 	done chan struct{}
 	res  cluster.Result
 	err  error
+	// in is the forward as Forwards lists it.
+	in hearth.ForwardInFlight
 }
 
 func (f *flight) wait(ctx context.Context) (cluster.Result, error) {
@@ -116,7 +118,8 @@ func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t 
 	}
 	now := m.d.Now()
 	forgot := m.keys.Accept(key, now)
-	f := &flight{done: make(chan struct{})}
+	f := &flight{done: make(chan struct{}), in: hearth.ForwardInFlight{Task: key, Agent: t.Agent, From: from, To: m.cfg.HostID,
+		Session: session, Since: now, Started: now, Attempt: 1, State: hearth.ForwardRunning}}
 	m.flights[key] = f
 	rec := store.ForwardRecord{Key: key, From: from, Agent: t.Agent, Accepted: now}
 	t.ID = key

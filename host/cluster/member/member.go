@@ -208,6 +208,8 @@ type Member struct {
 	// flights are the accepted keys whose tasks have not finished: what
 	// a second forward of the key waits on.
 	flights map[string]*flight
+	// sending are the forwards this host sends now (inflight.go).
+	sending sending
 	// loaded says the keys kept in the store were read (Join).
 	loaded bool
 	// stopping says the host is shutting down: it drains.

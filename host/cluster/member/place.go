@@ -80,6 +80,9 @@ func (m *Member) placeAcross(p Pool, t hearth.Task, f *cluster.Forward) (cluster
 // submitAcross runs cluster.Forward's steps for t.
 func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
 	f := cluster.NewForward(t.ID, 0)
+	// What the dashboard's cluster view lists while the forward runs.
+	fl, end := m.sending.start(m.cfg.HostID, t, m.d.Now())
+	defer end()
 	var (
 		res cluster.Result
 		dec hearth.Decision
@@ -89,11 +92,13 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 		sent = make(map[string]hearth.Member)
 	)
 	for s := f.Start(); ; {
+		m.sending.set(fl, func(fl *hearth.ForwardInFlight) { fl.State = forwardState(s.Kind, fl.State) })
 		switch s.Kind {
 		case cluster.StepPlace:
 			var target cluster.Target
 			target, dec = m.placeAcross(p, t, f)
 			if target.Host == "" {
+				end() // not a forward: it runs here
 				hist := f.History()
 				if len(hist) == 0 {
 					return m.execute(ctx, t, nil)
@@ -119,6 +124,7 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				continue
 			}
 			sent[mm.ID] = mm
+			m.sending.sent(fl, mm.ID, s.Target.Session, m.d.Now())
 			r, err := m.forward(ctx, mm, s.Target.Session, t)
 			if err == nil {
 				res = r
@@ -189,6 +195,22 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			return nil, s.Err
 		}
 	}
+}
+
+// forwardState is what a forward in flight does at step k, as the
+// cluster view says it; state before the step otherwise.
+func forwardState(k cluster.StepKind, before string) string {
+	switch k {
+	case cluster.StepPlace:
+		return hearth.ForwardPlacing
+	case cluster.StepAsk:
+		return hearth.ForwardAsking
+	case cluster.StepWait:
+		return hearth.ForwardWaiting
+	case cluster.StepCheck:
+		return hearth.ForwardChecking
+	}
+	return before
 }
 
 // ownTimeout turns the end of a call's own timeout (a host or etcd that
