@@ -450,7 +450,23 @@ func (n *Node) register(ctx context.Context) error {
 		return fmt.Errorf("cluster: registering host %s with etcd at %v: %w", n.id, n.cfg.Endpoints, err)
 	}
 	lease := g.ID
-	sess := keepLease(n.ctx, n.client, lease, time.Duration(g.TTL)*time.Second, sent)
+	ttl := time.Duration(g.TTL) * time.Second
+	if time.Since(sent) > ttl/3 {
+		// The Grant waited, most likely for the connection to etcd
+		// (after an outage, until gRPC's reconnection backoff fires),
+		// and its send time, the only moment known to precede etcd's
+		// grant, may be most of the TTL ago or all of it: the lease
+		// would be taken for lost at birth, and the host register once
+		// more (issue 26's flakes of TestPartition and
+		// TestClusterEtcdDownAndBack). A renewal sent now, on the
+		// connection that answered, bounds it afresh. If it fails, the
+		// Grant's bound stands.
+		again := time.Now()
+		if r, err := n.client.KeepAliveOnce(ctx, lease); err == nil && r.TTL > 0 {
+			sent, ttl = again, time.Duration(r.TTL)*time.Second
+		}
+	}
+	sess := keepLease(n.ctx, n.client, lease, ttl, sent)
 	fail := func(err error) error {
 		sess.Orphan()
 		rctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout)
@@ -845,7 +861,7 @@ func (n *Node) lose(sess *lease) bool {
 	close(n.state)
 	n.state = make(chan struct{})
 	n.mu.Unlock()
-	n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL)
+	n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL, "why", sess.Why())
 	return true
 }
 
