@@ -40,14 +40,6 @@ const (
 // costs no write per interval.
 const activityResolution = 10 * time.Second
 
-// compactEvery is how often the cluster's history is compacted: each
-// time, to the revision etcd was at the time before, so that watches
-// that resume within compactEvery find their revision, and etcd keeps
-// at most two intervals of hearth's writes (about 600 revisions per host
-// at the default publish interval) besides the current values. A watch
-// that falls further behind lists again (TestWatchCompacted).
-const compactEvery = 5 * time.Minute
-
 // retryBackoff bounds the wait between attempts to reach etcd again.
 const (
 	minBackoff = 100 * time.Millisecond
@@ -776,10 +768,15 @@ func (n *Node) Compact(ctx context.Context) (int64, error) {
 	return to, nil
 }
 
-// compactLoop compacts once per compactEvery.
+// compactLoop compacts once per compact_interval: each time, to the
+// revision etcd was at the time before, so that watches that resume
+// within the interval find their revision, and etcd keeps at most two
+// intervals of hearth's writes (about 600 revisions per host at the
+// default publish interval and 5 minutes) besides the current values. A
+// watch that falls further behind lists again (TestWatchCompacted).
 func (n *Node) compactLoop() {
 	defer n.wg.Done()
-	t := time.NewTicker(compactEvery)
+	t := time.NewTicker(n.cfg.CompactInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -789,7 +786,7 @@ func (n *Node) compactLoop() {
 		}
 		ctx, cancel := context.WithTimeout(n.ctx, n.cfg.DialTimeout)
 		if rev, err := n.Compact(ctx); err != nil && n.ctx.Err() == nil {
-			n.log.Warn("compacting etcd's history failed; retrying in "+compactEvery.String(), "error", err)
+			n.log.Warn("compacting etcd's history failed; retrying in "+n.cfg.CompactInterval.String(), "error", err)
 		} else if rev > 0 {
 			n.log.Debug("compacted etcd's history", "revision", rev)
 		}
