@@ -27,7 +27,7 @@ func TestPythonPluginStopsWhenItsHostStopsVouching(t *testing.T) {
 	started, slept, cancelled := filepath.Join(dir, "started"), filepath.Join(dir, "slept"), filepath.Join(dir, "cancelled")
 	// A vouch of 4 s: pings every 2 s, answered within 2 s, which a host
 	// on a loaded machine keeps; the silent wait is 3 pings long.
-	cmd, sc := startHost(t, "vouch", "HEARTH_PY_TEST_VOUCH=4s", "HEARTH_PY_TEST_CANCELLED="+cancelled,
+	cmd, sc := startHost(t, "vouch", "HEARTH_PY_TEST_VOUCH=4s", "HEARTH_PY_TEST_CANCELLED="+cancelled, "HEARTH_PY_TEST_MARKS="+dir,
 		"HEARTH_PY_TEST_PROMPT=touch:"+started+";sleep:6;touch:"+slept+";cancelled")
 	waitFile(t, started, 60*time.Second)
 	waitFile(t, slept, 60*time.Second)
