@@ -28,9 +28,10 @@ const (
 // Accepted is the receiving side of forwarding: what this host knows of
 // each idempotency key it accepted, the rule that a key is run at most
 // once, and which keys it may forget. It does no I/O and takes no locks:
-// host/cluster/member keeps one under its lock, writes each acceptance
-// and each result to the store before it answers, and reads them back at
-// start ([Accepted.Restore]).
+// host/cluster/member keeps one under its lock, writes each acceptance to
+// the store before the task starts and each result just after it answers
+// (the completion in etcd, written before the answer, stands for a result
+// a restart lost), and reads them back at start ([Accepted.Restore]).
 //
 // A key is unknown until accepted; accepted, it is running until its task
 // finishes (done, with the task's result, whatever it was) or is

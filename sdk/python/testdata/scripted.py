@@ -3,7 +3,8 @@
 Its prompt is steps separated by ";", each "verb" or "verb:arg", as for
 the Go test agent (internal/testagent): echo:X, read:PATH, tool:PATH (the
 Tools helper's read, in the workspace), pid, sleep:SECONDS, hang,
-crash, fail:MSG, permanent:MSG, progress:F, wait:FILE, seen, child,
+crash, fail:MSG, permanent:MSG, progress:F, wait:FILE, touch:FILE
+(creates it), seen, child,
 traceparent (the task's trace context, as the host sent it),
 checks:N (N questions, their p50/p99 round trip in metrics), tools:N (N
 reports of one tool use), cancelled (waits for cancellation, then says
@@ -133,6 +134,8 @@ class Scripted(Agent, StateExporter):
                 while not os.path.exists(arg):
                     if cb.wait(0.005):
                         cb.raise_if_cancelled()
+            elif verb == "touch":
+                open(arg, "w").close()
             elif verb == "cancelled":
                 cb.wait()
                 with open(os.environ["HEARTH_TEST_CANCELLED"], "w") as f:

@@ -41,6 +41,21 @@ class FuzzTest(unittest.TestCase):
             s = mutate(rng, rng.choice(seeds).encode()).decode("latin-1")
             self.assertEqual(server.negotiate(s), server.PROTOCOL_VERSION)
 
+    def test_vouch_any_text(self) -> None:
+        # HEARTH_PLUGIN_VOUCH: seconds or ValueError from the parser, and
+        # options or none (the plugin waits for its host) from serve's
+        # reading of it; sdk/python/vouch_test.go holds the parser to Go's.
+        rng = random.Random(26)
+        seeds = ["1.25s", "4s", "1m0s", "0", "-1s", "", ".5ms", "1h2m3.5s", "1\u00b5s", "x"]
+        for _ in range(ROUNDS):
+            text = mutate(rng, rng.choice(seeds).encode()).decode("utf-8", "replace")
+            try:
+                self.assertIsInstance(server.parse_go_duration(text), float)
+            except ValueError:
+                pass
+            opts = server.vouch_options(text)
+            self.assertIn(len(opts), (0, 3), text)
+
     def test_tls_pipe_any_bytes(self) -> None:
         rng = random.Random(2)
         cert, key, _ = _tls.self_signed()
