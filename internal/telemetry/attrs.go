@@ -101,6 +101,8 @@ const (
 	// "resumed", a revisit, a fork).
 	AttrStage  = attribute.Key("hearth.stage")
 	AttrLaunch = attribute.Key("hearth.run.launch")
+	// AttrFrom is the host that forwarded a task.
+	AttrFrom = attribute.Key("hearth.forward.from")
 )
 
 // maxCandidates bounds the candidates a placement span lists.

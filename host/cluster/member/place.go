@@ -57,6 +57,9 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 		// they were then: a host that left is still asked, at its last
 		// address, about a task it completed.
 		sent = make(map[string]hearth.Member)
+		// sends counts the task's sends to other hosts: its forward
+		// spans' attempt numbers.
+		sends int
 	)
 	for s := f.Start(); ; {
 		switch s.Kind {
@@ -90,7 +93,8 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				continue
 			}
 			sent[mm.ID] = mm
-			r, err := m.forward(ctx, mm, s.Target.Session, t)
+			sends++
+			r, err := m.tracedForward(ctx, mm, s.Target.Session, t, sends)
 			if err == nil {
 				res = r
 			}
