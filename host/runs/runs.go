@@ -21,8 +21,10 @@
 // resume, fork, pause, cancel, revisit); runstate.go what a run's tasks
 // may do to it (state sections, checkpoints, files, chunk marks: the
 // pool.Run a task's calls reach); runlife.go the statuses' allowed
-// transitions; retention.go the recovery of interrupted runs and their
-// retention; store.go what the package needs of the store. The design is
+// transitions; trace.go the run's spans (the shell makes them; the
+// schedule only records the trace ID); retention.go the recovery of
+// interrupted runs and their retention; store.go what the package needs
+// of the store. The design is
 // in docs/runs.md.
 //
 // The package imports neither the store nor the pools: a run's records
