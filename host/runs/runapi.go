@@ -136,14 +136,17 @@ func (m *Runs) launch(ctx context.Context, r *Run, why string) (*Handle, error) 
 	eff, err := r.s.Launch(r.now(), why)
 	if err != nil {
 		r.mu.Unlock()
+		r.launchFailed(err)
 		m.forget(r)
 		return nil, err
 	}
 	pend := r.writeLocked(eff)
 	r.mu.Unlock()
 	if err := wait(context.Background(), pend); err != nil {
+		err = fmt.Errorf("record run %s as running: %w", r.id, err)
+		r.launchFailed(err)
 		m.forget(r)
-		return nil, fmt.Errorf("record run %s as running: %w", r.id, err)
+		return nil, err
 	}
 	m.wg.Add(1)
 	go r.loop()

@@ -66,6 +66,12 @@ func (r *Run) startTraceLocked(parent context.Context, why string) {
 	r.s.Traced(id)
 }
 
+// launchFailed ends the run's span when its launch failed: it never ran.
+func (r *Run) launchFailed(err error) {
+	r.tr.span.SetStatus(codes.Error, err.Error())
+	r.tr.span.End()
+}
+
 // startAttempt begins attempt a's span, under its task's span (begun
 // with its first attempt), and returns the ctx to run it with.
 func (r *Run) startAttempt(a attempt) (context.Context, trace.Span) {
