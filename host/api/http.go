@@ -223,6 +223,9 @@ type Snapshot struct {
 	Decisions []hearth.Event       `json:"decisions"`
 	Runs      []RunSummary         `json:"runs"`
 	Today     Today                `json:"today"`
+	// TraceURL is the telemetry block's trace_url: where the page links
+	// a run's or a task's trace ID to ("{trace_id}" in it is replaced).
+	TraceURL string `json:"trace_url,omitempty"`
 }
 
 // RunSummary is a run as the dashboard lists it.
@@ -268,7 +271,8 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	snap := &Snapshot{Generated: now, Version: st.Version, DataDir: st.DataDir, Started: st.Started,
-		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []hearth.SessionInfo{}, Runs: []RunSummary{}}
+		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []hearth.SessionInfo{}, Runs: []RunSummary{},
+		TraceURL: cfg.Telemetry.TraceURL}
 	sessions, err := s.web.Sessions(ctx)
 	if err != nil {
 		return nil, err

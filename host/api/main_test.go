@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/hostile"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
@@ -113,6 +114,13 @@ func shortTempDir(t testing.TB) string {
 // config says otherwise; more change the server's options.
 func startDaemon(t testing.TB, cfg *config.Config, more ...func(*api.Options)) *daemon {
 	t.Helper()
+	return startTracedDaemon(t, cfg, nil, more...)
+}
+
+// startTracedDaemon is startDaemon with the host's tracing tp (nil for
+// none).
+func startTracedDaemon(t testing.TB, cfg *config.Config, tp *telemetry.Provider, more ...func(*api.Options)) *daemon {
+	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(shortTempDir(t), "data")
 	}
@@ -125,7 +133,7 @@ func startDaemon(t testing.TB, cfg *config.Config, more ...func(*api.Options)) *
 	d := &daemon{dir: cfg.DataDir, metrics: api.NewMetrics(), log: &syncBuffer{}}
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: d.log})
 	var err error
-	d.h, err = engine.New(engine.Options{Config: cfg, Logger: logger, Version: "test", Observe: d.metrics.Observe})
+	d.h, err = engine.New(engine.Options{Config: cfg, Logger: logger, Version: "test", Observe: d.metrics.Observe, Telemetry: tp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/store"
@@ -141,7 +143,9 @@ func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t 
 		done()
 		return cluster.Result{}, f.err
 	}
-	go m.runAccepted(node, fence, done, rec, session, t, f)
+	// The task runs under the fence, in the forwarding host's trace.
+	run := trace.ContextWithSpanContext(fence, trace.SpanContextFromContext(ctx))
+	go m.runAccepted(node, run, done, rec, session, t, f)
 	return f.wait(ctx)
 }
 
@@ -155,7 +159,7 @@ func (m *Member) runAccepted(node Membership, fence context.Context, done func()
 		r.Err = err
 	} else {
 		m.log.Debug("running a forwarded task", "task", rec.Key, "from", rec.From, "session", session)
-		r.Outcome, r.Err = m.d.Execute(fence, t)
+		r.Outcome, r.Err = m.executeForwarded(fence, rec.From, session, t)
 	}
 	now := m.d.Now()
 	var stopped error

@@ -90,6 +90,9 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 		// they were then: a host that left is still asked, at its last
 		// address, about a task it completed.
 		sent = make(map[string]hearth.Member)
+		// sends counts the task's sends to other hosts: its forward
+		// spans' attempt numbers.
+		sends int
 	)
 	for s := f.Start(); ; {
 		m.sending.set(fl, func(fl *hearth.ForwardInFlight) { fl.State = forwardState(s.Kind, fl.State) })
@@ -125,7 +128,8 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			}
 			sent[mm.ID] = mm
 			m.sending.sent(fl, mm.ID, s.Target.Session, m.d.Now())
-			r, err := m.forward(ctx, mm, s.Target.Session, t)
+			sends++
+			r, err := m.tracedForward(ctx, mm, s.Target.Session, t, sends)
 			if err == nil {
 				res = r
 			}
