@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import re
 import threading
 import time
 from importlib import resources
@@ -80,18 +81,20 @@ _FLAG_SAMPLED = 1
 SCOPE = "hearth_agent"
 
 
+# A traceparent: version, trace ID, span ID, flags, lower-case hex; a
+# later version may add fields after a dash.
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?", re.DOTALL)
+
+
 def parse_traceparent(tp: str) -> Optional[tuple[bytes, bytes, bool]]:
     """The trace ID, span ID and sampled flag of a W3C traceparent; None if it is not one."""
-    parts = tp.strip().split("-")
-    if len(parts) < 4 or len(parts[0]) != 2 or parts[0] == "ff" or (parts[0] == "00" and len(parts) != 4):
+    m = _TRACEPARENT.fullmatch(tp.strip())
+    if m is None or m[1] == "ff" or (m[1] == "00" and m[5] is not None):
         return None
-    try:
-        trace_id, span_id, flags = bytes.fromhex(parts[1]), bytes.fromhex(parts[2]), bytes.fromhex(parts[3])
-    except ValueError:
+    trace_id, span_id, flags = bytes.fromhex(m[2]), bytes.fromhex(m[3]), int(m[4], 16)
+    if not any(trace_id) or not any(span_id):
         return None
-    if len(trace_id) != 16 or len(span_id) != 8 or len(flags) != 1 or not any(trace_id) or not any(span_id):
-        return None
-    return trace_id, span_id, bool(flags[0] & _FLAG_SAMPLED)
+    return trace_id, span_id, bool(flags & _FLAG_SAMPLED)
 
 
 def _value(pbv: Any, v: Any) -> None:

@@ -52,6 +52,8 @@ class TraceparentTest(unittest.TestCase):
             f"00-{TRACE[:-2]}-{PARENT}-01",
             f"00-{TRACE}-{PARENT}zz-01",
             f"00-{TRACE}-{PARENT}-1",
+            f"00-{TRACE.upper()}-{PARENT}-01",
+            f"00-{TRACE[:2]} {TRACE[3:]}-{PARENT}-01",
         ]:
             self.assertIsNone(trace.parse_traceparent(bad), bad)
 
