@@ -1254,8 +1254,11 @@ type Run struct {
 	TasksFailed     int32            `protobuf:"varint,23,opt,name=tasks_failed,json=tasksFailed,proto3" json:"tasks_failed,omitempty"`
 	TasksSkipped    int32            `protobuf:"varint,24,opt,name=tasks_skipped,json=tasksSkipped,proto3" json:"tasks_skipped,omitempty"`
 	StartedUnixNano int64            `protobuf:"varint,25,opt,name=started_unix_nano,json=startedUnixNano,proto3" json:"started_unix_nano,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// trace_id is the OpenTelemetry trace of the run's latest execution
+	// (32 hex digits), empty when it was not traced (older records too).
+	TraceId       string `protobuf:"bytes,26,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -1461,6 +1464,13 @@ func (x *Run) GetStartedUnixNano() int64 {
 		return x.StartedUnixNano
 	}
 	return 0
+}
+
+func (x *Run) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
 }
 
 type ChunkSet struct {
@@ -2064,7 +2074,10 @@ type RunTask struct {
 	// gate's, or a revisit's reason.
 	Feedback string `protobuf:"bytes,16,opt,name=feedback,proto3" json:"feedback,omitempty"`
 	// reason says why a task is skipped or pending again.
-	Reason        string `protobuf:"bytes,17,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,17,opt,name=reason,proto3" json:"reason,omitempty"`
+	// trace_id is the trace of the task's latest attempt; empty when it
+	// was not traced.
+	TraceId       string `protobuf:"bytes,18,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2214,6 +2227,13 @@ func (x *RunTask) GetFeedback() string {
 func (x *RunTask) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *RunTask) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
 	}
 	return ""
 }
@@ -2727,7 +2747,7 @@ const file_store_proto_rawDesc = "" +
 	"\x0eduration_nanos\x18\x14 \x01(\x03R\rdurationNanos\"<\n" +
 	"\n" +
 	"EventChunk\x12.\n" +
-	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events\"\xd0\b\n" +
+	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events\"\xeb\b\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bpipeline\x18\x02 \x01(\tR\bpipeline\x122\n" +
@@ -2760,7 +2780,8 @@ const file_store_proto_rawDesc = "" +
 	"\x0ftasks_succeeded\x18\x16 \x01(\x05R\x0etasksSucceeded\x12!\n" +
 	"\ftasks_failed\x18\x17 \x01(\x05R\vtasksFailed\x12#\n" +
 	"\rtasks_skipped\x18\x18 \x01(\x05R\ftasksSkipped\x12*\n" +
-	"\x11started_unix_nano\x18\x19 \x01(\x03R\x0fstartedUnixNano\x1aT\n" +
+	"\x11started_unix_nano\x18\x19 \x01(\x03R\x0fstartedUnixNano\x12\x19\n" +
+	"\btrace_id\x18\x1a \x01(\tR\atraceId\x1aT\n" +
 	"\vChunksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.hearth.store.v1.ChunkSetR\x05value:\x028\x01\x1a<\n" +
@@ -2824,7 +2845,7 @@ const file_store_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1b\n" +
 	"\treads_all\x18\x02 \x01(\bR\breadsAll\x12\x14\n" +
 	"\x05reads\x18\x03 \x03(\tR\x05reads\x12\x16\n" +
-	"\x06writes\x18\x04 \x03(\tR\x06writes\"\x8d\x04\n" +
+	"\x06writes\x18\x04 \x03(\tR\x06writes\"\xa8\x04\n" +
 	"\aRunTask\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.hearth.store.v1.TaskStatusR\x06status\x12\x14\n" +
@@ -2843,7 +2864,8 @@ const file_store_proto_rawDesc = "" +
 	"\aversion\x18\x0e \x01(\x05R\aversion\x12!\n" +
 	"\fneeds_review\x18\x0f \x01(\bR\vneedsReview\x12\x1a\n" +
 	"\bfeedback\x18\x10 \x01(\tR\bfeedback\x12\x16\n" +
-	"\x06reason\x18\x11 \x01(\tR\x06reason\"\xd5\x01\n" +
+	"\x06reason\x18\x11 \x01(\tR\x06reason\x12\x19\n" +
+	"\btrace_id\x18\x12 \x01(\tR\atraceId\"\xd5\x01\n" +
 	"\n" +
 	"Checkpoint\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x16\n" +
