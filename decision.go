@@ -1,6 +1,9 @@
 package hearth
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/hearth-dev/hearth/sdk"
@@ -81,18 +84,89 @@ type Candidate struct {
 	Eligible bool   `json:"eligible"`
 	Load     int    `json:"load"`
 	Capacity int    `json:"capacity"`
-	// Factor scores, in [0, 1]; a factor the task gave no hints for did
-	// not apply and is left out (NaN is not used: see Applied).
-	Directory float64 `json:"directory"`
-	File      float64 `json:"file"`
-	Tech      float64 `json:"tech"`
-	Freshness float64 `json:"freshness"`
-	LoadScore float64 `json:"load_score"`
-	// Applied lists the factors that counted: directory, file, tech,
-	// freshness, load.
-	Applied []string `json:"applied"`
+	// Factors are the matcher's factors for this session, every one, in
+	// the matcher's order (directory, file, tech, freshness, load, and
+	// any added since): the matcher produces them, so a new factor shows
+	// here, in the store, over the API and in the CLI without a change
+	// to any of them.
+	Factors []Factor `json:"factors"`
 	Total   float64  `json:"total"`
 }
+
+// Factor is one factor of a candidate's total: Total is the sum of
+// Weight·Score over the applied factors (freshness and load scaled by
+// the context agreement: package matcher's doc) over the sum of their
+// weights.
+type Factor struct {
+	// Name is the factor's, as the config file's weights block names
+	// it: "directory", "file", "tech", "freshness", "load".
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
+	// Score is in [0, 1].
+	Score float64 `json:"score"`
+	// Applied is false for a factor the task gave no hints for: it did
+	// not count in the total.
+	Applied bool `json:"applied"`
+}
+
+// Factor returns the candidate's factor named name, and whether it has
+// one.
+func (c Candidate) Factor(name string) (Factor, bool) {
+	for _, f := range c.Factors {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Factor{}, false
+}
+
+// Score is the score of the factor named name, 0 when it has none.
+func (c Candidate) Score(name string) float64 {
+	f, _ := c.Factor(name)
+	return f.Score
+}
+
+// MarshalJSON writes the candidate with its factors, and, for readers
+// of the JSON written before factors were a list (the dashboard, scripts
+// over `hearth decisions --json`), each factor's score at the top level
+// under its name ("directory": 0.5; load's as "load_score", since "load"
+// is the session's running tasks) and "applied", the names of the
+// applied factors. Decoding reads "factors" and ignores those keys.
+func (c Candidate) MarshalJSON() ([]byte, error) {
+	type plain Candidate // without this method
+	b, err := json.Marshal(plain(c))
+	if err != nil || len(c.Factors) == 0 {
+		return b, err
+	}
+	var flat bytes.Buffer
+	applied := make([]string, 0, len(c.Factors))
+	for _, f := range c.Factors {
+		key := f.Name
+		if reservedCandidateKeys[key] {
+			key += "_score"
+		}
+		k, _ := json.Marshal(key)
+		v, err := json.Marshal(f.Score)
+		if err != nil {
+			return nil, fmt.Errorf("candidate %s: factor %s: %w", c.Session, f.Name, err)
+		}
+		flat.WriteByte(',')
+		flat.Write(k)
+		flat.WriteByte(':')
+		flat.Write(v)
+		if f.Applied {
+			applied = append(applied, f.Name)
+		}
+	}
+	a, _ := json.Marshal(applied)
+	flat.WriteString(`,"applied":`)
+	flat.Write(a)
+	return append(append(b[:len(b)-1:len(b)-1], flat.Bytes()...), '}'), nil
+}
+
+// reservedCandidateKeys are the JSON keys of a Candidate's own fields,
+// which a factor's flat key must not shadow.
+var reservedCandidateKeys = map[string]bool{"session": true, "dormant": true, "eligible": true, "load": true, "capacity": true, "factors": true, "total": true, "applied": true}
 
 // Attempt is one host a task placed across a cluster went to, and what
 // became of it there (Decision.Attempts).

@@ -88,7 +88,10 @@ func (c Config) Validate() error {
 		}
 	}
 	if weightsOK {
-		sum := c.Weights.Directory + c.Weights.File + c.Weights.Tech + c.Weights.Freshness + c.Weights.Load
+		var sum float64
+		for _, w := range c.Weights.named() {
+			sum += w.v
+		}
 		if math.Abs(sum-1) > weightSumTolerance {
 			verb := "raise"
 			if sum > 1 {
@@ -130,21 +133,26 @@ type namedWeight struct {
 	v    float64
 }
 
-func (w Weights) named() [5]namedWeight {
-	return [5]namedWeight{
-		{"directory", w.Directory},
-		{"file", w.File},
-		{"tech", w.Tech},
-		{"freshness", w.Freshness},
-		{"load", w.Load},
+func (w Weights) named() [len(factors)]namedWeight {
+	var out [len(factors)]namedWeight
+	for i, f := range factors {
+		out[i] = namedWeight{f.name, *f.weight(&w)}
 	}
+	return out
 }
 
-// String renders the weights as "directory=0.30, file=0.25, ...".
+// String renders the weights as "directory=0.30, file=0.25, ...". A
+// factor whose default weight is 0 (one added after the seed's five) is
+// left out while its weight is 0, so that configurations that do not use
+// it read as they always did.
 func (w Weights) String() string {
 	var b []byte
+	def := DefaultWeights().named()
 	for i, nw := range w.named() {
-		if i > 0 {
+		if nw.v == 0 && def[i].v == 0 {
+			continue
+		}
+		if len(b) > 0 {
 			b = append(b, ", "...)
 		}
 		b = append(b, nw.name...)

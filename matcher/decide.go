@@ -42,7 +42,7 @@ func (ix *Index) DecideOwned(owner string, h Hints, now time.Time, exclude ...st
 	o, ok := ix.owners.ids[owner]
 	if !ok {
 		// No session of owner: every session is left out.
-		d := Decision{Threshold: ix.cfg.Threshold, Excluded: ix.n}
+		d := Decision{Threshold: ix.cfg.Threshold, Weights: ix.cfg.Weights, Excluded: ix.n}
 		d.settle()
 		return d
 	}
@@ -66,7 +66,7 @@ func (ix *Index) decide(only uint32, h Hints, now time.Time, exclude []string) D
 		n, nFull = o.n, o.nFull
 		ix.walkBelow = max(ix.bitmapFloor, o.n/bitmapShare)
 	}
-	d := Decision{Threshold: ix.cfg.Threshold, Excluded: ix.n - n}
+	d := Decision{Threshold: ix.cfg.Threshold, Weights: ix.cfg.Weights, Excluded: ix.n - n}
 	excluded, excludedEligible := 0, 0
 	for _, id := range exclude {
 		slot, ok := ix.slots[id]

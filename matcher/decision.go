@@ -50,6 +50,9 @@ type Decision struct {
 	// Dormant is true when the winner is dormant: the host rehydrates it.
 	Dormant   bool
 	Threshold float64
+	// Weights are the Config's, with which [Ranked.Factors] shows each
+	// candidate's factors.
+	Weights Weights
 	// Ranked holds the top candidates, best first, at most Config.TopK:
 	// eligible ones by rank, then, if fewer than TopK are eligible, the best
 	// full ones.
@@ -97,7 +100,7 @@ func (d Decision) String() string {
 		r := &d.Ranked[0]
 		total, threshold := FormatScore(r.Total, d.Threshold)
 		b.WriteString(r.ID + " (" + total + " > " + threshold + "): ")
-		r.writeScores(&b)
+		r.writeScores(&b, &d.Weights)
 	case SpawnNoCandidates:
 		b.WriteString("spawn: no candidates")
 		if d.Excluded > 0 {
@@ -113,31 +116,28 @@ func (d Decision) String() string {
 		r := &d.Ranked[0]
 		total, threshold := FormatScore(r.Total, d.Threshold)
 		b.WriteString("spawn: best " + r.ID + " scored " + total + ", not above " + threshold + ": ")
-		r.writeScores(&b)
+		r.writeScores(&b, &d.Weights)
 	default:
 		b.WriteString(d.Choice.String())
 	}
 	return b.String()
 }
 
-func (r *Ranked) writeScores(b *strings.Builder) {
-	for i, f := range [...]struct {
-		name    string
-		v       float64
-		applies bool
-	}{
-		{"dir", r.Scores.Directory, r.Applied.Directory},
-		{"file", r.Scores.File, r.Applied.File},
-		{"tech", r.Scores.Tech, r.Applied.Tech},
-		{"fresh", r.Scores.Freshness, r.Applied.Freshness},
-		{"load", r.Scores.Load, r.Applied.Load},
-	} {
+// writeScores writes r's factors by label; like Weights.String, it
+// leaves out a factor added after the seed's five while its weight is 0,
+// so that logs read as they did for configurations that do not use it.
+func (r *Ranked) writeScores(b *strings.Builder, w *Weights) {
+	def := DefaultWeights()
+	for i, f := range factors {
+		if *f.weight(w) == 0 && *f.weight(&def) == 0 {
+			continue
+		}
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(f.name + " ")
-		if f.applies {
-			b.WriteString(two(f.v))
+		b.WriteString(f.label + " ")
+		if f.applied(&r.Applied) {
+			b.WriteString(two(f.score(&r.Scores)))
 		} else {
 			b.WriteByte('-')
 		}

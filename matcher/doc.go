@@ -9,7 +9,8 @@
 // five factors, ranks them and returns a [Decision]: reuse the best session,
 // or spawn. The package is pure scoring: it does no I/O, reads no clock (the
 // caller passes now), has no mutable globals and imports only the standard
-// library, so the same input always gives the same decision.
+// library and, to decode its block of the config file, HCL, so the same
+// input always gives the same decision.
 //
 // [Scan] is the reference: it scores every candidate. An [Index] holds one
 // agent's fingerprints, updated incrementally as hooks report tool uses, and
@@ -189,6 +190,16 @@
 // the other hosts' sessions, so that a decision across hosts scores them
 // all alike, thus decides among its own at about the cost of an index of
 // its own alone, instead of excluding thousands of sessions one by one.
+//
+// # Factors and their configuration
+//
+// The package owns everything a factor is, so that adding one changes no
+// other package: its weight in the config file's matcher block ([Block],
+// whose weights block's attributes are the factors' names, decoded and
+// checked here with errors at file:line:col), its default, and how a
+// decision shows it ([Ranked.Factors]: name, weight, score, applied, the
+// list a host copies into its own decisions, stores and sends without
+// naming a factor). The factors are listed once, in factors.go.
 //
 // A score printed beside the threshold goes through [FormatScore], which
 // prints as many decimals as it takes to show on which side it lies:

@@ -50,7 +50,7 @@ func Scan(cfg Config, cands []Candidate, h Hints, now time.Time, exclude ...stri
 		t.weigh(func(j int) int { return paths.under[paths.at[t.dirs[j]]] }, len(cands))
 	}
 
-	d := Decision{Threshold: cfg.Threshold}
+	d := Decision{Threshold: cfg.Threshold, Weights: cfg.Weights}
 	var eligible, busy []Ranked
 	for i := range cands {
 		c := &cands[i]

@@ -14,22 +14,12 @@ import (
 // that did not apply. Its total has the digits it takes to show on which
 // side of threshold, its decision's, it lies (matcher.FormatScore).
 func explain(c hearth.Candidate, threshold float64) string {
-	applied := make(map[string]bool, len(c.Applied))
-	for _, a := range c.Applied {
-		applied[a] = true
-	}
-	parts := make([]string, 0, 5)
-	for _, f := range []struct {
-		label, name string
-		v           float64
-	}{
-		{"dir", "directory", c.Directory}, {"file", "file", c.File}, {"tech", "tech", c.Tech},
-		{"fresh", "freshness", c.Freshness}, {"load", "load", c.LoadScore},
-	} {
-		if applied[f.name] {
-			parts = append(parts, fmt.Sprintf("%s %.2f", f.label, f.v))
+	parts := make([]string, 0, len(c.Factors))
+	for _, f := range c.Factors {
+		if f.Applied {
+			parts = append(parts, fmt.Sprintf("%s %.2f", matcher.Label(f.Name), f.Score))
 		} else {
-			parts = append(parts, f.label+" -")
+			parts = append(parts, matcher.Label(f.Name)+" -")
 		}
 	}
 	total, _ := matcher.FormatScore(c.Total, threshold)

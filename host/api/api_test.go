@@ -40,7 +40,7 @@ func TestSubmitReusesAWarmSessionThroughTheDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if place.Action != hearth.ActionReused || place.Session != first.Session || len(place.Candidates) != 1 || place.Candidates[0].File != 1 {
+	if place.Action != hearth.ActionReused || place.Session != first.Session || len(place.Candidates) != 1 || place.Candidates[0].Score("file") != 1 {
 		t.Errorf("placement: got %+v; want the warm session with a full file score", place)
 	}
 	second, err := d.c.Submit(ctx, task("src/models/user.go"))

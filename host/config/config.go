@@ -11,9 +11,10 @@
 // # Defaults
 //
 // Every default is listed here. Each lives with the part it configures:
-// the agent, pool, fingerprint, matcher, server and hooks blocks' in this
-// package (Default and the constants below; the matcher's weights in
-// package matcher); the cluster block's in package host/cluster, whose
+// the agent, pool, fingerprint, server and hooks blocks' in this
+// package (Default and the constants below); the matcher block's in
+// package matcher, which also decodes and checks the block
+// (matcher.Block); the cluster block's in package host/cluster, whose
 // Config this package decodes into; the store block's in package
 // host/store (store.Options): this package does not import the store,
 // it decodes the block into plain values (Store), a setting left out
@@ -375,45 +376,13 @@ type Agent struct {
 	ClaudeCode *ClaudeCode
 }
 
-// WhenFull says what a pool does when a task needs a new session and the
-// pool is at its maximum.
-type WhenFull string
-
-// Full-pool policies.
-const (
-	// WhenFullWait makes the task wait for a session to free up, until its
-	// context's deadline.
-	WhenFullWait WhenFull = "wait"
-	// WhenFullRetireIdle retires the least recently used idle session to
-	// make room; with none idle, the task waits.
-	WhenFullRetireIdle WhenFull = "retire_idle"
-)
-
-// Placement says how a pool places tasks on its sessions.
-type Placement string
-
-// Placements. Only PlacementMatcher is hearth's; the others are the
-// baselines it is measured against, here so that anyone can measure them
-// on their own tree.
-const (
-	// PlacementMatcher places each task on the session that knows most of
-	// what it needs (package matcher), else on a new one.
-	PlacementMatcher Placement = "matcher"
-	// PlacementFresh gives every task a new session, stopped after it: no
-	// reuse at all.
-	PlacementFresh Placement = "fresh"
-	// PlacementRoundRobin keeps max_sessions warm sessions and hands tasks
-	// out to them in turn, with no regard for what each one knows.
-	PlacementRoundRobin Placement = "round_robin"
-)
-
 // Pool is an agent's session pool policy.
 type Pool struct {
 	MaxSessions int
 	IdleTimeout time.Duration
-	WhenFull    WhenFull
+	WhenFull    hearth.WhenFull
 	MaxDormant  int
-	Placement   Placement
+	Placement   hearth.Placement
 }
 
 // Fingerprint bounds what a session's context remembers; the least
@@ -436,9 +405,9 @@ func DefaultAgent(name string) *Agent {
 		Pool: Pool{
 			MaxSessions: DefaultMaxSessions,
 			IdleTimeout: DefaultIdleTimeout,
-			WhenFull:    WhenFullWait,
+			WhenFull:    hearth.WhenFullWait,
 			MaxDormant:  DefaultMaxDormant,
-			Placement:   PlacementMatcher,
+			Placement:   hearth.PlacementMatcher,
 		},
 		Fingerprint: Fingerprint{
 			MaxFiles:        DefaultMaxFiles,

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -54,7 +56,7 @@ agent "mine" {
 	if tour == nil || tour.Bundled != "gotour" || tour.Capacity != 2 {
 		t.Fatalf("tour: got %+v", tour)
 	}
-	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: WhenFullRetireIdle, MaxDormant: DefaultMaxDormant, Placement: PlacementMatcher}
+	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: hearth.WhenFullRetireIdle, MaxDormant: DefaultMaxDormant, Placement: hearth.PlacementMatcher}
 	if tour.Pool != wantPool {
 		t.Errorf("tour pool: got %+v, want %+v", tour.Pool, wantPool)
 	}
@@ -74,7 +76,7 @@ agent "mine" {
 	if mine.StartTimeout != 2*time.Second || mine.TaskTimeout != 90*time.Second || mine.Env["MODE"] != "fast" || mine.Workspace != "/srv/repo" {
 		t.Errorf("mine: got %+v", mine)
 	}
-	if mine.Pool.MaxSessions != DefaultMaxSessions || mine.Pool.WhenFull != WhenFullWait {
+	if mine.Pool.MaxSessions != DefaultMaxSessions || mine.Pool.WhenFull != hearth.WhenFullWait {
 		t.Errorf("mine pool defaults: got %+v", mine.Pool)
 	}
 }

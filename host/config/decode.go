@@ -2,7 +2,6 @@ package config
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
@@ -86,7 +86,7 @@ func (p *parser) fail(diags hcl.Diagnostics) error {
 type rawFile struct {
 	DataDir   *string        `hcl:"data_dir,optional"`
 	Agents    []rawAgent     `hcl:"agent,block"`
-	Matcher   *rawMatcher    `hcl:"matcher,block"`
+	Matcher   *matcher.Block `hcl:"matcher,block"`
 	Pipelines []rawPipeline  `hcl:"pipeline,block"`
 	Guards    []rawGuard     `hcl:"guard,block"`
 	GuardPath *rawGuardPaths `hcl:"guards,block"`
@@ -97,23 +97,6 @@ type rawFile struct {
 	Telemetry *rawTelemetry  `hcl:"telemetry,block"`
 	// Confinement is every agent's default confinement (confine.go).
 	Confinement *string `hcl:"confinement,optional"`
-}
-
-type rawMatcher struct {
-	Threshold *float64    `hcl:"threshold,optional"`
-	TopK      *int        `hcl:"top_k,optional"`
-	Weights   *rawWeights `hcl:"weights,block"`
-	Body      hcl.Body    `hcl:",body"`
-	DefRange  hcl.Range   `hcl:",def_range"`
-}
-
-type rawWeights struct {
-	Directory *float64 `hcl:"directory,optional"`
-	File      *float64 `hcl:"file,optional"`
-	Tech      *float64 `hcl:"tech,optional"`
-	Freshness *float64 `hcl:"freshness,optional"`
-	Load      *float64 `hcl:"load,optional"`
-	Body      hcl.Body `hcl:",body"`
 }
 
 type rawAgent struct {
@@ -250,10 +233,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	// Every relative path in a file is read against the file's directory,
 	// the default data directory included: where state lands must not
 	// depend on where the command was run from.
-	cfg := &Config{Matcher: DefaultMatcher()}
-	if raw.Matcher != nil {
-		cfg.Matcher = v.matcher(raw.Matcher)
-	}
+	cfg := &Config{Matcher: v.matcher(raw.Matcher)}
 	if raw.DataDir != nil {
 		r := attrRange(body, "data_dir", blockRange(body, hcl.Range{}))
 		if strings.TrimSpace(*raw.DataDir) == "" {
@@ -411,19 +391,19 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 			}
 		}
 		if p.WhenFull != nil {
-			a.Pool.WhenFull = WhenFull(*p.WhenFull)
-			if a.Pool.WhenFull != WhenFullWait && a.Pool.WhenFull != WhenFullRetireIdle {
+			a.Pool.WhenFull = hearth.WhenFull(*p.WhenFull)
+			if a.Pool.WhenFull != hearth.WhenFullWait && a.Pool.WhenFull != hearth.WhenFullRetireIdle {
 				v.errorf(pat("when_full"), "Invalid full-pool policy", "when_full must be %q (the task waits for a free session) or %q (the least recently used idle session is retired); got %q.",
-					WhenFullWait, WhenFullRetireIdle, *p.WhenFull)
+					hearth.WhenFullWait, hearth.WhenFullRetireIdle, *p.WhenFull)
 			}
 		}
 		if p.Placement != nil {
-			a.Pool.Placement = Placement(*p.Placement)
+			a.Pool.Placement = hearth.Placement(*p.Placement)
 			switch a.Pool.Placement {
-			case PlacementMatcher, PlacementFresh, PlacementRoundRobin:
+			case hearth.PlacementMatcher, hearth.PlacementFresh, hearth.PlacementRoundRobin:
 			default:
 				v.errorf(pat("placement"), "Invalid placement", "placement must be %q (hearth's: the session that knows the task's context), or a baseline to measure it against: %q (a new session per task) or %q (a warm pool in rotation); got %q%s.",
-					PlacementMatcher, PlacementFresh, PlacementRoundRobin, *p.Placement, text.Suggest(*p.Placement, []string{string(PlacementMatcher), string(PlacementFresh), string(PlacementRoundRobin)}))
+					hearth.PlacementMatcher, hearth.PlacementFresh, hearth.PlacementRoundRobin, *p.Placement, text.Suggest(*p.Placement, []string{string(hearth.PlacementMatcher), string(hearth.PlacementFresh), string(hearth.PlacementRoundRobin)}))
 			}
 		}
 	}
@@ -436,58 +416,13 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 	return a
 }
 
-// matcher decodes the matcher block, checked by the matcher's own rules,
-// with each problem reported at the attribute it is about.
-func (v *validator) matcher(rm *rawMatcher) Matcher {
-	m := DefaultMatcher()
-	if rm.Threshold != nil {
-		m.Threshold = *rm.Threshold
-	}
-	if rm.TopK != nil {
-		m.TopK = *rm.TopK
-	}
-	var wbody hcl.Body
-	if w := rm.Weights; w != nil {
-		wbody = w.Body
-		for _, f := range []struct {
-			src *float64
-			dst *float64
-		}{
-			{w.Directory, &m.Weights.Directory}, {w.File, &m.Weights.File}, {w.Tech, &m.Weights.Tech},
-			{w.Freshness, &m.Weights.Freshness}, {w.Load, &m.Weights.Load},
-		} {
-			if f.src != nil {
-				*f.dst = *f.src
-			}
-		}
-	}
-	cfg := matcher.Config{Weights: m.Weights, Threshold: m.Threshold, TopK: m.TopK, IdleTimeout: DefaultIdleTimeout}
-	err := cfg.Validate()
-	if err == nil {
-		return m
-	}
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		var ce *matcher.ConfigError
-		if !errors.As(e, &ce) {
-			v.errorf(rm.DefRange, "Invalid matcher", "%v", e)
-			continue
-		}
-		r := blockRange(rm.Body, rm.DefRange)
-		switch field, ok := strings.CutPrefix(ce.Field, "weights."); {
-		case ok && wbody != nil:
-			r = attrRange(wbody, field, blockRange(wbody, r))
-		case ce.Field == "weights" && wbody != nil:
-			r = blockRange(wbody, r)
-		case !ok && ce.Field != "weights":
-			r = attrRange(rm.Body, ce.Field, r)
-		}
-		v.errorf(r, "Invalid matcher setting", "matcher %s %s: %s", ce.Field, ce.Problem, ce.Fix)
-	}
-	return m
+// matcher decodes the matcher block: the block, its defaults and its
+// checks are package matcher's (matcher.Block), so that a new placement
+// factor's weight needs nothing here.
+func (v *validator) matcher(b *matcher.Block) Matcher {
+	c, diags := b.Decode(evalContext(), DefaultIdleTimeout)
+	v.diags = append(v.diags, diags...)
+	return Matcher{Weights: c.Weights, Threshold: c.Threshold, TopK: c.TopK}
 }
 
 func (v *validator) duration(s *string, r hcl.Range, name string, def time.Duration) time.Duration {

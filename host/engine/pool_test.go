@@ -68,7 +68,7 @@ func TestWarmSessionFollowsContext(t *testing.T) {
 		t.Fatalf("candidates: got %+v, want both sessions scored", a2.Decision.Candidates)
 	}
 	win, lose := a2.Decision.Candidates[0], a2.Decision.Candidates[1]
-	if win.Session != a1.Session || win.Directory != 1 || win.File != 0.5 || win.Tech != 1 || lose.Directory != 0 {
+	if win.Session != a1.Session || win.Score("directory") != 1 || win.Score("file") != 0.5 || win.Score("tech") != 1 || lose.Score("directory") != 0 {
 		t.Errorf("scores: got winner %+v, runner-up %+v", win, lose)
 	}
 	if a2.Decision.Score <= 0.6 || !strings.HasPrefix(a2.Decision.Reason, "reused "+a1.Session) {

@@ -49,7 +49,7 @@ func (e *Engine) poolSpec(a *config.Agent, m config.Matcher) (pool.Spec, error) 
 		Agent: a.Name, External: a.External, Workspace: a.Workspace,
 		Capacity: a.Capacity, TaskTimeout: a.TaskTimeout, RequireChecks: a.RequireChecks,
 		MaxSessions: a.Pool.MaxSessions, IdleTimeout: a.Pool.IdleTimeout, MaxDormant: a.Pool.MaxDormant,
-		WhenFull: pool.WhenFull(a.Pool.WhenFull), Placement: pool.Placement(a.Pool.Placement),
+		WhenFull: a.Pool.WhenFull, Placement: a.Pool.Placement,
 		Fingerprint: pool.Limits{MaxFiles: a.Fingerprint.MaxFiles, MaxDirectories: a.Fingerprint.MaxDirectories, MaxTechnologies: a.Fingerprint.MaxTechnologies},
 		Matcher:     m.For(a),
 	}

@@ -50,8 +50,8 @@ func BenchmarkPlacementPrecision(b *testing.B) {
 	for _, w := range precisionWorkloads(b) {
 		for _, way := range []struct {
 			name      string
-			placement config.Placement
-		}{{"naive", config.PlacementFresh}, {"roundrobin", config.PlacementRoundRobin}, {"matcher", config.PlacementMatcher}} {
+			placement hearth.Placement
+		}{{"naive", hearth.PlacementFresh}, {"roundrobin", hearth.PlacementRoundRobin}, {"matcher", hearth.PlacementMatcher}} {
 			b.Run(w.Name+"/"+way.name, func(b *testing.B) {
 				var spawns, reuses, hits, repeats int
 				for i := 0; i < b.N; i++ {

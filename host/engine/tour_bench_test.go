@@ -32,8 +32,8 @@ func BenchmarkCodeTour(b *testing.B) {
 	tour := cfg.Pipeline("code-tour")
 	for _, way := range []struct {
 		name      string
-		placement config.Placement
-	}{{"naive", config.PlacementFresh}, {"roundrobin", config.PlacementRoundRobin}, {"matcher", config.PlacementMatcher}} {
+		placement hearth.Placement
+	}{{"naive", hearth.PlacementFresh}, {"roundrobin", hearth.PlacementRoundRobin}, {"matcher", hearth.PlacementMatcher}} {
 		b.Run(way.name, func(b *testing.B) {
 			var spawns, reuses int
 			for i := 0; i < b.N; i++ {

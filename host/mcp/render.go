@@ -52,8 +52,11 @@ func renderDecision(d hearth.Decision) string {
 		b.WriteString("\n")
 	}
 	for _, c := range d.Candidates {
-		fmt.Fprintf(&b, "- %s: total %.2f (directory %.2f, file %.2f, tech %.2f, freshness %.2f, load %.2f; %d/%d busy)",
-			c.Session, c.Total, c.Directory, c.File, c.Tech, c.Freshness, c.LoadScore, c.Load, c.Capacity)
+		fmt.Fprintf(&b, "- %s: total %.2f (", c.Session, c.Total)
+		for _, f := range c.Factors {
+			fmt.Fprintf(&b, "%s %.2f, ", f.Name, f.Score)
+		}
+		fmt.Fprintf(&b, "%d/%d busy)", c.Load, c.Capacity)
 		if c.Dormant {
 			b.WriteString(" dormant")
 		}

@@ -94,12 +94,12 @@ type veto struct {
 // host's guards decide over its own when the task arrives there.
 func (p *Pool) decideLocked(t hearth.Task, hints matcher.Hints, now time.Time, across *acrossHosts) plan {
 	switch p.cfg().Placement {
-	case PlacementFresh:
+	case hearth.PlacementFresh:
 		if p.room() {
 			return plan{kind: planSpawn}
 		}
 		return plan{kind: planWait}
-	case PlacementRoundRobin:
+	case hearth.PlacementRoundRobin:
 		return p.rotateLocked()
 	}
 	var pl plan
@@ -143,7 +143,7 @@ func (p *Pool) decideLocked(t hearth.Task, hints matcher.Hints, now time.Time, a
 			pl.kind, pl.s = planWait, w
 			break
 		}
-		if p.cfg().WhenFull == WhenFullRetireIdle {
+		if p.cfg().WhenFull == hearth.WhenFullRetireIdle {
 			if v := p.idlestLocked(); v != nil {
 				pl.kind, pl.s = planRetire, v
 				break
@@ -252,7 +252,7 @@ func (p *Pool) decisionLocked(t hearth.Task, pl plan, would bool) hearth.Decisio
 	case planReuse:
 		dec.Action, dec.Session = hearth.ActionReused, pl.s.id
 		switch {
-		case placement == PlacementRoundRobin:
+		case placement == hearth.PlacementRoundRobin:
 			dec.Reason = fmt.Sprintf("%s %s: its turn (placement = round_robin)", verb("reused", "would reuse"), pl.s.id)
 		case pl.below:
 			score, threshold := matcher.FormatScore(pl.score, dec.Threshold)
@@ -267,9 +267,9 @@ func (p *Pool) decisionLocked(t hearth.Task, pl plan, would bool) hearth.Decisio
 		dec.Action = hearth.ActionSpawned
 		why := spawnReason(pl.d, dec.Threshold)
 		switch placement {
-		case PlacementFresh:
+		case hearth.PlacementFresh:
 			why = "a new session per task (placement = fresh)"
-		case PlacementRoundRobin:
+		case hearth.PlacementRoundRobin:
 			why = "filling the pool (placement = round_robin)"
 		}
 		dec.Reason = verb("spawned", "would spawn") + ": " + why
@@ -359,7 +359,7 @@ func (p *Pool) acquire(ctx context.Context, t hearth.Task) (*session, *hearth.De
 		switch pl.kind {
 		case planReuse:
 			p.reserveLocked(pl.s)
-			if p.cfg().Placement == PlacementRoundRobin {
+			if p.cfg().Placement == hearth.PlacementRoundRobin {
 				p.rotation = pl.turn
 			}
 			p.mu.Unlock()
@@ -589,24 +589,17 @@ func (p *Pool) bestEligibleLiveLocked(d matcher.Decision, vetoes []veto) *sessio
 	return best
 }
 
+// candidatesOf is the decision's ranking in the vocabulary; the factors
+// are the matcher's own list, so a new one needs nothing here.
 func candidatesOf(d matcher.Decision) []hearth.Candidate {
 	out := make([]hearth.Candidate, 0, len(d.Ranked))
-	for _, r := range d.Ranked {
+	for i := range d.Ranked {
+		r := &d.Ranked[i]
 		c := hearth.Candidate{
-			Session: r.ID, Dormant: r.Dormant, Eligible: r.Eligible, Load: r.Load, Capacity: r.Capacity,
-			Directory: r.Scores.Directory, File: r.Scores.File, Tech: r.Scores.Tech,
-			Freshness: r.Scores.Freshness, LoadScore: r.Scores.Load, Total: r.Total,
+			Session: r.ID, Dormant: r.Dormant, Eligible: r.Eligible, Load: r.Load, Capacity: r.Capacity, Total: r.Total,
 		}
-		for _, f := range []struct {
-			on   bool
-			name string
-		}{
-			{r.Applied.Directory, "directory"}, {r.Applied.File, "file"}, {r.Applied.Tech, "tech"},
-			{r.Applied.Freshness, "freshness"}, {r.Applied.Load, "load"},
-		} {
-			if f.on {
-				c.Applied = append(c.Applied, f.name)
-			}
+		for _, f := range r.Factors(d.Weights) {
+			c.Factors = append(c.Factors, hearth.Factor{Name: f.Name, Weight: f.Weight, Score: f.Score, Applied: f.Applied})
 		}
 		out = append(out, c)
 	}

@@ -116,7 +116,7 @@ func TestPlacement(t *testing.T) {
 		},
 		{
 			name: "full pool, when_full retire_idle: the least recently used idle session makes room",
-			spec: func(s *Spec) { s.MaxSessions = 2; s.WhenFull = WhenFullRetireIdle },
+			spec: func(s *Spec) { s.MaxSessions = 2; s.WhenFull = hearth.WhenFullRetireIdle },
 			sessions: []hand{
 				{id: "coder-1", status: statusLive, reads: index, idle: time.Minute},
 				{id: "coder-2", status: statusLive, reads: []string{"docs/a.md"}, idle: time.Hour},
@@ -145,21 +145,21 @@ func TestPlacement(t *testing.T) {
 		},
 		{
 			name:     "placement fresh: a new session for every task",
-			spec:     func(s *Spec) { s.Placement = PlacementFresh },
+			spec:     func(s *Spec) { s.Placement = hearth.PlacementFresh },
 			sessions: []hand{{id: "coder-1", status: statusLive, reads: ledger}},
 			task:     reading(ledger...),
 			action:   hearth.ActionSpawned, reason: []string{"a new session per task (placement = fresh)"},
 		},
 		{
 			name:     "placement round_robin: the pool fills first",
-			spec:     func(s *Spec) { s.Placement = PlacementRoundRobin; s.MaxSessions = 2 },
+			spec:     func(s *Spec) { s.Placement = hearth.PlacementRoundRobin; s.MaxSessions = 2 },
 			sessions: []hand{{id: "coder-1", status: statusLive, reads: ledger}},
 			task:     reading(ledger...),
 			action:   hearth.ActionSpawned, reason: []string{"filling the pool (placement = round_robin)"},
 		},
 		{
 			name: "placement round_robin: then each in its turn, whatever it knows",
-			spec: func(s *Spec) { s.Placement = PlacementRoundRobin; s.MaxSessions = 2 },
+			spec: func(s *Spec) { s.Placement = hearth.PlacementRoundRobin; s.MaxSessions = 2 },
 			sessions: []hand{
 				{id: "coder-1", status: statusLive, reads: index, idle: time.Hour},
 				{id: "coder-2", status: statusLive, reads: ledger},
@@ -200,8 +200,8 @@ func TestPlacement(t *testing.T) {
 func TestPlaceActsOnNothing(t *testing.T) {
 	for _, sp := range []func(*Spec){
 		func(*Spec) {},
-		func(s *Spec) { s.MaxSessions = 2; s.WhenFull = WhenFullRetireIdle },
-		func(s *Spec) { s.Placement = PlacementRoundRobin; s.MaxSessions = 2 },
+		func(s *Spec) { s.MaxSessions = 2; s.WhenFull = hearth.WhenFullRetireIdle },
+		func(s *Spec) { s.Placement = hearth.PlacementRoundRobin; s.MaxSessions = 2 },
 	} {
 		spec := testSpec("coder")
 		sp(&spec)

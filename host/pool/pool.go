@@ -344,7 +344,7 @@ func (p *Pool) release(s *session, failed bool) {
 		s.tasksFailed++
 	}
 	s.lastActivity = p.now()
-	if p.cfg().Placement == PlacementFresh && s.status == statusLive && s.load == 0 {
+	if p.cfg().Placement == hearth.PlacementFresh && s.status == statusLive && s.load == 0 {
 		// The fresh baseline keeps nothing: the session is stopped after
 		// its task, without its state.
 		s.status, s.reason = statusLost, "placement = fresh: stopped after its task"

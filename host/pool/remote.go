@@ -102,7 +102,7 @@ func (p *Pool) decideIndexLocked(local bool, hints matcher.Hints, now time.Time,
 // external. A run's tasks never are: a run's state is its host's.
 func (p *Pool) AcrossHosts() bool {
 	c := p.cfg()
-	return c.External == "" && c.Placement != PlacementFresh && c.Placement != PlacementRoundRobin
+	return c.External == "" && c.Placement != hearth.PlacementFresh && c.Placement != hearth.PlacementRoundRobin
 }
 
 // PlaceAcross decides t over every host's sessions with the pool's

@@ -205,7 +205,7 @@ func TestRootTaskKeepsItsSession(t *testing.T) {
 	if d.Action != hearth.ActionReused || d.Session != first.Session {
 		t.Errorf("%s later: got %s %s (%s), want %s reused", sp.IdleTimeout-time.Minute, d.Action, d.Session, d.Reason, first.Session)
 	}
-	if c := d.Candidates[0]; c.Directory != 1 || c.File != 1 {
+	if c := d.Candidates[0]; c.Score("directory") != 1 || c.Score("file") != 1 {
 		t.Errorf("candidate: got %+v, want dir 1.00 and file 1.00", c)
 	}
 }
@@ -370,7 +370,7 @@ func TestPlaceAndExecuteAgree(t *testing.T) {
 	})
 
 	t.Run("full pool, retire_idle: the idle session makes room", func(t *testing.T) {
-		k := newKit(t, with(func(s *Spec) { s.MaxSessions = 1; s.WhenFull = WhenFullRetireIdle }))
+		k := newKit(t, with(func(s *Spec) { s.MaxSessions = 1; s.WhenFull = hearth.WhenFullRetireIdle }))
 		first := k.runReads(t, "billing/ledger.go")
 		d, out := k.agree(t, readTask("search/index.go"))
 		if d.Action != hearth.ActionSpawned || d.Retired != first.Session || out.Session == first.Session {
@@ -411,7 +411,7 @@ func TestPlaceAndExecuteAgree(t *testing.T) {
 	})
 
 	t.Run("round_robin placement: Place does not take the turn", func(t *testing.T) {
-		k := newKit(t, with(func(s *Spec) { s.MaxSessions = 2; s.Placement = PlacementRoundRobin }))
+		k := newKit(t, with(func(s *Spec) { s.MaxSessions = 2; s.Placement = hearth.PlacementRoundRobin }))
 		k.runReads(t, "a/1.go")
 		k.runReads(t, "b/2.go")
 		for range 4 {
@@ -426,7 +426,7 @@ func TestPlaceAndExecuteAgree(t *testing.T) {
 	})
 
 	t.Run("fresh placement: always a new session", func(t *testing.T) {
-		k := newKit(t, with(func(s *Spec) { s.Placement = PlacementFresh }))
+		k := newKit(t, with(func(s *Spec) { s.Placement = hearth.PlacementFresh }))
 		first := k.runReads(t, "a/1.go")
 		d, out := k.agree(t, readTask("a/1.go"))
 		if d.Action != hearth.ActionSpawned || out.Session == first.Session {

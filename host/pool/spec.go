@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -48,9 +49,9 @@ type Spec struct {
 	MaxDormant int
 	// WhenFull is what a task does when it needs a new session and the
 	// pool is full.
-	WhenFull WhenFull
+	WhenFull hearth.WhenFull
 	// Placement is how tasks are placed on sessions.
-	Placement Placement
+	Placement hearth.Placement
 	// Fingerprint bounds what a session's context remembers.
 	Fingerprint Limits
 	// Matcher tunes the scoring of sessions against tasks.
@@ -59,31 +60,6 @@ type Spec struct {
 	// tasks report are counted under; "" when it has none.
 	Model string
 }
-
-// WhenFull says what a pool does when a task needs a new session and the
-// pool is at its maximum.
-type WhenFull string
-
-// Full-pool policies.
-const (
-	// WhenFullWait makes the task wait for a session to free up, until
-	// its context's deadline.
-	WhenFullWait WhenFull = "wait"
-	// WhenFullRetireIdle retires the least recently used idle session to
-	// make room; with none idle, the task waits.
-	WhenFullRetireIdle WhenFull = "retire_idle"
-)
-
-// Placement says how a pool places tasks on its sessions.
-type Placement string
-
-// Placements. Only PlacementMatcher is hearth's; the others are the
-// baselines it is measured against (decideLocked says how each places).
-const (
-	PlacementMatcher    Placement = "matcher"
-	PlacementFresh      Placement = "fresh"
-	PlacementRoundRobin Placement = "round_robin"
-)
 
 // Limits bound a session's fingerprint: the least recently used entries
 // of each set are evicted first.
@@ -117,14 +93,14 @@ func (s *Spec) Check() error {
 		bad("task_timeout %s, start_timeout %s: both must be positive", s.TaskTimeout, s.Launch.StartTimeout)
 	}
 	switch s.WhenFull {
-	case WhenFullWait, WhenFullRetireIdle:
+	case hearth.WhenFullWait, hearth.WhenFullRetireIdle:
 	default:
-		bad("when_full %q: want %q or %q", s.WhenFull, WhenFullWait, WhenFullRetireIdle)
+		bad("when_full %q: want %q or %q", s.WhenFull, hearth.WhenFullWait, hearth.WhenFullRetireIdle)
 	}
 	switch s.Placement {
-	case PlacementMatcher, PlacementFresh, PlacementRoundRobin:
+	case hearth.PlacementMatcher, hearth.PlacementFresh, hearth.PlacementRoundRobin:
 	default:
-		bad("placement %q: want %q, %q or %q", s.Placement, PlacementMatcher, PlacementFresh, PlacementRoundRobin)
+		bad("placement %q: want %q, %q or %q", s.Placement, hearth.PlacementMatcher, hearth.PlacementFresh, hearth.PlacementRoundRobin)
 	}
 	if f := s.Fingerprint; f.MaxFiles < 1 || f.MaxDirectories < 1 || f.MaxTechnologies < 1 {
 		bad("fingerprint limits %+v: each at least 1", f)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/matcher"
 )
@@ -20,7 +21,7 @@ func testSpec(agent string) Spec {
 		Launch:    process.Launch{Argv: []string{"/nonexistent/" + agent}, StartTimeout: 10 * time.Second},
 		Workspace: "/w", TaskTimeout: 10 * time.Minute,
 		MaxSessions: 4, IdleTimeout: 30 * time.Minute, MaxDormant: 64,
-		WhenFull: WhenFullWait, Placement: PlacementMatcher,
+		WhenFull: hearth.WhenFullWait, Placement: hearth.PlacementMatcher,
 		Fingerprint: Limits{MaxFiles: 1000, MaxDirectories: 256, MaxTechnologies: 32},
 		Matcher:     mc,
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hearth-dev/hearth"
@@ -49,10 +50,19 @@ func sessionFromPB(m *storepb.Session) record.Session {
 	return r
 }
 
-// factorBits packs a candidate's applied factors into the record.
-var factorBits = map[string]uint32{"directory": 1, "file": 2, "tech": 4, "freshness": 8, "load": 16}
+// legacyBits packs the applied factors among protoconv.LegacyFactors
+// into a record's applied field: bit i for factor i.
+func legacyBits(name string) uint32 {
+	if i := slices.Index(protoconv.LegacyFactors[:], name); i >= 0 {
+		return 1 << i
+	}
+	return 0
+}
 
-var factorOrder = []string{"directory", "file", "tech", "freshness", "load"}
+// legacyScores are c's fields of protoconv.LegacyFactors, in its order.
+func legacyScores(c *storepb.Candidate) [len(protoconv.LegacyFactors)]*float64 {
+	return [...]*float64{&c.Directory, &c.File, &c.Tech, &c.Freshness, &c.Load}
+}
 
 func decisionToPB(d *hearth.Decision) *storepb.Decision {
 	r := &storepb.Decision{
@@ -66,16 +76,30 @@ func decisionToPB(d *hearth.Decision) *storepb.Decision {
 		r.Winner = d.Session
 		r.Dormant = d.Action == hearth.ActionRehydrated
 	}
-	for _, c := range d.Candidates {
-		var applied uint32
-		for _, a := range c.Applied {
-			applied |= factorBits[a]
+	// The factors' names and weights are the decision's (every candidate
+	// has the same, from one matcher), written once.
+	if len(d.Candidates) > 0 {
+		for _, f := range d.Candidates[0].Factors {
+			r.Factors, r.Weights = append(r.Factors, f.Name), append(r.Weights, f.Weight)
 		}
-		r.Ranked = append(r.Ranked, &storepb.Candidate{
-			Id: c.Session, Directory: c.Directory, File: c.File, Tech: c.Tech, Freshness: c.Freshness,
-			Load: c.LoadScore, Applied: applied, Total: c.Total, Eligible: c.Eligible, Dormant: c.Dormant,
+	}
+	for _, c := range d.Candidates {
+		pc := &storepb.Candidate{
+			Id: c.Session, Total: c.Total, Eligible: c.Eligible, Dormant: c.Dormant,
 			LoadCount: int32(c.Load), Capacity: int32(c.Capacity),
-		})
+		}
+		legacy := legacyScores(pc)
+		for i, f := range c.Factors {
+			pc.Scores = append(pc.Scores, f.Score)
+			if i := slices.Index(protoconv.LegacyFactors[:], f.Name); i >= 0 {
+				*legacy[i] = f.Score
+			}
+			if f.Applied {
+				pc.AppliedFactors |= 1 << i
+				pc.Applied |= legacyBits(f.Name)
+			}
+		}
+		r.Ranked = append(r.Ranked, pc)
 	}
 	return r
 }
@@ -91,12 +115,23 @@ func decisionFromPB(r *storepb.Decision) hearth.Decision {
 	for _, c := range r.GetRanked() {
 		cand := hearth.Candidate{
 			Session: c.GetId(), Dormant: c.GetDormant(), Eligible: c.GetEligible(), Load: int(c.GetLoadCount()),
-			Capacity: int(c.GetCapacity()), Directory: c.GetDirectory(), File: c.GetFile(), Tech: c.GetTech(),
-			Freshness: c.GetFreshness(), LoadScore: c.GetLoad(), Total: c.GetTotal(),
+			Capacity: int(c.GetCapacity()), Total: c.GetTotal(),
 		}
-		for _, name := range factorOrder {
-			if c.GetApplied()&factorBits[name] != 0 {
-				cand.Applied = append(cand.Applied, name)
+		if names := r.GetFactors(); len(names) > 0 {
+			for i, name := range names {
+				f := hearth.Factor{Name: name, Applied: i < 64 && c.GetAppliedFactors()&(1<<i) != 0}
+				if i < len(r.GetWeights()) {
+					f.Weight = r.GetWeights()[i]
+				}
+				if i < len(c.GetScores()) {
+					f.Score = c.GetScores()[i]
+				}
+				cand.Factors = append(cand.Factors, f)
+			}
+		} else { // a record from before the list: the five, weights unknown
+			for i, score := range legacyScores(c) {
+				name := protoconv.LegacyFactors[i]
+				cand.Factors = append(cand.Factors, hearth.Factor{Name: name, Score: *score, Applied: c.GetApplied()&legacyBits(name) != 0})
 			}
 		}
 		d.Candidates = append(d.Candidates, cand)

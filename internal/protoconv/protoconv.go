@@ -67,3 +67,12 @@ func Outcome(n int32) sdk.ToolOutcome {
 	}
 	return sdk.OutcomeUnset
 }
+
+// LegacyFactors names the placement factors that the daemon API's and
+// the store's Candidate messages carry as fields of their own, in the
+// order of those fields: the seed's five, from before a candidate's
+// factors were a list. Both codecs still write those fields, for
+// clients and records of that age, and read them only from a message
+// without its list. The list is closed: a factor added since is in the
+// list alone.
+var LegacyFactors = [...]string{"directory", "file", "tech", "freshness", "load"}

@@ -64,24 +64,23 @@ const (
 	AttrToolUses = attribute.Key("hearth.tool_uses")
 	AttrPID      = attribute.Key("hearth.plugin.pid")
 
-	AttrAction      = attribute.Key("hearth.placement.action")
-	AttrPlaced      = attribute.Key("hearth.placement.session")
-	AttrPlacedHost  = attribute.Key("hearth.placement.host")
-	AttrMatch       = attribute.Key("hearth.placement.outcome")
-	AttrScore       = attribute.Key("hearth.placement.score")
-	AttrThreshold   = attribute.Key("hearth.placement.threshold")
-	AttrReason      = attribute.Key("hearth.placement.reason")
-	AttrConsidered  = attribute.Key("hearth.placement.considered")
-	AttrEligible    = attribute.Key("hearth.placement.eligible")
-	AttrWaited      = attribute.Key("hearth.placement.waited_seconds")
-	AttrRetired     = attribute.Key("hearth.placement.retired")
-	AttrVetoed      = attribute.Key("hearth.placement.vetoed")
-	AttrCandidates  = attribute.Key("hearth.placement.candidates")
-	AttrFactorDir   = attribute.Key("hearth.placement.factor.directory")
-	AttrFactorFile  = attribute.Key("hearth.placement.factor.file")
-	AttrFactorTech  = attribute.Key("hearth.placement.factor.tech")
-	AttrFactorFresh = attribute.Key("hearth.placement.factor.freshness")
-	AttrFactorLoad  = attribute.Key("hearth.placement.factor.load")
+	AttrAction     = attribute.Key("hearth.placement.action")
+	AttrPlaced     = attribute.Key("hearth.placement.session")
+	AttrPlacedHost = attribute.Key("hearth.placement.host")
+	AttrMatch      = attribute.Key("hearth.placement.outcome")
+	AttrScore      = attribute.Key("hearth.placement.score")
+	AttrThreshold  = attribute.Key("hearth.placement.threshold")
+	AttrReason     = attribute.Key("hearth.placement.reason")
+	AttrConsidered = attribute.Key("hearth.placement.considered")
+	AttrEligible   = attribute.Key("hearth.placement.eligible")
+	AttrWaited     = attribute.Key("hearth.placement.waited_seconds")
+	AttrRetired    = attribute.Key("hearth.placement.retired")
+	AttrVetoed     = attribute.Key("hearth.placement.vetoed")
+	AttrCandidates = attribute.Key("hearth.placement.candidates")
+	// AttrFactor is the prefix of the chosen session's factor scores:
+	// hearth.placement.factor.directory, .file, .tech, .freshness,
+	// .load, one per applied factor, named as the matcher names them.
+	AttrFactor = "hearth.placement.factor."
 
 	AttrTool      = attribute.Key("hearth.tool.name")
 	AttrToolKind  = attribute.Key("hearth.tool.kind")
@@ -142,16 +141,9 @@ func DecisionAttrs(d *hearth.Decision) []attribute.KeyValue {
 		chosen = &d.Candidates[0]
 	}
 	if chosen != nil {
-		for _, f := range []struct {
-			k    attribute.Key
-			name string
-			v    float64
-		}{
-			{AttrFactorDir, "directory", chosen.Directory}, {AttrFactorFile, "file", chosen.File}, {AttrFactorTech, "tech", chosen.Tech},
-			{AttrFactorFresh, "freshness", chosen.Freshness}, {AttrFactorLoad, "load", chosen.LoadScore},
-		} {
-			if applied(chosen, f.name) {
-				out = append(out, f.k.Float64(f.v))
+		for _, f := range chosen.Factors {
+			if f.Applied {
+				out = append(out, attribute.Float64(AttrFactor+f.Name, f.Score))
 			}
 		}
 	}
@@ -165,26 +157,14 @@ func DecisionAttrs(d *hearth.Decision) []attribute.KeyValue {
 	return out
 }
 
-func applied(c *hearth.Candidate, factor string) bool {
-	for _, a := range c.Applied {
-		if a == factor {
-			return true
-		}
-	}
-	return false
-}
-
 // candidateLine is one candidate as a person reads it: "coder-1a2b3c4d
 // total=0.72 directory=0.90 file=0.50 freshness=0.99 load=1.00".
 func candidateLine(c hearth.Candidate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s total=%.2f", c.Session, c.Total)
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"directory", c.Directory}, {"file", c.File}, {"tech", c.Tech}, {"freshness", c.Freshness}, {"load", c.LoadScore}} {
-		if applied(&c, f.name) {
-			fmt.Fprintf(&b, " %s=%.2f", f.name, f.v)
+	for _, f := range c.Factors {
+		if f.Applied {
+			fmt.Fprintf(&b, " %s=%.2f", f.Name, f.Score)
 		}
 	}
 	if c.Dormant {

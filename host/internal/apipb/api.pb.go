@@ -575,6 +575,11 @@ func (x *PlaceRequest) GetHints() *Hints {
 	return nil
 }
 
+// Candidate is one ranked session of a decision. factors are its
+// factors (hearth.Factor); the fields directory to applied hold the
+// seed's five factors as messages had them before factors were a list:
+// still written, for older clients, and read only from a message
+// without factors.
 type Candidate struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Session       string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
@@ -589,6 +594,7 @@ type Candidate struct {
 	LoadScore     float64                `protobuf:"fixed64,10,opt,name=load_score,json=loadScore,proto3" json:"load_score,omitempty"`
 	Applied       []string               `protobuf:"bytes,11,rep,name=applied,proto3" json:"applied,omitempty"`
 	Total         float64                `protobuf:"fixed64,12,opt,name=total,proto3" json:"total,omitempty"`
+	Factors       []*Factor              `protobuf:"bytes,13,rep,name=factors,proto3" json:"factors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -707,6 +713,82 @@ func (x *Candidate) GetTotal() float64 {
 	return 0
 }
 
+func (x *Candidate) GetFactors() []*Factor {
+	if x != nil {
+		return x.Factors
+	}
+	return nil
+}
+
+// Factor is one factor of a candidate's total (hearth.Factor).
+type Factor struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Weight        float64                `protobuf:"fixed64,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	Score         float64                `protobuf:"fixed64,3,opt,name=score,proto3" json:"score,omitempty"`
+	Applied       bool                   `protobuf:"varint,4,opt,name=applied,proto3" json:"applied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Factor) Reset() {
+	*x = Factor{}
+	mi := &file_api_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Factor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Factor) ProtoMessage() {}
+
+func (x *Factor) ProtoReflect() protoreflect.Message {
+	mi := &file_api_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Factor.ProtoReflect.Descriptor instead.
+func (*Factor) Descriptor() ([]byte, []int) {
+	return file_api_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Factor) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Factor) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *Factor) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *Factor) GetApplied() bool {
+	if x != nil {
+		return x.Applied
+	}
+	return false
+}
+
 type Decision struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Task     string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
@@ -742,7 +824,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -754,7 +836,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[9]
+	mi := &file_api_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -767,7 +849,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{9}
+	return file_api_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Decision) GetTask() string {
@@ -935,7 +1017,7 @@ type Attempt struct {
 
 func (x *Attempt) Reset() {
 	*x = Attempt{}
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1029,7 @@ func (x *Attempt) String() string {
 func (*Attempt) ProtoMessage() {}
 
 func (x *Attempt) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[10]
+	mi := &file_api_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1042,7 @@ func (x *Attempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
 func (*Attempt) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{10}
+	return file_api_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Attempt) GetHost() string {
@@ -996,7 +1078,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1090,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[11]
+	mi := &file_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1103,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{11}
+	return file_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Result) GetOutput() string {
@@ -1066,7 +1148,7 @@ type Artifact struct {
 
 func (x *Artifact) Reset() {
 	*x = Artifact{}
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1160,7 @@ func (x *Artifact) String() string {
 func (*Artifact) ProtoMessage() {}
 
 func (x *Artifact) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[12]
+	mi := &file_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1173,7 @@ func (x *Artifact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
 func (*Artifact) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{12}
+	return file_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Artifact) GetKeyDecisions() []string {
@@ -1149,7 +1231,7 @@ type Gate struct {
 
 func (x *Gate) Reset() {
 	*x = Gate{}
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1243,7 @@ func (x *Gate) String() string {
 func (*Gate) ProtoMessage() {}
 
 func (x *Gate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[13]
+	mi := &file_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1256,7 @@ func (x *Gate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Gate.ProtoReflect.Descriptor instead.
 func (*Gate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{13}
+	return file_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Gate) GetGuard() string {
@@ -1231,7 +1313,7 @@ type Outcome struct {
 
 func (x *Outcome) Reset() {
 	*x = Outcome{}
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1325,7 @@ func (x *Outcome) String() string {
 func (*Outcome) ProtoMessage() {}
 
 func (x *Outcome) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[14]
+	mi := &file_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1338,7 @@ func (x *Outcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
 func (*Outcome) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{14}
+	return file_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Outcome) GetTaskId() string {
@@ -1330,7 +1412,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1342,7 +1424,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[15]
+	mi := &file_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1355,7 +1437,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{15}
+	return file_api_proto_rawDescGZIP(), []int{16}
 }
 
 type Session struct {
@@ -1387,7 +1469,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +1481,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[16]
+	mi := &file_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +1494,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{16}
+	return file_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Session) GetId() string {
@@ -1571,7 +1653,7 @@ type SessionList struct {
 
 func (x *SessionList) Reset() {
 	*x = SessionList{}
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1665,7 @@ func (x *SessionList) String() string {
 func (*SessionList) ProtoMessage() {}
 
 func (x *SessionList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[17]
+	mi := &file_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1678,7 @@ func (x *SessionList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionList.ProtoReflect.Descriptor instead.
 func (*SessionList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{17}
+	return file_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionList) GetSessions() []*Session {
@@ -1617,7 +1699,7 @@ type ShowSessionRequest struct {
 
 func (x *ShowSessionRequest) Reset() {
 	*x = ShowSessionRequest{}
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1629,7 +1711,7 @@ func (x *ShowSessionRequest) String() string {
 func (*ShowSessionRequest) ProtoMessage() {}
 
 func (x *ShowSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[18]
+	mi := &file_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1642,7 +1724,7 @@ func (x *ShowSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowSessionRequest.ProtoReflect.Descriptor instead.
 func (*ShowSessionRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{18}
+	return file_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ShowSessionRequest) GetId() string {
@@ -1670,7 +1752,7 @@ type SessionDetail struct {
 
 func (x *SessionDetail) Reset() {
 	*x = SessionDetail{}
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1682,7 +1764,7 @@ func (x *SessionDetail) String() string {
 func (*SessionDetail) ProtoMessage() {}
 
 func (x *SessionDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[19]
+	mi := &file_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1695,7 +1777,7 @@ func (x *SessionDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDetail.ProtoReflect.Descriptor instead.
 func (*SessionDetail) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{19}
+	return file_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionDetail) GetSession() *Session {
@@ -1738,7 +1820,7 @@ type ToolUse struct {
 
 func (x *ToolUse) Reset() {
 	*x = ToolUse{}
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1750,7 +1832,7 @@ func (x *ToolUse) String() string {
 func (*ToolUse) ProtoMessage() {}
 
 func (x *ToolUse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[20]
+	mi := &file_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1763,7 +1845,7 @@ func (x *ToolUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolUse.ProtoReflect.Descriptor instead.
 func (*ToolUse) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{20}
+	return file_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ToolUse) GetCallId() string {
@@ -1864,7 +1946,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +1958,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[21]
+	mi := &file_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +1971,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{21}
+	return file_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Event) GetSeq() uint64 {
@@ -2041,7 +2123,7 @@ type EventList struct {
 
 func (x *EventList) Reset() {
 	*x = EventList{}
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2053,7 +2135,7 @@ func (x *EventList) String() string {
 func (*EventList) ProtoMessage() {}
 
 func (x *EventList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[22]
+	mi := &file_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2066,7 +2148,7 @@ func (x *EventList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventList.ProtoReflect.Descriptor instead.
 func (*EventList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{22}
+	return file_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *EventList) GetEvents() []*Event {
@@ -2093,7 +2175,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2187,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[23]
+	mi := &file_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2200,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{23}
+	return file_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EventsRequest) GetRun() string {
@@ -2160,7 +2242,7 @@ type StateSections struct {
 
 func (x *StateSections) Reset() {
 	*x = StateSections{}
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2254,7 @@ func (x *StateSections) String() string {
 func (*StateSections) ProtoMessage() {}
 
 func (x *StateSections) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[24]
+	mi := &file_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2267,7 @@ func (x *StateSections) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateSections.ProtoReflect.Descriptor instead.
 func (*StateSections) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{24}
+	return file_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StateSections) GetSections() map[string][]byte {
@@ -2215,7 +2297,7 @@ type StartRunRequest struct {
 
 func (x *StartRunRequest) Reset() {
 	*x = StartRunRequest{}
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +2309,7 @@ func (x *StartRunRequest) String() string {
 func (*StartRunRequest) ProtoMessage() {}
 
 func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[25]
+	mi := &file_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2322,7 @@ func (x *StartRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRunRequest.ProtoReflect.Descriptor instead.
 func (*StartRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{25}
+	return file_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StartRunRequest) GetConfig() string {
@@ -2305,7 +2387,7 @@ type ResumeRunRequest struct {
 
 func (x *ResumeRunRequest) Reset() {
 	*x = ResumeRunRequest{}
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +2399,7 @@ func (x *ResumeRunRequest) String() string {
 func (*ResumeRunRequest) ProtoMessage() {}
 
 func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[26]
+	mi := &file_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2330,7 +2412,7 @@ func (x *ResumeRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRunRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{26}
+	return file_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ResumeRunRequest) GetRun() string {
@@ -2382,7 +2464,7 @@ type ForkRunRequest struct {
 
 func (x *ForkRunRequest) Reset() {
 	*x = ForkRunRequest{}
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2394,7 +2476,7 @@ func (x *ForkRunRequest) String() string {
 func (*ForkRunRequest) ProtoMessage() {}
 
 func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[27]
+	mi := &file_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2407,7 +2489,7 @@ func (x *ForkRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkRunRequest.ProtoReflect.Descriptor instead.
 func (*ForkRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{27}
+	return file_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ForkRunRequest) GetRun() string {
@@ -2466,7 +2548,7 @@ type RevisitRunRequest struct {
 
 func (x *RevisitRunRequest) Reset() {
 	*x = RevisitRunRequest{}
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2478,7 +2560,7 @@ func (x *RevisitRunRequest) String() string {
 func (*RevisitRunRequest) ProtoMessage() {}
 
 func (x *RevisitRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[28]
+	mi := &file_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2491,7 +2573,7 @@ func (x *RevisitRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevisitRunRequest.ProtoReflect.Descriptor instead.
 func (*RevisitRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{28}
+	return file_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RevisitRunRequest) GetRun() string {
@@ -2545,7 +2627,7 @@ type RunRef struct {
 
 func (x *RunRef) Reset() {
 	*x = RunRef{}
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +2639,7 @@ func (x *RunRef) String() string {
 func (*RunRef) ProtoMessage() {}
 
 func (x *RunRef) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[29]
+	mi := &file_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +2652,7 @@ func (x *RunRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRef.ProtoReflect.Descriptor instead.
 func (*RunRef) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{29}
+	return file_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RunRef) GetRun() string {
@@ -2589,7 +2671,7 @@ type DeleteRunReply struct {
 
 func (x *DeleteRunReply) Reset() {
 	*x = DeleteRunReply{}
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2601,7 +2683,7 @@ func (x *DeleteRunReply) String() string {
 func (*DeleteRunReply) ProtoMessage() {}
 
 func (x *DeleteRunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[30]
+	mi := &file_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2614,7 +2696,7 @@ func (x *DeleteRunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunReply.ProtoReflect.Descriptor instead.
 func (*DeleteRunReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{30}
+	return file_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteRunReply) GetRun() string {
@@ -2655,7 +2737,7 @@ type RunInfo struct {
 
 func (x *RunInfo) Reset() {
 	*x = RunInfo{}
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2749,7 @@ func (x *RunInfo) String() string {
 func (*RunInfo) ProtoMessage() {}
 
 func (x *RunInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[31]
+	mi := &file_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2762,7 @@ func (x *RunInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunInfo.ProtoReflect.Descriptor instead.
 func (*RunInfo) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{31}
+	return file_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RunInfo) GetId() string {
@@ -2859,7 +2941,7 @@ type RunUpdate struct {
 
 func (x *RunUpdate) Reset() {
 	*x = RunUpdate{}
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2871,7 +2953,7 @@ func (x *RunUpdate) String() string {
 func (*RunUpdate) ProtoMessage() {}
 
 func (x *RunUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[32]
+	mi := &file_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2884,7 +2966,7 @@ func (x *RunUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunUpdate.ProtoReflect.Descriptor instead.
 func (*RunUpdate) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{32}
+	return file_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RunUpdate) GetUpdate() isRunUpdate_Update {
@@ -2953,7 +3035,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2965,7 +3047,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[33]
+	mi := &file_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2978,7 +3060,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{33}
+	return file_api_proto_rawDescGZIP(), []int{34}
 }
 
 type RunList struct {
@@ -2990,7 +3072,7 @@ type RunList struct {
 
 func (x *RunList) Reset() {
 	*x = RunList{}
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3002,7 +3084,7 @@ func (x *RunList) String() string {
 func (*RunList) ProtoMessage() {}
 
 func (x *RunList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[34]
+	mi := &file_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3015,7 +3097,7 @@ func (x *RunList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunList.ProtoReflect.Descriptor instead.
 func (*RunList) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{34}
+	return file_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RunList) GetRuns() []*RunInfo {
@@ -3038,7 +3120,7 @@ type ShowRunRequest struct {
 
 func (x *ShowRunRequest) Reset() {
 	*x = ShowRunRequest{}
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3050,7 +3132,7 @@ func (x *ShowRunRequest) String() string {
 func (*ShowRunRequest) ProtoMessage() {}
 
 func (x *ShowRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[35]
+	mi := &file_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3063,7 +3145,7 @@ func (x *ShowRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRunRequest.ProtoReflect.Descriptor instead.
 func (*ShowRunRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{35}
+	return file_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ShowRunRequest) GetRun() string {
@@ -3122,7 +3204,7 @@ type RunTask struct {
 
 func (x *RunTask) Reset() {
 	*x = RunTask{}
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3134,7 +3216,7 @@ func (x *RunTask) String() string {
 func (*RunTask) ProtoMessage() {}
 
 func (x *RunTask) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[36]
+	mi := &file_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3147,7 +3229,7 @@ func (x *RunTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
 func (*RunTask) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{36}
+	return file_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RunTask) GetName() string {
@@ -3302,7 +3384,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3314,7 +3396,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[37]
+	mi := &file_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3327,7 +3409,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{37}
+	return file_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *File) GetName() string {
@@ -3373,7 +3455,7 @@ type Revision struct {
 
 func (x *Revision) Reset() {
 	*x = Revision{}
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3385,7 +3467,7 @@ func (x *Revision) String() string {
 func (*Revision) ProtoMessage() {}
 
 func (x *Revision) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[38]
+	mi := &file_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3398,7 +3480,7 @@ func (x *Revision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Revision.ProtoReflect.Descriptor instead.
 func (*Revision) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{38}
+	return file_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Revision) GetTask() string {
@@ -3459,7 +3541,7 @@ type Chunks struct {
 
 func (x *Chunks) Reset() {
 	*x = Chunks{}
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3471,7 +3553,7 @@ func (x *Chunks) String() string {
 func (*Chunks) ProtoMessage() {}
 
 func (x *Chunks) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[39]
+	mi := &file_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3484,7 +3566,7 @@ func (x *Chunks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunks.ProtoReflect.Descriptor instead.
 func (*Chunks) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{39}
+	return file_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Chunks) GetDone() []int32 {
@@ -3512,7 +3594,7 @@ type RunDetail struct {
 
 func (x *RunDetail) Reset() {
 	*x = RunDetail{}
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3524,7 +3606,7 @@ func (x *RunDetail) String() string {
 func (*RunDetail) ProtoMessage() {}
 
 func (x *RunDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[40]
+	mi := &file_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3537,7 +3619,7 @@ func (x *RunDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDetail.ProtoReflect.Descriptor instead.
 func (*RunDetail) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{40}
+	return file_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RunDetail) GetInfo() *RunInfo {
@@ -3632,7 +3714,7 @@ type TaskOutput struct {
 
 func (x *TaskOutput) Reset() {
 	*x = TaskOutput{}
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3644,7 +3726,7 @@ func (x *TaskOutput) String() string {
 func (*TaskOutput) ProtoMessage() {}
 
 func (x *TaskOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[41]
+	mi := &file_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3657,7 +3739,7 @@ func (x *TaskOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskOutput.ProtoReflect.Descriptor instead.
 func (*TaskOutput) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{41}
+	return file_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TaskOutput) GetTask() string {
@@ -3775,7 +3857,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3787,7 +3869,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[42]
+	mi := &file_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3800,7 +3882,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{42}
+	return file_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Checkpoint) GetSeq() uint64 {
@@ -3878,7 +3960,7 @@ type RunView struct {
 
 func (x *RunView) Reset() {
 	*x = RunView{}
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3890,7 +3972,7 @@ func (x *RunView) String() string {
 func (*RunView) ProtoMessage() {}
 
 func (x *RunView) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[43]
+	mi := &file_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3903,7 +3985,7 @@ func (x *RunView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunView.ProtoReflect.Descriptor instead.
 func (*RunView) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{43}
+	return file_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RunView) GetDetail() *RunDetail {
@@ -3945,7 +4027,7 @@ type RunEventsRequest struct {
 
 func (x *RunEventsRequest) Reset() {
 	*x = RunEventsRequest{}
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3957,7 +4039,7 @@ func (x *RunEventsRequest) String() string {
 func (*RunEventsRequest) ProtoMessage() {}
 
 func (x *RunEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[44]
+	mi := &file_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3970,7 +4052,7 @@ func (x *RunEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEventsRequest.ProtoReflect.Descriptor instead.
 func (*RunEventsRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{44}
+	return file_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RunEventsRequest) GetRun() string {
@@ -4002,7 +4084,7 @@ type HookRequest struct {
 
 func (x *HookRequest) Reset() {
 	*x = HookRequest{}
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4014,7 +4096,7 @@ func (x *HookRequest) String() string {
 func (*HookRequest) ProtoMessage() {}
 
 func (x *HookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[45]
+	mi := &file_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4027,7 +4109,7 @@ func (x *HookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookRequest.ProtoReflect.Descriptor instead.
 func (*HookRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{45}
+	return file_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HookRequest) GetKind() string {
@@ -4062,7 +4144,7 @@ type HookReply struct {
 
 func (x *HookReply) Reset() {
 	*x = HookReply{}
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4074,7 +4156,7 @@ func (x *HookReply) String() string {
 func (*HookReply) ProtoMessage() {}
 
 func (x *HookReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[46]
+	mi := &file_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4087,7 +4169,7 @@ func (x *HookReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookReply.ProtoReflect.Descriptor instead.
 func (*HookReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{46}
+	return file_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HookReply) GetOutput() []byte {
@@ -4105,7 +4187,7 @@ type BackupRequest struct {
 
 func (x *BackupRequest) Reset() {
 	*x = BackupRequest{}
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4117,7 +4199,7 @@ func (x *BackupRequest) String() string {
 func (*BackupRequest) ProtoMessage() {}
 
 func (x *BackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[47]
+	mi := &file_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4130,7 +4212,7 @@ func (x *BackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
 func (*BackupRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{47}
+	return file_api_proto_rawDescGZIP(), []int{48}
 }
 
 type BackupChunk struct {
@@ -4144,7 +4226,7 @@ type BackupChunk struct {
 
 func (x *BackupChunk) Reset() {
 	*x = BackupChunk{}
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4156,7 +4238,7 @@ func (x *BackupChunk) String() string {
 func (*BackupChunk) ProtoMessage() {}
 
 func (x *BackupChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[48]
+	mi := &file_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4169,7 +4251,7 @@ func (x *BackupChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupChunk.ProtoReflect.Descriptor instead.
 func (*BackupChunk) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{48}
+	return file_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *BackupChunk) GetData() []byte {
@@ -4197,7 +4279,7 @@ type BackupStats struct {
 
 func (x *BackupStats) Reset() {
 	*x = BackupStats{}
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4209,7 +4291,7 @@ func (x *BackupStats) String() string {
 func (*BackupStats) ProtoMessage() {}
 
 func (x *BackupStats) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[49]
+	mi := &file_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4222,7 +4304,7 @@ func (x *BackupStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupStats.ProtoReflect.Descriptor instead.
 func (*BackupStats) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{49}
+	return file_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *BackupStats) GetRecords() int32 {
@@ -4257,7 +4339,7 @@ type DashboardLoginRequest struct {
 
 func (x *DashboardLoginRequest) Reset() {
 	*x = DashboardLoginRequest{}
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4269,7 +4351,7 @@ func (x *DashboardLoginRequest) String() string {
 func (*DashboardLoginRequest) ProtoMessage() {}
 
 func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[50]
+	mi := &file_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4282,7 +4364,7 @@ func (x *DashboardLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DashboardLoginRequest.ProtoReflect.Descriptor instead.
 func (*DashboardLoginRequest) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{50}
+	return file_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DashboardLoginRequest) GetRevoke() bool {
@@ -4303,7 +4385,7 @@ type DashboardLoginReply struct {
 
 func (x *DashboardLoginReply) Reset() {
 	*x = DashboardLoginReply{}
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4315,7 +4397,7 @@ func (x *DashboardLoginReply) String() string {
 func (*DashboardLoginReply) ProtoMessage() {}
 
 func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_proto_msgTypes[51]
+	mi := &file_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4328,7 +4410,7 @@ func (x *DashboardLoginReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DashboardLoginReply.ProtoReflect.Descriptor instead.
 func (*DashboardLoginReply) Descriptor() ([]byte, []int) {
-	return file_api_proto_rawDescGZIP(), []int{51}
+	return file_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DashboardLoginReply) GetUrl() string {
@@ -4392,7 +4474,7 @@ const file_api_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"P\n" +
 	"\fPlaceRequest\x12\x14\n" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12*\n" +
-	"\x05hints\x18\x02 \x01(\v2\x14.hearth.api.v1.HintsR\x05hints\"\xbe\x02\n" +
+	"\x05hints\x18\x02 \x01(\v2\x14.hearth.api.v1.HintsR\x05hints\"\xef\x02\n" +
 	"\tCandidate\x12\x18\n" +
 	"\asession\x18\x01 \x01(\tR\asession\x12\x18\n" +
 	"\adormant\x18\x02 \x01(\bR\adormant\x12\x1a\n" +
@@ -4407,7 +4489,13 @@ const file_api_proto_rawDesc = "" +
 	"load_score\x18\n" +
 	" \x01(\x01R\tloadScore\x12\x18\n" +
 	"\aapplied\x18\v \x03(\tR\aapplied\x12\x14\n" +
-	"\x05total\x18\f \x01(\x01R\x05total\"\x9c\x05\n" +
+	"\x05total\x18\f \x01(\x01R\x05total\x12/\n" +
+	"\afactors\x18\r \x03(\v2\x15.hearth.api.v1.FactorR\afactors\"d\n" +
+	"\x06Factor\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x14\n" +
+	"\x05score\x18\x03 \x01(\x01R\x05score\x12\x18\n" +
+	"\aapplied\x18\x04 \x01(\bR\aapplied\"\x9c\x05\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x1b\n" +
 	"\ttask_name\x18\x02 \x01(\tR\btaskName\x12\x14\n" +
@@ -4777,7 +4865,7 @@ func file_api_proto_rawDescGZIP() []byte {
 	return file_api_proto_rawDescData
 }
 
-var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_api_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_api_proto_goTypes = []any{
 	(*ErrorInfo)(nil),             // 0: hearth.api.v1.ErrorInfo
 	(*StatusRequest)(nil),         // 1: hearth.api.v1.StatusRequest
@@ -4788,144 +4876,146 @@ var file_api_proto_goTypes = []any{
 	(*SubmitTaskRequest)(nil),     // 6: hearth.api.v1.SubmitTaskRequest
 	(*PlaceRequest)(nil),          // 7: hearth.api.v1.PlaceRequest
 	(*Candidate)(nil),             // 8: hearth.api.v1.Candidate
-	(*Decision)(nil),              // 9: hearth.api.v1.Decision
-	(*Attempt)(nil),               // 10: hearth.api.v1.Attempt
-	(*Result)(nil),                // 11: hearth.api.v1.Result
-	(*Artifact)(nil),              // 12: hearth.api.v1.Artifact
-	(*Gate)(nil),                  // 13: hearth.api.v1.Gate
-	(*Outcome)(nil),               // 14: hearth.api.v1.Outcome
-	(*ListSessionsRequest)(nil),   // 15: hearth.api.v1.ListSessionsRequest
-	(*Session)(nil),               // 16: hearth.api.v1.Session
-	(*SessionList)(nil),           // 17: hearth.api.v1.SessionList
-	(*ShowSessionRequest)(nil),    // 18: hearth.api.v1.ShowSessionRequest
-	(*SessionDetail)(nil),         // 19: hearth.api.v1.SessionDetail
-	(*ToolUse)(nil),               // 20: hearth.api.v1.ToolUse
-	(*Event)(nil),                 // 21: hearth.api.v1.Event
-	(*EventList)(nil),             // 22: hearth.api.v1.EventList
-	(*EventsRequest)(nil),         // 23: hearth.api.v1.EventsRequest
-	(*StateSections)(nil),         // 24: hearth.api.v1.StateSections
-	(*StartRunRequest)(nil),       // 25: hearth.api.v1.StartRunRequest
-	(*ResumeRunRequest)(nil),      // 26: hearth.api.v1.ResumeRunRequest
-	(*ForkRunRequest)(nil),        // 27: hearth.api.v1.ForkRunRequest
-	(*RevisitRunRequest)(nil),     // 28: hearth.api.v1.RevisitRunRequest
-	(*RunRef)(nil),                // 29: hearth.api.v1.RunRef
-	(*DeleteRunReply)(nil),        // 30: hearth.api.v1.DeleteRunReply
-	(*RunInfo)(nil),               // 31: hearth.api.v1.RunInfo
-	(*RunUpdate)(nil),             // 32: hearth.api.v1.RunUpdate
-	(*ListRunsRequest)(nil),       // 33: hearth.api.v1.ListRunsRequest
-	(*RunList)(nil),               // 34: hearth.api.v1.RunList
-	(*ShowRunRequest)(nil),        // 35: hearth.api.v1.ShowRunRequest
-	(*RunTask)(nil),               // 36: hearth.api.v1.RunTask
-	(*File)(nil),                  // 37: hearth.api.v1.File
-	(*Revision)(nil),              // 38: hearth.api.v1.Revision
-	(*Chunks)(nil),                // 39: hearth.api.v1.Chunks
-	(*RunDetail)(nil),             // 40: hearth.api.v1.RunDetail
-	(*TaskOutput)(nil),            // 41: hearth.api.v1.TaskOutput
-	(*Checkpoint)(nil),            // 42: hearth.api.v1.Checkpoint
-	(*RunView)(nil),               // 43: hearth.api.v1.RunView
-	(*RunEventsRequest)(nil),      // 44: hearth.api.v1.RunEventsRequest
-	(*HookRequest)(nil),           // 45: hearth.api.v1.HookRequest
-	(*HookReply)(nil),             // 46: hearth.api.v1.HookReply
-	(*BackupRequest)(nil),         // 47: hearth.api.v1.BackupRequest
-	(*BackupChunk)(nil),           // 48: hearth.api.v1.BackupChunk
-	(*BackupStats)(nil),           // 49: hearth.api.v1.BackupStats
-	(*DashboardLoginRequest)(nil), // 50: hearth.api.v1.DashboardLoginRequest
-	(*DashboardLoginReply)(nil),   // 51: hearth.api.v1.DashboardLoginReply
-	nil,                           // 52: hearth.api.v1.SubmitTaskRequest.MetadataEntry
-	nil,                           // 53: hearth.api.v1.Result.MetricsEntry
-	nil,                           // 54: hearth.api.v1.StateSections.SectionsEntry
-	nil,                           // 55: hearth.api.v1.RunDetail.GateLoopsEntry
-	nil,                           // 56: hearth.api.v1.RunDetail.ChunksEntry
-	nil,                           // 57: hearth.api.v1.TaskOutput.MetricsEntry
+	(*Factor)(nil),                // 9: hearth.api.v1.Factor
+	(*Decision)(nil),              // 10: hearth.api.v1.Decision
+	(*Attempt)(nil),               // 11: hearth.api.v1.Attempt
+	(*Result)(nil),                // 12: hearth.api.v1.Result
+	(*Artifact)(nil),              // 13: hearth.api.v1.Artifact
+	(*Gate)(nil),                  // 14: hearth.api.v1.Gate
+	(*Outcome)(nil),               // 15: hearth.api.v1.Outcome
+	(*ListSessionsRequest)(nil),   // 16: hearth.api.v1.ListSessionsRequest
+	(*Session)(nil),               // 17: hearth.api.v1.Session
+	(*SessionList)(nil),           // 18: hearth.api.v1.SessionList
+	(*ShowSessionRequest)(nil),    // 19: hearth.api.v1.ShowSessionRequest
+	(*SessionDetail)(nil),         // 20: hearth.api.v1.SessionDetail
+	(*ToolUse)(nil),               // 21: hearth.api.v1.ToolUse
+	(*Event)(nil),                 // 22: hearth.api.v1.Event
+	(*EventList)(nil),             // 23: hearth.api.v1.EventList
+	(*EventsRequest)(nil),         // 24: hearth.api.v1.EventsRequest
+	(*StateSections)(nil),         // 25: hearth.api.v1.StateSections
+	(*StartRunRequest)(nil),       // 26: hearth.api.v1.StartRunRequest
+	(*ResumeRunRequest)(nil),      // 27: hearth.api.v1.ResumeRunRequest
+	(*ForkRunRequest)(nil),        // 28: hearth.api.v1.ForkRunRequest
+	(*RevisitRunRequest)(nil),     // 29: hearth.api.v1.RevisitRunRequest
+	(*RunRef)(nil),                // 30: hearth.api.v1.RunRef
+	(*DeleteRunReply)(nil),        // 31: hearth.api.v1.DeleteRunReply
+	(*RunInfo)(nil),               // 32: hearth.api.v1.RunInfo
+	(*RunUpdate)(nil),             // 33: hearth.api.v1.RunUpdate
+	(*ListRunsRequest)(nil),       // 34: hearth.api.v1.ListRunsRequest
+	(*RunList)(nil),               // 35: hearth.api.v1.RunList
+	(*ShowRunRequest)(nil),        // 36: hearth.api.v1.ShowRunRequest
+	(*RunTask)(nil),               // 37: hearth.api.v1.RunTask
+	(*File)(nil),                  // 38: hearth.api.v1.File
+	(*Revision)(nil),              // 39: hearth.api.v1.Revision
+	(*Chunks)(nil),                // 40: hearth.api.v1.Chunks
+	(*RunDetail)(nil),             // 41: hearth.api.v1.RunDetail
+	(*TaskOutput)(nil),            // 42: hearth.api.v1.TaskOutput
+	(*Checkpoint)(nil),            // 43: hearth.api.v1.Checkpoint
+	(*RunView)(nil),               // 44: hearth.api.v1.RunView
+	(*RunEventsRequest)(nil),      // 45: hearth.api.v1.RunEventsRequest
+	(*HookRequest)(nil),           // 46: hearth.api.v1.HookRequest
+	(*HookReply)(nil),             // 47: hearth.api.v1.HookReply
+	(*BackupRequest)(nil),         // 48: hearth.api.v1.BackupRequest
+	(*BackupChunk)(nil),           // 49: hearth.api.v1.BackupChunk
+	(*BackupStats)(nil),           // 50: hearth.api.v1.BackupStats
+	(*DashboardLoginRequest)(nil), // 51: hearth.api.v1.DashboardLoginRequest
+	(*DashboardLoginReply)(nil),   // 52: hearth.api.v1.DashboardLoginReply
+	nil,                           // 53: hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	nil,                           // 54: hearth.api.v1.Result.MetricsEntry
+	nil,                           // 55: hearth.api.v1.StateSections.SectionsEntry
+	nil,                           // 56: hearth.api.v1.RunDetail.GateLoopsEntry
+	nil,                           // 57: hearth.api.v1.RunDetail.ChunksEntry
+	nil,                           // 58: hearth.api.v1.TaskOutput.MetricsEntry
 }
 var file_api_proto_depIdxs = []int32{
 	4,  // 0: hearth.api.v1.StatusReply.agents:type_name -> hearth.api.v1.Agent
 	3,  // 1: hearth.api.v1.StatusReply.sessions:type_name -> hearth.api.v1.SessionCount
 	5,  // 2: hearth.api.v1.SubmitTaskRequest.hints:type_name -> hearth.api.v1.Hints
-	52, // 3: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
+	53, // 3: hearth.api.v1.SubmitTaskRequest.metadata:type_name -> hearth.api.v1.SubmitTaskRequest.MetadataEntry
 	5,  // 4: hearth.api.v1.PlaceRequest.hints:type_name -> hearth.api.v1.Hints
-	8,  // 5: hearth.api.v1.Decision.candidates:type_name -> hearth.api.v1.Candidate
-	5,  // 6: hearth.api.v1.Decision.hints:type_name -> hearth.api.v1.Hints
-	10, // 7: hearth.api.v1.Decision.attempts:type_name -> hearth.api.v1.Attempt
-	53, // 8: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
-	9,  // 9: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
-	11, // 10: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
-	12, // 11: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
-	13, // 12: hearth.api.v1.Outcome.gate:type_name -> hearth.api.v1.Gate
-	16, // 13: hearth.api.v1.SessionList.sessions:type_name -> hearth.api.v1.Session
-	16, // 14: hearth.api.v1.SessionDetail.session:type_name -> hearth.api.v1.Session
-	21, // 15: hearth.api.v1.SessionDetail.events:type_name -> hearth.api.v1.Event
-	9,  // 16: hearth.api.v1.SessionDetail.decisions:type_name -> hearth.api.v1.Decision
-	20, // 17: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
-	9,  // 18: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
-	21, // 19: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
-	54, // 20: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
-	24, // 21: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
-	24, // 22: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
-	24, // 23: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
-	31, // 24: hearth.api.v1.RunUpdate.started:type_name -> hearth.api.v1.RunInfo
-	21, // 25: hearth.api.v1.RunUpdate.event:type_name -> hearth.api.v1.Event
-	31, // 26: hearth.api.v1.RunUpdate.stopped:type_name -> hearth.api.v1.RunInfo
-	31, // 27: hearth.api.v1.RunList.runs:type_name -> hearth.api.v1.RunInfo
-	31, // 28: hearth.api.v1.RunDetail.info:type_name -> hearth.api.v1.RunInfo
-	36, // 29: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
-	37, // 30: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
-	38, // 31: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
-	55, // 32: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
-	56, // 33: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
-	57, // 34: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
-	12, // 35: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
-	40, // 36: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
-	41, // 37: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
-	42, // 38: hearth.api.v1.RunView.checkpoints:type_name -> hearth.api.v1.Checkpoint
-	21, // 39: hearth.api.v1.RunView.events:type_name -> hearth.api.v1.Event
-	49, // 40: hearth.api.v1.BackupChunk.stats:type_name -> hearth.api.v1.BackupStats
-	39, // 41: hearth.api.v1.RunDetail.ChunksEntry.value:type_name -> hearth.api.v1.Chunks
-	1,  // 42: hearth.api.v1.Hearth.Status:input_type -> hearth.api.v1.StatusRequest
-	6,  // 43: hearth.api.v1.Hearth.SubmitTask:input_type -> hearth.api.v1.SubmitTaskRequest
-	7,  // 44: hearth.api.v1.Hearth.Place:input_type -> hearth.api.v1.PlaceRequest
-	15, // 45: hearth.api.v1.Hearth.ListSessions:input_type -> hearth.api.v1.ListSessionsRequest
-	18, // 46: hearth.api.v1.Hearth.ShowSession:input_type -> hearth.api.v1.ShowSessionRequest
-	25, // 47: hearth.api.v1.Hearth.StartRun:input_type -> hearth.api.v1.StartRunRequest
-	26, // 48: hearth.api.v1.Hearth.ResumeRun:input_type -> hearth.api.v1.ResumeRunRequest
-	27, // 49: hearth.api.v1.Hearth.ForkRun:input_type -> hearth.api.v1.ForkRunRequest
-	28, // 50: hearth.api.v1.Hearth.RevisitRun:input_type -> hearth.api.v1.RevisitRunRequest
-	29, // 51: hearth.api.v1.Hearth.WatchRun:input_type -> hearth.api.v1.RunRef
-	29, // 52: hearth.api.v1.Hearth.PauseRun:input_type -> hearth.api.v1.RunRef
-	29, // 53: hearth.api.v1.Hearth.CancelRun:input_type -> hearth.api.v1.RunRef
-	29, // 54: hearth.api.v1.Hearth.DeleteRun:input_type -> hearth.api.v1.RunRef
-	33, // 55: hearth.api.v1.Hearth.ListRuns:input_type -> hearth.api.v1.ListRunsRequest
-	35, // 56: hearth.api.v1.Hearth.ShowRun:input_type -> hearth.api.v1.ShowRunRequest
-	44, // 57: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
-	23, // 58: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
-	45, // 59: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
-	47, // 60: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
-	50, // 61: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
-	2,  // 62: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
-	14, // 63: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
-	9,  // 64: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
-	17, // 65: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
-	19, // 66: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
-	32, // 67: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
-	32, // 68: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
-	32, // 69: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
-	32, // 70: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
-	32, // 71: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
-	31, // 72: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
-	31, // 73: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
-	30, // 74: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
-	34, // 75: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
-	43, // 76: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
-	22, // 77: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
-	21, // 78: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
-	46, // 79: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
-	48, // 80: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
-	51, // 81: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
-	62, // [62:82] is the sub-list for method output_type
-	42, // [42:62] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	9,  // 5: hearth.api.v1.Candidate.factors:type_name -> hearth.api.v1.Factor
+	8,  // 6: hearth.api.v1.Decision.candidates:type_name -> hearth.api.v1.Candidate
+	5,  // 7: hearth.api.v1.Decision.hints:type_name -> hearth.api.v1.Hints
+	11, // 8: hearth.api.v1.Decision.attempts:type_name -> hearth.api.v1.Attempt
+	54, // 9: hearth.api.v1.Result.metrics:type_name -> hearth.api.v1.Result.MetricsEntry
+	10, // 10: hearth.api.v1.Outcome.decision:type_name -> hearth.api.v1.Decision
+	12, // 11: hearth.api.v1.Outcome.result:type_name -> hearth.api.v1.Result
+	13, // 12: hearth.api.v1.Outcome.artifact:type_name -> hearth.api.v1.Artifact
+	14, // 13: hearth.api.v1.Outcome.gate:type_name -> hearth.api.v1.Gate
+	17, // 14: hearth.api.v1.SessionList.sessions:type_name -> hearth.api.v1.Session
+	17, // 15: hearth.api.v1.SessionDetail.session:type_name -> hearth.api.v1.Session
+	22, // 16: hearth.api.v1.SessionDetail.events:type_name -> hearth.api.v1.Event
+	10, // 17: hearth.api.v1.SessionDetail.decisions:type_name -> hearth.api.v1.Decision
+	21, // 18: hearth.api.v1.Event.tool_use:type_name -> hearth.api.v1.ToolUse
+	10, // 19: hearth.api.v1.Event.decision:type_name -> hearth.api.v1.Decision
+	22, // 20: hearth.api.v1.EventList.events:type_name -> hearth.api.v1.Event
+	55, // 21: hearth.api.v1.StateSections.sections:type_name -> hearth.api.v1.StateSections.SectionsEntry
+	25, // 22: hearth.api.v1.StartRunRequest.state:type_name -> hearth.api.v1.StateSections
+	25, // 23: hearth.api.v1.ResumeRunRequest.state:type_name -> hearth.api.v1.StateSections
+	25, // 24: hearth.api.v1.ForkRunRequest.state:type_name -> hearth.api.v1.StateSections
+	32, // 25: hearth.api.v1.RunUpdate.started:type_name -> hearth.api.v1.RunInfo
+	22, // 26: hearth.api.v1.RunUpdate.event:type_name -> hearth.api.v1.Event
+	32, // 27: hearth.api.v1.RunUpdate.stopped:type_name -> hearth.api.v1.RunInfo
+	32, // 28: hearth.api.v1.RunList.runs:type_name -> hearth.api.v1.RunInfo
+	32, // 29: hearth.api.v1.RunDetail.info:type_name -> hearth.api.v1.RunInfo
+	37, // 30: hearth.api.v1.RunDetail.tasks:type_name -> hearth.api.v1.RunTask
+	38, // 31: hearth.api.v1.RunDetail.files:type_name -> hearth.api.v1.File
+	39, // 32: hearth.api.v1.RunDetail.revisions:type_name -> hearth.api.v1.Revision
+	56, // 33: hearth.api.v1.RunDetail.gate_loops:type_name -> hearth.api.v1.RunDetail.GateLoopsEntry
+	57, // 34: hearth.api.v1.RunDetail.chunks:type_name -> hearth.api.v1.RunDetail.ChunksEntry
+	58, // 35: hearth.api.v1.TaskOutput.metrics:type_name -> hearth.api.v1.TaskOutput.MetricsEntry
+	13, // 36: hearth.api.v1.TaskOutput.artifact:type_name -> hearth.api.v1.Artifact
+	41, // 37: hearth.api.v1.RunView.detail:type_name -> hearth.api.v1.RunDetail
+	42, // 38: hearth.api.v1.RunView.outputs:type_name -> hearth.api.v1.TaskOutput
+	43, // 39: hearth.api.v1.RunView.checkpoints:type_name -> hearth.api.v1.Checkpoint
+	22, // 40: hearth.api.v1.RunView.events:type_name -> hearth.api.v1.Event
+	50, // 41: hearth.api.v1.BackupChunk.stats:type_name -> hearth.api.v1.BackupStats
+	40, // 42: hearth.api.v1.RunDetail.ChunksEntry.value:type_name -> hearth.api.v1.Chunks
+	1,  // 43: hearth.api.v1.Hearth.Status:input_type -> hearth.api.v1.StatusRequest
+	6,  // 44: hearth.api.v1.Hearth.SubmitTask:input_type -> hearth.api.v1.SubmitTaskRequest
+	7,  // 45: hearth.api.v1.Hearth.Place:input_type -> hearth.api.v1.PlaceRequest
+	16, // 46: hearth.api.v1.Hearth.ListSessions:input_type -> hearth.api.v1.ListSessionsRequest
+	19, // 47: hearth.api.v1.Hearth.ShowSession:input_type -> hearth.api.v1.ShowSessionRequest
+	26, // 48: hearth.api.v1.Hearth.StartRun:input_type -> hearth.api.v1.StartRunRequest
+	27, // 49: hearth.api.v1.Hearth.ResumeRun:input_type -> hearth.api.v1.ResumeRunRequest
+	28, // 50: hearth.api.v1.Hearth.ForkRun:input_type -> hearth.api.v1.ForkRunRequest
+	29, // 51: hearth.api.v1.Hearth.RevisitRun:input_type -> hearth.api.v1.RevisitRunRequest
+	30, // 52: hearth.api.v1.Hearth.WatchRun:input_type -> hearth.api.v1.RunRef
+	30, // 53: hearth.api.v1.Hearth.PauseRun:input_type -> hearth.api.v1.RunRef
+	30, // 54: hearth.api.v1.Hearth.CancelRun:input_type -> hearth.api.v1.RunRef
+	30, // 55: hearth.api.v1.Hearth.DeleteRun:input_type -> hearth.api.v1.RunRef
+	34, // 56: hearth.api.v1.Hearth.ListRuns:input_type -> hearth.api.v1.ListRunsRequest
+	36, // 57: hearth.api.v1.Hearth.ShowRun:input_type -> hearth.api.v1.ShowRunRequest
+	45, // 58: hearth.api.v1.Hearth.RunEvents:input_type -> hearth.api.v1.RunEventsRequest
+	24, // 59: hearth.api.v1.Hearth.Events:input_type -> hearth.api.v1.EventsRequest
+	46, // 60: hearth.api.v1.Hearth.Hook:input_type -> hearth.api.v1.HookRequest
+	48, // 61: hearth.api.v1.Hearth.Backup:input_type -> hearth.api.v1.BackupRequest
+	51, // 62: hearth.api.v1.Hearth.DashboardLogin:input_type -> hearth.api.v1.DashboardLoginRequest
+	2,  // 63: hearth.api.v1.Hearth.Status:output_type -> hearth.api.v1.StatusReply
+	15, // 64: hearth.api.v1.Hearth.SubmitTask:output_type -> hearth.api.v1.Outcome
+	10, // 65: hearth.api.v1.Hearth.Place:output_type -> hearth.api.v1.Decision
+	18, // 66: hearth.api.v1.Hearth.ListSessions:output_type -> hearth.api.v1.SessionList
+	20, // 67: hearth.api.v1.Hearth.ShowSession:output_type -> hearth.api.v1.SessionDetail
+	33, // 68: hearth.api.v1.Hearth.StartRun:output_type -> hearth.api.v1.RunUpdate
+	33, // 69: hearth.api.v1.Hearth.ResumeRun:output_type -> hearth.api.v1.RunUpdate
+	33, // 70: hearth.api.v1.Hearth.ForkRun:output_type -> hearth.api.v1.RunUpdate
+	33, // 71: hearth.api.v1.Hearth.RevisitRun:output_type -> hearth.api.v1.RunUpdate
+	33, // 72: hearth.api.v1.Hearth.WatchRun:output_type -> hearth.api.v1.RunUpdate
+	32, // 73: hearth.api.v1.Hearth.PauseRun:output_type -> hearth.api.v1.RunInfo
+	32, // 74: hearth.api.v1.Hearth.CancelRun:output_type -> hearth.api.v1.RunInfo
+	31, // 75: hearth.api.v1.Hearth.DeleteRun:output_type -> hearth.api.v1.DeleteRunReply
+	35, // 76: hearth.api.v1.Hearth.ListRuns:output_type -> hearth.api.v1.RunList
+	44, // 77: hearth.api.v1.Hearth.ShowRun:output_type -> hearth.api.v1.RunView
+	23, // 78: hearth.api.v1.Hearth.RunEvents:output_type -> hearth.api.v1.EventList
+	22, // 79: hearth.api.v1.Hearth.Events:output_type -> hearth.api.v1.Event
+	47, // 80: hearth.api.v1.Hearth.Hook:output_type -> hearth.api.v1.HookReply
+	49, // 81: hearth.api.v1.Hearth.Backup:output_type -> hearth.api.v1.BackupChunk
+	52, // 82: hearth.api.v1.Hearth.DashboardLogin:output_type -> hearth.api.v1.DashboardLoginReply
+	63, // [63:83] is the sub-list for method output_type
+	43, // [43:63] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_api_proto_init() }
@@ -4933,7 +5023,7 @@ func file_api_proto_init() {
 	if File_api_proto != nil {
 		return
 	}
-	file_api_proto_msgTypes[32].OneofWrappers = []any{
+	file_api_proto_msgTypes[33].OneofWrappers = []any{
 		(*RunUpdate_Started)(nil),
 		(*RunUpdate_Event)(nil),
 		(*RunUpdate_Stopped)(nil),
@@ -4944,7 +5034,7 @@ func file_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_proto_rawDesc), len(file_api_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   58,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

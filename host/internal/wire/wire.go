@@ -17,6 +17,7 @@ package wire
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/hearth-dev/hearth"
@@ -51,11 +52,21 @@ func Decision(d *hearth.Decision) *apipb.Decision {
 		m.Attempts = append(m.Attempts, &apipb.Attempt{Host: a.Host, Session: a.Session, Result: a.Result})
 	}
 	for _, c := range d.Candidates {
-		m.Candidates = append(m.Candidates, &apipb.Candidate{
+		pc := &apipb.Candidate{
 			Session: c.Session, Dormant: c.Dormant, Eligible: c.Eligible, Load: int32(c.Load), Capacity: int32(c.Capacity),
-			Directory: c.Directory, File: c.File, Tech: c.Tech, Freshness: c.Freshness, LoadScore: c.LoadScore,
-			Applied: c.Applied, Total: c.Total,
-		})
+			Total: c.Total,
+		}
+		legacy := legacyScores(pc)
+		for _, f := range c.Factors {
+			pc.Factors = append(pc.Factors, &apipb.Factor{Name: f.Name, Weight: f.Weight, Score: f.Score, Applied: f.Applied})
+			if i := slices.Index(protoconv.LegacyFactors[:], f.Name); i >= 0 {
+				*legacy[i] = f.Score
+			}
+			if f.Applied {
+				pc.Applied = append(pc.Applied, f.Name)
+			}
+		}
+		m.Candidates = append(m.Candidates, pc)
 	}
 	return m
 }
@@ -73,13 +84,27 @@ func DecisionOf(m *apipb.Decision) hearth.Decision {
 		d.Attempts = append(d.Attempts, hearth.Attempt{Host: a.GetHost(), Session: a.GetSession(), Result: a.GetResult()})
 	}
 	for _, c := range m.GetCandidates() {
-		d.Candidates = append(d.Candidates, hearth.Candidate{
+		hc := hearth.Candidate{
 			Session: c.GetSession(), Dormant: c.GetDormant(), Eligible: c.GetEligible(), Load: int(c.GetLoad()),
-			Capacity: int(c.GetCapacity()), Directory: c.GetDirectory(), File: c.GetFile(), Tech: c.GetTech(),
-			Freshness: c.GetFreshness(), LoadScore: c.GetLoadScore(), Applied: c.GetApplied(), Total: c.GetTotal(),
-		})
+			Capacity: int(c.GetCapacity()), Total: c.GetTotal(),
+		}
+		for _, f := range c.GetFactors() {
+			hc.Factors = append(hc.Factors, hearth.Factor{Name: f.GetName(), Weight: f.GetWeight(), Score: f.GetScore(), Applied: f.GetApplied()})
+		}
+		if len(c.GetFactors()) == 0 { // from a daemon older than the list
+			for i, score := range legacyScores(c) {
+				name := protoconv.LegacyFactors[i]
+				hc.Factors = append(hc.Factors, hearth.Factor{Name: name, Score: *score, Applied: slices.Contains(c.GetApplied(), name)})
+			}
+		}
+		d.Candidates = append(d.Candidates, hc)
 	}
 	return d
+}
+
+// legacyScores are c's fields of protoconv.LegacyFactors, in its order.
+func legacyScores(c *apipb.Candidate) [len(protoconv.LegacyFactors)]*float64 {
+	return [...]*float64{&c.Directory, &c.File, &c.Tech, &c.Freshness, &c.LoadScore}
 }
 
 // Artifact encodes a context artifact learned on session at a time (zero

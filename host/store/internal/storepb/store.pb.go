@@ -589,6 +589,11 @@ func (x *ToolUse) GetKind() string {
 }
 
 // Candidate is one ranked session of a decision, with its factor scores.
+// Its factors are scores (and applied_factors), one per name in the
+// decision's factors. The fields directory to applied hold the seed's
+// five factors as records had them before factors were a list: they are
+// still written, for older readers, and read only from a record without
+// factors.
 type Candidate struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -599,14 +604,18 @@ type Candidate struct {
 	Load      float64                `protobuf:"fixed64,6,opt,name=load,proto3" json:"load,omitempty"`
 	// applied has one bit per factor: directory 1, file 2, tech 4,
 	// freshness 8, load 16.
-	Applied       uint32  `protobuf:"varint,7,opt,name=applied,proto3" json:"applied,omitempty"`
-	Total         float64 `protobuf:"fixed64,8,opt,name=total,proto3" json:"total,omitempty"`
-	Eligible      bool    `protobuf:"varint,9,opt,name=eligible,proto3" json:"eligible,omitempty"`
-	Dormant       bool    `protobuf:"varint,10,opt,name=dormant,proto3" json:"dormant,omitempty"`
-	LoadCount     int32   `protobuf:"varint,11,opt,name=load_count,json=loadCount,proto3" json:"load_count,omitempty"`
-	Capacity      int32   `protobuf:"varint,12,opt,name=capacity,proto3" json:"capacity,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Applied   uint32  `protobuf:"varint,7,opt,name=applied,proto3" json:"applied,omitempty"`
+	Total     float64 `protobuf:"fixed64,8,opt,name=total,proto3" json:"total,omitempty"`
+	Eligible  bool    `protobuf:"varint,9,opt,name=eligible,proto3" json:"eligible,omitempty"`
+	Dormant   bool    `protobuf:"varint,10,opt,name=dormant,proto3" json:"dormant,omitempty"`
+	LoadCount int32   `protobuf:"varint,11,opt,name=load_count,json=loadCount,proto3" json:"load_count,omitempty"`
+	Capacity  int32   `protobuf:"varint,12,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	// scores has one score per factor of the decision, in its order.
+	Scores []float64 `protobuf:"fixed64,13,rep,packed,name=scores,proto3" json:"scores,omitempty"`
+	// applied_factors has bit i set when factor i counted in the total.
+	AppliedFactors uint64 `protobuf:"varint,14,opt,name=applied_factors,json=appliedFactors,proto3" json:"applied_factors,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Candidate) Reset() {
@@ -723,6 +732,20 @@ func (x *Candidate) GetCapacity() int32 {
 	return 0
 }
 
+func (x *Candidate) GetScores() []float64 {
+	if x != nil {
+		return x.Scores
+	}
+	return nil
+}
+
+func (x *Candidate) GetAppliedFactors() uint64 {
+	if x != nil {
+		return x.AppliedFactors
+	}
+	return 0
+}
+
 // Decision is how one task was placed.
 type Decision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -751,7 +774,11 @@ type Decision struct {
 	TaskName    string   `protobuf:"bytes,19,opt,name=task_name,json=taskName,proto3" json:"task_name,omitempty"`
 	// vetoed lists the sessions session_reuse guards refused, as
 	// "session:guard".
-	Vetoed        []string `protobuf:"bytes,20,rep,name=vetoed,proto3" json:"vetoed,omitempty"`
+	Vetoed []string `protobuf:"bytes,20,rep,name=vetoed,proto3" json:"vetoed,omitempty"`
+	// factors names the matcher's factors, in its order, and weights
+	// their weights: once per decision, not per candidate.
+	Factors       []string  `protobuf:"bytes,21,rep,name=factors,proto3" json:"factors,omitempty"`
+	Weights       []float64 `protobuf:"fixed64,22,rep,packed,name=weights,proto3" json:"weights,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -922,6 +949,20 @@ func (x *Decision) GetTaskName() string {
 func (x *Decision) GetVetoed() []string {
 	if x != nil {
 		return x.Vetoed
+	}
+	return nil
+}
+
+func (x *Decision) GetFactors() []string {
+	if x != nil {
+		return x.Factors
+	}
+	return nil
+}
+
+func (x *Decision) GetWeights() []float64 {
+	if x != nil {
+		return x.Weights
 	}
 	return nil
 }
@@ -2636,7 +2677,7 @@ const file_store_proto_rawDesc = "" +
 	"\x0eduration_nanos\x18\x06 \x01(\x03R\rdurationNanos\x12\x12\n" +
 	"\x04cost\x18\a \x01(\x01R\x04cost\x12\x17\n" +
 	"\acall_id\x18\b \x01(\tR\x06callId\x12\x12\n" +
-	"\x04kind\x18\t \x01(\tR\x04kind\"\xb4\x02\n" +
+	"\x04kind\x18\t \x01(\tR\x04kind\"\xf5\x02\n" +
 	"\tCandidate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tdirectory\x18\x02 \x01(\x01R\tdirectory\x12\x12\n" +
@@ -2651,7 +2692,9 @@ const file_store_proto_rawDesc = "" +
 	" \x01(\bR\adormant\x12\x1d\n" +
 	"\n" +
 	"load_count\x18\v \x01(\x05R\tloadCount\x12\x1a\n" +
-	"\bcapacity\x18\f \x01(\x05R\bcapacity\"\xc1\x04\n" +
+	"\bcapacity\x18\f \x01(\x05R\bcapacity\x12\x16\n" +
+	"\x06scores\x18\r \x03(\x01R\x06scores\x12'\n" +
+	"\x0fapplied_factors\x18\x0e \x01(\x04R\x0eappliedFactors\"\xf5\x04\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
@@ -2677,7 +2720,9 @@ const file_store_proto_rawDesc = "" +
 	"\n" +
 	"hint_techs\x18\x12 \x03(\tR\thintTechs\x12\x1b\n" +
 	"\ttask_name\x18\x13 \x01(\tR\btaskName\x12\x16\n" +
-	"\x06vetoed\x18\x14 \x03(\tR\x06vetoed\"\x8b\x04\n" +
+	"\x06vetoed\x18\x14 \x03(\tR\x06vetoed\x12\x18\n" +
+	"\afactors\x18\x15 \x03(\tR\afactors\x12\x18\n" +
+	"\aweights\x18\x16 \x03(\x01R\aweights\"\x8b\x04\n" +
 	"\x05Event\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x1b\n" +
 	"\tunix_nano\x18\x02 \x01(\x03R\bunixNano\x12\x12\n" +
