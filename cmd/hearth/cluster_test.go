@@ -322,6 +322,7 @@ func (h *clusterHost) submit(t testing.TB, prompt string, dirs ...string) *heart
 // placement within the lease TTL, and the next such task spawns
 // elsewhere; `runs list` through a host shows the owners, c as gone.
 func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	a, b, hc := c.host("a"), c.host("b"), c.host("c")
 
@@ -405,6 +406,7 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 // back the hosts register again, republish, and placement across them
 // resumes.
 func TestClusterEtcdDownAndBack(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	a, hb := c.host("a"), c.host("b")
 	warm := hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
@@ -447,6 +449,7 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 // the host alone), and joins when etcd answers: a host started then sees
 // it, and it sees that host.
 func TestClusterServeWhileEtcdDown(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.dialTimeout = "1s"
 	c.etcd.stop()
@@ -480,6 +483,7 @@ func TestClusterServeWhileEtcdDown(t *testing.T) {
 // down", the next such task runs on a), the forwarded task completes on
 // b, once, and b leaves and exits cleanly.
 func TestClusterDrain(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	a, hb := c.host("a"), c.host("b")
 	dir := t.TempDir()
@@ -582,6 +586,7 @@ func TestClusterDrain(t *testing.T) {
 // forwarding host places the task again elsewhere, where it completes
 // once. The result comes back to the caller as if nothing happened.
 func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	// The agents' workspace, which holds the task's files: a directory
 	// of its own (testCluster.workspace).
@@ -649,6 +654,7 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 // and the task completes once, on the other host. The restarted host
 // never starts it again.
 func TestClusterForwardInterruptedByARestart(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	// Long enough that b is back before it could be taken for gone: the
 	// forwarding host must hear b's own answer.
@@ -720,6 +726,7 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 // TestConfigHash: hosts whose configs differ only in their listeners and
 // cluster block hash alike; another guard makes another hash.
 func TestConfigHash(t *testing.T) {
+	t.Parallel()
 	load := func(body string) *config.Config {
 		t.Helper()
 		cfg, err := config.Load(writeConfig(t, body), config.Options{})
@@ -745,6 +752,7 @@ func TestConfigHash(t *testing.T) {
 // what to set; a daemon without a cluster block says so in hosts list,
 // and hosts list without a daemon says to start one.
 func TestServeClusterErrors(t *testing.T) {
+	t.Parallel()
 	dead := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	port := freePort(t)
 	for _, tc := range []struct {
@@ -795,6 +803,7 @@ func writeToken(t *testing.T) string {
 // the next task about the same directory, submitted to b, runs on a's
 // session. Without it, b would learn of the session a minute later.
 func TestClusterSeesAPlacementBeforeThePublishInterval(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.publishInterval = "1m"
 	a, b := c.host("a"), c.host("b")

@@ -165,6 +165,7 @@ func (p page) attr(sel, name string) string {
 // score bars, the session, a run's graph with each task's state, and
 // today's counts.
 func TestDashboardShowsTheHostLive(t *testing.T) {
+	t.Parallel()
 	p := page{t, browser(t)}
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 
