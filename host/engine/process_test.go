@@ -433,6 +433,7 @@ func TestPermanentStartFailuresAreNotRetried(t *testing.T) {
 // and it is removed with what is in it when the plugin stops (the Claude Code agent's state directories piled up in
 // /tmp from unconfined plugins before).
 func TestAPluginsTemporaryDirectoryGoesWithIt(t *testing.T) {
+	t.Parallel()
 	on := testAgent("on", "agent")
 	off := testAgent("off", "agent")
 	off.Confinement = config.ConfinementOff
