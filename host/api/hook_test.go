@@ -241,8 +241,11 @@ func TestHTTPHookFailsClosed(t *testing.T) {
 	}
 }
 
+// TestBadHookPayloads is not parallel: its oversized payload has to
+// reach the daemon within the HTTP read timeout (httpRead, 30 s), which a
+// sibling test's daemon and plugins on the same two cores, under -race,
+// were seen to push it past.
 func TestBadHookPayloads(t *testing.T) {
-	t.Parallel()
 	d := claudeCodeDaemon(t)
 	big := []byte(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Write","tool_input":{"content":"` +
 		strings.Repeat("x", claudecode.MaxPayload) + `"}}`)
