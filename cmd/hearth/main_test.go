@@ -620,6 +620,7 @@ func TestConfigValidateChecksPrograms(t *testing.T) {
 // TestSessionsShowSaysWhyATaskFailed: a failed task's event in `sessions
 // show` carries its error, not only "task-... failed".
 func TestSessionsShowSaysWhyATaskFailed(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"HEARTH_DATA_DIR": t.TempDir()}
 	if code, out, errOut := run(t, env, "submit", "gotour", "summary no/such/pkg", "--dir", "no/such/pkg"); code == 0 {
 		t.Fatalf("a question about a package that does not exist succeeded:\n%s%s", out, errOut)

@@ -197,6 +197,7 @@ func TestStartWhileEtcdDown(t *testing.T) {
 // lock for as long as etcd does not answer) before a task it runs may
 // start or finish: PublishNow returns at once with nothing to publish to.
 func TestPublishNowOutOfTheCluster(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	etcd.stop()
 	a := startNodeWithin(t, etcd, "a", time.Second)
