@@ -102,6 +102,52 @@ type AgentLoad struct {
 	MaxSessions int `json:"max_sessions"`
 }
 
+// ForwardInFlight is a task forwarded from one host to another that has
+// not finished, as one of the two sees it: the host that forwards it
+// (From is that host) or the host that runs it (To is). A host knows
+// only the forwards it sends and runs: a forward between two other hosts
+// shows on theirs.
+type ForwardInFlight struct {
+	// Task is the task's ID, the forward's idempotency key.
+	Task  string `json:"task"`
+	Agent string `json:"agent"`
+	From  string `json:"from"`
+	// To is the host the task was last sent to; empty while the sending
+	// host places it (again).
+	To string `json:"to,omitempty"`
+	// Session is the session on To that placement chose, empty for a
+	// new one (or as the receiving host does not tell).
+	Session string `json:"session,omitempty"`
+	// Since is when the task was sent to To (accepted there, on To's
+	// side); Started when its first placement began.
+	Since   time.Time `json:"since"`
+	Started time.Time `json:"started"`
+	// Attempt counts the hosts the task was sent to, this one included
+	// (1 on the receiving side, which cannot tell).
+	Attempt int `json:"attempt"`
+	// State is what the forward does now: one of the Forward* states.
+	State string `json:"state"`
+}
+
+// The states of a forward in flight (ForwardInFlight.State).
+const (
+	// ForwardPlacing: the sending host places the task (again).
+	ForwardPlacing = "placing"
+	// ForwardSent: the call that runs the task on To is open.
+	ForwardSent = "sent"
+	// ForwardAsking: the call's outcome is unknown; To is asked about
+	// the task.
+	ForwardAsking = "asking"
+	// ForwardWaiting: To runs the task, or did not answer while it is a
+	// member; the sending host waits and asks again.
+	ForwardWaiting = "waiting"
+	// ForwardChecking: To stopped the task or left; the sending host
+	// reads whether it completed before placing it elsewhere.
+	ForwardChecking = "checking completion"
+	// ForwardRunning: the receiving host runs the task.
+	ForwardRunning = "running"
+)
+
 // ClusterRuns is every member's runs, with their owners.
 type ClusterRuns struct {
 	// Self is the ID of the host that answered.

@@ -88,6 +88,12 @@ var (
 	// ErrPluginHung: the plugin stopped answering, or did not finish a task
 	// by its deadline, and was stopped.
 	ErrPluginHung = errors.New("plugin stopped responding")
+	// ErrUnvouched: the plugin stopped its task and closed its connection
+	// because its host did not answer within the bound a cluster host
+	// sets (sdk/plugin's EnvVouch): the host was paused or starved, not
+	// the plugin broken. The task did not finish and may have done part
+	// of its work; a cluster places it again rather than fail it.
+	ErrUnvouched = errors.New("plugin stopped its task: its host did not answer in time")
 )
 
 // PluginError is a failure of one plugin process: which agent and session,

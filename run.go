@@ -165,6 +165,9 @@ type RunInfo struct {
 	// Interrupted is set on a run whose record says running while no host
 	// runs it: its host stopped without pausing it (kill -9). Resume it.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// TraceID is the OpenTelemetry trace of the run's latest execution
+	// (32 hex digits), empty when tracing was off.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // RunDetail is a run with its tasks, files, state and history.
@@ -209,6 +212,8 @@ type RunTaskInfo struct {
 	NeedsReview bool   `json:"needs_review,omitempty"`
 	Feedback    string `json:"feedback,omitempty"`
 	Reason      string `json:"reason,omitempty"`
+	// TraceID is the trace of the task's latest attempt.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // Revision is one revisit in a run's history.

@@ -163,3 +163,88 @@ func TestClusterPausedHostCompletesOnce(t *testing.T) {
 		t.Fatalf("finished %+v, want once, not by b's plugin (pid %s), which its silent host no longer vouched for:\n%v", finished, onB, l.lines(t))
 	}
 }
+
+// TestClusterShortPauseIsRiddenOut: host b is paused while it runs a task
+// host a forwarded to it, for longer than b's plugins wait for their host
+// (the plugin stops the task) but shorter than b's lease. The operator's
+// walkthrough saw such a pause, one second under the README's 3 s lease,
+// fail the task outright. Now b answers that it stopped the task
+// (interrupted), a places it again, and it completes once.
+func TestClusterShortPauseIsRiddenOut(t *testing.T) {
+	c := newTestCluster(t)
+	// A 6 s lease: b's plugins wait 2 s for it (a third of the lease),
+	// and a paused b keeps its lease for at least 4 s.
+	c.leaseTTL = "6s"
+	dir := t.TempDir()
+	c.workspace(dir)
+	a, hb := c.host("a"), c.host("b")
+	hb.submit(t, "read:pkg/net/http/server.go;echo:warm", "pkg/net/http")
+	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "b")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+
+	l, release := ledger(filepath.Join(dir, "ledger")), filepath.Join(dir, "release")
+	done := a.submitAsync(t, "mark:"+string(l)+"=start;stopmark:"+string(l)+"=stopped;wait:"+release+";mark:"+string(l)+"=finish;echo:done", "pkg/net/http")
+	l.waitCount(t, "start", 1, 30*time.Second) // on b
+	onB := l.lines(t)[0].pid
+	hb.pause(t)
+	l.waitCount(t, "stopped", 1, 30*time.Second) // b's plugin gave up on its silent host
+	hb.resume(t)
+	l.waitCount(t, "start", 2, 60*time.Second) // placed again
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.o == nil {
+		t.Fatalf("the forwarded task failed after a pause shorter than the lease: %s", r.out)
+	}
+	if r.o.Result.Output != "done" {
+		t.Fatalf("the task's output is %q, want done", r.o.Result.Output)
+	}
+	at := r.o.Decision.Attempts
+	if len(at) < 2 || at[0].Host != "b" || !strings.Contains(at[0].Result, "did not answer its plugin in time") || at[len(at)-1].Result != "completed" {
+		t.Errorf("the outcome's attempts are %+v, want b (stopped: it did not answer its plugin in time), then one that completed", at)
+	}
+	var finished []ledgerLine
+	for _, ln := range l.lines(t) {
+		if ln.what == "finish" {
+			finished = append(finished, ln)
+		}
+	}
+	if len(finished) != 1 || finished[0].pid == onB {
+		t.Fatalf("finished %+v, want once, not by b's stopped plugin (pid %s):\n%v", finished, onB, l.lines(t))
+	}
+}
+
+// TestClusterShortPauseOfTheHostThatRunsItsOwnTask: the same pause on a
+// host running a task submitted to it runs the task again there, once:
+// the host held its lease throughout, so no other host took the task.
+func TestClusterShortPauseOfTheHostThatRunsItsOwnTask(t *testing.T) {
+	c := newTestCluster(t)
+	c.leaseTTL = "6s"
+	dir := t.TempDir()
+	c.workspace(dir)
+	a := c.host("a")
+	l, release := ledger(filepath.Join(dir, "ledger")), filepath.Join(dir, "release")
+	done := a.submitAsync(t, "mark:"+string(l)+"=start;stopmark:"+string(l)+"=stopped;wait:"+release+";mark:"+string(l)+"=finish;echo:done", "pkg/net/http")
+	l.waitCount(t, "start", 1, 30*time.Second)
+	a.pause(t)
+	l.waitCount(t, "stopped", 1, 30*time.Second)
+	a.resume(t)
+	l.waitCount(t, "start", 2, 60*time.Second)
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.o == nil || r.o.Result.Output != "done" {
+		t.Fatalf("the task failed after a pause shorter than the lease: %s", r.out)
+	}
+	at := r.o.Decision.Attempts
+	if len(at) != 2 || at[0].Host != "a" || !strings.Contains(at[0].Result, "interrupted") || at[1].Host != "a" || at[1].Result != "completed" {
+		t.Errorf("the outcome's attempts are %+v, want a (interrupted), then a (completed)", at)
+	}
+	if n := l.count(t, "finish", ""); n != 1 {
+		t.Errorf("the task finished %d times, want once:\n%v", n, l.lines(t))
+	}
+}

@@ -112,6 +112,9 @@ type clusterHost struct {
 	env                 map[string]string
 	// log is the current process's stderr.
 	log *watchWriter
+	// http is the address the host serves its dashboard on; empty for
+	// none (--no-http).
+	http string
 }
 
 // testCluster is an etcd and the hosts sharing it.
@@ -129,6 +132,9 @@ type testCluster struct {
 	proxies map[string]*proxy
 	// publishInterval is the hosts' publish_interval; "100ms" when empty.
 	publishInterval string
+	// dashboard is the ID of the host that serves HTTP (its dashboard);
+	// the others serve none.
+	dashboard string
 }
 
 func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
@@ -162,6 +168,11 @@ func (c *testCluster) host(id string) *clusterHost {
 	t.Helper()
 	port := freePort(t)
 	h := &clusterHost{id: id, dataDir: filepath.Join(t.TempDir(), "data")}
+	httpLine := ""
+	if id == c.dashboard {
+		h.http = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		httpLine = fmt.Sprintf("  http   = %q\n", h.http)
+	}
 	h.config = filepath.Join(t.TempDir(), "hearth.hcl")
 	advertise := fmt.Sprintf("127.0.0.1:%d", port)
 	if c.proxied {
@@ -175,7 +186,7 @@ func (c *testCluster) host(id string) *clusterHost {
 	body := c.agents + fmt.Sprintf(`
 server {
   listen = "127.0.0.1:%d"
-  tls {
+%s  tls {
     cert_file      = %q
     key_file       = %q
     client_ca_file = %q
@@ -190,7 +201,7 @@ cluster {
   dial_timeout     = %q
   publish_interval = %q
 }
-`, port, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.dialTimeout, "5s"), cmp.Or(c.publishInterval, "100ms"))
+`, port, httpLine, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.dialTimeout, "5s"), cmp.Or(c.publishInterval, "100ms"))
 	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +217,11 @@ cluster {
 // start starts the host's process and returns once it is in the cluster.
 func (h *clusterHost) start(t testing.TB) {
 	t.Helper()
-	args, _ := json.Marshal([]string{"--data-dir", h.dataDir, "--config", h.config, "serve", "--no-http"})
+	argv := []string{"--data-dir", h.dataDir, "--config", h.config, "serve"}
+	if h.http == "" {
+		argv = append(argv, "--no-http")
+	}
+	args, _ := json.Marshal(argv)
 	h.cmd = exec.Command(os.Args[0])
 	h.cmd.Env = append(os.Environ(), "HEARTH_TEST_MAIN="+string(args), "GORACE=atexit_sleep_ms=0")
 	stdout, err := h.cmd.StdoutPipe()
@@ -299,6 +314,23 @@ func memberOf(hs hearth.Members, id string) (hearth.Member, bool) {
 		}
 	}
 	return hearth.Member{}, false
+}
+
+// placesOn waits until h places a task about dir on host: the view
+// changes through etcd's watch, which the CLI cannot wait on, so h is
+// asked where the task would go until it says so.
+func (h *clusterHost) placesOn(t testing.TB, dir, host string) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, out, _ := run(t, h.env, "place", "scripted", "--dir", dir, "--json")
+		var d hearth.Decision
+		if json.Unmarshal([]byte(out), &d) == nil && d.Host == host {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never places %s on %s: %s", h.id, dir, host, out)
+		}
+	}
 }
 
 // submit submits prompt with hints dirs to h and returns the outcome.
@@ -521,18 +553,7 @@ func TestClusterDrain(t *testing.T) {
 	// SIGTERM while b runs a forwarded task. Its context is one only b
 	// knows (a's session learnt pkg/net/http meanwhile).
 	warm = hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		// The view changes through etcd's watch, which the CLI cannot
-		// wait on: ask a where the task would go until it says b.
-		_, out, _ := run(t, a.env, "place", "scripted", "--dir", "pkg/os", "--json")
-		var d hearth.Decision
-		if json.Unmarshal([]byte(out), &d) == nil && d.Host == "b" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a never places pkg/os on b: %s", out)
-		}
-	}
+	a.placesOn(t, "pkg/os", "b")
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
 	type result struct {
 		o        *hearth.Outcome

@@ -16,6 +16,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -244,6 +245,9 @@ func (m *Main) printRun(d hearth.RunDetail) {
 		fmt.Fprintf(w, "  finished    %s\n", d.Finished.Format(time.DateTime))
 	}
 	fmt.Fprintf(w, "  checkpoint  %d\n", d.Checkpoint)
+	if d.TraceID != "" {
+		fmt.Fprintf(w, "  trace       %s%s\n", d.TraceID, prefixed(" ", m.traceLink(d.TraceID)))
+	}
 	if d.ForkedFrom != "" {
 		fmt.Fprintf(w, "  forked from %s at checkpoint %d\n", d.ForkedFrom, d.ForkedAt)
 	}
@@ -270,7 +274,12 @@ func (m *Main) printRun(d hearth.RunDetail) {
 		if t.Round > 1 {
 			attempt += fmt.Sprintf(" (round %d)", t.Round)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Agent, t.Status, attempt, version, costCell(t.Cost), text.OrDash(t.Session), taskNote(t))
+		note := taskNote(t)
+		if t.TraceID != "" && t.TraceID != d.TraceID {
+			// Its latest attempt ran in an earlier execution of the run.
+			note = strings.TrimPrefix(note+"; trace "+t.TraceID, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Agent, t.Status, attempt, version, costCell(t.Cost), text.OrDash(t.Session), note)
 	}
 	_ = tw.Flush()
 	if len(d.Revisions) > 0 {
@@ -313,6 +322,20 @@ func taskNote(t hearth.RunTaskInfo) string {
 		notes = append(notes, t.Reason)
 	}
 	return strings.Join(notes, "; ")
+}
+
+// traceLink is where the config's telemetry block (trace_url) shows the
+// trace id, in parentheses, or "" when there is no config or it names no
+// trace backend.
+func (m *Main) traceLink(id string) string {
+	if m.configFile() == "" {
+		return ""
+	}
+	cfg, err := m.loadConfig()
+	if err != nil || cfg.Telemetry.TraceURL == "" {
+		return ""
+	}
+	return "(" + telemetry.TraceLink(cfg.Telemetry.TraceURL, id) + ")"
 }
 
 func prefixed(p, s string) string {

@@ -129,7 +129,7 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 		Version: buildInfo().Version, Observe: metrics.Observe, Telemetry: tp}
 	srvOpts := api.Options{Logger: logger.Named("api"), Metrics: metrics}
 	if member != nil {
-		opts.Cluster, srvOpts.Register = member, member.Register
+		opts.Cluster, srvOpts.Register, srvOpts.Cluster = member, member.Register, member
 	}
 	// Leave the cluster before the host stops: the others stop placing
 	// here at once.

@@ -10,7 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -25,29 +24,12 @@ import (
 	"github.com/hearth-dev/hearth/sdk"
 )
 
-// chromium finds the headless browser the dashboard test drives:
-// $HEARTH_CHROMIUM, or Debian's chromium (.ci/run installs it). Without
-// one the test skips, except in CI, where it fails.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("HEARTH_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	testenv.Missing(t, "no chromium to test the dashboard in", "install Debian's chromium package (apt-get install chromium), or set HEARTH_CHROMIUM")
-	return ""
-}
-
 // browser starts a headless chromium for the test. The flags keep it off
 // the network beyond loopback: this machine reaches nothing else.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
+		chromedp.ExecPath(testenv.Chromium(t)),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true),
@@ -243,17 +225,25 @@ func TestDashboardShowsTheHostLive(t *testing.T) {
 		t.Errorf("completed today: %q; want 1", today)
 	}
 
-	// For a person to look at: HEARTH_SCREENSHOT=dash.png keeps it.
-	if shot := os.Getenv("HEARTH_SCREENSHOT"); shot != "" {
-		ctx, cancel := p.deadline()
-		defer cancel()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(shot, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	p.screenshot("HEARTH_SCREENSHOT")
+}
+
+// screenshot keeps the page, for a person to look at, in the file the
+// environment variable env names (HEARTH_SCREENSHOT=dash.png), if any.
+func (p page) screenshot(env string) {
+	p.t.Helper()
+	shot := os.Getenv(env)
+	if shot == "" {
+		return
+	}
+	ctx, cancel := p.deadline()
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		p.t.Fatal(err)
 	}
 }
 

@@ -41,6 +41,14 @@ type Web interface {
 	Config() *config.Config
 }
 
+// Cluster is what the dashboard's cluster view asks of the host's member
+// of its cluster (host/cluster/member's Member implements it): the
+// members as this host sees them, and the forwards it sends and runs.
+type Cluster interface {
+	Members(ctx context.Context) (hearth.Members, error)
+	Forwards(ctx context.Context) ([]hearth.ForwardInFlight, error)
+}
+
 // Dashboard limits: what one snapshot shows.
 const (
 	snapshotRuns      = 12
@@ -94,6 +102,7 @@ const (
 //	GET  /login?code=CODE     signs the browser in (a one-time link)
 //	GET  /api/snapshot        what the dashboard shows, as JSON
 //	GET  /api/runs/{id}       one run, as JSON
+//	GET  /api/cluster         the cluster as this host sees it, as JSON
 //	GET  /api/events          the host's events, as server-sent events
 //	GET  /metrics             Prometheus metrics
 //	POST /hooks/claude-code   Claude Code's HTTP hooks (?agent=NAME)
@@ -129,6 +138,7 @@ func (s *Server) HTTPHandler(token, addr string) http.Handler {
 	}))
 	mux.HandleFunc("GET /api/snapshot", s.serveSnapshot)
 	mux.HandleFunc("GET /api/runs/{id}", s.serveRun)
+	mux.HandleFunc("GET /api/cluster", s.serveCluster)
 	mux.HandleFunc("GET /api/events", s.serveEvents)
 	mux.HandleFunc("POST /hooks/claude-code", s.serveHook)
 	for _, method := range []string{"GET", "POST", "DELETE"} {
@@ -213,6 +223,9 @@ type Snapshot struct {
 	Decisions []hearth.Event       `json:"decisions"`
 	Runs      []RunSummary         `json:"runs"`
 	Today     Today                `json:"today"`
+	// TraceURL is the telemetry block's trace_url: where the page links
+	// a run's or a task's trace ID to ("{trace_id}" in it is replaced).
+	TraceURL string `json:"trace_url,omitempty"`
 }
 
 // RunSummary is a run as the dashboard lists it.
@@ -258,7 +271,8 @@ func (s *Server) Snapshot(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	snap := &Snapshot{Generated: now, Version: st.Version, DataDir: st.DataDir, Started: st.Started,
-		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []hearth.SessionInfo{}, Runs: []RunSummary{}}
+		Threshold: cfg.Matcher.Threshold, Weights: cfg.Matcher.Weights, Sessions: []hearth.SessionInfo{}, Runs: []RunSummary{},
+		TraceURL: cfg.Telemetry.TraceURL}
 	sessions, err := s.web.Sessions(ctx)
 	if err != nil {
 		return nil, err
@@ -386,6 +400,46 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, d)
+}
+
+// ClusterView is what the dashboard's cluster view shows: the members
+// as this host sees them (Clustered false for a host in no cluster;
+// EtcdErr set while it cannot reach etcd, Hosts then being its last
+// view), and the forwards in flight that it sends or runs.
+type ClusterView struct {
+	Generated time.Time `json:"generated"`
+	hearth.Members
+	Forwards []hearth.ForwardInFlight `json:"forwards"`
+}
+
+// ClusterView reads what the dashboard's cluster view shows.
+func (s *Server) ClusterView(ctx context.Context) (*ClusterView, error) {
+	v := &ClusterView{Generated: s.now()}
+	if s.cluster != nil {
+		var err error
+		if v.Members, err = s.cluster.Members(ctx); err != nil {
+			return nil, err
+		}
+		if v.Forwards, err = s.cluster.Forwards(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if v.Hosts == nil {
+		v.Hosts = []hearth.Member{}
+	}
+	if v.Forwards == nil {
+		v.Forwards = []hearth.ForwardInFlight{}
+	}
+	return v, nil
+}
+
+func (s *Server) serveCluster(w http.ResponseWriter, r *http.Request) {
+	v, err := s.ClusterView(r.Context())
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, v)
 }
 
 // serveEvents streams the host's events to the dashboard. Tool uses are

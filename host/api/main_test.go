@@ -20,6 +20,7 @@ import (
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/internal/hostile"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
@@ -110,8 +111,15 @@ func shortTempDir(t testing.TB) string {
 
 // startDaemon starts a daemon for cfg (its DataDir set to a temp
 // directory when empty), with HTTP on a free loopback port unless the
-// config says otherwise.
-func startDaemon(t testing.TB, cfg *config.Config) *daemon {
+// config says otherwise; more change the server's options.
+func startDaemon(t testing.TB, cfg *config.Config, more ...func(*api.Options)) *daemon {
+	t.Helper()
+	return startTracedDaemon(t, cfg, nil, more...)
+}
+
+// startTracedDaemon is startDaemon with the host's tracing tp (nil for
+// none).
+func startTracedDaemon(t testing.TB, cfg *config.Config, tp *telemetry.Provider, more ...func(*api.Options)) *daemon {
 	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(shortTempDir(t), "data")
@@ -125,11 +133,15 @@ func startDaemon(t testing.TB, cfg *config.Config) *daemon {
 	d := &daemon{dir: cfg.DataDir, metrics: api.NewMetrics(), log: &syncBuffer{}}
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: d.log})
 	var err error
-	d.h, err = engine.New(engine.Options{Config: cfg, Logger: logger, Version: "test", Observe: d.metrics.Observe})
+	d.h, err = engine.New(engine.Options{Config: cfg, Logger: logger, Version: "test", Observe: d.metrics.Observe, Telemetry: tp})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.srv = api.NewServer(api.Options{Engine: d.h, Logger: logger, Metrics: d.metrics})
+	opts := api.Options{Engine: d.h, Logger: logger, Metrics: d.metrics}
+	for _, f := range more {
+		f(&opts)
+	}
+	d.srv = api.NewServer(opts)
 	d.l, err = d.srv.Listen(cfg.Server, cfg.DataDir)
 	if err != nil {
 		_ = d.h.Close(context.Background())

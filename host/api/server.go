@@ -48,6 +48,10 @@ type Options struct {
 	// access control: `hearth serve` registers its cluster's peer service
 	// there (host/cluster/member's Member.Register).
 	Register func(grpc.ServiceRegistrar)
+	// Cluster, when set, is what the dashboard's cluster view reads
+	// (GET /api/cluster): `hearth serve` hands it the host's member of
+	// its cluster. Without it the view says the host is in no cluster.
+	Cluster Cluster
 }
 
 // Engine is what the daemon serves: what each of its transports asks.
@@ -75,9 +79,11 @@ type Server struct {
 	// sees it: the gRPC API, the HTTP side and /metrics. (The peer
 	// service is host/cluster/peer's, over its own Handler, registered
 	// through Options.Register.)
-	api     API
-	web     Web
-	status  hearth.StatusReader
+	api    API
+	web    Web
+	status hearth.StatusReader
+	// cluster is Options.Cluster: nil without a cluster.
+	cluster Cluster
 	logger  hclog.Logger
 	metrics *Metrics
 	now     func() time.Time
@@ -102,7 +108,7 @@ func (s *Server) shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // NewServer returns a server for opts.Engine.
 func NewServer(opts Options) *Server {
-	s := &Server{logger: opts.Logger, metrics: opts.Metrics, now: opts.Now, register: opts.Register, closing: make(chan struct{})}
+	s := &Server{logger: opts.Logger, metrics: opts.Metrics, now: opts.Now, register: opts.Register, cluster: opts.Cluster, closing: make(chan struct{})}
 	if opts.Engine != nil {
 		s.api, s.web, s.status = opts.Engine, opts.Engine, opts.Engine
 	}

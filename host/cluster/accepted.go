@@ -28,9 +28,10 @@ const (
 // Accepted is the receiving side of forwarding: what this host knows of
 // each idempotency key it accepted, the rule that a key is run at most
 // once, and which keys it may forget. It does no I/O and takes no locks:
-// host/cluster/member keeps one under its lock, writes each acceptance
-// and each result to the store before it answers, and reads them back at
-// start ([Accepted.Restore]).
+// host/cluster/member keeps one under its lock, writes each acceptance to
+// the store before the task starts and each result just after it answers
+// (the completion in etcd, written before the answer, stands for a result
+// a restart lost), and reads them back at start ([Accepted.Restore]).
 //
 // A key is unknown until accepted; accepted, it is running until its task
 // finishes (done, with the task's result, whatever it was) or is
@@ -173,7 +174,9 @@ func (a *Accepted) prune(now time.Time) []string {
 // failed with err, was stopped by host rather than failed: it was
 // shutting down (the grace period over, tasks are cancelled) or its
 // lease was lost (its fence ended, and the cluster may place the task
-// elsewhere). Such a task is interrupted, not finished: the error wraps
+// elsewhere), or its plugin stopped the task because the host did not
+// answer it in time (err wraps hearth.ErrUnvouched: a pause shorter than
+// the lease, or a starved machine). Such a task is interrupted, not finished: the error wraps
 // ErrInterrupted, and the forwarding host places it elsewhere, which it
 // would do anyway once this host's lease expired; the task is not
 // running here any more. A task that failed of its own accord while the
@@ -184,6 +187,9 @@ func Stopped(host, key, from string, shuttingDown, leaseLost bool, err error) er
 	why := ""
 	if shuttingDown {
 		why = "it is shutting down"
+	}
+	if errors.Is(err, hearth.ErrUnvouched) {
+		why = "it did not answer its plugin in time (paused or starved), and the plugin stopped the task"
 	}
 	if leaseLost {
 		why = "its cluster lease was lost"

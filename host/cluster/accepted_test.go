@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -140,16 +141,22 @@ func TestAcceptedRestore(t *testing.T) {
 // had lost its lease was stopped by the host: interrupted, saying why;
 // one that failed on its own is its result.
 func TestStopped(t *testing.T) {
-	cause := errors.New("plugin cancelled")
+	failed := errors.New("plugin cancelled")
+	unvouched := fmt.Errorf("run task: %w", &hearth.PluginError{Agent: "coder", Op: "run task", Err: hearth.ErrUnvouched})
 	for _, tc := range []struct {
 		shutting, lost bool
+		cause          error
 		want           string
 	}{
-		{false, false, ""},
-		{true, false, "because it is shutting down"},
-		{false, true, "because its cluster lease was lost"},
-		{true, true, "because its cluster lease was lost"},
+		{false, false, failed, ""},
+		{true, false, failed, "because it is shutting down"},
+		{false, true, failed, "because its cluster lease was lost"},
+		{true, true, failed, "because its cluster lease was lost"},
+		{false, false, unvouched, "because it did not answer its plugin in time"},
+		{true, false, unvouched, "because it did not answer its plugin in time"},
+		{false, true, unvouched, "because its cluster lease was lost"},
 	} {
+		cause := tc.cause
 		err := Stopped("b", "key-1", "a", tc.shutting, tc.lost, cause)
 		switch {
 		case tc.want == "" && err != nil:

@@ -34,6 +34,17 @@ const (
 	// DefaultDialTimeout bounds connecting to etcd.
 	DefaultDialTimeout = 5 * time.Second
 
+	// DefaultCompactInterval is how often the member with the lowest ID
+	// compacts etcd's history, to the revision of its previous tick
+	// (etcd.Node.Compact): etcd keeps at most two intervals of hearth's
+	// writes. MinCompactInterval keeps a watch that a short cut or a GC
+	// pause held back able to resume rather than list the cluster again;
+	// MaxCompactInterval keeps the history's growth between compactions
+	// well under etcd's quota (docs/cluster.md, "etcd kept small").
+	DefaultCompactInterval = 5 * time.Minute
+	MinCompactInterval     = time.Minute
+	MaxCompactInterval     = 24 * time.Hour
+
 	// maxHostIDLen keeps host IDs readable in keys and listings.
 	maxHostIDLen = 63
 )
@@ -49,6 +60,7 @@ const (
 //	  lease_ttl        = "10s"   2s to 5m, whole seconds
 //	  publish_interval = "1s"    100ms to 1m
 //	  dial_timeout     = "5s"
+//	  compact_interval = "5m"    1m to 24h
 //	  tls {                      for etcd; all three files, or none
 //	    ca_file   = "ca.pem"
 //	    cert_file = "host.pem"
@@ -69,6 +81,9 @@ type Config struct {
 	LeaseTTL        time.Duration
 	PublishInterval time.Duration
 	DialTimeout     time.Duration
+	// CompactInterval is how often etcd's history is compacted (by the
+	// member with the lowest ID).
+	CompactInterval time.Duration
 }
 
 // TLS holds the files a host presents to etcd and checks it with.
@@ -109,6 +124,9 @@ func (c Config) WithDefaults(hostname, dataDir string) Config {
 	}
 	if c.DialTimeout == 0 {
 		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.CompactInterval == 0 {
+		c.CompactInterval = DefaultCompactInterval
 	}
 	return c
 }
@@ -182,6 +200,9 @@ func (c Config) Validate() error {
 	}
 	if c.DialTimeout <= 0 {
 		bad("dial_timeout", "is "+c.DialTimeout.String(), "set it above 0; "+DefaultDialTimeout.String()+" is the default")
+	}
+	if c.CompactInterval < MinCompactInterval || c.CompactInterval > MaxCompactInterval {
+		bad("compact_interval", "is "+c.CompactInterval.String(), "set it within "+MinCompactInterval.String()+" to "+MaxCompactInterval.String()+"; "+DefaultCompactInterval.String()+" is the default")
 	}
 	return errors.Join(errs...)
 }

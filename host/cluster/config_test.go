@@ -16,8 +16,8 @@ func TestConfigDefaults(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
-	if c.LeaseTTL != DefaultLeaseTTL || c.PublishInterval != DefaultPublishInterval || c.DialTimeout != DefaultDialTimeout {
-		t.Errorf("got ttl %v publish %v dial %v, want the defaults", c.LeaseTTL, c.PublishInterval, c.DialTimeout)
+	if c.LeaseTTL != DefaultLeaseTTL || c.PublishInterval != DefaultPublishInterval || c.DialTimeout != DefaultDialTimeout || c.CompactInterval != DefaultCompactInterval {
+		t.Errorf("got ttl %v publish %v dial %v compact %v, want the defaults", c.LeaseTTL, c.PublishInterval, c.DialTimeout, c.CompactInterval)
 	}
 	if c.HostID != DefaultHostID("box", "/var/lib/hearth") {
 		t.Errorf("got host ID %q, want the default", c.HostID)
@@ -72,6 +72,8 @@ func TestConfigValidate(t *testing.T) {
 		{"ttl fraction", func(c *Config) { c.LeaseTTL = 2500 * time.Millisecond }, "lease_ttl"},
 		{"publish too often", func(c *Config) { c.PublishInterval = time.Millisecond }, "publish_interval"},
 		{"negative dial timeout", func(c *Config) { c.DialTimeout = -1 }, "dial_timeout"},
+		{"compaction too often", func(c *Config) { c.CompactInterval = 59 * time.Second }, "compact_interval"},
+		{"compaction too rare", func(c *Config) { c.CompactInterval = 25 * time.Hour }, "compact_interval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig()

@@ -117,8 +117,9 @@
 // is unknown (a timeout, a connection lost after sending) asks the host
 // about the key and waits while it is running there or while the host,
 // unanswering, is still a member. The receiving host keeps each accepted
-// key and its result, in memory and in its store (durable before it
-// answers), so a repeated forward never starts the task twice, across a
+// key and its result, in memory and in its store (the key durable before
+// the task starts, the result just after the answer, its completion in
+// etcd before it), so a repeated forward never starts the task twice, across a
 // restart of that host too, within its idempotency window (an hour, at
 // most 10,000 keys: docs/cluster.md); [Accepted] is that rule. A key whose task it stopped
 // before it finished (a restart, its lease lost) is answered with

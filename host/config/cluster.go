@@ -19,6 +19,7 @@ type rawCluster struct {
 	LeaseTTL        *string        `hcl:"lease_ttl,optional"`
 	PublishInterval *string        `hcl:"publish_interval,optional"`
 	DialTimeout     *string        `hcl:"dial_timeout,optional"`
+	CompactInterval *string        `hcl:"compact_interval,optional"`
 	TLS             *rawClusterTLS `hcl:"tls,block"`
 	Body            hcl.Body       `hcl:",body"`
 	DefRange        hcl.Range      `hcl:",def_range"`
@@ -48,6 +49,7 @@ func (v *validator) cluster(rc *rawCluster) *cluster.Config {
 		LeaseTTL:        v.duration(rc.LeaseTTL, at("lease_ttl"), "lease_ttl", cluster.DefaultLeaseTTL),
 		PublishInterval: v.duration(rc.PublishInterval, at("publish_interval"), "publish_interval", cluster.DefaultPublishInterval),
 		DialTimeout:     v.duration(rc.DialTimeout, at("dial_timeout"), "dial_timeout", cluster.DefaultDialTimeout),
+		CompactInterval: v.duration(rc.CompactInterval, at("compact_interval"), "compact_interval", cluster.DefaultCompactInterval),
 	}
 	if rc.HostID != nil {
 		c.HostID = *rc.HostID

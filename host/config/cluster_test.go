@@ -17,7 +17,7 @@ func TestClusterBlock(t *testing.T) {
 	c := cfg.Cluster
 	dir, _ := filepath.Abs("testdata/valid")
 	if c == nil || len(c.Endpoints) != 2 || c.Advertise != "10.0.0.7:7420" || c.LeaseTTL != 15*time.Second ||
-		c.PublishInterval != 500*time.Millisecond || c.DialTimeout != cluster.DefaultDialTimeout || c.HostID != "" {
+		c.PublishInterval != 500*time.Millisecond || c.DialTimeout != cluster.DefaultDialTimeout || c.CompactInterval != 30*time.Minute || c.HostID != "" {
 		t.Fatalf("got %+v", c)
 	}
 	if c.TLS == nil || c.TLS.CAFile != filepath.Join(dir, "etcd/ca.pem") || c.TLS.KeyFile != "/etc/hearth/host-key.pem" {
@@ -40,6 +40,7 @@ func TestClusterErrors(t *testing.T) {
 		{"no endpoints", "cluster {\n  advertise = \"a:1\"\n}\n", "t.hcl:1:9", `The argument "endpoints" is required`},
 		{"endpoint element", "cluster {\n  endpoints = [\"http://a:1\", \"a:2\"]\n  advertise = \"a:1\"\n}\n", "t.hcl:2:30", `endpoints[1] "a:2" has no scheme`},
 		{"ttl bounds", "cluster {\n  endpoints = [\"http://a:1\"]\n  advertise = \"a:1\"\n  lease_ttl = \"1s\"\n}\n", "t.hcl:4:15", "lease_ttl is 1s: set it within 2s to 5m0s"},
+		{"compaction bounds", "cluster {\n  endpoints = [\"http://a:1\"]\n  advertise = \"a:1\"\n  compact_interval = \"10s\"\n}\n", "t.hcl:4:22", "compact_interval is 10s: set it within 1m0s to 24h0m0s"},
 		{"bad duration", "cluster {\n  endpoints = [\"http://a:1\"]\n  advertise = \"a:1\"\n  dial_timeout = \"soon\"\n}\n", "t.hcl:4:18", "dial_timeout must be a duration"},
 		{"wildcard advertise", "cluster {\n  endpoints = [\"http://a:1\"]\n  advertise = \"0.0.0.0:7420\"\n}\n", "t.hcl:3:15", "is a wildcard address"},
 		{"host id", "cluster {\n  endpoints = [\"http://a:1\"]\n  advertise = \"a:1\"\n  host_id = \"a b\"\n}\n", "t.hcl:4:13", `host_id "a b" holds ' '`},

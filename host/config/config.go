@@ -84,6 +84,8 @@
 //	cluster.lease_ttl         "10s"  2s to 5m: a dead host leaves after it
 //	cluster.publish_interval  "1s"   100ms to 1m: one etcd write per interval
 //	cluster.dial_timeout      "5s"
+//	cluster.compact_interval  "5m"   1m to 24h: how often the member with
+//	                          the lowest ID compacts etcd's history
 //	store.min_free_space      "256MiB" (store.DefaultMinFreeSpace)  writes
 //	                                  are refused below it; runs pause and
 //	                                  resume once there is room; "0" turns

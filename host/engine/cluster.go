@@ -77,6 +77,7 @@ func (e *Engine) attachCluster() error {
 		Keys:    e.store,
 		Closing: e.closing,
 		Now:     e.now,
+		Tracer:  e.telemetry.TracerProvider().Tracer("github.com/hearth-dev/hearth/host/cluster/member"),
 	})
 }
 

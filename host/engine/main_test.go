@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/hosttest"
+	"github.com/hearth-dev/hearth/internal/otlptest"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -29,11 +30,13 @@ import (
 
 // The test binary doubles as the plugins and hosts these tests need (the
 // helper-process pattern): HEARTH_TEST_PLUGIN makes it a plugin,
-// HEARTH_TEST_HOST a host.
+// HEARTH_TEST_HOST a host, HEARTH_TEST_OTLP_RECEIVER the trace backend
+// BenchmarkTracing exports to.
 const (
 	envPlugin   = "HEARTH_TEST_PLUGIN"
 	envCapacity = "HEARTH_TEST_CAPACITY"
 	envHost     = "HEARTH_TEST_HOST"
+	envReceiver = "HEARTH_TEST_OTLP_RECEIVER"
 )
 
 func TestMain(m *testing.M) {
@@ -44,6 +47,13 @@ func TestMain(m *testing.M) {
 	}
 	if mode := os.Getenv(envHost); mode != "" {
 		os.Exit(runHost(mode))
+	}
+	if os.Getenv(envReceiver) != "" {
+		if err := otlptest.ServeProcess(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	// Nothing a test starts may outlive it. The one goroutine that starts
 	// plugins lives as long as the process, locked to its thread: the

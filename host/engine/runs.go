@@ -34,6 +34,7 @@ func (e *Engine) newRuns() *runs.Runs {
 		Runnable:       e.runnable,
 		Guards:         (*runGuards)(e),
 		Execute:        e.executeRunTask,
+		Tracer:         e.telemetry.TracerProvider().Tracer("github.com/hearth-dev/hearth/host/runs"),
 	})
 }
 

@@ -20,7 +20,13 @@ import (
 // the host closes.
 func tracedHost(t testing.TB, r *otlptest.Receiver, protocol string, cfg *config.Config) (*Engine, *telemetry.Provider) {
 	t.Helper()
-	tp, err := telemetry.Start(context.Background(), telemetry.Settings{Block: true, Protocol: protocol, Endpoint: r.Endpoint(protocol)},
+	return tracedHostAt(t, r.Endpoint(protocol), protocol, cfg)
+}
+
+// tracedHostAt is tracedHost exporting to the receiver at endpoint.
+func tracedHostAt(t testing.TB, endpoint, protocol string, cfg *config.Config) (*Engine, *telemetry.Provider) {
+	t.Helper()
+	tp, err := telemetry.Start(context.Background(), telemetry.Settings{Block: true, Protocol: protocol, Endpoint: endpoint},
 		telemetry.Options{Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)

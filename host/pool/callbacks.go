@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hearth-dev/hearth"
@@ -70,6 +71,10 @@ type callbacks struct {
 	// of its tool uses' spans, and of its questions' when the agent sends
 	// no span context of its own.
 	span trace.SpanContext
+	// spanCtx holds span, and taskAttr names the task: made once, not
+	// for each of the task's tool calls.
+	spanCtx  context.Context
+	taskAttr attribute.KeyValue
 	// reported counts the task's tool-use reports. It is read when Run
 	// returns, which a plugin that died does without waiting for the
 	// reports still on their way.

@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/host/record"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -328,7 +329,9 @@ func (s *session) runTask(ctx context.Context, t hearth.Task, run Run) (sdk.Resu
 	p.mu.Lock()
 	proc := s.proc
 	p.mu.Unlock()
-	calls := &callbacks{s: s, task: t.ID, t: t, run: run, span: trace.SpanContextFromContext(ctx)}
+	sc := trace.SpanContextFromContext(ctx)
+	calls := &callbacks{s: s, task: t.ID, t: t, run: run, span: sc,
+		spanCtx: trace.ContextWithSpanContext(context.Background(), sc), taskAttr: telemetry.AttrTask.String(t.ID)}
 	// A task of a run is given the run's methods (sdk.RunCallbacks); any other
 	// task Callbacks without them.
 	var th sdk.Callbacks = calls

@@ -133,27 +133,44 @@ func (c *callbacks) parent(ctx context.Context) context.Context {
 	if trace.SpanContextFromContext(ctx).IsValid() {
 		return ctx
 	}
-	return trace.ContextWithSpanContext(ctx, c.span)
+	return c.spanCtx
+}
+
+// toolAttrs are the attributes a span about a tool call starts with:
+// what the call was. Paths are left out when there are none: a string
+// slice attribute is built by reflection, the dearest of them.
+func (c *callbacks) toolAttrs(tool string, kind sdk.ToolKind, paths []string, callID string, extra int) []attribute.KeyValue {
+	a := make([]attribute.KeyValue, 0, 5+extra)
+	a = append(a, c.taskAttr, telemetry.AttrTool.String(tool), telemetry.AttrToolKind.String(string(kind)))
+	if len(paths) > 0 {
+		a = append(a, telemetry.AttrToolPaths.StringSlice(paths))
+	}
+	if callID != "" {
+		a = append(a, telemetry.AttrCallID.String(callID))
+	}
+	return a
 }
 
 // CheckToolUse runs the pre_tool_use guards, and notes that the call was
-// asked about; traced, with the verdict.
+// asked about; traced, with the verdict. With the task not sampled it
+// costs one check of the span context, not a span.
 func (c *callbacks) CheckToolUse(ctx context.Context, call sdk.ToolCall) (sdk.Verdict, error) {
-	_, span := c.s.pool.tracer.Start(c.parent(ctx), telemetry.SpanPreToolUse)
-	v, err := c.checkToolUse(call)
-	if span.IsRecording() {
-		span.SetAttributes(telemetry.AttrTask.String(c.task), telemetry.AttrSession.String(c.s.id),
-			telemetry.AttrTool.String(call.Tool), telemetry.AttrToolKind.String(string(call.Kind)),
-			telemetry.AttrToolPaths.StringSlice(call.Paths), telemetry.AttrCallID.String(call.CallID))
-		switch {
-		case err != nil:
-			span.SetStatus(codes.Error, err.Error())
-		case v.Allow:
-			span.SetAttributes(telemetry.AttrVerdict.String("allow"))
-		default:
-			span.SetAttributes(telemetry.AttrVerdict.String("deny"), telemetry.AttrGuard.String(v.Guard), telemetry.AttrGuardWhy.String(v.Reason))
-		}
+	parent := c.parent(ctx)
+	if !trace.SpanContextFromContext(parent).IsSampled() {
+		return c.checkToolUse(call)
 	}
+	_, span := c.s.pool.tracer.Start(parent, telemetry.SpanPreToolUse)
+	v, err := c.checkToolUse(call)
+	a := append(c.toolAttrs(call.Tool, call.Kind, call.Paths, call.CallID, 4), telemetry.AttrSession.String(c.s.id))
+	switch {
+	case err != nil:
+		span.SetStatus(codes.Error, err.Error())
+	case v.Allow:
+		a = append(a, telemetry.AttrVerdict.String("allow"))
+	default:
+		a = append(a, telemetry.AttrVerdict.String("deny"), telemetry.AttrGuard.String(v.Guard), telemetry.AttrGuardWhy.String(v.Reason))
+	}
+	span.SetAttributes(a...)
 	span.End()
 	return v, err
 }
@@ -168,16 +185,11 @@ func (c *callbacks) ReportToolUse(ctx context.Context, u sdk.ToolUse) error {
 	if end.IsZero() {
 		end = c.s.pool.now()
 	}
-	_, span := c.s.pool.tracer.Start(trace.ContextWithSpanContext(ctx, c.span), telemetry.SpanToolUse,
+	_, span := c.s.pool.tracer.Start(c.spanCtx, telemetry.SpanToolUse,
 		trace.WithTimestamp(end.Add(-u.Duration)),
-		trace.WithAttributes(telemetry.AttrTask.String(c.task), telemetry.AttrTool.String(u.Tool),
-			telemetry.AttrToolKind.String(string(u.Kind)), telemetry.AttrToolPaths.StringSlice(u.Paths),
-			telemetry.AttrToolOut.String(u.Outcome.String())))
+		trace.WithAttributes(append(c.toolAttrs(u.Tool, u.Kind, u.Paths, u.CallID, 1), telemetry.AttrToolOut.String(u.Outcome.String()))...))
 	if u.Outcome == sdk.OutcomeError {
 		span.SetStatus(codes.Error, u.Error)
-	}
-	if u.CallID != "" {
-		span.SetAttributes(telemetry.AttrCallID.String(u.CallID))
 	}
 	err := c.reportToolUse(u)
 	span.End(trace.WithTimestamp(end))

@@ -90,6 +90,8 @@ type Process struct {
 	quit     chan struct{} // closed by stop: ends the watcher
 	watched  sync.WaitGroup
 	onExit   func(*hearth.PluginError)
+	// vouch is the bound the plugin was told (Launch.Vouch), 0 when none.
+	vouch time.Duration
 }
 
 // pingTimeout bounds one health check: one interval, at least a second
@@ -109,6 +111,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		logger:  l.Logger,
 		quit:    make(chan struct{}),
 		onExit:  l.OnExit,
+		vouch:   l.Vouch,
 	}
 	fail := func(err error, detail, hint string) (*Process, error) {
 		pe := p.Errorf("start", err, detail, hint)
@@ -356,6 +359,15 @@ func (p *Process) CallError(ctx context.Context, err error) (error, string, stri
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		return hearth.ErrPluginHung, err.Error(), "the agent did not answer in time"
+	}
+	if errors.Is(err, sdk.ErrConnectionLost) && p.vouch > 0 {
+		// The plugin lives but its connection is gone: on a local socket
+		// only the plugin closes it, and a plugin told to vouch does so
+		// when this host stops answering its keep-alive pings within
+		// the bound (a pause, a starved machine). A property of the
+		// event, not of timing here: a crash is an exit, seen above.
+		return hearth.ErrUnvouched, fmt.Sprintf("the plugin lives, but closed its connection after the host did not answer for up to %v", p.vouch),
+			"the host was paused or starved; in a cluster the task is placed again"
 	}
 	return err, "", ""
 }

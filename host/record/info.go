@@ -39,7 +39,7 @@ func (r *Run) Info(offline bool) hearth.RunInfo {
 		Created: r.Created, Started: r.Started, Updated: r.Updated, LastActivity: r.LastActivity, Finished: r.Finished,
 		Budget: r.Budget, Cost: r.Cost, Tasks: r.TasksTotal, Succeeded: r.TasksSucceeded,
 		Failed: r.TasksFailed, Skipped: r.TasksSkipped, Checkpoint: r.Checkpoint,
-		ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt, Abandoned: r.Abandoned,
+		ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt, Abandoned: r.Abandoned, TraceID: r.TraceID,
 	}
 	if info.Tasks > 0 {
 		info.Progress = float64(info.Succeeded) / float64(info.Tasks)

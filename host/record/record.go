@@ -110,6 +110,9 @@ type Run struct {
 	Revisions []hearth.Revision
 	// Counts of the run's tasks by status.
 	TasksTotal, TasksSucceeded, TasksFailed, TasksSkipped int
+	// TraceID is the OpenTelemetry trace of the run's latest execution
+	// (its hearth.run span), empty when it was not traced.
+	TraceID string
 }
 
 // File is a file attached to a run, stored once by content.
@@ -148,6 +151,8 @@ type Task struct {
 	NeedsReview bool
 	Feedback    string
 	Reason      string
+	// TraceID is the trace of the task's latest attempt: its run's then.
+	TraceID string
 }
 
 // Checkpoint is an immutable snapshot of a run (key c/<run>/<seq>):

@@ -38,6 +38,8 @@ type Run struct {
 	// the run writes nothing but its status record (finish), paused for
 	// storeReason.
 	storeErr error
+	// tr are the run's spans (trace.go).
+	tr runTrace
 }
 
 // newRun builds the shell of a run, and its schedule, from its records.
@@ -79,6 +81,9 @@ func (r *Run) writeLocked(eff Effects) Pending {
 	}
 	if evs := eff.Write.Events; len(evs) > 0 {
 		r.m.d.Publish(evs, p)
+	}
+	if c := eff.Write.Checkpoint; c != nil {
+		p = r.traceCheckpointLocked(c, p)
 	}
 	return p
 }
@@ -165,18 +170,22 @@ func (r *Run) loop() {
 // attempt runs one attempt of a task and records how it ended.
 func (r *Run) attempt(a attempt) {
 	defer r.attempts.Done()
+	ctx, span := r.startAttempt(a)
 	var out *hearth.Outcome
 	done, err := r.m.d.Enter()
 	if err == nil {
-		out, err = r.m.d.Execute(r.ctx, a.task, r)
+		out, err = r.m.d.Execute(ctx, a.task, r)
 		done()
 	}
 	r.mu.Lock()
-	pend := r.writeLocked(r.s.Ended(r.now(), a, out, err, context.Cause(r.ctx)))
+	interrupted := context.Cause(r.ctx)
+	pend := r.writeLocked(r.s.Ended(r.now(), a, out, err, interrupted))
+	ending := r.attemptEndedLocked(a, span, out, err, interrupted)
 	r.mu.Unlock()
 	if werr := wait(context.Background(), pend); werr != nil {
 		r.storeFailed(werr)
 	}
+	endSpans(ending)
 	r.signal()
 }
 
@@ -242,6 +251,7 @@ func (r *Run) finish() {
 // handle: err when its end could not be recorded, else a *hearth.RunError
 // for a run that did not complete.
 func (r *Run) release(info hearth.RunInfo, err error) {
+	r.endTrace(info, err)
 	r.cancel(nil)
 	r.m.forget(r)
 	r.handle.info = info

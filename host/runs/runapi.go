@@ -78,7 +78,7 @@ func (m *Runs) Start(ctx context.Context, p *hearth.Pipeline, opts hearth.RunOpt
 	if err := wait(ctx, pend); err != nil {
 		return nil, fmt.Errorf("record run %s: %w", id, err)
 	}
-	return m.launch(r, "started")
+	return m.launch(ctx, r, "started")
 }
 
 // newRunIDFor checks a caller's run ID, or makes one.
@@ -127,22 +127,26 @@ func (m *Runs) attachFiles(paths []string, now time.Time) ([]record.File, []stri
 
 // launch registers r as running in this host, records it as running and
 // starts its loop.
-func (m *Runs) launch(r *Run, why string) (*Handle, error) {
+func (m *Runs) launch(ctx context.Context, r *Run, why string) (*Handle, error) {
 	if err := m.claim(r); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
+	r.startTraceLocked(ctx, why)
 	eff, err := r.s.Launch(r.now(), why)
 	if err != nil {
 		r.mu.Unlock()
+		r.launchFailed(err)
 		m.forget(r)
 		return nil, err
 	}
 	pend := r.writeLocked(eff)
 	r.mu.Unlock()
 	if err := wait(context.Background(), pend); err != nil {
+		err = fmt.Errorf("record run %s as running: %w", r.id, err)
+		r.launchFailed(err)
 		m.forget(r)
-		return nil, fmt.Errorf("record run %s as running: %w", r.id, err)
+		return nil, err
 	}
 	m.wg.Add(1)
 	go r.loop()
@@ -248,7 +252,7 @@ func (m *Runs) Resume(ctx context.Context, id string, opts hearth.ResumeOptions)
 	if err != nil {
 		return nil, err
 	}
-	handle, err := m.resume(r, opts, "resumed")
+	handle, err := m.resume(ctx, r, opts, "resumed")
 	if err != nil {
 		m.forget(r)
 	}
@@ -256,7 +260,7 @@ func (m *Runs) Resume(ctx context.Context, id string, opts hearth.ResumeOptions)
 }
 
 // resume validates r, resets what must run again and launches it.
-func (m *Runs) resume(r *Run, opts hearth.ResumeOptions, why string) (*Handle, error) {
+func (m *Runs) resume(ctx context.Context, r *Run, opts hearth.ResumeOptions, why string) (*Handle, error) {
 	if err := m.checkAgents(r); err != nil {
 		return nil, err
 	}
@@ -282,7 +286,7 @@ func (m *Runs) resume(r *Run, opts hearth.ResumeOptions, why string) (*Handle, e
 	if err != nil {
 		return nil, err
 	}
-	return m.launchClaimed(r, why)
+	return m.launchClaimed(ctx, r, why)
 }
 
 // checkAgents checks that this host runs every agent of r.
@@ -301,9 +305,9 @@ func (m *Runs) checkAgents(r *Run) error {
 }
 
 // launchClaimed is launch for a run load has claimed already.
-func (m *Runs) launchClaimed(r *Run, why string) (*Handle, error) {
+func (m *Runs) launchClaimed(ctx context.Context, r *Run, why string) (*Handle, error) {
 	m.forget(r)
-	return m.launch(r, why)
+	return m.launch(ctx, r, why)
 }
 
 // problemsLocked checks the run's records before it resumes: its tasks'
@@ -384,7 +388,7 @@ func (m *Runs) Fork(ctx context.Context, id string, at uint64, opts hearth.ForkO
 		m.forget(r)
 		return nil, fmt.Errorf("record run %s: %w", head.ID, err)
 	}
-	return m.launchClaimed(r, fmt.Sprintf("forked from %s at checkpoint %d", id, at))
+	return m.launchClaimed(ctx, r, fmt.Sprintf("forked from %s at checkpoint %d", id, at))
 }
 
 // Pause pauses a run. Running in this host, its tasks in flight are
@@ -486,7 +490,7 @@ func (m *Runs) Revisit(ctx context.Context, id, task string, impact hearth.Impac
 		m.forget(r)
 		return nil, err
 	}
-	handle, err := m.resume(r, hearth.ResumeOptions{}, fmt.Sprintf("revisit of %s (%s impact)", task, impact))
+	handle, err := m.resume(ctx, r, hearth.ResumeOptions{}, fmt.Sprintf("revisit of %s (%s impact)", task, impact))
 	if err != nil {
 		m.forget(r)
 	}

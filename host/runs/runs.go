@@ -21,8 +21,10 @@
 // resume, fork, pause, cancel, revisit); runstate.go what a run's tasks
 // may do to it (state sections, checkpoints, files, chunk marks: the
 // pool.Run a task's calls reach); runlife.go the statuses' allowed
-// transitions; retention.go the recovery of interrupted runs and their
-// retention; store.go what the package needs of the store. The design is
+// transitions; trace.go the run's spans (the shell makes them; the
+// schedule only records the trace ID); retention.go the recovery of
+// interrupted runs and their retention; store.go what the package needs
+// of the store. The design is
 // in docs/runs.md.
 //
 // The package imports neither the store nor the pools: a run's records
@@ -38,6 +40,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/contextchain"
@@ -67,12 +70,15 @@ type Deps struct {
 	// Execute places one attempt of a task of run and runs it, with its
 	// quality gate; run is what the task's calls reach (pool.Run).
 	Execute func(ctx context.Context, t hearth.Task, run *Run) (*hearth.Outcome, error)
+	// Tracer makes the runs' spans (trace.go); nil for none.
+	Tracer trace.Tracer
 }
 
 // Runs executes the runs of one engine. Its methods are safe for
 // concurrent use.
 type Runs struct {
-	d Deps
+	d      Deps
+	tracer trace.Tracer
 	// mu guards runs and closed; runs are the runs this engine executes,
 	// or holds while an operation (cancel, revisit) acts on their
 	// records.
@@ -88,7 +94,7 @@ type Runs struct {
 
 // New makes the run engine.
 func New(d Deps) *Runs {
-	return &Runs{d: d, runs: make(map[string]*Run)}
+	return &Runs{d: d, tracer: tracerOf(d), runs: make(map[string]*Run)}
 }
 
 func (m *Runs) now() time.Time { return m.d.Now() }

@@ -618,6 +618,9 @@ func (s *Schedule) start(i int) attempt {
 	rt.TaskID = t.ID
 	rt.Started, rt.Finished, rt.RetryAt = s.now, time.Time{}, time.Time{}
 	rt.Reason = ""
+	// The attempt runs in the run's trace (the shell's hearth.run span
+	// is its task span's parent).
+	rt.TraceID = s.head.TraceID
 	// The attempt counted is the one against the retry limit: failures
 	// use attempts up, interruptions (pause, kill, Ctrl-C) do not, and
 	// a resume starts the count again. t.Attempt, which numbers every

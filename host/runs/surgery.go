@@ -46,6 +46,17 @@ func (s *Schedule) Launch(now time.Time, why string) (Effects, error) {
 	return s.save(record.RunWrite{}), nil
 }
 
+// Traced records the trace the run's execution in this host belongs to
+// (its hearth.run span's), "" when it is not traced; the next write
+// carries it, and each task started from now on takes it.
+func (s *Schedule) Traced(traceID string) { s.head.TraceID = traceID }
+
+// TaskStatus is task i's status as its record says.
+func (s *Schedule) TaskStatus(i int) hearth.TaskStatus { return s.tasks[i].Status }
+
+// Stage is task i's stage, "" when the pipeline has none.
+func (s *Schedule) Stage(i int) string { return s.pipe.Tasks[i].Stage }
+
 // Status is the run's status as its records say.
 func (s *Schedule) Status() hearth.RunStatus { return s.head.Status }
 

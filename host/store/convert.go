@@ -200,7 +200,7 @@ func runToPB(r *record.Run) *storepb.Run {
 		StartedUnixNano: protoconv.UnixNano(r.Started), FinishedUnixNano: protoconv.UnixNano(r.Finished), Budget: r.Budget, Cost: r.Cost,
 		Stage: r.Stage, StateJson: r.State, Checkpoint: r.Checkpoint, ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt,
 		Abandoned: r.Abandoned, TasksTotal: int32(r.TasksTotal), TasksSucceeded: int32(r.TasksSucceeded),
-		TasksFailed: int32(r.TasksFailed), TasksSkipped: int32(r.TasksSkipped),
+		TasksFailed: int32(r.TasksFailed), TasksSkipped: int32(r.TasksSkipped), TraceId: r.TraceID,
 	}
 	if len(r.Chunks) > 0 {
 		m.Chunks = make(map[string]*storepb.ChunkSet, len(r.Chunks))
@@ -236,7 +236,7 @@ func runFromPB(m *storepb.Run) *record.Run {
 		Finished: protoconv.Time(m.GetFinishedUnixNano()), Budget: m.GetBudget(), Cost: m.GetCost(), Stage: m.GetStage(),
 		State: m.GetStateJson(), Checkpoint: m.GetCheckpoint(), ForkedFrom: m.GetForkedFrom(), ForkedAt: m.GetForkedAt(),
 		Abandoned: m.GetAbandoned(), TasksTotal: int(m.GetTasksTotal()), TasksSucceeded: int(m.GetTasksSucceeded()),
-		TasksFailed: int(m.GetTasksFailed()), TasksSkipped: int(m.GetTasksSkipped()),
+		TasksFailed: int(m.GetTasksFailed()), TasksSkipped: int(m.GetTasksSkipped()), TraceID: m.GetTraceId(),
 	}
 	if len(m.GetChunks()) > 0 {
 		r.Chunks = make(map[string][]int, len(m.GetChunks()))
@@ -319,7 +319,7 @@ func taskToPB(t *record.Task) *storepb.RunTask {
 		Name: t.Name, Status: taskStatusToPB[t.Status], Round: int32(t.Round), Attempts: int32(t.Attempts),
 		Failures: int32(t.Failures), Error: t.Error, Errors: t.Errors, Cost: t.Cost, Session: t.Session, TaskId: t.TaskID,
 		StartedUnixNano: protoconv.UnixNano(t.Started), FinishedUnixNano: protoconv.UnixNano(t.Finished), RetryAtUnixNano: protoconv.UnixNano(t.RetryAt),
-		Version: int32(t.Version), NeedsReview: t.NeedsReview, Feedback: t.Feedback, Reason: t.Reason,
+		Version: int32(t.Version), NeedsReview: t.NeedsReview, Feedback: t.Feedback, Reason: t.Reason, TraceId: t.TraceID,
 	}
 }
 
@@ -329,7 +329,7 @@ func taskFromPB(m *storepb.RunTask) *record.Task {
 		Failures: int(m.GetFailures()), Error: m.GetError(), Errors: m.GetErrors(), Cost: m.GetCost(), Session: m.GetSession(),
 		TaskID: m.GetTaskId(), Started: protoconv.Time(m.GetStartedUnixNano()), Finished: protoconv.Time(m.GetFinishedUnixNano()),
 		RetryAt: protoconv.Time(m.GetRetryAtUnixNano()), Version: int(m.GetVersion()), NeedsReview: m.GetNeedsReview(),
-		Feedback: m.GetFeedback(), Reason: m.GetReason(),
+		Feedback: m.GetFeedback(), Reason: m.GetReason(), TraceID: m.GetTraceId(),
 	}
 }
 

@@ -162,7 +162,7 @@ func (s *Store) RunDetail(id string, offline bool) (hearth.RunDetail, error) {
 			Status: rt.Status, Round: rt.Round, Attempt: rt.Attempts, Failures: rt.Failures,
 			Error: rt.Error, Errors: rt.Errors, Cost: rt.Cost, Session: rt.Session,
 			Started: rt.Started, Finished: rt.Finished, RetryAt: rt.RetryAt,
-			Version: rt.Version, NeedsReview: rt.NeedsReview, Feedback: rt.Feedback, Reason: rt.Reason,
+			Version: rt.Version, NeedsReview: rt.NeedsReview, Feedback: rt.Feedback, Reason: rt.Reason, TraceID: rt.TraceID,
 		})
 	}
 	d.Files = s.Files(head.Files)

@@ -96,6 +96,13 @@ const (
 
 	AttrCheckpoint = attribute.Key("hearth.checkpoint.seq")
 	AttrLabel      = attribute.Key("hearth.checkpoint.label")
+
+	// A run's task's stage, and what launched the run ("started",
+	// "resumed", a revisit, a fork).
+	AttrStage  = attribute.Key("hearth.stage")
+	AttrLaunch = attribute.Key("hearth.run.launch")
+	// AttrFrom is the host that forwarded a task.
+	AttrFrom = attribute.Key("hearth.forward.from")
 )
 
 // maxCandidates bounds the candidates a placement span lists.

@@ -530,11 +530,15 @@ func (p *Provider) Relay() *Relay { return p.relay }
 
 // TraceURL is where the trace with id is shown, or "" when the settings
 // name no trace_url.
-func (p *Provider) TraceURL(id string) string {
-	if p.settings.TraceURL == "" || id == "" {
+func (p *Provider) TraceURL(id string) string { return TraceLink(p.settings.TraceURL, id) }
+
+// TraceLink is template (a trace_url) with id in it, or "" when either
+// is empty. (The dashboard fills the template in the page itself.)
+func TraceLink(template, id string) string {
+	if template == "" || id == "" {
 		return ""
 	}
-	return strings.ReplaceAll(p.settings.TraceURL, TraceIDPlaceholder, id)
+	return strings.ReplaceAll(template, TraceIDPlaceholder, id)
 }
 
 // ForceFlush exports every span ended so far, the plugins' relayed ones

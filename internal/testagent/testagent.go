@@ -33,6 +33,9 @@
 //	setsidchild       the same, in a session (and process group) of its own
 //	sdkchild          the same, started with sdk.Command
 //	wait:FILE         block until FILE exists (or ctx is done)
+//	stopmark:FILE=TEXT  when the task's ctx ends before the task does,
+//	                  append "TEXT TASK PID" to FILE as mark does (a test
+//	                  waits on it to know the plugin stopped the task)
 //	touch:FILE        create FILE
 //	cat:FILE          append FILE's content; a file it cannot read fails
 //	ls:DIR            append the names in DIR, sorted, comma-separated;
@@ -449,6 +452,13 @@ func (a *Agent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 			if err := appendLine(file, text); err != nil {
 				return res, err
 			}
+		case "stopmark":
+			file, text, _ := strings.Cut(arg, "=")
+			defer func() {
+				if ctx.Err() != nil {
+					_ = appendLine(file, fmt.Sprintf("%s %s %d", text, t.ID, os.Getpid()))
+				}
+			}()
 		case "mark":
 			file, text, _ := strings.Cut(arg, "=")
 			if err := appendLine(file, fmt.Sprintf("%s %s %d", text, t.ID, os.Getpid())); err != nil {

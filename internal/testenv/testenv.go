@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -17,4 +18,21 @@ func Missing(t testing.TB, what, fix string) {
 		t.Fatalf("%s (CI=true, so this is a failure: .ci/run should have provided it; %s)", what, fix)
 	}
 	t.Skipf("skipping: %s; %s", what, fix)
+}
+
+// Chromium finds the headless browser the dashboard's tests drive:
+// $HEARTH_CHROMIUM, or Debian's chromium (.ci/run installs it). Without
+// one t skips, except in CI, where it fails.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("HEARTH_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	Missing(t, "no chromium to test the dashboard in", "install Debian's chromium package (apt-get install chromium), or set HEARTH_CHROMIUM")
+	return ""
 }

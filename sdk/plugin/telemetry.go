@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -44,7 +45,22 @@ type pluginTracing struct {
 	mu  sync.Mutex
 	tp  *sdktrace.TracerProvider
 	exp *connExporter
+	// ended counts the spans ended in this process; flushed is what it
+	// was when the last flush began. A task whose agent ended no span
+	// since then has nothing to send, and its result does not wait on a
+	// flush: a round trip through the batch processor's goroutine, which
+	// on a busy machine costs milliseconds a task.
+	ended   endCounter
+	flushed atomic.Uint64
 }
+
+// endCounter is a span processor that counts the spans that end.
+type endCounter struct{ n atomic.Uint64 }
+
+func (c *endCounter) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (c *endCounter) OnEnd(sdktrace.ReadOnlySpan)                     { c.n.Add(1) }
+func (c *endCounter) Shutdown(context.Context) error                  { return nil }
+func (c *endCounter) ForceFlush(context.Context) error                { return nil }
 
 // processTracing is the one of this process; Serve enables it.
 var processTracing = &pluginTracing{}
@@ -57,7 +73,7 @@ func (t *pluginTracing) attach(conn *grpc.ClientConn, service, agent, session st
 		t.exp = &connExporter{}
 		res := resource.NewSchemaless(semconv.ServiceName(service),
 			attribute.String("hearth.agent", agent), attribute.String("hearth.session.id", session))
-		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(t.exp), sdktrace.WithResource(res),
+		t.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(t.exp), sdktrace.WithSpanProcessor(&t.ended), sdktrace.WithResource(res),
 			// The host decided: a task's span context says whether it is
 			// sampled, and the agent's spans follow it.
 			sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
@@ -67,7 +83,8 @@ func (t *pluginTracing) attach(conn *grpc.ClientConn, service, agent, session st
 	t.exp.use(conn)
 }
 
-// flush sends the spans ended so far, within flushTimeout.
+// flush sends the spans ended so far, within flushTimeout; it returns at
+// once when none ended since the last flush began.
 func (t *pluginTracing) flush(ctx context.Context) {
 	t.mu.Lock()
 	tp := t.tp
@@ -75,9 +92,22 @@ func (t *pluginTracing) flush(ctx context.Context) {
 	if tp == nil {
 		return
 	}
+	// Every span counted in seen ended before ForceFlush begins, so is
+	// in the batch processor's queue, and is sent by it.
+	seen := t.ended.n.Load()
+	if seen == t.flushed.Load() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 	defer cancel()
-	_ = tp.ForceFlush(ctx)
+	if tp.ForceFlush(ctx) == nil {
+		for {
+			f := t.flushed.Load()
+			if f >= seen || t.flushed.CompareAndSwap(f, seen) {
+				return
+			}
+		}
+	}
 }
 
 // connExporter exports over the current host connection.

@@ -136,7 +136,19 @@ func (w testWriter) Write(b []byte) (int, error) {
 // time, until it is killed or signalled.
 func runHost(mode string) int {
 	python, dir := os.Getenv("HEARTH_PY_TEST_PYTHON"), os.Getenv("HEARTH_PY_TEST_SDK")
-	h, err := hostFromConfig(os.Getenv("HEARTH_PY_TEST_DATA"), agentHCL(python, dir, "", ""), os.Stderr)
+	var (
+		env   []string
+		extra string
+	)
+	if mode == "vouch" {
+		// The variable a cluster's host sets (engine.vouch); set here
+		// through the agent's env, the host needs no cluster. The agent
+		// marks its steps in the test's directory, outside its workspace
+		// (the helper's own temporary directory).
+		env = []string{agentplugin.EnvVouch + "=" + os.Getenv("HEARTH_PY_TEST_VOUCH"), "HEARTH_TEST_CANCELLED=" + os.Getenv("HEARTH_PY_TEST_CANCELLED")}
+		extra = fmt.Sprintf("  write_paths = [%q]", os.Getenv("HEARTH_PY_TEST_MARKS"))
+	}
+	h, err := hostFromConfig(os.Getenv("HEARTH_PY_TEST_DATA"), agentHCL(python, dir, "", extra, env...), os.Stderr)
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -150,6 +162,14 @@ func runHost(mode string) int {
 			return 1
 		}
 		fmt.Println("ready", out.Result.Output)
+		select {}
+	case "vouch":
+		out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: os.Getenv("HEARTH_PY_TEST_PROMPT")})
+		if err != nil {
+			fmt.Println("error", strings.ReplaceAll(err.Error(), "\n", " "))
+			return 1
+		}
+		fmt.Println("outcome", out.Result.Output)
 		select {}
 	case "sigterm":
 		sub, _ := h.Subscribe(context.Background(), hearth.EventFilter{Buffer: 64}) // the engine's never fails

@@ -103,7 +103,7 @@ function renderRuns(s) {
       "data-run": r.id, "data-status": r.status, class: r.id === selectedRun ? "selected" : "",
       onclick: () => { selectedRun = r.id; userSelected = true; render(last); },
     },
-    el("td", {}, el("span", { class: "mono" }, r.id), el("div", { class: "muted" }, r.pipeline)),
+    el("td", {}, el("span", { class: "mono" }, r.id), el("div", { class: "muted" }, r.pipeline), traceLink(r.trace_id)),
     el("td", {}, status(r.status), r.reason && r.status !== "completed" ? el("div", { class: "muted" }, r.reason) : null),
     el("td", {}, r.stage || "-"),
     el("td", { "data-progress": Math.round(r.progress * 100) }, bar(r.progress, `${Math.round(r.progress * 100)}% (${r.succeeded}/${r.tasks})`)),
@@ -170,6 +170,19 @@ function renderGraph(run) {
       el("svg:text", { x: p.x + 6, y: p.y + H / 2 + 4 }, t.name.length > 22 ? t.name.slice(0, 21) + "…" : t.name)));
   }
   svg.replaceChildren(...edges, ...nodes);
+  document.getElementById("task-traces").replaceChildren(...tasks.filter((t) => t.trace_id).map((t) =>
+    el("li", { "data-task": t.name }, el("span", { class: "mono" }, t.name), " ", traceLink(t.trace_id))));
+}
+
+// traceLink shows a run's or a task's trace ID, linked to the trace
+// backend when the config's telemetry block names one (trace_url).
+function traceLink(id) {
+  if (!id) return null;
+  const tmpl = last && last.trace_url;
+  const text = `trace ${id}`;
+  if (!tmpl) return el("div", { class: "trace mono muted", "data-trace": id }, text);
+  return el("div", { class: "trace mono" },
+    el("a", { href: tmpl.replaceAll("{trace_id}", encodeURIComponent(id)), target: "_blank", rel: "noopener", "data-trace": id }, text));
 }
 
 // contributions splits a candidate's total into each factor's share:

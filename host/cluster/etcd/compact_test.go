@@ -14,8 +14,9 @@ import (
 // TestCompactionBoundsTheDatabase publishes under load, accelerated: a
 // session whose ~5 KiB summary changes at every flush, flushed back to
 // back (each flush stands for one publish interval), with the
-// compaction the node runs every compactEvery called every
-// compactEvery/publish_interval flushes (300 at the default 1 s). etcd's
+// compaction the node runs every compact_interval called every
+// compact_interval/publish_interval flushes (300 at the defaults, 5 m
+// and 1 s). etcd's
 // database must stop growing: its size after the second half is within
 // a quarter of its size after the first, and under a third of what
 // was written. HEARTH_COMPACT_FLUSHES sets the flushes (default 3,000:

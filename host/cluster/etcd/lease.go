@@ -36,6 +36,8 @@ type lease struct {
 
 	mu    sync.Mutex
 	until time.Time
+	// why says why the keep-alive stopped, once it has (Done).
+	why string
 }
 
 // keepLease keeps lease id, granted with ttl by a request sent at sent,
@@ -97,6 +99,7 @@ func (l *lease) keep() {
 		}
 		now := time.Now()
 		if !now.Before(until) {
+			l.ended(fmt.Sprintf("no renewal answered within its TTL (%s after the last renewal's send; renewals are sent every %s)", l.ttl+now.Sub(until), every))
 			return
 		}
 		// An attempt that could only answer after the bound is of no use.
@@ -111,11 +114,26 @@ func (l *lease) keep() {
 			next = now.Add(every)
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			// Expired or revoked at etcd (etcd replaced by an empty one).
+			l.ended("etcd no longer knows it (expired or revoked there)")
 			return
 		default:
 			next = time.Now().Add(minBackoff)
 		}
 	}
+}
+
+func (l *lease) ended(why string) {
+	l.mu.Lock()
+	l.why = why
+	l.mu.Unlock()
+}
+
+// Why says why the lease was lost, once Done is closed; "" when it was
+// given up (Orphan).
+func (l *lease) Why() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.why
 }
 
 func later(a, b time.Time) time.Time {

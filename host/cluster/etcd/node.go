@@ -40,14 +40,6 @@ const (
 // costs no write per interval.
 const activityResolution = 10 * time.Second
 
-// compactEvery is how often the cluster's history is compacted: each
-// time, to the revision etcd was at the time before, so that watches
-// that resume within compactEvery find their revision, and etcd keeps
-// at most two intervals of hearth's writes (about 600 revisions per host
-// at the default publish interval) besides the current values. A watch
-// that falls further behind lists again (TestWatchCompacted).
-const compactEvery = 5 * time.Minute
-
 // retryBackoff bounds the wait between attempts to reach etcd again.
 const (
 	minBackoff = 100 * time.Millisecond
@@ -460,7 +452,23 @@ func (n *Node) register(ctx context.Context) error {
 		return fmt.Errorf("cluster: registering host %s with etcd at %v: %w", n.id, n.cfg.Endpoints, err)
 	}
 	lease := g.ID
-	sess := keepLease(n.ctx, n.client, lease, time.Duration(g.TTL)*time.Second, sent)
+	ttl := time.Duration(g.TTL) * time.Second
+	if time.Since(sent) > ttl/3 {
+		// The Grant waited, most likely for the connection to etcd
+		// (after an outage, until gRPC's reconnection backoff fires),
+		// and its send time, the only moment known to precede etcd's
+		// grant, may be most of the TTL ago or all of it: the lease
+		// would be taken for lost at birth, and the host register once
+		// more (issue 26's flakes of TestPartition and
+		// TestClusterEtcdDownAndBack). A renewal sent now, on the
+		// connection that answered, bounds it afresh. If it fails, the
+		// Grant's bound stands.
+		again := time.Now()
+		if r, err := n.client.KeepAliveOnce(ctx, lease); err == nil && r.TTL > 0 {
+			sent, ttl = again, time.Duration(r.TTL)*time.Second
+		}
+	}
+	sess := keepLease(n.ctx, n.client, lease, ttl, sent)
 	fail := func(err error) error {
 		sess.Orphan()
 		rctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout)
@@ -770,10 +778,15 @@ func (n *Node) Compact(ctx context.Context) (int64, error) {
 	return to, nil
 }
 
-// compactLoop compacts once per compactEvery.
+// compactLoop compacts once per compact_interval: each time, to the
+// revision etcd was at the time before, so that watches that resume
+// within the interval find their revision, and etcd keeps at most two
+// intervals of hearth's writes (about 600 revisions per host at the
+// default publish interval and 5 minutes) besides the current values. A
+// watch that falls further behind lists again (TestWatchCompacted).
 func (n *Node) compactLoop() {
 	defer n.wg.Done()
-	t := time.NewTicker(compactEvery)
+	t := time.NewTicker(n.cfg.CompactInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -783,7 +796,7 @@ func (n *Node) compactLoop() {
 		}
 		ctx, cancel := context.WithTimeout(n.ctx, n.cfg.DialTimeout)
 		if rev, err := n.Compact(ctx); err != nil && n.ctx.Err() == nil {
-			n.log.Warn("compacting etcd's history failed; retrying in "+compactEvery.String(), "error", err)
+			n.log.Warn("compacting etcd's history failed; retrying in "+n.cfg.CompactInterval.String(), "error", err)
 		} else if rev > 0 {
 			n.log.Debug("compacted etcd's history", "revision", rev)
 		}
@@ -855,7 +868,7 @@ func (n *Node) lose(sess *lease) bool {
 	close(n.state)
 	n.state = make(chan struct{})
 	n.mu.Unlock()
-	n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL)
+	n.log.Warn("lost the cluster lease; placing locally until etcd answers again", "lease", fmt.Sprintf("%x", sess.Lease()), "ttl", n.cfg.LeaseTTL, "why", sess.Why())
 	return true
 }
 

@@ -50,6 +50,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 
 	"github.com/hearth-dev/hearth"
@@ -176,6 +178,8 @@ type Deps struct {
 	Closing <-chan struct{}
 	// Now is the host's clock.
 	Now func() time.Time
+	// Tracer makes the forward's spans (trace.go); nil for none.
+	Tracer trace.Tracer
 }
 
 // Member is a host's membership of its cluster. Its methods are safe
@@ -208,6 +212,8 @@ type Member struct {
 	// flights are the accepted keys whose tasks have not finished: what
 	// a second forward of the key waits on.
 	flights map[string]*flight
+	// sending are the forwards this host sends now (inflight.go).
+	sending sending
 	// loaded says the keys kept in the store were read (Join).
 	loaded bool
 	// stopping says the host is shutting down: it drains.
@@ -285,6 +291,9 @@ func (m *Member) Attach(d Deps) error {
 	}
 	if m.attached.Load() {
 		return fmt.Errorf("cluster member %s is attached to an engine already; make one member per engine", m.cfg.HostID)
+	}
+	if d.Tracer == nil {
+		d.Tracer = noop.NewTracerProvider().Tracer(scope)
 	}
 	m.d, m.started = d, d.Now()
 	m.runs = cluster.NewRunDirectory(runLister{m}, 5*time.Second, d.Now)

@@ -23,9 +23,39 @@ import (
 // host joined, run here.
 func (m *Member) Submit(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
 	if m.membership() == nil || !p.AcrossHosts() {
-		return m.d.Execute(ctx, t)
+		return m.execute(ctx, t, nil)
 	}
 	return m.submitAcross(ctx, p, t)
+}
+
+// execute runs t here, after the attempts prior made elsewhere. A task
+// whose plugin stopped it because this host did not answer in time
+// (hearth.ErrUnvouched: a pause shorter than the lease, a starved
+// machine) runs again here, once, on a new session: the host held its
+// lease throughout, so no other host can have taken the task over, and
+// failing it for a pause would lose work the cluster promises to finish
+// (a forwarded task so stopped is placed again by the host that sent
+// it, which is the same rule seen from there).
+func (m *Member) execute(ctx context.Context, t hearth.Task, prior []hearth.Attempt) (*hearth.Outcome, error) {
+	out, err := m.d.Execute(ctx, t)
+	if !errors.Is(err, hearth.ErrUnvouched) || ctx.Err() != nil {
+		if out != nil && len(prior) > 0 {
+			out.Decision.Attempts = append(prior, hearth.Attempt{Host: m.cfg.HostID, Session: out.Session, Result: "completed"})
+		}
+		return out, err
+	}
+	stopped := hearth.Attempt{Host: m.cfg.HostID, Result: "interrupted: " + err.Error()}
+	var pe *hearth.PluginError
+	if errors.As(err, &pe) {
+		stopped.Session = pe.Session
+	}
+	m.log.Warn("a task's plugin stopped it while this host did not answer (paused or starved); running the task again here", "task", t.ID, "session", stopped.Session)
+	prior = append(prior, stopped)
+	out, err = m.d.Execute(ctx, t)
+	if out != nil {
+		out.Decision.Attempts = append(prior, hearth.Attempt{Host: m.cfg.HostID, Session: out.Session, Result: "completed"})
+	}
+	return out, err
 }
 
 // Place says where a task would run now, as Submit would decide it:
@@ -50,6 +80,9 @@ func (m *Member) placeAcross(p Pool, t hearth.Task, f *cluster.Forward) (cluster
 // submitAcross runs cluster.Forward's steps for t.
 func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
 	f := cluster.NewForward(t.ID, 0)
+	// What the dashboard's cluster view lists while the forward runs.
+	fl, end := m.sending.start(m.cfg.HostID, t, m.d.Now())
+	defer end()
 	var (
 		res cluster.Result
 		dec hearth.Decision
@@ -57,23 +90,27 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 		// they were then: a host that left is still asked, at its last
 		// address, about a task it completed.
 		sent = make(map[string]hearth.Member)
+		// sends counts the task's sends to other hosts: its forward
+		// spans' attempt numbers.
+		sends int
 	)
 	for s := f.Start(); ; {
+		m.sending.set(fl, func(fl *hearth.ForwardInFlight) { fl.State = forwardState(s.Kind, fl.State) })
 		switch s.Kind {
 		case cluster.StepPlace:
 			var target cluster.Target
 			target, dec = m.placeAcross(p, t, f)
 			if target.Host == "" {
+				end() // not a forward: it runs here
 				hist := f.History()
 				if len(hist) == 0 {
-					return m.d.Execute(ctx, t)
+					return m.execute(ctx, t, nil)
 				}
 				m.log.Info("forward gave up on other hosts; running the task here", "task", t.ID, "attempts", strings.Join(hist, "; "))
-				out, err := m.d.Execute(ctx, t)
-				if out != nil {
-					out.Decision.Attempts = f.Attempts(m.cfg.HostID, out.Session)
-				}
-				return out, err
+				// The attempts so far, without the "completed" that
+				// Attempts adds for this one: execute adds its own.
+				prior := f.Attempts(m.cfg.HostID, "")
+				return m.execute(ctx, t, prior[:len(prior)-1])
 			}
 			if target.Session != "" {
 				// This host's next decision sees the session as knowing
@@ -90,7 +127,9 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				continue
 			}
 			sent[mm.ID] = mm
-			r, err := m.forward(ctx, mm, s.Target.Session, t)
+			m.sending.sent(fl, mm.ID, s.Target.Session, m.d.Now())
+			sends++
+			r, err := m.tracedForward(ctx, mm, s.Target.Session, t, sends)
 			if err == nil {
 				res = r
 			}
@@ -160,6 +199,22 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			return nil, s.Err
 		}
 	}
+}
+
+// forwardState is what a forward in flight does at step k, as the
+// cluster view says it; state before the step otherwise.
+func forwardState(k cluster.StepKind, before string) string {
+	switch k {
+	case cluster.StepPlace:
+		return hearth.ForwardPlacing
+	case cluster.StepAsk:
+		return hearth.ForwardAsking
+	case cluster.StepWait:
+		return hearth.ForwardWaiting
+	case cluster.StepCheck:
+		return hearth.ForwardChecking
+	}
+	return before
 }
 
 // ownTimeout turns the end of a call's own timeout (a host or etcd that

@@ -23,6 +23,7 @@ import (
 	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/host/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/internal/wire"
+	"github.com/hearth-dev/hearth/internal/tracecontext"
 )
 
 // KeepaliveTime is how long a connection to another host may be silent
@@ -164,7 +165,9 @@ func (p *Client) Forward(ctx context.Context, m hearth.Member, session, key stri
 	}
 	req := &peerpb.ForwardRequest{Key: key, From: p.self, Session: session, Task: &apipb.SubmitTaskRequest{
 		Agent: t.Agent, Id: t.ID, Name: t.Name, Prompt: t.Prompt, Hints: wire.Hints(t.Hints), Metadata: t.Metadata}}
-	reply, err := c.rpc.Forward(ctx, req)
+	// The forwarding host's span goes with the task: the receiving
+	// host's spans of it join the same trace.
+	reply, err := c.rpc.Forward(tracecontext.Outgoing(ctx), req)
 	if err != nil {
 		return cluster.Result{}, peerError(m, "forwarding task "+key, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/host/internal/peerpb"
 	"github.com/hearth-dev/hearth/host/internal/wire"
+	"github.com/hearth-dev/hearth/internal/tracecontext"
 )
 
 // The peer service (peer.proto): what the hosts of a cluster call on one
@@ -72,7 +73,7 @@ func (p server) Forward(ctx context.Context, req *peerpb.ForwardRequest) (*peerp
 	tr := req.GetTask()
 	t := hearth.Task{Agent: tr.GetAgent(), ID: tr.GetId(), Name: tr.GetName(), Prompt: tr.GetPrompt(),
 		Hints: wire.HintsOf(tr.GetHints()), Metadata: tr.GetMetadata()}
-	r, err := p.h.RunForwarded(ctx, req.GetFrom(), req.GetKey(), req.GetSession(), t)
+	r, err := p.h.RunForwarded(tracecontext.Incoming(ctx), req.GetFrom(), req.GetKey(), req.GetSession(), t)
 	if err != nil {
 		reason := ""
 		switch {

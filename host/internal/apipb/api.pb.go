@@ -2648,6 +2648,7 @@ type RunInfo struct {
 	ForkedAt             uint64                 `protobuf:"varint,20,opt,name=forked_at,json=forkedAt,proto3" json:"forked_at,omitempty"`
 	Abandoned            bool                   `protobuf:"varint,21,opt,name=abandoned,proto3" json:"abandoned,omitempty"`
 	Interrupted          bool                   `protobuf:"varint,22,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	TraceId              string                 `protobuf:"bytes,23,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -2834,6 +2835,13 @@ func (x *RunInfo) GetInterrupted() bool {
 		return x.Interrupted
 	}
 	return false
+}
+
+func (x *RunInfo) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
 }
 
 // RunUpdate is one message of a run's stream.
@@ -3107,6 +3115,7 @@ type RunTask struct {
 	NeedsReview      bool                   `protobuf:"varint,17,opt,name=needs_review,json=needsReview,proto3" json:"needs_review,omitempty"`
 	Feedback         string                 `protobuf:"bytes,18,opt,name=feedback,proto3" json:"feedback,omitempty"`
 	Reason           string                 `protobuf:"bytes,19,opt,name=reason,proto3" json:"reason,omitempty"`
+	TraceId          string                 `protobuf:"bytes,20,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -3270,6 +3279,13 @@ func (x *RunTask) GetFeedback() string {
 func (x *RunTask) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *RunTask) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
 	}
 	return ""
 }
@@ -4566,7 +4582,7 @@ const file_api_proto_rawDesc = "" +
 	"\x06RunRef\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\"\"\n" +
 	"\x0eDeleteRunReply\x12\x10\n" +
-	"\x03run\x18\x01 \x01(\tR\x03run\"\xb0\x05\n" +
+	"\x03run\x18\x01 \x01(\tR\x03run\"\xcb\x05\n" +
 	"\aRunInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bpipeline\x18\x02 \x01(\tR\bpipeline\x12\x16\n" +
@@ -4593,7 +4609,8 @@ const file_api_proto_rawDesc = "" +
 	"forkedFrom\x12\x1b\n" +
 	"\tforked_at\x18\x14 \x01(\x04R\bforkedAt\x12\x1c\n" +
 	"\tabandoned\x18\x15 \x01(\bR\tabandoned\x12 \n" +
-	"\vinterrupted\x18\x16 \x01(\bR\vinterrupted\"\xab\x01\n" +
+	"\vinterrupted\x18\x16 \x01(\bR\vinterrupted\x12\x19\n" +
+	"\btrace_id\x18\x17 \x01(\tR\atraceId\"\xab\x01\n" +
 	"\tRunUpdate\x122\n" +
 	"\astarted\x18\x01 \x01(\v2\x16.hearth.api.v1.RunInfoH\x00R\astarted\x12,\n" +
 	"\x05event\x18\x02 \x01(\v2\x14.hearth.api.v1.EventH\x00R\x05event\x122\n" +
@@ -4606,7 +4623,7 @@ const file_api_proto_rawDesc = "" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x18\n" +
 	"\aoutputs\x18\x02 \x01(\bR\aoutputs\x12 \n" +
 	"\vcheckpoints\x18\x03 \x01(\bR\vcheckpoints\x12\x16\n" +
-	"\x06events\x18\x04 \x01(\x05R\x06events\"\xa0\x04\n" +
+	"\x06events\x18\x04 \x01(\x05R\x06events\"\xbb\x04\n" +
 	"\aRunTask\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x14\n" +
@@ -4628,7 +4645,8 @@ const file_api_proto_rawDesc = "" +
 	"\aversion\x18\x10 \x01(\x05R\aversion\x12!\n" +
 	"\fneeds_review\x18\x11 \x01(\bR\vneedsReview\x12\x1a\n" +
 	"\bfeedback\x18\x12 \x01(\tR\bfeedback\x12\x16\n" +
-	"\x06reason\x18\x13 \x01(\tR\x06reason\"Z\n" +
+	"\x06reason\x18\x13 \x01(\tR\x06reason\x12\x19\n" +
+	"\btrace_id\x18\x14 \x01(\tR\atraceId\"Z\n" +
 	"\x04File\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x16\n" +

@@ -229,7 +229,7 @@ func RunInfo(r hearth.RunInfo) *apipb.RunInfo {
 		LastActivityUnixNano: protoconv.UnixNano(r.LastActivity), FinishedUnixNano: protoconv.UnixNano(r.Finished), Budget: r.Budget, Cost: r.Cost,
 		Tasks: int32(r.Tasks), Succeeded: int32(r.Succeeded), Failed: int32(r.Failed), Skipped: int32(r.Skipped),
 		Progress: r.Progress, Checkpoint: r.Checkpoint, ForkedFrom: r.ForkedFrom, ForkedAt: r.ForkedAt,
-		Abandoned: r.Abandoned, Interrupted: r.Interrupted,
+		Abandoned: r.Abandoned, Interrupted: r.Interrupted, TraceId: r.TraceID,
 	}
 }
 
@@ -241,7 +241,7 @@ func RunInfoOf(m *apipb.RunInfo) hearth.RunInfo {
 		LastActivity: protoconv.Time(m.GetLastActivityUnixNano()), Finished: protoconv.Time(m.GetFinishedUnixNano()), Budget: m.GetBudget(),
 		Cost: m.GetCost(), Tasks: int(m.GetTasks()), Succeeded: int(m.GetSucceeded()), Failed: int(m.GetFailed()),
 		Skipped: int(m.GetSkipped()), Progress: m.GetProgress(), Checkpoint: m.GetCheckpoint(), ForkedFrom: m.GetForkedFrom(),
-		ForkedAt: m.GetForkedAt(), Abandoned: m.GetAbandoned(), Interrupted: m.GetInterrupted(),
+		ForkedAt: m.GetForkedAt(), Abandoned: m.GetAbandoned(), Interrupted: m.GetInterrupted(), TraceID: m.GetTraceId(),
 	}
 }
 
@@ -255,7 +255,7 @@ func RunDetail(d hearth.RunDetail) *apipb.RunDetail {
 			Name: t.Name, Agent: t.Agent, Stage: t.Stage, DependsOn: t.DependsOn, Status: string(t.Status), Round: int32(t.Round),
 			Attempt: int32(t.Attempt), Failures: int32(t.Failures), Error: t.Error, Errors: t.Errors, Cost: t.Cost, Session: t.Session,
 			StartedUnixNano: protoconv.UnixNano(t.Started), FinishedUnixNano: protoconv.UnixNano(t.Finished), RetryAtUnixNano: protoconv.UnixNano(t.RetryAt),
-			Version: int32(t.Version), NeedsReview: t.NeedsReview, Feedback: t.Feedback, Reason: t.Reason,
+			Version: int32(t.Version), NeedsReview: t.NeedsReview, Feedback: t.Feedback, Reason: t.Reason, TraceId: t.TraceID,
 		})
 	}
 	for _, f := range d.Files {
@@ -296,7 +296,7 @@ func RunDetailOf(m *apipb.RunDetail) hearth.RunDetail {
 			Round: int(t.GetRound()), Attempt: int(t.GetAttempt()), Failures: int(t.GetFailures()), Error: t.GetError(),
 			Errors: t.GetErrors(), Cost: t.GetCost(), Session: t.GetSession(), Started: protoconv.Time(t.GetStartedUnixNano()),
 			Finished: protoconv.Time(t.GetFinishedUnixNano()), RetryAt: protoconv.Time(t.GetRetryAtUnixNano()), Version: int(t.GetVersion()),
-			NeedsReview: t.GetNeedsReview(), Feedback: t.GetFeedback(), Reason: t.GetReason(),
+			NeedsReview: t.GetNeedsReview(), Feedback: t.GetFeedback(), Reason: t.GetReason(), TraceID: t.GetTraceId(),
 		})
 	}
 	for _, f := range m.GetFiles() {

@@ -55,6 +55,7 @@ from .errors import (
 from .callbacks import Callbacks, RunCallbacks, new_id
 from .server import PROTOCOL_VERSION, serve
 from .tools import ExecResult, Match, Tools
+from .trace import Span
 
 __version__ = "0.1.0"
 
@@ -83,6 +84,7 @@ __all__ = [
     "ReportRefusedError",
     "Result",
     "RunCallbacks",
+    "Span",
     "StateExporter",
     "StateNotSupportedError",
     "Task",

@@ -25,6 +25,7 @@ from ._log import FieldsAdapter
 from ._tls import Material
 from .contract import Agent, StateExporter
 from .callbacks import Callbacks, CallbacksStub, RunCallbacks
+from .trace import EXPORT_METHOD, EXPORT_TIMEOUT, ExportRequest, ExportResponse, TaskTracer
 
 # How long Attach waits for the host to name its callbacks' connection on
 # the broker stream (go-plugin's GRPCBroker.Dial waits as long).
@@ -179,6 +180,11 @@ class AgentService:
         self._stub: Optional[CallbacksStub] = None
         self._dialer: Optional[Dialer] = None
         self._session = ""
+        self._agent_name = ""
+        # _export sends spans to the host's TraceService; None when the
+        # host does not trace (it names no telemetry_service).
+        self._export: Optional[grpc.UnaryUnaryMultiCallable] = None
+        self._trace_service = ""
 
     def _failed(self, method: str, exc: BaseException) -> None:
         if not isinstance(exc, errors.HearthError):
@@ -208,6 +214,13 @@ class AgentService:
             self._stub = CallbacksStub(channel)
             self._dialer = dialer
             self._session = request.session_id
+            self._agent_name = request.agent
+            self._trace_service = request.telemetry_service
+            self._export = None
+            if request.telemetry_service:
+                self._export = channel.unary_unary(
+                    EXPORT_METHOD, request_serializer=ExportRequest.SerializeToString, response_deserializer=ExportResponse.FromString
+                )
         return pb.AttachResponse()
 
     def close(self) -> None:
@@ -224,6 +237,7 @@ class AgentService:
         task.trace_context = {k: v for k, v in (context.invocation_metadata() or ()) if k in _TRACE_HEADERS and isinstance(v, str)}
         with self._lock:
             stub, session, dialer = self._stub, self._session, self._dialer
+            export, service, agent_name = self._export, self._trace_service, self._agent_name
         # The task's calls go on a channel of its own, which a cancellation
         # closes: that ends the calls in flight, which a blocking call
         # cannot otherwise be. Its tool-use stream is on the session's
@@ -237,8 +251,26 @@ class AgentService:
             remaining = None
         deadline = time.monotonic() + remaining if remaining is not None else None
         logger = FieldsAdapter(self._logger, {"session": task.session, "task": task.id})
+        tracer: Optional[TaskTracer] = None
+        if export is not None:
+            # The resource the Go SDK gives a plugin's spans.
+            resource = {"service.name": service, "hearth.agent": agent_name, "hearth.session.id": session}
+
+            def send(req: Any, export: grpc.UnaryUnaryMultiCallable = export) -> None:
+                export(req, timeout=EXPORT_TIMEOUT)
+
+            def lost(e: BaseException) -> None:
+                logger.warning("spans not sent to the host", extra={"hearth_fields": {"error": str(e)}})
+
+            tracer = TaskTracer.for_task(task.trace_context, resource, send, lost)
         cb: Callbacks = (RunCallbacks if task.run else Callbacks)(
-            stub, task.id, logger, deadline, calls=CallbacksStub(task_channel) if task_channel else None, close_calls=task_channel.close if task_channel else None
+            stub,
+            task.id,
+            logger,
+            deadline,
+            calls=CallbacksStub(task_channel) if task_channel else None,
+            close_calls=task_channel.close if task_channel else None,
+            tracer=tracer,
         )
         # Called when the call ends, however: a cancellation by the host
         # reaches the agent's code through cb.cancelled and its calls.
@@ -250,6 +282,8 @@ class AgentService:
         except Exception as e:
             self._failed("run", e)
             run_err = e
+        # The agent's spans go before the result, as the Go SDK's do.
+        cb._flush_spans()
         # The result goes back only after every tool-use report is durable
         # on the host, whether or not the task succeeded.
         acked, close_err = cb._close()

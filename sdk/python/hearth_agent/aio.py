@@ -36,15 +36,17 @@ from __future__ import annotations
 import abc
 import asyncio
 import concurrent.futures
+import contextvars
 import logging
 import os
 import threading
-from typing import Any, Awaitable, Callable, Optional, TypeVar, Union
+from typing import Any, Awaitable, Callable, Mapping, Optional, TypeVar, Union
 
 from . import errors
 from .callbacks import Callbacks, RunCallbacks
 from .contract import Agent, File, Info, Result, StateExporter, Task, ToolCall, ToolUse, Verdict
 from .tools import ExecResult, Match, Tools
+from .trace import Span
 
 _T = TypeVar("_T")
 # AsyncTools has a method named list: its annotations name these.
@@ -95,7 +97,14 @@ class AsyncCallbacks:
         self._cb.raise_if_cancelled()
 
     async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
-        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+        # In the coroutine's context: a call made inside one of the
+        # agent's spans carries it (asyncio.to_thread does the same).
+        ctx = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(None, ctx.run, fn, *args)
+
+    def span(self, name: str, attributes: Optional[Mapping[str, Any]] = None) -> Span:
+        """Callbacks.span: ``with cb.span("plan"):`` (a plain ``with``; it does not block)."""
+        return self._cb.span(name, attributes)
 
     async def check(self, call: ToolCall) -> Verdict:
         return await self._run(self._cb.check, call)
@@ -142,7 +151,10 @@ class AsyncTools:
         self._tools = Tools(cb.sync, root)
 
     async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
-        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+        # In the coroutine's context: a call made inside one of the
+        # agent's spans carries it (asyncio.to_thread does the same).
+        ctx = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(None, ctx.run, fn, *args)
 
     async def read(self, path: str) -> bytes:
         return await self._run(self._tools.read, path)

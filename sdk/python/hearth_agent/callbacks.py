@@ -16,13 +16,14 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator, Optional, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
 
 import grpc
 
 from . import _wire, errors
 from ._pb import agent_pb2 as pb
 from .contract import File, Progress, ToolCall, ToolUse, Verdict
+from .trace import Span, TaskTracer, current_traceparent
 
 _M = TypeVar("_M")
 
@@ -86,10 +87,13 @@ class Callbacks:
         deadline: Optional[float] = None,
         calls: Optional[CallbacksStub] = None,
         close_calls: Optional[Callable[[], None]] = None,
+        tracer: Optional[TaskTracer] = None,
     ) -> None:
         # rpc carries the tool-use stream; calls, when given, the unary
         # calls, on a channel that close_calls closes on cancellation.
+        # tracer records the agent's spans when the task is traced.
         self._rpc = rpc
+        self._tracer = tracer
         self._calls = calls if calls is not None else rpc
         self._close_calls = close_calls
         self._task_id = task_id
@@ -160,9 +164,15 @@ class Callbacks:
         if self._calls is None:
             raise errors.NotAttachedError(f"{op}: no host attached to this agent")
         self.raise_if_cancelled()
+        # Inside one of the agent's spans, the call carries its context, so
+        # that what the host records of it (hearth.pre_tool_use) hangs
+        # from that span, as the Go SDK's calls do.
+        tp = current_traceparent(self._tracer)
         try:
             # A blocking call: a future costs a thread hop, twice the round
             # trip. A cancellation closes the task's channel, which ends it.
+            if tp:
+                return method(request, timeout=self.time_remaining(), metadata=(("traceparent", tp),))
             return method(request, timeout=self.time_remaining())
         except grpc.RpcError as e:
             if self._cancel.is_set():
@@ -277,6 +287,23 @@ class Callbacks:
             self._calls.progress if self._calls else _none,
             pb.ProgressReport(task_id=self._task_id, fraction=p.fraction, message=p.message, cost=p.cost),
         )
+
+    def span(self, name: str, attributes: Optional[Mapping[str, Any]] = None) -> Span:
+        """A span of the agent's own in the task's trace, as a context manager.
+
+        ``with cb.span("plan", {"files": 3}) as span: ...``. It is a child
+        of the span open around it (in this thread or asyncio task), else
+        of the task's span; it reaches the host's trace backend through
+        the host, before the task's result. When the host does not trace
+        or the task is not sampled it records nothing
+        (``span.recording`` is False). hearth_agent.trace says more.
+        """
+        return Span(self._tracer, name, attributes)
+
+    def _flush_spans(self) -> None:
+        """Sends the spans the task ended to the host."""
+        if self._tracer is not None:
+            self._tracer.flush()
 
     @property
     def logger(self) -> logging.LoggerAdapter[logging.Logger]:

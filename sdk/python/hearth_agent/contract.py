@@ -147,11 +147,9 @@ class Task:
     trace_context: dict[str, str] = field(default_factory=dict)
     """The W3C trace context of the task's span on the host ("traceparent",
     and "tracestate" when there is one), when the host traces; empty
-    otherwise. Spans started from it join the task's trace::
-
-        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-        ctx = TraceContextTextMapPropagator().extract(task.trace_context)
-        with tracer.start_as_current_span("plan", context=ctx): ...
+    otherwise. ``cb.span("plan")`` starts a span in it, relayed through
+    the host (hearth_agent.trace); an agent with OpenTelemetry's own SDK
+    may extract it with its TraceContextTextMapPropagator instead.
     """
 
 

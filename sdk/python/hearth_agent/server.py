@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import re
 import signal
 import sys
 import threading
@@ -32,6 +33,80 @@ PROTOCOL_VERSION = 2
 # How often the plugin checks that its host is alive (the Go SDK's
 # parentPollInterval): the parent-death signal usually ends it first.
 PARENT_POLL = 0.2
+
+VOUCH_ENV = "HEARTH_PLUGIN_VOUCH"
+"""How long the plugin goes on without hearing from its host (the Go SDK's plugin.EnvVouch).
+
+A duration in Go's syntax ("1.25s", "1m0s"), which a host of a cluster
+sets a third of its lease TTL. The plugin's gRPC server pings the host
+once the connection has been silent for about half of it and closes the
+connection when the host has not answered by the end of it: the task's
+call is then cancelled (``cb.cancelled``, ``cb.wait`` wakes), and an
+agent that honours cancellation stops. A host that is paused (SIGSTOP, a
+VM pause) cannot answer, so its plugins stop their work before its lease
+expires and another host may run the task (docs/cluster.md, "Fencing").
+Unset, a plugin waits for its host however long it is paused.
+"""
+
+# gRPC's least interval between a server's pings (the Go SDK's minPingTime).
+_MIN_PING = 1.0
+
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_NUMBER = re.compile(r"[0-9]*(?:\.[0-9]*)?")
+_GO_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds in ``text``, a duration in Go's syntax (time.ParseDuration).
+
+    Raises ValueError, naming the text, for anything Go would refuse.
+    """
+    s = text
+    sign, signed = 1.0, 0
+    if s[:1] in ("+", "-"):
+        sign, signed = (-1.0 if s[0] == "-" else 1.0), 1
+        s = s[1:]
+    if s == "0":
+        return 0.0
+    if s == "":
+        raise ValueError(f"invalid duration {text!r}: empty")
+    total, pos = 0.0, 0
+    while pos < len(s):
+        m = _GO_PART.match(s, pos)
+        if m is None or m.group(1) in ("", "."):
+            num = _GO_NUMBER.match(s, pos)
+            at, want = (pos, "a number") if num is None or num.group() in ("", ".") else (num.end(), "a unit (ns, us, ms, s, m, h)")
+            raise ValueError(f"invalid duration {text!r} at offset {signed + at}: want {want}")
+        total += float(m.group(1)) * _GO_UNITS[m.group(2)]
+        pos = m.end()
+    if total * 1e9 >= 2**63:
+        raise ValueError(f"invalid duration {text!r}: longer than Go's time.Duration holds (about 292 years)")
+    return sign * total
+
+
+def vouch_options(vouch: str) -> list[tuple[str, object]]:
+    """The gRPC server options that close a silent host's connection within ``vouch``.
+
+    The same bounds as the Go SDK's: a ping after ``max(1 s, vouch/2)`` of
+    silence, answered within the rest of ``vouch`` (at least 100 ms). An
+    unset, unreadable or non-positive ``vouch`` gives none: the plugin
+    waits for its host.
+    """
+    try:
+        d = parse_go_duration(vouch) if vouch else 0.0
+    except ValueError:
+        return []
+    if d <= 0:
+        return []
+    ping = max(_MIN_PING, d / 2)
+    timeout = max(d - ping, 0.1)
+    return [
+        ("grpc.keepalive_time_ms", int(ping * 1000)),
+        ("grpc.keepalive_timeout_ms", int(timeout * 1000)),
+        # Ping while no call is open too, as Go's server does.
+        ("grpc.keepalive_permit_without_calls", 1),
+    ]
+
 
 # Threads serving calls: a session's tasks (up to its capacity), the
 # host's Describe, ExportState and health checks beside them, and the two
@@ -154,7 +229,8 @@ def serve(agent: Union[Agent, AsyncAgent]) -> NoReturn:
     server = grpc.server(
         concurrent.futures.ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="hearth-rpc"),
         handlers=_services.handlers(service, broker, stdio, done.set),
-        options=[("grpc.max_receive_message_length", 2**31 - 1), ("grpc.max_send_message_length", 2**31 - 1)],
+        options=[("grpc.max_receive_message_length", 2**31 - 1), ("grpc.max_send_message_length", 2**31 - 1)]
+        + vouch_options(os.environ.get(VOUCH_ENV, "")),
     )
     path = _socket_path()
     if tls is not None:

@@ -3,8 +3,12 @@
 Its prompt is steps separated by ";", each "verb" or "verb:arg", as for
 the Go test agent (internal/testagent): echo:X, read:PATH, tool:PATH (the
 Tools helper's read, in the workspace), pid, sleep:SECONDS, hang,
-crash, fail:MSG, permanent:MSG, progress:F, wait:FILE, seen, child,
-traceparent (the task's trace context, as the host sent it),
+crash, fail:MSG, permanent:MSG, progress:F, wait:FILE, touch:FILE
+(creates it), seen, child,
+traceparent (the task's trace context, as the host sent it), span:NAME
+(opens a span of the agent's, attributes hearth.test.step=NAME and
+hearth.test.n=1, around the steps up to its endspan), endspan,
+failspan:NAME (a span left by an exception),
 checks:N (N questions, their p50/p99 round trip in metrics), tools:N (N
 reports of one tool use), cancelled (waits for cancellation, then says
 so in the file named by HEARTH_TEST_CANCELLED), unasked:PATH (reports a
@@ -39,6 +43,7 @@ from hearth_agent import (  # noqa: E402
     PermanentError,
     Result,
     RunCallbacks,
+    Span,
     StateExporter,
     Task,
     Tools,
@@ -73,10 +78,21 @@ class Scripted(Agent, StateExporter):
         out: list[str] = []
         res = Result()
         art = ContextArtifact()
+        spans: list[Span] = []
         for step in task.prompt.split(";"):
             verb, _, arg = step.strip().partition(":")
             if verb == "":
                 continue
+            elif verb == "span":
+                spans.append(cb.span(arg, {"hearth.test.step": arg, "hearth.test.n": 1}).__enter__())
+            elif verb == "endspan":
+                spans.pop().__exit__(None, None, None)
+            elif verb == "failspan":
+                try:
+                    with cb.span(arg):
+                        raise ValueError(f"{arg} failed")
+                except ValueError:
+                    pass
             elif verb == "echo":
                 out.append(arg)
             elif verb in ("read", "ignoredenial"):
@@ -133,6 +149,8 @@ class Scripted(Agent, StateExporter):
                 while not os.path.exists(arg):
                     if cb.wait(0.005):
                         cb.raise_if_cancelled()
+            elif verb == "touch":
+                open(arg, "w").close()
             elif verb == "cancelled":
                 cb.wait()
                 with open(os.environ["HEARTH_TEST_CANCELLED"], "w") as f:

@@ -13,7 +13,7 @@ import random
 import unittest
 from typing import Any, Callable
 
-from hearth_agent import _tls, _wire, server
+from hearth_agent import _tls, _wire, server, trace
 from hearth_agent._pb import agent_pb2 as pb
 
 ROUNDS = 2000
@@ -40,6 +40,34 @@ class FuzzTest(unittest.TestCase):
         for _ in range(ROUNDS):
             s = mutate(rng, rng.choice(seeds).encode()).decode("latin-1")
             self.assertEqual(server.negotiate(s), server.PROTOCOL_VERSION)
+
+    def test_vouch_any_text(self) -> None:
+        # HEARTH_PLUGIN_VOUCH: seconds or ValueError from the parser, and
+        # options or none (the plugin waits for its host) from serve's
+        # reading of it; sdk/python/vouch_test.go holds the parser to Go's.
+        rng = random.Random(26)
+        seeds = ["1.25s", "4s", "1m0s", "0", "-1s", "", ".5ms", "1h2m3.5s", "1\u00b5s", "x"]
+        for _ in range(ROUNDS):
+            text = mutate(rng, rng.choice(seeds).encode()).decode("utf-8", "replace")
+            try:
+                self.assertIsInstance(server.parse_go_duration(text), float)
+            except ValueError:
+                pass
+            opts = server.vouch_options(text)
+            self.assertIn(len(opts), (0, 3), text)
+
+    def test_traceparent_any_text(self) -> None:
+        # The task's traceparent, from the host's metadata: a parse is
+        # either None or IDs that are not all zero, of W3C's lengths.
+        rng = random.Random(4)
+        seeds = ["00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "01-" + "a" * 32 + "-" + "b" * 16 + "-00-x", ""]
+        for _ in range(ROUNDS):
+            s = mutate(rng, rng.choice(seeds).encode()).decode("latin-1")
+            p = trace.parse_traceparent(s)
+            if p is not None:
+                self.assertEqual((len(p[0]), len(p[1])), (16, 8), s)
+                self.assertTrue(any(p[0]) and any(p[1]), s)
+                self.assertIsNotNone(trace.TaskTracer.for_task({"traceparent": s}, {}, lambda r: None) if p[2] else p, s)
 
     def test_tls_pipe_any_bytes(self) -> None:
         rng = random.Random(2)

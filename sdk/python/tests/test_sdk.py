@@ -243,6 +243,20 @@ class WireTest(unittest.TestCase):
         self.assertEqual(server.negotiate("1"), 2)  # the host refuses it, naming both sides
         self.assertEqual(server.handshake_line(2, "unix", "/tmp/p", ""), "1|2|unix|/tmp/p|grpc|")
 
+    def test_vouch_options(self) -> None:
+        # The Go SDK's bounds (sdk/plugin vouchParams): a ping after
+        # max(1 s, vouch/2) of silence, answered within the rest.
+        self.assertEqual(
+            dict(server.vouch_options("1.25s")),
+            {"grpc.keepalive_time_ms": 1000, "grpc.keepalive_timeout_ms": 250, "grpc.keepalive_permit_without_calls": 1},
+        )
+        self.assertEqual(dict(server.vouch_options("1m0s"))["grpc.keepalive_timeout_ms"], 30000)
+        self.assertEqual(dict(server.vouch_options("1s"))["grpc.keepalive_timeout_ms"], 100)
+        for unset in ("", "0", "-3s", "soon"):
+            self.assertEqual(server.vouch_options(unset), [], unset)
+        with self.assertRaisesRegex(ValueError, "offset 2"):
+            server.parse_go_duration("-1x")
+
     def test_times_round_trip(self) -> None:
         t = datetime.datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=datetime.timezone.utc)
         self.assertEqual(_wire.from_unix_nano(_wire.unix_nano(t)), t)

@@ -7,6 +7,7 @@ cluster {
   advertise        = "10.0.0.7:7420"
   lease_ttl        = "15s"
   publish_interval = "500ms"
+  compact_interval = "30m"
   tls {
     ca_file   = "etcd/ca.pem"
     cert_file = "etcd/host.pem"

@@ -1213,8 +1213,11 @@ type Run struct {
 	TasksFailed     int32            `protobuf:"varint,23,opt,name=tasks_failed,json=tasksFailed,proto3" json:"tasks_failed,omitempty"`
 	TasksSkipped    int32            `protobuf:"varint,24,opt,name=tasks_skipped,json=tasksSkipped,proto3" json:"tasks_skipped,omitempty"`
 	StartedUnixNano int64            `protobuf:"varint,25,opt,name=started_unix_nano,json=startedUnixNano,proto3" json:"started_unix_nano,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// trace_id is the OpenTelemetry trace of the run's latest execution
+	// (32 hex digits), empty when it was not traced (older records too).
+	TraceId       string `protobuf:"bytes,26,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
@@ -1420,6 +1423,13 @@ func (x *Run) GetStartedUnixNano() int64 {
 		return x.StartedUnixNano
 	}
 	return 0
+}
+
+func (x *Run) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
 }
 
 type ChunkSet struct {
@@ -2023,7 +2033,10 @@ type RunTask struct {
 	// gate's, or a revisit's reason.
 	Feedback string `protobuf:"bytes,16,opt,name=feedback,proto3" json:"feedback,omitempty"`
 	// reason says why a task is skipped or pending again.
-	Reason        string `protobuf:"bytes,17,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,17,opt,name=reason,proto3" json:"reason,omitempty"`
+	// trace_id is the trace of the task's latest attempt; empty when it
+	// was not traced.
+	TraceId       string `protobuf:"bytes,18,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2173,6 +2186,13 @@ func (x *RunTask) GetFeedback() string {
 func (x *RunTask) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *RunTask) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
 	}
 	return ""
 }
@@ -2471,7 +2491,7 @@ type Forward struct {
 	State            ForwardState `protobuf:"varint,4,opt,name=state,proto3,enum=hearth.store.v1.ForwardState" json:"state,omitempty"`
 	AcceptedUnixNano int64        `protobuf:"varint,5,opt,name=accepted_unix_nano,json=acceptedUnixNano,proto3" json:"accepted_unix_nano,omitempty"`
 	FinishedUnixNano int64        `protobuf:"varint,6,opt,name=finished_unix_nano,json=finishedUnixNano,proto3" json:"finished_unix_nano,omitempty"`
-	// outcome_json is the task's hearth.Outcome as JSON (its documented
+	// outcome_json is the task's host.Outcome as JSON (its documented
 	// form, `hearth submit --json`), for a task that succeeded: it goes
 	// back whole to the forwarding host and is never queried here.
 	OutcomeJson []byte `protobuf:"bytes,7,opt,name=outcome_json,json=outcomeJson,proto3" json:"outcome_json,omitempty"`
@@ -2682,7 +2702,7 @@ const file_store_proto_rawDesc = "" +
 	"\x0eduration_nanos\x18\x14 \x01(\x03R\rdurationNanos\"<\n" +
 	"\n" +
 	"EventChunk\x12.\n" +
-	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events\"\xd0\b\n" +
+	"\x06events\x18\x01 \x03(\v2\x16.hearth.store.v1.EventR\x06events\"\xeb\b\n" +
 	"\x03Run\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bpipeline\x18\x02 \x01(\tR\bpipeline\x122\n" +
@@ -2715,7 +2735,8 @@ const file_store_proto_rawDesc = "" +
 	"\x0ftasks_succeeded\x18\x16 \x01(\x05R\x0etasksSucceeded\x12!\n" +
 	"\ftasks_failed\x18\x17 \x01(\x05R\vtasksFailed\x12#\n" +
 	"\rtasks_skipped\x18\x18 \x01(\x05R\ftasksSkipped\x12*\n" +
-	"\x11started_unix_nano\x18\x19 \x01(\x03R\x0fstartedUnixNano\x1aT\n" +
+	"\x11started_unix_nano\x18\x19 \x01(\x03R\x0fstartedUnixNano\x12\x19\n" +
+	"\btrace_id\x18\x1a \x01(\tR\atraceId\x1aT\n" +
 	"\vChunksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.hearth.store.v1.ChunkSetR\x05value:\x028\x01\x1a<\n" +
@@ -2779,7 +2800,7 @@ const file_store_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\tR\x05agent\x12\x1b\n" +
 	"\treads_all\x18\x02 \x01(\bR\breadsAll\x12\x14\n" +
 	"\x05reads\x18\x03 \x03(\tR\x05reads\x12\x16\n" +
-	"\x06writes\x18\x04 \x03(\tR\x06writes\"\x8d\x04\n" +
+	"\x06writes\x18\x04 \x03(\tR\x06writes\"\xa8\x04\n" +
 	"\aRunTask\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.hearth.store.v1.TaskStatusR\x06status\x12\x14\n" +
@@ -2798,7 +2819,8 @@ const file_store_proto_rawDesc = "" +
 	"\aversion\x18\x0e \x01(\x05R\aversion\x12!\n" +
 	"\fneeds_review\x18\x0f \x01(\bR\vneedsReview\x12\x1a\n" +
 	"\bfeedback\x18\x10 \x01(\tR\bfeedback\x12\x16\n" +
-	"\x06reason\x18\x11 \x01(\tR\x06reason\"\xd5\x01\n" +
+	"\x06reason\x18\x11 \x01(\tR\x06reason\x12\x19\n" +
+	"\btrace_id\x18\x12 \x01(\tR\atraceId\"\xd5\x01\n" +
 	"\n" +
 	"Checkpoint\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x16\n" +
