@@ -15,6 +15,7 @@ import (
 // TestAgentsListConfinement: agents list says, per agent, whether its
 // plugins run confined on this machine, in words and in --json.
 func TestAgentsListConfinement(t *testing.T) {
+	t.Parallel()
 	st := process.Landlock()
 	cfg := writeConfig(t, `
 agent "strict" {
@@ -53,6 +54,7 @@ agent "cc" { external = "claude-code" }
 // TestConfinementOf: what agents list says on a machine without
 // Landlock, for each mode.
 func TestConfinementOf(t *testing.T) {
+	t.Parallel()
 	none := process.LandlockStatus{Reason: "this kernel was built without Landlock (CONFIG_SECURITY_LANDLOCK)"}
 	seven := process.LandlockStatus{ABI: 7}
 	for _, tc := range []struct {
@@ -80,6 +82,7 @@ func TestConfinementOf(t *testing.T) {
 // its config is valid as written, and agents list reads it as the text
 // says.
 func TestReadmeConfinement(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +129,7 @@ func TestReadmeConfinement(t *testing.T) {
 
 // TestPluginsLine: what hearth serve says of its plugins when it starts.
 func TestPluginsLine(t *testing.T) {
+	t.Parallel()
 	seven, none := process.LandlockStatus{ABI: 7}, process.LandlockStatus{Reason: "faked"}
 	agent := func(name string, mode config.Confinement) *config.Agent {
 		a := config.DefaultAgent(name)

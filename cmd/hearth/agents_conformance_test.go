@@ -14,6 +14,7 @@ import (
 // agent (the test agent this binary serves) and the Python SDK's scripted
 // agent, printing every check.
 func TestAgentsTestPassesConformingAgents(t *testing.T) {
+	t.Parallel()
 	t.Run("Go", func(t *testing.T) {
 		code, out, errOut := run(t, nil, "agents", "test", "--env", "HEARTH_TEST_PLUGIN=1", "--env", "GORACE=atexit_sleep_ms=0",
 			"--task", "read:src/a.go;echo:done", "--dir", "src", "--guard", "src/a.go", "--", os.Args[0])
@@ -60,6 +61,7 @@ func TestAgentsTestPassesConformingAgents(t *testing.T) {
 // TestAgentsTestFailsBrokenPythonAgents: each way a Python agent can break
 // the contract fails the check that names it, and the command exits 1.
 func TestAgentsTestFailsBrokenPythonAgents(t *testing.T) {
+	t.Parallel()
 	python := pythontest.Need(t)
 	script, err := filepath.Abs("../../sdk/python/testdata/scripted.py")
 	if err != nil {
@@ -99,6 +101,7 @@ func TestAgentsTestFailsBrokenPythonAgents(t *testing.T) {
 }
 
 func TestAgentsTestNeedsAProgram(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := run(t, nil, "agents", "test", "--task", "x")
 	if code != exitUsage || !strings.Contains(errOut, "name the agent program after --") {
 		t.Errorf("got exit %d, %q; want a usage error naming the fix", code, errOut)

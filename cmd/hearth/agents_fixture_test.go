@@ -102,6 +102,7 @@ func agentsTest(t *testing.T, kind string, extra ...string) (int, string) {
 // tool fails the checks that could not run, saying so; and the fixture
 // is gone afterwards.
 func TestAgentsTestFixture(t *testing.T) {
+	t.Parallel()
 	workdir := t.TempDir()
 	code, out, errOut := run(t, nil, "agents", "test", "--workdir", workdir, "--env", "HEARTH_TEST_PLUGIN=hints", "--env", "GORACE=atexit_sleep_ms=0", "--", os.Args[0])
 	if code != 0 {
@@ -135,6 +136,7 @@ func TestAgentsTestFixture(t *testing.T) {
 // by go-plugin's guesses or a lost connection; a Python agent's traceback
 // is shown whole.
 func TestAgentsTestExplainsADeadProgram(t *testing.T) {
+	t.Parallel()
 	code, out := agentsTest(t, "crash-at-start")
 	if code != exitWork || !strings.Contains(out, "the program exited with status 3") || !strings.Contains(out, "boom: the agent's settings file is missing") ||
 		strings.Contains(out, "architecture") {
@@ -165,6 +167,7 @@ func TestAgentsTestExplainsADeadProgram(t *testing.T) {
 // (hearth_agent.aio) keeps the contract over the real protocol, on the
 // tasks of the fixture, every check running.
 func TestAgentsTestPassesAnAsyncioAgent(t *testing.T) {
+	t.Parallel()
 	python := pythontest.Need(t)
 	script, err := filepath.Abs("../../sdk/python/testdata/async_reader.py")
 	if err != nil {

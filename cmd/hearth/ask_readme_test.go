@@ -118,6 +118,7 @@ func TestAskReadme(t *testing.T) {
 // validates without its key, saying which variable to export, and the
 // commands that only read need none either.
 func TestAskConfigsValidate(t *testing.T) {
+	t.Parallel()
 	if code, out, stderr := run(t, nil, "config", "validate", "../../examples/ask/local.hcl"); code != 0 || strings.Contains(stderr, "Warning") {
 		t.Errorf("local.hcl: exit %d\n%s%s", code, out, stderr)
 	}
@@ -149,6 +150,7 @@ func TestAskConfigsValidate(t *testing.T) {
 // from saved state, and it sends its conversation byte for byte, so
 // the server's prompt cache serves it.
 func TestAskOnALocalServer(t *testing.T) {
+	t.Parallel()
 	f := fakeapi.New("none") // the agent's placeholder for a server that wants no key
 	f.MinCacheTokens = 0
 	f.SpacedArguments = true

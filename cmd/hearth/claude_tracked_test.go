@@ -172,6 +172,7 @@ func TestTrackedClaudeCode(t *testing.T) {
 // the model is told hearth did not check it (the only place a headless
 // run shows it).
 func TestTrackedClaudeCodeDaemonDown(t *testing.T) {
+	t.Parallel()
 	t.Run("deny", func(t *testing.T) {
 		ts := newTracked(t, "deny")
 		ts.hooks(t, "settings.json", "")
@@ -198,6 +199,7 @@ func TestTrackedClaudeCodeDaemonDown(t *testing.T) {
 // .env read never reaches the model, where before 2.1.295 the guards
 // were silently off.
 func TestTrackedClaudeCodeHTTPWithoutToken(t *testing.T) {
+	t.Parallel()
 	ts := newTracked(t, "allow")
 	s := serve(t, map[string]string{"HEARTH_DATA_DIR": filepath.Join(ts.home, ".hearth")}, "--config", ts.cfg)
 	ts.hooks(t, "settings-http.json", s.http)
@@ -221,6 +223,7 @@ func TestTrackedClaudeCodeHTTPWithoutToken(t *testing.T) {
 // through the daemon, and, with the daemon down and --when-unreachable
 // deny, deny it on their own.
 func TestTrackedClaudeCodeHearthHook(t *testing.T) {
+	t.Parallel()
 	ts := newTracked(t, "allow")
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(ts.bin, "hearth-hook"), "../hearth-hook").CombinedOutput(); err != nil {
 		t.Fatalf("build hearth-hook: %v\n%s", err, out)

@@ -118,6 +118,7 @@ func (h *clusterHost) resume(t testing.TB) {
 // says where it went. b, continued, does not complete it either: its
 // lease is lost, and it rejoins.
 func TestClusterPausedHostCompletesOnce(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.leaseTTL = "3s"
 	dir := t.TempDir()

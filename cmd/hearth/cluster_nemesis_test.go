@@ -62,6 +62,7 @@ func nemesisPlanFromEnv() nemesisPlan {
 }
 
 func TestClusterNemesis(t *testing.T) {
+	t.Parallel()
 	plan := nemesisPlanFromEnv()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("HEARTH_NEMESIS_SEED"); s != "" {

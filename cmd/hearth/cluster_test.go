@@ -354,6 +354,7 @@ func (h *clusterHost) submit(t testing.TB, prompt string, dirs ...string) *heart
 // placement within the lease TTL, and the next such task spawns
 // elsewhere; `runs list` through a host shows the owners, c as gone.
 func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	a, b, hc := c.host("a"), c.host("b"), c.host("c")
 
@@ -437,6 +438,7 @@ func TestClusterPlacesOnTheHostWithTheContext(t *testing.T) {
 // back the hosts register again, republish, and placement across them
 // resumes.
 func TestClusterEtcdDownAndBack(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	a, hb := c.host("a"), c.host("b")
 	warm := hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
@@ -479,6 +481,7 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 // the host alone), and joins when etcd answers: a host started then sees
 // it, and it sees that host.
 func TestClusterServeWhileEtcdDown(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.dialTimeout = "1s"
 	c.etcd.stop()
@@ -512,6 +515,7 @@ func TestClusterServeWhileEtcdDown(t *testing.T) {
 // down", the next such task runs on a), the forwarded task completes on
 // b, once, and b leaves and exits cleanly.
 func TestClusterDrain(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	a, hb := c.host("a"), c.host("b")
 	dir := t.TempDir()
@@ -603,6 +607,7 @@ func TestClusterDrain(t *testing.T) {
 // forwarding host places the task again elsewhere, where it completes
 // once. The result comes back to the caller as if nothing happened.
 func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	// The agents' workspace, which holds the task's files: a directory
 	// of its own (testCluster.workspace).
@@ -670,6 +675,7 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 // and the task completes once, on the other host. The restarted host
 // never starts it again.
 func TestClusterForwardInterruptedByARestart(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	// Long enough that b is back before it could be taken for gone: the
 	// forwarding host must hear b's own answer.
@@ -741,6 +747,7 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 // TestConfigHash: hosts whose configs differ only in their listeners and
 // cluster block hash alike; another guard makes another hash.
 func TestConfigHash(t *testing.T) {
+	t.Parallel()
 	load := func(body string) *config.Config {
 		t.Helper()
 		cfg, err := config.Load(writeConfig(t, body), config.Options{})
@@ -766,6 +773,7 @@ func TestConfigHash(t *testing.T) {
 // what to set; a daemon without a cluster block says so in hosts list,
 // and hosts list without a daemon says to start one.
 func TestServeClusterErrors(t *testing.T) {
+	t.Parallel()
 	dead := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	port := freePort(t)
 	for _, tc := range []struct {
@@ -816,6 +824,7 @@ func writeToken(t *testing.T) string {
 // the next task about the same directory, submitted to b, runs on a's
 // session. Without it, b would learn of the session a minute later.
 func TestClusterSeesAPlacementBeforeThePublishInterval(t *testing.T) {
+	t.Parallel()
 	c := newTestCluster(t)
 	c.publishInterval = "1m"
 	a, b := c.host("a"), c.host("b")

@@ -94,6 +94,7 @@ func (s *serving) stop(t testing.TB) int {
 }
 
 func TestServeThenTheCLIGoesThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	s := serve(t, nil)
 	env := map[string]string{"HEARTH_DATA_DIR": s.dataDir}
 
@@ -167,6 +168,7 @@ func hookAnswer(t *testing.T, out string) (decision, reason, notice string) {
 // configured policy decides: go ahead, or deny. Issue 13: the warning
 // went to stderr only, which Claude Code shows in verbose mode alone.
 func TestHookWithoutADaemon(t *testing.T) {
+	t.Parallel()
 	pre := `{"session_id":"s1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/.env"}}`
 	// Fail open: the tool use goes ahead, and the person sees why.
 	code, out, errOut := run(t, map[string]string{"STDIN": pre}, "hook")
@@ -219,6 +221,7 @@ func TestHookWithoutADaemon(t *testing.T) {
 // "deny" but does not load (an agent's program gone, a syntax error
 // further down) fails closed; issue 13 found it quietly failing open.
 func TestHookBrokenConfigFailsClosed(t *testing.T) {
+	t.Parallel()
 	pre := `{"session_id":"s1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/.env"}}`
 	for _, tc := range []struct {
 		name, config, want string
@@ -244,6 +247,7 @@ func TestHookBrokenConfigFailsClosed(t *testing.T) {
 // tool use goes ahead with a message for the person or, failing closed,
 // is denied; it never exits 2.
 func TestHookNeverBlocksOnItsOwnFailures(t *testing.T) {
+	t.Parallel()
 	// A daemon that follows no Claude Code sessions.
 	s := serve(t, nil, "--config", "../../examples/code-tour/hearth.hcl")
 	env := func(stdin string, extra ...string) map[string]string {
@@ -280,6 +284,7 @@ func TestHookNeverBlocksOnItsOwnFailures(t *testing.T) {
 // the plugin died with it and that the CLI then reads the data directory
 // itself, past the socket the daemon left.
 func TestDaemonKilledLeavesNoPluginAndNoLock(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	args, _ := json.Marshal([]string{"--data-dir", dataDir, "serve", "--no-http"})
 	cmd := exec.Command(os.Args[0])
@@ -371,6 +376,7 @@ func alive(pid int) bool {
 // SIGHUP brings in a new guard at once; a file with an error is refused
 // and the running config stays.
 func TestServeReloadsOnSIGHUP(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, "agent \"claude-code\" {\n  external = \"claude-code\"\n}\n")
 	s := serve(t, map[string]string{"HEARTH_CONFIG": cfg})
 	pre := `{"session_id":"s1","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /w"}}`

@@ -18,6 +18,7 @@ import (
 // another user read one from a log), and --revoke signs every browser
 // out and voids the links not yet used.
 func TestServeSignsTheDashboardIn(t *testing.T) {
+	t.Parallel()
 	s := serve(t, nil)
 	if want := filepath.Join(s.dataDir, "token"); s.tokenFile != want {
 		t.Fatalf("serve printed the token file %q; want %q", s.tokenFile, want)
@@ -83,6 +84,7 @@ func TestServeSignsTheDashboardIn(t *testing.T) {
 }
 
 func TestDashboardWithoutADaemon(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := run(t, nil, "dashboard")
 	if code != 1 || !strings.Contains(errOut, "no daemon serves this data directory") || !strings.Contains(errOut, "serve") {
 		t.Errorf("hearth dashboard without a daemon: %d %q", code, errOut)
@@ -96,6 +98,7 @@ func TestDashboardWithoutADaemon(t *testing.T) {
 // token from the daemon's token file in HEARTH_TOKEN. Without the token,
 // every call is refused and nothing is tracked.
 func TestExampleClaudeCodeHTTP(t *testing.T) {
+	t.Parallel()
 	dir := "../../examples/claude-code"
 	s := serve(t, nil, "--config", filepath.Join(dir, "hearth.hcl"))
 	tok, err := os.ReadFile(s.tokenFile)

@@ -69,6 +69,7 @@ func fill(t *testing.T, dir string, free int64) string {
 // task succeeded exactly once, none the store had acknowledged ran again,
 // and hearth verify finds nothing wrong.
 func TestFullFileSystemPausesTheRun(t *testing.T) {
+	t.Parallel()
 	fs := smallFileSystem(t, "96m")
 	var tasks strings.Builder
 	prev := ""

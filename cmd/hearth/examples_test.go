@@ -443,6 +443,7 @@ func TestExampleStudyPlanner(t *testing.T) {
 // session is tracked, the .env read denied, and the session pointed at
 // for new work.
 func TestExampleClaudeCode(t *testing.T) {
+	t.Parallel()
 	dir := "../../examples/claude-code"
 	home := t.TempDir()
 	// The README's setup: the config where the hooks read it.

@@ -15,6 +15,7 @@ import (
 )
 
 func TestFrame(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	d := hearth.RunDetail{RunInfo: hearth.RunInfo{ID: "podcast-1", Pipeline: "podcast", Status: hearth.RunRunning, Stage: "writing",
 		Tasks: 20, Succeeded: 10, Cost: 1.5, Budget: 4}}
@@ -73,6 +74,7 @@ func TestFrame(t *testing.T) {
 }
 
 func TestStateFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	brief := filepath.Join(dir, "brief.json")
 	if err := os.WriteFile(brief, []byte(`{"topic":"tides"}`), 0o644); err != nil {
@@ -164,6 +166,7 @@ func (r oneRun) Run(context.Context, string) (hearth.RunDetail, error) {
 // reuse that says the pool is full comes after the spawn that filled it,
 // however long that spawn's task took.
 func TestPlainLinesInPlacementOrder(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	f := &follower{m: &Main{}, h: oneRun{n: 3}, ctx: context.Background(), w: &out, quiet: true,
 		decisions: map[string]hearth.Decision{}, started: map[string]time.Time{}, finished: map[string]bool{},

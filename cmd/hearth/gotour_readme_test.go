@@ -14,6 +14,7 @@ var shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
 // order, on one data directory: each answers, and the second and third
 // go to the session the first one started, as the README says.
 func TestGotourReadme(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../plugins/gotour/README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // subcommand suggested; every command refuses an unknown flag, and a
 // mistyped flag of its own is suggested. Each is a usage error: exit 2.
 func TestEveryCommandRefusesWhatItDoesNotKnow(t *testing.T) {
+	t.Parallel()
 	var visit func(c *cobra.Command)
 	var groups, commands []*cobra.Command
 	visit = func(c *cobra.Command) {
@@ -78,6 +79,7 @@ func TestEveryCommandRefusesWhatItDoesNotKnow(t *testing.T) {
 // TestRunNamesAMissingPath: a mistyped directory given to hearth run is
 // named, with the one beside it that was probably meant.
 func TestRunNamesAMissingPath(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := run(t, nil, "run", "../../examples/code-tuor")
 	if code != exitUsage || !strings.Contains(stderr, "../../examples/code-tuor: no such file or directory (did you mean ../../examples/code-tour?)") {
 		t.Errorf("exit %d, stderr:\n%s\nwant the missing path named, and the code tour suggested", code, stderr)

@@ -73,6 +73,7 @@ func TestDefaultLayoutsFitTheSandbox(t *testing.T) {
 // command it prints, run as printed, moves it, after which hearth finds
 // the same sessions in the new default with no warning.
 func TestLegacyDataDirMoves(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	state, ws := t.TempDir(), t.TempDir()
 	cfg := writeConfigIn(t, ws, "agent \"gotour\" {\n  bundled = \"gotour\"\n}\n")
@@ -109,6 +110,7 @@ func TestLegacyDataDirMoves(t *testing.T) {
 // directory) dies reading its own installation; the error names the
 // installation to grant with read_paths, not plugin.Serve.
 func TestConfinedInterpreterOutsideNamesTheGrant(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	prefix := filepath.Join(t.TempDir(), "versions", "3.11.7")
 	sh, err := os.ReadFile("/bin/sh")
@@ -140,6 +142,7 @@ func TestConfinedInterpreterOutsideNamesTheGrant(t *testing.T) {
 // after its task as a matter of course; that is not a plugin's crash,
 // and nothing is logged as one.
 func TestFreshPlacementStopsQuietly(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, strings.TrimSuffix(scriptedAgent("scripted"), "}\n")+"  pool {\n    placement = \"fresh\"\n  }\n}\n")
 	for i := range 3 {
 		code, out, stderr := run(t, nil, "--config", cfg, "submit", "scripted", "echo:hi")

@@ -111,6 +111,7 @@ func writeConfigIn(t testing.TB, dir, body string) string {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run(t, nil, "version", "--json")
 	var v versionInfo
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.ProtocolVersion != plugin.ProtocolVersion || v.Go == "" {
@@ -123,6 +124,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestAgentsList(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run(t, nil, "agents", "list")
 	for _, want := range []string{`gotour\s+bundled gotour`, `workshop\s+bundled workshop`, `claude-code\s+external claude-code`} {
 		if code != 0 || !regexp.MustCompile(want).MatchString(out) {
@@ -148,6 +150,7 @@ agent "mine" {
 }
 
 func TestConfigValidate(t *testing.T) {
+	t.Parallel()
 	good := writeConfig(t, `agent "tour" { bundled = "gotour" }`)
 	code, out, _ := run(t, nil, "config", "validate", good)
 	if code != 0 || !strings.Contains(out, "is valid: 1 agent, 0 guards, 0 pipelines") {
@@ -173,6 +176,7 @@ func TestConfigValidate(t *testing.T) {
 // glob reaches below it; validate says so, and names the touches form.
 // A guard written with touches is not flagged.
 func TestConfigValidateFlagsPathsRules(t *testing.T) {
+	t.Parallel()
 	f := writeConfig(t, `agent "tour" { bundled = "gotour" }
 guard "no-env" {
   hook      = "pre_tool_use"
@@ -193,6 +197,7 @@ guard "no-key" {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"frobnicate"},
 		{"submit", "gotour"},
@@ -207,6 +212,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestSubmit(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `agent "gotour" {
   bundled   = "gotour"
   workspace = "`+goSrc(t)+`"
@@ -238,6 +244,7 @@ func TestSubmit(t *testing.T) {
 }
 
 func TestSubmitInterrupted(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `agent "scripted" {
   command = ["`+os.Args[0]+`"]
   env     = { HEARTH_TEST_PLUGIN = "agent" }
@@ -332,6 +339,7 @@ func (w *watchWriter) String() string {
 }
 
 func TestRunCodeTourAndSessions(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"HEARTH_DATA_DIR": t.TempDir()}
 	code, out, errOut := run(t, env, "run", "../../examples/code-tour", "-q")
 	if code != 0 {
@@ -393,6 +401,7 @@ func TestRunCodeTourAndSessions(t *testing.T) {
 }
 
 func TestRunUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	two := writeConfig(t, `agent "g" { bundled = "gotour" }
 pipeline "a" {
@@ -420,6 +429,7 @@ pipeline "b" {
 }
 
 func TestSessionsWithoutDataDir(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := run(t, map[string]string{"HEARTH_DATA_DIR": filepath.Join(t.TempDir(), "none")}, "sessions", "list")
 	if code != exitUsage || !strings.Contains(errOut, "no data directory at") {
 		t.Errorf("got %d %q", code, errOut)
@@ -434,6 +444,7 @@ func TestSessionsWithoutDataDir(t *testing.T) {
 // host that died; the CLI, which could open the directory, shows it as
 // the next host will find it: dormant.
 func TestSessionsAfterACrash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := store.Open(dir, store.Write, store.Options{})
 	if err != nil {
@@ -457,6 +468,7 @@ func TestSessionsAfterACrash(t *testing.T) {
 }
 
 func TestGuardCheckStudyPlanner(t *testing.T) {
+	t.Parallel()
 	cfg := "../../examples/study-planner/hearth.hcl"
 	for file, fired := range map[string]string{
 		"collecting-missing-midterm.json":        "courses-have-midterms",
@@ -484,6 +496,7 @@ func TestGuardCheckStudyPlanner(t *testing.T) {
 }
 
 func TestGuardCheck(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `guard "dates" {
   hook      = "transition"
   condition = "len(dates(state.from, state.to)) > 3"
@@ -519,6 +532,7 @@ func TestGuardCheck(t *testing.T) {
 }
 
 func TestConfigSample(t *testing.T) {
+	t.Parallel()
 	code, out, _ := run(t, nil, "config", "sample")
 	if code != 0 || !strings.Contains(out, `agent "gotour"`) || !strings.Contains(out, "guard \"no-secrets\"") {
 		t.Errorf("got %d %q", code, out)
@@ -529,6 +543,7 @@ func TestConfigSample(t *testing.T) {
 // file is refused with its diagnostics and the old config keeps running;
 // a good one takes effect for the task already running.
 func TestReloadOnSIGHUP(t *testing.T) {
+	t.Parallel()
 	agent := `agent "scripted" {
   command = ["` + os.Args[0] + `"]
   env     = { HEARTH_TEST_PLUGIN = "agent" }
@@ -585,6 +600,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 }
 
 func TestConfigValidateChecksPrograms(t *testing.T) {
+	t.Parallel()
 	missing := writeConfig(t, `agent "ghost" { command = ["/nonexistent/agent"] }`)
 	code, _, errOut := run(t, nil, "config", "validate", missing)
 	if code != exitUsage || !strings.Contains(errOut, `agent "ghost": plugin program not found`) {
@@ -604,6 +620,7 @@ func TestConfigValidateChecksPrograms(t *testing.T) {
 // TestSessionsShowSaysWhyATaskFailed: a failed task's event in `sessions
 // show` carries its error, not only "task-... failed".
 func TestSessionsShowSaysWhyATaskFailed(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"HEARTH_DATA_DIR": t.TempDir()}
 	if code, out, errOut := run(t, env, "submit", "gotour", "summary no/such/pkg", "--dir", "no/such/pkg"); code == 0 {
 		t.Fatalf("a question about a package that does not exist succeeded:\n%s%s", out, errOut)

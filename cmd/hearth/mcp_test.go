@@ -131,6 +131,7 @@ var exampleCalls = []map[string]any{
 // agent as a tool error naming the configured one, and reads the
 // sessions as resources.
 func TestExampleMCP(t *testing.T) {
+	t.Parallel()
 	nodetest.Need(t)
 	path := hearthCommand(t) + string(os.PathListSeparator) + os.Getenv("PATH")
 	stdioPlan := func(dataDir string) map[string]any {

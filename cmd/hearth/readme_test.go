@@ -18,6 +18,7 @@ var hclBlock = regexp.MustCompile("(?s)```hcl\n(.*?)```")
 // and gets the first's artifact beside its prompt, which gotour parses as
 // written.
 func TestReadmeConfigurePipeline(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

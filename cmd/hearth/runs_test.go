@@ -126,6 +126,7 @@ func outputOf(t *testing.T, env map[string]string, id, task string) string {
 // finished task again, then forked from its first checkpoint with a new
 // direction, which leaves it untouched.
 func TestRunsInterruptCancelResumeFork(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
 	if err := syscall.Mkfifo(started, 0o600); err != nil {

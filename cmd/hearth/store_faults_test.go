@@ -37,6 +37,7 @@ func dirHashes(t *testing.T, dir string) map[string]string {
 // (it used to print "no runs" and shrink the tables). On a whole
 // directory the read commands write nothing either.
 func TestReadCommandsNeverWrite(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	env := map[string]string{"HEARTH_DATA_DIR": data}
 	if code, out, stderr := run(t, env, "submit", "gotour", "summary errors", "--dir", "errors"); code != 0 {
@@ -82,6 +83,7 @@ func TestReadCommandsNeverWrite(t *testing.T) {
 // 1, naming the file) a damaged one; a backup restored into a new
 // directory reads the same sessions and verifies clean.
 func TestVerifyBackupRestore(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	env := map[string]string{"HEARTH_DATA_DIR": data}
 	if code, out, stderr := run(t, env, "submit", "gotour", "summary errors", "--dir", "errors"); code != 0 {
@@ -127,6 +129,7 @@ func TestVerifyBackupRestore(t *testing.T) {
 // hearth backup is taken through it, while it serves; the backup restores
 // into a new directory that reads the daemon's sessions.
 func TestBackupThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	s := serve(t, nil)
 	env := map[string]string{"HEARTH_DATA_DIR": s.dataDir}
 	if code, out, stderr := run(t, env, "submit", "gotour", "summary errors", "--dir", "errors"); code != 0 {

@@ -59,6 +59,7 @@ func entries(t *testing.T, dir string) []string {
 // every command refuses, naming it; the next restore removes it and
 // restores.
 func TestInterruptedRestoreLeavesNothing(t *testing.T) {
+	t.Parallel()
 	env, id := ranStore(t)
 	want := views(t, env, id)
 	backup := backupOf(t, env)
@@ -246,6 +247,7 @@ func startDaemon(t *testing.T, env map[string]string) *exec.Cmd {
 // One more is interrupted by the kernel itself, SIGXFSZ at a file-size
 // limit, in the middle of a write.
 func TestInterruptedBackupLeavesNothing(t *testing.T) {
+	t.Parallel()
 	fs := smallFileSystem(t, "640m")
 	env, id := ranStoreIn(t, filepath.Join(fs, "data"))
 	big := filepath.Join(fs, "big")

@@ -133,6 +133,7 @@ func sameHashes(t *testing.T, what string, before, after map[string]string) {
 // table the shortened MANIFEST did not list, and the commands said "no
 // runs".
 func TestTruncatedManifestIsRefused(t *testing.T) {
+	t.Parallel()
 	env, id := ranStore(t)
 	data := env["HEARTH_DATA_DIR"]
 	manifest := filepath.Join(data, "MANIFEST")
@@ -167,6 +168,7 @@ func TestTruncatedManifestIsRefused(t *testing.T) {
 // changing nothing. A value log nothing points into (Badger's garbage,
 // before value-log GC) is left alone, and reads give the data as it was.
 func TestDirectoryFilesAreAccountedFor(t *testing.T) {
+	t.Parallel()
 	env, id := ranStore(t)
 	data := env["HEARTH_DATA_DIR"]
 	cmds := readCommands(t, id)
@@ -279,6 +281,7 @@ func TestDirectoryFilesAreAccountedFor(t *testing.T) {
 // replay is refused by every read command, which names hearth recover
 // and changes nothing; hearth recover replays it, and the reads work.
 func TestReadCommandsDoNotReplay(t *testing.T) {
+	t.Parallel()
 	env, id := ranStore(t)
 	data := env["HEARTH_DATA_DIR"]
 	// A memtable log is what a crash leaves: one with nothing in it

@@ -98,6 +98,7 @@ func crashed(out string) bool {
 // crashes, and no byte of the directory changes. Once space is freed,
 // recover replays it and the run reads as interrupted.
 func TestFullFileSystemRefusesReplay(t *testing.T) {
+	t.Parallel()
 	fs := smallFileSystem(t, "24m")
 	dir := t.TempDir()
 	started := filepath.Join(dir, "started")
@@ -144,6 +145,7 @@ func TestFullFileSystemRefusesReplay(t *testing.T) {
 // writes: it refuses, saying so, without crashing, and leaves nothing;
 // once there is room, the same backup restores.
 func TestRestoreOntoAFullFileSystem(t *testing.T) {
+	t.Parallel()
 	env, id := ranStore(t)
 	want := views(t, env, id)
 	backup := filepath.Join(t.TempDir(), "b.tar")

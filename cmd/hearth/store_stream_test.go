@@ -84,6 +84,7 @@ func sameViews(t *testing.T, what string, got, want map[string]string) {
 // joined by a pipe, restores the store, which reads exactly as the
 // original.
 func TestBackupPipesIntoRestore(t *testing.T) {
+	t.Parallel()
 	env, id := ranStore(t)
 	want := views(t, env, id)
 
@@ -135,6 +136,7 @@ var byteStreamCommands = map[string]bool{"hearth backup": true}
 // byteStreamCommands, each gets the process's stdout itself, and every
 // other command gets it through text.Safe.
 func TestByteStreamsBypassTheTextWriter(t *testing.T) {
+	t.Parallel()
 	var visit func(c *cobra.Command)
 	seen := 0
 	visit = func(c *cobra.Command) {
@@ -184,6 +186,7 @@ func pty(t *testing.T) (master, tty *os.File) {
 // terminal is refused (exit 2, saying how to redirect it), and writes
 // nothing to it.
 func TestByteStreamIsNotWrittenToATerminal(t *testing.T) {
+	t.Parallel()
 	env, _ := ranStore(t)
 	master, tty := pty(t)
 	// What reaches the terminal is read as it comes (a terminal holds a

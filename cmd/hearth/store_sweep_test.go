@@ -139,6 +139,7 @@ func backupDigest(t *testing.T, path string) string {
 // MANIFEST, KEYREGISTRY, DISCARD, files/) through every damage form, and
 // runs every read command on each damaged copy.
 func TestDamageSweep(t *testing.T) {
+	t.Parallel()
 	full := os.Getenv("HEARTH_SWEEP") == "full"
 	env, id := ranStore(t)
 	data := env["HEARTH_DATA_DIR"]

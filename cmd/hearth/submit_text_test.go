@@ -12,6 +12,7 @@ import (
 // says, in the text submit prints, where each attempt went and what came
 // of it, so that one completion is visible without --json.
 func TestSubmitPrintsAttempts(t *testing.T) {
+	t.Parallel()
 	var buf strings.Builder
 	m := &Main{Stdout: &buf}
 	m.printOutcome(&hearth.Outcome{TaskID: "task-1", Session: "workshop-2", Decision: hearth.Decision{

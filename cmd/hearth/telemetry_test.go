@@ -21,6 +21,7 @@ import (
 // client sends its trace context, the daemon takes it), exports them
 // before it exits, and hands the trace ID back in the outcome.
 func TestDaemonTraceJoinsTheCallersTrace(t *testing.T) {
+	t.Parallel()
 	r, err := otlptest.Start()
 	if err != nil {
 		t.Fatal(err)

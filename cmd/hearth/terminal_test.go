@@ -29,6 +29,7 @@ func noControls(t *testing.T, what, out string) {
 // error) reaches the terminal with its escape sequences shown, not
 // obeyed (issue 13); --json stays the JSON of what the agent said.
 func TestTerminalOutputIsNeutralized(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `agent "scripted" {
   command = ["`+os.Args[0]+`"]
   env     = { HEARTH_TEST_PLUGIN = "agent" }

@@ -112,6 +112,7 @@ func (u *newUser) run(line string) string {
 // shows it. Nothing may warn. Only the daemon's dashboard port is
 // changed, to a free one.
 func TestReadmeFirstSteps(t *testing.T) {
+	t.Parallel()
 	u := newUserShell(t)
 
 	quick := readmeLines(t, readmeSection(t, "## Quick start"))

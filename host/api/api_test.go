@@ -23,6 +23,7 @@ import (
 )
 
 func TestSubmitReusesAWarmSessionThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx := context.Background()
 	task := func(path string) hearth.Task {
@@ -65,6 +66,7 @@ func TestSubmitReusesAWarmSessionThroughTheDaemon(t *testing.T) {
 }
 
 func TestErrorsKeepTheirKindAcrossTheSocket(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder"), config.DefaultExternal("claude-code", config.ExternalClaudeCode)}})
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -137,6 +139,7 @@ pipeline "build" {
 }
 
 func TestRunsThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx := context.Background()
 	// The file's agent block is not the daemon's: the daemon runs the
@@ -210,6 +213,7 @@ func TestRunsThroughTheDaemon(t *testing.T) {
 }
 
 func TestPauseResumeAndCancelThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx := context.Background()
 	gate := filepath.Join(t.TempDir(), "go")
@@ -274,6 +278,7 @@ agent "coder" {
 }
 
 func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -316,6 +321,7 @@ func TestEventsStreamLiveAndEndsWithItsClient(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	cfg := &config.Config{Agents: []*config.Agent{testAgent("coder")}}
 	cfg.Guards = mustGuards(t, `
 guard "no-secrets" {
@@ -372,6 +378,7 @@ func mustGuards(t testing.TB, src string) []*guard.Rule {
 }
 
 func TestSocketIsOwnerOnlyAndNotShared(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	fi, err := os.Stat(d.l.Socket)
 	if err != nil {
@@ -421,6 +428,7 @@ func TestSocketIsOwnerOnlyAndNotShared(t *testing.T) {
 }
 
 func TestStatus(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	st, err := d.c.Status(context.Background())
 	if err != nil {
@@ -439,6 +447,7 @@ func TestStatus(t *testing.T) {
 // guarded by the daemon's guards; a file that counts on its own must
 // not run unguarded.
 func TestStartRunRefusesAFileWithGuardsTheDaemonLacks(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	file := pipelineFile(t, t.TempDir(), "")
 	b, err := os.ReadFile(file)
@@ -466,6 +475,7 @@ guard "no-more-work" {
 // readable through the daemon, several in one reply (issue 14: outputs
 // over 32 MiB in all could not be read).
 func TestLargeOutputsReadThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx := context.Background()
 	big := fmt.Sprintf("bigout:%d", hearth.MaxOutput-1000)

@@ -14,6 +14,7 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time { return c.t }
 
 func TestLoginCodesAndCookiesExpire(t *testing.T) {
+	t.Parallel()
 	c := &clock{time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	a := newHTTPAuth("correct-horse-battery-staple", "127.0.0.1:7411", c.now)
 	if a.cookie != "hearth_session_7411" {

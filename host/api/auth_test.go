@@ -28,6 +28,7 @@ import (
 const token = "correct-horse-battery-staple-42"
 
 func TestTCPNeedsTheToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := &config.Config{Agents: []*config.Agent{testAgent("coder")}, Server: config.Server{
 		Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0", TokenFile: writeSecret(t, dir, "token", token+"\n"),
@@ -74,6 +75,7 @@ func TestTCPNeedsTheToken(t *testing.T) {
 }
 
 func TestTCPWithMutualTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ca := newCA(t, "hearth test CA")
 	srvCert, srvKey := ca.issue(t, dir, "server", true)
@@ -112,6 +114,7 @@ func TestTCPWithMutualTLS(t *testing.T) {
 }
 
 func TestListenRefusesBadSetups(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	dir := shortTempDir(t)
 	for _, tc := range []struct {
@@ -214,6 +217,7 @@ func (c *ca) issue(t testing.TB, dir, name string, server bool) (certFile, keyFi
 // a web page the person visits must not reach the daemon, through DNS
 // rebinding (another Host) or a cross-site "simple" POST.
 func TestHTTPRefusesRebindingAndCrossSiteCalls(t *testing.T) {
+	t.Parallel()
 	d := claudeCodeDaemon(t)
 	payload := payloads(t)["01-session-start"]
 	do := func(method, path, host, origin, contentType string) int {

@@ -15,6 +15,7 @@ import (
 // the unix socket stopped answering too. Connections beyond the HTTP
 // server's limit wait in the kernel's backlog; the unix socket answers.
 func TestSlowClientsCannotStarveTheDaemon(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	var conns []net.Conn
 	defer func() {
@@ -45,6 +46,7 @@ func TestSlowClientsCannotStarveTheDaemon(t *testing.T) {
 // out. They are now in a budget of their own: the tokened call is served
 // while they are all still open, well before any of them times out.
 func TestSlowClientsWithoutTheTokenCannotDelayATokenedHook(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	for range 300 {
 		c, err := net.Dial("tcp", d.l.HTTP)
@@ -75,6 +77,7 @@ func TestSlowClientsWithoutTheTokenCannotDelayATokenedHook(t *testing.T) {
 // TestBadPathsAreNotFound: GET /0%87 (a path that is not UTF-8) answered
 // 500 (issue 13, found by fuzzing the HTTP handler).
 func TestBadPathsAreNotFound(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	req, err := http.NewRequest(http.MethodGet, "http://"+d.l.HTTP+"/0%87", nil)
 	if err != nil {

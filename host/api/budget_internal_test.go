@@ -11,6 +11,7 @@ import (
 // 128) to the rest of the daemon, and a quarter of its connections to
 // clients without the token.
 func TestLimitsFor(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		nofile uint64
 		want   connLimits
@@ -31,6 +32,7 @@ func TestLimitsFor(t *testing.T) {
 // unauthenticated connections, the listener closes the oldest of them;
 // a connection that authenticated is never closed to make room.
 func TestBudgetEvictsTheOldestUnauthenticated(t *testing.T) {
+	t.Parallel()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -145,7 +145,10 @@ func (p page) attr(sel, name string) string {
 // a real headless chromium, makes things happen through the API, and
 // checks that the page shows them as they happen: the placement with its
 // score bars, the session, a run's graph with each task's state, and
-// today's counts.
+// today's counts. Not parallel: it reads a node right after waiting for
+// it, and a live update that re-renders the list in between fails the
+// read ("No node with given id found"), which a sibling test's load made
+// happen.
 func TestDashboardShowsTheHostLive(t *testing.T) {
 	p := page{t, browser(t)}
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})

@@ -32,6 +32,7 @@ import (
 // = [], so that the kernel is. Then the agent plants a link over its
 // write grant and crashes: the next start must not follow it.
 func TestEscapeSuite(t *testing.T) {
+	t.Parallel()
 	if st := process.Landlock(); !st.Available() {
 		testenv.Missing(t, "no Landlock: "+st.String(), "run on a Linux kernel with Landlock, as CI machines have")
 	}

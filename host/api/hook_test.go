@@ -94,6 +94,7 @@ func viaHTTP(t *testing.T, d *daemon, payload []byte) ([]byte, string) {
 }
 
 func TestClaudeCodeSessionFromHooks(t *testing.T) {
+	t.Parallel()
 	for name, via := range map[string]hookVia{"grpc": viaGRPC, "http": viaHTTP} {
 		t.Run(name, func(t *testing.T) {
 			d := claudeCodeDaemon(t)
@@ -206,6 +207,7 @@ func TestClaudeCodeSessionFromHooks(t *testing.T) {
 // denial, over HTTP as the command hook does (issue 13: a payload over
 // the limit went through); other events go ahead, with a message.
 func TestHTTPHookFailsClosed(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.Load("../../examples/claude-code/hearth.hcl", config.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -239,6 +241,10 @@ func TestHTTPHookFailsClosed(t *testing.T) {
 	}
 }
 
+// TestBadHookPayloads is not parallel: its oversized payload has to
+// reach the daemon within the HTTP read timeout (httpRead, 30 s), which a
+// sibling test's daemon and plugins on the same two cores, under -race,
+// were seen to push it past.
 func TestBadHookPayloads(t *testing.T) {
 	d := claudeCodeDaemon(t)
 	big := []byte(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Write","tool_input":{"content":"` +
@@ -302,6 +308,7 @@ func TestBadHookPayloads(t *testing.T) {
 // are spelled, a shell command's included, read against the payload's
 // cwd.
 func TestHookGuardsReadTheWholeCall(t *testing.T) {
+	t.Parallel()
 	d := claudeCodeDaemon(t)
 	for _, tc := range []struct {
 		tool, input string

@@ -45,6 +45,7 @@ var openRoutes = []string{"GET /healthz", "GET /login"}
 // TestEveryRouteIsInTheTable reads the routes http.go registers, so that
 // a route added there without a test of its access fails here.
 func TestEveryRouteIsInTheTable(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("http.go")
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +99,7 @@ func request(t testing.TB, d *daemon, r route, cred func(*http.Request)) (*http.
 // string gets 401 from every route that reads or changes state, loopback
 // included, and changes nothing; with the token, every route answers.
 func TestEveryRouteNeedsTheToken(t *testing.T) {
+	t.Parallel()
 	d := claudeCodeDaemon(t)
 	if d.token == "" {
 		t.Fatal("the daemon made no token")
@@ -150,6 +152,7 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 // TestTheTokenFile: the daemon makes its token on first start, owner-only,
 // keeps it across starts, and refuses it once others can read it.
 func TestTheTokenFile(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	file := filepath.Join(d.dir, "token")
 	if d.l.TokenFile != file {
@@ -198,6 +201,7 @@ func TestTheTokenFile(t *testing.T) {
 // not from a page on another port of the machine (same-site, not
 // same-origin), not cross-site, not on another daemon.
 func TestLoginLinkAndCookie(t *testing.T) {
+	t.Parallel()
 	d := claudeCodeDaemon(t)
 	link, exp, err := d.l.LoginLink()
 	if err != nil {
@@ -293,6 +297,7 @@ func TestLoginLinkAndCookie(t *testing.T) {
 // TestDashboardLoginWithoutHTTP: a daemon without a dashboard says so,
 // and how to get one.
 func TestDashboardLoginWithoutHTTP(t *testing.T) {
+	t.Parallel()
 	dir := shortTempDir(t)
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}, DataDir: filepath.Join(dir, "data"),
 		Server: config.Server{Socket: filepath.Join(dir, "data", config.SocketName)}})

@@ -12,6 +12,7 @@ import (
 // kernel would give; TestDaemonRefusesItsPlugins covers plugins end to
 // end.
 func TestRefusal(t *testing.T) {
+	t.Parallel()
 	plugins := func(pid int) (process.Owner, bool) {
 		switch pid {
 		case 100:

@@ -73,6 +73,7 @@ func callDaemon(ctx context.Context, sock string) (int, error) {
 // confined where Landlock is, and its calls are refused all the same: a
 // Landlock older than ABI 9 does not restrict connecting to a socket.
 func TestDaemonRefusesItsPlugins(t *testing.T) {
+	t.Parallel()
 	a := testAgent("scripted")
 	a.Env[envPlugin] = "caller"
 	// An unconfined plugin reaches the socket on any kernel: the daemon

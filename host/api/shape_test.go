@@ -36,6 +36,7 @@ func sameJSON(t *testing.T, what string, got, want any) {
 }
 
 func TestTheClientReadsAsTheEngine(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx := context.Background()
 	out, err := d.c.Submit(ctx, hearth.Task{Agent: "coder", Prompt: "read:src/a.go;echo:done", Hints: sdk.Hints{Files: []string{"src/a.go"}}})
@@ -90,6 +91,7 @@ func TestTheClientReadsAsTheEngine(t *testing.T) {
 // TestSubscriptionsFilterAlikeThroughTheDaemon: the same filter, given
 // to the engine and to the client, lets the same events through.
 func TestSubscriptionsFilterAlikeThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -148,6 +150,7 @@ func TestSubscriptionsFilterAlikeThroughTheDaemon(t *testing.T) {
 // TestBackupThroughTheDaemon: a backup taken through the daemon says what
 // it holds, and restores to a data directory with as much in it.
 func TestBackupThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, &config.Config{Agents: []*config.Agent{testAgent("coder")}})
 	ctx := context.Background()
 	if _, err := d.c.Submit(ctx, hearth.Task{Agent: "coder", Prompt: "read:a.go;echo:done"}); err != nil {

@@ -99,6 +99,7 @@ func (r *route) UnmarshalJSON(b []byte) error {
 // anything. Switching users takes root: without it the test skips, or fails in CI (the
 // same checks without the token run in TestEveryRouteNeedsTheToken).
 func TestASecondLocalUser(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		testenv.Missing(t, "another user's program needs root to start as uid 65534", "run the tests as root, as CI does (TestEveryRouteNeedsTheToken covers a client without the token meanwhile)")
 	}
@@ -201,6 +202,7 @@ func impostor(sock string) {
 // is refused by the client before it sends anything, naming the user;
 // a hook payload or a run's files never reach it.
 func TestClientChecksTheServersUser(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		testenv.Missing(t, "another user's program needs root to start as uid 65534", "run the tests as root, as CI does")
 	}

@@ -78,6 +78,7 @@ func (s confinedSetup) host(t *testing.T, agents ...*config.Agent) *Engine {
 // data directory (inside that workspace), another agent's workspace and
 // the home directory, with EACCES in the task's error.
 func TestConfinedPluginIsRefusedByTheKernel(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	s := newConfinedSetup(t)
 	other := testAgent("other", "agent")
@@ -148,6 +149,7 @@ func TestConfinedPluginIsRefusedByTheKernel(t *testing.T) {
 // failed with E2BIG: the suite's own daemons, whose workspace is a busy
 // /tmp, found it.)
 func TestConfinedWorkspaceOfManyEntries(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	s := newConfinedSetup(t)
 	const entries = 4000
@@ -171,6 +173,7 @@ func TestConfinedWorkspaceOfManyEntries(t *testing.T) {
 // TestConfinementGrantsAndOff: read_paths and write_paths reach beyond
 // the workspace, and confinement = "off" runs a plugin as before.
 func TestConfinementGrantsAndOff(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	s := newConfinedSetup(t)
 	out := filepath.Join(t.TempDir(), "out")
@@ -200,6 +203,7 @@ func TestConfinementGrantsAndOff(t *testing.T) {
 // TestConfinedPinnedPlugin: a pinned program runs from its sealed copy
 // under the shim, confined all the same.
 func TestConfinedPinnedPlugin(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	s := newConfinedSetup(t)
 	f, err := os.Open(os.Args[0])
@@ -227,6 +231,7 @@ func TestConfinedPinnedPlugin(t *testing.T) {
 // TestConnectPorts: with connect_ports, TCP connects reach those ports
 // only (Landlock ABI 4).
 func TestConnectPorts(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	if confine.Probe().ABI < 4 {
 		t.Skip("TCP rules need Landlock ABI 4")
@@ -287,6 +292,7 @@ func TestConfinementUnavailable(t *testing.T) {
 // TestPluginOf: the registry names a running plugin and what it starts,
 // and nothing else.
 func TestPluginOf(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "pid;sdkchild"})
 	if err != nil {

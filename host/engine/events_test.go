@@ -20,6 +20,7 @@ import (
 // event whose write failed must not reach subscribers as the success it
 // would have been; they get a write.failed event naming it instead.
 func TestEventsOnlyAfterTheirWrites(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	sub := subscribe(h, 16)
 	defer sub.Close()
@@ -60,6 +61,7 @@ func next(t *testing.T, sub *subscription) hearth.Event {
 // record keeps saying running and reads as interrupted, with a reason
 // that says so rather than the one it started for.
 func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		// min is the threshold, from the free space of the data
@@ -156,6 +158,7 @@ func TestFullDiskPausesTheRunAndResumes(t *testing.T) {
 // from the status reserve, with the reason, rather than staying "running"
 // on disk.
 func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("retry", []string{"a", "fail:not yet"})
 	p.Retry = hearth.Retry{Attempts: 3, Backoff: time.Hour, MaxBackoff: time.Hour}
@@ -194,6 +197,7 @@ func TestUnrecordedStopPausesFromTheReserve(t *testing.T) {
 // full disk cannot be recorded; the run stays failed on disk, and the
 // error says why the cancel did not happen.
 func TestRefusedCancelLeavesAStoppedRunAsItWas(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	info, _ := startRun(t, h, pipe("doomed", []string{"a", "permanent:no"}), hearth.RunOptions{})
 	if info.Status != hearth.RunFailed {
@@ -223,6 +227,7 @@ func TestRefusedCancelLeavesAStoppedRunAsItWas(t *testing.T) {
 // it resumes to completion with the task the store had acknowledged not
 // run again.
 func TestFailedStoreLeavesTheRunInterrupted(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	h := newTestHostIn(t, data, testAgent("scripted", "agent"))
 	dir := t.TempDir()
@@ -297,6 +302,7 @@ func waitFile(t *testing.T, path string) {
 // task, its size and the limit (no hex dump), the run's records agree with
 // each other, and an output just under the limit is stored and read back.
 func TestOversizeOutputFailsItsTask(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	p := pipe("big",
 		[]string{"fits", fmt.Sprintf("bigout:%d", hearth.MaxOutput-100)},

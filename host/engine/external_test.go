@@ -37,6 +37,7 @@ func read(path string) sdk.ToolUse {
 // TestReloadKeepsExternalSessions: a reload that changes an external
 // agent has no process to replace; its sessions stay placeable.
 func TestReloadKeepsExternalSessions(t *testing.T) {
+	t.Parallel()
 	h := externalHost(t, t.TempDir())
 	ctx := context.Background()
 	ref := hearth.ExternalRef{Session: "s1"}

@@ -37,6 +37,7 @@ func newGuardedHost(t *testing.T, guards ...*guard.Rule) *Engine {
 }
 
 func TestAdmissionGuardDenies(t *testing.T) {
+	t.Parallel()
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-drops", Hook: guard.TaskAdmission,
 		Condition: `lower(task.prompt) contains "drop table"`, Message: "destructive prompts need a person"}))
 	_, err := h.Submit(context.Background(), hearth.Task{ID: "t1", Agent: "scripted", Prompt: "echo:DROP TABLE users"})
@@ -53,6 +54,7 @@ func TestAdmissionGuardDenies(t *testing.T) {
 }
 
 func TestResultGate(t *testing.T) {
+	t.Parallel()
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "quality", Hook: guard.TaskResult, Action: guard.SendBack, To: "draft",
 		Condition: `result.metrics.quality < 0.8`, Message: "too rough: revise the draft"}))
 	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Name: "review", Prompt: "metric:quality=0.6"})
@@ -70,6 +72,7 @@ func TestResultGate(t *testing.T) {
 }
 
 func TestCheckTransition(t *testing.T) {
+	t.Parallel()
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "midterms", Hook: guard.Transition, From: []string{"collecting_inputs"},
 		Condition: `any(state.courses, (.midterm ?? "") == "")`, Message: "each course needs a midterm date"}))
 	state := map[string]any{"courses": []any{map[string]any{"name": "Calculus", "midterm": "2026-02-21"}, map[string]any{"name": "Chemistry"}}}
@@ -89,6 +92,7 @@ func TestCheckTransition(t *testing.T) {
 // agent whose definition is unchanged are not disturbed, and those of a
 // changed one are retired after their task.
 func TestReload(t *testing.T) {
+	t.Parallel()
 	h := newGuardedHost(t)
 	first := submitReads(t, h, "a/x.go")
 
@@ -153,6 +157,7 @@ func TestReload(t *testing.T) {
 // tool.defied event naming the guard. A denied call reported as denied,
 // and a path asked about and allowed, stand.
 func TestIgnoredDenialFailsTheTask(t *testing.T) {
+	t.Parallel()
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
 		Condition: `touches("**/.env")`, Message: "secrets are off limits"}))
 	sub := subscribe(h, 64)
@@ -179,6 +184,7 @@ func TestIgnoredDenialFailsTheTask(t *testing.T) {
 // tasks, and survives in the run's record: the task fails for good on its
 // first attempt, saying why.
 func TestPipelineRequiresChecks(t *testing.T) {
+	t.Parallel()
 	h := newGuardedHost(t, rule(t, guard.Spec{Name: "no-env", Hook: guard.PreToolUse,
 		Condition: `tool == "Read" && any(paths, glob(#, "**/.env"))`, Message: "secrets are off limits"}))
 	p := pipe("strict", []string{"peek", "sneak:app/.env"})

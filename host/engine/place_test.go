@@ -15,6 +15,7 @@ import (
 // (Placement itself, and that Place and Execute agree, is tested in
 // host/pool.)
 func TestExternalSessionsArePointedAtNotRun(t *testing.T) {
+	t.Parallel()
 	ext := config.DefaultExternal("claude-code", hearth.ExternalClaudeCode)
 	ext.Workspace = "/src/app"
 	h := newTestHost(t, ext)

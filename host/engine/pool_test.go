@@ -46,6 +46,7 @@ func submitReads(t *testing.T, h *Engine, files ...string) *hearth.Outcome {
 // TestWarmSessionFollowsContext: each task goes to the session that
 // already read its files; a task in new territory gets a new session.
 func TestWarmSessionFollowsContext(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	a1 := submitReads(t, h, "billing/ledger.go", "billing/invoice.go")
 	b1 := submitReads(t, h, "search/index.go", "search/query.go")
@@ -85,6 +86,7 @@ func TestWarmSessionFollowsContext(t *testing.T) {
 }
 
 func TestKill9RestoresSessions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, sc := startHostIn(t, "sessions", dir)
 	f := hosttest.ExpectLine(t, sc, "ready")
@@ -114,6 +116,7 @@ func TestKill9RestoresSessions(t *testing.T) {
 // TestToolUsesAfterTheSnapshotAreReplayed: a fingerprint snapshot older
 // than the session's last tool uses is brought up to date from the log.
 func TestToolUsesAfterTheSnapshotAreReplayed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := store.Open(dir, store.Write, store.Options{})
 	if err != nil {

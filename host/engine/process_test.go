@@ -27,6 +27,7 @@ import (
 )
 
 func TestSubmitRunsOnARealPlugin(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	ctx := context.Background()
 
@@ -58,6 +59,7 @@ func TestSubmitRunsOnARealPlugin(t *testing.T) {
 }
 
 func TestUnknownAgent(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	_, err := h.Submit(context.Background(), hearth.Task{Agent: "nope"})
 	if !errors.Is(err, hearth.ErrUnknownAgent) || !strings.Contains(err.Error(), "configured agents: scripted") {
@@ -71,6 +73,7 @@ func TestUnknownAgent(t *testing.T) {
 // TestFailingPlugins covers every way a plugin can fail to start: each is
 // an error naming agent and session, with a hint, and no process is left.
 func TestFailingPlugins(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		agent func() *config.Agent
@@ -126,6 +129,7 @@ func TestFailingPlugins(t *testing.T) {
 }
 
 func TestChecksumPinning(t *testing.T) {
+	t.Parallel()
 	sum := sha256.New()
 	f, err := os.Open(os.Args[0])
 	if err != nil {
@@ -145,6 +149,7 @@ func TestChecksumPinning(t *testing.T) {
 }
 
 func TestCrashMidTask(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	ctx := context.Background()
 	out, err := h.Submit(ctx, hearth.Task{Agent: "scripted", Prompt: "pid"})
@@ -176,6 +181,7 @@ func TestCrashMidTask(t *testing.T) {
 }
 
 func TestTaskPastItsDeadlineStopsTheSession(t *testing.T) {
+	t.Parallel()
 	a := testAgent("scripted", "agent")
 	a.TaskTimeout = 2 * time.Second
 	h := newTestHost(t, a)
@@ -195,6 +201,7 @@ func TestTaskPastItsDeadlineStopsTheSession(t *testing.T) {
 }
 
 func TestCallerCancellationKeepsTheSession(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	sub := subscribe(h, 64)
 	defer sub.Close()
@@ -216,6 +223,7 @@ func TestCallerCancellationKeepsTheSession(t *testing.T) {
 }
 
 func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
+	t.Parallel()
 	a := testAgent("scripted", "agent")
 	a.HealthInterval = 100 * time.Millisecond
 	h := newTestHost(t, a)
@@ -239,6 +247,7 @@ func TestHealthCheckStopsAFrozenPlugin(t *testing.T) {
 }
 
 func TestStoppingAPluginTakesItsProcessGroup(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	out, err := h.Submit(context.Background(), hearth.Task{Agent: "scripted", Prompt: "pid;child"})
 	if err != nil {
@@ -263,6 +272,7 @@ func TestStoppingAPluginTakesItsProcessGroup(t *testing.T) {
 // which the stop kills; the plugin's cgroup still holds it, and the stop
 // kills that too.
 func TestStoppingAPluginTakesWhatLeftItsGroup(t *testing.T) {
+	t.Parallel()
 	if err := process.Cgroups(); err != nil {
 		testenv.Missing(t, "no cgroup for plugins: "+err.Error(), "run as root on a system with cgroup v2, as CI does")
 	}
@@ -281,6 +291,7 @@ func TestStoppingAPluginTakesWhatLeftItsGroup(t *testing.T) {
 }
 
 func TestKill9OfTheHostLeavesNoPlugin(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		env  []string
@@ -298,6 +309,7 @@ func TestKill9OfTheHostLeavesNoPlugin(t *testing.T) {
 }
 
 func TestSIGTERMWithATaskInFlight(t *testing.T) {
+	t.Parallel()
 	hosttest.CheckSIGTERM(t, func(t *testing.T, release, grace string) (*exec.Cmd, *bufio.Scanner) {
 		return startHost(t, "sigterm", "HEARTH_TEST_RELEASE="+release, "HEARTH_TEST_GRACE="+grace)
 	})
@@ -326,6 +338,7 @@ func waitEvent(t *testing.T, sub *subscription, kind hearth.EventKind) hearth.Ev
 // finding: sessions lost to plugin crashes stayed in the store past
 // max_dormant until a session next retired.
 func TestLostSessionsCountAgainstMaxDormant(t *testing.T) {
+	t.Parallel()
 	a := testAgent("scripted", "agent")
 	a.Pool.MaxDormant = 2
 	h := newTestHost(t, a)
@@ -387,6 +400,7 @@ func TestPluginsGetAnExplicitEnvironment(t *testing.T) {
 // match, or a missing one, fails its run's task at once (issue 13: a
 // mismatch was retried three times as if transient).
 func TestPermanentStartFailuresAreNotRetried(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		tune func(*config.Agent)
@@ -419,6 +433,7 @@ func TestPermanentStartFailuresAreNotRetried(t *testing.T) {
 // and it is removed with what is in it when the plugin stops (the Claude Code agent's state directories piled up in
 // /tmp from unconfined plugins before).
 func TestAPluginsTemporaryDirectoryGoesWithIt(t *testing.T) {
+	t.Parallel()
 	on := testAgent("on", "agent")
 	off := testAgent("off", "agent")
 	off.Confinement = config.ConfinementOff

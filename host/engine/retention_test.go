@@ -56,6 +56,7 @@ func awaitRunEvent(t *testing.T, sub *subscription, kind hearth.EventKind) heart
 // past delete_after, deleted with its outputs and files, the deletion
 // being its last event.
 func TestRetentionPausesAbandonsThenDeletes(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	h, err := New(Options{
 		Config:       &config.Config{DataDir: t.TempDir(), Agents: []*config.Agent{testAgent("scripted", "agent")}, Matcher: config.DefaultMatcher()},

@@ -65,6 +65,7 @@ func runCrashHost(h *Engine) int {
 // the tasks that had succeeded are not run again, every checkpoint an
 // agent was told was written is there, and the run completes.
 func TestRunSurvivesKill9OfTheHost(t *testing.T) {
+	t.Parallel()
 	dir, work := t.TempDir(), t.TempDir()
 	tp := crashPipeline(work)
 	cmd, sc := startHostIn(t, "run", dir, "HEARTH_TEST_WORK="+work)

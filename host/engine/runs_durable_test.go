@@ -82,6 +82,7 @@ func sameCounts(t *testing.T, what string, got, want map[string]int) {
 // none until it is reopened), it runs b and c once more and a not at
 // all, and each task has one success in the log.
 func TestNothingIsDoneBeforeItIsWritten(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	sub := subscribe(h, 4096)
 	defer sub.Close()

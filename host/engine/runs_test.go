@@ -94,6 +94,7 @@ func runEventKinds(t *testing.T, h *Engine, id string) []string {
 // the middle of them (the run engine's own tests are in host/runs; this
 // one needs a plugin that dies).
 func TestRunFilesAndChunksSurviveAPluginCrash(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testAgent("scripted", "agent"))
 	dir := t.TempDir()
 	syllabus := filepath.Join(dir, "syllabus.txt")

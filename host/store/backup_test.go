@@ -19,6 +19,7 @@ import (
 // restore into a directory that is not empty, or of a damaged backup, is
 // refused and leaves nothing behind.
 func TestBackupRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {

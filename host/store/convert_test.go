@@ -11,6 +11,7 @@ import (
 // TestToolUseRecord: the store keeps a tool use's kind, and its outcome
 // in the numbering records had before OutcomeUnset became the zero value.
 func TestToolUseRecord(t *testing.T) {
+	t.Parallel()
 	for _, o := range []sdk.ToolOutcome{sdk.OutcomeOK, sdk.OutcomeError, sdk.OutcomeDenied, sdk.OutcomeUnset} {
 		u := sdk.ToolUse{Tool: "Read", Kind: sdk.KindRead, Paths: []string{"a.go"}, Outcome: o}
 		m := &storepb.Event{}

@@ -104,6 +104,7 @@ func largest(t *testing.T, dir, ext string) string {
 // TestReadOnlyWritesNothing: a read-only open reads what is there and
 // writes nothing, not even an owner record, and refuses writes.
 func TestReadOnlyWritesNothing(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	before := snapshot(t, dir)
 	s, err := Open(dir, Read, Options{})
@@ -131,6 +132,7 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 // short are each refused by a Read and by a Write open, with an error that names the file and says nothing
 // was changed, and nothing is: never a panic, never a wiped table.
 func TestDamagedDirectoriesAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, dir string) string // returns the file it names
@@ -233,6 +235,7 @@ func TestDamagedDirectoriesAreRefused(t *testing.T) {
 // ErrNeedsRecovery, without Badger being asked; Recover replays it, and
 // then it reads, with the writes in it.
 func TestCrashedDirectoryIsRecoveredThenRead(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	// A memtable log beside a clean directory is what a kill leaves: copy
 	// the one a store writes while open.
@@ -316,6 +319,7 @@ func allEvents(t *testing.T, dir string) ([]string, error) {
 // never different data. hearth verify finds every flip that changes a
 // read.
 func TestFlippedValuesAreErrorsNotData(t *testing.T) {
+	t.Parallel()
 	clean := fixture(t)
 	want, err := allEvents(t, clean)
 	if err != nil || len(want) != 50 {
@@ -368,6 +372,7 @@ func TestFlippedValuesAreErrorsNotData(t *testing.T) {
 }
 
 func TestVerifyFindsDamagedTablesAndFiles(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	rep, err := VerifyDir(context.Background(), dir)
 	if err != nil || !rep.OK() || rep.Records == 0 {
@@ -392,6 +397,7 @@ func TestVerifyFindsDamagedTablesAndFiles(t *testing.T) {
 // commit function: a real stuck disk cannot be made here without root
 // tricks the machine may not allow.
 func TestStuckWritesFailInsteadOfHanging(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir(), Write, Options{GCInterval: -1, StallTimeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -433,6 +439,7 @@ func TestStuckWritesFailInsteadOfHanging(t *testing.T) {
 // modes (0755, files 0644) is made 0700 with owner-only files on open
 // (issue 13).
 func TestDataDirectoryIsPrivate(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -498,6 +505,7 @@ func copyDir(t *testing.T, dir string) string {
 // ErrNeedsRecovery and changes nothing. A table with a record nothing
 // else holds is refused by both.
 func TestCrashLeftoversAreNotDamage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("replaced by a compaction", func(t *testing.T) {
 		dir := fixture(t)

@@ -17,6 +17,7 @@ import (
 // a reopen as written; a save that drops keys deletes them in the same
 // write.
 func TestForwardRecordsSurviveReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
@@ -86,6 +87,7 @@ func TestForwardRecordsSurviveReopen(t *testing.T) {
 // and are still listed by their key beside the good records; verify
 // lists the three.
 func TestDamagedForwardRecordsNameTheirKey(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
 	if err := s.SaveForward(ForwardRecord{Key: "good", Agent: "scripted", Accepted: time.Now()}, nil).Wait(ctx); err != nil {

@@ -19,6 +19,7 @@ import (
 // walkLog finds every entry whole, to the last byte, as Badger's replay
 // does; cut anywhere inside the entries, it stops at or before the cut.
 func TestWalkLogReadsBadgersLogs(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	b, err := os.ReadFile(largest(t, dir, ".vlog"))
 	if err != nil {
@@ -41,6 +42,7 @@ func TestWalkLogReadsBadgersLogs(t *testing.T) {
 // lose what follows), and nothing changes. A Read open, which cuts
 // nothing, opens it: the damaged value is a DamageError when read.
 func TestWriteOpenRefusesToCutPointedValues(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	p := largest(t, dir, ".vlog")
 	b, err := os.ReadFile(p)
@@ -200,6 +202,7 @@ func sessionEvents(t *testing.T, dir string) []string {
 // the cut. Told to (DiscardAfterLogDamage), Recover replays a damaged log
 // up to the damage.
 func TestMemtableLogDamageIsRefused(t *testing.T) {
+	t.Parallel()
 	const n = 12
 	dir, log := crashedWithLog(t, n)
 	whole, err := os.ReadFile(log)

@@ -7,6 +7,7 @@ import "testing"
 // leaves out what it does not set (package config decodes it into zeros)
 // and counts on this.
 func TestZeroOptionsAreTheDefaults(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir(), Write, Options{GCInterval: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ func saveRun(t *testing.T, s *Store, id string, files ...record.File) record.Run
 }
 
 func TestSaveRunReadsBackAfterReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir, Write, Options{GCInterval: -1})
 	if err != nil {
@@ -86,6 +87,7 @@ func TestSaveRunReadsBackAfterReopen(t *testing.T) {
 }
 
 func TestPutFileIsIdempotentAndReadOnly(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	sha, size, err := s.PutFile(strings.NewReader("week 1: limits\n"))
 	if err != nil {
@@ -123,6 +125,7 @@ func TestPutFileIsIdempotentAndReadOnly(t *testing.T) {
 // file goes with the last of them, and deleting one run leaves the other,
 // whose ID extends its own, whole.
 func TestDeleteRunKeepsSharedFiles(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
 	sha, size, err := s.PutFile(strings.NewReader("syllabus"))

@@ -26,6 +26,7 @@ func freeSpace(t *testing.T, dir string) uint64 {
 // threshold is set from the real free space of the test's directory, by
 // wide margins, so that the store reads a real file system.
 func TestStatusRecordsUseTheReserve(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := MustOpen(t, dir)
 	ctx := context.Background()

@@ -81,6 +81,7 @@ func MustOpen(tb testing.TB, dir string) *Store {
 }
 
 func TestSessionsSurviveReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	s, err := Open(dir, Write, Options{})
@@ -123,6 +124,7 @@ func TestSessionsSurviveReopen(t *testing.T) {
 }
 
 func TestEventsAreOrderedPerStream(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -177,6 +179,7 @@ func TestEventsAreOrderedPerStream(t *testing.T) {
 }
 
 func TestDecisions(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
 	for i, d := range []*hearth.Decision{
@@ -213,6 +216,7 @@ func TestDecisions(t *testing.T) {
 // TestDeleteLongSession: a session with more event chunks than one
 // transaction holds is deleted whole.
 func TestDeleteLongSession(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
 	if err := s.PutSession(ctx, record.Session{ID: "long-1"}); err != nil {
@@ -237,6 +241,7 @@ func TestDeleteLongSession(t *testing.T) {
 }
 
 func TestDeleteSession(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
 	if err := s.PutSessionState(ctx, record.Session{ID: "x-1"}, []byte("state")); err != nil {
@@ -273,6 +278,7 @@ func TestDeleteSession(t *testing.T) {
 // TestGroupsSplitBetweenWrites fills the queue with more than one
 // transaction can hold: every write lands, whole.
 func TestGroupsSplitBetweenWrites(t *testing.T) {
+	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
 	// Small values stay in the LSM tree and count against Badger's
@@ -314,6 +320,7 @@ func TestGroupsSplitBetweenWrites(t *testing.T) {
 }
 
 func TestWritesAfterCloseFail(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir(), Write, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +337,7 @@ func TestWritesAfterCloseFail(t *testing.T) {
 }
 
 func TestNewerLayoutIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
 	if err != nil {
@@ -366,6 +374,7 @@ func helper(t *testing.T, mode, dir string) (*exec.Cmd, *bufio.Scanner) {
 }
 
 func TestSecondProcessIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, sc := helper(t, "hold", dir)
 	if !sc.Scan() || sc.Text() != "open" {
@@ -394,6 +403,7 @@ func TestSecondProcessIsRefused(t *testing.T) {
 // TestAcknowledgedEventsSurviveKill9: every event the store acknowledged
 // before the process was killed is there after a reopen.
 func TestAcknowledgedEventsSurviveKill9(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, sc := helper(t, "append", dir)
 	acked := 0

@@ -24,6 +24,7 @@ import (
 // ErrWriteFailed naming the failure and saying to restart; reopened, the
 // store holds none of them and takes writes again.
 func TestFailedWriteRefusesLaterWrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := Open(dir, Write, Options{GCInterval: -1, MinFreeSpace: -1})
 	if err != nil {
@@ -92,6 +93,7 @@ func TestFailedWriteRefusesLaterWrites(t *testing.T) {
 // that needs it fails; every write after it is refused, and the directory
 // reopens with every acknowledged write.
 func TestRealWriteFailureRefusesLaterWrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, sc := helper(t, "nofile", dir)
 	acked, failed := 0, ""

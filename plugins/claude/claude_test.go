@@ -52,6 +52,7 @@ func newAgent(t *testing.T, api *fakeapi.Server, root string) *claude.Agent {
 }
 
 func TestTaskAnsweredAndResumed(t *testing.T) {
+	t.Parallel()
 	api := fakeapi.New(key)
 	defer api.Close()
 	root := workspace(t)
@@ -101,6 +102,7 @@ func TestTaskAnsweredAndResumed(t *testing.T) {
 // conversation forks it (--fork-session): it sees what the session's
 // earlier tasks did, and what it does stays in its fork.
 func TestForkWhileBusy(t *testing.T) {
+	t.Parallel()
 	api := fakeapi.New(key)
 	defer api.Close()
 	h := sdktest.New(t, newAgent(t, api, workspace(t)), conformance.Options{})

@@ -32,6 +32,7 @@ func run(t *testing.T, a *claude.Agent, prompt string) (*conformance.Harness, sd
 // TestAuthRefusedIsPermanent: a refused key fails the task for good at
 // Claude Code's first retry, naming the key's variable.
 func TestAuthRefusedIsPermanent(t *testing.T) {
+	t.Parallel()
 	api := fakeapi.New(key)
 	defer api.Close()
 	a := claude.New(claude.Settings{Command: claudetest.Binary(t), BaseURL: api.URL, APIKeyEnv: "HEARTH_TEST_KEY", APIKey: "wrong", Root: workspace(t)})
@@ -50,6 +51,7 @@ func TestAuthRefusedIsPermanent(t *testing.T) {
 // after the server's retry-after, reported as progress, and the task
 // succeeds.
 func TestRateLimitRetriedAfterDelay(t *testing.T) {
+	t.Parallel()
 	api := fakeapi.New(key)
 	defer api.Close()
 	api.Fail(fakeapi.Failure{Status: 429, RetryAfter: "2"}, fakeapi.Failure{Status: 529, RetryAfter: "1"})
@@ -76,6 +78,7 @@ func TestRateLimitRetriedAfterDelay(t *testing.T) {
 // TestMaxTurns: a task that needs more turns than max_turns fails for
 // good, saying so.
 func TestMaxTurns(t *testing.T) {
+	t.Parallel()
 	api := fakeapi.New(key)
 	defer api.Close()
 	a := claude.New(claude.Settings{Command: claudetest.Binary(t), BaseURL: api.URL, APIKeyEnv: "HEARTH_TEST_KEY", APIKey: key, Root: workspace(t), MaxTurns: 1})
@@ -91,6 +94,7 @@ func TestMaxTurns(t *testing.T) {
 // promptly, and what Claude Code's Bash left running, in claude's
 // process group or out of it.
 func TestCancelStopsClaude(t *testing.T) {
+	t.Parallel()
 	api := fakeapi.New(key)
 	defer api.Close()
 	ws := workspace(t)
@@ -149,6 +153,7 @@ func processesWith(t *testing.T, s string) []string {
 // TestDeadlineStopsClaude: a task whose deadline passes (the host's
 // task_timeout) ends its claude process like a cancelled one.
 func TestDeadlineStopsClaude(t *testing.T) {
+	t.Parallel()
 	api := fakeapi.New(key)
 	defer api.Close()
 	h := sdktest.New(t, newAgent(t, api, workspace(t)), conformance.Options{})

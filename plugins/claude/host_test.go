@@ -27,10 +27,9 @@ import (
 // hostConfig is a config with one managed Claude Code agent, "coder",
 // served by this test binary as a real plugin subprocess (confined where
 // the kernel has Landlock) and talking to api, and a guard that keeps it
-// out of secrets.
+// out of secrets. The key is in the environment from TestMain on.
 func hostConfig(t *testing.T, api *fakeapi.Server, ws, extra string) *config.Config {
 	t.Helper()
-	t.Setenv("FAKE_CLAUDE_KEY", key)
 	cfg, err := config.Parse([]byte(configSource(claudetest.Binary(t), api.URL, ws, extra)), filepath.Join(t.TempDir(), "hearth.hcl"), config.Options{Bundled: plugins.Names()})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +105,7 @@ func submit(t *testing.T, h *engine.Engine, prompt, dir string) *hearth.Outcome 
 // configured by a claude_code block, placed by the matcher, guarded,
 // persisted and rehydrated by a second host on the same data directory.
 func TestUnderHost(t *testing.T) {
+	t.Parallel()
 	api, ws, dir := fakeapi.New(key), workspace(t), t.TempDir()
 	defer api.Close()
 	cfg := hostConfig(t, api, ws, "")
@@ -195,6 +195,7 @@ func TestUnderHost(t *testing.T) {
 // rules allowing both; the same session unconfined can, which shows it
 // is the kernel that refuses.
 func TestConfined(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "notes.txt")
 	if err := os.WriteFile(secret, []byte("outside-the-workspace-7731\n"), 0o644); err != nil {
@@ -241,6 +242,7 @@ func buildHookRelay(t *testing.T) string {
 // (confined, where the kernel has Landlock): the guard still denies, and
 // the fingerprint still fills.
 func TestHookRelay(t *testing.T) {
+	t.Parallel()
 	relay := buildHookRelay(t)
 	api, ws := fakeapi.New(key), workspace(t)
 	defer api.Close()

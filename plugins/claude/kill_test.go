@@ -55,9 +55,9 @@ func helperHost() {
 // process group or out of it (setsid). The task starts both in the
 // background, then hangs in its next model call.
 func TestKill9LeavesNothing(t *testing.T) {
+	t.Parallel()
 	api, ws := fakeapi.New(key), workspace(t)
 	defer api.Close()
-	t.Setenv("FAKE_CLAUDE_KEY", key)
 	prompt, marks := backgroundThenHang(ws)
 	cmd, sc := hosttest.Start(t, os.Stderr, envHelperHost+"=1", "HEARTH_TEST_API="+api.URL, "HEARTH_TEST_WS="+ws,
 		"HEARTH_TEST_CLAUDE_BIN="+claudetest.Binary(t), "HEARTH_TEST_DATA_DIR="+t.TempDir(), "HEARTH_TEST_PROMPT="+prompt)

@@ -26,6 +26,12 @@ func TestMain(m *testing.M) {
 		plugin.Serve(claude.NewFromEnv())
 		os.Exit(0)
 	}
+	// The key the hosts' configs name (api_key_env = "FAKE_CLAUDE_KEY"),
+	// set once for the whole process rather than by t.Setenv in each
+	// test, which would keep those tests from running in parallel.
+	if err := os.Setenv("FAKE_CLAUDE_KEY", key); err != nil {
+		panic(err)
+	}
 	// The agents these tests run in process make their state directories
 	// in TMPDIR, which a plugin process has to itself (host/process) but
 	// this test binary shares with everything else on the machine: give

@@ -28,6 +28,7 @@ func follow(t testing.TB, b []byte) (*runState, *conformance.Recorder, error) {
 // TestRecordedStreams reads what the real Claude Code wrote (recorded
 // against internal/fakeapi, in testdata) as a run does.
 func TestRecordedStreams(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file     string
 		subtype  string
@@ -73,6 +74,7 @@ func TestRecordedStreams(t *testing.T) {
 // TestCostSinceLastResult: a resumed session's result reports the
 // session's total; the task's cost is what it added.
 func TestCostSinceLastResult(t *testing.T) {
+	t.Parallel()
 	l, err := parseLine([]byte(`{"type":"result","total_cost_usd":0.5}`))
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +110,7 @@ func FuzzStream(f *testing.F) {
 // ID that is not a UUID, a transcript path out of the config directory)
 // is refused, never written or run.
 func TestImportStateRefuses(t *testing.T) {
+	t.Parallel()
 	for _, st := range []string{
 		`{"version":1,"session_id":"--dangerously-skip-permissions"}`,
 		`{"version":1,"session_id":"11111111-2222-3333-4444-555555555555","transcript":{"path":"../../x/11111111-2222-3333-4444-555555555555.jsonl","gzip":""}}`,

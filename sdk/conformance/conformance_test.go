@@ -21,6 +21,7 @@ import (
 )
 
 func TestConformingAgentPasses(t *testing.T) {
+	t.Parallel()
 	tasks := []sdk.Task{
 		{Name: "read", Prompt: "read:src/a.go;read:src/b.go;echo:done"},
 		{Name: "flood", Prompt: "tools:200;progress:1"},
@@ -32,6 +33,7 @@ func TestConformingAgentPasses(t *testing.T) {
 }
 
 func TestToolsAgentPasses(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "notes.md"), []byte("hello hearth\nsecond line\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -46,6 +48,7 @@ func TestToolsAgentPasses(t *testing.T) {
 // capacity tasks at the same time, which is what lets -race see a race
 // between them: this agent fails unless all four are in flight together.
 func TestConcurrencyCheckRunsTasksAtOnce(t *testing.T) {
+	t.Parallel()
 	gate := &together{n: 4, all: make(chan struct{})}
 	err := conformance.TestAgent(context.Background(), func() sdk.Agent { return gate }, sdk.Task{Name: "t", Prompt: "go"})
 	if err == nil {
@@ -60,6 +63,7 @@ func TestConcurrencyCheckRunsTasksAtOnce(t *testing.T) {
 }
 
 func TestConformanceFindsViolations(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		agent func() sdk.Agent
@@ -150,6 +154,7 @@ func TestConformanceFindsViolations(t *testing.T) {
 // a data race in a test binary of its own: built with -race, the race
 // detector fails it. (Run in this process, the race would fail this test.)
 func TestRacyAgentFailsUnderRace(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("SDKTEST_RACY_AGENT") == "1" {
 		if err := conformance.TestAgent(context.Background(), func() sdk.Agent { return &racyAgent{} }, sdk.Task{Name: "t", Prompt: "go"}); err != nil {
 			t.Fatal(err)
@@ -171,6 +176,7 @@ func TestRacyAgentFailsUnderRace(t *testing.T) {
 }
 
 func TestChecksAreListed(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, c := range conformance.Checks() {
 		if c.Name == "" || c.Description == "" || c.Run == nil {
@@ -189,6 +195,7 @@ func TestChecksAreListed(t *testing.T) {
 }
 
 func TestConformanceNeedsATask(t *testing.T) {
+	t.Parallel()
 	err := conformance.TestAgent(context.Background(), func() sdk.Agent { return &badAgent{info: okInfo} })
 	if err == nil || !strings.Contains(err.Error(), "needs at least one task") {
 		t.Errorf("got %v, want a request for a task", err)
@@ -355,6 +362,7 @@ func (a *racyAgent) Run(context.Context, sdk.Task, sdk.Callbacks) (sdk.Result, e
 // TestHelperPlugin is the plugin program of the tests over a command: the
 // test binary run again, serving the agent SDKTEST_PLUGIN names.
 func TestHelperPlugin(t *testing.T) {
+	t.Parallel()
 	switch os.Getenv("SDKTEST_PLUGIN") {
 	case "":
 		return
@@ -373,6 +381,7 @@ func TestHelperPlugin(t *testing.T) {
 // processes, over the real protocol: a keeping agent passes, a breaking
 // one is caught.
 func TestConformanceOverACommand(t *testing.T) {
+	t.Parallel()
 	target := func(agent string) conformance.Target {
 		return conformance.Command([]string{"SDKTEST_PLUGIN=" + agent}, os.Args[0], "-test.run=^TestHelperPlugin$")
 	}
@@ -393,6 +402,7 @@ func TestConformanceOverACommand(t *testing.T) {
 // saying so, instead of passing. A check that does not apply (state, for
 // an agent that exports none) is neither.
 func TestACheckThatCouldNotRunFails(t *testing.T) {
+	t.Parallel()
 	r, err := conformance.RunChecks(context.Background(), conformance.InProcess(func() sdk.Agent { return &badAgent{info: okInfo} }), sdk.Task{Name: "t", Prompt: "go"})
 	if err != nil {
 		t.Fatal(err)
@@ -416,6 +426,7 @@ func TestACheckThatCouldNotRunFails(t *testing.T) {
 // that applies, the guarded path one included; one that reads a denied
 // file anyway fails it.
 func TestFixture(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	suite, remove, err := conformance.Fixture(dir)
 	if err != nil {
@@ -493,6 +504,7 @@ func (a *hintsAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk
 // TestADeadProgramIsExplained: a program that dies before its handshake
 // is explained by its exit status and its stderr.
 func TestADeadProgramIsExplained(t *testing.T) {
+	t.Parallel()
 	target := conformance.Command([]string{"SDKTEST_PLUGIN=dies"}, os.Args[0], "-test.run=^TestHelperPlugin$")
 	_, err := conformance.RunChecks(context.Background(), target, sdk.Task{Name: "t", Prompt: "go"})
 	var ee *conformance.ExitError

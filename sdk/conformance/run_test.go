@@ -65,6 +65,7 @@ func (runAgent) Run(ctx context.Context, t sdk.Task, cb sdk.Callbacks) (sdk.Resu
 }
 
 func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
+	t.Parallel()
 	h := sdktest.New(t, runAgent{}, conformance.Options{Logger: hclog.NewNullLogger()})
 	run := conformance.NewRun()
 	run.Set("inputs", map[string]int{"courses": 2})
@@ -106,6 +107,7 @@ func TestRunMethodsCrossThePluginBoundary(t *testing.T) {
 }
 
 func TestRunMethodsOutsideARun(t *testing.T) {
+	t.Parallel()
 	h := sdktest.New(t, runAgent{}, conformance.Options{})
 	// A task outside a run is not given RunCallbacks.
 	_, err := h.Run(context.Background(), sdk.Task{Prompt: "go"})

@@ -23,6 +23,7 @@ import (
 )
 
 func TestPythonAgentRunsTasksOnAWarmSession(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), testWriter{t})
 	ctx := context.Background()
@@ -58,6 +59,7 @@ func hintsFor(files ...string) sdk.Hints {
 }
 
 func TestGuardDeniesAPythonToolUse(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	ws := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(ws, "secrets"), 0o755); err != nil {
@@ -95,6 +97,7 @@ guard "no-secrets" {
 // state and checkpoints it (RunCallbacks), and the next task reads what the
 // first wrote; a write outside its sections fails the task for good.
 func TestPythonAgentInARun(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	dir := t.TempDir()
 	src := agentHCL(python, sdkDir(t), "", "") + `
@@ -185,6 +188,7 @@ pipeline "trespass" {
 // is filed in the host's log as a structured entry, with its session, task
 // and fields, at its level.
 func TestPythonLogLinesReachTheHost(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	log := &logWatch{want: "looked everywhere", seen: make(chan string, 1)}
 	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), log)
@@ -227,6 +231,7 @@ func (w *logWatch) Write(p []byte) (int, error) {
 // TestPythonPluginFailures: every way a Python plugin can fail is an error
 // of the right kind, naming the agent, with a hint; no process is left.
 func TestPythonPluginFailures(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	tests := []struct {
 		name, mode, prompt, extra string
@@ -266,6 +271,7 @@ func TestPythonPluginFailures(t *testing.T) {
 // TestPythonTaskErrorsKeepTheirKind: an agent's exceptions and refused
 // reports reach the host as the Go SDK's errors would.
 func TestPythonTaskErrorsKeepTheirKind(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	h := newHost(t, agentHCL(python, sdkDir(t), "", ""), testWriter{t})
 	tests := []struct{ prompt, want string }{
@@ -289,6 +295,7 @@ func TestPythonTaskErrorsKeepTheirKind(t *testing.T) {
 // TestCancellationReachesPythonCode: a caller's cancellation reaches the
 // agent's code (cb.cancelled, cb.wait), and the session goes on.
 func TestCancellationReachesPythonCode(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	fifo := filepath.Join(t.TempDir(), "cancelled")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -343,11 +350,13 @@ running:
 }
 
 func TestHostKill9LeavesNoPythonProcess(t *testing.T) {
+	t.Parallel()
 	cmd, sc := startHost(t, "kill9")
 	hosttest.CheckKill9(t, cmd, sc, "Python plugin")
 }
 
 func TestSIGTERMWithAPythonTaskInFlight(t *testing.T) {
+	t.Parallel()
 	hosttest.CheckSIGTERM(t, func(t *testing.T, release, grace string) (*exec.Cmd, *bufio.Scanner) {
 		return startHost(t, "sigterm", "HEARTH_PY_TEST_RELEASE="+release, "HEARTH_PY_TEST_GRACE="+grace)
 	})

@@ -22,6 +22,7 @@ import (
 // no data_dir): its search of "." (the workspace root) works, where a
 // data directory inside the workspace made the kernel refuse it.
 func TestReadmeAgentSearchesItsWorkspace(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	if st := process.Landlock(); !st.Available() {
 		testenv.Missing(t, "no Landlock: "+st.String(), "run on a Linux kernel with Landlock, as CI machines have")

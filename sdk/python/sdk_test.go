@@ -24,6 +24,7 @@ func need(t *testing.T, program, pkg string) string {
 // TestPythonUnitTests runs the Python SDK's own tests (tests/), which run
 // agents in-process over the real protocol with hearth_agent.testing.
 func TestPythonUnitTests(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	cmd := exec.Command(python, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
@@ -39,6 +40,7 @@ func TestPythonUnitTests(t *testing.T) {
 // TestMypyStrict type-checks the package, its tests and the test agent
 // with mypy --strict (pyproject.toml's settings).
 func TestMypyStrict(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	if err := exec.Command(python, "-c", "import mypy").Run(); err != nil {
 		testenv.Missing(t, "mypy is missing", "apt-get install python3-mypy")
@@ -54,6 +56,7 @@ func TestMypyStrict(t *testing.T) {
 // temporary directory and compares them with the committed ones: a change
 // to agent.proto must come with regenerated Python code (./generate.sh).
 func TestGeneratedCodeIsCurrent(t *testing.T) {
+	t.Parallel()
 	need(t, "protoc", "protobuf-compiler")
 	out := t.TempDir()
 	// generate.sh reads agent.proto where the Go SDK keeps it: a change

@@ -21,6 +21,7 @@ import (
 // span (Task.trace_context), so that spans it starts join the task's
 // trace; under a host that does not, the context is empty.
 func TestPythonAgentGetsTheTaskTraceContext(t *testing.T) {
+	t.Parallel()
 	python := needPython(t)
 	r, err := otlptest.Start()
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 // was written. HEARTH_COMPACT_FLUSHES sets the flushes (default 3,000:
 // 50 minutes at 1 s; 172,800 is two days, BENCHMARKS.md).
 func TestCompactionBoundsTheDatabase(t *testing.T) {
+	t.Parallel()
 	flushes := 3000
 	if v := os.Getenv("HEARTH_COMPACT_FLUSHES"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -23,6 +23,7 @@ import (
 // completes, and neither does one written after the host registered
 // again under a new lease.
 func TestCompletionFenced(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	a, b := startNode(t, etcd, "a"), startNode(t, etcd, "b")
 	ctx := t.Context()
@@ -93,6 +94,7 @@ func TestCompletionFenced(t *testing.T) {
 // TTL, so it moves on while the host renews and is never past the
 // lease's expiry at etcd.
 func TestFenceBound(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	a := startNode(t, etcd, "a")
 	before := time.Now()

@@ -26,6 +26,7 @@ const debianEtcd = "/usr/bin/etcd"
 // etcd server Debian ships, which is older than the client this module
 // builds with.
 func TestDebianEtcd(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(debianEtcd); err != nil {
 		testenv.Missing(t, "no Debian etcd: "+err.Error(), "apt-get install -y etcd-server")
 	}

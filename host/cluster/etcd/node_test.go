@@ -16,6 +16,7 @@ import (
 )
 
 func TestMembership(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	a, b, c := startNode(t, etcd, "a"), startNode(t, etcd, "b"), startNode(t, etcd, "c")
 	all := []string{"a", "b", "c"}
@@ -43,6 +44,7 @@ func TestMembership(t *testing.T) {
 }
 
 func TestSessionsAcrossHosts(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	a, b := startNode(t, etcd, "a"), startNode(t, etcd, "b")
 	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"matcher"}, Files: []string{"matcher/index.go"}, Techs: []string{"go"}})
@@ -88,6 +90,7 @@ func TestSessionsAcrossHosts(t *testing.T) {
 // write transactions by its own revision: one per batch, whatever the
 // number of reports.
 func TestBatching(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	// A publish interval of a minute: only the test's Flush calls write.
 	a := startNode(t, etcd, "a", func(o *Options) { o.Config.PublishInterval = time.Minute })
@@ -136,6 +139,7 @@ func TestBatching(t *testing.T) {
 }
 
 func TestHostIDInUse(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	a := startNode(t, etcd, "a")
 	a.src.put(cluster.Summary{Session: "old-1"})
@@ -213,6 +217,7 @@ func keys(t testing.TB, etcd *testEtcd, prefix string) []string {
 // TestBadRecords writes what no hearth writes under the prefix: the view
 // leaves it out and goes on.
 func TestBadRecords(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	a, b := startNode(t, etcd, "a"), startNode(t, etcd, "b")
 	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"x"}})
@@ -242,6 +247,7 @@ func TestBadRecords(t *testing.T) {
 }
 
 func TestStartRefusesMisuse(t *testing.T) {
+	t.Parallel()
 	cfg := cluster.Config{Endpoints: []string{"http://127.0.0.1:1"}, Advertise: "a:1", HostID: "a"}.WithDefaults("h", "/d")
 	view := cluster.NewView("a", func(string) matcher.Config { return matcher.DefaultConfig() })
 	for name, o := range map[string]Options{
@@ -263,6 +269,7 @@ func TestStartRefusesMisuse(t *testing.T) {
 // interval), whatever the rate of placements: the changes wait for the
 // batch.
 func TestPublishNowBound(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	a := startNode(t, etcd, "a", func(o *Options) { o.Config.PublishInterval = time.Minute })
 	b := startNode(t, etcd, "b")

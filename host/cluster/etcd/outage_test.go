@@ -59,6 +59,7 @@ func changeWhileAway(a *member) {
 // reconnect, what changed meanwhile is published, and every view
 // converges.
 func TestEtcdRestart(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	ms := threeHosts(t, etcd)
 	etcd.stop()
@@ -78,6 +79,7 @@ func TestEtcdRestart(t *testing.T) {
 // republishes, and the views converge on the present state, with nothing
 // stale left by the old leases.
 func TestPartition(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	ms := threeHosts(t, etcd)
 	a := ms[0]
@@ -132,6 +134,7 @@ func TestPartition(t *testing.T) {
 // lost): the hosts' leases are unknown to it, so they register again,
 // and their watches, whose revisions it never reached, list it afresh.
 func TestEtcdReplaced(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	ms := threeHosts(t, etcd)
 	etcd.stop()
@@ -149,6 +152,7 @@ func TestEtcdReplaced(t *testing.T) {
 // etcd starts, it registers, publishes what it has, and the others see
 // it.
 func TestStartWhileEtcdDown(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	b := startNode(t, etcd, "b")
 	etcd.stop()
@@ -193,6 +197,7 @@ func TestStartWhileEtcdDown(t *testing.T) {
 // lock for as long as etcd does not answer) before a task it runs may
 // start or finish: PublishNow returns at once with nothing to publish to.
 func TestPublishNowOutOfTheCluster(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	etcd.stop()
 	a := startNodeWithin(t, etcd, "a", time.Second)

@@ -108,6 +108,7 @@ func throughProxy(p *proxy) func(*Options) {
 // the others keep working: they see it leave, it places locally, and when
 // the network heals it registers again and catches up with what changed.
 func TestHostPartition(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	p := newProxy(t, etcd.clientURL.Host)
 	a, b, c := startNode(t, etcd, "a"), startNode(t, etcd, "b", throughProxy(p)), startNode(t, etcd, "c")
@@ -142,6 +143,7 @@ func TestHostPartition(t *testing.T) {
 // etcd moves on and compacts its history: the host's watch cannot resume
 // where it stopped, so it lists the cluster again.
 func TestWatchCompacted(t *testing.T) {
+	t.Parallel()
 	etcd := newEtcd(t)
 	p := newProxy(t, etcd.clientURL.Host)
 	long := func(o *Options) { o.Config.LeaseTTL = 30 * time.Second }

@@ -61,6 +61,7 @@ func writeCert(t *testing.T, dir, name string, tmpl *x509.Certificate, parent *x
 // (mutual TLS), as the cluster block's tls settings configure them; a
 // host without a certificate the CA signed is not let in.
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	now := time.Now()
 	ca, caKey := writeCert(t, dir, "ca", &x509.Certificate{
