@@ -188,9 +188,11 @@ func TestClusterShortPauseIsRiddenOut(t *testing.T) {
 	done := a.submitAsync(t, "mark:"+string(l)+"=start;stopmark:"+string(l)+"=stopped;wait:"+release+";mark:"+string(l)+"=finish;echo:done", "pkg/net/http")
 	l.waitCount(t, "start", 1, 30*time.Second) // on b
 	onB := l.lines(t)[0].pid
+	paused := time.Now()
 	hb.pause(t)
 	l.waitCount(t, "stopped", 1, 30*time.Second) // b's plugin gave up on its silent host
 	hb.resume(t)
+	pause := time.Since(paused)
 	l.waitCount(t, "start", 2, 60*time.Second) // placed again
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -201,6 +203,11 @@ func TestClusterShortPauseIsRiddenOut(t *testing.T) {
 	}
 	if r.o.Result.Output != "done" {
 		t.Fatalf("the task's output is %q, want done", r.o.Result.Output)
+	}
+	// Submitted before the pause, answered after it: its duration says
+	// so, not only the last attempt's.
+	if r.o.Duration < pause {
+		t.Errorf("the outcome's duration is %v, less than the pause of %v it lived through", r.o.Duration, pause)
 	}
 	at := r.o.Decision.Attempts
 	if len(at) < 2 || at[0].Host != "b" || !strings.Contains(at[0].Result, "did not answer its plugin in time") || at[len(at)-1].Result != "completed" {
@@ -229,9 +236,11 @@ func TestClusterShortPauseOfTheHostThatRunsItsOwnTask(t *testing.T) {
 	l, release := ledger(filepath.Join(dir, "ledger")), filepath.Join(dir, "release")
 	done := a.submitAsync(t, "mark:"+string(l)+"=start;stopmark:"+string(l)+"=stopped;wait:"+release+";mark:"+string(l)+"=finish;echo:done", "pkg/net/http")
 	l.waitCount(t, "start", 1, 30*time.Second)
+	paused := time.Now()
 	a.pause(t)
 	l.waitCount(t, "stopped", 1, 30*time.Second)
 	a.resume(t)
+	pause := time.Since(paused)
 	l.waitCount(t, "start", 2, 60*time.Second)
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -239,6 +248,9 @@ func TestClusterShortPauseOfTheHostThatRunsItsOwnTask(t *testing.T) {
 	r := <-done
 	if r.o == nil || r.o.Result.Output != "done" {
 		t.Fatalf("the task failed after a pause shorter than the lease: %s", r.out)
+	}
+	if r.o.Duration < pause {
+		t.Errorf("the outcome's duration is %v, less than the pause of %v it lived through", r.o.Duration, pause)
 	}
 	at := r.o.Decision.Attempts
 	if len(at) != 2 || at[0].Host != "a" || !strings.Contains(at[0].Result, "interrupted") || at[1].Host != "a" || at[1].Result != "completed" {

@@ -23,12 +23,14 @@ import (
 // host joined, run here.
 func (m *Member) Submit(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
 	if m.membership() == nil || !p.AcrossHosts() {
-		return m.execute(ctx, t, nil)
+		return m.execute(ctx, t, m.d.Now(), nil)
 	}
 	return m.submitAcross(ctx, p, t)
 }
 
-// execute runs t here, after the attempts prior made elsewhere. A task
+// execute runs t, submitted at start, here, after the attempts prior
+// made elsewhere; the outcome's duration counts from start, so that it
+// does not hide an attempt that was lost. A task
 // whose plugin stopped it because this host did not answer in time
 // (hearth.ErrUnvouched: a pause shorter than the lease, a starved
 // machine) runs again here, once, on a new session: the host held its
@@ -36,11 +38,12 @@ func (m *Member) Submit(ctx context.Context, p Pool, t hearth.Task) (*hearth.Out
 // failing it for a pause would lose work the cluster promises to finish
 // (a forwarded task so stopped is placed again by the host that sent
 // it, which is the same rule seen from there).
-func (m *Member) execute(ctx context.Context, t hearth.Task, prior []hearth.Attempt) (*hearth.Outcome, error) {
+func (m *Member) execute(ctx context.Context, t hearth.Task, start time.Time, prior []hearth.Attempt) (*hearth.Outcome, error) {
 	out, err := m.d.Execute(ctx, t)
 	if !errors.Is(err, hearth.ErrUnvouched) || ctx.Err() != nil {
 		if out != nil && len(prior) > 0 {
 			out.Decision.Attempts = append(prior, hearth.Attempt{Host: m.cfg.HostID, Session: out.Session, Result: "completed"})
+			out.Duration = m.d.Now().Sub(start)
 		}
 		return out, err
 	}
@@ -54,6 +57,7 @@ func (m *Member) execute(ctx context.Context, t hearth.Task, prior []hearth.Atte
 	out, err = m.d.Execute(ctx, t)
 	if out != nil {
 		out.Decision.Attempts = append(prior, hearth.Attempt{Host: m.cfg.HostID, Session: out.Session, Result: "completed"})
+		out.Duration = m.d.Now().Sub(start)
 	}
 	return out, err
 }
@@ -80,6 +84,7 @@ func (m *Member) placeAcross(p Pool, t hearth.Task, f *cluster.Forward) (cluster
 // submitAcross runs cluster.Forward's steps for t.
 func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
 	f := cluster.NewForward(t.ID, 0)
+	start := m.d.Now()
 	// What the dashboard's cluster view lists while the forward runs.
 	fl, end := m.sending.start(m.cfg.HostID, t, m.d.Now())
 	defer end()
@@ -104,13 +109,13 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				end() // not a forward: it runs here
 				hist := f.History()
 				if len(hist) == 0 {
-					return m.execute(ctx, t, nil)
+					return m.execute(ctx, t, start, nil)
 				}
 				m.log.Info("forward gave up on other hosts; running the task here", "task", t.ID, "attempts", strings.Join(hist, "; "))
 				// The attempts so far, without the "completed" that
 				// Attempts adds for this one: execute adds its own.
 				prior := f.Attempts(m.cfg.HostID, "")
-				return m.execute(ctx, t, prior[:len(prior)-1])
+				return m.execute(ctx, t, start, prior[:len(prior)-1])
 			}
 			if target.Session != "" {
 				// This host's next decision sees the session as knowing
@@ -193,6 +198,9 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			out.Decision.Host = s.Target.Host
 			out.Decision.Reason = fmt.Sprintf("on host %s (%s): %s", s.Target.Host, dec.Reason, out.Decision.Reason)
 			out.Decision.Attempts = f.Attempts(s.Target.Host, out.Session)
+			// From this host's submission: the receiving host's figure
+			// is its own attempt's, and would hide the ones lost before.
+			out.Duration = m.d.Now().Sub(start)
 			return out, nil
 		case cluster.StepFail:
 			m.d.Emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: t.Agent, Task: t.ID, Err: s.Err.Error(), Message: t.ID + " could not be placed on any host"})
