@@ -313,7 +313,11 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // loadConfig loads the config file named by --config or HEARTH_CONFIG, or
 // the default (every bundled agent), applies --data-dir, and prints the
 // file's warnings.
-func (m *Main) loadConfig() (*config.Config, error) {
+func (m *Main) loadConfig() (*config.Config, error) { return m.readConfig(true) }
+
+// readConfig is loadConfig, printing the file's warnings only when warn
+// is set.
+func (m *Main) readConfig(warn bool) (*config.Config, error) {
 	path := m.configFile()
 	var cfg *config.Config
 	if path == "" {
@@ -328,7 +332,7 @@ func (m *Main) loadConfig() (*config.Config, error) {
 		if cfg, err = config.Load(path, config.Options{Bundled: plugins.Names(), StateHome: m.stateHome(), Getenv: m.Getenv}); err != nil {
 			return nil, err
 		}
-		if len(cfg.Warnings) > 0 && !m.warned {
+		if warn && len(cfg.Warnings) > 0 && !m.warned {
 			m.warned = true
 			_ = cfg.WriteWarnings(m.diagnostics(), m.width(), m.color())
 		}

@@ -73,7 +73,12 @@ func (m *Main) dataDirPath() (dir, from string, err error) {
 // socketPath is the daemon's socket for the data directory: --socket,
 // HEARTH_SOCKET, the config's server.socket, or the data directory's.
 func (m *Main) socketPath() (string, error) {
-	cfg, err := m.loadConfig()
+	// The file is read here only to find the daemon, which runs tasks on
+	// the config it loaded itself: warnings about this shell (an API key
+	// not set in its environment, while the daemon has it) would be
+	// false. A command that goes on without a daemon loads the config
+	// again, and says them then.
+	cfg, err := m.readConfig(false)
 	return m.socketOf(cfg, err)
 }
 
