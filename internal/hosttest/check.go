@@ -148,18 +148,13 @@ func CheckSIGTERM(t *testing.T, start func(t *testing.T, release, grace string) 
 // so nothing of the test outlives it.
 func Start(t *testing.T, stderr io.Writer, env ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
-	// The helper's TMPDIR, where go-plugin makes its plugins'
-	// directories, is the test's, so that a helper killed with -9 (which
-	// removes nothing) leaves nothing behind. It is short: plugins'
-	// socket paths must fit in 108 bytes, and t.TempDir's names after
-	// the test can be long.
-	tmp, err := os.MkdirTemp("", "hosttest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
+	// The helper keeps the test's TMPDIR: the test agents' workspace is
+	// os.TempDir(), and the files a test hands its helper's plugins are
+	// in the test's temporary directories. (A helper killed with -9
+	// leaves its plugins' go-plugin directories there, as any host
+	// killed so does.)
+	cmd.Env = append(os.Environ(), env...)
 	// The signal is sent when the thread that started the helper ends;
 	// Go ends a thread only when a goroutine locked to it exits, which
 	// no test here does, so in practice it is the test binary's death.
