@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 )
 
@@ -48,5 +55,110 @@ func TestConfigHashComparesContent(t *testing.T) {
 		if c := load(filepath.Join(root, "c-"+name), body); c == a {
 			t.Errorf("%s: hashes as the first config does (%s)", name, a)
 		}
+	}
+}
+
+// TestClusterUnhealthyHost: host c joins with a certificate from another
+// CA. a and b mark it unhealthy (and c them), list it so with the
+// handshake's failure, and never place on it: a task about the package
+// whose session is on c runs elsewhere, and no attempt went to c. Each
+// host names c (ID, address, why) in one logged line when it turns
+// unhealthy, not one per redial, and the refused handshakes are one
+// warning per address on the refusing side. Restarted with the cluster's
+// certificate, c answers again: one more line each, and it is up.
+func TestClusterUnhealthyHost(t *testing.T) {
+	c := newTestCluster(t)
+	a, b := c.host("a"), c.host("b")
+	good := []string{c.ca, c.cert, c.key}
+	c.ca, c.cert, c.key = hostCerts(t) // another CA, and c's certificate from it
+	bad := []string{c.ca, c.cert, c.key}
+	hc := c.host("c")
+	c.ca, c.cert, c.key = good[0], good[1], good[2]
+
+	unhealthy := func(id string) func(hearth.Members) bool {
+		return func(hs hearth.Members) bool {
+			m, ok := memberOf(hs, id)
+			return ok && strings.Contains(m.Unhealthy, "handshake") && m.State() == "unhealthy: "+m.Unhealthy
+		}
+	}
+	a.until(t, "a marks c unhealthy", unhealthy("c"))
+	b.until(t, "b marks c unhealthy", unhealthy("c"))
+	hc.until(t, "c marks a unhealthy", unhealthy("a"))
+
+	// c learns the strings package; a would place such a task on c's
+	// session, were c healthy.
+	if o := hc.submit(t, "read:pkg/strings/builder.go;echo:warm", "pkg/strings"); o.Decision.Host != "" {
+		t.Fatalf("c could forward to a host it cannot handshake with: %+v", o.Decision)
+	}
+	a.until(t, "c's session is published, idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "c")
+		return ok && m.Sessions == 1 && idle(m)
+	})
+	for i := range 3 {
+		o := a.submit(t, fmt.Sprintf("read:pkg/strings/builder.go;echo:here%d", i), "pkg/strings")
+		if o.Decision.Host == "c" || slices.ContainsFunc(o.Decision.Attempts, func(at hearth.Attempt) bool { return at.Host == "c" }) {
+			t.Fatalf("placement chose the unhealthy host c: %+v", o.Decision)
+		}
+	}
+	code, out, _ := run(t, a.env, "hosts", "list")
+	if code != 0 || !regexp.MustCompile(`(?m)^c +unhealthy +127\.0\.0\.1:`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^host c at 127\.0\.0\.1:\d+ is unhealthy: the peer handshake`).MatchString(out) {
+		t.Errorf("hosts list on a does not show c unhealthy and why:\n%s", out)
+	}
+
+	// c, restarted with the cluster's certificate, answers again.
+	cfg, err := os.ReadFile(hc.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range bad {
+		cfg = bytes.ReplaceAll(cfg, []byte(bad[i]), []byte(good[i]))
+	}
+	if err := os.WriteFile(hc.config, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oldLog := hc.log
+	if err := hc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = hc.cmd.Wait()
+	hc.start(t)
+	up := func(hs hearth.Members) bool { m, ok := memberOf(hs, "c"); return ok && m.State() == "up" }
+	a.until(t, "a places on c again", up)
+	b.until(t, "b places on c again", up)
+
+	// One line per change of state, each naming the host, its address
+	// and why: not one per redial or probe (every 2 s, for the seconds
+	// above).
+	count := func(log, substr string) int {
+		n := 0
+		for _, l := range strings.Split(log, "\n") {
+			if strings.Contains(l, substr) && strings.Contains(l, "[WARN]") {
+				n++
+			}
+		}
+		return n
+	}
+	for _, h := range []*clusterHost{a, b} {
+		log := h.log.String()
+		for what, substr := range map[string]string{
+			"unhealthy": "cannot work with a host of the cluster; it is left out of placement until it answers again: host=c addr=127.0.0.1:",
+			"recovered": "a host of the cluster answers again; it is placed on again: host=c addr=127.0.0.1:",
+		} {
+			if n := count(log, substr); n != 1 {
+				t.Errorf("host %s logged %d lines that c is %s, want 1:\n%s", h.id, n, what, log)
+			}
+		}
+		if n := count(log, "refused a connection: TLS handshake failed"); n > 1 {
+			t.Errorf("host %s warned of %d refused handshakes from c's one address, want at most 1:\n%s", h.id, n, log)
+		}
+	}
+	for _, id := range []string{"a", "b"} {
+		if n := count(oldLog.String(), "cannot work with a host of the cluster; it is left out of placement until it answers again: host="+id+" "); n != 1 {
+			t.Errorf("c logged %d lines that %s is unhealthy, want 1:\n%s", n, id, oldLog)
+		}
+	}
+	if !strings.Contains(a.log.String(), `why="the peer handshake with host c at 127.0.0.1:`) {
+		t.Errorf("a's line does not say why c is unhealthy:\n%s", a.log)
 	}
 }

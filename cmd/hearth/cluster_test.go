@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -265,8 +266,16 @@ func (h *clusterHost) hosts(t testing.TB) hearth.Members {
 }
 
 // until polls h's view of the cluster until ok holds for it: the view
-// changes through etcd's watch, which the CLI cannot wait on.
+// changes through etcd's watch, which the CLI cannot wait on. A listing
+// by a host out of the cluster (EtcdErr set) is the cluster as it last
+// saw it, which proves nothing about seeing it now: only untilOut
+// looks at those.
 func (h *clusterHost) until(t testing.TB, what string, ok func(hearth.Members) bool) hearth.Members {
+	t.Helper()
+	return h.untilListed(t, what, func(hs hearth.Members) bool { return hs.EtcdErr == "" && ok(hs) })
+}
+
+func (h *clusterHost) untilListed(t testing.TB, what string, ok func(hearth.Members) bool) hearth.Members {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -414,10 +423,11 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 	})
 
 	c.etcd.stop()
-	// The lease runs out: a no longer knows who is alive, and lists only
-	// itself; so does b.
-	a.until(t, "a places alone", func(hs hearth.Members) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
-	hb.until(t, "b places alone", func(hs hearth.Members) bool { return len(hs.Hosts) == 1 && hs.Hosts[0].Self })
+	// The lease runs out: a no longer knows who is alive, places alone,
+	// and lists the cluster as it last saw it, saying etcd does not
+	// answer (not a cluster of one); so does b.
+	a.untilListed(t, "a places alone", func(hs hearth.Members) bool { return hs.EtcdErr != "" && len(hs.Hosts) == 2 })
+	hb.untilListed(t, "b places alone", func(hs hearth.Members) bool { return hs.EtcdErr != "" && len(hs.Hosts) == 2 })
 	// About another package: a placement records its hints against the
 	// session it chose, and a's session would then know pkg/os too.
 	o := a.submit(t, "echo:alone", "pkg/io")
@@ -455,7 +465,7 @@ func TestClusterServeWhileEtcdDown(t *testing.T) {
 	// line that said a serves: wait for it.
 	a.log.wait(t, "out of its cluster, serving locally until etcd")
 	hs := a.hosts(t)
-	if !hs.Clustered || len(hs.Hosts) != 1 || !hs.Hosts[0].Self {
+	if !hs.Clustered || len(hs.Hosts) != 1 || !hs.Hosts[0].Self || hs.EtcdErr == "" {
 		t.Errorf("hosts list on a without etcd: %+v", hs)
 	}
 	if o := a.submit(t, "echo:alone", "pkg/os"); o.Decision.Host != "" || o.Result.Output != "alone" {
@@ -502,7 +512,7 @@ func TestClusterDrain(t *testing.T) {
 	}
 	a.until(t, "a lists b drained", draining(hearth.DrainMaintenance))
 	hb.until(t, "b lists itself drained", draining(hearth.DrainMaintenance))
-	if _, out, _ := run(t, a.env, "hosts", "list"); !strings.Contains(out, "b (draining: maintenance)") {
+	if _, out, _ := run(t, a.env, "hosts", "list"); !regexp.MustCompile(`(?m)^b +draining: maintenance `).MatchString(out) {
 		t.Errorf("hosts list does not mark b drained:\n%s", out)
 	}
 	if o := a.submit(t, "read:pkg/net/http/server.go;echo:drained", "pkg/net/http"); o.Decision.Host != "" {

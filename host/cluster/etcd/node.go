@@ -842,6 +842,9 @@ func (n *Node) lose(sess *lease) bool {
 	n.mu.Lock()
 	n.lostSince = time.Now()
 	n.sess = nil
+	// Err says why from now on, not only after the next attempt to
+	// register fails: a listing meanwhile says the view is stale.
+	n.lastErr = fmt.Errorf("lost the cluster lease %x: etcd did not renew it within the TTL (%s)", sess.Lease(), n.cfg.LeaseTTL)
 	close(n.state)
 	n.state = make(chan struct{})
 	n.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,8 +44,14 @@ func (m *Member) Place(p Pool, t hearth.Task) hearth.Decision {
 // excludes: a remote session, a spawn on another host, or here (target
 // empty).
 func (m *Member) placeAcross(p Pool, t hearth.Task, f *cluster.Forward) (cluster.Target, hearth.Decision) {
-	exclude := m.view.Excluded(t.Agent, f.ExcludedHosts(), f.Excluded())
-	return m.view.Target(t.Agent, p.PlaceAcross(t, exclude, m.d.Now()), f.ExcludedHosts())
+	// The hosts this one cannot work with now (health.go) are left out
+	// as the forward's own exclusions are.
+	hosts := f.ExcludedHosts()
+	if bad := m.health.hosts(); len(bad) > 0 {
+		hosts = append(slices.Clip(hosts), bad...)
+	}
+	exclude := m.view.Excluded(t.Agent, hosts, f.Excluded())
+	return m.view.Target(t.Agent, p.PlaceAcross(t, exclude, m.d.Now()), hosts)
 }
 
 // submitAcross runs cluster.Forward's steps for t.
