@@ -75,7 +75,9 @@ func (f *flight) wait(ctx context.Context) (cluster.Result, error) {
 // returned, so that the promise holds across a restart: a key whose
 // task a restart interrupted is answered with an error wrapping
 // cluster.ErrInterrupted, never run again.
-func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (cluster.Result, error) {
+func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (res cluster.Result, err error) {
+	repeated := false
+	defer func() { m.stats.count(&m.stats.received, receivedOutcome(repeated, res, err)) }()
 	node := m.membership()
 	if node == nil {
 		return cluster.Result{}, fmt.Errorf("%w: host is not in a cluster (no cluster block)", cluster.ErrRefused)
@@ -84,7 +86,9 @@ func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t 
 		return cluster.Result{}, fmt.Errorf("%w: a forwarded task needs an idempotency key", cluster.ErrRefused)
 	}
 	m.mu.Lock()
-	switch st, r := m.keys.Status(key); st {
+	st, r := m.keys.Status(key)
+	repeated = st != cluster.TaskUnknown
+	switch st {
 	case cluster.TaskDone:
 		m.mu.Unlock()
 		return r, nil

@@ -221,6 +221,7 @@ type Member struct {
 	// how often they run (0: never); stopProbes ends them (Join starts
 	// them) and waits for them to return.
 	health     health
+	stats      stats
 	probeEvery time.Duration
 	stopProbes func()
 	// memoryOnly keeps accepted keys in memory only, as before they

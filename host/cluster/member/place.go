@@ -24,6 +24,7 @@ import (
 // host joined, run here.
 func (m *Member) Submit(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
 	if m.membership() == nil || !p.AcrossHosts() {
+		m.stats.decided("local")
 		return m.d.Execute(ctx, t)
 	}
 	return m.submitAcross(ctx, p, t)
@@ -70,7 +71,11 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 		case cluster.StepPlace:
 			var target cluster.Target
 			target, dec = m.placeAcross(p, t, f)
+			if len(sent) > 0 {
+				m.stats.replaced()
+			}
 			if target.Host == "" {
+				m.stats.decided("local")
 				hist := f.History()
 				if len(hist) == 0 {
 					return m.d.Execute(ctx, t)
@@ -97,7 +102,10 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				continue
 			}
 			sent[mm.ID] = mm
+			m.stats.inFlight.Add(1)
 			r, err := m.forward(ctx, mm, s.Target.Session, t)
+			m.stats.inFlight.Add(-1)
+			m.stats.count(&m.stats.sent, sentOutcome(ctx, err))
 			if err == nil {
 				res = r
 			}
@@ -157,7 +165,9 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				return nil, fmt.Errorf("task %s: host %s returned no outcome", t.ID, s.Target.Host)
 			}
 			// The decision that counts is the receiving host's, on its
-			// own sessions; say where it was.
+			// own sessions (hearth_decisions_total counts it there);
+			// say where it was.
+			m.stats.decided("forwarded")
 			out.Decision.Host = s.Target.Host
 			out.Decision.Reason = fmt.Sprintf("on host %s (%s): %s", s.Target.Host, dec.Reason, out.Decision.Reason)
 			out.Decision.Attempts = f.Attempts(s.Target.Host, out.Session)
