@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/api"
 	"github.com/hearth-dev/hearth/host/config"
 )
 
@@ -161,4 +164,98 @@ func TestClusterUnhealthyHost(t *testing.T) {
 	if !strings.Contains(a.log.String(), `why="the peer handshake with host c at 127.0.0.1:`) {
 		t.Errorf("a's line does not say why c is unhealthy:\n%s", a.log)
 	}
+}
+
+// TestClusterMetrics: after a task submitted to a is forwarded to b,
+// /metrics of both real hosts has the cluster's series, and the forwarded
+// task is one decision in hearth_decisions_total, on b, where it ran:
+// a counts it as forwarded and as a forward sent that completed, b as a
+// forward received that completed.
+func TestClusterMetrics(t *testing.T) {
+	c := newTestCluster(t)
+	c.http = true
+	a, hb := c.host("a"), c.host("b")
+	hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
+	a.until(t, "b's session is published, idle", func(hs hearth.Members) bool {
+		m, ok := memberOf(hs, "b")
+		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 2
+	})
+	if o := a.submit(t, "read:pkg/os/file.go;echo:forwarded", "pkg/os"); o.Decision.Host != "b" {
+		t.Fatalf("the task was not forwarded to b: %+v", o.Decision)
+	}
+	scrape := func(h *clusterHost) string {
+		t.Helper()
+		token, err := config.ReadToken(filepath.Join(h.dataDir, api.TokenName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", "http://"+h.http+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("/metrics of %s: %d %v", h.id, resp.StatusCode, err)
+		}
+		return string(b)
+	}
+	ma, mb := scrape(a), scrape(hb)
+	for _, tc := range []struct {
+		host, metrics string
+		want          []string
+	}{
+		{"a", ma, []string{
+			`hearth_cluster_decisions_total{ran="forwarded"} 1`,
+			`hearth_cluster_decisions_total{ran="local"} 0`,
+			`hearth_cluster_forwards_sent_total{outcome="completed"} 1`,
+			`hearth_cluster_forwards_in_flight{direction="sent"} 0`,
+			`hearth_cluster_replacements_total 0`,
+			`hearth_cluster_lease_losses_total 0`,
+			`hearth_cluster_members{state="all"} 2`,
+			`hearth_cluster_members{state="unhealthy"} 0`,
+			`hearth_cluster_etcd_reachable 1`,
+		}},
+		{"b", mb, []string{
+			`hearth_cluster_decisions_total{ran="local"} 1`, // the warm-up
+			`hearth_cluster_forwards_received_total{outcome="completed"} 1`,
+			`hearth_cluster_forwards_in_flight{direction="received"} 0`,
+			`hearth_decisions_total{action="reused",agent="scripted",outcome="reuse"} 1`,
+		}},
+	} {
+		for _, w := range tc.want {
+			if !strings.Contains(tc.metrics, w+"\n") {
+				t.Errorf("/metrics of %s lacks %s", tc.host, w)
+			}
+		}
+	}
+	// One decision per task across the cluster: the warm-up's and the
+	// forwarded task's, both on b; none on a.
+	if strings.Contains(ma, "hearth_decisions_total{") {
+		t.Errorf("a counted the forwarded task's decision too:\n%s", grepLines(ma, "hearth_decisions_total"))
+	}
+	if got := grepLines(mb, "hearth_decisions_total{"); strings.Count(got, "\n") != 2 {
+		t.Errorf("b's decisions, want the spawn and the reuse:\n%s", got)
+	}
+	for _, m := range []string{ma, mb} {
+		if !regexp.MustCompile(`(?m)^hearth_cluster_etcd_txns_total [1-9]`).MatchString(m) {
+			t.Errorf("no etcd writes counted:\n%s", grepLines(m, "hearth_cluster_"))
+		}
+	}
+	if t.Failed() {
+		t.Logf("a:\n%s\nb:\n%s", grepLines(ma, "hearth_cluster_"), grepLines(mb, "hearth_cluster_"))
+	}
+}
+
+// grepLines returns the lines of s that start with prefix.
+func grepLines(s, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }

@@ -113,6 +113,9 @@ type clusterHost struct {
 	env                 map[string]string
 	// log is the current process's stderr.
 	log *watchWriter
+	// http, when set, is where the host serves /metrics (and the
+	// dashboard); none when empty.
+	http string
 }
 
 // testCluster is an etcd and the hosts sharing it.
@@ -130,6 +133,8 @@ type testCluster struct {
 	proxies map[string]*proxy
 	// publishInterval is the hosts' publish_interval; "100ms" when empty.
 	publishInterval string
+	// http: each host serves HTTP (/metrics) on a port of its own.
+	http bool
 }
 
 func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
@@ -163,6 +168,9 @@ func (c *testCluster) host(id string) *clusterHost {
 	t.Helper()
 	port := freePort(t)
 	h := &clusterHost{id: id, dataDir: filepath.Join(t.TempDir(), "data")}
+	if c.http {
+		h.http = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	}
 	h.config = filepath.Join(t.TempDir(), "hearth.hcl")
 	advertise := fmt.Sprintf("127.0.0.1:%d", port)
 	if c.proxied {
@@ -207,7 +215,11 @@ cluster {
 // start starts the host's process and returns once it is in the cluster.
 func (h *clusterHost) start(t testing.TB) {
 	t.Helper()
-	args, _ := json.Marshal([]string{"--data-dir", h.dataDir, "--config", h.config, "serve", "--no-http"})
+	serve := []string{"--data-dir", h.dataDir, "--config", h.config, "serve", "--no-http"}
+	if h.http != "" {
+		serve[len(serve)-1] = "--http=" + h.http
+	}
+	args, _ := json.Marshal(serve)
 	h.cmd = exec.Command(os.Args[0])
 	h.cmd.Env = append(os.Environ(), "HEARTH_TEST_MAIN="+string(args), "GORACE=atexit_sleep_ms=0")
 	stdout, err := h.cmd.StdoutPipe()
