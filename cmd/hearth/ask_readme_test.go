@@ -88,6 +88,10 @@ func TestAskReadme(t *testing.T) {
 	if !strings.Contains(third.Output, "secrets are off limits") {
 		t.Errorf("third question: output %q does not carry the guard's message", third.Output)
 	}
+	// Without --json, submit says what the task spent too.
+	if code, out, stderr := run(t, env, cmds[0]...); code != 0 || !strings.Contains(out, "\n  tokens: ") || !strings.Contains(out, " tool calls; cost 0.0") {
+		t.Errorf("hearth %s: exit %d, want its tokens and cost in the text:\n%s%s", strings.Join(cmds[0], " "), code, out, stderr)
+	}
 
 	// The run: its config is the copy, in a directory of its own.
 	runEnv := exampleEnv(t)

@@ -335,6 +335,12 @@ func (m *Main) loadConfig() (*config.Config, error) {
 	}
 	if dir, from := m.dataDirFlag(); dir != "" {
 		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = dir, from, ""
+		if from == "--data-dir" {
+			// A flag is not in the next command's environment, as
+			// HEARTH_DATA_DIR is: the command suggested must name the
+			// directory itself, absolute so that it works from anywhere.
+			m.again = "hearth --data-dir " + text.ShellQuote(dir)
+		}
 	} else if path != "" {
 		// The data directory follows the file: a command the user is told
 		// to run next must name the file too.
@@ -365,7 +371,7 @@ func (m *Main) configFile() string {
 
 // hearth is the command line that reaches the data directory this
 // command used, for the commands it suggests next: "hearth", or with the
-// config file that placed the data directory.
+// --data-dir flag or the config file that placed the data directory.
 func (m *Main) hearth() string { return cmp.Or(m.again, "hearth") }
 
 // dataDirFlag is the data directory --data-dir or HEARTH_DATA_DIR names,

@@ -183,6 +183,12 @@ func (m *Main) printSession(d *hearth.SessionDetail) {
 					line = line[:97] + "..."
 				}
 			}
+			if e.Kind == hearth.EventTaskFailed && e.Err != "" {
+				// "task-... failed" alone sends the operator to --json to
+				// learn why (a plugin that stopped itself, a guard, the
+				// agent's own error).
+				line += ": " + e.Err
+			}
 			fmt.Fprintf(w, "  %s  %-18s %s\n", e.Time.Format("15:04:05.000"), e.Kind, line)
 		}
 	}

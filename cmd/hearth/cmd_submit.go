@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -62,6 +63,22 @@ func (m *Main) printOutcome(o *hearth.Outcome) {
 	fmt.Fprintf(w, "%s ran on %s in %s: %s\n", o.TaskID, where, o.Duration.Round(100_000), o.Decision.Reason)
 	for _, c := range o.Decision.Candidates {
 		fmt.Fprintf(w, "  candidate %s\n", explain(c, o.Decision.Threshold))
+	}
+	if len(o.Decision.Attempts) > 1 {
+		// A task placed again after a host left, stopped or refused it:
+		// where each attempt went and what came of it, so that an
+		// operator sees it ran to completion once without --json.
+		for i, a := range o.Decision.Attempts {
+			fmt.Fprintf(w, "  attempt %d: host %s, %s: %s\n", i+1, a.Host, cmp.Or(a.Session, "a new session"), a.Result)
+		}
+	}
+	if note := strings.TrimPrefix(tokenNote(o.Result.Metrics, o.Result.Cost), "; "); note != "" {
+		fmt.Fprintf(w, "  %s\n", note)
+	} else if o.Result.Cost > 0 {
+		fmt.Fprintf(w, "  cost %s\n", costCell(o.Result.Cost))
+	}
+	if o.TraceID != "" {
+		fmt.Fprintf(w, "  trace %s\n", o.TraceID)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, o.Result.Output)

@@ -600,3 +600,29 @@ func TestConfigValidateChecksPrograms(t *testing.T) {
 		t.Errorf("a program that exists: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// TestSessionsShowSaysWhyATaskFailed: a failed task's event in `sessions
+// show` carries its error, not only "task-... failed".
+func TestSessionsShowSaysWhyATaskFailed(t *testing.T) {
+	env := map[string]string{"HEARTH_DATA_DIR": t.TempDir()}
+	if code, out, errOut := run(t, env, "submit", "gotour", "summary no/such/pkg", "--dir", "no/such/pkg"); code == 0 {
+		t.Fatalf("a question about a package that does not exist succeeded:\n%s%s", out, errOut)
+	}
+	code, out, _ := run(t, env, "sessions", "list", "--json")
+	var sessions []struct {
+		ID string `json:"id"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &sessions) != nil || len(sessions) != 1 {
+		t.Fatalf("sessions list: %d %q", code, out)
+	}
+	code, out, _ = run(t, env, "sessions", "show", sessions[0].ID)
+	var failed string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "task.failed") {
+			failed = l
+		}
+	}
+	if code != 0 || !strings.Contains(failed, "failed: ") || !strings.Contains(failed, "no/such/pkg") {
+		t.Errorf("sessions show: exit %d, the failed task's line %q does not say why:\n%s", code, failed, out)
+	}
+}

@@ -65,3 +65,37 @@ func TestDataDirFollowsTheConfigFile(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant it to say %q", code, stderr, want)
 	}
 }
+
+// TestSuggestedCommandsNameTheDataDir: a command run with --data-dir
+// suggests next commands that name it (a flag is not in the shell's
+// environment for the next command, as HEARTH_DATA_DIR is), and the
+// suggested command works from another directory.
+func TestSuggestedCommandsNameTheDataDir(t *testing.T) {
+	confDir, state := t.TempDir(), t.TempDir()
+	conf := filepath.Join(confDir, "tour.hcl")
+	src := "agent \"gotour\" {\n  bundled = \"gotour\"\n}\npipeline \"one\" {\n  agent = \"gotour\"\n  task \"errors\" {\n    prompt = \"summary errors\"\n    directories = [\"errors\"]\n  }\n}\n"
+	if err := os.WriteFile(conf, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(confDir)
+	env := map[string]string{"HEARTH_DATA_DIR": "", "XDG_STATE_HOME": state}
+	code, out, stderr := run(t, env, "--data-dir", "a", "run", conf, "-q")
+	if code != 0 {
+		t.Fatalf("run --data-dir a: exit %d\n%s%s", code, out, stderr)
+	}
+	var suggested string
+	for _, l := range strings.Split(out, "\n") {
+		if s, ok := strings.CutPrefix(l, "see it with: "); ok {
+			suggested = s
+		}
+	}
+	abs := filepath.Join(confDir, "a")
+	fields := strings.Fields(suggested)
+	if len(fields) != 6 || fields[0] != "hearth" || fields[1] != "--data-dir" || fields[2] != abs || fields[3] != "runs" || fields[4] != "show" || !strings.HasPrefix(fields[5], "one-") {
+		t.Fatalf("run suggests %q, want hearth --data-dir %s runs show RUN\n%s", suggested, abs, out)
+	}
+	t.Chdir(t.TempDir())
+	if code, out, stderr := run(t, env, fields[1:]...); code != 0 || !strings.Contains(out, fields[5]) || !strings.Contains(out, "errors") {
+		t.Errorf("the suggested %q from elsewhere: exit %d\n%s%s", suggested, code, out, stderr)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
@@ -45,6 +46,11 @@ func TestDaemonTraceJoinsTheCallersTrace(t *testing.T) {
 	}
 	if out.TraceID != caller.TraceID().String() {
 		t.Fatalf("the outcome's trace is %q, want the caller's %s", out.TraceID, caller.TraceID())
+	}
+	// The CLI, through the daemon, prints the trace to jump to.
+	code, text, stderr := run(t, map[string]string{"HEARTH_DATA_DIR": s.dataDir}, "submit", "gotour", "summary errors", "--dir", "errors")
+	if m := regexp.MustCompile(`\n  trace ([0-9a-f]{32})\n`).FindStringSubmatch(text); code != 0 || m == nil || m[1] == out.TraceID {
+		t.Errorf("submit through the daemon: exit %d, want a trace line of its own:\n%s%s", code, text, stderr)
 	}
 	// Stopping flushes: every span is at the receiver once serve exits.
 	if code := s.stop(t); code != 0 {

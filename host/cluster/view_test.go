@@ -178,3 +178,29 @@ func TestViewMembers(t *testing.T) {
 		t.Errorf("Member(b) = %+v, %v", m, ok)
 	}
 }
+
+// TestDrainedSelf: on the drained host itself, a task submitted there is
+// placed over its own sessions as before (they stay in, not excluded),
+// but a spawn goes to another member: README's cluster section says
+// what an operator sees, a task submitted to the drained host running on
+// another host's session or a new one there.
+func TestDrainedSelf(t *testing.T) {
+	v := NewView("self", defaults)
+	v.Apply(1, []Change{
+		member("self", hearth.AgentLoad{Name: "coder", Live: 1, MaxSessions: 4}),
+		member("b", hearth.AgentLoad{Name: "coder", Live: 3, MaxSessions: 4, Load: 2}),
+		put("self", Summary{Session: "s1", Agent: "coder"}),
+		put("b", Summary{Session: "s2", Agent: "coder"}),
+		{Kind: KeyDrain, Host: "self"},
+	})
+	if got, _ := v.SpawnHost("coder"); got.ID != "b" {
+		t.Errorf("drained self: SpawnHost = %q, want b (self is emptier but drained)", got.ID)
+	}
+	if ex := v.Excluded("coder", nil, nil); len(ex) != 0 {
+		t.Errorf("drained self: Excluded = %v, want its own sessions kept in", ex)
+	}
+	v.Apply(2, []Change{{Kind: KeyDrain, Host: "self", Delete: true}})
+	if got, _ := v.SpawnHost("coder"); got.ID != "self" {
+		t.Errorf("undrained self: SpawnHost = %q, want self", got.ID)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,5 +411,45 @@ func TestPermanentStartFailuresAreNotRetried(t *testing.T) {
 				t.Errorf("task = %+v; want one attempt, not retried", task)
 			}
 		})
+	}
+}
+
+// TestAPluginsTemporaryDirectoryGoesWithIt: every plugin, confined or
+// not, gets a TMPDIR of its own (go-plugin's directory for its sockets),
+// and it is removed with what is in it when the plugin stops (the Claude Code agent's state directories piled up in
+// /tmp from unconfined plugins before).
+func TestAPluginsTemporaryDirectoryGoesWithIt(t *testing.T) {
+	on := testAgent("on", "agent")
+	off := testAgent("off", "agent")
+	off.Confinement = config.ConfinementOff
+	h := newTestHost(t, on, off)
+	ctx := context.Background()
+	dirs := map[string]string{}
+	for _, agent := range []string{"on", "off"} {
+		out, err := h.Submit(ctx, hearth.Task{Agent: agent, Prompt: "getenv:TMPDIR"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, ok := strings.CutPrefix(out.Result.Output, "TMPDIR=")
+		if !ok || dir == "" || filepath.Clean(dir) == filepath.Clean(os.TempDir()) {
+			t.Fatalf("%s: the plugin's TMPDIR is %q, want a directory of its own", agent, out.Result.Output)
+		}
+		// The directory holds the plugin's sockets, so it is not empty
+		// when it has to go.
+		if ents, err := os.ReadDir(dir); err != nil || len(ents) == 0 {
+			t.Fatalf("%s: its TMPDIR %s while it runs: %d entries, %v", agent, dir, len(ents), err)
+		}
+		dirs[agent] = dir
+	}
+	if dirs["on"] == dirs["off"] {
+		t.Fatalf("two plugins share the TMPDIR %s", dirs["on"])
+	}
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for agent, dir := range dirs {
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: its TMPDIR %s outlived the plugin (%v)", agent, dir, err)
+		}
 	}
 }

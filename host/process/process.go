@@ -197,9 +197,13 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 			cmd.ExtraFiles = append(cmd.ExtraFiles, pinned)
 			cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
 		}
+		// go-plugin makes sockDir for this plugin alone and removes it
+		// when the plugin stops: as TMPDIR it holds the plugin's
+		// temporary files too, confined or not, so that what an agent
+		// leaves there (a Claude Code state directory, a model's scratch
+		// files) goes with its session instead of piling up in /tmp.
+		cmd.Env = append(cmd.Env, "TMPDIR="+sockDir)
 		if pol != nil {
-			// go-plugin makes sockDir for this plugin alone: its sockets
-			// and, as TMPDIR, its temporary files, removed when it stops.
 			pol := *pol
 			pol.Program = cmd.Path // the program, or its pinned copy
 			pol.Grants = append(slices.Clip(pol.Grants), confine.Grant{Path: sockDir, Access: confine.Socket})
@@ -208,7 +212,6 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 				return nil, err
 			}
 			polFile = pf
-			cmd.Env = append(cmd.Env, "TMPDIR="+sockDir)
 			// /proc/self/exe is the running host's binary, even if the
 			// file at its path has been replaced since.
 			cmd.Path = "/proc/self/exe"

@@ -15,16 +15,46 @@ import (
 	"github.com/hearth-dev/hearth/internal/procwait"
 )
 
+// lineWait bounds how long ExpectLine waits for a helper's line. It is
+// a hang detector, not a timing assertion: a helper that says nothing
+// for this long is stuck, and failing the test (whose cleanup kills the
+// helper) beats the test binary's -timeout panic, which leaves the
+// helper behind and names no line.
+const lineWait = 3 * time.Minute
+
 // ExpectLine reads the helper process's next line, which must start with
-// word, and returns the words after it.
+// word, and returns the words after it. It fails t if no line comes
+// within lineWait, or before the test binary's deadline would end it.
 func ExpectLine(t *testing.T, sc *bufio.Scanner, word string) []string {
 	t.Helper()
-	if !sc.Scan() {
+	wait := lineWait
+	if d, ok := t.Deadline(); ok {
+		// Leave the cleanup time to kill the helper before -timeout.
+		wait = min(wait, time.Until(d)-10*time.Second)
+	}
+	type line struct {
+		text string
+		ok   bool
+	}
+	got := make(chan line, 1)
+	// The scan goes on after a timeout until t's cleanup kills the
+	// helper and its stdout closes; got is buffered so it then ends.
+	go func() {
+		ok := sc.Scan()
+		got <- line{sc.Text(), ok}
+	}()
+	var l line
+	select {
+	case l = <-got:
+	case <-time.After(wait):
+		t.Fatalf("host said nothing for %v while the test waited for %q", wait.Round(time.Second), word)
+	}
+	if !l.ok {
 		t.Fatalf("host ended before saying %q: %v", word, sc.Err())
 	}
-	f := strings.Fields(sc.Text())
+	f := strings.Fields(l.text)
 	if len(f) == 0 || f[0] != word {
-		t.Fatalf("host said %q, want a line starting with %q", sc.Text(), word)
+		t.Fatalf("host said %q, want a line starting with %q", l.text, word)
 	}
 	return f[1:]
 }
@@ -113,11 +143,27 @@ func CheckSIGTERM(t *testing.T, start func(t *testing.T, release, grace string) 
 // Start runs the test binary again as a helper process, with env added
 // to this one's (which says what the helper is to do), its stderr to
 // stderr; it returns the process and a reader of its stdout lines, and
-// kills it when t ends.
+// kills it when t ends, or when the test binary dies without cleaning
+// up (a -timeout panic, a kill): the helper's plugins follow their host,
+// so nothing of the test outlives it.
 func Start(t *testing.T, stderr io.Writer, env ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
+	// The helper's TMPDIR, where go-plugin makes its plugins'
+	// directories, is the test's, so that a helper killed with -9 (which
+	// removes nothing) leaves nothing behind. It is short: plugins'
+	// socket paths must fit in 108 bytes, and t.TempDir's names after
+	// the test can be long.
+	tmp, err := os.MkdirTemp("", "hosttest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
+	// The signal is sent when the thread that started the helper ends;
+	// Go ends a thread only when a goroutine locked to it exits, which
+	// no test here does, so in practice it is the test binary's death.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

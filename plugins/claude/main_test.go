@@ -26,7 +26,20 @@ func TestMain(m *testing.M) {
 		plugin.Serve(claude.NewFromEnv())
 		os.Exit(0)
 	}
+	// The agents these tests run in process make their state directories
+	// in TMPDIR, which a plugin process has to itself (host/process) but
+	// this test binary shares with everything else on the machine: give
+	// it one of its own, removed at the end.
+	tmp, err := os.MkdirTemp("", "claudetest")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("TMPDIR", tmp)
 	goleak.VerifyTestMain(m,
+		goleak.Cleanup(func(code int) {
+			_ = os.RemoveAll(tmp)
+			os.Exit(code)
+		}),
 		// The host's process starter lives as long as the process (see
 		// host/engine's TestMain); the HTTP client keeps idle connections
 		// to the fake servers, which close with them.

@@ -187,3 +187,31 @@ func TestStartWhileEtcdDown(t *testing.T) {
 		t.Errorf("a registered %d times, want 1", r)
 	}
 }
+
+// TestPublishNowOutOfTheCluster: a host out of the cluster does not wait
+// for the registration attempt in flight (which holds the publishing
+// lock for as long as etcd does not answer) before a task it runs may
+// start or finish: PublishNow returns at once with nothing to publish to.
+func TestPublishNowOutOfTheCluster(t *testing.T) {
+	etcd := newEtcd(t)
+	etcd.stop()
+	a := startNodeWithin(t, etcd, "a", time.Second)
+	if _, ok := a.Lease(); ok {
+		t.Fatal("a is registered while etcd is down")
+	}
+	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"matcher"}})
+	a.Changed("coder-1")
+	// Hold the lock as a registration attempt against a silent etcd does.
+	a.pubMu.Lock()
+	defer a.pubMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		a.PublishNow()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("PublishNow waits for the registration attempt while the host is out of the cluster")
+	}
+}
