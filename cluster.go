@@ -70,6 +70,27 @@ type Member struct {
 	Agents   []AgentLoad `json:"agents"`
 }
 
+// State is how a listing shows m, in one phrase: "self" for the host
+// that answered (with ", draining: ..." when it drains), else
+// "unhealthy: why", "shutting down", "draining: maintenance", or "up".
+// A host that fails the answering host's probes is unhealthy whatever
+// its record says: that host cannot work with it.
+func (m *Member) State() string {
+	switch {
+	case m.Self && m.Draining != "":
+		return "self, draining: " + m.Draining
+	case m.Self:
+		return "self"
+	case m.Unhealthy != "":
+		return "unhealthy: " + m.Unhealthy
+	case m.Draining == DrainShutdown:
+		return DrainShutdown
+	case m.Draining != "":
+		return "draining: " + m.Draining
+	}
+	return "up"
+}
+
 // Why a host drains (Member.Draining).
 const (
 	DrainMaintenance = "maintenance"

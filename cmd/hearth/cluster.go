@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -41,6 +44,12 @@ func (m *Main) newMember(cfg *config.Config, logger hclog.Logger) (*member.Membe
 // workspaces included), matcher weights, guards and pipelines; not its listeners or its cluster block,
 // which differ between hosts by design. `hearth hosts list` shows when
 // hosts' hashes differ: their guards or agents are not the same.
+//
+// It digests content, not where the file is: loading resolves relative
+// paths (a command, a workspace, read_paths) against the config file's
+// directory, so the same file in /srv/a and /srv/b would otherwise hash
+// apart (issue 26). Every path under that directory is digested relative
+// to it; a path outside it is compared as written.
 func configHash(cfg *config.Config) string {
 	b, err := json.Marshal(struct {
 		Agents    any
@@ -52,6 +61,21 @@ func configHash(cfg *config.Config) string {
 		// Not expected of a loaded config; the file itself then.
 		b, _ = os.ReadFile(cfg.Path)
 	}
+	if dir := filepath.Dir(cfg.Path); cfg.Path != "" && dir != string(filepath.Separator) && filepath.IsAbs(dir) {
+		b = relativeTo(b, dir)
+	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:6])
+}
+
+// relativeTo replaces, in the JSON b, every string that is dir or a
+// path below it by the same string relative to dir ("$CONFIG_DIR" and
+// "$CONFIG_DIR/rest"). It works on the encoded form, so that every path
+// field of every block is covered, including those added later.
+func relativeTo(b []byte, dir string) []byte {
+	q, _ := json.Marshal(dir) // "dir", escaped as in b
+	open := q[:len(q)-1]      // "dir
+	b = bytes.ReplaceAll(b, q, []byte(`"$CONFIG_DIR"`))
+	sep, _ := json.Marshal(string(filepath.Separator))
+	return bytes.ReplaceAll(b, append(slices.Clip(open), sep[1:len(sep)-1]...), []byte(`"$CONFIG_DIR/`))
 }

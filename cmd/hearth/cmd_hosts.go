@@ -82,8 +82,16 @@ func (m *Main) hostsListCommand() *cobra.Command {
 		Short: "List the cluster's hosts with their sessions, load, address and config hash",
 		Long: `List the hosts of the cluster the daemon serving the data directory
 belongs to, as it sees them: each host's address, its sessions, its
-running tasks against its slots, and a hash of its config. Hosts whose
-config hashes differ run different guards or agents: a note says so.`,
+running tasks against its slots, its state, and a hash of its config.
+
+STATE is "self" (the host that answers), "up", "draining: maintenance"
+(hearth hosts drain), "shutting down", or "unhealthy": the answering host
+cannot work with it (its peer handshake fails, e.g. a certificate from
+another CA, or it does not answer), so it is left out of placement until
+it answers again; why is said below the table. When etcd does not answer
+the host, the listing says so: the hosts are then as it last saw them.
+Hosts whose config hashes differ run different guards or agents: a note
+says so.`,
 		Example: `  hearth hosts list
   hearth hosts list --json`,
 		Args: exactArgs(),
@@ -101,22 +109,26 @@ config hashes differ run different guards or agents: a note says so.`,
 				return err
 			}
 			if asJSON {
-				return m.printJSON(hs)
+				return m.printJSON(listedMembers(hs))
 			}
 			if !hs.Clustered {
 				fmt.Fprintf(m.Stdout, "the daemon on %s is not in a cluster: add a cluster block to its config (see the README's cluster section)\n", c.Target())
 				return nil
 			}
+			if hs.EtcdErr != "" {
+				// Not a smaller cluster: one this host cannot see now.
+				fmt.Fprintf(m.Stdout, "etcd does not answer host %s, which serves locally meanwhile: %s\nthe hosts as it last saw them (may be stale: hosts may have left or joined since):\n", hs.Self, hs.EtcdErr)
+			}
 			w := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "HOST\tADDRESS\tSESSIONS\tLOAD\tAGENTS\tCONFIG\tSTARTED")
+			fmt.Fprintln(w, "HOST\tSTATE\tADDRESS\tSESSIONS\tLOAD\tAGENTS\tCONFIG\tSTARTED")
 			hashes := map[string][]string{}
+			var unhealthy []string
 			for _, h := range hs.Hosts {
-				id := h.ID
-				if h.Self {
-					id += " *"
-				}
-				if h.Draining != "" {
-					id += " (draining: " + h.Draining + ")"
+				state := h.State()
+				if h.Unhealthy != "" {
+					// The reason is long (a TLS error); it goes below the table.
+					state = "unhealthy"
+					unhealthy = append(unhealthy, fmt.Sprintf("host %s at %s is unhealthy: %s", h.ID, h.Addr, h.Unhealthy))
 				}
 				load, slots := 0, 0
 				var agents []string
@@ -125,7 +137,11 @@ config hashes differ run different guards or agents: a note says so.`,
 					agents = append(agents, fmt.Sprintf("%s %d/%d", a.Name, a.Live, a.MaxSessions))
 				}
 				hashes[h.ConfigHash] = append(hashes[h.ConfigHash], h.ID)
-				fmt.Fprintf(w, "%s\t%s\t%d\t%d/%d\t%s\t%s\t%s\n", id, h.Addr, h.Sessions, load, slots, strings.Join(agents, ", "), h.ConfigHash, ago(h.Started))
+				id := h.ID
+				if h.Self {
+					id += " *"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d/%d\t%s\t%s\t%s\n", id, state, h.Addr, h.Sessions, load, slots, strings.Join(agents, ", "), h.ConfigHash, ago(h.Started))
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -138,11 +154,33 @@ config hashes differ run different guards or agents: a note says so.`,
 				slices.Sort(groups)
 				fmt.Fprintf(m.Stdout, "note: the hosts' configs differ (%s); guards and agents are each host's own\n", strings.Join(groups, "; "))
 			}
+			for _, u := range unhealthy {
+				fmt.Fprintf(m.Stdout, "%s; it is left out of placement until it answers again\n", u)
+			}
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
+}
+
+// listedMember is a member as hosts list --json prints it: its state
+// (hearth.Member.State) beside its fields, for scripts that want one.
+type listedMember struct {
+	hearth.Member
+	State string `json:"state"`
+}
+
+// listedMembers is hs as hosts list --json prints it.
+func listedMembers(hs hearth.Members) any {
+	out := struct {
+		hearth.Members
+		Hosts []listedMember `json:"hosts"`
+	}{Members: hs, Hosts: []listedMember{}}
+	for _, h := range hs.Hosts {
+		out.Hosts = append(out.Hosts, listedMember{Member: h, State: h.State()})
+	}
+	return out
 }
 
 // clusterRunsList is `runs list` through a daemon of a cluster: every

@@ -108,7 +108,7 @@ func (s *Server) Listen(cfg config.Server, dataDir string) (*Listeners, error) {
 			if err != nil {
 				return fail(err)
 			}
-			opts = append(opts, grpc.Creds(loggedCreds{credentials.NewTLS(tc), s}))
+			opts = append(opts, grpc.Creds(loggedCreds{credentials.NewTLS(tc), s, &refusals{}}))
 		}
 		if token != "" {
 			a := tokenAuth{token: token, s: s}
@@ -295,19 +295,85 @@ func serverTLS(t *config.ServerTLS) (*tls.Config, error) {
 // certificate is refused, and the operator learns who it was.
 type loggedCreds struct {
 	credentials.TransportCredentials
-	s *Server
+	s   *Server
+	ref *refusals
 }
 
 func (c loggedCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	out, info, err := c.TransportCredentials.ServerHandshake(conn)
 	if err != nil {
-		c.s.logger.Warn("refused a connection: TLS handshake failed (no valid client certificate?)", "peer", conn.RemoteAddr().String(), "error", err)
+		addr := conn.RemoteAddr().String()
+		if n, warn := c.ref.refused(addr, time.Now()); warn {
+			c.s.logger.Warn("refused a connection: TLS handshake failed (no valid client certificate? a host of the cluster whose certificate is from another CA is named in the other hosts' logs); further refusals from its address are logged at debug level for 10m",
+				"peer", addr, "error", err, "refused_before", n)
+		} else {
+			c.s.logger.Debug("refused a connection: TLS handshake failed", "peer", addr, "error", err, "refused", n)
+		}
 	}
 	return out, info, err
 }
 
 func (c loggedCreds) Clone() credentials.TransportCredentials {
-	return loggedCreds{c.TransportCredentials.Clone(), c.s}
+	return loggedCreds{c.TransportCredentials.Clone(), c.s, c.ref}
+}
+
+// refusalQuiet is how long refused handshakes from one address are
+// logged at debug level after the warning about the first.
+const refusalQuiet = 10 * time.Minute
+
+// refusals counts refused handshakes by the client's IP address, so
+// that a client that retries every second or two (another host of the
+// cluster whose certificate is from another CA: its gRPC redials, its
+// probes) is one warning per refusalQuiet, not one per attempt (issue
+// 26: a warning every 1.5 s). The port is left out: each dial has its
+// own. At most refusalAddrs addresses are kept; beyond that the oldest
+// are forgotten (and warned about again).
+type refusals struct {
+	mu  sync.Mutex
+	ips map[string]*refusedIP
+}
+
+type refusedIP struct {
+	warned time.Time
+	n      int
+}
+
+const refusalAddrs = 1024
+
+// refused records a refused handshake from addr at now and returns how
+// many were refused from its IP since its last warning, and whether this
+// one is warned about.
+func (r *refusals) refused(addr string, now time.Time) (int, bool) {
+	ip := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		ip = h
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ips == nil {
+		r.ips = make(map[string]*refusedIP)
+	}
+	e := r.ips[ip]
+	if e == nil {
+		if len(r.ips) >= refusalAddrs {
+			oldest := ""
+			for k, v := range r.ips {
+				if oldest == "" || v.warned.Before(r.ips[oldest].warned) {
+					oldest = k
+				}
+			}
+			delete(r.ips, oldest)
+		}
+		e = &refusedIP{}
+		r.ips[ip] = e
+	}
+	if e.warned.IsZero() || now.Sub(e.warned) >= refusalQuiet {
+		n := e.n
+		e.warned, e.n = now, 0
+		return n, true
+	}
+	e.n++
+	return e.n, false
 }
 
 // tokenAuth refuses TCP calls without the bearer token.

@@ -26,6 +26,26 @@ import (
 //	hearth_plugin_crashes_total{agent}         sessions lost (crashed, hung)
 //	hearth_events_total{kind}                  every event
 //	hearth_store_bytes{part}                   Badger's LSM tree and value log
+//
+// A host of a cluster adds, read at scrape time from its member
+// (hearth.ClusterStats; docs/cluster.md, "Seeing the cluster"):
+//
+//	hearth_cluster_decisions_total{ran}                tasks submitted here, by where they ran: local, forwarded
+//	hearth_cluster_forwards_sent_total{outcome}        attempts to run a task on another host
+//	hearth_cluster_forwards_received_total{outcome}    forwards other hosts sent here
+//	hearth_cluster_forwards_in_flight{direction}       sent and unanswered; received and running
+//	hearth_cluster_replacements_total                  placements of a forwarded task after its first
+//	hearth_cluster_lease_losses_total                  cluster leases lost
+//	hearth_cluster_etcd_txns_total                     etcd write transactions: rate() is the publish rate
+//	hearth_cluster_etcd_keys_written_total             keys written in them
+//	hearth_cluster_members{state}                      hosts seen: all, unhealthy, draining
+//	hearth_cluster_etcd_reachable                      1 while the host is registered in etcd
+//
+// A forwarded task is one decision in hearth_decisions_total, on the host
+// that ran it: its pool chose the session (reused or spawned, the
+// matcher's outcome). The forwarding host's decision (a session on
+// another host, Decision.Host set) is counted as a forward sent instead,
+// so that the sum over the hosts counts each task once.
 type Metrics struct {
 	reg       *prometheus.Registry
 	decisions *prometheus.CounterVec
@@ -89,7 +109,7 @@ func (m *Metrics) Observe(e *hearth.Event) {
 			m.toolUses.WithLabelValues(e.Agent, e.ToolUse.Outcome.String()).Inc()
 		}
 	case hearth.EventDecision:
-		if d := e.Decision; d != nil {
+		if d := e.Decision; d != nil && d.Host == "" {
 			m.decisions.WithLabelValues(d.Agent, string(d.Action), d.Outcome).Inc()
 		}
 	case hearth.EventGuardFired:
@@ -127,24 +147,83 @@ func (m *Metrics) usage(e *hearth.Event, outcome string) {
 	}
 }
 
-// hostCollector reads the host's gauges at scrape time, from its status.
+// hostCollector reads the host's gauges at scrape time, from its status,
+// and the cluster's series, which the member counts.
 type hostCollector struct {
 	status   hearth.StatusReader
 	sessions *prometheus.Desc
 	store    *prometheus.Desc
+	cluster  clusterDescs
+}
+
+// clusterDescs are the cluster's series (hearth.ClusterStats).
+type clusterDescs struct {
+	decisions, sent, received, inFlight, replacements, leaseLosses, txns, keys, members, etcdUp *prometheus.Desc
 }
 
 func newHostCollector(status hearth.StatusReader) *hostCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
 	return &hostCollector{
 		status:   status,
-		sessions: prometheus.NewDesc("hearth_sessions", "Sessions by agent and status.", []string{"agent", "status"}, nil),
-		store:    prometheus.NewDesc("hearth_store_bytes", "Size of the Badger store, by part (lsm, vlog).", []string{"part"}, nil),
+		sessions: d("hearth_sessions", "Sessions by agent and status.", "agent", "status"),
+		store:    d("hearth_store_bytes", "Size of the Badger store, by part (lsm, vlog).", "part"),
+		cluster: clusterDescs{
+			decisions:    d("hearth_cluster_decisions_total", "Tasks submitted to this host of a cluster, by where they ran (local, forwarded).", "ran"),
+			sent:         d("hearth_cluster_forwards_sent_total", "Attempts to run a task on another host, by what each came to.", "outcome"),
+			received:     d("hearth_cluster_forwards_received_total", "Forwards other hosts sent here, by outcome.", "outcome"),
+			inFlight:     d("hearth_cluster_forwards_in_flight", "Forwards sent and unanswered (sent), forwarded tasks running here (received).", "direction"),
+			replacements: d("hearth_cluster_replacements_total", "Placements of a forwarded task after its first attempt."),
+			leaseLosses:  d("hearth_cluster_lease_losses_total", "Cluster leases this host lost."),
+			txns:         d("hearth_cluster_etcd_txns_total", "Write transactions to etcd (registrations and publishing batches): rate() is the publish rate."),
+			keys:         d("hearth_cluster_etcd_keys_written_total", "Keys written to etcd in those transactions."),
+			members:      d("hearth_cluster_members", "Hosts this host sees, by state: all, unhealthy (it cannot work with them), draining.", "state"),
+			etcdUp:       d("hearth_cluster_etcd_reachable", "1 while this host is registered in etcd, 0 while etcd does not answer it."),
+		},
 	}
 }
 
 func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.sessions
 	ch <- c.store
+	cd := c.cluster
+	for _, d := range []*prometheus.Desc{cd.decisions, cd.sent, cd.received, cd.inFlight, cd.replacements, cd.leaseLosses, cd.txns, cd.keys, cd.members, cd.etcdUp} {
+		ch <- d
+	}
+}
+
+// collectCluster sends the cluster's series of cs.
+func (c *hostCollector) collectCluster(ch chan<- prometheus.Metric, cs *hearth.ClusterStats) {
+	cd := c.cluster
+	metric := func(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, t, v, labels...)
+	}
+	// Both places always, so that rate() over them has a series from
+	// the first scrape.
+	for _, ran := range []string{"local", "forwarded"} {
+		metric(cd.decisions, prometheus.CounterValue, float64(cs.Decisions[ran]), ran)
+	}
+	for outcome, n := range cs.ForwardsSent {
+		metric(cd.sent, prometheus.CounterValue, float64(n), outcome)
+	}
+	for outcome, n := range cs.ForwardsReceived {
+		metric(cd.received, prometheus.CounterValue, float64(n), outcome)
+	}
+	metric(cd.inFlight, prometheus.GaugeValue, float64(cs.InFlightSent), "sent")
+	metric(cd.inFlight, prometheus.GaugeValue, float64(cs.InFlightReceived), "received")
+	metric(cd.replacements, prometheus.CounterValue, float64(cs.Replacements))
+	metric(cd.leaseLosses, prometheus.CounterValue, float64(cs.LeaseLosses))
+	metric(cd.txns, prometheus.CounterValue, float64(cs.EtcdTxns))
+	metric(cd.keys, prometheus.CounterValue, float64(cs.EtcdKeys))
+	metric(cd.members, prometheus.GaugeValue, float64(cs.Members), "all")
+	metric(cd.members, prometheus.GaugeValue, float64(cs.Unhealthy), "unhealthy")
+	metric(cd.members, prometheus.GaugeValue, float64(cs.Draining), "draining")
+	up := 1.0
+	if cs.EtcdErr != "" {
+		up = 0
+	}
+	metric(cd.etcdUp, prometheus.GaugeValue, up)
 }
 
 func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
@@ -158,6 +237,9 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(st.Store.LSM), "lsm")
 	ch <- prometheus.MustNewConstMetric(c.store, prometheus.GaugeValue, float64(st.Store.VLog), "vlog")
+	if st.Cluster != nil {
+		c.collectCluster(ch, st.Cluster)
+	}
 }
 
 // handler serves the metrics of m, and the gauges of status.

@@ -34,6 +34,9 @@ type View struct {
 	drained  map[string]bool // the hosts whose drain key is set
 	changed  chan struct{}
 	sink     func(Update)
+	// last are the members as they were before the latest Reset that
+	// dropped some: what a host out of the cluster lists (Last).
+	last []hearth.Member
 }
 
 // Update is what one change of the view did to one agent's remote
@@ -108,6 +111,9 @@ type Change struct {
 func (v *View) Reset(rev int64, changes []Change) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if len(v.hosts) > 0 {
+		v.last = v.membersLocked()
+	}
 	v.hosts = make(map[string]hearth.Member)
 	v.sessions = make(map[string]map[string]Summary)
 	v.agents = make(map[string]*agentIndex)
@@ -254,6 +260,19 @@ func (v *View) Changed() <-chan struct{} {
 func (v *View) Members() []hearth.Member {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	return v.membersLocked()
+}
+
+// Last returns the members as they were before the view was last reset
+// (a lost lease empties it): the cluster as this host last saw it, which
+// a host out of the cluster lists, saying that it may be stale.
+func (v *View) Last() []hearth.Member {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.last)
+}
+
+func (v *View) membersLocked() []hearth.Member {
 	out := make([]hearth.Member, 0, len(v.hosts))
 	for _, h := range v.hosts {
 		h.Sessions, h.Self = len(v.sessions[h.ID]), h.ID == v.self

@@ -345,11 +345,16 @@ func (e *Engine) runnable(agent string) error {
 // what a metrics scrape asks for, as often as it likes.
 func (e *Engine) Status(context.Context) (hearth.HostStatus, error) {
 	lsm, vlog := e.store.Size()
-	return hearth.HostStatus{
+	st := hearth.HostStatus{
 		Version: e.version, DataDir: e.store.Dir(), PID: os.Getpid(), Started: e.started,
 		Config: e.config().Path, ProtocolVersion: plugin.ProtocolVersion,
 		Agents: e.agents(), Sessions: e.sessionCounts(), Store: hearth.StoreSize{LSM: lsm, VLog: vlog},
-	}, nil
+	}
+	if c, ok := e.cluster.(interface{ Stats() hearth.ClusterStats }); ok {
+		cs := c.Stats()
+		st.Cluster = &cs
+	}
+	return st, nil
 }
 
 // agents lists the configured agents in config order.

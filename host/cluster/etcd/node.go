@@ -85,8 +85,9 @@ type Stats struct {
 	// Puts and Deletes are the keys written and deleted in them.
 	Puts, Deletes int64
 	// Registrations counts the leases the node registered under: 1, plus
-	// one for each lost lease it recovered from.
-	Registrations int64
+	// one for each lost lease it recovered from. LeaseLosses counts the
+	// leases it lost (recovered from or not).
+	Registrations, LeaseLosses int64
 	// Listings counts the times the node read the whole cluster: at
 	// start, after each registration, and when a watch failed;
 	// Compactions, the watches that failed because etcd had compacted
@@ -149,7 +150,7 @@ type Node struct {
 	complLease   clientv3.LeaseID
 	complGranted time.Time
 
-	stats   struct{ txns, puts, deletes, regs, lists, compactions atomic.Int64 }
+	stats   struct{ txns, puts, deletes, regs, lists, compactions, losses atomic.Int64 }
 	crashed atomic.Bool
 
 	// nowLimit bounds the flushes PublishNow makes.
@@ -332,6 +333,7 @@ func (n *Node) Stats() Stats {
 	return Stats{
 		Txns: n.stats.txns.Load(), Puts: n.stats.puts.Load(), Deletes: n.stats.deletes.Load(),
 		Registrations: n.stats.regs.Load(), Listings: n.stats.lists.Load(), Compactions: n.stats.compactions.Load(),
+		LeaseLosses: n.stats.losses.Load(),
 	}
 }
 
@@ -865,6 +867,10 @@ func (n *Node) lose(sess *lease) bool {
 	n.mu.Lock()
 	n.lostSince = time.Now()
 	n.sess = nil
+	// Err says why from now on, not only after the next attempt to
+	// register fails: a listing meanwhile says the view is stale.
+	n.stats.losses.Add(1)
+	n.lastErr = fmt.Errorf("lost the cluster lease %x: etcd did not renew it within the TTL (%s)", sess.Lease(), n.cfg.LeaseTTL)
 	close(n.state)
 	n.state = make(chan struct{})
 	n.mu.Unlock()

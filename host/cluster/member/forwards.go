@@ -82,7 +82,9 @@ func (f *flight) wait(ctx context.Context) (cluster.Result, error) {
 // then finds the result, if there was one, in the completion). The
 // result is kept in the store too, just after it is returned, for the
 // retries that come within the idempotency window.
-func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (cluster.Result, error) {
+func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t hearth.Task) (res cluster.Result, err error) {
+	repeated := false
+	defer func() { m.stats.count(&m.stats.received, receivedOutcome(repeated, res, err)) }()
 	node := m.membership()
 	if node == nil {
 		return cluster.Result{}, fmt.Errorf("%w: host is not in a cluster (no cluster block)", cluster.ErrRefused)
@@ -91,7 +93,9 @@ func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t 
 		return cluster.Result{}, fmt.Errorf("%w: a forwarded task needs an idempotency key", cluster.ErrRefused)
 	}
 	m.mu.Lock()
-	switch st, r := m.keys.Status(key); st {
+	st, r := m.keys.Status(key)
+	repeated = st != cluster.TaskUnknown
+	switch st {
 	case cluster.TaskDone:
 		m.mu.Unlock()
 		return r, nil

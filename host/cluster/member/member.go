@@ -88,6 +88,11 @@ type Options struct {
 	// with etcd: for tests, which then feed the view (View) as etcd's
 	// watch would.
 	Membership Membership
+	// ProbeEvery is how often the host probes the other members' API to
+	// tell the unhealthy ones (health.go): DefaultProbeEvery when zero,
+	// except with Membership set, where it probes only when set (a
+	// test's hosts without daemons have no API to probe).
+	ProbeEvery time.Duration
 }
 
 // Membership is a host's registration in the cluster: host/cluster/etcd's
@@ -218,6 +223,13 @@ type Member struct {
 	loaded bool
 	// stopping says the host is shutting down: it drains.
 	stopping atomic.Bool
+	// health is what the probes found of the other hosts; probeEvery
+	// how often they run (0: never); stopProbes ends them (Join starts
+	// them) and waits for them to return.
+	health     health
+	stats      stats
+	probeEvery time.Duration
+	stopProbes func()
 	// memoryOnly keeps accepted keys in memory only, as before they
 	// were stored: for the benchmark that measures what storing costs.
 	memoryOnly bool
@@ -268,6 +280,10 @@ func New(o Options) (*Member, error) {
 		cfg: cc, identity: cluster.Identity(hostname, o.DataDir), hostname: hostname, version: o.Version,
 		log: o.Logger, peers: peers, static: o.Membership, configHash: o.ConfigHash,
 		keys: cluster.NewAccepted(0, 0), flights: make(map[string]*flight),
+	}
+	m.probeEvery = o.ProbeEvery
+	if m.probeEvery == 0 && o.Membership == nil {
+		m.probeEvery = DefaultProbeEvery
 	}
 	m.view = cluster.NewView(cc.HostID, m.matcherConfig)
 	return m, nil
@@ -347,6 +363,15 @@ func (m *Member) Join(ctx context.Context) error {
 		node = n
 	}
 	m.node.Store(&joined{node: node})
+	if m.probeEvery > 0 {
+		pctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			m.probeLoop(pctx, m.probeEvery)
+		}()
+		m.stopProbes = func() { cancel(); <-done }
+	}
 	return nil
 }
 
@@ -417,6 +442,9 @@ func (m *Member) DrainHost(ctx context.Context, host string, drain bool) (hearth
 // Call it before the engine closes.
 func (m *Member) Leave() error {
 	var err error
+	if m.stopProbes != nil {
+		m.stopProbes()
+	}
 	if j := m.node.Load(); j != nil {
 		err = j.node.Close()
 	}
@@ -576,9 +604,19 @@ func (m *Member) Members(context.Context) (hearth.Members, error) {
 	}
 	var members []hearth.Member
 	seen := false
-	for _, mm := range m.view.Members() {
-		if mm.Self {
+	listed := m.view.Members()
+	etcdErr := m.Err()
+	if etcdErr != nil && len(listed) == 0 {
+		// Out of the cluster the view is empty (placement is local):
+		// list the cluster as it was last seen, which the listing says
+		// may be stale, rather than a cluster of one.
+		listed = m.view.Last()
+	}
+	for _, mm := range listed {
+		if mm.ID == m.cfg.HostID {
 			mm, seen = own(), true
+		} else {
+			mm.Unhealthy = m.health.unhealthy(mm.ID)
 		}
 		members = append(members, mm)
 	}
@@ -587,7 +625,11 @@ func (m *Member) Members(context.Context) (hearth.Members, error) {
 		members = append(members, own())
 		slices.SortFunc(members, func(a, b hearth.Member) int { return strings.Compare(a.ID, b.ID) })
 	}
-	return hearth.Members{Self: m.cfg.HostID, Clustered: true, Hosts: members}, nil
+	out := hearth.Members{Self: m.cfg.HostID, Clustered: true, Hosts: members}
+	if etcdErr != nil {
+		out.EtcdErr = etcdErr.Error()
+	}
+	return out, nil
 }
 
 // ClusterRuns lists the runs of every member, with their owners; a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 // host joined, run here.
 func (m *Member) Submit(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
 	if m.membership() == nil || !p.AcrossHosts() {
+		m.stats.decided("local")
 		return m.execute(ctx, t, m.d.Now(), nil)
 	}
 	return m.submitAcross(ctx, p, t)
@@ -77,8 +79,14 @@ func (m *Member) Place(p Pool, t hearth.Task) hearth.Decision {
 // excludes: a remote session, a spawn on another host, or here (target
 // empty).
 func (m *Member) placeAcross(p Pool, t hearth.Task, f *cluster.Forward) (cluster.Target, hearth.Decision) {
-	exclude := m.view.Excluded(t.Agent, f.ExcludedHosts(), f.Excluded())
-	return m.view.Target(t.Agent, p.PlaceAcross(t, exclude, m.d.Now()), f.ExcludedHosts())
+	// The hosts this one cannot work with now (health.go) are left out
+	// as the forward's own exclusions are.
+	hosts := f.ExcludedHosts()
+	if bad := m.health.hosts(); len(bad) > 0 {
+		hosts = append(slices.Clip(hosts), bad...)
+	}
+	exclude := m.view.Excluded(t.Agent, hosts, f.Excluded())
+	return m.view.Target(t.Agent, p.PlaceAcross(t, exclude, m.d.Now()), hosts)
 }
 
 // submitAcross runs cluster.Forward's steps for t.
@@ -105,8 +113,12 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 		case cluster.StepPlace:
 			var target cluster.Target
 			target, dec = m.placeAcross(p, t, f)
+			if len(sent) > 0 {
+				m.stats.replaced()
+			}
 			if target.Host == "" {
 				end() // not a forward: it runs here
+				m.stats.decided("local")
 				hist := f.History()
 				if len(hist) == 0 {
 					return m.execute(ctx, t, start, nil)
@@ -134,7 +146,10 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 			sent[mm.ID] = mm
 			m.sending.sent(fl, mm.ID, s.Target.Session, m.d.Now())
 			sends++
+			m.stats.inFlight.Add(1)
 			r, err := m.tracedForward(ctx, mm, s.Target.Session, t, sends)
+			m.stats.inFlight.Add(-1)
+			m.stats.count(&m.stats.sent, sentOutcome(ctx, err))
 			if err == nil {
 				res = r
 			}
@@ -194,7 +209,9 @@ func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hear
 				return nil, fmt.Errorf("task %s: host %s returned no outcome", t.ID, s.Target.Host)
 			}
 			// The decision that counts is the receiving host's, on its
-			// own sessions; say where it was.
+			// own sessions (hearth_decisions_total counts it there);
+			// say where it was.
+			m.stats.decided("forwarded")
 			out.Decision.Host = s.Target.Host
 			out.Decision.Reason = fmt.Sprintf("on host %s (%s): %s", s.Target.Host, dec.Reason, out.Decision.Reason)
 			out.Decision.Attempts = f.Attempts(s.Target.Host, out.Session)

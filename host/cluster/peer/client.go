@@ -157,6 +157,60 @@ func (p *Client) ready(ctx context.Context, m hearth.Member) (*peerConn, error) 
 	return c, nil
 }
 
+// Probe checks that m takes this host's calls now: a connection whose
+// handshake (mutual TLS) completes and a call it accepts (the token),
+// within the dial timeout. It asks about no key (an empty one, which
+// every release answers "unknown"), so it costs the other host a map
+// lookup. The error says why m cannot be worked with: its handshake
+// fails (a certificate from another CA), it refuses this host, or it
+// does not answer.
+//
+// After a failure the connection is closed rather than left to gRPC,
+// which would dial it again on its own every second or two (its backoff)
+// for as long as it exists: each such dial that fails the handshake
+// was a warning in both hosts' logs (issue 26). The next call dials
+// afresh.
+func (p *Client) Probe(ctx context.Context, m hearth.Member) error {
+	c, err := p.conn(m)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.dial)
+	defer cancel()
+	// Fail-fast (no WaitForReady): a connection whose last attempt
+	// failed fails the call with that attempt's error, the handshake's
+	// included.
+	_, err = c.rpc.TaskStatus(ctx, &peerpb.TaskStatusRequest{})
+	if err == nil {
+		return nil
+	}
+	if c.conn.GetState() != connectivity.Ready {
+		p.drop(m.ID, c)
+	}
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("host %s at %s does not answer within %s", m.ID, m.Addr, p.dial)
+	case codes.Unavailable:
+		if strings.Contains(st.Message(), "handshake") || strings.Contains(st.Message(), "tls:") {
+			return fmt.Errorf("the peer handshake with host %s at %s fails: %s (every host's certificate must be signed by the CA in the others' client_ca_file)", m.ID, m.Addr, st.Message())
+		}
+		return fmt.Errorf("host %s at %s cannot be reached: %s", m.ID, m.Addr, st.Message())
+	}
+	return peerError(m, "probing", err)
+}
+
+// drop closes c, the connection to host id, if it is still the one
+// kept for it.
+func (p *Client) drop(id string, c *peerConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns[id] == c {
+		delete(p.conns, id)
+		c.conn.Close()
+	}
+}
+
 // Forward runs t on m under key.
 func (p *Client) Forward(ctx context.Context, m hearth.Member, session, key string, t hearth.Task) (cluster.Result, error) {
 	c, err := p.ready(ctx, m)
