@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/testenv"
+	"github.com/hearth-dev/hearth/internal/testnet"
 )
 
 // TestReadmeCluster runs the README's cluster section as written, with
@@ -41,7 +42,7 @@ func TestReadmeCluster(t *testing.T) {
 		if !strings.Contains(script, ":"+port) {
 			t.Fatalf("the README's script no longer uses port %s; update this test", port)
 		}
-		script = strings.ReplaceAll(script, ":"+port, fmt.Sprintf(":%d", freePort(t)))
+		script = strings.ReplaceAll(script, ":"+port, fmt.Sprintf(":%d", testnet.FreePort(t)))
 	}
 
 	dir, bin := t.TempDir(), t.TempDir()

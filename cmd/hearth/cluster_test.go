@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/internal/testcert"
+	"github.com/hearth-dev/hearth/internal/testnet"
 )
 
 // The cluster's end-to-end tests: real `hearth serve` processes (the test
@@ -39,20 +39,10 @@ type testEtcd struct {
 	e                  *embed.Etcd
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func newEtcd(t testing.TB) *testEtcd {
 	s := &testEtcd{t: t, dir: t.TempDir(),
-		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
-		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
+		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
 	}
 	s.start()
 	t.Cleanup(s.stop)
@@ -168,11 +158,11 @@ pipeline "one" {
 func (c *testCluster) host(id string) *clusterHost {
 	t := c.t
 	t.Helper()
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	h := &clusterHost{id: id, dataDir: filepath.Join(t.TempDir(), "data")}
 	httpLine := ""
 	if c.http || id == c.dashboard {
-		h.http = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+		h.http = fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))
 		httpLine = fmt.Sprintf("  http   = %q\n", h.http)
 	}
 	h.config = filepath.Join(t.TempDir(), "hearth.hcl")
@@ -786,8 +776,8 @@ func TestConfigHash(t *testing.T) {
 // and hosts list without a daemon says to start one.
 func TestServeClusterErrors(t *testing.T) {
 	t.Parallel()
-	dead := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	port := freePort(t)
+	dead := fmt.Sprintf("http://127.0.0.1:%d", testnet.FreePort(t))
+	port := testnet.FreePort(t)
 	for _, tc := range []struct {
 		name, config, want string
 	}{

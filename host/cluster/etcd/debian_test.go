@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/internal/testenv"
+	"github.com/hearth-dev/hearth/internal/testnet"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -33,8 +34,8 @@ func TestDebianEtcd(t *testing.T) {
 	srv := &testEtcd{
 		t:         t,
 		dir:       t.TempDir(),
-		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
-		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
+		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
 	}
 	cmd := exec.Command(debianEtcd,
 		"--name", "test", "--data-dir", srv.dir,

@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"sync"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/testnet"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -31,22 +31,12 @@ type testEtcd struct {
 	e                  *embed.Etcd
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func newEtcd(t testing.TB) *testEtcd {
 	s := &testEtcd{
 		t:         t,
 		dir:       t.TempDir(),
-		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
-		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))},
+		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
+		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
 	}
 	s.start()
 	t.Cleanup(s.stop)

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/testnet"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -80,8 +81,8 @@ func TestTLS(t *testing.T) {
 	writeCert(t, dir, "stranger", leaf(4, "stranger", x509.ExtKeyUsageClientAuth), nil, nil) // not signed by the CA
 	path := func(f string) string { return filepath.Join(dir, f) }
 
-	clientURL := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	clientURL := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))}
+	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))}
 	cfg := embed.NewConfig()
 	cfg.Name, cfg.Dir = "test", t.TempDir()
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())

@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +34,7 @@ import (
 	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/testagent"
 	"github.com/hearth-dev/hearth/internal/testcert"
+	"github.com/hearth-dev/hearth/internal/testnet"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
 
@@ -210,7 +210,7 @@ func startHost(t testing.TB, o hostOptions) *testHost {
 	}
 	h := &testHost{ID: o.ID, DataDir: o.DataDir, membership: newStatic(o.Fence), Log: &logBuffer{}}
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: io.MultiWriter(h.Log, testWriter{t})})
-	srv := config.Server{Listen: "127.0.0.1:" + strconv.Itoa(freePort(t)),
+	srv := config.Server{Listen: "127.0.0.1:" + strconv.Itoa(testnet.FreePort(t)),
 		TLS: &config.ServerTLS{CertFile: o.Cert, KeyFile: o.Key, ClientCAFile: o.CA}}
 	mo := member.Options{Cluster: cluster.Config{Endpoints: []string{"http://127.0.0.1:2379"}, HostID: o.ID},
 		Listen: srv.Listen, TLS: &peer.TLS{CertFile: o.Cert, KeyFile: o.Key, CAFile: o.CA},
@@ -272,15 +272,6 @@ func (h *testHost) Record(t testing.TB) []cluster.Change {
 // freePort returns a TCP port free on the loopback interface now, for a
 // host's advertised address, which its member needs before the daemon
 // listens.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // waitFile waits until path exists: a step of the scripted agent
 // ("touch:", "append:") that tells the test where its task is.
