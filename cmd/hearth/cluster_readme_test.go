@@ -95,6 +95,15 @@ func TestReadmeCluster(t *testing.T) {
 		t.Fatalf("the README's script: %v\nstdout:\n%s\nstderr:\n%s\n%s", err, stdout.String(), stderr.String(), logs())
 	}
 
+	// The script keeps the data directories out of the agents' workspace,
+	// as the README's Configure section asks (the walkthrough saw every
+	// host warn that they were in it).
+	for _, f := range []string{"a.log", "b.log", "c.log"} {
+		if data, _ := os.ReadFile(filepath.Join(dir, f)); strings.Contains(string(data), "inside the workspace") {
+			t.Errorf("%s warns that the data directory is inside the workspace:\n%s", f, data)
+		}
+	}
+
 	var ran []string
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		if strings.HasPrefix(line, "task-") && strings.Contains(line, " ran on ") {
