@@ -82,12 +82,18 @@ func (m *Member) findRun(ctx context.Context, id string) (hearth.HostRuns, strin
 	if err != nil {
 		return hearth.HostRuns{}, "", err
 	}
+	return locateRun(cr.Hosts, id)
+}
+
+// locateRun finds the run id names among hosts' runs: an exact ID, or
+// the one run whose ID id begins.
+func locateRun(hosts []hearth.HostRuns, id string) (hearth.HostRuns, string, error) {
 	type match struct {
 		owner hearth.HostRuns
 		run   string
 	}
 	var matches []match
-	for _, h := range cr.Hosts {
+	for _, h := range hosts {
 		for _, r := range h.Runs {
 			if r.ID == id {
 				return h, id, nil
