@@ -185,6 +185,11 @@ type RunDetail struct {
 	GateLoops map[string]int `json:"gate_loops,omitempty"`
 	// Chunks lists, per file, the chunks marked done.
 	Chunks map[string][]int `json:"chunks,omitempty"`
+	// Owner is the host of a cluster that owns the run, when the host
+	// asked read it from there (hearth runs show through any host); empty
+	// for the asked host's own runs. A run's writes (pause, resume,
+	// cancel, fork, delete) go to its owner.
+	Owner string `json:"owner,omitempty"`
 }
 
 // RunTaskInfo describes one task of a run.

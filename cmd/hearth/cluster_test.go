@@ -845,3 +845,63 @@ func TestClusterSeesAPlacementBeforeThePublishInterval(t *testing.T) {
 		t.Fatalf("submitted to b: ran on %s of host %q (%s), want %s of a", o.Session, o.Decision.Host, o.Decision.Reason, first.Session)
 	}
 }
+
+// TestClusterRunsShowThroughAnyHost: a run stays with the host that
+// started it, yet `runs show` through another host shows it as its owner
+// has it, naming the owner (text and --json); an unknown ID is "no such
+// run" as on one host; a change (cancel) through another host says which
+// host owns the run; with the owner dead, show names it as unreachable.
+func TestClusterRunsShowThroughAnyHost(t *testing.T) {
+	t.Parallel()
+	c := newTestCluster(t)
+	a, b := c.host("a"), c.host("b")
+	if code, out, errOut := run(t, a.env, "run", a.config, "one", "-q"); code != 0 {
+		t.Fatalf("run on a: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut := run(t, a.env, "runs", "list", "--json")
+	var runs []hearth.RunInfo
+	if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 1 {
+		t.Fatalf("runs list through a: %d %s %s", code, out, errOut)
+	}
+	id := runs[0].ID
+
+	// Through a, its own run: no owner named.
+	code, out, errOut = run(t, a.env, "runs", "show", id, "--json")
+	var own hearth.RunDetail
+	if code != 0 || json.Unmarshal([]byte(out), &own) != nil || own.ID != id || own.Owner != "" || strings.Contains(out, `"owner"`) {
+		t.Fatalf("runs show through a: %d %s %s; want a's own run without an owner", code, out, errOut)
+	}
+	// Through b, as a has it, naming a; by a prefix too.
+	for _, ref := range []string{id, id[:len(id)-2]} {
+		code, out, errOut = run(t, b.env, "runs", "show", ref, "--json")
+		var d hearth.RunDetail
+		if code != 0 || json.Unmarshal([]byte(out), &d) != nil || d.ID != id || d.Owner != "a" ||
+			d.Pipeline != "one" || d.Status != hearth.RunCompleted || len(d.TaskList) != 1 || d.TaskList[0].Name != "only" ||
+			d.Config != own.Config || !d.Created.Equal(own.Created) {
+			t.Fatalf("runs show %s --json through b: %d %s %s; want a's run as a has it, owner a", ref, code, out, errOut)
+		}
+	}
+	code, out, errOut = run(t, b.env, "runs", "show", id)
+	if code != 0 || !strings.Contains(out, "run "+id+" (pipeline one") || !strings.Contains(out, ") on host a\n") || !strings.Contains(out, "completed") {
+		t.Fatalf("runs show through b: %d\n%s%s; want a's run, on host a", code, out, errOut)
+	}
+	// Its outputs are read through a: b says so rather than show none.
+	if code, _, errOut = run(t, b.env, "runs", "show", id, "--outputs"); code == 0 || !strings.Contains(errOut, "through host a") {
+		t.Fatalf("runs show --outputs through b: %d %s; want an error sending to host a", code, errOut)
+	}
+	// An ID no host has: no such run, as on one host.
+	if code, _, errOut = run(t, b.env, "runs", "show", "no-such-run-x"); code == 0 || !strings.Contains(errOut, `no such run "no-such-run-x"`) {
+		t.Fatalf("runs show of an unknown run through b: %d %s; want no such run", code, errOut)
+	}
+	// A change goes to the owner: b says which host that is.
+	if code, _, errOut = run(t, b.env, "runs", "cancel", id); code == 0 || !strings.Contains(errOut, "send this to host a, which owns it") {
+		t.Fatalf("runs cancel through b: %d %s; want an error naming owner a", code, errOut)
+	}
+
+	// a dies: b names it as unreachable rather than saying no such run.
+	a.kill9(t)
+	code, _, errOut = run(t, b.env, "runs", "show", id)
+	if code == 0 || !strings.Contains(errOut, "run "+id+" is on host a, which is unreachable") {
+		t.Fatalf("runs show through b with a dead: %d %s; want owner a unreachable", code, errOut)
+	}
+}

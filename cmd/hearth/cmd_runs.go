@@ -141,6 +141,14 @@ func (m *Main) runsShowCommand() *cobra.Command {
 					return err
 				}
 				out.RunDetail = d
+				if d.Owner != "" {
+					// Another host's run: its detail is read from its
+					// owner; its outputs, checkpoints and events are not.
+					if outputs || archived || checkpoints || events > 0 {
+						return fmt.Errorf("run %s is on host %s: its outputs, checkpoints and events are read through host %s, which owns it", d.ID, d.Owner, d.Owner)
+					}
+					return nil
+				}
 				if outputs || archived || asJSON {
 					if out.Outputs, err = r.RunOutputs(ctx, d.ID); err != nil {
 						return err
@@ -223,7 +231,11 @@ func (m *Main) printRun(d hearth.RunDetail) {
 	if d.Config != "" {
 		fmt.Fprintf(w, ", from %s", d.Config)
 	}
-	fmt.Fprintln(w, ")")
+	fmt.Fprint(w, ")")
+	if d.Owner != "" {
+		fmt.Fprintf(w, " on host %s", d.Owner)
+	}
+	fmt.Fprintln(w)
 	status := statusText(d.RunInfo)
 	if d.Reason != "" && !d.Interrupted {
 		// An interrupted run's reason says its host stopped without

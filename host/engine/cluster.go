@@ -34,6 +34,11 @@ type Cluster interface {
 	// Reloaded says the config was reloaded; added, that it made new
 	// pools.
 	Reloaded(added bool)
+	// Run reads a run another host of the cluster owns, with its Owner
+	// set; an error wrapping hearth.ErrUnknownRun when no host lists it.
+	Run(ctx context.Context, id string) (hearth.RunDetail, error)
+	// RunOwner says which host of the cluster owns run id, if one does.
+	RunOwner(ctx context.Context, id string) (host string, ok bool)
 }
 
 var _ Cluster = (*member.Member)(nil)
@@ -74,6 +79,7 @@ func (e *Engine) attachCluster() error {
 		},
 		Emit:    func(ev hearth.Event) { e.emit(ev) },
 		Runs:    e.Runs,
+		Run:     e.ownRun,
 		Keys:    e.store,
 		Closing: e.closing,
 		Now:     e.now,

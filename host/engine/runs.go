@@ -175,7 +175,7 @@ func missingGuards(file, daemon *config.Config) []string {
 // attempts again. The run's records are validated first (see
 // hearth.InvalidRunError).
 func (e *Engine) ResumeRun(ctx context.Context, id string, opts hearth.ResumeOptions) (hearth.RunWatch, error) {
-	id, err := e.store.ResolveRunID(id)
+	id, err := e.resolveRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (e *Engine) ResumeRun(ctx context.Context, id string, opts hearth.ResumeOpt
 // replacing the state's. The original run is not touched. Tasks that
 // were running at the checkpoint run again in the fork.
 func (e *Engine) ForkRun(ctx context.Context, id string, at uint64, opts hearth.ForkOptions) (hearth.RunWatch, error) {
-	from, err := e.store.ResolveRunID(id)
+	from, err := e.resolveRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (e *Engine) ForkRun(ctx context.Context, id string, at uint64, opts hearth.
 // downstream and runs it all again. Archived outputs keep their versions.
 // The revision is recorded in the run's history, and the run resumes.
 func (e *Engine) RevisitRun(ctx context.Context, id, task string, impact hearth.Impact, opts hearth.RevisitOptions) (hearth.RunWatch, error) {
-	id, err := e.store.ResolveRunID(id)
+	id, err := e.resolveRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (e *Engine) RevisitRun(ctx context.Context, id, task string, impact hearth.
 // WatchRun follows a run: to its end when this host is running it; a run
 // that is not running here comes back stopped at once, as it is.
 func (e *Engine) WatchRun(ctx context.Context, id string) (hearth.RunWatch, error) {
-	id, err := e.store.ResolveRunID(id)
+	id, err := e.resolveRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +270,7 @@ func (e *Engine) CancelRun(ctx context.Context, id string) (hearth.RunInfo, erro
 }
 
 func (e *Engine) stopRun(ctx context.Context, id string, stop func(context.Context, string) error) (hearth.RunInfo, error) {
-	id, err := e.store.ResolveRunID(id)
+	id, err := e.resolveRun(ctx, id)
 	if err != nil {
 		return hearth.RunInfo{}, err
 	}
@@ -285,7 +285,7 @@ func (e *Engine) stopRun(ctx context.Context, id string, stop func(context.Conte
 // files (those no other run uses), and returns its full ID. Its events
 // stay, ending with the deletion.
 func (e *Engine) DeleteRun(ctx context.Context, id string) (string, error) {
-	id, err := e.store.ResolveRunID(id)
+	id, err := e.resolveRun(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -307,9 +307,33 @@ func (e *Engine) Runs(context.Context) ([]hearth.RunInfo, error) {
 	return out, nil
 }
 
-// Run describes one run of the host's store.
-func (e *Engine) Run(_ context.Context, id string) (hearth.RunDetail, error) {
+// Run describes one run: of the host's store, or, in a cluster, as the
+// host of the cluster that owns it has it (RunDetail.Owner says which).
+func (e *Engine) Run(ctx context.Context, id string) (hearth.RunDetail, error) {
+	d, err := e.ownRun(ctx, id)
+	if err != nil && e.cluster != nil && errors.Is(err, hearth.ErrUnknownRun) {
+		return e.cluster.Run(ctx, id)
+	}
+	return d, err
+}
+
+// ownRun describes one run of the host's store.
+func (e *Engine) ownRun(_ context.Context, id string) (hearth.RunDetail, error) {
 	return e.store.RunDetail(id, false)
+}
+
+// resolveRun finds the run of the host's store that id (an ID or a
+// prefix) names, for a command that changes it. Only reading a run goes
+// through any host of a cluster: a run another host owns is changed in
+// its owner's store, so the error names that host.
+func (e *Engine) resolveRun(ctx context.Context, id string) (string, error) {
+	full, err := e.store.ResolveRunID(id)
+	if err != nil && e.cluster != nil && errors.Is(err, hearth.ErrUnknownRun) {
+		if owner, ok := e.cluster.RunOwner(ctx, id); ok {
+			return "", fmt.Errorf("%w: run %s is host %s's: send this to host %s, which owns it (through another host of the cluster a run can only be read)", err, id, owner, owner)
+		}
+	}
+	return full, err
 }
 
 // RunOutputs reads the outputs of one run of the host's store.

@@ -8,3 +8,7 @@ func KeepKeysInMemory(m *Member) {
 	m.memoryOnly = true
 	m.mu.Unlock()
 }
+
+// LocateRun finds the run id names among hosts' runs, as Member.Run does
+// in the cluster's run listing.
+var LocateRun = locateRun

@@ -177,6 +177,9 @@ type Deps struct {
 	Emit func(hearth.Event)
 	// Runs lists the runs the host owns.
 	Runs func(ctx context.Context) ([]hearth.RunInfo, error)
+	// Run reads one run the host owns, by its ID or a prefix; an error
+	// wrapping hearth.ErrUnknownRun when it has none.
+	Run func(ctx context.Context, id string) (hearth.RunDetail, error)
 	// Keys keeps the idempotency keys of forwarded tasks.
 	Keys KeyStore
 	// Closing is closed when the host begins to shut down.
@@ -295,7 +298,7 @@ func (m *Member) Attach(d Deps) error {
 	for name, ok := range map[string]bool{
 		"Pools": d.Pools != nil, "Pool": d.Pool != nil, "MatcherConfig": d.MatcherConfig != nil, "Runnable": d.Runnable != nil,
 		"Enter": d.Enter != nil, "Admit": d.Admit != nil, "Execute": d.Execute != nil, "Emit": d.Emit != nil,
-		"Runs": d.Runs != nil, "Keys": d.Keys != nil, "Closing": d.Closing != nil, "Now": d.Now != nil,
+		"Runs": d.Runs != nil, "Run": d.Run != nil, "Keys": d.Keys != nil, "Closing": d.Closing != nil, "Now": d.Now != nil,
 	} {
 		if !ok {
 			missing = append(missing, name)

@@ -268,6 +268,23 @@ func (p *Client) ListRuns(ctx context.Context, m hearth.Member) ([]hearth.RunInf
 	return out, nil
 }
 
+// Run reads the run m owns under id (its ID or a prefix); an error
+// wrapping hearth.ErrUnknownRun when m has no such run.
+func (p *Client) Run(ctx context.Context, m hearth.Member, id string) (hearth.RunDetail, error) {
+	c, err := p.ready(ctx, m)
+	if err != nil {
+		return hearth.RunDetail{}, err
+	}
+	r, err := c.rpc.ShowOwnRun(ctx, &apipb.RunRef{Run: id})
+	if err != nil {
+		if status.Code(err) == codes.NotFound {
+			return hearth.RunDetail{}, wire.ErrorOf(ctx, err)
+		}
+		return hearth.RunDetail{}, peerError(m, "reading run "+id, err)
+	}
+	return wire.RunDetailOf(r), nil
+}
+
 // peerError maps a failed call: a refusal wraps cluster.ErrRefused, a
 // key whose task the host stopped cluster.ErrInterrupted; the
 // caller's own end its context's error; anything else (a connection lost

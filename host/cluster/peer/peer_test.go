@@ -82,6 +82,18 @@ func (h *handler) OwnRuns(context.Context) ([]hearth.RunInfo, error) {
 	return h.runs, nil
 }
 
+// OwnRun answers the one run in runs whose ID is id, as a store would.
+func (h *handler) OwnRun(_ context.Context, id string) (hearth.RunDetail, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.runs {
+		if r.ID == id {
+			return hearth.RunDetail{RunInfo: r, Description: "from the handler"}, nil
+		}
+	}
+	return hearth.RunDetail{}, fmt.Errorf("%w %q", hearth.ErrUnknownRun, id)
+}
+
 func (h *handler) Members(context.Context) (hearth.Members, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -219,6 +231,15 @@ func TestStatusAcrossTheWire(t *testing.T) {
 	runs, err := c.ListRuns(ctx, b)
 	if err != nil || len(runs) != 1 || runs[0].ID != "run-1" || runs[0].Pipeline != "one" || runs[0].Status != hearth.RunPaused {
 		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	// One run, read from its owner; an unknown one is ErrUnknownRun,
+	// not an unreachable host.
+	d, err := c.Run(ctx, b, "run-1")
+	if err != nil || d.ID != "run-1" || d.Pipeline != "one" || d.Description != "from the handler" {
+		t.Fatalf("run: %+v %v", d, err)
+	}
+	if _, err := c.Run(ctx, b, "run-2"); !errors.Is(err, hearth.ErrUnknownRun) || !strings.Contains(err.Error(), `"run-2"`) {
+		t.Fatalf("unknown run: %v, want ErrUnknownRun naming it", err)
 	}
 }
 

@@ -36,6 +36,9 @@ type Handler interface {
 	ForwardedStatus(key string) (cluster.TaskStatus, cluster.Result)
 	// OwnRuns lists the runs this host owns (its store's).
 	OwnRuns(ctx context.Context) ([]hearth.RunInfo, error)
+	// OwnRun reads one run this host owns, by its ID or a prefix; an
+	// error wrapping hearth.ErrUnknownRun when it has none.
+	OwnRun(ctx context.Context, id string) (hearth.RunDetail, error)
 	// Members and ClusterRuns list the cluster as this host sees it.
 	hearth.ClusterReader
 	// DrainHost marks member host drained for maintenance, or takes the
@@ -119,6 +122,15 @@ func (p server) ListOwnRuns(ctx context.Context, _ *apipb.ListRunsRequest) (*api
 		out.Runs = append(out.Runs, wire.RunInfo(r))
 	}
 	return out, nil
+}
+
+// ShowOwnRun reads one of this host's runs.
+func (p server) ShowOwnRun(ctx context.Context, r *apipb.RunRef) (*apipb.RunDetail, error) {
+	d, err := p.h.OwnRun(ctx, r.GetRun())
+	if err != nil {
+		return nil, wire.Status(err)
+	}
+	return wire.RunDetail(d), nil
 }
 
 // ListHosts lists the cluster's members.

@@ -3577,17 +3577,20 @@ func (x *Chunks) GetDone() []int32 {
 }
 
 type RunDetail struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Info          *RunInfo               `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
-	Config        string                 `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
-	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
-	Parallel      int32                  `protobuf:"varint,4,opt,name=parallel,proto3" json:"parallel,omitempty"`
-	Tasks         []*RunTask             `protobuf:"bytes,5,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	Files         []*File                `protobuf:"bytes,6,rep,name=files,proto3" json:"files,omitempty"`
-	State         []byte                 `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
-	Revisions     []*Revision            `protobuf:"bytes,8,rep,name=revisions,proto3" json:"revisions,omitempty"`
-	GateLoops     map[string]int32       `protobuf:"bytes,9,rep,name=gate_loops,json=gateLoops,proto3" json:"gate_loops,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	Chunks        map[string]*Chunks     `protobuf:"bytes,10,rep,name=chunks,proto3" json:"chunks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Info        *RunInfo               `protobuf:"bytes,1,opt,name=info,proto3" json:"info,omitempty"`
+	Config      string                 `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Parallel    int32                  `protobuf:"varint,4,opt,name=parallel,proto3" json:"parallel,omitempty"`
+	Tasks       []*RunTask             `protobuf:"bytes,5,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	Files       []*File                `protobuf:"bytes,6,rep,name=files,proto3" json:"files,omitempty"`
+	State       []byte                 `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
+	Revisions   []*Revision            `protobuf:"bytes,8,rep,name=revisions,proto3" json:"revisions,omitempty"`
+	GateLoops   map[string]int32       `protobuf:"bytes,9,rep,name=gate_loops,json=gateLoops,proto3" json:"gate_loops,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Chunks      map[string]*Chunks     `protobuf:"bytes,10,rep,name=chunks,proto3" json:"chunks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// owner is the host of a cluster that owns the run, set when the host
+	// that answered read it from there (empty: the answering host's own).
+	Owner         string `protobuf:"bytes,11,opt,name=owner,proto3" json:"owner,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3690,6 +3693,13 @@ func (x *RunDetail) GetChunks() map[string]*Chunks {
 		return x.Chunks
 	}
 	return nil
+}
+
+func (x *RunDetail) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
 }
 
 type TaskOutput struct {
@@ -4750,7 +4760,7 @@ const file_api_proto_rawDesc = "" +
 	"resetTasks\x12\x1b\n" +
 	"\tunix_nano\x18\a \x01(\x03R\bunixNano\"\x1c\n" +
 	"\x06Chunks\x12\x12\n" +
-	"\x04done\x18\x01 \x03(\x05R\x04done\"\xc9\x04\n" +
+	"\x04done\x18\x01 \x03(\x05R\x04done\"\xdf\x04\n" +
 	"\tRunDetail\x12*\n" +
 	"\x04info\x18\x01 \x01(\v2\x16.hearth.api.v1.RunInfoR\x04info\x12\x16\n" +
 	"\x06config\x18\x02 \x01(\tR\x06config\x12 \n" +
@@ -4763,7 +4773,8 @@ const file_api_proto_rawDesc = "" +
 	"\n" +
 	"gate_loops\x18\t \x03(\v2'.hearth.api.v1.RunDetail.GateLoopsEntryR\tgateLoops\x12<\n" +
 	"\x06chunks\x18\n" +
-	" \x03(\v2$.hearth.api.v1.RunDetail.ChunksEntryR\x06chunks\x1a<\n" +
+	" \x03(\v2$.hearth.api.v1.RunDetail.ChunksEntryR\x06chunks\x12\x14\n" +
+	"\x05owner\x18\v \x01(\tR\x05owner\x1a<\n" +
 	"\x0eGateLoopsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1aP\n" +

@@ -901,12 +901,14 @@ const file_peer_proto_rawDesc = "" +
 	"\x05error\x18\x05 \x01(\tR\x05error\"T\n" +
 	"\x0eClusterRunList\x12\x12\n" +
 	"\x04self\x18\x01 \x01(\tR\x04self\x12.\n" +
-	"\x05hosts\x18\x02 \x03(\v2\x18.hearth.peer.v1.HostRunsR\x05hosts2\xc9\x03\n" +
+	"\x05hosts\x18\x02 \x03(\v2\x18.hearth.peer.v1.HostRunsR\x05hosts2\x88\x04\n" +
 	"\x04Peer\x12G\n" +
 	"\aForward\x12\x1e.hearth.peer.v1.ForwardRequest\x1a\x1c.hearth.peer.v1.ForwardReply\x12P\n" +
 	"\n" +
 	"TaskStatus\x12!.hearth.peer.v1.TaskStatusRequest\x1a\x1f.hearth.peer.v1.TaskStatusReply\x12E\n" +
-	"\vListOwnRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x16.hearth.api.v1.RunList\x12G\n" +
+	"\vListOwnRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x16.hearth.api.v1.RunList\x12=\n" +
+	"\n" +
+	"ShowOwnRun\x12\x15.hearth.api.v1.RunRef\x1a\x18.hearth.api.v1.RunDetail\x12G\n" +
 	"\tListHosts\x12 .hearth.peer.v1.ListHostsRequest\x1a\x18.hearth.peer.v1.HostList\x12Q\n" +
 	"\x0fListClusterRuns\x12\x1e.hearth.api.v1.ListRunsRequest\x1a\x1e.hearth.peer.v1.ClusterRunList\x12C\n" +
 	"\tDrainHost\x12 .hearth.peer.v1.DrainHostRequest\x1a\x14.hearth.peer.v1.HostB3Z1github.com/hearth-dev/hearth/host/internal/peerpbb\x06proto3"
@@ -942,7 +944,9 @@ var file_peer_proto_goTypes = []any{
 	(*apipb.Outcome)(nil),           // 13: hearth.api.v1.Outcome
 	(*apipb.RunInfo)(nil),           // 14: hearth.api.v1.RunInfo
 	(*apipb.ListRunsRequest)(nil),   // 15: hearth.api.v1.ListRunsRequest
-	(*apipb.RunList)(nil),           // 16: hearth.api.v1.RunList
+	(*apipb.RunRef)(nil),            // 16: hearth.api.v1.RunRef
+	(*apipb.RunList)(nil),           // 17: hearth.api.v1.RunList
+	(*apipb.RunDetail)(nil),         // 18: hearth.api.v1.RunDetail
 }
 var file_peer_proto_depIdxs = []int32{
 	12, // 0: hearth.peer.v1.ForwardRequest.task:type_name -> hearth.api.v1.SubmitTaskRequest
@@ -956,17 +960,19 @@ var file_peer_proto_depIdxs = []int32{
 	2,  // 8: hearth.peer.v1.Peer.Forward:input_type -> hearth.peer.v1.ForwardRequest
 	4,  // 9: hearth.peer.v1.Peer.TaskStatus:input_type -> hearth.peer.v1.TaskStatusRequest
 	15, // 10: hearth.peer.v1.Peer.ListOwnRuns:input_type -> hearth.api.v1.ListRunsRequest
-	6,  // 11: hearth.peer.v1.Peer.ListHosts:input_type -> hearth.peer.v1.ListHostsRequest
-	15, // 12: hearth.peer.v1.Peer.ListClusterRuns:input_type -> hearth.api.v1.ListRunsRequest
-	1,  // 13: hearth.peer.v1.Peer.DrainHost:input_type -> hearth.peer.v1.DrainHostRequest
-	3,  // 14: hearth.peer.v1.Peer.Forward:output_type -> hearth.peer.v1.ForwardReply
-	5,  // 15: hearth.peer.v1.Peer.TaskStatus:output_type -> hearth.peer.v1.TaskStatusReply
-	16, // 16: hearth.peer.v1.Peer.ListOwnRuns:output_type -> hearth.api.v1.RunList
-	9,  // 17: hearth.peer.v1.Peer.ListHosts:output_type -> hearth.peer.v1.HostList
-	11, // 18: hearth.peer.v1.Peer.ListClusterRuns:output_type -> hearth.peer.v1.ClusterRunList
-	8,  // 19: hearth.peer.v1.Peer.DrainHost:output_type -> hearth.peer.v1.Host
-	14, // [14:20] is the sub-list for method output_type
-	8,  // [8:14] is the sub-list for method input_type
+	16, // 11: hearth.peer.v1.Peer.ShowOwnRun:input_type -> hearth.api.v1.RunRef
+	6,  // 12: hearth.peer.v1.Peer.ListHosts:input_type -> hearth.peer.v1.ListHostsRequest
+	15, // 13: hearth.peer.v1.Peer.ListClusterRuns:input_type -> hearth.api.v1.ListRunsRequest
+	1,  // 14: hearth.peer.v1.Peer.DrainHost:input_type -> hearth.peer.v1.DrainHostRequest
+	3,  // 15: hearth.peer.v1.Peer.Forward:output_type -> hearth.peer.v1.ForwardReply
+	5,  // 16: hearth.peer.v1.Peer.TaskStatus:output_type -> hearth.peer.v1.TaskStatusReply
+	17, // 17: hearth.peer.v1.Peer.ListOwnRuns:output_type -> hearth.api.v1.RunList
+	18, // 18: hearth.peer.v1.Peer.ShowOwnRun:output_type -> hearth.api.v1.RunDetail
+	9,  // 19: hearth.peer.v1.Peer.ListHosts:output_type -> hearth.peer.v1.HostList
+	11, // 20: hearth.peer.v1.Peer.ListClusterRuns:output_type -> hearth.peer.v1.ClusterRunList
+	8,  // 21: hearth.peer.v1.Peer.DrainHost:output_type -> hearth.peer.v1.Host
+	15, // [15:22] is the sub-list for method output_type
+	8,  // [8:15] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name

@@ -34,6 +34,7 @@ const (
 	Peer_Forward_FullMethodName         = "/hearth.peer.v1.Peer/Forward"
 	Peer_TaskStatus_FullMethodName      = "/hearth.peer.v1.Peer/TaskStatus"
 	Peer_ListOwnRuns_FullMethodName     = "/hearth.peer.v1.Peer/ListOwnRuns"
+	Peer_ShowOwnRun_FullMethodName      = "/hearth.peer.v1.Peer/ShowOwnRun"
 	Peer_ListHosts_FullMethodName       = "/hearth.peer.v1.Peer/ListHosts"
 	Peer_ListClusterRuns_FullMethodName = "/hearth.peer.v1.Peer/ListClusterRuns"
 	Peer_DrainHost_FullMethodName       = "/hearth.peer.v1.Peer/DrainHost"
@@ -53,6 +54,10 @@ type PeerClient interface {
 	TaskStatus(ctx context.Context, in *TaskStatusRequest, opts ...grpc.CallOption) (*TaskStatusReply, error)
 	// ListOwnRuns lists the runs this host owns (its store's).
 	ListOwnRuns(ctx context.Context, in *apipb.ListRunsRequest, opts ...grpc.CallOption) (*apipb.RunList, error)
+	// ShowOwnRun reads one run this host owns (its store's), by its ID or
+	// a prefix no other of its runs shares; NOT_FOUND (UNKNOWN_RUN) when it
+	// has none. Read-only: a run's writes go to its owner's Hearth service.
+	ShowOwnRun(ctx context.Context, in *apipb.RunRef, opts ...grpc.CallOption) (*apipb.RunDetail, error)
 	// ListHosts lists the cluster's members as this host sees them.
 	ListHosts(ctx context.Context, in *ListHostsRequest, opts ...grpc.CallOption) (*HostList, error)
 	// ListClusterRuns lists the runs of every member, with their owners.
@@ -94,6 +99,16 @@ func (c *peerClient) ListOwnRuns(ctx context.Context, in *apipb.ListRunsRequest,
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(apipb.RunList)
 	err := c.cc.Invoke(ctx, Peer_ListOwnRuns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *peerClient) ShowOwnRun(ctx context.Context, in *apipb.RunRef, opts ...grpc.CallOption) (*apipb.RunDetail, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(apipb.RunDetail)
+	err := c.cc.Invoke(ctx, Peer_ShowOwnRun_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +159,10 @@ type PeerServer interface {
 	TaskStatus(context.Context, *TaskStatusRequest) (*TaskStatusReply, error)
 	// ListOwnRuns lists the runs this host owns (its store's).
 	ListOwnRuns(context.Context, *apipb.ListRunsRequest) (*apipb.RunList, error)
+	// ShowOwnRun reads one run this host owns (its store's), by its ID or
+	// a prefix no other of its runs shares; NOT_FOUND (UNKNOWN_RUN) when it
+	// has none. Read-only: a run's writes go to its owner's Hearth service.
+	ShowOwnRun(context.Context, *apipb.RunRef) (*apipb.RunDetail, error)
 	// ListHosts lists the cluster's members as this host sees them.
 	ListHosts(context.Context, *ListHostsRequest) (*HostList, error)
 	// ListClusterRuns lists the runs of every member, with their owners.
@@ -169,6 +188,9 @@ func (UnimplementedPeerServer) TaskStatus(context.Context, *TaskStatusRequest) (
 }
 func (UnimplementedPeerServer) ListOwnRuns(context.Context, *apipb.ListRunsRequest) (*apipb.RunList, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListOwnRuns not implemented")
+}
+func (UnimplementedPeerServer) ShowOwnRun(context.Context, *apipb.RunRef) (*apipb.RunDetail, error) {
+	return nil, status.Error(codes.Unimplemented, "method ShowOwnRun not implemented")
 }
 func (UnimplementedPeerServer) ListHosts(context.Context, *ListHostsRequest) (*HostList, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListHosts not implemented")
@@ -254,6 +276,24 @@ func _Peer_ListOwnRuns_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Peer_ShowOwnRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(apipb.RunRef)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PeerServer).ShowOwnRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Peer_ShowOwnRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PeerServer).ShowOwnRun(ctx, req.(*apipb.RunRef))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Peer_ListHosts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListHostsRequest)
 	if err := dec(in); err != nil {
@@ -326,6 +366,10 @@ var Peer_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListOwnRuns",
 			Handler:    _Peer_ListOwnRuns_Handler,
+		},
+		{
+			MethodName: "ShowOwnRun",
+			Handler:    _Peer_ShowOwnRun_Handler,
 		},
 		{
 			MethodName: "ListHosts",

@@ -274,6 +274,7 @@ func RunInfoOf(m *apipb.RunInfo) hearth.RunInfo {
 func RunDetail(d hearth.RunDetail) *apipb.RunDetail {
 	m := &apipb.RunDetail{
 		Info: RunInfo(d.RunInfo), Config: d.Config, Description: d.Description, Parallel: int32(d.Parallel), State: d.State,
+		Owner: d.Owner,
 	}
 	for _, t := range d.TaskList {
 		m.Tasks = append(m.Tasks, &apipb.RunTask{
@@ -313,7 +314,7 @@ func RunDetail(d hearth.RunDetail) *apipb.RunDetail {
 func RunDetailOf(m *apipb.RunDetail) hearth.RunDetail {
 	d := hearth.RunDetail{
 		RunInfo: RunInfoOf(m.GetInfo()), Config: m.GetConfig(), Description: m.GetDescription(),
-		Parallel: int(m.GetParallel()), State: json.RawMessage(m.GetState()),
+		Parallel: int(m.GetParallel()), State: json.RawMessage(m.GetState()), Owner: m.GetOwner(),
 	}
 	for _, t := range m.GetTasks() {
 		d.TaskList = append(d.TaskList, hearth.RunTaskInfo{
