@@ -164,6 +164,48 @@ func TestClusterPausedHostCompletesOnce(t *testing.T) {
 	}
 }
 
+// pauseShortly submits to from a task that marks its start in a ledger in
+// dir and waits for a release file, pauses host on once the task started
+// until the plugin running it says it stopped the task (its host did not
+// answer in time), continues on, and releases the task once it started
+// again. It returns the outcome, how long on was paused, the ledger, and
+// the PID of the plugin that ran the first attempt.
+func pauseShortly(t *testing.T, dir string, from, on *clusterHost) (asyncOutcome, time.Duration, ledger, string) {
+	t.Helper()
+	l, release := ledger(filepath.Join(dir, "ledger")), filepath.Join(dir, "release")
+	done := from.submitAsync(t, "mark:"+string(l)+"=start;stopmark:"+string(l)+"=stopped;wait:"+release+";mark:"+string(l)+"=finish;echo:done", "pkg/net/http")
+	l.waitCount(t, "start", 1, 30*time.Second)
+	first := l.lines(t)[0].pid
+	paused := time.Now()
+	on.pause(t)
+	l.waitCount(t, "stopped", 1, 30*time.Second) // the plugin gave up on its silent host
+	on.resume(t)
+	pause := time.Since(paused)
+	l.waitCount(t, "start", 2, 60*time.Second) // run again
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.o == nil || r.o.Result.Output != "done" {
+		t.Fatalf("the task failed after a pause shorter than the lease: %s", r.out)
+	}
+	// Submitted before the pause, answered after it: its duration says
+	// so, not only the last attempt's.
+	if r.o.Duration < pause {
+		t.Errorf("the outcome's duration is %v, less than the pause of %v it lived through", r.o.Duration, pause)
+	}
+	var finished []ledgerLine
+	for _, ln := range l.lines(t) {
+		if ln.what == "finish" {
+			finished = append(finished, ln)
+		}
+	}
+	if len(finished) != 1 || finished[0].pid == first {
+		t.Errorf("finished %+v, want once, not by the stopped plugin (pid %s):\n%v", finished, first, l.lines(t))
+	}
+	return r, pause, l, first
+}
+
 // TestClusterShortPauseIsRiddenOut: host b is paused while it runs a task
 // host a forwarded to it, for longer than b's plugins wait for their host
 // (the plugin stops the task) but shorter than b's lease. The operator's
@@ -183,44 +225,10 @@ func TestClusterShortPauseIsRiddenOut(t *testing.T) {
 		m, ok := memberOf(hs, "b")
 		return ok && m.Sessions == 1 && idle(m)
 	})
-
-	l, release := ledger(filepath.Join(dir, "ledger")), filepath.Join(dir, "release")
-	done := a.submitAsync(t, "mark:"+string(l)+"=start;stopmark:"+string(l)+"=stopped;wait:"+release+";mark:"+string(l)+"=finish;echo:done", "pkg/net/http")
-	l.waitCount(t, "start", 1, 30*time.Second) // on b
-	onB := l.lines(t)[0].pid
-	paused := time.Now()
-	hb.pause(t)
-	l.waitCount(t, "stopped", 1, 30*time.Second) // b's plugin gave up on its silent host
-	hb.resume(t)
-	pause := time.Since(paused)
-	l.waitCount(t, "start", 2, 60*time.Second) // placed again
-	if err := os.WriteFile(release, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.o == nil {
-		t.Fatalf("the forwarded task failed after a pause shorter than the lease: %s", r.out)
-	}
-	if r.o.Result.Output != "done" {
-		t.Fatalf("the task's output is %q, want done", r.o.Result.Output)
-	}
-	// Submitted before the pause, answered after it: its duration says
-	// so, not only the last attempt's.
-	if r.o.Duration < pause {
-		t.Errorf("the outcome's duration is %v, less than the pause of %v it lived through", r.o.Duration, pause)
-	}
+	r, _, _, _ := pauseShortly(t, dir, a, hb)
 	at := r.o.Decision.Attempts
 	if len(at) < 2 || at[0].Host != "b" || !strings.Contains(at[0].Result, "did not answer its plugin in time") || at[len(at)-1].Result != "completed" {
 		t.Errorf("the outcome's attempts are %+v, want b (stopped: it did not answer its plugin in time), then one that completed", at)
-	}
-	var finished []ledgerLine
-	for _, ln := range l.lines(t) {
-		if ln.what == "finish" {
-			finished = append(finished, ln)
-		}
-	}
-	if len(finished) != 1 || finished[0].pid == onB {
-		t.Fatalf("finished %+v, want once, not by b's stopped plugin (pid %s):\n%v", finished, onB, l.lines(t))
 	}
 }
 
@@ -233,30 +241,9 @@ func TestClusterShortPauseOfTheHostThatRunsItsOwnTask(t *testing.T) {
 	dir := t.TempDir()
 	c.workspace(dir)
 	a := c.host("a")
-	l, release := ledger(filepath.Join(dir, "ledger")), filepath.Join(dir, "release")
-	done := a.submitAsync(t, "mark:"+string(l)+"=start;stopmark:"+string(l)+"=stopped;wait:"+release+";mark:"+string(l)+"=finish;echo:done", "pkg/net/http")
-	l.waitCount(t, "start", 1, 30*time.Second)
-	paused := time.Now()
-	a.pause(t)
-	l.waitCount(t, "stopped", 1, 30*time.Second)
-	a.resume(t)
-	pause := time.Since(paused)
-	l.waitCount(t, "start", 2, 60*time.Second)
-	if err := os.WriteFile(release, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.o == nil || r.o.Result.Output != "done" {
-		t.Fatalf("the task failed after a pause shorter than the lease: %s", r.out)
-	}
-	if r.o.Duration < pause {
-		t.Errorf("the outcome's duration is %v, less than the pause of %v it lived through", r.o.Duration, pause)
-	}
+	r, _, _, _ := pauseShortly(t, dir, a, a)
 	at := r.o.Decision.Attempts
 	if len(at) != 2 || at[0].Host != "a" || !strings.Contains(at[0].Result, "interrupted") || at[1].Host != "a" || at[1].Result != "completed" {
 		t.Errorf("the outcome's attempts are %+v, want a (interrupted), then a (completed)", at)
-	}
-	if n := l.count(t, "finish", ""); n != 1 {
-		t.Errorf("the task finished %d times, want once:\n%v", n, l.lines(t))
 	}
 }
