@@ -195,15 +195,9 @@ import (
 
 // Default values; see the package documentation.
 const (
-	DefaultStartTimeout    = 10 * time.Second
-	DefaultTaskTimeout     = 10 * time.Minute
-	DefaultHealthInterval  = 10 * time.Second
-	DefaultMaxSessions     = 4
-	DefaultMaxDormant      = 64
-	DefaultIdleTimeout     = 30 * time.Minute
-	DefaultMaxFiles        = 1000
-	DefaultMaxDirectories  = 256
-	DefaultMaxTechnologies = 32
+	DefaultStartTimeout   = 10 * time.Second
+	DefaultTaskTimeout    = 10 * time.Minute
+	DefaultHealthInterval = 10 * time.Second
 )
 
 // Config is a loaded, validated configuration.
@@ -303,7 +297,9 @@ func DefaultMatcher() Matcher {
 	return Matcher{Weights: d.Weights, Threshold: d.Threshold, TopK: d.TopK}
 }
 
-// For returns the matcher configuration of one agent's pool.
+// For returns the matcher configuration of one agent's pool. Its
+// IdleTimeout is the agent's pool.idle_timeout, zero when the file
+// leaves it out: the pool fills in its own (pool.Spec.WithDefaults).
 func (m Matcher) For(a *Agent) matcher.Config {
 	return matcher.Config{Weights: m.Weights, Threshold: m.Threshold, TopK: m.TopK, IdleTimeout: a.Pool.IdleTimeout}
 }
@@ -376,24 +372,34 @@ type Agent struct {
 	ClaudeCode *ClaudeCode
 }
 
-// Pool is an agent's session pool policy.
+// Pool is an agent's session pool policy as the file says it. A number
+// the file leaves out is zero, which the pool reads as its own default
+// (pool.Spec.WithDefaults, where the defaults live); the engine hands
+// these values to the pool.
 type Pool struct {
+	// MaxSessions is at least 1; 0 is the pool's default.
 	MaxSessions int
+	// IdleTimeout is positive; 0 is the pool's default.
 	IdleTimeout time.Duration
 	WhenFull    hearth.WhenFull
-	MaxDormant  int
-	Placement   hearth.Placement
+	// MaxDormant is the retired sessions kept: 0 is the pool's default,
+	// -1 keeps none (max_dormant = 0 in the file).
+	MaxDormant int
+	Placement  hearth.Placement
 }
 
 // Fingerprint bounds what a session's context remembers; the least
-// recently used entries are evicted first.
+// recently used entries are evicted first. A limit the file leaves out
+// is zero, the pool's default.
 type Fingerprint struct {
 	MaxFiles        int
 	MaxDirectories  int
 	MaxTechnologies int
 }
 
-// DefaultAgent returns an agent with every default applied.
+// DefaultAgent returns an agent with every default of this package
+// applied; its pool and fingerprint numbers are unset (zero), the pool's
+// defaults.
 func DefaultAgent(name string) *Agent {
 	return &Agent{
 		Name:           name,
@@ -402,18 +408,7 @@ func DefaultAgent(name string) *Agent {
 		HealthInterval: DefaultHealthInterval,
 		Workspace:      ".",
 		Confinement:    ConfinementAuto,
-		Pool: Pool{
-			MaxSessions: DefaultMaxSessions,
-			IdleTimeout: DefaultIdleTimeout,
-			WhenFull:    hearth.WhenFullWait,
-			MaxDormant:  DefaultMaxDormant,
-			Placement:   hearth.PlacementMatcher,
-		},
-		Fingerprint: Fingerprint{
-			MaxFiles:        DefaultMaxFiles,
-			MaxDirectories:  DefaultMaxDirectories,
-			MaxTechnologies: DefaultMaxTechnologies,
-		},
+		Pool:           Pool{WhenFull: hearth.WhenFullWait, Placement: hearth.PlacementMatcher},
 	}
 }
 
@@ -443,8 +438,8 @@ func DefaultExternal(name, kind string) *Agent {
 
 // makeExternal gives a an external agent's defaults: one session is one
 // program's session, and its absolute paths are kept as they are unless
-// workspace says what they are relative to.
+// workspace says what they are relative to. Its max_sessions default
+// differs too, and is the pool's (pool.DefaultMaxExternalSessions).
 func (a *Agent) makeExternal(kind string) {
 	a.External, a.Workspace, a.Capacity = kind, "", 1
-	a.Pool.MaxSessions = DefaultMaxExternalSessions
 }
