@@ -11,14 +11,18 @@
 // # Defaults
 //
 // Every default is listed here. Each lives with the part it configures:
-// the agent, pool, fingerprint, server and hooks blocks' in this
-// package (Default and the constants below); the matcher block's in
-// package matcher, which also decodes and checks the block
-// (matcher.Block); the cluster block's in package host/cluster, whose
-// Config this package decodes into; the store block's in package
-// host/store (store.Options): this package does not import the store,
-// it decodes the block into plain values (Store), a setting left out
-// stays zero, and the store reads zero as its default.
+// the agent, server and hooks blocks', and the pool block's when_full
+// and placement, in this package (Default and the constants below); the
+// matcher block's in package matcher, which also decodes and checks the
+// block (matcher.Block); the cluster block's in package host/cluster,
+// whose Config this package decodes into; the store block's in package
+// host/store (store.Options), and the pool and fingerprint blocks'
+// numbers in package host/pool (pool.Spec.WithDefaults). This package
+// imports neither the store nor the pool: it decodes their blocks into
+// plain values (Store, Pool, Fingerprint), a setting left out stays
+// zero, and the part reads zero as its default. Where zero is a value a
+// person may write, the plain value holds -1 for it (store
+// min_free_space "0": off; pool max_dormant 0: keep none).
 //
 //	data_dir                  in the user's state directory:
 //	                          $XDG_STATE_HOME/hearth/NAME-HASH, else
@@ -39,28 +43,32 @@
 //	agent.write_paths         []  config file); never the data directory
 //	agent.connect_ports       (unset: TCP not restricted) the TCP ports a
 //	                          confined plugin may connect to; binds refused
-//	agent.pool.max_sessions   4
-//	agent.pool.idle_timeout   "30m"  idle sessions are retired (made dormant)
+//	agent.pool.max_sessions   4 (pool.DefaultMaxSessions)
+//	agent.pool.idle_timeout   "30m" (pool.DefaultIdleTimeout)  idle
+//	                                  sessions are retired (made dormant)
 //	agent.pool.when_full      "wait" ("retire_idle": retire the least
 //	                                  recently used idle session instead)
-//	agent.pool.max_dormant    64     retired sessions kept for rehydration;
-//	                                  the least recently active beyond it
-//	                                  are deleted with their history
+//	agent.pool.max_dormant    64 (pool.DefaultMaxDormant)  retired
+//	                                  sessions kept for rehydration; the
+//	                                  least recently active beyond it are
+//	                                  deleted with their history; 0 keeps
+//	                                  none
 //	agent.pool.placement      "matcher" (the baselines hearth is measured
 //	                                  against: "fresh", a new session per
 //	                                  task; "round_robin", a warm pool in
 //	                                  rotation)
-//	agent.fingerprint.max_files         1000  (LRU)
-//	agent.fingerprint.max_directories   256   (LRU)
-//	agent.fingerprint.max_technologies  32    (LRU)
+//	agent.fingerprint.max_files         1000  (LRU; pool.DefaultMaxFiles)
+//	agent.fingerprint.max_directories   256   (LRU; pool.DefaultMaxDirectories)
+//	agent.fingerprint.max_technologies  32    (LRU; pool.DefaultMaxTechnologies)
 //	matcher.threshold         0.6    reuse a session scoring strictly above it
 //	matcher.top_k             5      candidates a decision reports
 //	matcher.weights           directory 0.30, file 0.25, tech 0.20,
 //	                          freshness 0.15, load 0.10 (sum to 1)
 //
-//	agent.pool.max_sessions   16 for an external agent: its live sessions
-//	                                  beyond it, least recently active
-//	                                  first, go dormant
+//	agent.pool.max_sessions   16 for an external agent
+//	                          (pool.DefaultMaxExternalSessions): its live
+//	                          sessions beyond it, least recently active
+//	                          first, go dormant
 //	server.socket             "<data_dir>/hearth.sock"  the API, owner-only
 //	server.listen             off    the API over TCP; needs token_file or
 //	                                  tls.client_ca_file
