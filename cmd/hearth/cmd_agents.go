@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/plugins"
 )
@@ -77,9 +78,11 @@ func (m *Main) agentsCommand() *cobra.Command {
 			st := process.Landlock()
 			for _, a := range cfg.Agents {
 				seen[a.Bundled] = true
+				// The pool's values, its defaults applied: what it runs with.
+				sp := engine.PoolSettings(a, cfg.Matcher)
 				views = append(views, agentView{
 					Name: a.Name, Bundled: a.Bundled, Command: a.Command, External: a.External, SHA256: a.SHA256,
-					Capacity: a.Capacity, MaxSessions: a.Pool.MaxSessions, IdleTimeout: a.Pool.IdleTimeout.String(),
+					Capacity: a.Capacity, MaxSessions: sp.MaxSessions, IdleTimeout: sp.IdleTimeout.String(),
 					WhenFull: string(a.Pool.WhenFull), StartTimeout: a.StartTimeout.String(), Configured: cfg.Path != "",
 					Confinement: confinementOf(a, st),
 				})

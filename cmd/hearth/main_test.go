@@ -126,7 +126,9 @@ func TestVersion(t *testing.T) {
 func TestAgentsList(t *testing.T) {
 	t.Parallel()
 	code, out, _ := run(t, nil, "agents", "list")
-	for _, want := range []string{`gotour\s+bundled gotour`, `workshop\s+bundled workshop`, `claude-code\s+external claude-code`} {
+	// The pool's values, its defaults applied (host/pool): 4 sessions, 16
+	// for an external agent, idle after 30m.
+	for _, want := range []string{`gotour\s+bundled gotour\s+agent's\s+4\s+30m0s`, `workshop\s+bundled workshop`, `claude-code\s+external claude-code \(reports through hooks\)\s+1\s+16\s+30m0s`} {
 		if code != 0 || !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("default config: got %d %q, want the bundled agents and Claude Code's (%q)", code, out, want)
 		}
@@ -142,7 +144,7 @@ agent "mine" {
 	if code != 0 || json.Unmarshal([]byte(out), &views) != nil {
 		t.Fatalf("got %d %q", code, out)
 	}
-	if len(views) != 5 || views[0].Name != "mine" || views[0].MaxSessions != 2 || !views[0].Configured ||
+	if len(views) != 5 || views[0].Name != "mine" || views[0].MaxSessions != 2 || views[0].IdleTimeout != "30m0s" || !views[0].Configured ||
 		views[1].Name != "claude" || views[1].Configured || views[2].Name != "gotour" || views[2].Configured ||
 		views[3].Name != "model" || views[3].Configured || views[4].Name != "workshop" || views[4].Configured {
 		t.Errorf("got %+v, want the configured agent, then the unused bundled ones", views)

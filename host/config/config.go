@@ -11,14 +11,18 @@
 // # Defaults
 //
 // Every default is listed here. Each lives with the part it configures:
-// the agent, pool, fingerprint, server and hooks blocks' in this
-// package (Default and the constants below); the matcher block's in
-// package matcher, which also decodes and checks the block
-// (matcher.Block); the cluster block's in package host/cluster, whose
-// Config this package decodes into; the store block's in package
-// host/store (store.Options): this package does not import the store,
-// it decodes the block into plain values (Store), a setting left out
-// stays zero, and the store reads zero as its default.
+// the agent, server and hooks blocks', and the pool block's when_full
+// and placement, in this package (Default and the constants below); the
+// matcher block's in package matcher, which also decodes and checks the
+// block (matcher.Block); the cluster block's in package host/cluster,
+// whose Config this package decodes into; the store block's in package
+// host/store (store.Options), and the pool and fingerprint blocks'
+// numbers in package host/pool (pool.Spec.WithDefaults). This package
+// imports neither the store nor the pool: it decodes their blocks into
+// plain values (Store, Pool, Fingerprint), a setting left out stays
+// zero, and the part reads zero as its default. Where zero is a value a
+// person may write, the plain value holds -1 for it (store
+// min_free_space "0": off; pool max_dormant 0: keep none).
 //
 //	data_dir                  in the user's state directory:
 //	                          $XDG_STATE_HOME/hearth/NAME-HASH, else
@@ -39,28 +43,32 @@
 //	agent.write_paths         []  config file); never the data directory
 //	agent.connect_ports       (unset: TCP not restricted) the TCP ports a
 //	                          confined plugin may connect to; binds refused
-//	agent.pool.max_sessions   4
-//	agent.pool.idle_timeout   "30m"  idle sessions are retired (made dormant)
+//	agent.pool.max_sessions   4 (pool.DefaultMaxSessions)
+//	agent.pool.idle_timeout   "30m" (pool.DefaultIdleTimeout)  idle
+//	                                  sessions are retired (made dormant)
 //	agent.pool.when_full      "wait" ("retire_idle": retire the least
 //	                                  recently used idle session instead)
-//	agent.pool.max_dormant    64     retired sessions kept for rehydration;
-//	                                  the least recently active beyond it
-//	                                  are deleted with their history
+//	agent.pool.max_dormant    64 (pool.DefaultMaxDormant)  retired
+//	                                  sessions kept for rehydration; the
+//	                                  least recently active beyond it are
+//	                                  deleted with their history; 0 keeps
+//	                                  none
 //	agent.pool.placement      "matcher" (the baselines hearth is measured
 //	                                  against: "fresh", a new session per
 //	                                  task; "round_robin", a warm pool in
 //	                                  rotation)
-//	agent.fingerprint.max_files         1000  (LRU)
-//	agent.fingerprint.max_directories   256   (LRU)
-//	agent.fingerprint.max_technologies  32    (LRU)
+//	agent.fingerprint.max_files         1000  (LRU; pool.DefaultMaxFiles)
+//	agent.fingerprint.max_directories   256   (LRU; pool.DefaultMaxDirectories)
+//	agent.fingerprint.max_technologies  32    (LRU; pool.DefaultMaxTechnologies)
 //	matcher.threshold         0.6    reuse a session scoring strictly above it
 //	matcher.top_k             5      candidates a decision reports
 //	matcher.weights           directory 0.30, file 0.25, tech 0.20,
 //	                          freshness 0.15, load 0.10 (sum to 1)
 //
-//	agent.pool.max_sessions   16 for an external agent: its live sessions
-//	                                  beyond it, least recently active
-//	                                  first, go dormant
+//	agent.pool.max_sessions   16 for an external agent
+//	                          (pool.DefaultMaxExternalSessions): its live
+//	                          sessions beyond it, least recently active
+//	                          first, go dormant
 //	server.socket             "<data_dir>/hearth.sock"  the API, owner-only
 //	server.listen             off    the API over TCP; needs token_file or
 //	                                  tls.client_ca_file
@@ -195,15 +203,9 @@ import (
 
 // Default values; see the package documentation.
 const (
-	DefaultStartTimeout    = 10 * time.Second
-	DefaultTaskTimeout     = 10 * time.Minute
-	DefaultHealthInterval  = 10 * time.Second
-	DefaultMaxSessions     = 4
-	DefaultMaxDormant      = 64
-	DefaultIdleTimeout     = 30 * time.Minute
-	DefaultMaxFiles        = 1000
-	DefaultMaxDirectories  = 256
-	DefaultMaxTechnologies = 32
+	DefaultStartTimeout   = 10 * time.Second
+	DefaultTaskTimeout    = 10 * time.Minute
+	DefaultHealthInterval = 10 * time.Second
 )
 
 // Config is a loaded, validated configuration.
@@ -303,7 +305,9 @@ func DefaultMatcher() Matcher {
 	return Matcher{Weights: d.Weights, Threshold: d.Threshold, TopK: d.TopK}
 }
 
-// For returns the matcher configuration of one agent's pool.
+// For returns the matcher configuration of one agent's pool. Its
+// IdleTimeout is the agent's pool.idle_timeout, zero when the file
+// leaves it out: the pool fills in its own (pool.Spec.WithDefaults).
 func (m Matcher) For(a *Agent) matcher.Config {
 	return matcher.Config{Weights: m.Weights, Threshold: m.Threshold, TopK: m.TopK, IdleTimeout: a.Pool.IdleTimeout}
 }
@@ -376,24 +380,34 @@ type Agent struct {
 	ClaudeCode *ClaudeCode
 }
 
-// Pool is an agent's session pool policy.
+// Pool is an agent's session pool policy as the file says it. A number
+// the file leaves out is zero, which the pool reads as its own default
+// (pool.Spec.WithDefaults, where the defaults live); the engine hands
+// these values to the pool.
 type Pool struct {
+	// MaxSessions is at least 1; 0 is the pool's default.
 	MaxSessions int
+	// IdleTimeout is positive; 0 is the pool's default.
 	IdleTimeout time.Duration
 	WhenFull    hearth.WhenFull
-	MaxDormant  int
-	Placement   hearth.Placement
+	// MaxDormant is the retired sessions kept: 0 is the pool's default,
+	// -1 keeps none (max_dormant = 0 in the file).
+	MaxDormant int
+	Placement  hearth.Placement
 }
 
 // Fingerprint bounds what a session's context remembers; the least
-// recently used entries are evicted first.
+// recently used entries are evicted first. A limit the file leaves out
+// is zero, the pool's default.
 type Fingerprint struct {
 	MaxFiles        int
 	MaxDirectories  int
 	MaxTechnologies int
 }
 
-// DefaultAgent returns an agent with every default applied.
+// DefaultAgent returns an agent with every default of this package
+// applied; its pool and fingerprint numbers are unset (zero), the pool's
+// defaults.
 func DefaultAgent(name string) *Agent {
 	return &Agent{
 		Name:           name,
@@ -402,18 +416,7 @@ func DefaultAgent(name string) *Agent {
 		HealthInterval: DefaultHealthInterval,
 		Workspace:      ".",
 		Confinement:    ConfinementAuto,
-		Pool: Pool{
-			MaxSessions: DefaultMaxSessions,
-			IdleTimeout: DefaultIdleTimeout,
-			WhenFull:    hearth.WhenFullWait,
-			MaxDormant:  DefaultMaxDormant,
-			Placement:   hearth.PlacementMatcher,
-		},
-		Fingerprint: Fingerprint{
-			MaxFiles:        DefaultMaxFiles,
-			MaxDirectories:  DefaultMaxDirectories,
-			MaxTechnologies: DefaultMaxTechnologies,
-		},
+		Pool:           Pool{WhenFull: hearth.WhenFullWait, Placement: hearth.PlacementMatcher},
 	}
 }
 
@@ -443,8 +446,8 @@ func DefaultExternal(name, kind string) *Agent {
 
 // makeExternal gives a an external agent's defaults: one session is one
 // program's session, and its absolute paths are kept as they are unless
-// workspace says what they are relative to.
+// workspace says what they are relative to. Its max_sessions default
+// differs too, and is the pool's (pool.DefaultMaxExternalSessions).
 func (a *Agent) makeExternal(kind string) {
 	a.External, a.Workspace, a.Capacity = kind, "", 1
-	a.Pool.MaxSessions = DefaultMaxExternalSessions
 }

@@ -56,11 +56,11 @@ agent "mine" {
 	if tour == nil || tour.Bundled != "gotour" || tour.Capacity != 2 {
 		t.Fatalf("tour: got %+v", tour)
 	}
-	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: hearth.WhenFullRetireIdle, MaxDormant: DefaultMaxDormant, Placement: hearth.PlacementMatcher}
+	wantPool := Pool{MaxSessions: 8, IdleTimeout: 10 * time.Minute, WhenFull: hearth.WhenFullRetireIdle, Placement: hearth.PlacementMatcher}
 	if tour.Pool != wantPool {
 		t.Errorf("tour pool: got %+v, want %+v", tour.Pool, wantPool)
 	}
-	if tour.Fingerprint != (Fingerprint{MaxFiles: 50, MaxDirectories: DefaultMaxDirectories, MaxTechnologies: DefaultMaxTechnologies}) {
+	if tour.Fingerprint != (Fingerprint{MaxFiles: 50}) {
 		t.Errorf("tour fingerprint: got %+v", tour.Fingerprint)
 	}
 	if tour.StartTimeout != DefaultStartTimeout || tour.Workspace != "/etc/hearth" {
@@ -76,7 +76,8 @@ agent "mine" {
 	if mine.StartTimeout != 2*time.Second || mine.TaskTimeout != 90*time.Second || mine.Env["MODE"] != "fast" || mine.Workspace != "/srv/repo" {
 		t.Errorf("mine: got %+v", mine)
 	}
-	if mine.Pool.MaxSessions != DefaultMaxSessions || mine.Pool.WhenFull != hearth.WhenFullWait {
+	// Numbers left out stay unset: the pool's defaults (host/pool).
+	if mine.Pool.MaxSessions != 0 || mine.Pool.MaxDormant != 0 || mine.Pool.WhenFull != hearth.WhenFullWait {
 		t.Errorf("mine pool defaults: got %+v", mine.Pool)
 	}
 }
@@ -280,7 +281,7 @@ func TestLoadMissingFile(t *testing.T) {
 func TestDefault(t *testing.T) {
 	cfg := Default([]string{"gotour"})
 	a := cfg.Agent("gotour")
-	if cfg.DataDir != "" || a == nil || a.Bundled != "gotour" || a.Pool.IdleTimeout != 30*time.Minute {
+	if cfg.DataDir != "" || a == nil || a.Bundled != "gotour" || a.Pool.IdleTimeout != 0 || a.Pool.WhenFull != hearth.WhenFullWait {
 		t.Errorf("got %+v / %+v", cfg, a)
 	}
 }

@@ -386,8 +386,12 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 		a.Pool.IdleTimeout = v.duration(p.IdleTimeout, pat("idle_timeout"), "idle_timeout", a.Pool.IdleTimeout)
 		if p.MaxDormant != nil {
 			a.Pool.MaxDormant = *p.MaxDormant
-			if a.Pool.MaxDormant < 0 {
+			switch {
+			case a.Pool.MaxDormant < 0:
 				v.errorf(pat("max_dormant"), "Invalid limit", "max_dormant must be 0 (keep no retired sessions) or more (got %d).", a.Pool.MaxDormant)
+			case a.Pool.MaxDormant == 0:
+				// Zero is the pool's default: keeping none is -1 (Pool).
+				a.Pool.MaxDormant = -1
 			}
 		}
 		if p.WhenFull != nil {
@@ -420,7 +424,9 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 // checks are package matcher's (matcher.Block), so that a new placement
 // factor's weight needs nothing here.
 func (v *validator) matcher(b *matcher.Block) Matcher {
-	c, diags := b.Decode(evalContext(), DefaultIdleTimeout)
+	// The idle timeout is each agent pool's, not the block's: the
+	// matcher's own default only lets Decode check the rest.
+	c, diags := b.Decode(evalContext(), matcher.DefaultConfig().IdleTimeout)
 	v.diags = append(v.diags, diags...)
 	return Matcher{Weights: c.Weights, Threshold: c.Threshold, TopK: c.TopK}
 }

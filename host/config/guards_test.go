@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/pool"
 )
 
 // TestGuardErrorPositions: an error inside a condition is reported where
@@ -158,9 +159,12 @@ func TestSampleIsValid(t *testing.T) {
 		t.Fatalf("got %d agents, %d guards, %d pipelines, threshold %v", len(cfg.Agents), len(cfg.Guards), len(cfg.Pipelines), cfg.Matcher.Threshold)
 	}
 	// The sample states the defaults: loading it gives what leaving
-	// everything out gives.
+	// everything out gives (the pool's numbers are the pool's defaults).
 	a, d := cfg.Agents[0], DefaultAgent("gotour")
-	if a.Pool != d.Pool || a.Fingerprint != d.Fingerprint || cfg.Matcher != DefaultMatcher() {
+	wantPool := Pool{MaxSessions: pool.DefaultMaxSessions, IdleTimeout: pool.DefaultIdleTimeout, WhenFull: d.Pool.WhenFull,
+		MaxDormant: pool.DefaultMaxDormant, Placement: d.Pool.Placement}
+	wantPrint := Fingerprint{MaxFiles: pool.DefaultMaxFiles, MaxDirectories: pool.DefaultMaxDirectories, MaxTechnologies: pool.DefaultMaxTechnologies}
+	if a.Pool != wantPool || a.Fingerprint != wantPrint || cfg.Matcher != DefaultMatcher() {
 		t.Errorf("the sample's settings differ from the defaults: %+v %+v %+v", a.Pool, a.Fingerprint, cfg.Matcher)
 	}
 	p := cfg.Pipelines[0]

@@ -39,11 +39,6 @@ const (
 	// SocketName is the API's unix socket, in the data directory unless
 	// server.socket says otherwise.
 	SocketName = hearth.SocketName
-	// DefaultMaxExternalSessions bounds an external agent's live
-	// sessions: beyond it, the least recently active one goes dormant.
-	// Reports from anyone who can reach the hooks must not grow the host
-	// without bound.
-	DefaultMaxExternalSessions = 16
 )
 
 // Server is the `server` block: how `hearth serve` listens.

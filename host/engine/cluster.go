@@ -92,7 +92,7 @@ func (e *Engine) attachCluster() error {
 func (e *Engine) matcherConfig(agent string) matcher.Config {
 	cfg := e.config()
 	if a := cfg.Agent(agent); a != nil {
-		return cfg.Matcher.For(a)
+		return PoolSettings(a, cfg.Matcher).Matcher
 	}
 	return matcher.DefaultConfig()
 }

@@ -243,7 +243,7 @@ func New(opts Options) (*Engine, error) {
 	if reap <= 0 {
 		reap = time.Minute
 		for _, a := range h.cfg.Agents {
-			reap = min(reap, a.Pool.IdleTimeout/4)
+			reap = min(reap, PoolSettings(a, h.cfg.Matcher).IdleTimeout/4)
 		}
 		reap = max(reap, 10*time.Millisecond)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -49,7 +50,7 @@ func TestReloadKeepsExternalSessions(t *testing.T) {
 	}
 	cfg := *h.Config()
 	a := *cfg.Agents[0]
-	a.Pool.IdleTimeout *= 2
+	a.Pool.IdleTimeout = 2 * pool.DefaultIdleTimeout
 	a.Workspace = "/elsewhere"
 	cfg.Agents = []*config.Agent{&a}
 	rep, err := h.Reload(&cfg)

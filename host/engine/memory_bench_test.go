@@ -12,6 +12,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
 )
@@ -57,7 +58,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 						}
 					}
 				}
-				rec.Dirs = rec.Dirs[:min(len(rec.Dirs), config.DefaultMaxDirectories)]
+				rec.Dirs = rec.Dirs[:min(len(rec.Dirs), pool.DefaultMaxDirectories)]
 				st.SaveSession(rec)
 			}
 			if err := st.PutSession(ctx, record.Session{ID: "zz-flush", Agent: "other"}); err != nil {

@@ -45,17 +45,7 @@ func (e *Engine) poolSpec(a *config.Agent, m config.Matcher) (pool.Spec, error) 
 	if err != nil {
 		return pool.Spec{}, err
 	}
-	sp := pool.Spec{
-		Agent: a.Name, External: a.External, Workspace: a.Workspace,
-		Capacity: a.Capacity, TaskTimeout: a.TaskTimeout, RequireChecks: a.RequireChecks,
-		MaxSessions: a.Pool.MaxSessions, IdleTimeout: a.Pool.IdleTimeout, MaxDormant: a.Pool.MaxDormant,
-		WhenFull: a.Pool.WhenFull, Placement: a.Pool.Placement,
-		Fingerprint: pool.Limits{MaxFiles: a.Fingerprint.MaxFiles, MaxDirectories: a.Fingerprint.MaxDirectories, MaxTechnologies: a.Fingerprint.MaxTechnologies},
-		Matcher:     m.For(a),
-	}
-	if a.Model != nil {
-		sp.Model = a.Model.Model
-	}
+	sp := PoolSettings(a, m)
 	if a.External == "" {
 		sp.Launch = process.Launch{
 			Argv: argv, Env: pluginEnv(a, bundledEnv), Dir: a.Workspace, SHA256: a.SHA256,
@@ -69,6 +59,27 @@ func (e *Engine) poolSpec(a *config.Agent, m config.Matcher) (pool.Spec, error) 
 		sp.Launch.StartTimeout = a.StartTimeout
 	}
 	return sp, nil
+}
+
+// PoolSettings maps agent a's config block, with the matcher block m,
+// to its pool's settings with the pool's defaults applied
+// (pool.Spec.WithDefaults): what the pool runs with, less how its
+// plugins start. `hearth agents list`, the reaper's interval and the
+// cluster's scoring read the pool's values through it, so that none of
+// them applies a default of its own.
+func PoolSettings(a *config.Agent, m config.Matcher) pool.Spec {
+	sp := pool.Spec{
+		Agent: a.Name, External: a.External, Workspace: a.Workspace,
+		Capacity: a.Capacity, TaskTimeout: a.TaskTimeout, RequireChecks: a.RequireChecks,
+		MaxSessions: a.Pool.MaxSessions, IdleTimeout: a.Pool.IdleTimeout, MaxDormant: a.Pool.MaxDormant,
+		WhenFull: a.Pool.WhenFull, Placement: a.Pool.Placement,
+		Fingerprint: pool.Limits{MaxFiles: a.Fingerprint.MaxFiles, MaxDirectories: a.Fingerprint.MaxDirectories, MaxTechnologies: a.Fingerprint.MaxTechnologies},
+		Matcher:     m.For(a),
+	}
+	if a.Model != nil {
+		sp.Model = a.Model.Model
+	}
+	return sp.WithDefaults()
 }
 
 // pluginEnv is the whole environment a plugin of a starts with: the host

@@ -13,10 +13,11 @@ import (
 
 // externalSpec is an external claude-code agent named cc, with the
 // values an agent block gives one (package config's defaults for an
-// external agent: no workspace, one task a session, 16 live sessions).
+// external agent: no workspace, one task a session; this package's: 16
+// live sessions).
 func externalSpec(change ...func(*Spec)) Spec {
 	sp := testSpec("cc")
-	sp.External, sp.Workspace, sp.Capacity, sp.MaxSessions = hearth.ExternalClaudeCode, "", 1, 16
+	sp.External, sp.Workspace, sp.Capacity, sp.MaxSessions = hearth.ExternalClaudeCode, "", 1, DefaultMaxExternalSessions
 	sp.Launch.Argv = nil
 	for _, f := range change {
 		f(&sp)

@@ -11,9 +11,10 @@ import (
 )
 
 // Spec is an agent as its pool runs it: plain values, complete, which
-// the engine maps from the agent's config block (package host/config
-// holds the block's defaults and checks them against the file; the pool
-// does not import it). New takes one; Update swaps in another.
+// the engine maps from the agent's config block and completes with
+// WithDefaults (package host/config checks the block against the file
+// and leaves the numbers it does not set zero; the pool does not import
+// it). New takes one; Update swaps in another.
 type Spec struct {
 	// Agent is the agent's name.
 	Agent string

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,19 +12,42 @@ import (
 )
 
 // testSpec is a plugin agent's spec as the tests of this package use it:
-// the values a config file without a pool block gives (package config's
-// defaults), a program that is never started, and workspace /w.
+// the values a config file without a pool block gives (this package's
+// defaults, WithDefaults), a program that is never started, and
+// workspace /w.
 func testSpec(agent string) Spec {
 	mc := matcher.DefaultConfig()
-	mc.IdleTimeout = 30 * time.Minute
+	mc.IdleTimeout = 0 // the pool's, as the engine leaves it unset
 	return Spec{
 		Agent:     agent,
 		Launch:    process.Launch{Argv: []string{"/nonexistent/" + agent}, StartTimeout: 10 * time.Second},
 		Workspace: "/w", TaskTimeout: 10 * time.Minute,
-		MaxSessions: 4, IdleTimeout: 30 * time.Minute, MaxDormant: 64,
 		WhenFull: hearth.WhenFullWait, Placement: hearth.PlacementMatcher,
+		Matcher: mc,
+	}.WithDefaults()
+}
+
+// TestSpecWithDefaults: every setting left zero gets the pool's default,
+// an external agent's max_sessions its own, a negative max_dormant means
+// keep none, the matcher's freshness ends at the pool's idle timeout, and
+// a setting given is kept.
+func TestSpecWithDefaults(t *testing.T) {
+	got := Spec{Agent: "a"}.WithDefaults()
+	want := Spec{Agent: "a", MaxSessions: 4, IdleTimeout: 30 * time.Minute, MaxDormant: 64,
 		Fingerprint: Limits{MaxFiles: 1000, MaxDirectories: 256, MaxTechnologies: 32},
-		Matcher:     mc,
+		Matcher:     matcher.Config{IdleTimeout: 30 * time.Minute}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults: got %+v, want %+v", got, want)
+	}
+	if got := (Spec{External: hearth.ExternalClaudeCode}).WithDefaults(); got.MaxSessions != 16 || got.MaxDormant != 64 {
+		t.Errorf("external: got max_sessions %d, max_dormant %d, want 16, 64", got.MaxSessions, got.MaxDormant)
+	}
+	set := Spec{MaxSessions: 2, IdleTimeout: time.Minute, MaxDormant: -1, Fingerprint: Limits{MaxFiles: 5, MaxDirectories: 6, MaxTechnologies: 7}}.WithDefaults()
+	if set.MaxSessions != 2 || set.IdleTimeout != time.Minute || set.MaxDormant != 0 || set.Fingerprint != (Limits{5, 6, 7}) || set.Matcher.IdleTimeout != time.Minute {
+		t.Errorf("settings given: got %+v", set)
+	}
+	if m := (Spec{Matcher: matcher.Config{IdleTimeout: time.Hour}}).WithDefaults().Matcher; m.IdleTimeout != time.Hour {
+		t.Errorf("a matcher idle timeout given: got %s, want 1h", m.IdleTimeout)
 	}
 }
 
