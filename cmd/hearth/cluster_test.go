@@ -557,20 +557,7 @@ func TestClusterDrain(t *testing.T) {
 	warm = hb.submit(t, "read:pkg/os/file.go;echo:warm", "pkg/os")
 	a.placesOn(t, "pkg/os", "b")
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
-	type result struct {
-		o        *hearth.Outcome
-		out, err string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, out, errOut := run(t, a.env, "submit", "scripted", "read:pkg/os/file.go;touch:"+started+";wait:"+release+";echo:done", "--dir", "pkg/os", "--json")
-		var o hearth.Outcome
-		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
-			done <- result{out: out, err: errOut}
-			return
-		}
-		done <- result{o: &o}
-	}()
+	done := a.submitAsync(t, "read:pkg/os/file.go;touch:"+started+";wait:"+release+";echo:done", "pkg/os")
 	deadline := time.Now().Add(20 * time.Second)
 	for _, err := os.Stat(started); err != nil; _, err = os.Stat(started) {
 		if time.Now().After(deadline) {
@@ -590,7 +577,7 @@ func TestClusterDrain(t *testing.T) {
 	}
 	r := <-done
 	if r.o == nil {
-		t.Fatalf("the forwarded task failed while b drained: %s %s", r.out, r.err)
+		t.Fatalf("the forwarded task failed while b drained: %s", r.out)
 	}
 	if r.o.Decision.Host != "b" || r.o.Session != warm.Session || r.o.Result.Output != "done" {
 		t.Fatalf("the forwarded task ran on %s of host %q (want b's %s): %s", r.o.Session, r.o.Decision.Host, warm.Session, r.o.Decision.Reason)
@@ -623,21 +610,7 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	})
 
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
-	type result struct {
-		o   *hearth.Outcome
-		out string
-		err string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, out, errOut := run(t, a.env, "submit", "scripted", "touch:"+started+";wait:"+release+";echo:done", "--dir", "pkg/net/http", "--json")
-		var o hearth.Outcome
-		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
-			done <- result{out: out, err: errOut}
-			return
-		}
-		done <- result{o: &o}
-	}()
+	done := a.submitAsync(t, "touch:"+started+";wait:"+release+";echo:done", "pkg/net/http")
 	waitFile := func(p string) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
@@ -662,7 +635,7 @@ func TestClusterForwardSurvivesAHostKilledMidTask(t *testing.T) {
 	}
 	r := <-done
 	if r.o == nil {
-		t.Fatalf("the forwarded task failed: %s %s", r.out, r.err)
+		t.Fatalf("the forwarded task failed: %s", r.out)
 	}
 	if r.o.Decision.Host != "" || r.o.Result.Output != "done" {
 		t.Fatalf("after b died mid-task: ran on %s host %q: %s", r.o.Session, r.o.Decision.Host, r.o.Decision.Reason)
@@ -692,20 +665,7 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 	})
 
 	ran, release := filepath.Join(dir, "ran"), filepath.Join(dir, "release")
-	type result struct {
-		o        *hearth.Outcome
-		out, err string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, out, errOut := run(t, a.env, "submit", "scripted", "append:"+ran+"=started;wait:"+release+";echo:done", "--dir", "pkg/net/http", "--json")
-		var o hearth.Outcome
-		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
-			done <- result{out: out, err: errOut}
-			return
-		}
-		done <- result{o: &o}
-	}()
+	done := a.submitAsync(t, "append:"+ran+"=started;wait:"+release+";echo:done", "pkg/net/http")
 	starts := func() int {
 		b, _ := os.ReadFile(ran)
 		return strings.Count(string(b), "started")
@@ -733,7 +693,7 @@ func TestClusterForwardInterruptedByARestart(t *testing.T) {
 	}
 	r := <-done
 	if r.o == nil {
-		t.Fatalf("the forwarded task failed: %s %s", r.out, r.err)
+		t.Fatalf("the forwarded task failed: %s", r.out)
 	}
 	if r.o.Decision.Host != "" || r.o.Result.Output != "done" {
 		t.Fatalf("after b restarted mid-task: ran on %s host %q: %s", r.o.Session, r.o.Decision.Host, r.o.Decision.Reason)
