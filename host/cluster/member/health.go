@@ -90,13 +90,16 @@ func (m *Member) probeAll(ctx context.Context) {
 			m.setHealth(mm, errs[i])
 		}
 	}
-	m.forgetLeft(members)
 }
 
 // setHealth records mm's last probe, and logs a change of state: one
 // line when mm turns unhealthy, one when it answers again. A failing
 // host whose reason changes (a reset, then a refused handshake) is not
-// logged again; the listing shows the latest reason.
+// logged again; the listing shows the latest reason. An unhealthy host
+// that leaves the cluster stays recorded (one short string per host ID),
+// so that when it comes back and answers (restarted with the right
+// certificate, say) the line that it answers again is logged: the last
+// word on it in each log is never "cannot work with" once it works.
 func (m *Member) setHealth(mm hearth.Member, err error) {
 	m.health.mu.Lock()
 	was, bad := m.health.bad[mm.ID]
@@ -114,17 +117,5 @@ func (m *Member) setHealth(mm hearth.Member, err error) {
 		m.log.Warn("cannot work with a host of the cluster; it is left out of placement until it answers again", "host", mm.ID, "addr", mm.Addr, "why", err.Error())
 	case err == nil && bad:
 		m.log.Warn("a host of the cluster answers again; it is placed on again", "host", mm.ID, "addr", mm.Addr, "was", was)
-	}
-}
-
-// forgetLeft drops the health of hosts that are no members: one that
-// comes back is probed afresh.
-func (m *Member) forgetLeft(members []hearth.Member) {
-	m.health.mu.Lock()
-	defer m.health.mu.Unlock()
-	for id := range m.health.bad {
-		if !slices.ContainsFunc(members, func(mm hearth.Member) bool { return mm.ID == id }) {
-			delete(m.health.bad, id)
-		}
 	}
 }
