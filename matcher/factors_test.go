@@ -57,16 +57,17 @@ func TestRankedFactors(t *testing.T) {
 func TestShares(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	cands := []Candidate{
-		{ID: "http", State: State{Capacity: 1, LastActivity: now.Add(-6 * time.Minute)}, Dirs: []string{"net/http"}},
+		{ID: "http", State: State{Capacity: 1, LastActivity: now.Add(-6 * time.Minute)}, Dirs: []string{"net/http"}, Techs: []string{"go"}},
 		{ID: "url", State: State{Capacity: 1, LastActivity: now}, Dirs: []string{"net/url"}, Techs: []string{"go"}},
 	}
 	d := Scan(DefaultConfig(), cands, Hints{Dirs: []string{"net/http"}, Techs: []string{"go"}}, now)
 	checkShares(t, d)
-	// The doc's worked totals: (0.30 + 0.20·0 + 0.15·0.8 + 0.10) / 0.75
-	// for "http" (tech 0: it is primed for nothing), and 0.20/0.75 for
-	// "url" (A = 0: another session worked in "net/http").
+	// The doc's worked totals: (0.30 + 0.20 + 0.15·0.8 + 0.10) / 0.75 =
+	// 0.96 for "http", in shares 0.40, 0.27, 0.16 and 0.13 (the doc's
+	// "Factors and their configuration"), and 0.20/0.75 for "url" (A = 0:
+	// another session worked in "net/http").
 	want := map[string][]float64{
-		"http": {0.30 / 0.75, 0, 0, 0.15 * 0.8 / 0.75, 0.10 / 0.75},
+		"http": {0.40, 0, 0.20 / 0.75, 0.16, 0.10 / 0.75},
 		"url":  {0, 0, 0.20 / 0.75, 0, 0},
 	}
 	for _, r := range d.Ranked {
