@@ -127,6 +127,7 @@ func TestDashboardDrawsTheFactorsOfTheList(t *testing.T) {
 		t.Errorf("the factor the page never heard of: drawn %+v; want its own segment, wide", b.Segs)
 	}
 	p.waitText("the legend naming every factor shown", "#factor-legend", "directory", "file", "tech", "freshness", "load", "live")
+	p.screenshot("HEARTH_SCREENSHOT_FACTORS") // HEARTH_SCREENSHOT_FACTORS=factors.png keeps it
 }
 
 // checkBar holds a candidate's drawn bar to its factor list: one segment
