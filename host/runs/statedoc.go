@@ -38,6 +38,11 @@ func newStateDoc(run string, owners hearth.State, b []byte) (*stateDoc, error) {
 			return nil, fmt.Errorf("run %s: state document: %w", run, err)
 		}
 	}
+	if d.sections == nil {
+		// JSON null decodes to no map at all: a document with no
+		// sections, which a write must still be able to add to.
+		d.sections = make(map[string]json.RawMessage)
+	}
 	return d, nil
 }
 

@@ -64,6 +64,12 @@ func TestStateDocument(t *testing.T) {
 				{agent: "any", verb: "read", section: "a", want: ``},
 			},
 			after: `{"c":3}`, guards: map[string]any{"c": 3.0}},
+		{name: "a document kept as null has no sections, and takes one", owners: open, first: `null`,
+			ops: []op{
+				{agent: "any", verb: "read", section: "", want: `{}`},
+				{agent: "any", verb: "write", section: "a", value: `1`},
+			},
+			after: `{"a":1}`, guards: map[string]any{"a": 1.0}},
 		{name: "sections set from outside, past the owner blocks", owners: owners, first: `{"draft":"old","gone":1}`,
 			ops:   []op{{verb: "set", sections: map[string]string{"draft": `"new"`, "gone": `null`, "mood": `"calm"`}}},
 			after: `{"draft":"new","mood":"calm"}`, guards: map[string]any{"draft": "new", "mood": "calm"}},
