@@ -64,19 +64,20 @@ func member(m hearth.Member) *peerpb.Host {
 func MembersOf(r *peerpb.HostList) (hearth.Members, error) {
 	out, err := fromJSON(r.GetMembers(), "the listing of host "+strconv.Quote(r.GetSelf()), func() hearth.Members {
 		return hearth.Members{Self: r.GetSelf(), Clustered: r.GetClustered(), EtcdErr: r.GetEtcdErr()}
-	})
+	}, nil)
 	if err != nil {
 		return hearth.Members{}, err
 	}
 	out.Hosts = make([]hearth.Member, 0, len(r.GetHosts()))
 	for i, h := range r.GetHosts() {
-		m, err := fromJSON(h.GetMember(), "host "+name(h.GetId(), i), func() hearth.Member { return memberOfTyped(h) })
+		m, err := fromJSON(h.GetMember(), "host "+name(h.GetId(), i), func() hearth.Member { return memberOfTyped(h) }, func(m *hearth.Member) {
+			m.Started = local(m.Started)
+			if m.Agents == nil {
+				m.Agents = []hearth.AgentLoad{}
+			}
+		})
 		if err != nil {
 			return hearth.Members{}, err
-		}
-		m.Started = local(m.Started)
-		if m.Agents == nil {
-			m.Agents = []hearth.AgentLoad{}
 		}
 		out.Hosts = append(out.Hosts, m)
 	}
@@ -122,7 +123,7 @@ func ClusterRuns(cr hearth.ClusterRuns) *peerpb.ClusterRunList {
 func ClusterRunsOf(r *peerpb.ClusterRunList) (hearth.ClusterRuns, error) {
 	out, err := fromJSON(r.GetClusterRuns(), "the run listing of host "+strconv.Quote(r.GetSelf()), func() hearth.ClusterRuns {
 		return hearth.ClusterRuns{Self: r.GetSelf()}
-	})
+	}, nil)
 	if err != nil {
 		return hearth.ClusterRuns{}, err
 	}
@@ -132,11 +133,10 @@ func ClusterRunsOf(r *peerpb.ClusterRunList) (hearth.ClusterRuns, error) {
 		hr, err := fromJSON(h.GetHostRuns(), "the runs of host "+name(h.GetHost(), i), func() hearth.HostRuns {
 			return hearth.HostRuns{Host: h.GetHost(), State: hearth.OwnerState(h.GetState()), Error: h.GetError(),
 				Listed: protoconv.Time(h.GetListedUnixNano())}
-		})
+		}, func(hr *hearth.HostRuns) { hr.Listed = local(hr.Listed) })
 		if err != nil {
 			return hearth.ClusterRuns{}, err
 		}
-		hr.Listed = local(hr.Listed)
 		hr.Runs = make([]hearth.RunInfo, 0, len(h.GetRuns()))
 		for _, ri := range h.GetRuns() {
 			hr.Runs = append(hr.Runs, RunInfoOf(ri))
@@ -159,16 +159,29 @@ func recordJSON(v any) []byte {
 // fromJSON decodes b, the JSON of what's record, or returns typed() when
 // there is none: a writer before the JSON. Fields b does not name are
 // zero, and those it names that T lacks (a newer writer's) are ignored.
-func fromJSON[T any](b []byte, what string, typed func() T) (T, error) {
+// norm, if set, makes either into what this package decodes (times in
+// the local zone, lists not nil). A record read from JSON must encode
+// again (a time near the year 0 may not, once in the local zone): one
+// that cannot would reach the next reader as its typed fields alone.
+func fromJSON[T any](b []byte, what string, typed func() T, norm func(*T)) (T, error) {
 	var v T
+	if norm == nil {
+		norm = func(*T) {}
+	}
 	if len(b) == 0 {
-		return typed(), nil
+		v = typed()
+		norm(&v)
+		return v, nil
 	}
 	if len(b) > MaxRecordJSON {
 		return v, fmt.Errorf("%w: %s: %d bytes of JSON, more than %d; the daemon runs a hearth this client cannot read, run the same release on both", ErrBadRecord, what, len(b), MaxRecordJSON)
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return v, fmt.Errorf("%w: %s: its JSON does not read at byte %d of %d: %v; the daemon runs a hearth this client cannot read, run the same release on both", ErrBadRecord, what, offset(err), len(b), err)
+	}
+	norm(&v)
+	if _, err := json.Marshal(&v); err != nil {
+		return v, fmt.Errorf("%w: %s: its JSON reads as a record that cannot be written again: %v", ErrBadRecord, what, err)
 	}
 	return v, nil
 }

@@ -157,6 +157,29 @@ func mustMembersOf(t *testing.T, hl *peerpb.HostList) hearth.Members {
 	return ms
 }
 
+// TestClusterListingsJSONAlone: the JSON is the record whole: a
+// listing whose typed fields are all empty (as once they go) reads the
+// same, and a reader takes the JSON over typed fields that disagree.
+func TestClusterListingsJSONAlone(t *testing.T) {
+	ms, cr := filledListings(t)
+	hl, cl := Members(ms), ClusterRuns(cr)
+	alone := &peerpb.HostList{Self: "not " + ms.Self, Members: hl.Members}
+	for _, h := range hl.Hosts {
+		alone.Hosts = append(alone.Hosts, &peerpb.Host{Member: h.Member})
+	}
+	if got := mustMembersOf(t, alone); !reflect.DeepEqual(got, ms) {
+		t.Errorf("members as JSON alone:\n got %+v\nwant %+v", got, ms)
+	}
+	runsAlone := &peerpb.ClusterRunList{ClusterRuns: cl.ClusterRuns}
+	for _, h := range cl.Hosts {
+		// Runs are the API's RunInfo messages, not the record's JSON.
+		runsAlone.Hosts = append(runsAlone.Hosts, &peerpb.HostRuns{HostRuns: h.HostRuns, Host: "not " + h.Host, Runs: h.Runs})
+	}
+	if got, err := ClusterRunsOf(runsAlone); err != nil || !reflect.DeepEqual(got, cr) {
+		t.Errorf("cluster runs as JSON alone: %v\n got %+v\nwant %+v", err, got, cr)
+	}
+}
+
 // TestClusterListingsEmpty: empty listings decode with empty lists, not
 // nil ones (`--json` prints [] for them), and zero times stay zero,
 // whether they came as JSON or typed fields.
@@ -256,6 +279,21 @@ func TestClusterListingsRefuseBadRecords(t *testing.T) {
 			}
 			if len(b) <= MaxRecordJSON && !strings.Contains(err.Error(), fmt.Sprintf(" of %d:", len(b))) {
 				t.Fatalf("%s as %q: %v, want the byte where it stopped", r.name, trim(b), err)
+			}
+		}
+	}
+	// The earliest time JSON writes, read into a zone west of +14:00,
+	// is one it cannot write again.
+	if _, off := time.Now().Zone(); off < 14*3600 {
+		early := []byte(`{"id":"h","host":"h","started":"0000-01-01T00:00:00+14:00","listed":"0000-01-01T00:00:00+14:00"}`)
+		for _, r := range records {
+			if r.name == "members" || r.name == "cluster runs" {
+				continue // no times
+			}
+			hl, cl := Members(ms), ClusterRuns(cr)
+			*r.field(hl, cl) = early
+			if err := r.decode(hl, cl); !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "cannot be written again") {
+				t.Errorf("%s with a time before the year 0 here: %v, want ErrBadRecord", r.name, err)
 			}
 		}
 	}
