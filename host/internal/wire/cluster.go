@@ -46,6 +46,8 @@ func Members(ms hearth.Members) *peerpb.HostList {
 	return out
 }
 
+// member encodes one member: its typed fields and its JSON, which holds
+// them all and whatever fields the typed ones lack.
 func member(m hearth.Member) *peerpb.Host {
 	hm := &peerpb.Host{Id: m.ID, Addr: m.Addr, Hostname: m.Hostname, StartedUnixNano: protoconv.UnixNano(m.Started),
 		ConfigHash: m.ConfigHash, Version: m.Version, Sessions: int32(m.Sessions), Self: m.Self, Draining: m.Draining, Unhealthy: m.Unhealthy,
