@@ -15,6 +15,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/host/internal/apipb"
 	"github.com/hearth-dev/hearth/host/internal/peerpb"
 )
 
@@ -120,6 +121,28 @@ func TestClusterListingsFromAnOlderWriter(t *testing.T) {
 	gotRuns, err := ClusterRunsOf(cl)
 	if want := typedOnly(t, cr); err != nil || !reflect.DeepEqual(gotRuns, want) {
 		t.Errorf("cluster runs from an older writer: %v\n got %+v\nwant %+v", err, gotRuns, want)
+	}
+
+	// The same, written by hand rather than by this package's encoder.
+	started := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	old := &peerpb.HostList{Self: "b", Clustered: true, EtcdErr: "down", Hosts: []*peerpb.Host{{Id: "b", Addr: "b:1", Hostname: "box",
+		StartedUnixNano: started.UnixNano(), ConfigHash: "abc", Version: "dev", Sessions: 2, Self: true, Draining: "maintenance", Unhealthy: "no",
+		Agents: []*peerpb.AgentLoad{{Name: "coder", External: true, Live: 2, Dormant: 1, Load: 1, Capacity: 2, MaxSessions: 4}}}}}
+	want := hearth.Members{Self: "b", Clustered: true, EtcdErr: "down", Hosts: []hearth.Member{{ID: "b", Addr: "b:1", Hostname: "box",
+		Started: started.Local(), ConfigHash: "abc", Version: "dev", Sessions: 2, Self: true, Draining: "maintenance", Unhealthy: "no",
+		Agents: []hearth.AgentLoad{{Name: "coder", External: true, Live: 2, Dormant: 1, Load: 1, Capacity: 2, MaxSessions: 4}}}}}
+	if got := mustMembersOf(t, old); !reflect.DeepEqual(got, want) {
+		t.Errorf("a listing written by hand as before the JSON:\n got %+v\nwant %+v", got, want)
+	}
+	oldRuns := &peerpb.ClusterRunList{Self: "b", Hosts: []*peerpb.HostRuns{{Host: "c", State: "unreachable", ListedUnixNano: started.UnixNano(),
+		Error: "no answer", Runs: []*apipb.RunInfo{{Id: "run-1"}}}}}
+	gotRuns, err = ClusterRunsOf(oldRuns)
+	if err != nil || gotRuns.Self != "b" || !gotRuns.Clustered || len(gotRuns.Hosts) != 1 {
+		t.Fatalf("runs written by hand as before the JSON: %+v %v", gotRuns, err)
+	}
+	if h := gotRuns.Hosts[0]; h.Host != "c" || h.State != hearth.OwnerUnreachable || h.Error != "no answer" || !h.Listed.Equal(started) ||
+		len(h.Runs) != 1 || h.Runs[0].ID != "run-1" {
+		t.Errorf("c's runs written by hand as before the JSON: %+v", h)
 	}
 }
 
