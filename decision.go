@@ -107,6 +107,14 @@ type Factor struct {
 	// Applied is false for a factor the task gave no hints for: it did
 	// not count in the total.
 	Applied bool `json:"applied"`
+	// Share is the factor's part of the candidate's Total, as the
+	// matcher computed it when it decided: the shares of a candidate's
+	// factors add up to its Total (0 for a factor that did not apply),
+	// so a reader draws or explains a total without the matcher's
+	// formula, for factors it never heard of too. A decision recorded
+	// before hearth kept shares reads with every share 0: shares that
+	// add up to 0 under a total that is not 0 were never recorded.
+	Share float64 `json:"share"`
 }
 
 // Factor returns the candidate's factor named name, and whether it has

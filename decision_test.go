@@ -11,14 +11,14 @@ import (
 // TestCandidateJSON: a candidate's JSON carries its factors as a list,
 // and, for readers of the JSON from before the list (the dashboard,
 // scripts over `hearth decisions --json`), each factor's score under its
-// name at the top level (load's as load_score) and the applied names; it
-// reads back as it was.
+// name at the top level (load's as load_score) and the applied names;
+// each factor of the list has its share; it reads back as it was.
 func TestCandidateJSON(t *testing.T) {
 	c := hearth.Candidate{Session: "s", Eligible: true, Load: 1, Capacity: 2, Total: 0.75, Factors: []hearth.Factor{
-		{Name: "directory", Weight: 0.3, Score: 1, Applied: true},
+		{Name: "directory", Weight: 0.3, Score: 1, Applied: true, Share: 0.6},
 		{Name: "tech", Weight: 0.2, Score: 0},
-		{Name: "load", Weight: 0.1, Score: 0.5, Applied: true},
-		{Name: "young", Weight: 0.1, Score: 0.25, Applied: true},
+		{Name: "load", Weight: 0.1, Score: 0.5, Applied: true, Share: 0.1},
+		{Name: "young", Weight: 0.1, Score: 0.25, Applied: true, Share: 0.05},
 	}}
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -36,6 +36,10 @@ func TestCandidateJSON(t *testing.T) {
 		if !reflect.DeepEqual(flat[k], want) {
 			t.Errorf("%s: got %v, want %v (in %s)", k, flat[k], want, b)
 		}
+	}
+	// Each factor of the list says its share, 0 included.
+	if fs, _ := flat["factors"].([]any); len(fs) != 4 || fs[0].(map[string]any)["share"] != 0.6 || fs[1].(map[string]any)["share"] != 0.0 {
+		t.Errorf("factors: got %v, want each with its share (in %s)", flat["factors"], b)
 	}
 	var back hearth.Candidate
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, c) {

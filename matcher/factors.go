@@ -11,16 +11,21 @@ package matcher
 var factors = [...]struct {
 	name  string // as the config file and a Decision name it
 	label string // short, for one-line explanations
+	// ready: the factor says how ready a session is, not what it knows,
+	// so its term is scaled by the context agreement A (package doc,
+	// "Total"). shares reads it; combine, the hot path, spells the same
+	// out field by field, and the tests hold the two equal.
+	ready bool
 	// weight, score and applied reach the factor's field.
 	weight  func(*Weights) *float64
 	score   func(*Scores) float64
 	applied func(*Applied) bool
 }{
-	{"directory", "dir", func(w *Weights) *float64 { return &w.Directory }, func(s *Scores) float64 { return s.Directory }, func(a *Applied) bool { return a.Directory }},
-	{"file", "file", func(w *Weights) *float64 { return &w.File }, func(s *Scores) float64 { return s.File }, func(a *Applied) bool { return a.File }},
-	{"tech", "tech", func(w *Weights) *float64 { return &w.Tech }, func(s *Scores) float64 { return s.Tech }, func(a *Applied) bool { return a.Tech }},
-	{"freshness", "fresh", func(w *Weights) *float64 { return &w.Freshness }, func(s *Scores) float64 { return s.Freshness }, func(a *Applied) bool { return a.Freshness }},
-	{"load", "load", func(w *Weights) *float64 { return &w.Load }, func(s *Scores) float64 { return s.Load }, func(a *Applied) bool { return a.Load }},
+	{"directory", "dir", false, func(w *Weights) *float64 { return &w.Directory }, func(s *Scores) float64 { return s.Directory }, func(a *Applied) bool { return a.Directory }},
+	{"file", "file", false, func(w *Weights) *float64 { return &w.File }, func(s *Scores) float64 { return s.File }, func(a *Applied) bool { return a.File }},
+	{"tech", "tech", false, func(w *Weights) *float64 { return &w.Tech }, func(s *Scores) float64 { return s.Tech }, func(a *Applied) bool { return a.Tech }},
+	{"freshness", "fresh", true, func(w *Weights) *float64 { return &w.Freshness }, func(s *Scores) float64 { return s.Freshness }, func(a *Applied) bool { return a.Freshness }},
+	{"load", "load", true, func(w *Weights) *float64 { return &w.Load }, func(s *Scores) float64 { return s.Load }, func(a *Applied) bool { return a.Load }},
 }
 
 // Factor is one factor of a ranked candidate's total, as a host shows it:
@@ -36,14 +41,23 @@ type Factor struct {
 	Weight  float64
 	Score   float64 // in [0, 1]
 	Applied bool    // whether it counted in the total
+	// Share is the factor's part of the total: its term of the sum
+	// (Weight·Score, times A for freshness and load) over the sum of
+	// the applied weights; 0 when it did not apply. A candidate's
+	// shares add up to its total (to within rounding: each is divided
+	// on its own), so a host draws a total as one part per factor
+	// without knowing how the matcher combines them.
+	Share float64
 }
 
 // Factors returns r's factors, every one in the package's order, with
-// their weights in w (the Config's, [Decision.Weights]).
+// their weights in w (the Config's, [Decision.Weights]) and their shares
+// of r's total.
 func (r *Ranked) Factors(w Weights) []Factor {
 	out := make([]Factor, len(factors))
+	parts := shares(&w, r.Applied, &r.Scores)
 	for i, f := range factors {
-		out[i] = Factor{Name: f.name, Label: f.label, Weight: *f.weight(&w), Score: f.score(&r.Scores), Applied: f.applied(&r.Applied)}
+		out[i] = Factor{Name: f.name, Label: f.label, Weight: *f.weight(&w), Score: f.score(&r.Scores), Applied: f.applied(&r.Applied), Share: parts[i]}
 	}
 	return out
 }

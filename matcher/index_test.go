@@ -368,6 +368,7 @@ func checkWorld(t *testing.T, cfg Config, seed uint64) {
 			t.Fatalf("seed %d, step %d, bitmap floor %d: Index.%s differs from Scan\nhints %q, exclude %q\n got %s\nwant %s",
 				seed, step, ix.bitmapFloor, how, h, excl, dump(got), dump(want))
 		}
+		checkShares(t, want)
 	}
 	checkLists(t, ix, seed)
 

@@ -265,6 +265,37 @@ func combine(w *Weights, a Applied, s *Scores) float64 {
 	return num / den
 }
 
+// shares splits combine's total into the factors' parts, in the
+// factors' order: each applied factor's term of combine's sum (scaled by
+// A for a ready factor, as combine scales freshness and load) over W, 0
+// for a factor that did not apply. Terms and W are computed as combine
+// computes them, so the parts add up to its total to within rounding
+// (TestShares and every decision of the matcher's tests hold them within
+// 1e-12). It walks the factors' table: a new factor needs no line here.
+func shares(w *Weights, a Applied, s *Scores) [len(factors)]float64 {
+	var out [len(factors)]float64
+	ctx := agreement(a, s)
+	var den float64
+	for i, f := range factors {
+		if !f.applied(&a) {
+			continue
+		}
+		v := f.score(s)
+		if f.ready {
+			v = float64(ctx * v)
+		}
+		out[i] = float64(*f.weight(w) * v)
+		den += *f.weight(w)
+	}
+	if den == 0 {
+		return [len(factors)]float64{}
+	}
+	for i := range out {
+		out[i] /= den
+	}
+	return out
+}
+
 // task is a Hints normalized, deduplicated and sorted, so that both
 // implementations sum over the same sequence.
 type task struct {

@@ -26,6 +26,7 @@ func decide(t *testing.T, cfg Config, cands []Candidate, h Hints, exclude ...str
 	if got := ix.Decide(h, now, exclude...); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Index.Decide differs from Scan\n got %s\nwant %s", dump(got), dump(want))
 	}
+	checkShares(t, want)
 	return want
 }
 

@@ -599,7 +599,7 @@ func candidatesOf(d matcher.Decision) []hearth.Candidate {
 			Session: r.ID, Dormant: r.Dormant, Eligible: r.Eligible, Load: r.Load, Capacity: r.Capacity, Total: r.Total,
 		}
 		for _, f := range r.Factors(d.Weights) {
-			c.Factors = append(c.Factors, hearth.Factor{Name: f.Name, Weight: f.Weight, Score: f.Score, Applied: f.Applied})
+			c.Factors = append(c.Factors, hearth.Factor{Name: f.Name, Weight: f.Weight, Score: f.Score, Applied: f.Applied, Share: f.Share})
 		}
 		out = append(out, c)
 	}

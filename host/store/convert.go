@@ -91,6 +91,7 @@ func decisionToPB(d *hearth.Decision) *storepb.Decision {
 		legacy := legacyScores(pc)
 		for i, f := range c.Factors {
 			pc.Scores = append(pc.Scores, f.Score)
+			pc.Shares = append(pc.Shares, f.Share)
 			if i := slices.Index(protoconv.LegacyFactors[:], f.Name); i >= 0 {
 				*legacy[i] = f.Score
 			}
@@ -125,6 +126,9 @@ func decisionFromPB(r *storepb.Decision) hearth.Decision {
 				}
 				if i < len(c.GetScores()) {
 					f.Score = c.GetScores()[i]
+				}
+				if i < len(c.GetShares()) { // none before shares were kept
+					f.Share = c.GetShares()[i]
 				}
 				cand.Factors = append(cand.Factors, f)
 			}

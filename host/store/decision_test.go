@@ -10,8 +10,8 @@ import (
 	"github.com/hearth-dev/hearth/internal/protoconv"
 )
 
-// TestDecisionFactors: a decision's factors are kept whole, names and
-// weights once per decision, a factor beyond the five the record has
+// TestDecisionFactors: a decision's factors are kept whole (their shares
+// too), names and weights once per decision, a factor beyond the five the record has
 // fields for included; the five are also written to those fields, for
 // an older hearth reading the same data directory.
 func TestDecisionFactors(t *testing.T) {
@@ -22,6 +22,9 @@ func TestDecisionFactors(t *testing.T) {
 		out := make([]hearth.Factor, len(names))
 		for i := range names {
 			out[i] = hearth.Factor{Name: names[i], Weight: weights[i], Score: scores[i], Applied: i != 2}
+			if out[i].Applied {
+				out[i].Share = weights[i] * scores[i]
+			}
 		}
 		return out
 	}
@@ -38,6 +41,22 @@ func TestDecisionFactors(t *testing.T) {
 	}
 	if got := all[0].Decision.Candidates; !reflect.DeepEqual(got, d.Candidates) {
 		t.Errorf("candidates read back:\n got %+v\nwant %+v", got, d.Candidates)
+	}
+
+	// A record written by a hearth that listed factors but kept no
+	// shares reads with every share 0 (and the rest as it was).
+	pre := decisionToPB(d)
+	for _, c := range pre.GetRanked() {
+		c.Shares = nil
+	}
+	for i, c := range decisionFromPB(pre).Candidates {
+		for j, f := range c.Factors {
+			want := d.Candidates[i].Factors[j]
+			want.Share = 0
+			if f != want {
+				t.Errorf("from a record without shares, %s's factor %d: got %+v, want %+v", c.Session, j, f, want)
+			}
+		}
 	}
 
 	r := decisionToPB(d).GetRanked()[0]

@@ -81,6 +81,10 @@ const (
 	// hearth.placement.factor.directory, .file, .tech, .freshness,
 	// .load, one per applied factor, named as the matcher names them.
 	AttrFactor = "hearth.placement.factor."
+	// AttrShare is the prefix of the chosen session's factors' parts of
+	// its total (hearth.Factor.Share): hearth.placement.share.directory,
+	// ..., one per applied factor; they add up to hearth.placement.score.
+	AttrShare = "hearth.placement.share."
 
 	AttrTool      = attribute.Key("hearth.tool.name")
 	AttrToolKind  = attribute.Key("hearth.tool.kind")
@@ -143,7 +147,7 @@ func DecisionAttrs(d *hearth.Decision) []attribute.KeyValue {
 	if chosen != nil {
 		for _, f := range chosen.Factors {
 			if f.Applied {
-				out = append(out, attribute.Float64(AttrFactor+f.Name, f.Score))
+				out = append(out, attribute.Float64(AttrFactor+f.Name, f.Score), attribute.Float64(AttrShare+f.Name, f.Share))
 			}
 		}
 	}

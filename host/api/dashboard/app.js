@@ -5,7 +5,6 @@
 // The page reads the API with the cookie its sign-in link set (HttpOnly:
 // this script never sees a credential, and none is ever in an address).
 
-const FACTORS = ["directory", "file", "tech", "freshness", "load"];
 const STATUSES = ["pending", "running", "retrying", "succeeded", "failed", "skipped"];
 let selectedRun = null;
 let userSelected = false;
@@ -185,18 +184,34 @@ function traceLink(id) {
     el("a", { href: tmpl.replaceAll("{trace_id}", encodeURIComponent(id)), target: "_blank", rel: "noopener", "data-trace": id }, text));
 }
 
-// contributions splits a candidate's total into each factor's share:
-// weight x score, reweighted over the factors that applied, freshness and
-// load scaled by the context agreement A (the larger of directory and
-// file among those that applied, else 1), as the matcher computes it.
-function contributions(c, weights) {
-  const applied = c.applied || [];
-  const sum = applied.reduce((a, f) => a + weights[f], 0) || 1;
-  const score = { directory: c.directory, file: c.file, tech: c.tech, freshness: c.freshness, load: c.load_score };
-  const context = ["directory", "file"].filter((f) => applied.includes(f));
-  const agreement = context.length ? Math.max(...context.map((f) => score[f])) : 1;
-  const scale = (f) => (f === "freshness" || f === "load") ? agreement : 1;
-  return FACTORS.filter((f) => applied.includes(f)).map((f) => ({ f, v: weights[f] * scale(f) * score[f] / sum, score: score[f] }));
+// segments are a candidate's bar: one per factor of the decision's
+// list, in its order, as wide as the factor's share of the total (the
+// matcher computes the shares and they add up to the total:
+// hearth.Factor.Share), named by the list, so a factor this page never
+// heard of is drawn like the others. A decision recorded before hearth
+// kept shares has shares that add up to 0 under a total that is not: its
+// bar is the total, unsplit.
+function segments(c) {
+  const factors = c.factors || [];
+  const sum = factors.reduce((a, f) => a + (f.share || 0), 0);
+  if (sum === 0 && c.total > 0) {
+    return [{ name: null, share: c.total, title: `total ${c.total.toFixed(2)}, recorded before hearth kept each factor's share` }];
+  }
+  return factors.map((f) => ({
+    name: f.name, share: f.applied ? f.share || 0 : 0,
+    title: f.applied ? `${f.name}: score ${fixed(f.score)}, weight ${fixed(f.weight)}, adds ${fixed(f.share)} to the total` : `${f.name}: did not apply`,
+  }));
+}
+
+// colour is a factor's: the stylesheet's --f-NAME where it has one, else
+// a hue of its own from its name, so that a new factor gets a colour
+// that stays the same from one redraw to the next.
+function colour(name) {
+  if (name === null) return "var(--unsplit)";
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.codePointAt(0)) % 360;
+  const own = `hsl(${h} 45% 52%)`;
+  return /^[A-Za-z0-9_-]+$/.test(name) ? `var(--f-${name}, ${own})` : own;
 }
 
 // formatScore prints a total with the decimals it takes to read on the
@@ -211,13 +226,18 @@ function formatScore(total, threshold) {
 
 function renderDecisions(s) {
   const list = document.getElementById("decisions");
+  // The legend names the factors of the decisions shown, as their lists
+  // name them.
+  const names = [];
   list.replaceChildren(...s.decisions.map((e) => {
     const d = e.decision;
     const rows = (d.candidates || []).slice(0, 3).map((c) => {
       let left = 0;
-      const segs = contributions(c, s.weights).map(({ f, v, score }) => {
-        const seg = el("span", { class: "seg " + f, title: `${f}: score ${score.toFixed(2)}, adds ${v.toFixed(2)}`, style: `left:${left * 100}%;width:${v * 100}%` });
-        left += v;
+      const segs = segments(c).map(({ name, share, title }) => {
+        if (name !== null && !names.includes(name)) names.push(name);
+        const seg = el("span", { class: name === null ? "seg unsplit" : "seg", "data-factor": name, "data-share": share, title,
+          style: `left:${left * 100}%;width:${share * 100}%;background:${colour(name)}` });
+        left += share;
         return seg;
       });
       return [
@@ -236,13 +256,13 @@ function renderDecisions(s) {
       rows.length ? el("div", { class: "scores" }, ...rows.flat()) : null);
   }));
   document.getElementById("decisions-empty").hidden = s.decisions.length > 0;
+  legend("factor-legend", names, colour);
 }
 
-function renderLegends() {
-  const legend = (id, names, prefix) => document.getElementById(id).replaceChildren(
-    ...names.flatMap((n) => [el("span", { class: "sw " + n, style: prefix ? `background: var(--${n})` : null }), n]));
-  legend("factor-legend", FACTORS, false);
-  legend("graph-legend", STATUSES, true);
+// legend lists names, each beside a swatch of its colour.
+function legend(id, names, colourOf) {
+  document.getElementById(id).replaceChildren(
+    ...names.flatMap((n) => [el("span", { class: "sw", "data-name": n, style: `background: ${colourOf(n)}` }), n]));
 }
 
 function render(s) {
@@ -307,7 +327,7 @@ function connect() {
   });
 }
 
-renderLegends();
+legend("graph-legend", STATUSES, (n) => `var(--${n})`);
 refresh();
 connect();
 // Ages and "last active" move on even when nothing happens.

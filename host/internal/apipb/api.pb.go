@@ -722,11 +722,14 @@ func (x *Candidate) GetFactors() []*Factor {
 
 // Factor is one factor of a candidate's total (hearth.Factor).
 type Factor struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Weight        float64                `protobuf:"fixed64,2,opt,name=weight,proto3" json:"weight,omitempty"`
-	Score         float64                `protobuf:"fixed64,3,opt,name=score,proto3" json:"score,omitempty"`
-	Applied       bool                   `protobuf:"varint,4,opt,name=applied,proto3" json:"applied,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Weight  float64                `protobuf:"fixed64,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	Score   float64                `protobuf:"fixed64,3,opt,name=score,proto3" json:"score,omitempty"`
+	Applied bool                   `protobuf:"varint,4,opt,name=applied,proto3" json:"applied,omitempty"`
+	// share is the factor's part of the candidate's total, as the matcher
+	// computed it; 0 from a daemon older than shares.
+	Share         float64 `protobuf:"fixed64,5,opt,name=share,proto3" json:"share,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -787,6 +790,13 @@ func (x *Factor) GetApplied() bool {
 		return x.Applied
 	}
 	return false
+}
+
+func (x *Factor) GetShare() float64 {
+	if x != nil {
+		return x.Share
+	}
+	return 0
 }
 
 type Decision struct {
@@ -4500,12 +4510,13 @@ const file_api_proto_rawDesc = "" +
 	" \x01(\x01R\tloadScore\x12\x18\n" +
 	"\aapplied\x18\v \x03(\tR\aapplied\x12\x14\n" +
 	"\x05total\x18\f \x01(\x01R\x05total\x12/\n" +
-	"\afactors\x18\r \x03(\v2\x15.hearth.api.v1.FactorR\afactors\"d\n" +
+	"\afactors\x18\r \x03(\v2\x15.hearth.api.v1.FactorR\afactors\"z\n" +
 	"\x06Factor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x14\n" +
 	"\x05score\x18\x03 \x01(\x01R\x05score\x12\x18\n" +
-	"\aapplied\x18\x04 \x01(\bR\aapplied\"\x9c\x05\n" +
+	"\aapplied\x18\x04 \x01(\bR\aapplied\x12\x14\n" +
+	"\x05share\x18\x05 \x01(\x01R\x05share\"\x9c\x05\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x1b\n" +
 	"\ttask_name\x18\x02 \x01(\tR\btaskName\x12\x14\n" +

@@ -18,7 +18,7 @@ func TestDecisionRoundTrip(t *testing.T) {
 	var d hearth.Decision
 	fill(t, reflect.ValueOf(&d).Elem(), new(int))
 	d.Candidates[0].Factors = append(d.Candidates[0].Factors,
-		hearth.Factor{Name: "directory", Weight: 0.3, Score: 0.5, Applied: true},
+		hearth.Factor{Name: "directory", Weight: 0.3, Score: 0.5, Applied: true, Share: 0.15},
 		hearth.Factor{Name: "young", Weight: 0.1, Score: 0.25})
 	if got := DecisionOf(Decision(&d)); !reflect.DeepEqual(got, d) {
 		t.Errorf("decision through the wire:\n got %+v\nwant %+v", got, d)

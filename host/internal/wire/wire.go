@@ -58,7 +58,7 @@ func Decision(d *hearth.Decision) *apipb.Decision {
 		}
 		legacy := legacyScores(pc)
 		for _, f := range c.Factors {
-			pc.Factors = append(pc.Factors, &apipb.Factor{Name: f.Name, Weight: f.Weight, Score: f.Score, Applied: f.Applied})
+			pc.Factors = append(pc.Factors, &apipb.Factor{Name: f.Name, Weight: f.Weight, Score: f.Score, Applied: f.Applied, Share: f.Share})
 			if i := slices.Index(protoconv.LegacyFactors[:], f.Name); i >= 0 {
 				*legacy[i] = f.Score
 			}
@@ -89,7 +89,7 @@ func DecisionOf(m *apipb.Decision) hearth.Decision {
 			Capacity: int(c.GetCapacity()), Total: c.GetTotal(),
 		}
 		for _, f := range c.GetFactors() {
-			hc.Factors = append(hc.Factors, hearth.Factor{Name: f.GetName(), Weight: f.GetWeight(), Score: f.GetScore(), Applied: f.GetApplied()})
+			hc.Factors = append(hc.Factors, hearth.Factor{Name: f.GetName(), Weight: f.GetWeight(), Score: f.GetScore(), Applied: f.GetApplied(), Share: f.GetShare()})
 		}
 		if len(c.GetFactors()) == 0 { // from a daemon older than the list
 			for i, score := range legacyScores(c) {

@@ -614,8 +614,11 @@ type Candidate struct {
 	Scores []float64 `protobuf:"fixed64,13,rep,packed,name=scores,proto3" json:"scores,omitempty"`
 	// applied_factors has bit i set when factor i counted in the total.
 	AppliedFactors uint64 `protobuf:"varint,14,opt,name=applied_factors,json=appliedFactors,proto3" json:"applied_factors,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// shares has each factor's part of the total, in the decision's order;
+	// empty in a record written before hearth kept shares.
+	Shares        []float64 `protobuf:"fixed64,15,rep,packed,name=shares,proto3" json:"shares,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Candidate) Reset() {
@@ -744,6 +747,13 @@ func (x *Candidate) GetAppliedFactors() uint64 {
 		return x.AppliedFactors
 	}
 	return 0
+}
+
+func (x *Candidate) GetShares() []float64 {
+	if x != nil {
+		return x.Shares
+	}
+	return nil
 }
 
 // Decision is how one task was placed.
@@ -2677,7 +2687,7 @@ const file_store_proto_rawDesc = "" +
 	"\x0eduration_nanos\x18\x06 \x01(\x03R\rdurationNanos\x12\x12\n" +
 	"\x04cost\x18\a \x01(\x01R\x04cost\x12\x17\n" +
 	"\acall_id\x18\b \x01(\tR\x06callId\x12\x12\n" +
-	"\x04kind\x18\t \x01(\tR\x04kind\"\xf5\x02\n" +
+	"\x04kind\x18\t \x01(\tR\x04kind\"\x8d\x03\n" +
 	"\tCandidate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tdirectory\x18\x02 \x01(\x01R\tdirectory\x12\x12\n" +
@@ -2694,7 +2704,8 @@ const file_store_proto_rawDesc = "" +
 	"load_count\x18\v \x01(\x05R\tloadCount\x12\x1a\n" +
 	"\bcapacity\x18\f \x01(\x05R\bcapacity\x12\x16\n" +
 	"\x06scores\x18\r \x03(\x01R\x06scores\x12'\n" +
-	"\x0fapplied_factors\x18\x0e \x01(\x04R\x0eappliedFactors\"\xf5\x04\n" +
+	"\x0fapplied_factors\x18\x0e \x01(\x04R\x0eappliedFactors\x12\x16\n" +
+	"\x06shares\x18\x0f \x03(\x01R\x06shares\"\xf5\x04\n" +
 	"\bDecision\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x18\n" +
