@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,16 @@ func TestTCPNeedsTheToken(t *testing.T) {
 	}
 	if !contains(d.log.String(), "refused a request without a valid bearer token", "peer=127.0.0.1") {
 		t.Errorf("refusals not logged:\n%s", d.log)
+	}
+	// Refused again and again from one address, it is one warning: a
+	// client polling without the token does not fill the log.
+	for range 5 {
+		if _, err := client.Dial(ctx, client.Options{Address: d.l.TCP}); err == nil {
+			t.Fatal("dialled without the token")
+		}
+	}
+	if n := strings.Count(d.log.String(), "refused a request without a valid bearer token"); n != 1 {
+		t.Errorf("%d warnings for refusals from one address, want 1:\n%s", n, d.log)
 	}
 	c := dial(t, client.Options{Address: d.l.TCP, Token: token})
 	if _, err := c.Sessions(ctx); err != nil {

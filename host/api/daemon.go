@@ -393,7 +393,12 @@ func (a tokenAuth) check(ctx context.Context, method string) error {
 	if p, ok := peer.FromContext(ctx); ok {
 		addr = p.Addr.String()
 	}
-	a.s.logger.Warn("refused a request without a valid bearer token", "peer", addr, "method", method)
+	if n, warn := a.s.tokenRefusals.refused(addr, a.s.now()); warn {
+		a.s.logger.Warn("refused a request without a valid bearer token; further refusals from its address are logged at debug level for 10m",
+			"peer", addr, "method", method, "refused_before", n)
+	} else {
+		a.s.logger.Debug("refused a request without a valid bearer token", "peer", addr, "method", method, "refused", n)
+	}
 	return status.Error(codes.Unauthenticated, "this hearth daemon needs a bearer token over TCP: give the client the token from the daemon's token_file")
 }
 

@@ -147,6 +147,10 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 	if !contains(d.log.String(), "refused an HTTP request without a valid token", "peer=127.0.0.1") {
 		t.Errorf("refusals not logged:\n%s", d.log)
 	}
+	// Many refusals above, all from 127.0.0.1: one warning.
+	if n := strings.Count(d.log.String(), "refused an HTTP request without a valid token"); n != 1 {
+		t.Errorf("%d warnings for refusals from one address, want 1:\n%s", n, d.log)
+	}
 }
 
 // TestTheTokenFile: the daemon makes its token on first start, owner-only,

@@ -94,6 +94,11 @@ type Server struct {
 	closeOnce sync.Once
 	// dash signs the dashboard's logins once HTTP is served.
 	dash atomic.Pointer[httpAuth]
+	// tokenRefusals counts requests refused for want of the token, HTTP
+	// and gRPC alike, so that a client that keeps polling without it (a
+	// dashboard tab signed out, a script with an old token) is one
+	// warning per address per refusalQuiet, not one per request.
+	tokenRefusals refusals
 }
 
 // registerMore registers Options.Register's services on srv.

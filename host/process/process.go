@@ -32,6 +32,7 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/internal/confine"
 	"github.com/hearth-dev/hearth/host/internal/procgroup"
+	"github.com/hearth-dev/hearth/internal/scratch"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 	agentplugin "github.com/hearth-dev/hearth/sdk/plugin"
@@ -171,6 +172,13 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		// variables): the host's environment holds its tokens and keys.
 		SkipHostEnv: true,
 	}
+	// go-plugin makes each plugin's directory inside the host's own,
+	// which the next host sweeps if this one is killed (internal/scratch).
+	scratchDir, err := scratch.Dir()
+	if err != nil {
+		return fail(hearth.ErrPluginStart, err.Error(), "check that the temporary directory ($TMPDIR, else /tmp) exists and is writable")
+	}
+	cc.UnixSocketConfig = &plugin.UnixSocketConfig{TempDir: scratchDir}
 	var keys *agentplugin.PluginTLS
 	// polFile is the host's copy of the confinement policy's file, which
 	// the started shim has inherited (confine.Policy.Attach).
@@ -204,7 +212,8 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		// when the plugin stops: as TMPDIR it holds the plugin's
 		// temporary files too, confined or not, so that what an agent
 		// leaves there (a Claude Code state directory, a model's scratch
-		// files) goes with its session instead of piling up in /tmp.
+		// files) goes with its session instead of piling up in /tmp. If
+		// the host is killed, the next host removes it (scratch.Sweep).
 		cmd.Env = append(cmd.Env, "TMPDIR="+sockDir)
 		if pol != nil {
 			pol := *pol

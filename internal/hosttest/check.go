@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/internal/procwait"
+	"github.com/hearth-dev/hearth/internal/scratch"
 )
 
 // lineWait bounds how long ExpectLine waits for a helper's line. It is
@@ -79,6 +80,12 @@ func CheckKill9(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, plugin string) {
 	if !procwait.Alive(pid) || !procwait.Alive(child) {
 		t.Fatalf("%s %d or its child %d is not running", plugin, pid, child)
 	}
+	// The plugin's TMPDIR is its go-plugin directory, inside its host's
+	// own (internal/scratch).
+	hostDir := filepath.Dir(envOf(t, pid, "TMPDIR"))
+	if !strings.HasPrefix(filepath.Base(hostDir), scratch.Prefix) {
+		t.Fatalf("the %s's TMPDIR is not in a host's directory (%s*): %s", plugin, scratch.Prefix, hostDir)
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +96,32 @@ func CheckKill9(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, plugin string) {
 	if !procwait.Gone(child, time.Second) {
 		t.Errorf("the %s's child %d outlived the host by more than a second", plugin, child)
 	}
+	// What the plugin left in its TMPDIR goes with the next host's sweep.
+	if _, err := os.Stat(hostDir); err != nil {
+		t.Fatalf("the killed host's directory %s: %v", hostDir, err)
+	}
+	if _, err := scratch.Sweep(filepath.Dir(hostDir)); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(hostDir); !os.IsNotExist(err) {
+		t.Errorf("the killed host's directory %s outlived a sweep (%v)", hostDir, err)
+	}
+}
+
+// envOf returns the variable name of process pid's environment.
+func envOf(t *testing.T, pid int, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("process %d has no %s", pid, name)
+	return ""
 }
 
 // CheckSIGTERM runs a helper process host in StopOnSIGTERM's mode twice,
@@ -152,8 +185,8 @@ func Start(t *testing.T, stderr io.Writer, env ...string) (*exec.Cmd, *bufio.Sca
 	// The helper keeps the test's TMPDIR: the test agents' workspace is
 	// os.TempDir(), and the files a test hands its helper's plugins are
 	// in the test's temporary directories. (A helper killed with -9
-	// leaves its plugins' go-plugin directories there, as any host
-	// killed so does.)
+	// leaves its hearth-host-* directory there, which the next host to
+	// start a plugin sweeps, as after any host killed so.)
 	cmd.Env = append(os.Environ(), env...)
 	// The signal is sent when the thread that started the helper ends;
 	// Go ends a thread only when a goroutine locked to it exits, which

@@ -30,6 +30,11 @@ func newAnthropic(s Settings, hc *http.Client) *anthropicProvider {
 	opts := []option.RequestOption{
 		option.WithBaseURL(base),
 		option.WithMaxRetries(s.MaxRetries),
+		// The agent makes the call's span itself, as for every provider
+		// (trace.go); the SDK's own would be a second span carrying the
+		// same usage, which a backend summing tokens over spans counts
+		// twice.
+		option.WithoutOpenTelemetry(),
 	}
 	if s.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(s.APIKey))
@@ -92,6 +97,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, r Request) (Response, 
 		return Response{}, p.classify(ctx, err)
 	}
 	out := Response{
+		ID:         msg.ID,
 		StopReason: string(msg.StopReason),
 		Usage: Usage{
 			Input:       msg.Usage.InputTokens,

@@ -125,6 +125,8 @@ type Response struct {
 	// "tool_use", "stop", "tool_calls", "max_tokens", "length").
 	StopReason string
 	Usage      Usage
+	// ID is the provider's ID of the response, as its support asks for.
+	ID string
 }
 
 // Provider calls a model.

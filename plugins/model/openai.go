@@ -75,6 +75,7 @@ func (p *openaiProvider) Complete(ctx context.Context, r Request) (Response, err
 	c := resp.Choices[0]
 	cached := resp.Usage.PromptTokensDetails.CachedTokens
 	out := Response{
+		ID:         resp.ID,
 		StopReason: c.FinishReason,
 		Usage: Usage{
 			Input:       resp.Usage.PromptTokens - cached,

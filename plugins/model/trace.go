@@ -24,7 +24,9 @@ import (
 //
 // so that the input_tokens metric of a task is the sum of its calls'
 // input_tokens less their cache reads, and cached_input_tokens and
-// output_tokens are the sums of theirs. The agent depends on the
+// output_tokens are the sums of theirs. It is the one span of the call
+// that carries usage: Anthropic's SDK, which would make its own with the
+// same counts, is told not to (anthropic.go). The agent depends on the
 // OpenTelemetry API only, as any plugin author's would.
 
 const scope = "github.com/hearth-dev/hearth/plugins/model"
@@ -54,6 +56,9 @@ func (a *Agent) complete(ctx context.Context, r Request) (Response, error) {
 	)
 	if resp.StopReason != "" {
 		span.SetAttributes(semconv.GenAIResponseFinishReasons(resp.StopReason))
+	}
+	if resp.ID != "" {
+		span.SetAttributes(semconv.GenAIResponseID(resp.ID))
 	}
 	return resp, nil
 }

@@ -96,6 +96,17 @@ func TestModelCallsAreGenAISpans(t *testing.T) {
 				write != int64(m[sdk.MetricCacheWriteTokens]) || output != int64(m[sdk.MetricOutputTokens]) || in == 0 || output == 0 {
 				t.Fatalf("task %d: the calls' spans add up to input %d (cached %d, written %d), output %d; the result says %v", i, in, cached, write, output, m)
 			}
+			// Each call is one chat span: no other span is a chat
+			// operation (Anthropic's SDK makes none), so a backend that
+			// sums usage over chat spans counts each token once.
+			if chats := tr.With("gen_ai.operation.name", "chat"); len(chats) != len(tr.Named("chat test-model")) {
+				t.Errorf("task %d: %d chat spans for %d model calls, counting their tokens twice:\n%s", i, len(chats), len(tr.Named("chat test-model")), tr.Tree())
+			}
+			for _, c := range tr.Named("chat test-model") {
+				if c.Attr("gen_ai.response.id") == "" {
+					t.Errorf("task %d: model call %s has no gen_ai.response.id: %v", i, c.SpanID, c.Attrs)
+				}
+			}
 			if i == 1 && cached == 0 {
 				t.Errorf("the second question read nothing from the cache: %v", m)
 			}

@@ -1,0 +1,141 @@
+// Package scratch gives a host process a directory of its own in the
+// system's temporary directory, and removes the ones their processes
+// left behind.
+//
+// go-plugin makes a directory for each plugin it starts (its unix socket,
+// and, as hearth sets TMPDIR to it, the plugin's temporary files: a
+// Claude Code agent's state and transcripts) and removes it when the
+// plugin stops. A host killed with -9 cannot: its plugins die with it,
+// their directories stay. So a host makes its plugins' directories
+// inside one of its own, named hearth-host-*, and holds an exclusive
+// flock on that directory for as long as it lives. The kernel drops a
+// process's locks however it ends, so "the lock is free" is exactly
+// "the process that made it is gone": no pid to be reused, no age to
+// guess. The next host to start a plugin removes every such directory
+// whose lock it can take.
+//
+// A directory is locked before it gets its name: it is made under a
+// temporary name (.hearth-host-new-*), locked, then renamed, and the
+// lock stays with the directory through the rename. A sweep that sees a
+// hearth-host-* directory therefore never sees one its maker has not
+// locked yet.
+package scratch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Prefix starts the name of every host's directory.
+const Prefix = "hearth-host-"
+
+var (
+	mu   sync.Mutex
+	dir  string
+	lock *os.File
+)
+
+// Dir returns this process's directory under os.TempDir(), making it on
+// first use and again if it has been removed since (a test's TMPDIR,
+// cleaned up). Making it first sweeps what dead hosts left there; a
+// failed sweep is not an error: the host still runs.
+func Dir() (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir != "" {
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			return dir, nil
+		}
+		lock.Close()
+		dir, lock = "", nil
+	}
+	tmp := os.TempDir()
+	_, _ = Sweep(tmp)
+	d, f, err := create(tmp)
+	if err != nil {
+		return "", err
+	}
+	dir, lock = d, f
+	return dir, nil
+}
+
+// create makes a locked directory named Prefix+random in tmp. The lock's
+// file stays open for the life of the process (it is close-on-exec, so
+// no plugin inherits it).
+func create(tmp string) (string, *os.File, error) {
+	staging, err := os.MkdirTemp(tmp, "."+Prefix+"new-")
+	if err != nil {
+		return "", nil, fmt.Errorf("make the host's temporary directory in %s: %w", tmp, err)
+	}
+	f, err := os.Open(staging)
+	if err == nil {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	var final string
+	if err == nil {
+		final = filepath.Join(tmp, Prefix+strings.TrimPrefix(filepath.Base(staging), "."+Prefix+"new-"))
+		err = os.Rename(staging, final)
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		os.Remove(staging)
+		return "", nil, fmt.Errorf("make the host's temporary directory in %s: %w", tmp, err)
+	}
+	return final, f, nil
+}
+
+// Sweep removes every hearth-host-* directory in tmp that this user owns
+// and whose lock is free, and returns their paths. Directories of live
+// hosts, of other users, and anything that is not a directory are left
+// alone.
+func Sweep(tmp string) ([]string, error) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), Prefix) || e.Type() != fs.ModeDir {
+			continue
+		}
+		path := filepath.Join(tmp, e.Name())
+		gone, err := sweepOne(path)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if gone {
+			removed = append(removed, path)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+func sweepOne(path string) (bool, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false, nil // gone meanwhile, or not ours to open
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || int(st.Uid) != os.Getuid() {
+		return false, nil
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false, nil // its host lives
+	}
+	// Held while removing: a host cannot start using it meanwhile, as
+	// no live host names a directory it does not hold.
+	if err := os.RemoveAll(path); err != nil {
+		return false, fmt.Errorf("remove %s, left by a host that is gone: %w", path, err)
+	}
+	return true, nil
+}
