@@ -328,8 +328,9 @@ var stageSettings = [...]StageSetting{
 	},
 }
 
-// StageSettings lists the settings of a stage block, in order.
-func StageSettings() []StageSetting { return stageSettings[:] }
+// StageSettings lists the settings of a stage block, in order: a copy,
+// which changes nothing of the table.
+func StageSettings() []StageSetting { return slices.Clone(stageSettings[:]) }
 
 // StageSettingNames lists the settings' names, in order.
 func StageSettingNames() []string {
