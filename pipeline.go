@@ -328,8 +328,8 @@ var stageSettings = [...]StageSetting{
 	},
 }
 
-// StageSettings lists the settings of a stage block, in order: a copy,
-// which changes nothing of the table.
+// StageSettings lists the settings of a stage block, in order, as a
+// copy: a caller cannot change the table.
 func StageSettings() []StageSetting { return slices.Clone(stageSettings[:]) }
 
 // StageSettingNames lists the settings' names, in order.
