@@ -7,25 +7,32 @@
 // revisits, pauses, cancels and deletes runs, recovers the runs a crashed
 // host left running, and applies retention.
 //
-// The decisions of a run are a Schedule (schedule.go, its record surgery
-// in surgery.go): a type with no lock and no I/O, fed what happened (now,
-// an attempt's end, a stop) and answering what to do (Effects: a write
-// with the events that report it, attempts to start, when to wake). Its
-// rules are listed in its doc and held by table tests (schedule_test.go)
-// with no store and no plugin. Run (run.go) is its shell: it calls the
-// schedule under the run's lock, queues what it answers in order, waits
-// outside the lock, and runs the attempts.
+// The decisions of a run are a Schedule (schedule.go): a type with no
+// lock and no I/O, fed what happened (now, an attempt's end, a stop) and
+// answering what to do (Effects: a write with the events that report it,
+// attempts to start, when to wake). Its rules are listed in its doc and
+// held by table tests (schedule_test.go, sweep_test.go) with no store and
+// no plugin. What it holds is split by concern, each part a type with no
+// lock and no I/O, tested beside it: plan (plan.go), the pipeline as a
+// graph; ledger (ledger.go), the run's records as plain values and the
+// write each change goes in; stateDoc (statedoc.go), the state document
+// and its owners; runFiles (files.go), the attached files and chunk
+// marks; surgery (surgery.go), what creating, resuming, repairing,
+// revisiting, forking and abandoning a run and its agents' calls do to
+// the records. Run (run.go) is its shell: it calls the schedule under
+// the run's lock, queues what it answers in order, waits outside the
+// lock, and runs the attempts.
 //
-// Files: schedule.go and surgery.go decide; run.go is the shell, the
-// loop and the attempts; runapi.go holds the operations on runs (start,
-// resume, fork, pause, cancel, revisit); runstate.go what a run's tasks
-// may do to it (state sections, checkpoints, files, chunk marks: the
-// pool.Run a task's calls reach); runlife.go the statuses' allowed
-// transitions; trace.go the run's spans (the shell makes them; the
-// schedule only records the trace ID); retention.go the recovery of
-// interrupted runs and their retention; store.go what the package needs
-// of the store. The design is
-// in docs/runs.md.
+// Files: schedule.go, surgery.go and the parts above decide (and
+// stagewait.go, the wait for a stage its rules keep closed); run.go is
+// the shell, the loop and the attempts; runapi.go holds the operations
+// on runs (start, resume, fork, pause, cancel, revisit); runstate.go
+// what a run's tasks may do to it (state sections, checkpoints, files,
+// chunk marks: the pool.Run a task's calls reach); runlife.go the
+// statuses' allowed transitions; trace.go the run's spans (the shell
+// makes them; the schedule only records the trace ID); retention.go the
+// recovery of interrupted runs and their retention; store.go what the
+// package needs of the store. The design is in docs/runs.md.
 //
 // The package imports neither the store nor the pools: a run's records
 // are plain values (package record), the store is reached through Store,

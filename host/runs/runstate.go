@@ -20,7 +20,7 @@ import (
 func (r *Run) State(_ context.Context, agent, section string) (json.RawMessage, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.s.Section(agent, section)
+	return r.s.doc.read(agent, section)
 }
 
 // SetState replaces a section of the state document for agent, in task.

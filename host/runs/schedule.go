@@ -2,12 +2,9 @@ package runs
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -151,42 +148,30 @@ type Effects struct {
 //     them once that write is durable. An event is never answered without
 //     a write.
 //
-// The rules of record surgery (Resume, Revise, Repair, Fork) are in
-// surgery.go, on the same values.
+// What the Schedule holds besides its rules, each a type of its own
+// with no lock and no I/O, tested beside it: the run's pipeline as a
+// graph (plan, plan.go); its records and how each change to them is
+// written (ledger, ledger.go), with its state document (stateDoc,
+// statedoc.go) and its files and chunk marks (runFiles, files.go); and
+// what is done to the records between passes, by a person or a run's
+// agent (surgery, surgery.go: create, launch, resume, repair, revisit,
+// fork, abandon, a failed write). The Schedule embeds the surgery, and
+// through it the records, so that its rules read the records as its own
+// (s.head, s.tasks) and the shell reaches every part through the one
+// value; its own methods are the rules above.
 type Schedule struct {
-	id     string
-	pipe   *hearth.Pipeline
-	config string
-	index  map[string]int
-	deps   [][]int
-	kids   [][]int
-	depMap contextchain.DepMap
+	surgery
 	render *contextchain.Renderer
-	stages bool
 	guards Guards
 
-	head    *record.Run
-	tasks   []*record.Task
-	current []*record.Output
-	state   map[string]json.RawMessage
-	dirty   map[int]bool
 	running int
 	stop    *stopRequest
 	// progressCost is the cost the running attempts last reported, by
 	// host task ID: what a failed attempt adds to the run's cost.
 	progressCost map[string]float64
-	// versions is the highest output version each task has had.
-	versions map[string]int
 	// succeeded holds the pool's task.succeeded event of each attempt
 	// (by host task ID) until its outcome is recorded (Succeeded).
 	succeeded map[string]hearth.Event
-	// events are the run's events since its last write: they go in its
-	// next write (save), never before it.
-	events []hearth.Event
-	// now is the time of the call being answered; warnings, what it
-	// found wrong.
-	now      time.Time
-	warnings []string
 	// stageWait is when the stage the run waits for may open, as the
 	// last Next found it; zero when it waits for none (stagewait.go).
 	stageWait time.Time
@@ -196,209 +181,16 @@ type Schedule struct {
 // its graph, its task records by name (missing ones are pending) and its
 // outputs, every version. It keeps them and changes them.
 func NewSchedule(head *record.Run, g *record.Graph, recs map[string]*record.Task, outs []*record.Output, guards Guards) (*Schedule, error) {
-	pipe := g.Pipeline
-	render, err := renderer(pipe.Context)
+	render, err := renderer(g.Pipeline.Context)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", head.ID, err)
 	}
-	s := &Schedule{
-		id: head.ID, pipe: pipe, config: g.Config, render: render, guards: guards,
-		index: make(map[string]int, len(pipe.Tasks)), depMap: make(contextchain.DepMap, len(pipe.Tasks)),
-		head: head, dirty: make(map[int]bool), progressCost: make(map[string]float64),
+	l, err := newLedger(newPlan(head.ID, g.Pipeline, g.Config), head, recs, outs)
+	if err != nil {
+		return nil, err
 	}
-	for i, t := range pipe.Tasks {
-		s.index[t.Name] = i
-		s.depMap[t.Name] = t.DependsOn
-		if t.Stage != "" {
-			s.stages = true
-		}
-	}
-	s.deps = make([][]int, len(pipe.Tasks))
-	s.kids = make([][]int, len(pipe.Tasks))
-	for i, t := range pipe.Tasks {
-		for _, d := range t.DependsOn {
-			j := s.index[d]
-			s.deps[i] = append(s.deps[i], j)
-			s.kids[j] = append(s.kids[j], i)
-		}
-	}
-	s.tasks = make([]*record.Task, len(pipe.Tasks))
-	for i, t := range pipe.Tasks {
-		rec := recs[t.Name]
-		if rec == nil {
-			rec = &record.Task{Name: t.Name, Status: hearth.TaskPending, Round: 1}
-			s.dirty[i] = true
-		}
-		s.tasks[i] = rec
-	}
-	s.current = make([]*record.Output, len(s.tasks))
-	for _, o := range outs {
-		i, ok := s.index[o.Task]
-		if !ok {
-			continue
-		}
-		s.noteVersion(i, o.Version)
-		if o.Version == s.tasks[i].Version {
-			s.current[i] = o
-		}
-	}
-	s.state = make(map[string]json.RawMessage)
-	if b := head.State; len(b) > 0 {
-		if err := json.Unmarshal(b, &s.state); err != nil {
-			return nil, fmt.Errorf("run %s: state document: %w", s.id, err)
-		}
-	}
-	s.count()
-	return s, nil
+	return &Schedule{surgery: surgery{l}, render: render, guards: guards, progressCost: make(map[string]float64)}, nil
 }
-
-// at starts answering a call made at now.
-func (s *Schedule) at(now time.Time) { s.now = now }
-
-// count recounts the head's task counters.
-func (s *Schedule) count() {
-	countTasks(s.head, len(s.tasks), func(i int) hearth.TaskStatus { return s.tasks[i].Status })
-}
-
-// countTasks sets head's task counters from the statuses of its n tasks.
-func countTasks(head *record.Run, n int, status func(i int) hearth.TaskStatus) {
-	var ok, failed, skipped int
-	for i := range n {
-		switch status(i) {
-		case hearth.TaskSucceeded:
-			ok++
-		case hearth.TaskFailed:
-			failed++
-		case hearth.TaskSkipped:
-			skipped++
-		}
-	}
-	head.TasksTotal, head.TasksSucceeded, head.TasksFailed, head.TasksSkipped = n, ok, failed, skipped
-}
-
-// emit notes an event of the run: it goes in the run's next write (save),
-// never before it.
-func (s *Schedule) emit(e hearth.Event) {
-	e.Run = s.id
-	if e.Time.IsZero() {
-		e.Time = s.now
-	}
-	s.events = append(s.events, e)
-}
-
-func (s *Schedule) warn(format string, a ...any) {
-	s.warnings = append(s.warnings, fmt.Sprintf(format, a...))
-}
-
-// setTask moves task i to status to and records the change as an event.
-// An illegal transition is a bug of the schedule: it is refused, and
-// reported as a warning.
-func (s *Schedule) setTask(i int, to hearth.TaskStatus, msg string) bool {
-	return s.setTaskCost(i, to, msg, 0)
-}
-
-// setTaskCost is setTask for an attempt that cost cost.
-func (s *Schedule) setTaskCost(i int, to hearth.TaskStatus, msg string, cost float64) bool {
-	rt := s.tasks[i]
-	from := rt.Status
-	if from == to {
-		return true
-	}
-	if !canTask(from, to) {
-		s.warn("refused a task transition: %v", &hearth.TransitionError{Run: s.id, Task: rt.Name, From: string(from), To: string(to)})
-		return false
-	}
-	rt.Status = to
-	s.dirty[i] = true
-	s.count()
-	s.emit(hearth.Event{Kind: hearth.EventRunTask, Task: rt.Name, Agent: s.pipe.Tasks[i].Agent, From: string(from), To: string(to),
-		Message: fmt.Sprintf("%s: %s -> %s%s", rt.Name, from, to, prefixed(": ", msg)), Err: errIf(to == hearth.TaskFailed || to == hearth.TaskRetrying, rt.Error),
-		Cost: cost})
-	return true
-}
-
-// setRun moves the run to status to, with reason.
-func (s *Schedule) setRun(to hearth.RunStatus, reason string) error {
-	from := s.head.Status
-	if from == to {
-		s.head.Reason = reason
-		return nil
-	}
-	if !canRun(from, to) {
-		return &hearth.TransitionError{Run: s.id, From: string(from), To: string(to)}
-	}
-	s.head.Status, s.head.Reason = to, reason
-	s.head.Updated = s.now
-	switch {
-	case to == hearth.RunRunning:
-		s.head.Finished = time.Time{}
-		if s.head.Started.IsZero() {
-			s.head.Started = s.now
-		}
-	case to.Finished():
-		s.head.Finished = s.now
-	}
-	s.emit(hearth.Event{Kind: hearth.EventRunStatus, From: string(from), To: string(to), Message: fmt.Sprintf("run %s: %s -> %s%s", s.id, from, to, prefixed(": ", reason))})
-	return nil
-}
-
-func prefixed(p, s string) string {
-	if s == "" {
-		return ""
-	}
-	return p + s
-}
-
-func errIf(cond bool, s string) string {
-	if cond {
-		return s
-	}
-	return ""
-}
-
-// save ends a step that changed the run: its head, the tasks changed
-// since the last checkpoint, anything else in w, and the events emitted
-// since the last write, as one write. Without a checkpoint in w, task
-// records stay dirty: the next checkpoint carries every task changed
-// since the last one.
-func (s *Schedule) save(w record.RunWrite) Effects {
-	s.head.Updated = s.now
-	w.Run = s.head
-	for _, i := range slices.Sorted(maps.Keys(s.dirty)) {
-		w.Tasks = append(w.Tasks, s.tasks[i])
-	}
-	w.Events, s.events = s.events, nil
-	return Effects{Write: &w, Warnings: s.takeWarnings()}
-}
-
-// checkpoint is save with a checkpoint of the head and the changed tasks,
-// with label, in the same write.
-func (s *Schedule) checkpoint(label, task string, w record.RunWrite) (Effects, uint64) {
-	seq := s.head.Checkpoint + 1
-	s.head.Checkpoint = seq
-	s.head.Updated = s.now
-	c := &record.Checkpoint{Seq: seq, Parent: seq - 1, Label: label, Task: task, Time: s.now, Run: s.head}
-	for _, i := range slices.Sorted(maps.Keys(s.dirty)) {
-		c.Tasks = append(c.Tasks, s.tasks[i])
-	}
-	w.Checkpoint = c
-	s.emit(hearth.Event{Kind: hearth.EventRunCheckpoint, Task: task, Message: fmt.Sprintf("checkpoint %d: %s", seq, label)})
-	eff := s.save(w)
-	clear(s.dirty)
-	return eff, seq
-}
-
-// nothing is the answer of a call that changed nothing kept.
-func (s *Schedule) nothing() Effects { return Effects{Warnings: s.takeWarnings()} }
-
-func (s *Schedule) takeWarnings() []string {
-	w := s.warnings
-	s.warnings = nil
-	return w
-}
-
-// touch records activity, for retention.
-func (s *Schedule) touch() { s.head.LastActivity = s.now }
 
 // Running is how many attempts run.
 func (s *Schedule) Running() int { return s.running }
@@ -409,9 +201,6 @@ func (s *Schedule) Stopping() bool { return s.stop != nil }
 // Quiet reports whether the run is idle: nothing runs and nothing stops
 // it (retention pauses a quiet run idle past its pause_after).
 func (s *Schedule) Quiet() bool { return s.running == 0 && s.stop == nil }
-
-// Info describes the run as it stands.
-func (s *Schedule) Info() hearth.RunInfo { return s.head.Info(false) }
 
 // Stop asks the run to stop: no task starts any more; running attempts
 // end as they end (the shell interrupts them for a pause or a cancel).
@@ -433,22 +222,6 @@ func (s *Schedule) escalate(i int, report string) {
 	if s.stop == nil {
 		s.stop = &stopRequest{kind: StopEscalate, to: to, reason: report}
 	}
-}
-
-func (s *Schedule) onFailure(i int) hearth.OnFailure {
-	if i >= 0 {
-		if f := s.pipe.Tasks[i].OnFailure; f != "" {
-			return f
-		}
-	}
-	return s.pipe.OnFailure
-}
-
-func (s *Schedule) maxAttempts(i int) int {
-	if n := s.pipe.Tasks[i].Attempts; n > 0 {
-		return n
-	}
-	return max(s.pipe.Retry.Attempts, 1)
 }
 
 // Next starts what can start now: tasks whose dependencies have
@@ -820,28 +593,6 @@ func (s *Schedule) Ended(now time.Time, a attempt, out *hearth.Outcome, err, int
 	return eff
 }
 
-// lastVersion is the highest output version task i has had: versions
-// keep counting up after an output is archived.
-func (s *Schedule) lastVersion(i int) int {
-	v := s.tasks[i].Version
-	if o := s.current[i]; o != nil {
-		v = max(v, o.Version)
-	}
-	if n, ok := s.versions[s.tasks[i].Name]; ok {
-		v = max(v, n)
-	}
-	return v
-}
-
-func (s *Schedule) addCost(i int, c float64) {
-	if c <= 0 {
-		return
-	}
-	s.tasks[i].Cost += c
-	s.head.Cost += c
-	s.dirty[i] = true
-}
-
 // gate acts on a quality gate that fired on task i's result: the task
 // runs again with the gate's feedback (retry), or the work goes back to
 // an earlier task, and everything after it is done again (send_back). A
@@ -902,61 +653,6 @@ func (s *Schedule) gate(i int, g *hearth.Gate, o *record.Output, w record.RunWri
 	return eff
 }
 
-// reset sets task i back to pending for a new round of work; its current
-// output is archived.
-func (s *Schedule) reset(i int, reason string) {
-	rt := s.tasks[i]
-	if v := rt.Version; v > 0 {
-		s.noteVersion(i, v)
-	}
-	rt.Version, rt.Round, rt.Attempts, rt.Failures = 0, rt.Round+1, 0, 0
-	rt.Error, rt.Errors, rt.NeedsReview, rt.Reason, rt.RetryAt = "", nil, false, reason, time.Time{}
-	s.current[i] = nil
-	s.dirty[i] = true
-	s.setTask(i, hearth.TaskPending, reason)
-}
-
-// noteVersion remembers that task i had output version v, so that the
-// next version is v+1 even after the output was archived.
-func (s *Schedule) noteVersion(i int, v int) {
-	if s.versions == nil {
-		s.versions = make(map[string]int)
-	}
-	name := s.tasks[i].Name
-	s.versions[name] = max(s.versions[name], v)
-}
-
-// ancestor reports whether task a is task b or one of its ancestors.
-func (s *Schedule) ancestor(a, b int) bool {
-	if a == b {
-		return true
-	}
-	for _, d := range s.deps[b] {
-		if s.ancestor(a, d) {
-			return true
-		}
-	}
-	return false
-}
-
-// descendants lists the tasks downstream of i, in graph order.
-func (s *Schedule) descendants(i int) []int {
-	seen := make(map[int]bool)
-	var walk func(int)
-	walk = func(j int) {
-		for _, k := range s.kids[j] {
-			if !seen[k] {
-				seen[k] = true
-				walk(k)
-			}
-		}
-	}
-	walk(i)
-	out := slices.Collect(maps.Keys(seen))
-	sort.Ints(out)
-	return out
-}
-
 // complete ends a run whose tasks have all succeeded. A run that uses
 // stages enters stage "completed" first, which transition guards may
 // block: then it pauses instead.
@@ -1000,17 +696,5 @@ func (s *Schedule) Finish(now time.Time) (Effects, error) {
 // guardRun is the run as guards see it.
 func (s *Schedule) guardRun() guard.Run {
 	return guard.Run{ID: s.id, Pipeline: s.pipe.Name, Stage: s.head.Stage,
-		Cost: s.head.Cost, Budget: s.head.Budget, State: s.stateMap()}
-}
-
-// stateMap decodes the state document for guards.
-func (s *Schedule) stateMap() map[string]any {
-	out := make(map[string]any, len(s.state))
-	for k, v := range s.state {
-		var x any
-		if json.Unmarshal(v, &x) == nil {
-			out[k] = x
-		}
-	}
-	return out
+		Cost: s.head.Cost, Budget: s.head.Budget, State: s.doc.values()}
 }

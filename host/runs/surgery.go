@@ -1,11 +1,8 @@
 package runs
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -13,22 +10,21 @@ import (
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/internal/text"
-	"github.com/hearth-dev/hearth/sdk"
 )
 
-// The schedule's record surgery: what creating, resuming, repairing,
-// revisiting and forking a run, and what its agents' calls, do to its
-// records. Like the rest of the schedule, on plain values, with no lock
-// and no I/O: the shell reads the records, calls these, and writes what
-// they answer.
-
-// maxSection bounds one section of a run's state document: the whole
-// document travels with every checkpoint.
-const maxSection = 1 << 20
+// surgery is what is done to a run's records between the Schedule's
+// passes: creating, launching, resuming, repairing, revisiting, forking
+// and abandoning a run, what its agents' calls (state sections,
+// checkpoints, chunk marks) write, and what a failed write leaves. Each
+// method is a rule over the plain records (ledger), answering the write
+// to make, with no lock and no I/O: the shell reads the records, calls
+// these, and writes what they answer. The Schedule embeds it; the rules
+// of execution are the Schedule's own (schedule.go).
+type surgery struct{ *ledger }
 
 // Created records a new run: its first checkpoint ("created"), written
 // with its graph and the files it refers to.
-func (s *Schedule) Created(now time.Time, g *record.Graph, fileRefs []string) Effects {
+func (s surgery) Created(now time.Time, g *record.Graph, fileRefs []string) Effects {
 	s.at(now)
 	s.emit(hearth.Event{Kind: hearth.EventRunCreated, Message: fmt.Sprintf("run %s of pipeline %s: %d tasks", s.id, s.pipe.Name, len(s.pipe.Tasks))})
 	eff, _ := s.checkpoint("created", "", record.RunWrite{Graph: g, FileRefs: fileRefs})
@@ -37,7 +33,7 @@ func (s *Schedule) Created(now time.Time, g *record.Graph, fileRefs []string) Ef
 
 // Launch records that the run runs from now on (started, resumed, forked
 // or revisited, says why).
-func (s *Schedule) Launch(now time.Time, why string) (Effects, error) {
+func (s surgery) Launch(now time.Time, why string) (Effects, error) {
 	s.at(now)
 	if err := s.setRun(hearth.RunRunning, why); err != nil {
 		return s.nothing(), err
@@ -46,31 +42,11 @@ func (s *Schedule) Launch(now time.Time, why string) (Effects, error) {
 	return s.save(record.RunWrite{}), nil
 }
 
-// Traced records the trace the run's execution in this host belongs to
-// (its hearth.run span's), "" when it is not traced; the next write
-// carries it, and each task started from now on takes it.
-func (s *Schedule) Traced(traceID string) { s.head.TraceID = traceID }
-
-// TaskStatus is task i's status as its record says.
-func (s *Schedule) TaskStatus(i int) hearth.TaskStatus { return s.tasks[i].Status }
-
-// Stage is task i's stage, "" when the pipeline has none.
-func (s *Schedule) Stage(i int) string { return s.pipe.Tasks[i].Stage }
-
-// Status is the run's status as its records say.
-func (s *Schedule) Status() hearth.RunStatus { return s.head.Status }
-
-// Newest is the number of the run's newest checkpoint.
-func (s *Schedule) Newest() uint64 { return s.head.Checkpoint }
-
-// LastActivity is when the run last did something, for retention.
-func (s *Schedule) LastActivity() time.Time { return s.head.LastActivity }
-
 // Resumable checks that the run may run again, for why ("resumed" by a
 // person, or a revisit). A run whose record says running while no host
 // runs it (its host stopped without recording how the run ended) is as
 // good as paused.
-func (s *Schedule) Resumable(why string) error {
+func (s surgery) Resumable(why string) error {
 	from := s.head.Status
 	if from == hearth.RunRunning {
 		// The store's last word on it is from a host that stopped
@@ -90,7 +66,7 @@ func (s *Schedule) Resumable(why string) error {
 // Problems checks the task records before the run resumes: outputs that
 // should exist and statuses that agree with each other. (Its files and
 // checkpoints on disk are the shell's to check.)
-func (s *Schedule) Problems() []hearth.Problem {
+func (s surgery) Problems() []hearth.Problem {
 	var out []hearth.Problem
 	for i, rt := range s.tasks {
 		name := rt.Name
@@ -118,7 +94,7 @@ func (s *Schedule) Problems() []hearth.Problem {
 }
 
 // Repair does what each problem's Repair says: a task's runs again.
-func (s *Schedule) Repair(now time.Time, problems []hearth.Problem) Effects {
+func (s surgery) Repair(now time.Time, problems []hearth.Problem) Effects {
 	s.at(now)
 	var fixed []string
 	for _, p := range problems {
@@ -137,7 +113,7 @@ func (s *Schedule) Repair(now time.Time, problems []hearth.Problem) Effects {
 // with its attempts again; opts' budget and state sections apply; a gate
 // that gave up gets its loops again (resuming is a person's decision to
 // try once more). Nothing is written: Launch does.
-func (s *Schedule) Resume(now time.Time, opts hearth.ResumeOptions, why string) error {
+func (s surgery) Resume(now time.Time, opts hearth.ResumeOptions, why string) error {
 	s.at(now)
 	for i, rt := range s.tasks {
 		switch rt.Status {
@@ -163,7 +139,7 @@ func (s *Schedule) Resume(now time.Time, opts hearth.ResumeOptions, why string) 
 // Interrupted records, for a run no host runs, that the tasks its record
 // says are running are not: they become pending, and run again when it
 // resumes.
-func (s *Schedule) Interrupted(now time.Time) {
+func (s surgery) Interrupted(now time.Time) {
 	s.at(now)
 	for i, rt := range s.tasks {
 		if rt.Status == hearth.TaskRunning {
@@ -179,7 +155,7 @@ func (s *Schedule) Interrupted(now time.Time) {
 // direct dependents) and runs them again, flagging the rest; major
 // archives everything downstream and runs it all again. The revision
 // goes into the run's history, with a checkpoint.
-func (s *Schedule) Revise(now time.Time, task string, impact hearth.Impact, opts hearth.RevisitOptions) (Effects, error) {
+func (s surgery) Revise(now time.Time, task string, impact hearth.Impact, opts hearth.RevisitOptions) (Effects, error) {
 	s.at(now)
 	if st := s.head.Status; st == hearth.RunRunning || st == hearth.RunCancelled {
 		if st == hearth.RunRunning {
@@ -232,22 +208,6 @@ func (s *Schedule) Revise(now time.Time, task string, impact hearth.Impact, opts
 		text.OrNone(rev.Archived), text.OrNone(rev.Review))})
 	eff, _ := s.checkpoint(why, task, record.RunWrite{})
 	return eff, nil
-}
-
-// names returns the names of tasks idx, or of all tasks when idx is nil.
-func (s *Schedule) names(idx []int) []string {
-	if idx == nil {
-		out := make([]string, len(s.tasks))
-		for i, t := range s.tasks {
-			out[i] = t.Name
-		}
-		return out
-	}
-	out := make([]string, len(idx))
-	for k, i := range idx {
-		out[k] = s.tasks[i].Name
-	}
-	return out
 }
 
 // ForkRecords are the records of run from as they stood at checkpoint
@@ -305,16 +265,13 @@ func ForkRecords(from string, at uint64, cps []*record.Checkpoint, outs []*recor
 // Forked records a run made by ForkRecords: every task record, its
 // graph, the outputs it copied and the files it refers to, with state
 // sections replaced, in its first checkpoint.
-func (s *Schedule) Forked(now time.Time, from string, at uint64, label string, sections map[string]json.RawMessage, g *record.Graph, copies []*record.Output) (Effects, error) {
+func (s surgery) Forked(now time.Time, from string, at uint64, label string, sections map[string]json.RawMessage, g *record.Graph, copies []*record.Output) (Effects, error) {
 	s.at(now)
 	for i := range s.tasks {
 		s.dirty[i] = true
 	}
 	s.count()
-	var refs []string
-	for _, f := range s.head.Files {
-		refs = append(refs, f.SHA256)
-	}
+	refs := s.refs()
 	s.emit(hearth.Event{Kind: hearth.EventRunCreated, Message: fmt.Sprintf("run %s of pipeline %s: %d tasks", s.id, s.pipe.Name, len(s.pipe.Tasks))})
 	s.emit(hearth.Event{Kind: hearth.EventRunForked, Message: fmt.Sprintf("forked from run %s at checkpoint %d (%s)", from, at, label)})
 	if err := s.setSections(sections, "set on fork"); err != nil {
@@ -327,104 +284,37 @@ func (s *Schedule) Forked(now time.Time, from string, at uint64, label string, s
 // Abandoned flags a paused run idle past its abandon_after, with
 // message; the flag and the event go in one write, so whoever sees the
 // event reads the flag.
-func (s *Schedule) Abandoned(now time.Time, message string) Effects {
+func (s surgery) Abandoned(now time.Time, message string) Effects {
 	s.at(now)
 	s.head.Abandoned = true
 	s.emit(hearth.Event{Kind: hearth.EventRunAbandoned, Message: message})
 	return s.save(record.RunWrite{})
 }
 
-// checkSections checks state sections given from outside the run.
-func checkSections(sections map[string]json.RawMessage) error {
-	for _, k := range slices.Sorted(maps.Keys(sections)) {
-		if strings.TrimSpace(k) == "" {
-			return errors.New("a state section needs a name")
-		}
-		if !json.Valid(sections[k]) {
-			return fmt.Errorf("state section %q is not valid JSON", k)
-		}
-	}
-	return nil
-}
-
 // setSections sets sections of the state document from outside the run's
 // agents (a person resuming or forking it).
-func (s *Schedule) setSections(sections map[string]json.RawMessage, why string) error {
+func (s surgery) setSections(sections map[string]json.RawMessage, why string) error {
 	if len(sections) == 0 {
 		return nil
 	}
-	if err := checkSections(sections); err != nil {
-		return err
-	}
-	for _, k := range slices.Sorted(maps.Keys(sections)) {
-		v := sections[k]
-		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-			delete(s.state, k)
-		} else {
-			s.state[k] = slices.Clone(v)
-		}
-		s.emit(hearth.Event{Kind: hearth.EventRunState, Message: fmt.Sprintf("section %s %s (%d bytes)", k, why, len(v))})
-	}
-	return s.stateJSON()
-}
-
-// stateJSON re-encodes the state document into the head.
-func (s *Schedule) stateJSON() error {
-	b, err := json.Marshal(s.state)
+	names, err := s.doc.set(sections)
 	if err != nil {
 		return err
 	}
-	s.head.State = b
-	return nil
-}
-
-// ownerError says an agent went outside its sections.
-func (s *Schedule) ownerError(agent, verb, section string) error {
-	o := s.pipe.State.Owner(agent)
-	var own string
-	switch {
-	case o == nil:
-		own = "it has no owner block, so it writes nothing"
-	case verb == "write":
-		own = "it writes " + text.OrNone(o.Writes)
-	default:
-		own = "it reads " + text.OrNone(o.Reads)
+	for _, k := range names {
+		s.emit(hearth.Event{Kind: hearth.EventRunState, Message: fmt.Sprintf("section %s %s (%d bytes)", k, why, len(sections[k]))})
 	}
-	return fmt.Errorf("agent %q may not %s section %q of run %s's state; %s (the pipeline's state owner blocks decide): %w",
-		agent, verb, section, s.id, own, sdk.ErrNotOwner)
-}
-
-// Section is a section of the state document, or the whole of what
-// agent may read when section is "".
-func (s *Schedule) Section(agent, section string) (json.RawMessage, error) {
-	if section != "" {
-		if !s.pipe.State.CanRead(agent, section) {
-			return nil, s.ownerError(agent, "read", section)
-		}
-		return slices.Clone(s.state[section]), nil
-	}
-	view := make(map[string]json.RawMessage, len(s.state))
-	for k, v := range s.state {
-		if s.pipe.State.CanRead(agent, k) {
-			view[k] = v
-		}
-	}
-	return json.Marshal(view)
+	return s.stateChanged()
 }
 
 // SetSection replaces a section of the state document for agent, in
 // task, with b (JSON; empty or null deletes it), if agent may write it.
-func (s *Schedule) SetSection(now time.Time, agent, task, section string, b []byte) (Effects, error) {
+func (s surgery) SetSection(now time.Time, agent, task, section string, b []byte) (Effects, error) {
 	s.at(now)
-	if !s.pipe.State.CanWrite(agent, section) {
-		return s.nothing(), s.ownerError(agent, "write", section)
+	if err := s.doc.write(agent, section, b); err != nil {
+		return s.nothing(), err
 	}
-	if len(b) == 0 || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		delete(s.state, section)
-	} else {
-		s.state[section] = slices.Clone(b)
-	}
-	if err := s.stateJSON(); err != nil {
+	if err := s.stateChanged(); err != nil {
 		return s.nothing(), err
 	}
 	s.touch()
@@ -433,51 +323,21 @@ func (s *Schedule) SetSection(now time.Time, agent, task, section string, b []by
 }
 
 // Requested writes a checkpoint a task asked for, and answers its number.
-func (s *Schedule) Requested(now time.Time, task, label string) (Effects, uint64) {
+func (s surgery) Requested(now time.Time, task, label string) (Effects, uint64) {
 	s.at(now)
 	s.touch()
 	return s.checkpoint(label, task, record.RunWrite{})
 }
 
-// Files are the files attached to the run.
-func (s *Schedule) Files() []record.File { return s.head.Files }
-
-func (s *Schedule) hasFile(name string) bool {
-	return slices.ContainsFunc(s.head.Files, func(f record.File) bool { return f.Name == name })
-}
-
-func (s *Schedule) fileNames() []string {
-	var out []string
-	for _, f := range s.head.Files {
-		out = append(out, f.Name)
-	}
-	return out
-}
-
-// DoneChunks are the chunks of file marked done, in increasing order.
-func (s *Schedule) DoneChunks(file string) ([]int, error) {
-	if !s.hasFile(file) {
-		return nil, fmt.Errorf("run %s has no file %q; its files: %s", s.id, file, text.OrNone(s.fileNames()))
-	}
-	return append(make([]int, 0, len(s.head.Chunks[file])), s.head.Chunks[file]...), nil
-}
-
 // MarkChunk records that chunk of file is done; a chunk marked already
 // changes nothing (idempotent by file and chunk).
-func (s *Schedule) MarkChunk(now time.Time, file string, chunk int) (Effects, error) {
+func (s surgery) MarkChunk(now time.Time, file string, chunk int) (Effects, error) {
 	s.at(now)
-	if !s.hasFile(file) {
-		return s.nothing(), fmt.Errorf("mark chunk %d: run %s has no file %q; its files: %s", chunk, s.id, file, text.OrNone(s.fileNames()))
+	marked, err := s.mark(file, chunk)
+	if err != nil || !marked {
+		return s.nothing(), err
 	}
-	if s.head.Chunks == nil {
-		s.head.Chunks = make(map[string][]int)
-	}
-	done := s.head.Chunks[file]
-	k, found := slices.BinarySearch(done, chunk)
-	if found {
-		return s.nothing(), nil
-	}
-	s.head.Chunks[file] = slices.Insert(done, k, chunk)
+	s.chunksChanged()
 	s.touch()
 	return s.save(record.RunWrite{}), nil
 }
@@ -489,7 +349,7 @@ func (s *Schedule) MarkChunk(now time.Time, file string, chunk int) (Effects, er
 // checkpoint, so the disk stays a state the run resumes from. false: the
 // disk has the run stopped already (a failed run whose cancel could not
 // be recorded), which stays its state.
-func (s *Schedule) PauseRecord(now time.Time, head *record.Run, recs map[string]*record.Task, newest uint64, reason string) (*record.Run, bool) {
+func (s surgery) PauseRecord(now time.Time, head *record.Run, recs map[string]*record.Task, newest uint64, reason string) (*record.Run, bool) {
 	if head.Status != hearth.RunPaused && !canRun(head.Status, hearth.RunPaused) {
 		return head, false
 	}
@@ -510,7 +370,7 @@ func (s *Schedule) PauseRecord(now time.Time, head *record.Run, recs map[string]
 // since reports work that is not on disk, and is dropped with it; the run
 // is paused in memory, for reason. It answers the events of the pause,
 // to be said once the pause is on disk.
-func (s *Schedule) WriteFailed(now time.Time, reason string) []hearth.Event {
+func (s surgery) WriteFailed(now time.Time, reason string) []hearth.Event {
 	s.at(now)
 	s.events = nil
 	if s.head.Status == hearth.RunRunning {

@@ -220,7 +220,7 @@ func TestResumeResets(t *testing.T) {
 	if rt := d.s.tasks[1]; rt.Failures != 0 || rt.Reason != "the run was resumed" {
 		t.Errorf("b: %+v", rt)
 	}
-	if d.s.head.Budget != 9 || string(d.s.state["mood"]) != `"calm"` || d.s.head.GateLoops != nil {
+	if d.s.head.Budget != 9 || string(d.s.doc.sections["mood"]) != `"calm"` || d.s.head.GateLoops != nil {
 		t.Errorf("head: budget %v, state %s, gate loops %v", d.s.head.Budget, d.s.head.State, d.s.head.GateLoops)
 	}
 }
@@ -263,50 +263,6 @@ func TestForkRecords(t *testing.T) {
 	}
 }
 
-// TestStateDocument: the pipeline's owner blocks decide which agent
-// reads and writes which section.
-func TestStateDocument(t *testing.T) {
-	p := pipeline(1, task("a"))
-	p.State.Owners = []*hearth.Owner{{Agent: "writer", Writes: []string{"draft"}, Reads: []string{"draft", "brief"}}}
-	d := start(t, p, guards{})
-	if _, err := d.s.SetSection(d.now, "writer", "a", "draft", []byte(`{"words": 900}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.s.SetSection(d.now, "writer", "a", "brief", []byte(`"x"`)); !errors.Is(err, sdk.ErrNotOwner) || !strings.Contains(err.Error(), "it writes draft") {
-		t.Errorf("writing another section: %v", err)
-	}
-	if _, err := d.s.SetSection(d.now, "critic", "a", "draft", []byte(`"x"`)); !errors.Is(err, sdk.ErrNotOwner) || !strings.Contains(err.Error(), "no owner block") {
-		t.Errorf("an agent without an owner block: %v", err)
-	}
-	if b, err := d.s.Section("writer", "draft"); err != nil || string(b) != `{"words": 900}` {
-		t.Errorf("read back: %s, %v", b, err)
-	}
-	eff, err := d.s.SetSection(d.now, "writer", "a", "draft", []byte("null"))
-	if err != nil || eff.Write == nil || string(eff.Write.Run.State) != `{}` {
-		t.Errorf("deleting a section: %v, %+v", err, eff.Write)
-	}
-}
-
-// TestChunks: a chunk is marked once, of a file the run has.
-func TestChunks(t *testing.T) {
-	d := start(t, pipeline(1, task("a")), guards{})
-	d.s.head.Files = []record.File{{Name: "book.txt", SHA256: "ab", Size: 3}}
-	for _, c := range []int{3, 1, 3} {
-		if _, err := d.s.MarkChunk(d.now, "book.txt", c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if eff, _ := d.s.MarkChunk(d.now, "book.txt", 1); eff.Write != nil {
-		t.Error("a chunk marked again was written again")
-	}
-	if got, _ := d.s.DoneChunks("book.txt"); !slices.Equal(got, []int{1, 3}) {
-		t.Errorf("done chunks %v", got)
-	}
-	if _, err := d.s.MarkChunk(d.now, "other.txt", 1); err == nil || !strings.Contains(err.Error(), "its files: book.txt") {
-		t.Errorf("an unknown file: %v", err)
-	}
-}
-
 // TestPauseRecord: after a failed write, the status record is the head
 // on disk, paused, its counters from the task records on disk, its
 // checkpoint the newest on disk; a run the disk has stopped stays so.
@@ -321,5 +277,53 @@ func TestPauseRecord(t *testing.T) {
 	}
 	if _, write := d.s.PauseRecord(t0, &record.Run{Status: hearth.RunCancelled}, nil, 1, "x"); write {
 		t.Error("a cancelled run on disk was to be paused")
+	}
+}
+
+// TestSetSection: an agent's write of a state section goes in one write
+// with the head's state document re-encoded and the event that reports
+// it; a refused one writes nothing.
+func TestSetSection(t *testing.T) {
+	p := pipeline(1, task("a"))
+	p.State.Owners = []*hearth.Owner{{Agent: "writer", Writes: []string{"draft"}}}
+	d := start(t, p, guards{})
+	eff, err := d.s.SetSection(d.now, "writer", "a", "draft", []byte(`{"words": 900}`))
+	if err != nil || eff.Write == nil || string(eff.Write.Run.State) != `{"draft":{"words":900}}` ||
+		len(eff.Write.Events) != 1 || eff.Write.Events[0].Message != "writer wrote section draft (14 bytes)" {
+		t.Fatalf("writing a section: %v, %+v", err, eff.Write)
+	}
+	d.take(eff)
+	if eff, err := d.s.SetSection(d.now, "critic", "a", "draft", []byte(`"x"`)); !errors.Is(err, sdk.ErrNotOwner) || eff.Write != nil {
+		t.Errorf("a refused write: %v, write %v", err, eff.Write != nil)
+	}
+	eff, err = d.s.SetSection(d.now, "writer", "a", "draft", []byte("null"))
+	if err != nil || eff.Write == nil || string(eff.Write.Run.State) != `{}` {
+		t.Errorf("deleting a section: %v, %+v", err, eff.Write)
+	}
+}
+
+// TestMarkChunk: a chunk's mark is written with the head that holds it,
+// once; a mark that changes nothing writes nothing.
+func TestMarkChunk(t *testing.T) {
+	p := pipeline(1, task("a"))
+	head := &record.Run{ID: "essay-1", Pipeline: p.Name, Status: hearth.RunRunning, Files: []record.File{{Name: "book.txt", SHA256: "ab", Size: 3}}}
+	s, err := NewSchedule(head, &record.Graph{Pipeline: p}, nil, nil, guards{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []int{3, 1} {
+		eff, err := s.MarkChunk(t0, "book.txt", c)
+		if err != nil || eff.Write == nil || !slices.Contains(eff.Write.Run.Chunks["book.txt"], c) {
+			t.Fatalf("mark %d: %v, %+v", c, err, eff.Write)
+		}
+	}
+	if eff, _ := s.MarkChunk(t0, "book.txt", 1); eff.Write != nil {
+		t.Error("a chunk marked again was written again")
+	}
+	if eff, err := s.MarkChunk(t0, "other.txt", 1); err == nil || eff.Write != nil {
+		t.Errorf("a file the run does not have: %v, write %v", err, eff.Write != nil)
+	}
+	if got := head.Chunks["book.txt"]; !slices.Equal(got, []int{1, 3}) {
+		t.Errorf("the head's marks: %v", got)
 	}
 }
