@@ -28,7 +28,7 @@ func (c *Client) Members(ctx context.Context) (hearth.Members, error) {
 		}
 		return hearth.Members{}, wire.ErrorOf(ctx, err)
 	}
-	return wire.MembersOf(r), nil
+	return wire.MembersOf(r)
 }
 
 // ClusterRuns lists the runs of every host of the daemon's cluster, with
@@ -41,7 +41,7 @@ func (c *Client) ClusterRuns(ctx context.Context) (hearth.ClusterRuns, error) {
 		}
 		return hearth.ClusterRuns{}, wire.ErrorOf(ctx, err)
 	}
-	return wire.ClusterRunsOf(r), nil
+	return wire.ClusterRunsOf(r)
 }
 
 // DrainHost marks host drained for maintenance (drain true), or takes
@@ -52,5 +52,9 @@ func (c *Client) DrainHost(ctx context.Context, host string, drain bool) (hearth
 	if err != nil {
 		return hearth.Member{}, wire.ErrorOf(ctx, err)
 	}
-	return wire.MembersOf(&peerpb.HostList{Hosts: []*peerpb.Host{r}}).Hosts[0], nil
+	ms, err := wire.MembersOf(&peerpb.HostList{Hosts: []*peerpb.Host{r}})
+	if err != nil {
+		return hearth.Member{}, err
+	}
+	return ms.Hosts[0], nil
 }

@@ -522,7 +522,11 @@ type Host struct {
 	Draining string `protobuf:"bytes,10,opt,name=draining,proto3" json:"draining,omitempty"`
 	// unhealthy says why the answering host cannot work with this one,
 	// empty while it can.
-	Unhealthy     string `protobuf:"bytes,11,opt,name=unhealthy,proto3" json:"unhealthy,omitempty"`
+	Unhealthy string `protobuf:"bytes,11,opt,name=unhealthy,proto3" json:"unhealthy,omitempty"`
+	// member is the host as the JSON of hearth.Member, its agents (the
+	// typed fields' AgentLoad) included; readers take it over fields 1 to
+	// 11 when it is set.
+	Member        []byte `protobuf:"bytes,12,opt,name=member,proto3" json:"member,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -634,6 +638,13 @@ func (x *Host) GetUnhealthy() string {
 	return ""
 }
 
+func (x *Host) GetMember() []byte {
+	if x != nil {
+		return x.Member
+	}
+	return nil
+}
+
 type HostList struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// self is the ID of the host that answered.
@@ -643,7 +654,11 @@ type HostList struct {
 	Clustered bool `protobuf:"varint,3,opt,name=clustered,proto3" json:"clustered,omitempty"`
 	// etcd_err says why the answering host cannot reach etcd now, empty
 	// while it can.
-	EtcdErr       string `protobuf:"bytes,4,opt,name=etcd_err,json=etcdErr,proto3" json:"etcd_err,omitempty"`
+	EtcdErr string `protobuf:"bytes,4,opt,name=etcd_err,json=etcdErr,proto3" json:"etcd_err,omitempty"`
+	// members is the JSON of hearth.Members without its hosts (they are
+	// hosts, above); readers take it over fields 1, 3 and 4 when it is
+	// set.
+	Members       []byte `protobuf:"bytes,5,opt,name=members,proto3" json:"members,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -706,6 +721,13 @@ func (x *HostList) GetEtcdErr() string {
 	return ""
 }
 
+func (x *HostList) GetMembers() []byte {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
 type HostRuns struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Host  string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
@@ -714,8 +736,13 @@ type HostRuns struct {
 	Runs           []*apipb.RunInfo `protobuf:"bytes,3,rep,name=runs,proto3" json:"runs,omitempty"`
 	ListedUnixNano int64            `protobuf:"varint,4,opt,name=listed_unix_nano,json=listedUnixNano,proto3" json:"listed_unix_nano,omitempty"`
 	Error          string           `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// host_runs is the JSON of hearth.HostRuns without its runs: they stay
+	// runs, above, the API's RunInfo that ListRuns carries too (a field of
+	// a run is the API's to carry, not the cluster's). Readers take it over
+	// fields 1, 2, 4 and 5 when it is set.
+	HostRuns      []byte `protobuf:"bytes,6,opt,name=host_runs,json=hostRuns,proto3" json:"host_runs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HostRuns) Reset() {
@@ -783,10 +810,20 @@ func (x *HostRuns) GetError() string {
 	return ""
 }
 
+func (x *HostRuns) GetHostRuns() []byte {
+	if x != nil {
+		return x.HostRuns
+	}
+	return nil
+}
+
 type ClusterRunList struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Self          string                 `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
-	Hosts         []*HostRuns            `protobuf:"bytes,2,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Self  string                 `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
+	Hosts []*HostRuns            `protobuf:"bytes,2,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	// cluster_runs is the JSON of hearth.ClusterRuns without its hosts;
+	// readers take it over field 1 when it is set.
+	ClusterRuns   []byte `protobuf:"bytes,3,opt,name=cluster_runs,json=clusterRuns,proto3" json:"cluster_runs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -835,6 +872,13 @@ func (x *ClusterRunList) GetHosts() []*HostRuns {
 	return nil
 }
 
+func (x *ClusterRunList) GetClusterRuns() []byte {
+	if x != nil {
+		return x.ClusterRuns
+	}
+	return nil
+}
+
 var File_peer_proto protoreflect.FileDescriptor
 
 const file_peer_proto_rawDesc = "" +
@@ -873,7 +917,7 @@ const file_peer_proto_rawDesc = "" +
 	"\adormant\x18\x04 \x01(\x05R\adormant\x12\x12\n" +
 	"\x04load\x18\x05 \x01(\x05R\x04load\x12\x1a\n" +
 	"\bcapacity\x18\x06 \x01(\x05R\bcapacity\x12!\n" +
-	"\fmax_sessions\x18\a \x01(\x05R\vmaxSessions\"\xca\x02\n" +
+	"\fmax_sessions\x18\a \x01(\x05R\vmaxSessions\"\xe2\x02\n" +
 	"\x04Host\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -887,21 +931,25 @@ const file_peer_proto_rawDesc = "" +
 	"\x04self\x18\t \x01(\bR\x04self\x12\x1a\n" +
 	"\bdraining\x18\n" +
 	" \x01(\tR\bdraining\x12\x1c\n" +
-	"\tunhealthy\x18\v \x01(\tR\tunhealthy\"\x83\x01\n" +
+	"\tunhealthy\x18\v \x01(\tR\tunhealthy\x12\x16\n" +
+	"\x06member\x18\f \x01(\fR\x06member\"\x9d\x01\n" +
 	"\bHostList\x12\x12\n" +
 	"\x04self\x18\x01 \x01(\tR\x04self\x12*\n" +
 	"\x05hosts\x18\x02 \x03(\v2\x14.hearth.peer.v1.HostR\x05hosts\x12\x1c\n" +
 	"\tclustered\x18\x03 \x01(\bR\tclustered\x12\x19\n" +
-	"\betcd_err\x18\x04 \x01(\tR\aetcdErr\"\xa0\x01\n" +
+	"\betcd_err\x18\x04 \x01(\tR\aetcdErr\x12\x18\n" +
+	"\amembers\x18\x05 \x01(\fR\amembers\"\xbd\x01\n" +
 	"\bHostRuns\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12*\n" +
 	"\x04runs\x18\x03 \x03(\v2\x16.hearth.api.v1.RunInfoR\x04runs\x12(\n" +
 	"\x10listed_unix_nano\x18\x04 \x01(\x03R\x0elistedUnixNano\x12\x14\n" +
-	"\x05error\x18\x05 \x01(\tR\x05error\"T\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x1b\n" +
+	"\thost_runs\x18\x06 \x01(\fR\bhostRuns\"w\n" +
 	"\x0eClusterRunList\x12\x12\n" +
 	"\x04self\x18\x01 \x01(\tR\x04self\x12.\n" +
-	"\x05hosts\x18\x02 \x03(\v2\x18.hearth.peer.v1.HostRunsR\x05hosts2\x88\x04\n" +
+	"\x05hosts\x18\x02 \x03(\v2\x18.hearth.peer.v1.HostRunsR\x05hosts\x12!\n" +
+	"\fcluster_runs\x18\x03 \x01(\fR\vclusterRuns2\x88\x04\n" +
 	"\x04Peer\x12G\n" +
 	"\aForward\x12\x1e.hearth.peer.v1.ForwardRequest\x1a\x1c.hearth.peer.v1.ForwardReply\x12P\n" +
 	"\n" +

@@ -29,6 +29,10 @@ var (
 	// the daemon or lost it on the way (UNAVAILABLE with no reason of the
 	// host's): the client's ErrUnreachable.
 	ErrUnreachable = errors.New("the hearth daemon cannot be reached")
+	// ErrBadRecord is wrapped by the errors of a cluster listing with a
+	// record the client cannot read (its JSON too long, or not a record's
+	// JSON); the error names the host.
+	ErrBadRecord = errors.New("bad cluster record")
 )
 
 // kinds maps the errors that cross the boundary to their code and reason.
