@@ -51,6 +51,10 @@ type Pipeline struct {
 	// RequireChecks fails a task of the pipeline that reports a tool use
 	// a pre_tool_use guard covers without having asked about it.
 	RequireChecks bool
+	// Stages are the rules of the stages that have any (`stage "name" {
+	// ... }`), one per stage its tasks name; a stage without one has
+	// none.
+	Stages []*Stage
 }
 
 // PipelineTask is one `task "name" { ... }` of a pipeline.
@@ -216,6 +220,149 @@ func (r Retention) Check() (field, problem string) {
 	return "", ""
 }
 
+// Stage is the rules of entering a stage of a run, `stage "deploy" {
+// not_before = "2026-12-01T09:00:00Z" }`: the run enters a stage when
+// the first task that names it is ready, and Opens says whether it may
+// yet. Its settings are the rows of StageSettings, which the config file
+// decodes by name and the store keeps as this type's JSON: a new rule is
+// a field here, a row there and a clause in Opens, and nothing outside
+// this file changes for it.
+type Stage struct {
+	// Name is the stage's, as its tasks name it.
+	Name string `json:"name"`
+	// NotBefore is the earliest time the run may enter the stage; zero
+	// means any time.
+	NotBefore time.Time `json:"not_before,omitzero"`
+}
+
+// Opens answers whether a run may enter the stage at now, the one
+// question the scheduler asks before the run enters it; when it may
+// not, at is when to ask again (the earliest time it could open; a rule
+// may still keep it closed then), or zero when it never will. A nil
+// Stage, a stage without a block, is always open.
+func (s *Stage) Opens(now time.Time) (open bool, at time.Time) {
+	if s == nil {
+		return true, time.Time{}
+	}
+	// Each rule that keeps the stage closed says when it would let it
+	// open; the stage opens when none keeps it closed, so the next time
+	// to ask is the latest of those.
+	closed := false
+	later := func(t time.Time) {
+		closed = true
+		if t.After(at) {
+			at = t
+		}
+	}
+	if now.Before(s.NotBefore) {
+		later(s.NotBefore)
+	}
+	if !closed {
+		return true, time.Time{}
+	}
+	return false, at
+}
+
+// String is the stage as its block in the config file would set it.
+func (s *Stage) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "stage %q {", s.Name)
+	for _, set := range stageSettings {
+		if v := set.Format(s); v != "" {
+			fmt.Fprintf(&b, " %s = %q", set.Name, v)
+		}
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+// StageSetting is one setting of a stage block: a row of
+// StageSettings.
+type StageSetting struct {
+	// Name is the setting's attribute in the block: "not_before".
+	Name string
+	// Doc says in a line what it does, for messages that list them.
+	Doc string
+	// Example is a value it takes, as the file writes it.
+	Example string
+	// Parse sets the setting of s from its value as the file writes it
+	// (a string); its error says the form expected.
+	Parse func(s *Stage, value string) error
+	// Format is the setting of s in the form Parse reads, "" when unset.
+	Format func(s *Stage) string
+	// Check says what is wrong with the setting of s, "" when nothing:
+	// what Parse cannot refuse (a value set in Go), or what depends on
+	// more than the value.
+	Check func(s *Stage) string
+}
+
+// stageSettings are the stage block's settings, in the order messages
+// list them.
+var stageSettings = [...]StageSetting{
+	{
+		Name:    "not_before",
+		Doc:     "the earliest time a run may enter the stage, in RFC 3339 form",
+		Example: "2026-12-01T09:00:00Z",
+		Parse: func(s *Stage, v string) error {
+			t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("not_before must be a time in RFC 3339 form, with its offset from UTC, as in \"2026-12-01T09:00:00Z\" or \"2026-12-01T10:00:00+01:00\"; %q is not one", v)
+			}
+			s.NotBefore = t
+			return nil
+		},
+		Format: func(s *Stage) string {
+			if s.NotBefore.IsZero() {
+				return ""
+			}
+			return s.NotBefore.Format(time.RFC3339Nano)
+		},
+		Check: func(s *Stage) string {
+			// The form the file and the store write it in has four
+			// digits of year.
+			if y := s.NotBefore.Year(); !s.NotBefore.IsZero() && (y < 0 || y > 9999) {
+				return fmt.Sprintf("not_before %s is not a time of the years 0 to 9999", s.NotBefore)
+			}
+			return ""
+		},
+	},
+}
+
+// StageSettings lists the settings of a stage block, in order, as a
+// copy: a caller cannot change the table.
+func StageSettings() []StageSetting { return slices.Clone(stageSettings[:]) }
+
+// StageSettingNames lists the settings' names, in order.
+func StageSettingNames() []string {
+	out := make([]string, len(stageSettings))
+	for i, set := range stageSettings {
+		out[i] = set.Name
+	}
+	return out
+}
+
+// Stage returns the rules of stage name, or nil when it has none.
+func (p *Pipeline) Stage(name string) *Stage {
+	for _, s := range p.Stages {
+		if s != nil && s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// TaskStages lists the stages p's tasks name, each once, in the order
+// the tasks first name them.
+func (p *Pipeline) TaskStages() []string {
+	var out []string
+	for _, t := range p.Tasks {
+		if t.Stage != "" && !slices.Contains(out, t.Stage) {
+			out = append(out, t.Stage)
+		}
+	}
+	return out
+}
+
 // reservedStages are the stages a run's transitions start from (before
 // its first stage) and end in (after its last task); the host names them.
 var reservedStages = []string{"created", "completed"}
@@ -355,7 +502,48 @@ func (p *Pipeline) Validate() error {
 	if sec, first, i, _, ok := p.State.SharedWrite(); ok {
 		add("pipeline %q: section %q of the state is written by both %q and %q; a section has one owner", p.Name, sec, first, p.State.Owners[i].Agent)
 	}
+	errs = append(errs, p.validateStages()...)
 	return errors.Join(errs...)
+}
+
+// validateStages checks the stages' blocks: each names a stage a task
+// names, once, and each setting passes its check.
+func (p *Pipeline) validateStages() []error {
+	var errs []error
+	used := p.TaskStages()
+	seen := make(map[string]bool, len(p.Stages))
+	for i, s := range p.Stages {
+		if s == nil {
+			errs = append(errs, fmt.Errorf("pipeline %q: stages[%d] is nil; remove it", p.Name, i))
+			continue
+		}
+		switch {
+		case StageProblem(s.Name) != "":
+			errs = append(errs, fmt.Errorf("pipeline %q: %s", p.Name, StageProblem(s.Name)))
+		case seen[s.Name]:
+			errs = append(errs, fmt.Errorf("pipeline %q: stage %q has two blocks; merge them", p.Name, s.Name))
+		case !slices.Contains(used, s.Name):
+			errs = append(errs, fmt.Errorf("pipeline %q: stage %q is the stage of no task; name it in a task's stage, or remove its block (the tasks' stages: %s)", p.Name, s.Name, orNone(used)))
+		}
+		seen[s.Name] = true
+		for _, set := range stageSettings {
+			if set.Check == nil {
+				continue
+			}
+			if msg := set.Check(s); msg != "" {
+				errs = append(errs, fmt.Errorf("pipeline %q: stage %q: %s", p.Name, s.Name, msg))
+			}
+		}
+	}
+	return errs
+}
+
+// orNone is a list for a message: "a, b", or "none".
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // Task returns the task named name, or nil.

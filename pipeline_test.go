@@ -1,6 +1,7 @@
 package hearth
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,21 @@ func TestPipelineValidate(t *testing.T) {
 		{"shared section", func(p *Pipeline) {
 			p.State.Owners = []*Owner{{Agent: "writer", Writes: []string{"a"}}, {Agent: "critic", Writes: []string{"a"}}}
 		}, `section "a" of the state is written by both "writer" and "critic"; a section has one owner`},
+		{"stage of no task", func(p *Pipeline) {
+			p.Tasks[1].Stage = "review"
+			p.Stages = []*Stage{{Name: "deploy"}}
+		}, `stage "deploy" is the stage of no task; name it in a task's stage, or remove its block (the tasks' stages: review)`},
+		{"stage block name", func(p *Pipeline) { p.Stages = []*Stage{{Name: "a b"}} }, `stage "a b" must be made of`},
+		{"reserved stage block", func(p *Pipeline) { p.Stages = []*Stage{{Name: "completed"}} }, `stage "completed" is reserved`},
+		{"two blocks of a stage", func(p *Pipeline) {
+			p.Tasks[0].Stage = "deploy"
+			p.Stages = []*Stage{{Name: "deploy"}, {Name: "deploy"}}
+		}, `stage "deploy" has two blocks; merge them`},
+		{"nil stage", func(p *Pipeline) { p.Stages = []*Stage{nil} }, `stages[0] is nil`},
+		{"a stage setting's check", func(p *Pipeline) {
+			p.Tasks[0].Stage = "deploy"
+			p.Stages = []*Stage{{Name: "deploy", NotBefore: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}
+		}, `stage "deploy": not_before 10000-01-01 00:00:00 +0000 UTC is not a time of the years 0 to 9999`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,5 +96,70 @@ func TestPipelineValidate(t *testing.T) {
 	p.Retention = RetentionOff
 	if err := p.Validate(); err != nil {
 		t.Errorf("RetentionOff: %v", err)
+	}
+}
+
+// TestStageOpens: the one question the scheduler asks of a stage.
+func TestStageOpens(t *testing.T) {
+	nine := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		stage *Stage
+		now   time.Time
+		open  bool
+		at    time.Time
+	}{
+		{"a stage without a block", nil, nine, true, time.Time{}},
+		{"a block that sets nothing", &Stage{Name: "deploy"}, nine, true, time.Time{}},
+		{"before not_before", &Stage{Name: "deploy", NotBefore: nine}, nine.Add(-time.Nanosecond), false, nine},
+		{"a day before, in another zone", &Stage{Name: "deploy", NotBefore: nine.In(time.FixedZone("", 3600))}, nine.Add(-24 * time.Hour), false, nine},
+		{"at not_before", &Stage{Name: "deploy", NotBefore: nine}, nine, true, time.Time{}},
+		{"after not_before", &Stage{Name: "deploy", NotBefore: nine}, nine.Add(time.Hour), true, time.Time{}},
+	} {
+		open, at := tc.stage.Opens(tc.now)
+		if open != tc.open || !at.Equal(tc.at) {
+			t.Errorf("%s: Opens(%s) = %v, %s; want %v, %s", tc.name, tc.now, open, at, tc.open, tc.at)
+		}
+	}
+}
+
+// TestStageSettings sweeps the stage block's table: every setting
+// parses its example into a stage that formats back to it, passes its
+// check and shows in the stage's String; refuses a value that is none
+// with an error that names the setting and shows the form expected; and
+// is a setting of a block set to nothing in no way (formats to "").
+func TestStageSettings(t *testing.T) {
+	names := StageSettingNames()
+	if len(names) == 0 {
+		t.Fatal("no stage settings")
+	}
+	for i, set := range StageSettings() {
+		if set.Name != names[i] || set.Doc == "" || set.Example == "" || set.Parse == nil || set.Format == nil {
+			t.Errorf("setting %d (%s) is missing its name, doc, example, parse or format", i, set.Name)
+			continue
+		}
+		s := &Stage{Name: "deploy"}
+		if set.Format(s) != "" {
+			t.Errorf("%s: a stage that sets nothing formats as %q, want \"\"", set.Name, set.Format(s))
+		}
+		if err := set.Parse(s, set.Example); err != nil {
+			t.Errorf("%s: its example %q: %v", set.Name, set.Example, err)
+			continue
+		}
+		if got := set.Format(s); got != set.Example {
+			t.Errorf("%s: %q formats back as %q", set.Name, set.Example, got)
+		}
+		if set.Check != nil {
+			if msg := set.Check(s); msg != "" {
+				t.Errorf("%s: its example fails its check: %s", set.Name, msg)
+			}
+		}
+		if want := fmt.Sprintf("%s = %q", set.Name, set.Example); !strings.Contains(s.String(), want) {
+			t.Errorf("%s: String() = %s, want it to hold %s", set.Name, s.String(), want)
+		}
+		err := set.Parse(&Stage{}, "not a value of any setting")
+		if err == nil || !strings.Contains(err.Error(), set.Name) || !strings.Contains(err.Error(), "as in") {
+			t.Errorf("%s: a bad value: got %v, want an error naming it and showing the form", set.Name, err)
+		}
 	}
 }

@@ -162,6 +162,12 @@
 //	    abandon_after = "168h"  a paused one flagged abandoned,
 //	    delete_after  = "0"     any run deleted with its files and outputs.
 //	  }                         "0" turns a step off; steps on come in order
+//	  stage "name" {            the rules of entering a stage its tasks name
+//	                            (hearth.StageSettings); one block a stage:
+//	    not_before = (none)     the earliest time the run enters it, in
+//	                            RFC 3339: "2026-12-01T09:00:00Z"; its task
+//	                            waits, and the run is not idle meanwhile
+//	  }
 //	  task "name" {             letters, digits, '-', '_' and '.'; unique
 //	    prompt     = (required)
 //	    agent      = the pipeline's agent

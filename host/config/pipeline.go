@@ -36,6 +36,7 @@ type rawPipeline struct {
 	State         *rawState         `hcl:"state,block"`
 	Retention     *rawRetention     `hcl:"retention,block"`
 	Tasks         []rawPipelineTask `hcl:"task,block"`
+	Stages        []rawStage        `hcl:"stage,block"`
 	Body          hcl.Body          `hcl:",body"`
 	DefRange      hcl.Range         `hcl:",def_range"`
 }
@@ -72,6 +73,15 @@ type rawRetention struct {
 	AbandonAfter *string  `hcl:"abandon_after,optional"`
 	DeleteAfter  *string  `hcl:"delete_after,optional"`
 	Body         hcl.Body `hcl:",body"`
+}
+
+// rawStage is a stage block: its settings are the vocabulary's
+// (hearth.StageSettings), decoded by name (stages), so that a new one
+// needs no change here.
+type rawStage struct {
+	Name     string    `hcl:"name,label"`
+	Body     hcl.Body  `hcl:",remain"`
+	DefRange hcl.Range `hcl:",def_range"`
 }
 
 type rawPipelineTask struct {
@@ -190,6 +200,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *hearth.Pipeline {
 		}
 		p.Tasks = append(p.Tasks, t)
 	}
+	v.stages(rp, p)
 	names := make([]string, 0, len(byName))
 	for n := range byName {
 		names = append(names, n)
@@ -231,6 +242,74 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *hearth.Pipeline {
 		}
 	}
 	return p
+}
+
+// stages decodes the pipeline's stage blocks against the vocabulary's
+// table of their settings (hearth.StageSettings): each attribute is
+// parsed, from its value as a string, by the setting of its name.
+func (v *validator) stages(rp *rawPipeline, p *hearth.Pipeline) {
+	used := p.TaskStages()
+	settings := hearth.StageSettings()
+	first := make(map[string]*rawStage, len(rp.Stages))
+	for i := range rp.Stages {
+		rs := &rp.Stages[i]
+		if prev := first[rs.Name]; prev != nil {
+			v.errorf(rs.DefRange, "Duplicate stage block", "Pipeline %q already has a block for stage %q, at %s. Merge the two: a stage has one block.", rp.Name, rs.Name, prev.DefRange)
+			continue
+		}
+		first[rs.Name] = rs
+		switch {
+		case hearth.StageProblem(rs.Name) != "":
+			v.errorf(rs.DefRange, "Invalid stage name", "Stage block %q: %s.", rs.Name, hearth.StageProblem(rs.Name))
+		case !slices.Contains(used, rs.Name) && !v.partial:
+			// With errors found already, a task that did not decode may
+			// be the one that names it.
+			v.errorf(rs.DefRange, "Stage of no task", "Pipeline %q has a block for stage %q, which none of its tasks names%s. The stages its tasks name: %s. Name it in a task (stage = %q), or remove the block.",
+				rp.Name, rs.Name, text.Suggest(rs.Name, used), text.OrNone(used), rs.Name)
+		}
+		st := &hearth.Stage{Name: rs.Name}
+		attrs, diags := rs.Body.JustAttributes()
+		v.diags = append(v.diags, diags...)
+		// In the file's order: diagnostics come out the same on every run.
+		list := slices.SortedFunc(maps.Values(attrs), func(a, b *hcl.Attribute) int { return a.Range.Start.Byte - b.Range.Start.Byte })
+		for _, a := range list {
+			i := slices.IndexFunc(settings, func(set hearth.StageSetting) bool { return set.Name == a.Name })
+			if i < 0 {
+				v.errorf(a.NameRange, "Unknown stage setting", "A stage block has no setting %q%s. Its settings: %s.", a.Name, text.Suggest(a.Name, hearth.StageSettingNames()), stageSettingsDoc(settings))
+				continue
+			}
+			set := settings[i]
+			val, d := a.Expr.Value(evalContext())
+			v.diags = append(v.diags, d...)
+			if d.HasErrors() {
+				continue
+			}
+			str, err := convert.Convert(val, cty.String)
+			if err != nil || str.IsNull() || !str.IsKnown() {
+				v.errorf(a.Expr.Range(), "Invalid stage setting", "Stage %q: %s is written as a string: %s; got a value of type %s.", rs.Name, set.Name, set.Doc, val.Type().FriendlyName())
+				continue
+			}
+			if err := set.Parse(st, str.AsString()); err != nil {
+				v.errorf(a.Expr.Range(), "Invalid stage setting", "Stage %q: %v.", rs.Name, err)
+				continue
+			}
+			if set.Check != nil {
+				if msg := set.Check(st); msg != "" {
+					v.errorf(a.Expr.Range(), "Invalid stage setting", "Stage %q: %s.", rs.Name, msg)
+				}
+			}
+		}
+		p.Stages = append(p.Stages, st)
+	}
+}
+
+// stageSettingsDoc lists a stage block's settings with what each does.
+func stageSettingsDoc(settings []hearth.StageSetting) string {
+	out := make([]string, len(settings))
+	for i, set := range settings {
+		out[i] = set.Name + " (" + set.Doc + ")"
+	}
+	return strings.Join(out, "; ")
 }
 
 // metadata decodes a task's metadata: strings by name, passed to the

@@ -50,6 +50,8 @@ func TestParsePipelineSettings(t *testing.T) {
 			},
 		},
 		Retention: hearth.Retention{PauseAfter: time.Hour, AbandonAfter: 48 * time.Hour, DeleteAfter: 720 * time.Hour},
+		// "writing" has a block; "review" none.
+		Stages: []*hearth.Stage{{Name: "writing", NotBefore: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC).In(time.FixedZone("", 3600))}},
 		Tasks: []*hearth.PipelineTask{
 			{
 				Name:      "script",
@@ -84,6 +86,8 @@ func TestParsePipelineSettings(t *testing.T) {
 		{"context", p.Context, want.Context},
 		{"state.initial", stringsOf(p.State.Initial), stringsOf(want.State.Initial)},
 		{"retention", p.Retention, want.Retention},
+		// As the stages would be written: the time's offset is the file's.
+		{"stages", stagesText(p.Stages), stagesText(want.Stages)},
 	} {
 		if !reflect.DeepEqual(f.got, f.want) {
 			t.Errorf("%s: got %#v, want %#v", f.name, f.got, f.want)
@@ -114,6 +118,14 @@ func TestParsePipelineSettings(t *testing.T) {
 		t.Errorf("critic's access is not what its owner block says")
 	}
 	assertSettled(t, p)
+}
+
+func stagesText(stages []*hearth.Stage) []string {
+	var out []string
+	for _, s := range stages {
+		out = append(out, s.String())
+	}
+	return out
 }
 
 func stringsOf(m map[string]json.RawMessage) map[string]string {
@@ -720,6 +732,83 @@ guard "quality" {
   action    = "send_back"
   condition = "result.metrics.quality < 0.8"
 }`, "t.hcl:7:15", []string{`a send_back guard needs back_to = "<task>"`}},
+
+		// Stage blocks (hearth.Stage, decoded by the table of its settings).
+		{"unknown stage setting", `pipeline "p" {
+  agent = "writer"
+  stage "deploy" {
+    not_befor = "2026-12-01T09:00:00Z"
+  }
+  task "ship" {
+    prompt = "x"
+    stage  = "deploy"
+  }
+}`, "t.hcl:4:5", []string{`Unknown stage setting`, `A stage block has no setting "not_befor" (did you mean "not_before"?)`, `Its settings: not_before (the earliest time`}},
+		{"stage time not RFC 3339", `pipeline "p" {
+  agent = "writer"
+  stage "deploy" { not_before = "1 Dec 2026 09:00" }
+  task "ship" {
+    prompt = "x"
+    stage  = "deploy"
+  }
+}`, "t.hcl:3:33", []string{`Stage "deploy": not_before must be a time in RFC 3339 form`, `as in "2026-12-01T09:00:00Z"`, `"1 Dec 2026 09:00" is not one`}},
+		{"stage time without its zone", `pipeline "p" {
+  agent = "writer"
+  stage "deploy" { not_before = "2026-12-01T09:00:00" }
+  task "ship" {
+    prompt = "x"
+    stage  = "deploy"
+  }
+}`, "t.hcl:3:33", []string{`with its offset from UTC`}},
+		{"stage setting of the wrong type", `pipeline "p" {
+  agent = "writer"
+  stage "deploy" { not_before = ["2026-12-01T09:00:00Z"] }
+  task "ship" {
+    prompt = "x"
+    stage  = "deploy"
+  }
+}`, "t.hcl:3:33", []string{`not_before is written as a string: the earliest time a run may enter the stage`, `got a value of type tuple`}},
+		{"stage of no task", `pipeline "p" {
+  agent = "writer"
+  stage "deplyo" { not_before = "2026-12-01T09:00:00Z" }
+  task "build" {
+    prompt = "x"
+    stage  = "build"
+  }
+  task "ship" {
+    prompt = "x"
+    stage  = "deploy"
+  }
+}`, "t.hcl:3:3", []string{`Pipeline "p" has a block for stage "deplyo", which none of its tasks names (did you mean "deploy"?)`, `The stages its tasks name: build, deploy`}},
+		{"stage of no task, in a pipeline without stages", `pipeline "p" {
+  agent = "writer"
+  stage "deploy" {}
+  task "ship" { prompt = "x" }
+}`, "t.hcl:3:3", []string{`none of its tasks names`, `The stages its tasks name: none`, `Name it in a task (stage = "deploy"), or remove the block`}},
+		{"two blocks for a stage", `pipeline "p" {
+  agent = "writer"
+  stage "deploy" { not_before = "2026-12-01T09:00:00Z" }
+  task "ship" {
+    prompt = "x"
+    stage  = "deploy"
+  }
+  stage "deploy" {}
+}`, "t.hcl:8:3", []string{`Duplicate stage block`, `already has a block for stage "deploy", at t.hcl:3,3-17`, `Merge the two`}},
+		{"reserved stage block", `pipeline "p" {
+  agent = "writer"
+  stage "completed" {}
+  task "ship" { prompt = "x" }
+}`, "t.hcl:3:3", []string{`Invalid stage name`, `stage "completed" is reserved`}},
+		{"a block in a stage block", `pipeline "p" {
+  agent = "writer"
+  stage "deploy" {
+    window { from = "09:00" }
+  }
+  task "ship" {
+    prompt = "x"
+    stage  = "deploy"
+  }
+}`, "t.hcl:4:5", []string{`Unexpected "window" block`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

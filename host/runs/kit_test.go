@@ -101,6 +101,16 @@ func start(t *testing.T, p *hearth.Pipeline, g Guards) *driver {
 	return d
 }
 
+// play starts a run of p and plays steps on it, in order, each logged.
+func play(t *testing.T, p *hearth.Pipeline, g Guards, steps []step) {
+	t.Helper()
+	d := start(t, p, g)
+	for i, s := range steps {
+		d.t.Logf("step %d: %s", i+1, s.what)
+		s.do(d)
+	}
+}
+
 // advance moves the clock.
 func (d *driver) advance(by time.Duration) { d.now = d.now.Add(by) }
 

@@ -49,7 +49,10 @@ func (m *Runs) SweepIfDue(now time.Time) {
 // Sweep applies each run's retention (hearth.Retention): a run idle past
 // pause_after is paused, past abandon_after flagged abandoned, and past
 // delete_after deleted with its outputs and files. A run this engine
-// executes is idle only while none of its tasks runs.
+// executes is idle only while none of its tasks runs, and not while it
+// waits for a stage to open: its idle time counts from when the stage
+// may open (Schedule.IdleSince), so it is neither paused nor, paused
+// never, abandoned or deleted for the wait the pipeline asked for.
 func (m *Runs) Sweep() {
 	m.sweepMu.Lock()
 	m.lastSweep = m.now()
@@ -80,7 +83,7 @@ func (m *Runs) sweepRun(head *record.Run) error {
 	if r := m.active(id); r != nil {
 		r.mu.Lock()
 		quiet := r.s.Quiet()
-		idle = now.Sub(r.s.LastActivity())
+		idle = now.Sub(r.s.IdleSince())
 		r.mu.Unlock()
 		if quiet && pauseAfter > 0 && idle >= pauseAfter && r.loopRunning() {
 			r.requestStop(StopPause, hearth.RunPaused, fmt.Sprintf("idle for %s: paused by retention (pause_after %s)", idle.Round(time.Second), pauseAfter), true)

@@ -23,7 +23,8 @@
 // the run's lock, queues what it answers in order, waits outside the
 // lock, and runs the attempts.
 //
-// Files: schedule.go, surgery.go and the parts above decide; run.go is
+// Files: schedule.go, surgery.go and the parts above decide (and
+// stagewait.go, the wait for a stage its rules keep closed); run.go is
 // the shell, the loop and the attempts; runapi.go holds the operations
 // on runs (start, resume, fork, pause, cancel, revisit); runstate.go
 // what a run's tasks may do to it (state sections, checkpoints, files,

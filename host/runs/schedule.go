@@ -110,7 +110,11 @@ type Effects struct {
 //   - Stages do not interleave: the run enters the stage of the next task
 //     only when nothing of the current stage runs and nothing else starts
 //     in the same pass, one stage at a time; transition guards may block
-//     the entry, which pauses the run with the guard's message.
+//     the entry, which pauses the run with the guard's message. A stage
+//     its rules keep closed (hearth.Stage.Opens: not_before) is waited
+//     for: its task waits, saying so once, the run wakes when the stage
+//     may open and is not idle meanwhile, and the guards are asked then
+//     (stagewait.go).
 //   - Before a task starts, the budget (a run at or over it starts
 //     nothing) and the task_admission guards; a refusal escalates. Tasks
 //     already started in the pass still run.
@@ -168,6 +172,9 @@ type Schedule struct {
 	// succeeded holds the pool's task.succeeded event of each attempt
 	// (by host task ID) until its outcome is recorded (Succeeded).
 	succeeded map[string]hearth.Event
+	// stageWait is when the stage the run waits for may open, as the
+	// last Next found it; zero when it waits for none (stagewait.go).
+	stageWait time.Time
 }
 
 // NewSchedule makes the schedule of a run from its records: its head,
@@ -228,6 +235,7 @@ func (s *Schedule) Next(now time.Time) Effects {
 	if s.stop != nil {
 		return s.nothing()
 	}
+	s.stageWait = time.Time{}
 	parallel := max(s.pipe.Parallel, 1)
 	done := true
 	var ready []int
@@ -278,6 +286,15 @@ func (s *Schedule) Next(now time.Time) Effects {
 			if s.running > 0 || len(launch) > 0 || (stage != "" && stage != ts) {
 				continue
 			}
+			// A stage whose rules keep it closed is waited for: the pass
+			// wakes when it may open, and its guards are asked then.
+			if at, wait := s.stageClosed(i, ts); wait {
+				if s.stop != nil {
+					break // it will never open: the run escalated
+				}
+				wakeAt = earliest(wakeAt, at)
+				continue
+			}
 			if !s.enterStage(ts) {
 				break
 			}
@@ -303,6 +320,11 @@ func (s *Schedule) Next(now time.Time) Effects {
 		s.escalate(-1, "no task can start: the remaining tasks wait on dependencies that did not succeed")
 	}
 	eff := s.nothing()
+	if len(s.events) > 0 && s.stop == nil {
+		// Why tasks wait for a stage, said once per wait: written now,
+		// since no end of the run carries it.
+		eff = s.save(record.RunWrite{})
+	}
 	eff.WakeAt = wakeAt
 	return eff
 }

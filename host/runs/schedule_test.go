@@ -464,11 +464,7 @@ func TestSchedule(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			d := start(t, tc.p, tc.guards)
-			for i, s := range tc.steps {
-				d.t.Logf("step %d: %s", i+1, s.what)
-				s.do(d)
-			}
+			play(t, tc.p, tc.guards, tc.steps)
 		})
 	}
 }

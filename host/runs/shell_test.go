@@ -353,7 +353,13 @@ type fixture struct {
 // newFixture starts a run engine; its runs stop when the test ends.
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{t: t, store: newMemStore(t), agent: testagent.New("scripted", 4), now: time.Now}
-	f.runs = New(Deps{
+	f.runs = f.engine(f.deps())
+	return f
+}
+
+// deps are the run engine's deps over f's store and agent.
+func (f *fixture) deps() Deps {
+	return Deps{
 		Store: f.store, Logger: hclog.NewNullLogger(), Now: func() time.Time { return f.now() },
 		Emit: func(e hearth.Event) Pending {
 			f.store.mu.Lock()
@@ -373,19 +379,24 @@ func newFixture(t *testing.T) *fixture {
 		},
 		Guards:  f,
 		Execute: f.execute,
-	})
-	t.Cleanup(func() {
+	}
+}
+
+// engine makes a run engine of d, whose runs stop when the test ends.
+func (f *fixture) engine(d Deps) *Runs {
+	m := New(d)
+	f.t.Cleanup(func() {
 		// The host's shutdown, with its grace period over at once: tasks
 		// still running are cancelled.
-		f.runs.Stop()
-		f.runs.mu.Lock()
-		for _, r := range f.runs.runs {
+		m.Stop()
+		m.mu.Lock()
+		for _, r := range m.runs {
 			r.cancel(hearth.ErrClosed)
 		}
-		f.runs.mu.Unlock()
-		f.runs.Wait()
+		m.mu.Unlock()
+		m.Wait()
 	})
-	return f
+	return m
 }
 
 // guard adds a guard rule.

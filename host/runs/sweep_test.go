@@ -78,6 +78,17 @@ func randomPipeline(rng *rand.Rand) *hearth.Pipeline {
 	return pipeline(1+rng.IntN(3), tasks...)
 }
 
+// closeStages gives some of p's stages a rule: closed until up to 10 s
+// after t0, so that runs wait for them, between and across the sweep's
+// events. Its own rng leaves the pipelines of the seeds as they were.
+func closeStages(p *hearth.Pipeline, rng *rand.Rand) {
+	for _, name := range p.TaskStages() {
+		if rng.IntN(2) == 0 {
+			p.Stages = append(p.Stages, &hearth.Stage{Name: name, NotBefore: t0.Add(time.Duration(rng.IntN(10_000)) * time.Millisecond)})
+		}
+	}
+}
+
 // TestScheduleSweep drives runs of random pipelines through random
 // events (successes, retryable and permanent failures, quality gates that
 // retry or send work back, pauses that interrupt what runs, and a write
@@ -91,6 +102,8 @@ func randomPipeline(rng *rand.Rand) *hearth.Pipeline {
 //     written, and nothing written is left unsaid;
 //   - a run resumed from the disk never runs again a task the disk has
 //     as succeeded (until a gate of the resumed run sends work back);
+//   - no task starts in a stage its rules keep closed (closeStages): the
+//     run waits, and wakes when the stage opens;
 //   - the records on disk are always ones a resume accepts (no problem
 //     for Problems to find), and the run completes with every task
 //     succeeded on disk.
@@ -110,6 +123,7 @@ func TestScheduleSweep(t *testing.T) {
 func sweep(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	p := randomPipeline(rng)
+	closeStages(p, rand.New(rand.NewPCG(seed, 11)))
 	k := &disk{tasks: map[string]*record.Task{}, said: map[string]int{}, saidOK: map[string]int{}}
 	d := start(t, p, guards{})
 	// failAt is the write that fails, counting from the first: none for
@@ -146,6 +160,10 @@ func sweep(t *testing.T, seed uint64) {
 			for _, name := range d.next() {
 				if doneOnDisk[name] {
 					t.Fatalf("seed %d: %s ran again after resume, though the disk had it succeeded", seed, name)
+				}
+				stage := p.Task(name).Stage
+				if open, at := p.Stage(stage).Opens(d.now); !open {
+					t.Fatalf("seed %d: %s started at %s in stage %s, which opens at %s", seed, name, d.now, stage, at)
 				}
 			}
 			land()

@@ -303,7 +303,9 @@ func runFromPB(m *storepb.Run) *record.Run {
 	return r
 }
 
-func graphToPB(g *record.Graph) *storepb.RunGraph {
+// graphToPB encodes a run's graph. The stages' rules go as the
+// vocabulary's JSON (stages): the store names none of their settings.
+func graphToPB(g *record.Graph) (*storepb.RunGraph, error) {
 	p := g.Pipeline
 	m := &storepb.RunGraph{
 		Pipeline: p.Name, Description: p.Description, Parallel: int32(p.Parallel),
@@ -322,10 +324,19 @@ func graphToPB(g *record.Graph) *storepb.RunGraph {
 			Stage: t.Stage, Metadata: t.Metadata, Attempts: int32(t.Attempts), OnFailure: string(t.OnFailure),
 		})
 	}
-	return m
+	if len(p.Stages) > 0 {
+		b, err := json.Marshal(p.Stages)
+		if err != nil {
+			return nil, fmt.Errorf("stages of pipeline %q: %w", p.Name, err)
+		}
+		m.Stages = b
+	}
+	return m, nil
 }
 
-func graphFromPB(m *storepb.RunGraph) *record.Graph {
+// graphFromPB decodes a run's graph; one written before stages had
+// rules has none.
+func graphFromPB(m *storepb.RunGraph) (*record.Graph, error) {
 	p := &hearth.Pipeline{
 		Name: m.GetPipeline(), Description: m.GetDescription(), Parallel: int(m.GetParallel()),
 		OnFailure: hearth.OnFailure(m.GetOnFailure()),
@@ -350,7 +361,12 @@ func graphFromPB(m *storepb.RunGraph) *record.Graph {
 			Stage: t.GetStage(), Metadata: t.GetMetadata(), Attempts: int(t.GetAttempts()), OnFailure: hearth.OnFailure(t.GetOnFailure()),
 		})
 	}
-	return &record.Graph{Pipeline: p, Config: m.GetConfig()}
+	if b := m.GetStages(); len(b) > 0 {
+		if err := json.Unmarshal(b, &p.Stages); err != nil {
+			return nil, fmt.Errorf("stages of pipeline %q: %w", p.Name, err)
+		}
+	}
+	return &record.Graph{Pipeline: p, Config: m.GetConfig()}, nil
 }
 
 func taskToPB(t *record.Task) *storepb.RunTask {

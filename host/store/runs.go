@@ -31,7 +31,11 @@ func (s *Store) SaveRun(id string, w record.RunWrite) *Pending {
 		return nil
 	}
 	if w.Graph != nil {
-		v, err := encode(graphToPB(w.Graph))
+		m, err := graphToPB(w.Graph)
+		if err != nil {
+			return failed(fmt.Errorf("encode run %s: %w", id, err))
+		}
+		v, err := encode(m)
 		if err := put(runKey("g/", id), v, err); err != nil {
 			return failed(err)
 		}
@@ -193,7 +197,11 @@ func (s *Store) RunGraph(id string) (*record.Graph, error) {
 	if err := s.get(runKey("g/", id), m); err != nil {
 		return nil, fmt.Errorf("graph of run %s: %w", id, err)
 	}
-	return graphFromPB(m), nil
+	g, err := graphFromPB(m)
+	if err != nil {
+		return nil, fmt.Errorf("graph of run %s: %w", id, err)
+	}
+	return g, nil
 }
 
 // RunTasks returns the task records of run id, by task name.

@@ -50,6 +50,12 @@ pipeline "podcast" {
     delete_after  = "720h"
   }
 
+  # The run enters stage "writing" at 9:00 in UTC+1 on 1 December at
+  # the earliest; stage "review" has no block, so no rules.
+  stage "writing" {
+    not_before = "2026-12-01T09:00:00+01:00"
+  }
+
   task "script" {
     prompt       = "write the script"
     files        = ["script.md"]

@@ -272,6 +272,12 @@ pipeline "overview" {
     delete_after  = "0"
   }
 
+  # A stage's rules: the run enters stage "lookup" (a task's stage, below)
+  # not before this time; its task waits till then.
+  # stage "lookup" {
+  #   not_before = "2026-12-01T09:00:00Z"
+  # }
+
   task "http" {
     prompt       = "summary net/http"
     directories  = ["net/http"]  # hints for the matcher: files, directories, technologies

@@ -1716,6 +1716,11 @@ type RunGraph struct {
 	// require_checks: a reported tool use a pre_tool_use guard covers but
 	// the agent never asked about fails its task.
 	RequireChecks bool `protobuf:"varint,16,opt,name=require_checks,json=requireChecks,proto3" json:"require_checks,omitempty"`
+	// stages is the JSON of the pipeline's stage rules (hearth.Pipeline's
+	// Stages, []*hearth.Stage): the vocabulary's own encoding, so that a
+	// rule added there is kept without a field here. Absent (a record
+	// written before stages had rules) means none.
+	Stages        []byte `protobuf:"bytes,17,opt,name=stages,proto3" json:"stages,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1860,6 +1865,13 @@ func (x *RunGraph) GetRequireChecks() bool {
 		return x.RequireChecks
 	}
 	return false
+}
+
+func (x *RunGraph) GetStages() []byte {
+	if x != nil {
+		return x.Stages
+	}
+	return nil
 }
 
 type GraphTask struct {
@@ -2814,7 +2826,7 @@ const file_store_proto_rawDesc = "" +
 	"\x06review\x18\x05 \x03(\tR\x06review\x12\x1b\n" +
 	"\tunix_nano\x18\x06 \x01(\x03R\bunixNano\x12\x1f\n" +
 	"\vreset_tasks\x18\a \x03(\tR\n" +
-	"resetTasks\"\x8e\x05\n" +
+	"resetTasks\"\xa6\x05\n" +
 	"\bRunGraph\x12\x1a\n" +
 	"\bpipeline\x18\x01 \x01(\tR\bpipeline\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
@@ -2833,7 +2845,8 @@ const file_store_proto_rawDesc = "" +
 	"\x13abandon_after_nanos\x18\r \x01(\x03R\x11abandonAfterNanos\x12,\n" +
 	"\x12delete_after_nanos\x18\x0e \x01(\x03R\x10deleteAfterNanos\x12\x16\n" +
 	"\x06config\x18\x0f \x01(\tR\x06config\x12%\n" +
-	"\x0erequire_checks\x18\x10 \x01(\bR\rrequireChecks\"\x80\x03\n" +
+	"\x0erequire_checks\x18\x10 \x01(\bR\rrequireChecks\x12\x16\n" +
+	"\x06stages\x18\x11 \x01(\fR\x06stages\"\x80\x03\n" +
 	"\tGraphTask\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
