@@ -34,8 +34,10 @@
 //
 // The engine keeps composition only: it gives the member its pools (the
 // one placement policy, host/pool) and the means to run a task here
-// (cluster.Deps), and tells it what changed; everything the cluster decides is
-// decided here and in package cluster.
+// (cluster.Deps, the contract package cluster holds, so that the engine
+// imports no package of the cluster but that one), and tells it what
+// changed; everything the cluster decides is decided here and in package
+// cluster.
 package member
 
 import (
