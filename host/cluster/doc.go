@@ -19,8 +19,11 @@
 //     over mutual TLS.
 //
 // This package imports only the vocabulary, the matcher and the standard
-// library, so that the config, the pools and the daemon's client can use
-// its types without linking etcd's client or gRPC. Each host keeps its
+// library, so that the config, the pools, the store and the daemon's
+// client can use its types without linking etcd's client or gRPC. The
+// contract between a host's engine and its member is here too (Deps,
+// Pool, KeyStore, and ForwardRecord, which the store keeps): the engine
+// names its member through it and stands on no cluster implementation. Each host keeps its
 // own store, runs, guards and config. What is shared is small and
 // rate-limited: a record per host and a summary per session.
 //
