@@ -3,11 +3,9 @@ package config
 import (
 	"encoding/hex"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
@@ -92,7 +91,7 @@ type rawFile struct {
 	GuardPath *rawGuardPaths `hcl:"guards,block"`
 	Server    *rawServer     `hcl:"server,block"`
 	Hooks     *rawHooks      `hcl:"hooks,block"`
-	Cluster   *rawCluster    `hcl:"cluster,block"`
+	Cluster   *cluster.Block `hcl:"cluster,block"`
 	Store     *rawStore      `hcl:"store,block"`
 	Telemetry *rawTelemetry  `hcl:"telemetry,block"`
 	// Confinement is every agent's default confinement (confine.go).
@@ -437,7 +436,7 @@ func (v *validator) duration(s *string, r hcl.Range, name string, def time.Durat
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(*s))
 	if err != nil {
-		v.errorf(r, "Invalid duration", "%s must be a duration such as \"30s\", \"5m\" or \"1h30m\"; %q is not one%s.", name, *s, daysHint(*s))
+		v.errorf(r, "Invalid duration", "%s must be a duration such as \"30s\", \"5m\" or \"1h30m\"; %q is not one%s.", name, *s, text.DaysHint(*s))
 		return def
 	}
 	if d <= 0 {
@@ -445,21 +444,6 @@ func (v *validator) duration(s *string, r hcl.Range, name string, def time.Durat
 		return def
 	}
 	return d
-}
-
-// daysHint is `: durations stop at hours, so write "168h"` for a
-// duration written in days ("7d"), a mistake time.ParseDuration's syntax
-// invites; "" for anything else.
-func daysHint(s string) string {
-	num, ok := strings.CutSuffix(strings.TrimSpace(s), "d")
-	if !ok {
-		return ""
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n <= 0 || math.IsInf(n, 0) {
-		return ""
-	}
-	return fmt.Sprintf(": durations stop at hours, so write %q", strconv.FormatFloat(n*24, 'f', -1, 64)+"h")
 }
 
 func (v *validator) limit(n *int, r hcl.Range, name string, dst *int) {

@@ -539,7 +539,7 @@ func (v *validator) optDuration(s *string, r hcl.Range, name string, def time.Du
 	d, err := time.ParseDuration(strings.TrimSpace(*s))
 	switch {
 	case err != nil:
-		v.errorf(r, "Invalid duration", "%s must be a duration such as \"12h\" or \"168h\", or \"0\" to turn this step off; %q is not one%s.", name, *s, daysHint(*s))
+		v.errorf(r, "Invalid duration", "%s must be a duration such as \"12h\" or \"168h\", or \"0\" to turn this step off; %q is not one%s.", name, *s, text.DaysHint(*s))
 		return def
 	case d < 0:
 		v.errorf(r, "Invalid duration", "%s must be positive, or \"0\" to turn this step off (got %q).", name, *s)
