@@ -85,6 +85,7 @@ var badSettings = map[string][]struct{ value, at, detail string }{
 		{`["https://a:1", "a:2"]`, `"a:2"`, `endpoints[1] "a:2" has no scheme: write etcd's client URL`},
 		{`["ftp://a:1"]`, `"ftp://a:1"`, `has scheme "ftp", not http, https, unix or unixs`},
 		{`[]`, `[]`, "endpoints is empty: list etcd's client URLs"},
+		{`["http://a:1"]`, `"http://a:1"`, `endpoints[0] "http://a:1" is plain http while a tls block is set`},
 	},
 	"advertise": {
 		{`"0.0.0.0:7420"`, `"0.0.0.0:7420"`, "is a wildcard address: other hosts cannot dial 0.0.0.0"},
