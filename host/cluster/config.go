@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // Defaults and bounds of the cluster block.
@@ -84,6 +86,16 @@ type Config struct {
 	// CompactInterval is how often etcd's history is compacted (by the
 	// member with the lowest ID).
 	CompactInterval time.Duration
+}
+
+// Member is what the host publishes about itself from its settings: its
+// ID and the address the others dial. A setting the others should see
+// (in listings, or to place with) is copied here, so that it reaches
+// etcd's record with no line in cluster/member, whose record adds what
+// the host knows only running (host name, start, config hash, version,
+// draining, its agents' load).
+func (c Config) Member() hearth.Member {
+	return hearth.Member{ID: c.HostID, Addr: c.Advertise}
 }
 
 // TLS holds the files a host presents to etcd and checks it with.
