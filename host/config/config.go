@@ -298,7 +298,11 @@ func (c *Config) SelectPipeline(name string) (*hearth.Pipeline, error) {
 	return nil, fmt.Errorf("%w: %s has %d pipelines; name one: %s", ErrNoPipeline, where, len(names), strings.Join(names, ", "))
 }
 
-// Matcher tunes how tasks are placed on sessions.
+// Matcher tunes how tasks are placed on sessions: the matcher block, the
+// same for every agent. An agent's pool scores with it and with the
+// pool's idle timeout (freshness reaches 0 when a session is retired),
+// which the engine maps (engine.PoolSettings, then
+// pool.Spec.WithDefaults).
 type Matcher struct {
 	Weights   matcher.Weights
 	Threshold float64
@@ -309,13 +313,6 @@ type Matcher struct {
 func DefaultMatcher() Matcher {
 	d := matcher.DefaultConfig()
 	return Matcher{Weights: d.Weights, Threshold: d.Threshold, TopK: d.TopK}
-}
-
-// For returns the matcher configuration of one agent's pool. Its
-// IdleTimeout is the agent's pool.idle_timeout, zero when the file
-// leaves it out: the pool fills in its own (pool.Spec.WithDefaults).
-func (m Matcher) For(a *Agent) matcher.Config {
-	return matcher.Config{Weights: m.Weights, Threshold: m.Threshold, TopK: m.TopK, IdleTimeout: a.Pool.IdleTimeout}
 }
 
 // Agent returns the agent named name, or nil.

@@ -423,9 +423,9 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 // checks are package matcher's (matcher.Block), so that a new placement
 // factor's weight needs nothing here.
 func (v *validator) matcher(b *matcher.Block) Matcher {
-	// The idle timeout is each agent pool's, not the block's: the
-	// matcher's own default only lets Decode check the rest.
-	c, diags := b.Decode(evalContext(), matcher.DefaultConfig().IdleTimeout)
+	// The idle timeout is each agent pool's, not the block's
+	// (engine.PoolSettings, pool.Spec.WithDefaults).
+	c, diags := b.Decode(evalContext())
 	v.diags = append(v.diags, diags...)
 	return Matcher{Weights: c.Weights, Threshold: c.Threshold, TopK: c.TopK}
 }
