@@ -58,12 +58,12 @@ const (
 //	cluster {
 //	  endpoints        = ["https://10.0.0.5:2379"]  (required)
 //	  advertise        = "10.0.0.7:7420"             this host's API, as others dial it (default: server.listen; --advertise)
-//	  host_id          = hostname-<hash of data dir>  letters, digits, '.', '_', '-'
+//	  host_id          = hostname-<hash of data dir>  letters, digits, '.', '_', '-'; the default is applied by hearth serve (flags may move the data dir)
 //	  lease_ttl        = "10s"   2s to 5m, whole seconds
 //	  publish_interval = "1s"    100ms to 1m
 //	  dial_timeout     = "5s"
 //	  compact_interval = "5m"    1m to 24h
-//	  tls {                      for etcd; all three files, or none
+//	  tls {                      for etcd (mutual TLS); all three files, or none; relative paths: to the config file
 //	    ca_file   = "ca.pem"
 //	    cert_file = "host.pem"
 //	    key_file  = "host-key.pem"
