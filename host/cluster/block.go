@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 
+	"github.com/hearth-dev/hearth/internal/hclspot"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -59,7 +59,7 @@ func (b *Block) Decode(dir string) (*Config, hcl.Diagnostics) {
 		return nil, nil
 	}
 	var diags hcl.Diagnostics
-	at := func(name string) hcl.Range { return attrRange(b.Body, name, b.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(b.Body, name, b.DefRange) }
 	duration := func(s *string, name string, def time.Duration) time.Duration {
 		d, diag := parseDuration(s, at(name), name, def)
 		if diag != nil {
@@ -117,9 +117,9 @@ func (b *Block) Decode(dir string) (*Config, hcl.Diagnostics) {
 		switch {
 		case strings.HasPrefix(ce.Field, "endpoints["):
 			i, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(ce.Field, "endpoints["), "]"))
-			r = elemRange(b.Body, "endpoints", i, at("endpoints"))
+			r = hclspot.Elem(b.Body, "endpoints", i, at("endpoints"))
 		case strings.HasPrefix(ce.Field, "tls.") && b.TLS != nil:
-			r = attrRange(b.TLS.Body, strings.TrimPrefix(ce.Field, "tls."), b.TLS.DefRange)
+			r = hclspot.Attr(b.TLS.Body, strings.TrimPrefix(ce.Field, "tls."), b.TLS.DefRange)
 		}
 		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid cluster setting",
 			Detail: ce.Field + " " + ce.Problem + ": " + ce.Fix + ".", Subject: r.Ptr()})
@@ -144,30 +144,4 @@ func parseDuration(s *string, r hcl.Range, name string, def time.Duration) (time
 			Detail: name + " must be positive (got " + *s + ")."}
 	}
 	return d, nil
-}
-
-// attrRange is where attribute name's value is written in body, else
-// fallback.
-func attrRange(body hcl.Body, name string, fallback hcl.Range) hcl.Range {
-	if sb, ok := body.(*hclsyntax.Body); ok {
-		if a, ok := sb.Attributes[name]; ok {
-			return a.Expr.Range()
-		}
-	}
-	return fallback
-}
-
-// elemRange is where the i-th element of list attribute name is written
-// in body: the spot to point at when one entry is wrong. It falls back to
-// the whole value, then to fallback.
-func elemRange(body hcl.Body, name string, i int, fallback hcl.Range) hcl.Range {
-	sb, ok := body.(*hclsyntax.Body)
-	if !ok || sb.Attributes[name] == nil {
-		return fallback
-	}
-	e := sb.Attributes[name].Expr
-	if t, ok := e.(*hclsyntax.TupleConsExpr); ok && i >= 0 && i < len(t.Exprs) {
-		return t.Exprs[i].Range()
-	}
-	return e.Range()
 }
