@@ -17,7 +17,8 @@ import (
 // it ([Config] shows it written out). It lives here, with the settings it
 // becomes, so that a new setting of the block lands in this package
 // alone: its attribute here, its field in Config, its line in
-// [Block.Decode] and its check in [Config.Validate]; package host/config
+// [Block.Decode], its check in [Config.Validate], and its line in
+// [Config.Member] if the other hosts are to see it; package host/config
 // hands the block over and adds nothing. Pointers tell "absent" from
 // "zero" where zero is not the default; bodies say where each setting was
 // written, for errors that point at it (file:line:col).
