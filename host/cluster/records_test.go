@@ -429,6 +429,7 @@ func FuzzDecodeHost(f *testing.F) {
 	f.Add("h", b)
 	f.Add("h", []byte(`{"v":1,"addr":"a:1","identity":"x","incarnation":"y","started":"0001-01-01T00:00:00Z"}`))
 	f.Add("h", []byte(`{"v":1,"addr":"a:1","id":"g","self":true,"unhealthy":"u","sessions":3,"agents":null,"config_hash":""}`))
+	f.Add("h", []byte(`{"v":1,"addr":"a:1","ID":"g","SELF":true,"Unhealthy":"u","Sessions":3}`)) // encoding/json matches names in any case
 	f.Fuzz(func(t *testing.T, id string, value []byte) {
 		h, err := DecodeHost(id, value)
 		if err != nil {
