@@ -77,9 +77,10 @@ func TestBlockDecode(t *testing.T) {
 
 // badSettings holds, for every setting of the cluster block, values its
 // decoding or its check refuses, each with what its error says and the
-// text of the value it must point at. TestBlockErrorsAtTheSetting fails
-// for a setting of Block without a row: a new setting comes with its
-// check, reported where the setting is written.
+// text of the value it must point at (nil for a setting that takes any
+// value). TestBlockErrorsAtTheSetting fails for a setting of Block
+// without a row: a new setting comes with its check, reported where the
+// setting is written, or says it has none.
 var badSettings = map[string][]struct{ value, at, detail string }{
 	"endpoints": {
 		{`["https://a:1", "a:2"]`, `"a:2"`, `endpoints[1] "a:2" has no scheme: write etcd's client URL`},
@@ -141,8 +142,8 @@ func settings(t reflect.Type, prefix string) []string {
 func TestBlockErrorsAtTheSetting(t *testing.T) {
 	all := settings(reflect.TypeFor[Block](), "")
 	for _, s := range all {
-		if len(badSettings[s]) == 0 {
-			t.Errorf("setting %s has no row in badSettings: give a value its check refuses", s)
+		if _, ok := badSettings[s]; !ok {
+			t.Errorf("setting %s has no row in badSettings: give values its check refuses (nil: it takes any value)", s)
 		}
 	}
 	for s := range badSettings {
