@@ -517,8 +517,10 @@ func (m *Member) record() hearth.Member {
 	m.mu.Lock()
 	hash := m.configHash
 	m.mu.Unlock()
-	rec := hearth.Member{ID: m.cfg.HostID, Addr: m.cfg.Advertise, Hostname: m.hostname, Started: m.started,
-		ConfigHash: hash, Version: m.version, Draining: m.draining()}
+	// What the settings say is host/cluster's (a setting the others see
+	// needs no line here); what the host knows running is added.
+	rec := m.cfg.Member()
+	rec.Hostname, rec.Started, rec.ConfigHash, rec.Version, rec.Draining = m.hostname, m.started, hash, m.version, m.draining()
 	for _, p := range m.d.Pools() {
 		rec.Agents = append(rec.Agents, p.Load())
 	}
