@@ -35,8 +35,29 @@ const (
 	// MaxSessionIDBytes bounds a session ID, which is a key segment.
 	MaxSessionIDBytes = 256
 	maxNameBytes      = 128
-	maxAgents         = 64
+	maxAgents         = MaxAgents
 )
+
+// MaxAgents bounds the agents a host's record lists: a host with more
+// could publish no record the others read (CheckAgents).
+const MaxAgents = 64
+
+// CheckAgents says what in a host's agents would make its record one the
+// other hosts refuse, so that configuration refuses it first: more than
+// MaxAgents agents, or an agent whose name is not 1 to 128 bytes of UTF-8
+// without '/'. problem is "" when the agents fit; index is the agent at
+// fault, or -1 for their number.
+func CheckAgents(names []string) (index int, problem string) {
+	if len(names) > MaxAgents {
+		return -1, fmt.Sprintf("%d agents, more than the %d a host of a cluster publishes", len(names), MaxAgents)
+	}
+	for i, n := range names {
+		if err := checkName(n); err != nil {
+			return i, fmt.Sprintf("agent name %q %v, as a host of a cluster publishes it", n, err)
+		}
+	}
+	return 0, ""
+}
 
 // recordVersion is the v field of every record this package writes. A
 // record with another version was written by a hearth this one cannot

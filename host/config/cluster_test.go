@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +56,43 @@ func TestClusterErrors(t *testing.T) {
 				t.Errorf("got\n%v\nwant %s and %q", err, tc.pos, tc.want)
 			}
 		})
+	}
+}
+
+// TestClusterRefusesAgentsTheOtherHostsWould: in a cluster, an agent
+// whose name the other hosts would refuse in this host's record, or more
+// agents than a record carries, is refused where it is written, not
+// found later as a host the others cannot list. Without a cluster block
+// the same agents load.
+func TestClusterRefusesAgentsTheOtherHostsWould(t *testing.T) {
+	const block = "cluster {\n  endpoints = [\"http://a:1\"]\n  advertise = \"a:1\"\n}\n"
+	long := strings.Repeat("a", 129)
+	var many strings.Builder
+	for i := range cluster.MaxAgents + 1 {
+		fmt.Fprintf(&many, "agent \"a%d\" { bundled = \"gotour\" }\n", i)
+	}
+	for _, tc := range []struct {
+		name, agents, pos, want string
+	}{
+		{"a long name", "agent \"ok\" { bundled = \"gotour\" }\nagent \"" + long + "\" { bundled = \"gotour\" }\n", "t.hcl:2:1", "is not 1 to 128 bytes"},
+		{"too many", many.String(), fmt.Sprintf("t.hcl:%d:1", cluster.MaxAgents+2), "65 agents, more than the 64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Parse([]byte(tc.agents), "t.hcl", opts); err != nil {
+				t.Fatalf("without a cluster: %v", err)
+			}
+			_, err := Parse([]byte(tc.agents+block), "t.hcl", opts)
+			if err == nil || !strings.Contains(err.Error(), tc.pos) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got\n%v\nwant %s and %q", err, tc.pos, tc.want)
+			}
+		})
+	}
+	// The largest that fits loads: 64 agents of 128-byte names.
+	var fits strings.Builder
+	for i := range cluster.MaxAgents {
+		fmt.Fprintf(&fits, "agent \"%s%03d\" { bundled = \"gotour\" }\n", strings.Repeat("b", 125), i)
+	}
+	if _, err := Parse([]byte(fits.String()+block), "t.hcl", opts); err != nil {
+		t.Errorf("64 agents of 128-byte names: %v", err)
 	}
 }

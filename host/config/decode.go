@@ -241,6 +241,21 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	cfg.Server = v.server(raw.Server)
 	cfg.Hooks = v.hooks(raw.Hooks, cfg)
 	cfg.Cluster = v.cluster(raw.Cluster)
+	if cfg.Cluster != nil {
+		// What the other hosts would refuse in this host's record is
+		// refused here, where the agent is written.
+		names := make([]string, len(raw.Agents))
+		for i, ra := range raw.Agents {
+			names[i] = ra.Name
+		}
+		switch i, problem := cluster.CheckAgents(names); {
+		case problem == "":
+		case i < 0:
+			v.errorf(raw.Cluster.DefRange, "Too many agents for a cluster", "This host has %s: the other hosts would refuse its record. Run the rest on another host of the cluster.", problem)
+		default:
+			v.errorf(raw.Agents[i].DefRange, "Agent name too long for a cluster", "This host's record would carry %s, and the other hosts would refuse it. Give the agent a shorter name.", problem)
+		}
+	}
 	cfg.Store = v.store(raw.Store)
 	cfg.Telemetry = v.telemetry(raw.Telemetry)
 	return cfg
