@@ -3,7 +3,6 @@ package matcher
 import (
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -43,16 +42,16 @@ type WeightsBlock struct {
 	Body hcl.Body `hcl:",remain"`
 }
 
-// Decode turns the block into a Config: the defaults ([DefaultConfig],
-// with idleTimeout, which the config file sets per agent pool) overridden
-// by what the block sets, checked by [Config.Validate]. Each problem is a
-// diagnostic at the attribute it is about: an unknown weight (with the
-// name it is likely a typo of), a value that is not a number, and every
-// *ConfigError. A nil Block is the defaults. ctx evaluates the weights'
-// expressions, as the rest of the file's.
-func (b *Block) Decode(ctx *hcl.EvalContext, idleTimeout time.Duration) (Config, hcl.Diagnostics) {
+// Decode turns the block into a Config: the defaults ([DefaultConfig])
+// overridden by what the block sets, checked by [Config.Validate]. Its
+// IdleTimeout is the default's: the config file sets it per agent pool,
+// not in this block (a pool's matcher takes its pool's idle timeout). Each
+// problem is a diagnostic at the attribute it is about: an unknown weight
+// (with the name it is likely a typo of), a value that is not a number,
+// and every *ConfigError. A nil Block is the defaults. ctx evaluates the
+// weights' expressions, as the rest of the file's.
+func (b *Block) Decode(ctx *hcl.EvalContext) (Config, hcl.Diagnostics) {
 	c := DefaultConfig()
-	c.IdleTimeout = idleTimeout
 	if b == nil {
 		return c, nil
 	}

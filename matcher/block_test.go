@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -23,7 +22,7 @@ func decodeBlock(t *testing.T, src string) (Config, hcl.Diagnostics) {
 		Matcher *Block `hcl:"matcher,block"`
 	}
 	diags = gohcl.DecodeBody(f.Body, nil, &raw)
-	c, d := raw.Matcher.Decode(nil, 7*time.Minute)
+	c, d := raw.Matcher.Decode(nil)
 	return c, append(diags, d...)
 }
 
@@ -36,12 +35,12 @@ func TestBlockDecode(t *testing.T) {
 		t.Fatal(diags)
 	}
 	want := DefaultConfig()
-	want.Threshold, want.TopK, want.IdleTimeout = 0.5, 3, 7*time.Minute
+	want.Threshold, want.TopK = 0.5, 3
 	want.Weights.Directory, want.Weights.Tech = 0.40, 0.10
 	if c != want {
 		t.Errorf("got %+v, want %+v", c, want)
 	}
-	if c, diags := decodeBlock(t, ""); diags.HasErrors() || c.Threshold != 0.6 || c.Weights != DefaultWeights() || c.IdleTimeout != 7*time.Minute {
+	if c, diags := decodeBlock(t, ""); diags.HasErrors() || c.Threshold != 0.6 || c != DefaultConfig() {
 		t.Errorf("no block: got %+v, %v; want the defaults", c, diags)
 	}
 

@@ -14,19 +14,25 @@ import (
 	"github.com/hearth-dev/hearth/host/cluster/member"
 	"github.com/hearth-dev/hearth/host/cluster/peer"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/host/engine"
+	"github.com/hearth-dev/hearth/internal/telemetry"
 )
+
+// The member is the engine's cluster: the engine names it only through
+// its Cluster interface, so that it links no cluster implementation.
+var _ engine.Cluster = (*member.Member)(nil)
 
 // newMember makes this host's member of the cluster its config's
 // cluster block names (host/cluster/member), or nil without a cluster
 // block. It checks the block and reads the hosts' certificates, and
 // starts nothing: serve hands it to the engine and joins it once the
-// daemon listens.
-func (m *Main) newMember(cfg *config.Config, logger hclog.Logger) (*member.Member, error) {
+// daemon listens. Its spans go where the engine's go, tp.
+func (m *Main) newMember(cfg *config.Config, logger hclog.Logger, tp *telemetry.Provider) (*member.Member, error) {
 	if cfg.Cluster == nil {
 		return nil, nil
 	}
 	o := member.Options{Cluster: *cfg.Cluster, Listen: cfg.Server.Listen, DataDir: cfg.DataDir,
-		Version: buildInfo().Version, ConfigHash: configHash(cfg), Logger: logger}
+		Version: buildInfo().Version, ConfigHash: configHash(cfg), Logger: logger, Tracer: tp.TracerProvider()}
 	if t := cfg.Server.TLS; t != nil {
 		o.TLS = &peer.TLS{CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.ClientCAFile}
 	}

@@ -208,9 +208,9 @@ func runNemesis(t *testing.T, seed uint64, plan nemesisPlan) nemesisTally {
 			time.Sleep(f.hold / 4)
 			h.start(t)
 		case "etcd":
-			c.etcd.stop()
+			c.etcd.Stop()
 			time.Sleep(f.hold)
-			c.etcd.start()
+			c.etcd.Start()
 		case "cut":
 			c.proxies[f.id].cut()
 			time.Sleep(f.hold)
@@ -221,7 +221,7 @@ func runNemesis(t *testing.T, seed uint64, plan nemesisPlan) nemesisTally {
 	close(results)
 
 	// The completions etcd holds, by task.
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{c.etcd.clientURL.String()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{c.etcd.ClientURL.String()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

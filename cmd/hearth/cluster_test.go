@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,11 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
-
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 	"github.com/hearth-dev/hearth/internal/testcert"
 	"github.com/hearth-dev/hearth/internal/testnet"
 )
@@ -29,65 +26,6 @@ import (
 // binary as the hearth command), each on its own data directory and
 // loopback port, authenticating one another with mutual TLS, sharing an
 // embedded etcd on loopback.
-
-// testEtcd is an embedded etcd on loopback ports of its own, which can be
-// stopped and started again on the same data directory and ports.
-type testEtcd struct {
-	t                  testing.TB
-	dir                string
-	clientURL, peerURL url.URL
-	e                  *embed.Etcd
-}
-
-func newEtcd(t testing.TB) *testEtcd {
-	s := &testEtcd{t: t, dir: t.TempDir(),
-		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
-		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
-	}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
-}
-
-func (s *testEtcd) start() {
-	s.t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Name, cfg.Dir = "test", s.dir
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{s.clientURL}, []url.URL{s.clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{s.peerURL}, []url.URL{s.peerURL}
-	cfg.InitialCluster = "test=" + s.peerURL.String()
-	// Fast elections, so that a 2 s lease TTL is allowed.
-	cfg.TickMs, cfg.ElectionMs = 10, 100
-	cfg.UnsafeNoFsync = true
-	var (
-		e   *embed.Etcd
-		err error
-	)
-	for range 50 { // a port just released may linger
-		if e, err = embed.StartEtcd(cfg); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		s.t.Fatalf("starting etcd: %v", err)
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(20 * time.Second):
-		e.Close()
-		s.t.Fatal("etcd did not become ready in 20s")
-	}
-	s.e = e
-}
-
-func (s *testEtcd) stop() {
-	if s.e != nil {
-		s.e.Close()
-		s.e = nil
-	}
-}
 
 // hostCerts makes a CA and one certificate every host presents, as server
 // and as client, for 127.0.0.1.
@@ -111,7 +49,7 @@ type clusterHost struct {
 // testCluster is an etcd and the hosts sharing it.
 type testCluster struct {
 	t                     testing.TB
-	etcd                  *testEtcd
+	etcd                  *clustertest.Etcd
 	ca, cert, key, agents string
 	hosts                 map[string]*clusterHost
 	// leaseTTL is the hosts' lease_ttl; "2s" when empty. dialTimeout
@@ -132,7 +70,7 @@ type testCluster struct {
 func (c *testCluster) hostsByID() map[string]*clusterHost { return c.hosts }
 
 func newTestCluster(t testing.TB) *testCluster {
-	c := &testCluster{t: t, etcd: newEtcd(t)}
+	c := &testCluster{t: t, etcd: clustertest.StartEtcd(t)}
 	c.ca, c.cert, c.key = hostCerts(t)
 	c.agents = `agent "scripted" {
   command = ["` + os.Args[0] + `"]
@@ -193,7 +131,7 @@ cluster {
   dial_timeout     = %q
   publish_interval = %q
 }
-`, port, httpLine, c.cert, c.key, c.ca, c.etcd.clientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.dialTimeout, "5s"), cmp.Or(c.publishInterval, "100ms"))
+`, port, httpLine, c.cert, c.key, c.ca, c.etcd.ClientURL.String(), advertise, id, cmp.Or(c.leaseTTL, "2s"), cmp.Or(c.dialTimeout, "5s"), cmp.Or(c.publishInterval, "100ms"))
 	if err := os.WriteFile(h.config, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +385,7 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 		return ok && m.Sessions == 1 && idle(m)
 	})
 
-	c.etcd.stop()
+	c.etcd.Stop()
 	// The lease runs out: a no longer knows who is alive, places alone,
 	// and says etcd does not answer; it lists the cluster as it last saw
 	// it (not checked here: a host whose watch saw the other's lease
@@ -461,7 +399,7 @@ func TestClusterEtcdDownAndBack(t *testing.T) {
 		t.Fatalf("with etcd down: %+v", o.Decision)
 	}
 
-	c.etcd.start()
+	c.etcd.Start()
 	a.until(t, "b is back", func(hs hearth.Members) bool {
 		m, ok := memberOf(hs, "b")
 		return ok && m.Sessions == 1 && idle(m) && len(hs.Hosts) == 2
@@ -486,7 +424,7 @@ func TestClusterServeWhileEtcdDown(t *testing.T) {
 	t.Parallel()
 	c := newTestCluster(t)
 	c.dialTimeout = "1s"
-	c.etcd.stop()
+	c.etcd.Stop()
 	a := c.host("a")
 	// The warning is on stderr, which is copied apart from the stdout
 	// line that said a serves: wait for it.
@@ -499,7 +437,7 @@ func TestClusterServeWhileEtcdDown(t *testing.T) {
 		t.Fatalf("a task on a without etcd: %+v", o)
 	}
 
-	c.etcd.start()
+	c.etcd.Start()
 	b := c.host("b")
 	for _, h := range []*clusterHost{a, b} {
 		h.until(t, "a and b see each other", func(hs hearth.Members) bool {

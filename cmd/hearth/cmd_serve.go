@@ -121,7 +121,7 @@ func (m *Main) serve(ctx context.Context, f serveFlags) error {
 	defer m.stopTelemetry(tp)
 	// With a cluster block, the host's member of its cluster: handed to
 	// the engine now, joined once the listeners are open.
-	member, err := m.newMember(cfg, logger)
+	member, err := m.newMember(cfg, logger, tp)
 	if err != nil {
 		return err
 	}

@@ -199,6 +199,12 @@ func (f *follower) line(e hearth.Event) {
 	w := f.w
 	switch e.Kind {
 	case hearth.EventRunTask:
+		if e.To == "" {
+			// A note on a task whose status stays: it waits for its
+			// stage to open (said once per wait).
+			fmt.Fprintf(w, "        %s\n", e.Message)
+			return
+		}
 		total := f.total()
 		if finalTask(hearth.TaskStatus(e.To)) && !f.printedOnce[e.Task] {
 			f.printedOnce[e.Task] = true

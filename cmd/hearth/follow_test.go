@@ -161,6 +161,21 @@ func (r oneRun) Run(context.Context, string) (hearth.RunDetail, error) {
 	return hearth.RunDetail{RunInfo: hearth.RunInfo{Tasks: r.n}}, nil
 }
 
+// TestPlainLineForAStageWait: piped, a task that waits for its stage to
+// open says so when the wait begins, instead of the run going silent.
+func TestPlainLineForAStageWait(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	f := &follower{m: &Main{}, h: oneRun{n: 2}, ctx: context.Background(), w: &out, quiet: true,
+		decisions: map[string]hearth.Decision{}, started: map[string]time.Time{}, finished: map[string]bool{},
+		placed: map[string]int{}, printedOnce: map[string]bool{}}
+	msg := `ship: waits for stage deploy, which opens at 2026-12-01T09:00:00Z (stage "deploy" { not_before = "2026-12-01T09:00:00Z" })`
+	f.event(hearth.Event{Kind: hearth.EventRunTask, Task: "ship", Message: msg})
+	if got := strings.TrimSpace(out.String()); got != msg {
+		t.Errorf("printed %q, want the wait: %q", got, msg)
+	}
+}
+
 // TestPlainLinesInPlacementOrder: piped, a run's lines come in the order
 // its tasks started (and were placed), not the order they finished: the
 // reuse that says the pool is full comes after the spawn that filled it,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hearth-dev/hearth"
 )
@@ -213,5 +214,47 @@ func TestRunsInterruptCancelResumeFork(t *testing.T) {
 	}
 	if code, _, errOut := run(t, env, "runs", "show", "nosuchrun"); code == 0 || !strings.Contains(errOut, "nosuchrun") {
 		t.Errorf("runs show of an unknown run: exit %d, %q", code, errOut)
+	}
+}
+
+// TestRunSaysItWaitsForItsStage: `hearth run`, piped, says when a task
+// starts waiting for its stage to open (stage "deploy" { not_before }),
+// then runs it once the stage opens, instead of going silent meanwhile.
+func TestRunSaysItWaitsForItsStage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	opens := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	cfg := writeConfigIn(t, dir, `agent "scripted" {
+  command = ["`+os.Args[0]+`"]
+  env     = { HEARTH_TEST_PLUGIN = "agent" }
+}
+
+pipeline "release" {
+  agent = "scripted"
+  stage "deploy" {
+    not_before = "`+opens+`"
+  }
+  task "build" {
+    prompt = "echo:built"
+  }
+  task "ship" {
+    prompt     = "echo:shipped"
+    stage      = "deploy"
+    depends_on = ["build"]
+  }
+}
+`)
+	env := map[string]string{"HEARTH_CONFIG": cfg, "HEARTH_DATA_DIR": t.TempDir()}
+	code, out, errOut := run(t, env, "run", "release", "-q")
+	if code != 0 {
+		t.Fatalf("hearth run: exit %d\n%s%s", code, out, errOut)
+	}
+	wait := strings.Index(out, "ship: waits for stage deploy, which opens at ")
+	shipped := strings.Index(out, "] ship ")
+	if wait < 0 || shipped < wait {
+		t.Fatalf("hearth run does not say that ship waits for stage deploy before it runs it:\n%s", out)
+	}
+	if strings.Count(out, "waits for stage") != 1 {
+		t.Errorf("the wait is said more than once:\n%s", out)
 	}
 }

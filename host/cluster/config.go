@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hearth-dev/hearth"
 )
 
 // Defaults and bounds of the cluster block.
@@ -56,12 +58,12 @@ const (
 //	cluster {
 //	  endpoints        = ["https://10.0.0.5:2379"]  (required)
 //	  advertise        = "10.0.0.7:7420"             this host's API, as others dial it (default: server.listen; --advertise)
-//	  host_id          = hostname-<hash of data dir>  letters, digits, '.', '_', '-'
+//	  host_id          = hostname-<hash of data dir>  letters, digits, '.', '_', '-'; the default is applied by hearth serve (flags may move the data dir)
 //	  lease_ttl        = "10s"   2s to 5m, whole seconds
 //	  publish_interval = "1s"    100ms to 1m
 //	  dial_timeout     = "5s"
 //	  compact_interval = "5m"    1m to 24h
-//	  tls {                      for etcd; all three files, or none
+//	  tls {                      for etcd (mutual TLS); all three files, or none; relative paths: to the config file
 //	    ca_file   = "ca.pem"
 //	    cert_file = "host.pem"
 //	    key_file  = "host-key.pem"
@@ -84,6 +86,16 @@ type Config struct {
 	// CompactInterval is how often etcd's history is compacted (by the
 	// member with the lowest ID).
 	CompactInterval time.Duration
+}
+
+// Member is what the host publishes about itself from its settings: its
+// ID and the address the others dial. A setting the others should see
+// (in listings, or to place with) is copied here, so that it reaches
+// etcd's record with no line in cluster/member, whose record adds what
+// the host knows only running (host name, start, config hash, version,
+// draining, its agents' load).
+func (c Config) Member() hearth.Member {
+	return hearth.Member{ID: c.HostID, Addr: c.Advertise}
 }
 
 // TLS holds the files a host presents to etcd and checks it with.

@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hearth-dev/hearth"
 )
 
 func validConfig() Config {
@@ -96,5 +99,19 @@ func TestConfigValidate(t *testing.T) {
 	ok.TLS = &TLS{CAFile: "ca", CertFile: "c", KeyFile: "k"}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("https and unix endpoints with tls: %v", err)
+	}
+}
+
+// TestConfigMember: what a host publishes from its settings is its ID
+// and the address the others dial, and nothing it knows only running
+// (cluster/member adds that), so a listing never shows a setting's zero
+// as if the host had said it.
+func TestConfigMember(t *testing.T) {
+	c := validConfig()
+	c.HostID = "box-1"
+	got := c.Member()
+	want := hearth.Member{ID: "box-1", Addr: "10.0.0.7:7420"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

@@ -18,9 +18,17 @@
 //   - cluster/peer is the hosts' API to one another, server and client,
 //     over mutual TLS.
 //
-// This package imports only the vocabulary, the matcher and the standard
-// library, so that the config, the pools and the daemon's client can use
-// its types without linking etcd's client or gRPC. Each host keeps its
+// This package imports only the vocabulary, the matcher, HCL (for the
+// cluster block, [Block], which it decodes itself as the matcher does its
+// own) and the standard library, so that the config, the pools, the store
+// and the daemon's client can use its types without linking etcd's client
+// or gRPC. The contract between a host's engine and its member is here
+// too (Deps, Pool, KeyStore, and ForwardRecord, which the store keeps):
+// the engine names its member through it and stands on no cluster
+// implementation. A host's settings and its record are here as well: a
+// field the cluster block sets and the host publishes lands in [Block],
+// [Config] and [Config.Member], and etcd's record carries every field of
+// hearth.Member without naming them ([HostRecord]). Each host keeps its
 // own store, runs, guards and config. What is shared is small and
 // rate-limited: a record per host and a summary per session.
 //

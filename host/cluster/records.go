@@ -64,9 +64,11 @@ type Summary struct {
 }
 
 // HostRecord is a member's record in etcd: the member as listings show
-// it, and what tells its starts apart. Member.Sessions and Member.Self
-// are not part of the record: whoever lists the members counts the
-// sessions and knows which host it is.
+// it, and what tells its starts apart. Member.ID, Sessions, Self and
+// Unhealthy are not part of the record: the key names the host, and
+// whoever lists the members counts the sessions, knows which host it is
+// and which hosts it cannot work with. Every other field of hearth.Member
+// is, with no line in this file (hostRecord says how).
 type HostRecord struct {
 	hearth.Member
 	// Identity is a digest of the machine's hostname and the host's data
@@ -157,19 +159,32 @@ type summaryRecord struct {
 	Summary
 }
 
-// hostRecord is a HostRecord as etcd holds it. Its fields and their
-// order are those of every hearth that wrote version 1.
+// hostRecord is a HostRecord as etcd holds it: the record's own fields,
+// then the member's as the vocabulary writes them (hearth.Member's JSON
+// names), so that a field added to hearth.Member is published and read
+// with no line here. The listing's fields are not the record's: the key
+// names the host, and whoever lists the members counts its sessions,
+// knows which host it is and which it cannot work with. The four fields
+// below hide the member's of the same JSON names (encoding/json takes the
+// shallower of two fields with one name), both ways: they are never
+// written, and what a record holds under those names is read into them
+// and dropped, never into the member. A field added to hearth.Member that
+// only a listing knows gets its line here.
+//
+// Records of version 1 written before the member was embedded named the
+// member's fields one by one, with the same JSON names: they read the
+// same, and hearths of that release read these (their decoder ignores
+// the fields it does not know).
 type hostRecord struct {
-	V           int                `json:"v"`
-	Addr        string             `json:"addr"`
-	Hostname    string             `json:"hostname,omitempty"`
-	Identity    string             `json:"identity"`
-	Incarnation string             `json:"incarnation"`
-	Started     time.Time          `json:"started"`
-	ConfigHash  string             `json:"config_hash,omitempty"`
-	Draining    string             `json:"draining,omitempty"`
-	Version     string             `json:"version,omitempty"`
-	Agents      []hearth.AgentLoad `json:"agents,omitempty"`
+	V           int    `json:"v"`
+	Identity    string `json:"identity"`
+	Incarnation string `json:"incarnation"`
+	hearth.Member
+
+	ID        json.RawMessage `json:"id,omitempty"`
+	Self      json.RawMessage `json:"self,omitempty"`
+	Unhealthy json.RawMessage `json:"unhealthy,omitempty"`
+	Sessions  json.RawMessage `json:"sessions,omitempty"`
 }
 
 // EncodeSummary returns the value published for s: JSON, at most
@@ -258,8 +273,9 @@ func EncodeHost(h HostRecord) ([]byte, error) {
 	if len(h.Agents) > maxAgents {
 		return nil, fmt.Errorf("host %q: %d agents, more than %d", h.ID, len(h.Agents), maxAgents)
 	}
-	b, err := json.Marshal(&hostRecord{V: recordVersion, Addr: h.Addr, Hostname: h.Hostname, Identity: h.Identity,
-		Incarnation: h.Incarnation, Started: h.Started.Round(0).UTC(), ConfigHash: h.ConfigHash, Version: h.Version, Agents: h.Agents, Draining: h.Draining})
+	m := h.Member
+	m.Started = m.Started.Round(0).UTC()
+	b, err := json.Marshal(&hostRecord{V: recordVersion, Identity: h.Identity, Incarnation: h.Incarnation, Member: m})
 	if err != nil {
 		return nil, fmt.Errorf("host %q: %w", h.ID, err)
 	}
@@ -276,8 +292,8 @@ func DecodeHost(id string, b []byte) (HostRecord, error) {
 	if err := decodeRecord(b, MaxHostRecordBytes, &rec, &rec.V); err != nil {
 		return HostRecord{}, err
 	}
-	h := HostRecord{Member: hearth.Member{ID: id, Addr: rec.Addr, Hostname: rec.Hostname, Started: rec.Started,
-		ConfigHash: rec.ConfigHash, Version: rec.Version, Agents: rec.Agents, Draining: rec.Draining}, Identity: rec.Identity, Incarnation: rec.Incarnation}
+	h := HostRecord{Member: rec.Member, Identity: rec.Identity, Incarnation: rec.Incarnation}
+	h.ID = id
 	var problems []string
 	if err := CheckHostID(id); err != nil {
 		problems = append(problems, "host ID "+err.Error())

@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/hearth-dev/hearth/internal/hclspot"
 )
 
 // ClaudeCode is an agent block's `claude_code { ... }`: the settings of
@@ -77,7 +79,7 @@ var lookPath = exec.LookPath
 // settings, which it adds to.
 func (v *validator) claudeCode(ra *rawAgent, a *Agent) {
 	rc := ra.ClaudeCode
-	at := func(name string) hcl.Range { return attrRange(rc.Body, name, rc.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(rc.Body, name, rc.DefRange) }
 	if a.Bundled != "claude" && len(a.Command) == 0 {
 		v.errorf(rc.DefRange, "claude_code on another agent", "Agent %q runs %s, not the managed Claude Code agent; a claude_code block configures bundled = \"claude\" (or command = [\"hearth-claude\"]).", ra.Name, bundledName(a.Bundled))
 		return
@@ -117,7 +119,7 @@ func (v *validator) claudeCode(ra *rawAgent, a *Agent) {
 		name := [2]string{"allowed_tools", "disallowed_tools"}[i]
 		for j, r := range list {
 			if strings.TrimSpace(r) == "" || strings.Contains(r, ",") && !strings.Contains(r, "(") {
-				v.errorf(elemRange(rc.Body, name, j, rc.DefRange), "Invalid tool rule", "%s lists Claude Code permission rules, one a string, such as \"Read\" or \"Bash(go test:*)\"; %q is not one.", name, r)
+				v.errorf(hclspot.Elem(rc.Body, name, j, rc.DefRange), "Invalid tool rule", "%s lists Claude Code permission rules, one a string, such as \"Read\" or \"Bash(go test:*)\"; %q is not one.", name, r)
 			}
 		}
 	}
@@ -191,7 +193,7 @@ func (v *validator) blockEnv(ra *rawAgent, a *Agent, block string, env map[strin
 	what := map[string]string{"model": "Model", "claude_code": "Claude Code"}[block]
 	for k := range env {
 		if _, ok := a.Env[k]; ok {
-			v.errorf(attrRange(ra.Body, "env", ra.DefRange), what+" setting set twice", "Agent %q sets %s in env and in its %s block; keep the %s block.", ra.Name, k, block, block)
+			v.errorf(hclspot.Attr(ra.Body, "env", ra.DefRange), what+" setting set twice", "Agent %q sets %s in env and in its %s block; keep the %s block.", ra.Name, k, block, block)
 		}
 	}
 	merged := make(map[string]string, len(a.Env)+len(env))

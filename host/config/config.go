@@ -10,13 +10,15 @@
 //
 // # Defaults
 //
-// Every default is listed here. Each lives with the part it configures:
-// the agent, server and hooks blocks', and the pool block's when_full
-// and placement, in this package (Default and the constants below); the
-// matcher block's in package matcher, which also decodes and checks the
-// block (matcher.Block); the cluster block's in package host/cluster,
-// whose Config this package decodes into; the store block's in package
-// host/store (store.Options), and the pool and fingerprint blocks'
+// Every default is listed here but the cluster block's, which
+// cluster.Config lists (a setting of that block lands in host/cluster
+// alone). Each lives with the part it configures: the agent, server and
+// hooks blocks', and the pool block's when_full and placement, in this
+// package (Default and the constants below); the matcher block's in
+// package matcher, which also decodes and checks the block
+// (matcher.Block); the cluster block's in package host/cluster, which
+// also decodes and checks the block (cluster.Block); the store block's in
+// package host/store (store.Options), and the pool and fingerprint blocks'
 // numbers in package host/pool (pool.Spec.WithDefaults). This package
 // imports neither the store nor the pool: it decodes their blocks into
 // plain values (Store, Pool, Fingerprint), a setting left out stays
@@ -86,15 +88,8 @@
 //	hooks.agent               the first agent with external = "claude-code"
 //	hooks.when_unreachable    "allow" (fail open; "deny" fails closed)
 //	cluster                   off: one host, no etcd. With the block:
-//	cluster.endpoints         (required) etcd's client URLs
-//	cluster.advertise         (required) this host's API as others dial it
-//	cluster.host_id           hostname-<hash of the data dir>, applied by
-//	                          hearth serve (flags may move the data dir)
-//	cluster.lease_ttl         "10s"  2s to 5m: a dead host leaves after it
-//	cluster.publish_interval  "1s"   100ms to 1m: one etcd write per interval
-//	cluster.dial_timeout      "5s"
-//	cluster.compact_interval  "5m"   1m to 24h: how often the member with
-//	                          the lowest ID compacts etcd's history
+//	cluster.*                 each setting, its default and bounds: in
+//	                          host/cluster's Config, which lists them
 //	store.min_free_space      "256MiB" (store.DefaultMinFreeSpace)  writes
 //	                                  are refused below it; runs pause and
 //	                                  resume once there is room; "0" turns
@@ -103,8 +98,6 @@
 //	                                  hanging longer fails its writes
 //	store.close_timeout       "5s" (store.DefaultCloseTimeout)  the wait
 //	                                  for the final flush on exit
-//	cluster.tls               off; ca_file, cert_file, key_file (mutual TLS
-//	                          to etcd; relative paths: to the config file)
 //	telemetry                 off: no spans, nothing exported, unless the
 //	                          OTEL_* variables ask for OTLP. With the block:
 //	                          tracing on; each setting's default is its
@@ -298,7 +291,11 @@ func (c *Config) SelectPipeline(name string) (*hearth.Pipeline, error) {
 	return nil, fmt.Errorf("%w: %s has %d pipelines; name one: %s", ErrNoPipeline, where, len(names), strings.Join(names, ", "))
 }
 
-// Matcher tunes how tasks are placed on sessions.
+// Matcher tunes how tasks are placed on sessions: the matcher block, the
+// same for every agent. An agent's pool scores with it and with the
+// pool's idle timeout (freshness reaches 0 when a session is retired),
+// which the engine maps (engine.PoolSettings, then
+// pool.Spec.WithDefaults).
 type Matcher struct {
 	Weights   matcher.Weights
 	Threshold float64
@@ -309,13 +306,6 @@ type Matcher struct {
 func DefaultMatcher() Matcher {
 	d := matcher.DefaultConfig()
 	return Matcher{Weights: d.Weights, Threshold: d.Threshold, TopK: d.TopK}
-}
-
-// For returns the matcher configuration of one agent's pool. Its
-// IdleTimeout is the agent's pool.idle_timeout, zero when the file
-// leaves it out: the pool fills in its own (pool.Spec.WithDefaults).
-func (m Matcher) For(a *Agent) matcher.Config {
-	return matcher.Config{Weights: m.Weights, Threshold: m.Threshold, TopK: m.TopK, IdleTimeout: a.Pool.IdleTimeout}
 }
 
 // Agent returns the agent named name, or nil.

@@ -103,9 +103,11 @@ agent "a" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := cfg.Matcher.For(cfg.Agent("a"))
-	if mc.Threshold != 0.5 || mc.TopK != 3 || mc.Weights.Directory != 0.40 || mc.Weights.Tech != 0.10 || mc.IdleTimeout != 5*time.Minute {
+	if mc := cfg.Matcher; mc.Threshold != 0.5 || mc.TopK != 3 || mc.Weights.Directory != 0.40 || mc.Weights.Tech != 0.10 {
 		t.Errorf("got %+v", mc)
+	}
+	if idle := cfg.Agent("a").Pool.IdleTimeout; idle != 5*time.Minute {
+		t.Errorf("idle_timeout: got %s, want 5m", idle)
 	}
 	if d := Default(nil).Matcher; d.Threshold != 0.6 || d.Weights.Directory != 0.30 {
 		t.Errorf("default matcher: got %+v", d)

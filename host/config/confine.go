@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/hearth-dev/hearth/internal/hclspot"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
 )
@@ -46,7 +47,7 @@ func (v *validator) confinementMode(s *string, r hcl.Range, def Confinement) Con
 
 // agentConfinement decodes an agent block's confinement settings.
 func (v *validator) agentConfinement(ra *rawAgent, a *Agent) {
-	at := func(name string) hcl.Range { return attrRange(ra.Body, name, ra.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(ra.Body, name, ra.DefRange) }
 	a.Confinement = v.confinementMode(ra.Confinement, at("confinement"), v.confinement)
 	a.ReadPaths = v.grants(ra.Body, "read_paths", ra.ReadPaths, ra.DefRange)
 	a.WritePaths = v.grants(ra.Body, "write_paths", ra.WritePaths, ra.DefRange)
@@ -54,7 +55,7 @@ func (v *validator) agentConfinement(ra *rawAgent, a *Agent) {
 		a.ConnectPorts = make([]uint16, 0, len(ra.ConnectPorts))
 		for i, p := range ra.ConnectPorts {
 			if p < 1 || p > 65535 {
-				v.errorf(elemRange(ra.Body, "connect_ports", i, ra.DefRange), "Invalid port",
+				v.errorf(hclspot.Elem(ra.Body, "connect_ports", i, ra.DefRange), "Invalid port",
 					"connect_ports lists the TCP ports a confined plugin may connect to, such as [443]; %d is not a port (1 to 65535). An empty list refuses every TCP connect.", p)
 				continue
 			}
@@ -68,7 +69,7 @@ func (v *validator) agentConfinement(ra *rawAgent, a *Agent) {
 func (v *validator) grants(body hcl.Body, name string, list []string, def hcl.Range) []string {
 	var out []string
 	for i, p := range list {
-		r := elemRange(body, name, i, def)
+		r := hclspot.Elem(body, name, i, def)
 		if strings.TrimSpace(p) == "" {
 			v.errorf(r, "Empty path", "%s lists paths the agent's plugins may reach; remove the empty entry.", name)
 			continue

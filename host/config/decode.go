@@ -3,11 +3,9 @@ package config
 import (
 	"encoding/hex"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +16,8 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/hclspot"
 	"github.com/hearth-dev/hearth/internal/paths"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/matcher"
@@ -92,7 +92,7 @@ type rawFile struct {
 	GuardPath *rawGuardPaths `hcl:"guards,block"`
 	Server    *rawServer     `hcl:"server,block"`
 	Hooks     *rawHooks      `hcl:"hooks,block"`
-	Cluster   *rawCluster    `hcl:"cluster,block"`
+	Cluster   *cluster.Block `hcl:"cluster,block"`
 	Store     *rawStore      `hcl:"store,block"`
 	Telemetry *rawTelemetry  `hcl:"telemetry,block"`
 	// Confinement is every agent's default confinement (confine.go).
@@ -196,46 +196,13 @@ func (v *validator) warnf(subject hcl.Range, summary, detail string, args ...any
 	})
 }
 
-// attrRange is the source range of attribute name's value in body, or
-// fallback when the attribute is absent.
-func attrRange(body hcl.Body, name string, fallback hcl.Range) hcl.Range {
-	if sb, ok := body.(*hclsyntax.Body); ok {
-		if a, ok := sb.Attributes[name]; ok {
-			return a.Expr.Range()
-		}
-	}
-	return fallback
-}
-
-// elemRange is the source range of the i-th element of list attribute
-// name in body: the spot to point at when one entry is wrong. It falls
-// back to the whole value, then to fallback.
-func elemRange(body hcl.Body, name string, i int, fallback hcl.Range) hcl.Range {
-	sb, ok := body.(*hclsyntax.Body)
-	if !ok || sb.Attributes[name] == nil {
-		return fallback
-	}
-	e := sb.Attributes[name].Expr
-	if t, ok := e.(*hclsyntax.TupleConsExpr); ok && i >= 0 && i < len(t.Exprs) {
-		return t.Exprs[i].Range()
-	}
-	return e.Range()
-}
-
-func blockRange(body hcl.Body, fallback hcl.Range) hcl.Range {
-	if sb, ok := body.(*hclsyntax.Body); ok {
-		return sb.SrcRange
-	}
-	return fallback
-}
-
 func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 	// Every relative path in a file is read against the file's directory,
 	// the default data directory included: where state lands must not
 	// depend on where the command was run from.
 	cfg := &Config{Matcher: v.matcher(raw.Matcher)}
 	if raw.DataDir != nil {
-		r := attrRange(body, "data_dir", blockRange(body, hcl.Range{}))
+		r := hclspot.Attr(body, "data_dir", hclspot.Block(body, hcl.Range{}))
 		if strings.TrimSpace(*raw.DataDir) == "" {
 			v.errorf(r, "Empty data directory", `data_dir is empty. Remove the line to use the default (in the user's state directory), or name a directory.`)
 		}
@@ -248,7 +215,7 @@ func (v *validator) config(raw *rawFile, body hcl.Body) *Config {
 		}
 		cfg.DataDir, cfg.DataDirFrom, cfg.DataDirMove = paths.DefaultDataDir(v.file, v.dir, home)
 	}
-	v.confinement, v.dataDir = v.confinementMode(raw.Confinement, attrRange(body, "confinement", blockRange(body, hcl.Range{})), ConfinementAuto), cfg.DataDir
+	v.confinement, v.dataDir = v.confinementMode(raw.Confinement, hclspot.Attr(body, "confinement", hclspot.Block(body, hcl.Range{})), ConfinementAuto), cfg.DataDir
 	seen := make(map[string]hcl.Range)
 	for i := range raw.Agents {
 		ra := &raw.Agents[i]
@@ -289,7 +256,7 @@ func (v *validator) path(p string) string {
 func (v *validator) agent(ra *rawAgent) *Agent {
 	a := DefaultAgent(ra.Name)
 	a.Workspace = v.dir
-	at := func(name string) hcl.Range { return attrRange(ra.Body, name, ra.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(ra.Body, name, ra.DefRange) }
 
 	if !validName(ra.Name) {
 		v.errorf(ra.DefRange, "Invalid agent name", "Agent name %q must start with a letter and hold only letters, digits, '-' and '_'; it is used in session IDs and log names.", ra.Name)
@@ -376,7 +343,7 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 		}
 	}
 	if p := ra.Pool; p != nil {
-		pat := func(name string) hcl.Range { return attrRange(p.Body, name, blockRange(p.Body, ra.DefRange)) }
+		pat := func(name string) hcl.Range { return hclspot.Attr(p.Body, name, hclspot.Block(p.Body, ra.DefRange)) }
 		if p.MaxSessions != nil {
 			a.Pool.MaxSessions = *p.MaxSessions
 			if a.Pool.MaxSessions < 1 {
@@ -412,7 +379,7 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 		}
 	}
 	if f := ra.Fingerprint; f != nil {
-		fat := func(name string) hcl.Range { return attrRange(f.Body, name, blockRange(f.Body, ra.DefRange)) }
+		fat := func(name string) hcl.Range { return hclspot.Attr(f.Body, name, hclspot.Block(f.Body, ra.DefRange)) }
 		v.limit(f.MaxFiles, fat("max_files"), "max_files", &a.Fingerprint.MaxFiles)
 		v.limit(f.MaxDirectories, fat("max_directories"), "max_directories", &a.Fingerprint.MaxDirectories)
 		v.limit(f.MaxTechnologies, fat("max_technologies"), "max_technologies", &a.Fingerprint.MaxTechnologies)
@@ -424,9 +391,9 @@ func (v *validator) agent(ra *rawAgent) *Agent {
 // checks are package matcher's (matcher.Block), so that a new placement
 // factor's weight needs nothing here.
 func (v *validator) matcher(b *matcher.Block) Matcher {
-	// The idle timeout is each agent pool's, not the block's: the
-	// matcher's own default only lets Decode check the rest.
-	c, diags := b.Decode(evalContext(), matcher.DefaultConfig().IdleTimeout)
+	// The idle timeout is each agent pool's, not the block's
+	// (engine.PoolSettings, pool.Spec.WithDefaults).
+	c, diags := b.Decode(evalContext())
 	v.diags = append(v.diags, diags...)
 	return Matcher{Weights: c.Weights, Threshold: c.Threshold, TopK: c.TopK}
 }
@@ -437,7 +404,7 @@ func (v *validator) duration(s *string, r hcl.Range, name string, def time.Durat
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(*s))
 	if err != nil {
-		v.errorf(r, "Invalid duration", "%s must be a duration such as \"30s\", \"5m\" or \"1h30m\"; %q is not one%s.", name, *s, daysHint(*s))
+		v.errorf(r, "Invalid duration", "%s must be a duration such as \"30s\", \"5m\" or \"1h30m\"; %q is not one%s.", name, *s, text.DaysHint(*s))
 		return def
 	}
 	if d <= 0 {
@@ -445,21 +412,6 @@ func (v *validator) duration(s *string, r hcl.Range, name string, def time.Durat
 		return def
 	}
 	return d
-}
-
-// daysHint is `: durations stop at hours, so write "168h"` for a
-// duration written in days ("7d"), a mistake time.ParseDuration's syntax
-// invites; "" for anything else.
-func daysHint(s string) string {
-	num, ok := strings.CutSuffix(strings.TrimSpace(s), "d")
-	if !ok {
-		return ""
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n <= 0 || math.IsInf(n, 0) {
-		return ""
-	}
-	return fmt.Sprintf(": durations stop at hours, so write %q", strconv.FormatFloat(n*24, 'f', -1, 64)+"h")
 }
 
 func (v *validator) limit(n *int, r hcl.Range, name string, dst *int) {

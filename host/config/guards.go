@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/internal/hclspot"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -58,14 +59,14 @@ func (v *validator) guardPaths(raw *rawGuardPaths, cfg *Config) {
 			case "bash", "zsh":
 				cfg.GuardPaths.Shell = sh
 			default:
-				v.errorf(attrRange(raw.Body, "shell", raw.DefRange), "Invalid shell",
+				v.errorf(hclspot.Attr(raw.Body, "shell", raw.DefRange), "Invalid shell",
 					"shell is the shell agents' commands run in, which guards read them as: \"bash\" (the default, also for sh and dash) or \"zsh\"; got %q.", *raw.Shell)
 			}
 		}
 		// In key order: diagnostics come out the same on every run.
 		for _, tool := range slices.Sorted(maps.Keys(raw.PathFields)) {
 			fields := raw.PathFields[tool]
-			at := attrRange(raw.Body, "path_fields", raw.DefRange)
+			at := hclspot.Attr(raw.Body, "path_fields", raw.DefRange)
 			if strings.TrimSpace(tool) == "" || slices.ContainsFunc(fields, func(f string) bool { return strings.TrimSpace(f) == "" }) {
 				v.errorf(at, "Invalid path fields", "path_fields maps a tool name pattern, such as \"mcp__filesystem__*\", to the input fields that hold paths, such as [\"path\", \"destination\"]; a name is empty in %q = %q.", tool, fields)
 			}
@@ -74,7 +75,7 @@ func (v *validator) guardPaths(raw *rawGuardPaths, cfg *Config) {
 	}
 	r, err := guard.NewResolver(cfg.GuardPaths)
 	if err != nil {
-		v.errorf(attrRange(raw.Body, "path_fields", raw.DefRange), "Invalid tool pattern", "path_fields: %v. A key is a pattern on tool names, such as \"mcp__filesystem__*\".", err)
+		v.errorf(hclspot.Attr(raw.Body, "path_fields", raw.DefRange), "Invalid tool pattern", "path_fields: %v. A key is a pattern on tool names, such as \"mcp__filesystem__*\".", err)
 		r, _ = guard.NewResolver(guard.PathPolicy{CaseSensitive: cfg.GuardPaths.CaseSensitive, SearchesSkipHidden: cfg.GuardPaths.SearchesSkipHidden, Shell: cfg.GuardPaths.Shell})
 	}
 	cfg.resolver = r
@@ -90,7 +91,7 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 	}
 	for i := range raws {
 		rg := &raws[i]
-		at := func(name string) hcl.Range { return attrRange(rg.Body, name, rg.DefRange) }
+		at := func(name string) hcl.Range { return hclspot.Attr(rg.Body, name, rg.DefRange) }
 		if prev, dup := seen[rg.Name]; dup {
 			v.errorf(rg.DefRange, "Duplicate guard", "A guard named %q is already declared at %s. Give each guard its own name: it is how denials are reported.", rg.Name, prev)
 			continue
@@ -158,7 +159,7 @@ func (v *validator) guards(raws []rawGuard, cfg *Config, src []byte) {
 // directly or not (the host escalates the run otherwise).
 func (v *validator) backTo(rg *rawGuard, cfg *Config) {
 	to := *rg.BackTo
-	r := attrRange(rg.Body, "back_to", rg.DefRange)
+	r := hclspot.Attr(rg.Body, "back_to", rg.DefRange)
 	for _, p := range cfg.Pipelines {
 		for _, name := range rg.Tasks {
 			if p.Task(name) == nil {
@@ -260,9 +261,9 @@ func (v *validator) guardError(rg *rawGuard, err error, src []byte) {
 		subject := rg.DefRange
 		switch {
 		case strings.HasPrefix(ce.Msg, "unknown hook"):
-			subject = attrRange(rg.Body, "hook", rg.DefRange)
+			subject = hclspot.Attr(rg.Body, "hook", rg.DefRange)
 		case strings.Contains(ce.Msg, "guard can"), strings.Contains(ce.Msg, "send_back"):
-			subject = attrRange(rg.Body, "action", rg.DefRange)
+			subject = hclspot.Attr(rg.Body, "action", rg.DefRange)
 		case strings.Contains(ce.Msg, "condition"):
 			subject = rg.Condition.Range()
 		}

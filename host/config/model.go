@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/hearth-dev/hearth/internal/hclspot"
 )
 
 // Model is an agent block's `model { ... }`: the settings of the bundled
@@ -76,7 +78,7 @@ type rawPrices struct {
 // model decodes an agent's model block into a.Model, a.Env and a.PassEnv.
 func (v *validator) model(ra *rawAgent, a *Agent) {
 	rm := ra.Model
-	at := func(name string) hcl.Range { return attrRange(rm.Body, name, rm.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(rm.Body, name, rm.DefRange) }
 	m := &Model{Provider: "anthropic", Model: rm.Model}
 	if rm.Provider != nil {
 		m.Provider = *rm.Provider
@@ -127,7 +129,7 @@ func (v *validator) model(ra *rawAgent, a *Agent) {
 		m.SystemPrompt = *rm.SystemPrompt
 	}
 	if p := rm.Prices; p != nil {
-		pat := func(name string) hcl.Range { return attrRange(p.Body, name, blockRange(p.Body, rm.DefRange)) }
+		pat := func(name string) hcl.Range { return hclspot.Attr(p.Body, name, hclspot.Block(p.Body, rm.DefRange)) }
 		for _, f := range []struct {
 			name string
 			src  *float64

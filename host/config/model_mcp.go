@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/hearth-dev/hearth/internal/hclspot"
 )
 
 // ModelMCP is a model block's `mcp "NAME" { ... }`: an MCP server whose
@@ -38,7 +40,7 @@ type rawModelMCP struct {
 func (v *validator) modelMCP(rm *rawModel, m *Model) {
 	seen := map[string]bool{}
 	for _, r := range rm.MCP {
-		at := func(name string) hcl.Range { return attrRange(r.Body, name, r.DefRange) }
+		at := func(name string) hcl.Range { return hclspot.Attr(r.Body, name, r.DefRange) }
 		s := ModelMCP{Name: r.Name, Command: r.Command, PathFields: r.PathFields}
 		if r.URL != nil {
 			s.URL = *r.URL

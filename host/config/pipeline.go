@@ -18,6 +18,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/contextchain"
+	"github.com/hearth-dev/hearth/internal/hclspot"
 	"github.com/hearth-dev/hearth/internal/text"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -102,7 +103,7 @@ type rawPipelineTask struct {
 
 func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *hearth.Pipeline {
 	p := &hearth.Pipeline{Name: rp.Name, Parallel: 1}
-	at := func(name string) hcl.Range { return attrRange(rp.Body, name, rp.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(rp.Body, name, rp.DefRange) }
 	if rp.Description != nil {
 		p.Description = *rp.Description
 	}
@@ -124,7 +125,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *hearth.Pipeline {
 	}
 	for i, f := range rp.Files {
 		path := v.path(f)
-		fat := elemRange(rp.Body, "files", i, rp.DefRange)
+		fat := hclspot.Elem(rp.Body, "files", i, rp.DefRange)
 		if fi, err := os.Stat(path); err != nil {
 			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 				err = pe.Err
@@ -149,7 +150,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *hearth.Pipeline {
 	byName := make(map[string]*rawPipelineTask)
 	for i := range rp.Tasks {
 		rt := &rp.Tasks[i]
-		tat := func(name string) hcl.Range { return attrRange(rt.Body, name, rt.DefRange) }
+		tat := func(name string) hcl.Range { return hclspot.Attr(rt.Body, name, rt.DefRange) }
 		if prev, dup := byName[rt.Name]; dup {
 			v.errorf(rt.DefRange, "Duplicate task", "Pipeline %q already has a task named %q, at %s. Give each task its own name: dependencies, guards and run events refer to tasks by name.", rp.Name, rt.Name, prev.DefRange)
 			continue
@@ -209,7 +210,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *hearth.Pipeline {
 	for _, t := range p.Tasks {
 		rt := byName[t.Name]
 		for i, d := range t.DependsOn {
-			dat := elemRange(rt.Body, "depends_on", i, rt.DefRange)
+			dat := hclspot.Elem(rt.Body, "depends_on", i, rt.DefRange)
 			switch {
 			case d == t.Name:
 				v.errorf(dat, "Task depends on itself", "Task %q lists itself in depends_on; remove it.", t.Name)
@@ -224,7 +225,7 @@ func (v *validator) pipeline(rp *rawPipeline, cfg *Config) *hearth.Pipeline {
 		// cycle[1].
 		rt := byName[cycle[0]]
 		next := cycle[1%len(cycle)]
-		v.errorf(elemRange(rt.Body, "depends_on", slices.Index(p.Task(cycle[0]).DependsOn, next), rt.DefRange), "Dependency cycle",
+		v.errorf(hclspot.Elem(rt.Body, "depends_on", slices.Index(p.Task(cycle[0]).DependsOn, next), rt.DefRange), "Dependency cycle",
 			"The tasks of pipeline %q depend on each other in a circle: %s. Remove one of these dependencies.", rp.Name, strings.Join(append(cycle, cycle[0]), " -> "))
 	}
 	if rp.State != nil && !v.partial {
@@ -381,7 +382,7 @@ func (v *validator) retry(rp *rawPipeline, p *hearth.Pipeline) {
 	if r == nil {
 		return
 	}
-	at := func(name string) hcl.Range { return attrRange(r.Body, name, blockRange(r.Body, rp.DefRange)) }
+	at := func(name string) hcl.Range { return hclspot.Attr(r.Body, name, hclspot.Block(r.Body, rp.DefRange)) }
 	if r.Attempts != nil {
 		p.Retry.Attempts = *r.Attempts
 		if p.Retry.Attempts < 1 {
@@ -404,7 +405,7 @@ func (v *validator) context(rp *rawPipeline, p *hearth.Pipeline) {
 	if c == nil {
 		return
 	}
-	at := func(name string) hcl.Range { return attrRange(c.Body, name, blockRange(c.Body, rp.DefRange)) }
+	at := func(name string) hcl.Range { return hclspot.Attr(c.Body, name, hclspot.Block(c.Body, rp.DefRange)) }
 	if c.Budget != nil {
 		p.Context.Budget = *c.Budget
 		if p.Context.Budget == 0 {
@@ -495,7 +496,7 @@ func (v *validator) state(rp *rawPipeline, p *hearth.Pipeline, cfg *Config) {
 		}{{"reads", ro.Reads}, {"writes", ro.Writes}} {
 			for j, sec := range list.sections {
 				if strings.TrimSpace(sec) == "" {
-					v.errorf(elemRange(ro.Body, list.name, j, ro.DefRange), "Empty section", "Owner %q names an empty section in %s; sections are the top-level keys of the state document, as in %s = [\"notes\"].", ro.Agent, list.name, list.name)
+					v.errorf(hclspot.Elem(ro.Body, list.name, j, ro.DefRange), "Empty section", "Owner %q names an empty section in %s; sections are the top-level keys of the state document, as in %s = [\"notes\"].", ro.Agent, list.name, list.name)
 				}
 			}
 		}
@@ -504,7 +505,7 @@ func (v *validator) state(rp *rawPipeline, p *hearth.Pipeline, cfg *Config) {
 	if sec, first, i, j, ok := p.State.SharedWrite(); ok {
 		// p.State.Owners skips duplicate blocks: find the raw one.
 		ro := &s.Owners[slices.IndexFunc(s.Owners, func(ro rawOwner) bool { return ro.Agent == p.State.Owners[i].Agent })]
-		v.errorf(elemRange(ro.Body, "writes", j, ro.DefRange), "Shared section", "Section %q of pipeline %q's state is written by both %q and %q; a section has one owner, the agent that writes it, and others read it. Keep it in one owner's writes (the other can list it in reads), or split it into two sections.", sec, rp.Name, first, ro.Agent)
+		v.errorf(hclspot.Elem(ro.Body, "writes", j, ro.DefRange), "Shared section", "Section %q of pipeline %q's state is written by both %q and %q; a section has one owner, the agent that writes it, and others read it. Keep it in one owner's writes (the other can list it in reads), or split it into two sections.", sec, rp.Name, first, ro.Agent)
 	}
 }
 
@@ -514,7 +515,7 @@ func (v *validator) retention(rp *rawPipeline, p *hearth.Pipeline) {
 	if r == nil {
 		return
 	}
-	at := func(name string) hcl.Range { return attrRange(r.Body, name, blockRange(r.Body, rp.DefRange)) }
+	at := func(name string) hcl.Range { return hclspot.Attr(r.Body, name, hclspot.Block(r.Body, rp.DefRange)) }
 	// As for retry: an invalid duration taken as its default would make
 	// a misleading second error about the order.
 	n := len(v.diags)
@@ -539,7 +540,7 @@ func (v *validator) optDuration(s *string, r hcl.Range, name string, def time.Du
 	d, err := time.ParseDuration(strings.TrimSpace(*s))
 	switch {
 	case err != nil:
-		v.errorf(r, "Invalid duration", "%s must be a duration such as \"12h\" or \"168h\", or \"0\" to turn this step off; %q is not one%s.", name, *s, daysHint(*s))
+		v.errorf(r, "Invalid duration", "%s must be a duration such as \"12h\" or \"168h\", or \"0\" to turn this step off; %q is not one%s.", name, *s, text.DaysHint(*s))
 		return def
 	case d < 0:
 		v.errorf(r, "Invalid duration", "%s must be positive, or \"0\" to turn this step off (got %q).", name, *s)

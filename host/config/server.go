@@ -13,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/internal/hclspot"
 	"github.com/hearth-dev/hearth/internal/text"
 )
 
@@ -124,7 +125,7 @@ type rawHooks struct {
 // external checks an external agent: it names a known kind, and nothing
 // that only a program hearth starts has.
 func (v *validator) external(ra *rawAgent, a *Agent) {
-	at := func(name string) hcl.Range { return attrRange(ra.Body, name, ra.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(ra.Body, name, ra.DefRange) }
 	a.makeExternal(*ra.External)
 	if !slices.Contains(externalKinds, a.External) {
 		v.errorf(at("external"), "Unknown external agent kind", "external names the program whose sessions report through hooks; hearth knows %s, not %q%s.",
@@ -151,7 +152,7 @@ func (v *validator) server(rs *rawServer) Server {
 	if rs == nil {
 		return s
 	}
-	at := func(name string) hcl.Range { return attrRange(rs.Body, name, rs.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(rs.Body, name, rs.DefRange) }
 	if rs.Socket != nil {
 		if strings.TrimSpace(*rs.Socket) == "" {
 			v.errorf(at("socket"), "Empty socket path", "socket is empty; remove it to use %s in the data directory, or name a path.", SocketName)
@@ -232,7 +233,7 @@ func Loopback(addr string) bool {
 func (v *validator) hooks(rh *rawHooks, cfg *Config) Hooks {
 	h := Hooks{WhenUnreachable: HookAllow}
 	if rh != nil {
-		at := func(name string) hcl.Range { return attrRange(rh.Body, name, rh.DefRange) }
+		at := func(name string) hcl.Range { return hclspot.Attr(rh.Body, name, rh.DefRange) }
 		if rh.WhenUnreachable != nil {
 			h.WhenUnreachable = *rh.WhenUnreachable
 			if h.WhenUnreachable != HookAllow && h.WhenUnreachable != HookDeny {

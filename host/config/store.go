@@ -6,6 +6,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/hearth-dev/hearth/internal/hclspot"
 )
 
 // Store is the store block: how the data directory's store meets a full
@@ -39,7 +41,7 @@ func (v *validator) store(rs *rawStore) Store {
 	if rs == nil {
 		return s
 	}
-	at := func(name string) hcl.Range { return attrRange(rs.Body, name, rs.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(rs.Body, name, rs.DefRange) }
 	if rs.MinFreeSpace != nil {
 		text := strings.TrimSpace(*rs.MinFreeSpace)
 		n, err := humanize.ParseBytes(text)

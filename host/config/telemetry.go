@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/hearth-dev/hearth/internal/hclspot"
 	"github.com/hearth-dev/hearth/internal/telemetry"
 )
 
@@ -46,7 +47,7 @@ func (v *validator) telemetry(rt *rawTelemetry) telemetry.Settings {
 	if rt == nil {
 		return s
 	}
-	at := func(name string) hcl.Range { return attrRange(rt.Body, name, rt.DefRange) }
+	at := func(name string) hcl.Range { return hclspot.Attr(rt.Body, name, rt.DefRange) }
 	s.Block = true
 	s.Disabled = rt.Enabled != nil && !*rt.Enabled
 	if rt.Endpoint != nil {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/cluster/member"
 	"github.com/hearth-dev/hearth/host/guard"
+	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -16,15 +16,18 @@ import (
 // config's cluster block and joins once the daemon listens. The engine
 // hands it the host's parts (Attach, in New), lets it run the tasks it
 // places across hosts (Submit, Place), and tells it what changed; what
-// the cluster decides is decided there.
+// the cluster decides is decided there. The engine names the member
+// only through this interface and the contract in package cluster
+// (cluster.Deps, cluster.Pool), so that it links neither the member nor
+// etcd's client (docs/architecture.md, the rules).
 type Cluster interface {
 	// Attach hands the cluster the host's parts, once.
-	Attach(member.Deps) error
+	Attach(cluster.Deps) error
 	// Submit runs an admitted task where it belongs: on another host, or
 	// here through Deps.Execute.
-	Submit(ctx context.Context, p member.Pool, t hearth.Task) (*hearth.Outcome, error)
+	Submit(ctx context.Context, p cluster.Pool, t hearth.Task) (*hearth.Outcome, error)
 	// Place says where a task would run now, as Submit would decide it.
-	Place(p member.Pool, t hearth.Task) hearth.Decision
+	Place(p cluster.Pool, t hearth.Task) hearth.Decision
 	// Changed says a session's summary (and, with hostToo, the host's
 	// load) may have changed.
 	Changed(session string, hostToo bool)
@@ -41,16 +44,14 @@ type Cluster interface {
 	RunOwner(ctx context.Context, id string) (host string, ok bool)
 }
 
-var _ Cluster = (*member.Member)(nil)
-
 // attachCluster hands the cluster the host's parts.
 func (e *Engine) attachCluster() error {
-	return e.cluster.Attach(member.Deps{
-		Pools: func() []member.Pool {
+	return e.cluster.Attach(cluster.Deps{
+		Pools: func() []cluster.Pool {
 			cfg := e.config()
 			e.mu.RLock()
 			defer e.mu.RUnlock()
-			out := make([]member.Pool, 0, len(cfg.Agents))
+			out := make([]cluster.Pool, 0, len(cfg.Agents))
 			for _, a := range cfg.Agents {
 				if p := e.pools[a.Name]; p != nil {
 					out = append(out, p)
@@ -58,7 +59,7 @@ func (e *Engine) attachCluster() error {
 			}
 			return out
 		},
-		Pool: func(agent string) (member.Pool, bool) {
+		Pool: func(agent string) (cluster.Pool, bool) {
 			e.mu.RLock()
 			defer e.mu.RUnlock()
 			if p := e.pools[agent]; p != nil {
@@ -80,12 +81,22 @@ func (e *Engine) attachCluster() error {
 		Emit:    func(ev hearth.Event) { e.emit(ev) },
 		Runs:    e.Runs,
 		Run:     e.ownRun,
-		Keys:    e.store,
+		Keys:    keyStore{e.store},
 		Closing: e.closing,
 		Now:     e.now,
-		Tracer:  e.telemetry.TracerProvider().Tracer("github.com/hearth-dev/hearth/host/cluster/member"),
 	})
 }
+
+// keyStore is the store as the member's cluster.KeyStore.
+type keyStore struct{ *store.Store }
+
+func (s keyStore) SaveForward(rec cluster.ForwardRecord, drop []string) cluster.Pending {
+	return s.Store.SaveForward(rec, drop)
+}
+
+func (s keyStore) DropForwards(keys []string) cluster.Pending { return s.Store.DropForwards(keys) }
+
+var _ cluster.KeyStore = keyStore{}
 
 // matcherConfig is the matcher configuration the host scores agent's
 // sessions with: remote sessions are scored as local ones.

@@ -27,7 +27,9 @@
 // member, which decides over every host's sessions (the pools hold the
 // other hosts' sessions too) and forwards a task to the host that wins
 // it, or runs it here; the member also runs what other hosts forward
-// here. Runs and their tasks stay on this host.
+// here. Runs and their tasks stay on this host. The engine knows the
+// member only as its Cluster interface over package cluster's contract
+// (cluster.Deps): it links neither the member nor etcd's client.
 //
 // # Events
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/matcher"
 )
 
 // The engine's pools: each is made from its agent's config block mapped
@@ -74,7 +75,8 @@ func PoolSettings(a *config.Agent, m config.Matcher) pool.Spec {
 		MaxSessions: a.Pool.MaxSessions, IdleTimeout: a.Pool.IdleTimeout, MaxDormant: a.Pool.MaxDormant,
 		WhenFull: a.Pool.WhenFull, Placement: a.Pool.Placement,
 		Fingerprint: pool.Limits{MaxFiles: a.Fingerprint.MaxFiles, MaxDirectories: a.Fingerprint.MaxDirectories, MaxTechnologies: a.Fingerprint.MaxTechnologies},
-		Matcher:     m.For(a),
+		// Its IdleTimeout is the pool's, which WithDefaults gives it.
+		Matcher: matcher.Config{Weights: m.Weights, Threshold: m.Threshold, TopK: m.TopK},
 	}
 	if a.Model != nil {
 		sp.Model = a.Model.Model

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/record"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 	"github.com/hearth-dev/hearth/internal/protoconv"
@@ -464,7 +465,7 @@ func EncodeEvent(e hearth.Event) ([]byte, error) {
 	return encode(m)
 }
 
-func forwardToPB(r ForwardRecord) (*storepb.Forward, error) {
+func forwardToPB(r cluster.ForwardRecord) (*storepb.Forward, error) {
 	m := &storepb.Forward{Key: r.Key, From: r.From, Agent: r.Agent, State: storepb.ForwardState_FORWARD_RUNNING,
 		AcceptedUnixNano: protoconv.UnixNano(r.Accepted), FinishedUnixNano: protoconv.UnixNano(r.Finished),
 		Error: r.Error, ErrorKind: r.ErrorKind}
@@ -481,15 +482,15 @@ func forwardToPB(r ForwardRecord) (*storepb.Forward, error) {
 	return m, nil
 }
 
-func forwardFromPB(m *storepb.Forward) (ForwardRecord, error) {
-	r := ForwardRecord{Key: m.GetKey(), From: m.GetFrom(), Agent: m.GetAgent(),
+func forwardFromPB(m *storepb.Forward) (cluster.ForwardRecord, error) {
+	r := cluster.ForwardRecord{Key: m.GetKey(), From: m.GetFrom(), Agent: m.GetAgent(),
 		Done:     m.GetState() == storepb.ForwardState_FORWARD_DONE,
 		Accepted: protoconv.Time(m.GetAcceptedUnixNano()), Finished: protoconv.Time(m.GetFinishedUnixNano()),
 		Error: m.GetError(), ErrorKind: m.GetErrorKind()}
 	if len(m.GetOutcomeJson()) > 0 {
 		r.Outcome = &hearth.Outcome{}
 		if err := json.Unmarshal(m.GetOutcomeJson(), r.Outcome); err != nil {
-			return ForwardRecord{}, fmt.Errorf("its outcome: %w", err)
+			return cluster.ForwardRecord{}, fmt.Errorf("its outcome: %w", err)
 		}
 	}
 	return r, nil

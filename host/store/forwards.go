@@ -3,50 +3,29 @@ package store
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/hearth-dev/hearth"
-
+	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/store/internal/storepb"
 )
 
 // Forwarded tasks (key fw/<key>): in cluster mode a host runs tasks other
 // hosts forward to it, each under an idempotency key, and promises that a
 // retried forward with a key it accepted does not run the task again
-// (docs/cluster.md). The engine keeps the keys in memory; these records
-// keep the promise across a restart of the host.
-
-// ForwardRecord is a task forwarded to this host, by its idempotency key.
-type ForwardRecord struct {
-	Key   string
-	From  string
-	Agent string
-	// Done says the task finished; its result is Outcome, or Error (with
-	// ErrorKind, the name of the sentinel error it wrapped, as the engine
-	// names them). A record that is not done was running when it was
-	// written: after a restart, a task the host never finished.
-	Done     bool
-	Accepted time.Time
-	Finished time.Time
-	Outcome  *hearth.Outcome
-	Error    string
-	// ErrorKind names the sentinel error Error wrapped, empty for none.
-	ErrorKind string
-	// Err is set, by ForwardRecords, on a record that cannot be read (a
-	// *DamageError, or an error wrapping ErrNewerLayout); only Key is
-	// known then.
-	Err error
-}
+// (docs/cluster.md). The cluster's member keeps the keys in memory;
+// these records keep the promise across a restart of the host. They are
+// the cluster's (cluster.ForwardRecord), kept here as etcd keeps the
+// cluster's other records (package cluster imports nothing of a host's
+// parts: only the vocabulary and the matcher).
 
 func forwardKey(key string) []byte { return []byte("fw/" + key) }
 
 // SaveForward queues rec and the deletion of the records of the keys in
-// drop (those the engine no longer keeps), as one atomic write: keeping a
+// drop (those the member no longer keeps), as one atomic write: keeping a
 // key and pruning old ones share one fsync. It is durable once the
 // Pending's Wait returns nil.
-func (s *Store) SaveForward(rec ForwardRecord, drop []string) *Pending {
+func (s *Store) SaveForward(rec cluster.ForwardRecord, drop []string) *Pending {
 	m, err := forwardToPB(rec)
 	if err != nil {
 		return failed(err)
@@ -77,23 +56,23 @@ func forwardKeys(keys []string) [][]byte {
 // set: the key was accepted here, and what became of its task is not
 // known, which the engine must not answer as "never seen". The error is
 // for the scan itself.
-func (s *Store) ForwardRecords() ([]ForwardRecord, error) {
+func (s *Store) ForwardRecords() ([]cluster.ForwardRecord, error) {
 	prefix := []byte("fw/")
-	var out []ForwardRecord
+	var out []cluster.ForwardRecord
 	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
 		defer it.Close()
 		for it.Rewind(); it.ValidForPrefix(prefix); it.Next() {
 			item := it.Item()
 			k := item.KeyCopy(nil)
-			var rec ForwardRecord
+			var rec cluster.ForwardRecord
 			err := item.Value(func(v []byte) error {
 				var err error
 				rec, err = forwardOf(k, v)
 				return err
 			})
 			if err != nil {
-				rec = ForwardRecord{Key: string(k[len(prefix):]), Err: damaged(k, err)}
+				rec = cluster.ForwardRecord{Key: string(k[len(prefix):]), Err: damaged(k, err)}
 			}
 			out = append(out, rec)
 		}
@@ -104,8 +83,8 @@ func (s *Store) ForwardRecords() ([]ForwardRecord, error) {
 
 // ForwardRecord returns the record of key, or an error wrapping
 // ErrNotFound.
-func (s *Store) ForwardRecord(key string) (ForwardRecord, error) {
-	var rec ForwardRecord
+func (s *Store) ForwardRecord(key string) (cluster.ForwardRecord, error) {
+	var rec cluster.ForwardRecord
 	err := s.db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(forwardKey(key))
 		if err != nil {
@@ -118,10 +97,10 @@ func (s *Store) ForwardRecord(key string) (ForwardRecord, error) {
 		})
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return ForwardRecord{}, fmt.Errorf("forwarded task %s: %w", key, ErrNotFound)
+		return cluster.ForwardRecord{}, fmt.Errorf("forwarded task %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
-		return ForwardRecord{}, damaged(forwardKey(key), err)
+		return cluster.ForwardRecord{}, damaged(forwardKey(key), err)
 	}
 	return rec, nil
 }
@@ -129,20 +108,20 @@ func (s *Store) ForwardRecord(key string) (ForwardRecord, error) {
 // forwardOf decodes the record under k. Errors name it: a record of a
 // newer version too (decodeAt passes those on unnamed, for the callers
 // that stop at the first).
-func forwardOf(k, v []byte) (ForwardRecord, error) {
+func forwardOf(k, v []byte) (cluster.ForwardRecord, error) {
 	m := &storepb.Forward{}
 	if err := decodeAt(k, v, m); err != nil {
 		if errors.Is(err, ErrNewerLayout) {
 			err = fmt.Errorf("%s: %w", describeKey(k), err)
 		}
-		return ForwardRecord{}, err
+		return cluster.ForwardRecord{}, err
 	}
 	rec, err := forwardFromPB(m)
 	if err != nil {
-		return ForwardRecord{}, damaged(k, err)
+		return cluster.ForwardRecord{}, damaged(k, err)
 	}
 	if rec.Key != string(k[len("fw/"):]) {
-		return ForwardRecord{}, damaged(k, fmt.Errorf("it holds key %q", rec.Key))
+		return cluster.ForwardRecord{}, damaged(k, fmt.Errorf("it holds key %q", rec.Key))
 	}
 	return rec, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -29,7 +30,7 @@ func TestForwardRecordsSurviveReopen(t *testing.T) {
 		Decision: hearth.Decision{Action: hearth.ActionReused, Reason: "warm"},
 		Result:   sdk.Result{Output: "done", Metrics: map[string]float64{"quality": 0.9}},
 		Artifact: sdk.ContextArtifact{KeyDecisions: []string{"kept the API"}}, ToolUses: 3, Duration: 1500 * time.Millisecond}
-	for _, rec := range []ForwardRecord{
+	for _, rec := range []cluster.ForwardRecord{
 		{Key: "k1", From: "a", Agent: "scripted", Accepted: at},
 		{Key: "old", From: "a", Agent: "scripted", Accepted: at, Done: true, Finished: at, Error: "gone"},
 	} {
@@ -40,8 +41,8 @@ func TestForwardRecordsSurviveReopen(t *testing.T) {
 	if r, err := s.ForwardRecord("k1"); err != nil || r.Done || !r.Accepted.Equal(at) || r.From != "a" {
 		t.Fatalf("running k1: %+v %v", r, err)
 	}
-	done := ForwardRecord{Key: "k1", From: "a", Agent: "scripted", Accepted: at, Done: true, Finished: at.Add(time.Second), Outcome: out}
-	failedRec := ForwardRecord{Key: "k2", From: "c", Agent: "scripted", Accepted: at, Done: true, Finished: at.Add(2 * time.Second),
+	done := cluster.ForwardRecord{Key: "k1", From: "a", Agent: "scripted", Accepted: at, Done: true, Finished: at.Add(time.Second), Outcome: out}
+	failedRec := cluster.ForwardRecord{Key: "k2", From: "c", Agent: "scripted", Accepted: at, Done: true, Finished: at.Add(2 * time.Second),
 		Error: "task k2 denied by guard budget", ErrorKind: "denied"}
 	if err := s.SaveForward(done, []string{"old"}).Wait(ctx); err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestDamagedForwardRecordsNameTheirKey(t *testing.T) {
 	t.Parallel()
 	s := MustOpen(t, t.TempDir())
 	ctx := context.Background()
-	if err := s.SaveForward(ForwardRecord{Key: "good", Agent: "scripted", Accepted: time.Now()}, nil).Wait(ctx); err != nil {
+	if err := s.SaveForward(cluster.ForwardRecord{Key: "good", Agent: "scripted", Accepted: time.Now()}, nil).Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	raw := map[string][]byte{

@@ -1,13 +1,15 @@
 // Package text holds the small string helpers that messages and tables
 // across hearth share, so that each is written once: the first line of a
 // text, a prefix that keeps characters whole, placeholders for empty
-// values, "did you mean" suggestions, and
-// Safe, which keeps strings from outside (prompts, paths, agents' output,
-// errors) from driving the terminal they are printed to.
+// values, "did you mean" suggestions, the hint for a duration written in
+// days, and Safe, which keeps strings from outside (prompts, paths,
+// agents' output, errors) from driving the terminal they are printed to.
 package text
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -86,4 +88,21 @@ func ShellQuote(s string) string {
 		}
 	}
 	return s
+}
+
+// DaysHint is `: durations stop at hours, so write "168h"` for a
+// duration written in days ("7d"), a mistake time.ParseDuration's syntax
+// invites; "" for anything else. The config file's messages about a
+// duration that does not parse end with it, whichever package decodes
+// the block.
+func DaysHint(s string) string {
+	num, ok := strings.CutSuffix(strings.TrimSpace(s), "d")
+	if !ok {
+		return ""
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 || math.IsInf(n, 0) {
+		return ""
+	}
+	return fmt.Sprintf(": durations stop at hours, so write %q", strconv.FormatFloat(n*24, 'f', -1, 64)+"h")
 }

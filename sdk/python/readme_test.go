@@ -65,7 +65,10 @@ func TestReadmeAgentSearchesItsWorkspace(t *testing.T) {
 	}
 	defer h.Close(context.Background())
 	out, err := h.Submit(context.Background(), hearth.Task{Agent: "finder", Prompt: "TODO"})
-	if err != nil || out.Result.Output != "2 matches" {
-		t.Errorf("the README's agent: %v, output %q; want 2 matches in its workspace", err, out.Result.Output)
+	if err != nil {
+		t.Fatalf("the README's agent: %v", err)
+	}
+	if out.Result.Output != "2 matches" {
+		t.Errorf("the README's agent: output %q; want 2 matches in its workspace", out.Result.Output)
 	}
 }

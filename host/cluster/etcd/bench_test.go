@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 )
 
 // BenchmarkClusterPublish measures the etcd writes of one host under a
@@ -19,11 +20,11 @@ import (
 func BenchmarkClusterPublish(b *testing.B) {
 	for _, interval := range []time.Duration{cluster.MinPublishInterval, cluster.DefaultPublishInterval} {
 		b.Run("interval="+interval.String(), func(b *testing.B) {
-			etcd := newEtcd(b)
+			etcd := clustertest.StartEtcd(b)
 			a := startNode(b, etcd, "a", func(o *Options) { o.Config.PublishInterval = interval })
 			const sessions, perSecond = 50, 5000
 			period := time.Second / perSecond
-			start, st := etcd.revision(), a.Stats()
+			start, st := etcd.Revision(), a.Stats()
 			began := time.Now()
 			b.ResetTimer()
 			for i := range b.N {
@@ -36,7 +37,7 @@ func BenchmarkClusterPublish(b *testing.B) {
 			}
 			elapsed := time.Since(began)
 			b.StopTimer()
-			writes := etcd.revision() - start
+			writes := etcd.Revision() - start
 			end := a.Stats()
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "reports/s")
 			b.ReportMetric(float64(writes)/elapsed.Seconds(), "writes/s")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 )
 
 // TestCompactionBoundsTheDatabase publishes under load, accelerated: a
@@ -32,12 +33,12 @@ func TestCompactionBoundsTheDatabase(t *testing.T) {
 		flushes = n
 	}
 	const every = 300
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	a := startNode(t, etcd, "a")
 	ctx := context.Background()
 	dbSize := func() int64 {
 		t.Helper()
-		st, err := a.client.Status(ctx, etcd.endpoints()[0])
+		st, err := a.client.Status(ctx, etcd.Endpoints()[0])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 	"github.com/hearth-dev/hearth/sdk"
 )
 
@@ -24,7 +25,7 @@ import (
 // again under a new lease.
 func TestCompletionFenced(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	a, b := startNode(t, etcd, "a"), startNode(t, etcd, "b")
 	ctx := t.Context()
 	out := &hearth.Outcome{TaskID: "k1", Session: "coder-1", Result: sdk.Result{Output: "done"}}
@@ -50,7 +51,7 @@ func TestCompletionFenced(t *testing.T) {
 
 	// a's lease is revoked behind its back: its fence is still open, as
 	// on a host that just woke and has not heard yet.
-	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: etcd.Endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestCompletionFenced(t *testing.T) {
 // lease's expiry at etcd.
 func TestFenceBound(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	a := startNode(t, etcd, "a")
 	before := time.Now()
 	if _, err := cluster.Held(a.Fence(), before); err != nil {

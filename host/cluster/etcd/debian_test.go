@@ -3,9 +3,7 @@ package etcd
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 	"github.com/hearth-dev/hearth/internal/testenv"
-	"github.com/hearth-dev/hearth/internal/testnet"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -31,17 +29,13 @@ func TestDebianEtcd(t *testing.T) {
 	if _, err := os.Stat(debianEtcd); err != nil {
 		testenv.Missing(t, "no Debian etcd: "+err.Error(), "apt-get install -y etcd-server")
 	}
-	srv := &testEtcd{
-		t:         t,
-		dir:       t.TempDir(),
-		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
-		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
-	}
+	// Its directory and ports, for Debian's etcd to run on.
+	srv := clustertest.NewEtcd(t)
 	cmd := exec.Command(debianEtcd,
-		"--name", "test", "--data-dir", srv.dir,
-		"--listen-client-urls", srv.clientURL.String(), "--advertise-client-urls", srv.clientURL.String(),
-		"--listen-peer-urls", srv.peerURL.String(), "--initial-advertise-peer-urls", srv.peerURL.String(),
-		"--initial-cluster", "test="+srv.peerURL.String(),
+		"--name", "test", "--data-dir", srv.Dir,
+		"--listen-client-urls", srv.ClientURL.String(), "--advertise-client-urls", srv.ClientURL.String(),
+		"--listen-peer-urls", srv.PeerURL.String(), "--initial-advertise-peer-urls", srv.PeerURL.String(),
+		"--initial-cluster", "test="+srv.PeerURL.String(),
 		"--heartbeat-interval", "10", "--election-timeout", "100", "--unsafe-no-fsync")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -2,101 +2,20 @@ package etcd
 
 import (
 	"context"
-	"fmt"
-	"net/url"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/goleak"
-	"go.uber.org/zap"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/internal/testnet"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// testEtcd is a real etcd server, embedded, on loopback ports of its own,
-// with its data in a temporary directory. It can be stopped and started
-// again on the same directory and ports, as an operator restarts etcd.
-type testEtcd struct {
-	t                  testing.TB
-	dir                string
-	clientURL, peerURL url.URL
-	e                  *embed.Etcd
-}
-
-func newEtcd(t testing.TB) *testEtcd {
-	s := &testEtcd{
-		t:         t,
-		dir:       t.TempDir(),
-		clientURL: url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
-		peerURL:   url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))},
-	}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
-}
-
-func (s *testEtcd) start() {
-	s.t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Name = "test"
-	cfg.Dir = s.dir
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{s.clientURL}, []url.URL{s.clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{s.peerURL}, []url.URL{s.peerURL}
-	cfg.InitialCluster = "test=" + s.peerURL.String()
-	// Fast elections; leases' minimum TTL follows (1.5 election
-	// timeouts, rounded up to a second).
-	cfg.TickMs, cfg.ElectionMs = 10, 100
-	cfg.UnsafeNoFsync = true
-	var (
-		e   *embed.Etcd
-		err error
-	)
-	// A port just released by the previous server may linger briefly.
-	for range 50 {
-		if e, err = embed.StartEtcd(cfg); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		s.t.Fatalf("starting etcd: %v", err)
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(20 * time.Second):
-		e.Close()
-		s.t.Fatal("etcd did not become ready in 20s")
-	}
-	s.e = e
-}
-
-func (s *testEtcd) stop() {
-	if s.e != nil {
-		s.e.Close()
-		s.e = nil
-	}
-}
-
-func (s *testEtcd) restart() {
-	s.stop()
-	s.start()
-}
-
-func (s *testEtcd) endpoints() []string { return []string{s.clientURL.String()} }
-
-// revision is etcd's current revision: every write transaction adds one.
-func (s *testEtcd) revision() int64 {
-	return s.e.Server.KV().Rev()
-}
 
 // source stands for the host's member (host/cluster/member): its record
 // and sessions.
@@ -170,18 +89,18 @@ type member struct {
 	src *source
 }
 
-func startNode(t testing.TB, etcd *testEtcd, id string, edit ...func(*Options)) *member {
+func startNode(t testing.TB, etcd *clustertest.Etcd, id string, edit ...func(*Options)) *member {
 	t.Helper()
 	return startNodeWithin(t, etcd, id, 10*time.Second, edit...)
 }
 
 // startNodeWithin starts a node whose first attempt to register has
 // limit.
-func startNodeWithin(t testing.TB, etcd *testEtcd, id string, limit time.Duration, edit ...func(*Options)) *member {
+func startNodeWithin(t testing.TB, etcd *clustertest.Etcd, id string, limit time.Duration, edit ...func(*Options)) *member {
 	t.Helper()
 	src := newSource(id + ".test:7420")
 	cfg := cluster.Config{
-		Endpoints:       etcd.endpoints(),
+		Endpoints:       etcd.Endpoints(),
 		Advertise:       id + ".test:7420",
 		HostID:          id,
 		LeaseTTL:        testTTL,

@@ -12,12 +12,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
 func TestMembership(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	a, b, c := startNode(t, etcd, "a"), startNode(t, etcd, "b"), startNode(t, etcd, "c")
 	all := []string{"a", "b", "c"}
 	for _, m := range []*member{a, b, c} {
@@ -45,7 +46,7 @@ func TestMembership(t *testing.T) {
 
 func TestSessionsAcrossHosts(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	a, b := startNode(t, etcd, "a"), startNode(t, etcd, "b")
 	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"matcher"}, Files: []string{"matcher/index.go"}, Techs: []string{"go"}})
 	a.Changed("coder-1")
@@ -91,14 +92,14 @@ func TestSessionsAcrossHosts(t *testing.T) {
 // number of reports.
 func TestBatching(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	// A publish interval of a minute: only the test's Flush calls write.
 	a := startNode(t, etcd, "a", func(o *Options) { o.Config.PublishInterval = time.Minute })
 	b := startNode(t, etcd, "b")
 	ctx := context.Background()
 
 	const sessions, reports, batches = 50, 10000, 5
-	start, stats := etcd.revision(), a.Stats()
+	start, stats := etcd.Revision(), a.Stats()
 	for batch := range batches {
 		for i := range reports / batches {
 			id := "coder-" + string(rune('A'+i%sessions))
@@ -109,7 +110,7 @@ func TestBatching(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := etcd.revision() - start; got != batches {
+	if got := etcd.Revision() - start; got != batches {
 		t.Errorf("%d tool-use reports in %d batches made %d etcd revisions, want %d", reports, batches, got, batches)
 	}
 	st := a.Stats()
@@ -117,7 +118,7 @@ func TestBatching(t *testing.T) {
 		t.Errorf("stats: %d transactions, %d puts; want %d and %d", st.Txns-stats.Txns, st.Puts-stats.Puts, batches, batches*sessions)
 	}
 	// Nothing changed: no write at all.
-	if err := a.Flush(ctx); err != nil || etcd.revision()-start != batches {
+	if err := a.Flush(ctx); err != nil || etcd.Revision()-start != batches {
 		t.Errorf("an empty flush wrote (err %v)", err)
 	}
 	// Only the last activity moved, by less than its resolution: no
@@ -128,7 +129,7 @@ func TestBatching(t *testing.T) {
 	a.src.sessions["coder-A"] = s
 	a.src.mu.Unlock()
 	a.Changed("coder-A")
-	if err := a.Flush(ctx); err != nil || etcd.revision()-start != batches {
+	if err := a.Flush(ctx); err != nil || etcd.Revision()-start != batches {
 		t.Errorf("a flush of a second's activity wrote (err %v)", err)
 	}
 	// The other host holds the last of each session.
@@ -140,7 +141,7 @@ func TestBatching(t *testing.T) {
 
 func TestHostIDInUse(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	a := startNode(t, etcd, "a")
 	a.src.put(cluster.Summary{Session: "old-1"})
 	a.Changed("old-1")
@@ -177,9 +178,9 @@ func TestHostIDInUse(t *testing.T) {
 
 // hostRecord reads host id's record from etcd, through a client of the
 // test's own.
-func hostRecord(t testing.TB, etcd *testEtcd, id string) cluster.HostRecord {
+func hostRecord(t testing.TB, etcd *clustertest.Etcd, id string) cluster.HostRecord {
 	t.Helper()
-	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), Logger: zap.NewNop()})
+	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.Endpoints(), Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,9 +197,9 @@ func hostRecord(t testing.TB, etcd *testEtcd, id string) cluster.HostRecord {
 }
 
 // keys lists etcd's keys under prefix, through a client of the test's own.
-func keys(t testing.TB, etcd *testEtcd, prefix string) []string {
+func keys(t testing.TB, etcd *clustertest.Etcd, prefix string) []string {
 	t.Helper()
-	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), Logger: zap.NewNop()})
+	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.Endpoints(), Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,13 +219,13 @@ func keys(t testing.TB, etcd *testEtcd, prefix string) []string {
 // leaves it out and goes on.
 func TestBadRecords(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	a, b := startNode(t, etcd, "a"), startNode(t, etcd, "b")
 	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"x"}})
 	a.Changed("coder-1")
 	waitView(t, b.View(), 5*time.Second, "coder-1 listed", func() bool { return len(b.View().Sessions("a")) == 1 })
 
-	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), Logger: zap.NewNop()})
+	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.Endpoints(), Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,15 +271,15 @@ func TestStartRefusesMisuse(t *testing.T) {
 // batch.
 func TestPublishNowBound(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	a := startNode(t, etcd, "a", func(o *Options) { o.Config.PublishInterval = time.Minute })
 	b := startNode(t, etcd, "b")
 
-	start := etcd.revision()
+	start := etcd.Revision()
 	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"pkg/fast"}})
 	a.Changed("coder-1")
 	a.PublishNow()
-	if got := etcd.revision() - start; got != 1 {
+	if got := etcd.Revision() - start; got != 1 {
 		t.Fatalf("PublishNow made %d etcd revisions, want 1", got)
 	}
 	waitView(t, b.View(), 5*time.Second, "a's session", func() bool { return len(b.View().Sessions("a")) == 1 })
@@ -290,7 +291,7 @@ func TestPublishNowBound(t *testing.T) {
 		a.PublishNow()
 	}
 	// The burst, less the one above; a minute's refill is not due.
-	if got, max := etcd.revision()-start, int64(PublishNowBurst); got > max || got < max-1 {
+	if got, max := etcd.Revision()-start, int64(PublishNowBurst); got > max || got < max-1 {
 		t.Errorf("%d placements, each published now, made %d etcd revisions; want %d (the burst)", placements+1, got, max)
 	}
 }

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
 // threeHosts starts a, b and c, with two sessions on a, and waits until
 // every host sees all of it.
-func threeHosts(t *testing.T, etcd *testEtcd) []*member {
+func threeHosts(t *testing.T, etcd *clustertest.Etcd) []*member {
 	t.Helper()
 	ms := []*member{startNode(t, etcd, "a"), startNode(t, etcd, "b"), startNode(t, etcd, "c")}
 	a := ms[0]
@@ -60,11 +61,11 @@ func changeWhileAway(a *member) {
 // converges.
 func TestEtcdRestart(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	ms := threeHosts(t, etcd)
-	etcd.stop()
+	etcd.Stop()
 	changeWhileAway(ms[0])
-	etcd.start()
+	etcd.Start()
 	converged(t, ms, []string{"coder-2", "coder-3"}, 5*testTTL)
 	// Placement resumes over the new state.
 	d := ms[1].View().Decide("coder", matcher.Hints{Dirs: []string{"sdk"}}, time.Now(), nil)
@@ -80,7 +81,7 @@ func TestEtcdRestart(t *testing.T) {
 // stale left by the old leases.
 func TestPartition(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	ms := threeHosts(t, etcd)
 	a := ms[0]
 	var old []int64
@@ -90,7 +91,7 @@ func TestPartition(t *testing.T) {
 	}
 	fence := a.Fence()
 
-	etcd.stop()
+	etcd.Stop()
 	for _, m := range ms {
 		waitState(t, m.Node, false, 3*testTTL)
 		if n := len(m.View().Members()); n != 0 {
@@ -111,7 +112,7 @@ func TestPartition(t *testing.T) {
 		t.Errorf("Flush while out of the cluster: %v", err)
 	}
 
-	etcd.start()
+	etcd.Start()
 	for i, m := range ms {
 		waitState(t, m.Node, true, 5*testTTL)
 		if l, _ := m.Lease(); l == old[i] {
@@ -135,14 +136,14 @@ func TestPartition(t *testing.T) {
 // and their watches, whose revisions it never reached, list it afresh.
 func TestEtcdReplaced(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	ms := threeHosts(t, etcd)
-	etcd.stop()
-	if err := os.RemoveAll(etcd.dir); err != nil {
+	etcd.Stop()
+	if err := os.RemoveAll(etcd.Dir); err != nil {
 		t.Fatal(err)
 	}
 	changeWhileAway(ms[0])
-	etcd.start()
+	etcd.Start()
 	converged(t, ms, []string{"coder-2", "coder-3"}, 5*testTTL)
 }
 
@@ -153,9 +154,9 @@ func TestEtcdReplaced(t *testing.T) {
 // it.
 func TestStartWhileEtcdDown(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
+	etcd := clustertest.StartEtcd(t)
 	b := startNode(t, etcd, "b")
-	etcd.stop()
+	etcd.Stop()
 
 	a := startNodeWithin(t, etcd, "a", time.Second)
 	if l, ok := a.Lease(); ok {
@@ -177,7 +178,7 @@ func TestStartWhileEtcdDown(t *testing.T) {
 		t.Errorf("Flush while out of the cluster: %v", err)
 	}
 
-	etcd.start()
+	etcd.Start()
 	waitState(t, a.Node, true, 5*testTTL)
 	if err := a.Err(); err != nil {
 		t.Errorf("a is registered and Err still says %v", err)
@@ -198,8 +199,8 @@ func TestStartWhileEtcdDown(t *testing.T) {
 // start or finish: PublishNow returns at once with nothing to publish to.
 func TestPublishNowOutOfTheCluster(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
-	etcd.stop()
+	etcd := clustertest.StartEtcd(t)
+	etcd.Stop()
 	a := startNodeWithin(t, etcd, "a", time.Second)
 	if _, ok := a.Lease(); ok {
 		t.Fatal("a is registered while etcd is down")

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 )
 
 // proxy stands between one host and etcd on loopback, so that a test can
@@ -109,8 +110,8 @@ func throughProxy(p *proxy) func(*Options) {
 // the network heals it registers again and catches up with what changed.
 func TestHostPartition(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
-	p := newProxy(t, etcd.clientURL.Host)
+	etcd := clustertest.StartEtcd(t)
+	p := newProxy(t, etcd.ClientURL.Host)
 	a, b, c := startNode(t, etcd, "a"), startNode(t, etcd, "b", throughProxy(p)), startNode(t, etcd, "c")
 	ms := []*member{a, b, c}
 	a.src.put(cluster.Summary{Session: "coder-1", Dirs: []string{"matcher"}})
@@ -144,8 +145,8 @@ func TestHostPartition(t *testing.T) {
 // where it stopped, so it lists the cluster again.
 func TestWatchCompacted(t *testing.T) {
 	t.Parallel()
-	etcd := newEtcd(t)
-	p := newProxy(t, etcd.clientURL.Host)
+	etcd := clustertest.StartEtcd(t)
+	p := newProxy(t, etcd.ClientURL.Host)
 	long := func(o *Options) { o.Config.LeaseTTL = 30 * time.Second }
 	a, b := startNode(t, etcd, "a", long), startNode(t, etcd, "b", long, throughProxy(p))
 	a.src.put(cluster.Summary{Session: "coder-1"})
@@ -160,7 +161,7 @@ func TestWatchCompacted(t *testing.T) {
 	if err := a.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.endpoints(), Logger: zap.NewNop()})
+	raw, err := clientv3.New(clientv3.Config{Endpoints: etcd.Endpoints(), Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestWatchCompacted(t *testing.T) {
 	if _, err := raw.Put(ctx, "/elsewhere", "x"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Compact(ctx, etcd.revision(), clientv3.WithCompactPhysical()); err != nil {
+	if _, err := raw.Compact(ctx, etcd.Revision(), clientv3.WithCompactPhysical()); err != nil {
 		t.Fatal(err)
 	}
 	p.heal()

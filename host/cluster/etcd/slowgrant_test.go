@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth/host/cluster"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 )
 
 // holdingProxy forwards connections to etcd, except while it holds:
@@ -117,8 +118,8 @@ func (p *holdingProxy) release() {
 // tasks meanwhile (the flakes of TestPartition and
 // TestClusterEtcdDownAndBack under load).
 func TestRegisterAfterASlowGrant(t *testing.T) {
-	etcd := newEtcd(t)
-	p := newHoldingProxy(t, etcd.clientURL.Host)
+	etcd := clustertest.StartEtcd(t)
+	p := newHoldingProxy(t, etcd.ClientURL.Host)
 	b := startNode(t, etcd, "b", func(o *Options) { o.Config.Endpoints = []string{"http://" + p.l.Addr().String()} })
 
 	p.hold()

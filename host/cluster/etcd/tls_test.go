@@ -8,10 +8,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,11 +17,9 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/internal/testnet"
+	"github.com/hearth-dev/hearth/internal/clustertest"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -81,28 +77,9 @@ func TestTLS(t *testing.T) {
 	writeCert(t, dir, "stranger", leaf(4, "stranger", x509.ExtKeyUsageClientAuth), nil, nil) // not signed by the CA
 	path := func(f string) string { return filepath.Join(dir, f) }
 
-	clientURL := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))}
-	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", testnet.FreePort(t))}
-	cfg := embed.NewConfig()
-	cfg.Name, cfg.Dir = "test", t.TempDir()
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
-	cfg.InitialCluster = "test=" + peerURL.String()
-	cfg.TickMs, cfg.ElectionMs = 10, 100
-	cfg.UnsafeNoFsync = true
-	cfg.ClientTLSInfo = transport.TLSInfo{CertFile: path("server.pem"), KeyFile: path("server-key.pem"), TrustedCAFile: path("ca.pem"), ClientCertAuth: true}
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(20 * time.Second):
-		t.Fatal("etcd did not become ready in 20s")
-	}
-	srv := &testEtcd{t: t, clientURL: clientURL}
+	srv := clustertest.NewEtcd(t)
+	srv.ClientTLS = &transport.TLSInfo{CertFile: path("server.pem"), KeyFile: path("server-key.pem"), TrustedCAFile: path("ca.pem"), ClientCertAuth: true}
+	srv.Start()
 
 	withTLS := func(cert string) func(*Options) {
 		return func(o *Options) {
@@ -115,7 +92,7 @@ func TestTLS(t *testing.T) {
 
 	// A certificate from elsewhere does not get in.
 	o := Options{Identity: "x", Source: newSource("x:1")}
-	o.Config = cluster.Config{Endpoints: srv.endpoints(), Advertise: "x:1", HostID: "x", LeaseTTL: testTTL}.WithDefaults("x", "/x")
+	o.Config = cluster.Config{Endpoints: srv.Endpoints(), Advertise: "x:1", HostID: "x", LeaseTTL: testTTL}.WithDefaults("x", "/x")
 	withTLS("stranger")(&o)
 	o.View = cluster.NewView("x", func(string) matcher.Config { return matcher.DefaultConfig() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
-	"github.com/hearth-dev/hearth/host/store"
 )
 
 // The receiving side of forwarding: the tasks other hosts forward here,
@@ -19,7 +18,7 @@ import (
 // this file is its shell: the lock, the waiting, and the store.
 //
 // The keys outlive the process: each is written to the store
-// (store.ForwardRecord) when its task is accepted, before the task
+// (cluster.ForwardRecord) when its task is accepted, before the task
 // starts, and again with its result, before the result is returned to
 // the forwarding host. What a restart finds:
 //
@@ -130,7 +129,7 @@ func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t 
 	f := &flight{done: make(chan struct{}), in: hearth.ForwardInFlight{Task: key, Agent: t.Agent, From: from, To: m.cfg.HostID,
 		Session: session, Since: now, Started: now, Attempt: 1, State: hearth.ForwardRunning}}
 	m.flights[key] = f
-	rec := store.ForwardRecord{Key: key, From: from, Agent: t.Agent, Accepted: now}
+	rec := cluster.ForwardRecord{Key: key, From: from, Agent: t.Agent, Accepted: now}
 	t.ID = key
 	// The acceptance is durable before the task starts, so that a
 	// restart never forgets a key whose task may have run; written
@@ -156,7 +155,7 @@ func (m *Member) RunForwarded(ctx context.Context, from, key, session string, t 
 // runAccepted runs the accepted task t under fence and keeps what became
 // of it: the task completes when its completion is written under the
 // lease (node.Complete), and only then is its result kept and returned.
-func (m *Member) runAccepted(node Membership, fence context.Context, done func(), rec store.ForwardRecord, session string, t hearth.Task, f *flight) {
+func (m *Member) runAccepted(node Membership, fence context.Context, done func(), rec cluster.ForwardRecord, session string, t hearth.Task, f *flight) {
 	defer done()
 	var r cluster.Result
 	if err := m.d.Admit(t); err != nil {
@@ -217,7 +216,7 @@ func (m *Member) runAccepted(node Membership, fence context.Context, done func()
 // (etcd slow or away) for as long as the lease the task ran under is
 // held. An error wraps cluster.ErrFenced: the lease is lost, and the
 // result with it.
-func (m *Member) complete(node Membership, fence context.Context, rec store.ForwardRecord, r cluster.Result, now time.Time) error {
+func (m *Member) complete(node Membership, fence context.Context, rec cluster.ForwardRecord, r cluster.Result, now time.Time) error {
 	c := cluster.Completion{Key: rec.Key, From: rec.From, Finished: now, Result: r}
 	for b := 50 * time.Millisecond; ; b = min(2*b, time.Second) {
 		// Each attempt ends with the lease: a write sent after that
@@ -253,7 +252,7 @@ func (m *Member) ForwardedStatus(key string) (cluster.TaskStatus, cluster.Result
 
 // keepAccepted writes rec (a task accepted, not finished) and deletes
 // the records of drop, durably.
-func (m *Member) keepAccepted(rec store.ForwardRecord, drop []string) error {
+func (m *Member) keepAccepted(rec cluster.ForwardRecord, drop []string) error {
 	if m.memoryOnly {
 		return nil
 	}
@@ -264,7 +263,7 @@ func (m *Member) keepAccepted(rec store.ForwardRecord, drop []string) error {
 // result that cannot be stored is still returned (the task ran; the
 // forwarding host, which gets it, has no reason to retry), and logged: a
 // restart would answer ErrInterrupted for it.
-func (m *Member) keepResult(rec store.ForwardRecord, r cluster.Result, now time.Time) {
+func (m *Member) keepResult(rec cluster.ForwardRecord, r cluster.Result, now time.Time) {
 	if m.memoryOnly {
 		return
 	}
@@ -315,7 +314,7 @@ func (m *Member) loadKeys() error {
 }
 
 // resultOf is the result a record keeps.
-func resultOf(rec store.ForwardRecord) cluster.Result {
+func resultOf(rec cluster.ForwardRecord) cluster.Result {
 	if rec.Outcome != nil {
 		return cluster.Result{Outcome: rec.Outcome}
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hearth-dev/hearth"
+	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/cluster/member"
-	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/internal/testcert"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -86,7 +86,7 @@ func BenchmarkForwardAccept(b *testing.B) {
 				wg.Go(func() {
 					for i := range 200 / conc {
 						start := time.Now()
-						rec := store.ForwardRecord{Key: fmt.Sprintf("raw-%d-%d", g, i), From: "a", Agent: "scripted", Accepted: time.Now()}
+						rec := cluster.ForwardRecord{Key: fmt.Sprintf("raw-%d-%d", g, i), From: "a", Agent: "scripted", Accepted: time.Now()}
 						err := kept.Store.SaveForward(rec, nil).Wait(ctx)
 						if err == nil {
 							rec.Done, rec.Finished, rec.Outcome = true, time.Now(), last.Outcome

@@ -275,7 +275,7 @@ func TestForwardedKeysBoundedAcrossRestart(t *testing.T) {
 	var pend []*store.Pending
 	for i := range cluster.DefaultKeptKeys + 2 {
 		at := now.Add(time.Duration(i-cluster.DefaultKeptKeys-2) * time.Millisecond) // key-00000 the oldest
-		pend = append(pend, st.SaveForward(store.ForwardRecord{Key: key(i), From: "a", Agent: "scripted", Done: true,
+		pend = append(pend, st.SaveForward(cluster.ForwardRecord{Key: key(i), From: "a", Agent: "scripted", Done: true,
 			Accepted: at, Finished: at, Outcome: &hearth.Outcome{TaskID: key(i), Result: sdk.Result{Output: key(i)}}}, nil))
 	}
 	for _, p := range pend {

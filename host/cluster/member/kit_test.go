@@ -269,10 +269,6 @@ func (h *testHost) Record(t testing.TB) []cluster.Change {
 	return changes
 }
 
-// freePort returns a TCP port free on the loopback interface now, for a
-// host's advertised address, which its member needs before the daemon
-// listens.
-
 // waitFile waits until path exists: a step of the scripted agent
 // ("touch:", "append:") that tells the test where its task is.
 func waitFile(t testing.TB, path string) {

@@ -34,8 +34,10 @@
 //
 // The engine keeps composition only: it gives the member its pools (the
 // one placement policy, host/pool) and the means to run a task here
-// (Deps), and tells it what changed; everything the cluster decides is
-// decided here and in package cluster.
+// (cluster.Deps, the contract package cluster holds, so that the engine
+// imports no package of the cluster but that one), and tells it what
+// changed; everything the cluster decides is decided here and in package
+// cluster.
 package member
 
 import (
@@ -51,14 +53,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
 	"github.com/hearth-dev/hearth/host/cluster/etcd"
 	"github.com/hearth-dev/hearth/host/cluster/peer"
-	"github.com/hearth-dev/hearth/host/store"
 	"github.com/hearth-dev/hearth/matcher"
 )
 
@@ -88,6 +88,9 @@ type Options struct {
 	// with etcd: for tests, which then feed the view (View) as etcd's
 	// watch would.
 	Membership Membership
+	// Tracer makes the forward's spans (trace.go): the host's tracing
+	// (internal/telemetry); nil for none.
+	Tracer trace.TracerProvider
 	// ProbeEvery is how often the host probes the other members' API to
 	// tell the unhealthy ones (health.go): DefaultProbeEvery when zero,
 	// except with Membership set, where it probes only when set (a
@@ -121,75 +124,6 @@ type Membership interface {
 	Close() error
 }
 
-// Pool is one agent's pool as the cluster uses it: host/pool's Pool, the
-// one placement policy. Its remote sessions are the other hosts'
-// sessions of the agent, kept in its matcher index by RemoteID and owned
-// by their host.
-type Pool interface {
-	// AcrossHosts says whether the pool's tasks are placed over every
-	// host's sessions.
-	AcrossHosts() bool
-	// PlaceAcross decides t over every host's sessions, leaving out the
-	// RemoteIDs in exclude; Place over this host's alone.
-	PlaceAcross(t hearth.Task, exclude []string, now time.Time) cluster.Placement
-	Place(t hearth.Task) hearth.Decision
-	// ApplyRemote updates the other hosts' sessions in the pool's index.
-	ApplyRemote(reset bool, puts []matcher.Candidate, removes []string)
-	// ExpectRemote records t's hints against a remote session (a
-	// RemoteID) t was just forwarded to.
-	ExpectRemote(id string, t hearth.Task)
-	// Summary and Summaries are what the host publishes of its sessions;
-	// Load, of the agent.
-	Summary(id string) (cluster.Summary, bool)
-	Summaries() []cluster.Summary
-	Load() hearth.AgentLoad
-}
-
-// KeyStore keeps the idempotency keys of the tasks forwarded here, and
-// their results, across restarts: host/store's Store.
-type KeyStore interface {
-	SaveForward(rec store.ForwardRecord, drop []string) *store.Pending
-	ForwardRecords() ([]store.ForwardRecord, error)
-	DropForwards(keys []string) *store.Pending
-}
-
-// Deps are the parts of the host the member works with, which the
-// engine hands it (Attach): its pools, and the means to run a task here.
-type Deps struct {
-	// Pools returns the host's pools in config order; Pool the pool of
-	// agent, if the host runs it.
-	Pools func() []Pool
-	Pool  func(agent string) (Pool, bool)
-	// MatcherConfig is the matcher configuration the host scores
-	// agent's sessions with; another host's sessions are scored alike.
-	MatcherConfig func(agent string) matcher.Config
-	// Runnable says whether the host runs tasks of agent.
-	Runnable func(agent string) error
-	// Enter registers a unit of work in flight, refused once the host
-	// is closing; the func it returns ends it.
-	Enter func() (func(), error)
-	// Admit runs the admission guards on a task forwarded here.
-	Admit func(hearth.Task) error
-	// Execute places an admitted task over this host's sessions and runs
-	// it, with its quality gate.
-	Execute func(ctx context.Context, t hearth.Task) (*hearth.Outcome, error)
-	// Emit records an event.
-	Emit func(hearth.Event)
-	// Runs lists the runs the host owns.
-	Runs func(ctx context.Context) ([]hearth.RunInfo, error)
-	// Run reads one run the host owns, by its ID or a prefix; an error
-	// wrapping hearth.ErrUnknownRun when it has none.
-	Run func(ctx context.Context, id string) (hearth.RunDetail, error)
-	// Keys keeps the idempotency keys of forwarded tasks.
-	Keys KeyStore
-	// Closing is closed when the host begins to shut down.
-	Closing <-chan struct{}
-	// Now is the host's clock.
-	Now func() time.Time
-	// Tracer makes the forward's spans (trace.go); nil for none.
-	Tracer trace.Tracer
-}
-
 // Member is a host's membership of its cluster. Its methods are safe
 // for concurrent use once the engine attached it.
 type Member struct {
@@ -198,13 +132,14 @@ type Member struct {
 	hostname string
 	version  string
 	log      hclog.Logger
+	tracer   trace.Tracer
 	view     *cluster.View
 	peers    *peer.Client
 	static   Membership
 
 	// d, started and runs are set once, by Attach, before any other
 	// use.
-	d        Deps
+	d        cluster.Deps
 	attached atomic.Bool
 	// registered says the peer service is served (Register).
 	registered atomic.Bool
@@ -281,7 +216,7 @@ func New(o Options) (*Member, error) {
 	}
 	m := &Member{
 		cfg: cc, identity: cluster.Identity(hostname, o.DataDir), hostname: hostname, version: o.Version,
-		log: o.Logger, peers: peers, static: o.Membership, configHash: o.ConfigHash,
+		log: o.Logger, tracer: tracer(o.Tracer), peers: peers, static: o.Membership, configHash: o.ConfigHash,
 		keys: cluster.NewAccepted(0, 0), flights: make(map[string]*flight),
 	}
 	m.probeEvery = o.ProbeEvery
@@ -293,7 +228,7 @@ func New(o Options) (*Member, error) {
 }
 
 // Attach hands the member the host's parts; engine.New calls it, once.
-func (m *Member) Attach(d Deps) error {
+func (m *Member) Attach(d cluster.Deps) error {
 	var missing []string
 	for name, ok := range map[string]bool{
 		"Pools": d.Pools != nil, "Pool": d.Pool != nil, "MatcherConfig": d.MatcherConfig != nil, "Runnable": d.Runnable != nil,
@@ -310,9 +245,6 @@ func (m *Member) Attach(d Deps) error {
 	}
 	if m.attached.Load() {
 		return fmt.Errorf("cluster member %s is attached to an engine already; make one member per engine", m.cfg.HostID)
-	}
-	if d.Tracer == nil {
-		d.Tracer = noop.NewTracerProvider().Tracer(scope)
 	}
 	m.d, m.started = d, d.Now()
 	m.runs = cluster.NewRunDirectory(runLister{m}, 5*time.Second, d.Now)
@@ -585,8 +517,10 @@ func (m *Member) record() hearth.Member {
 	m.mu.Lock()
 	hash := m.configHash
 	m.mu.Unlock()
-	rec := hearth.Member{ID: m.cfg.HostID, Addr: m.cfg.Advertise, Hostname: m.hostname, Started: m.started,
-		ConfigHash: hash, Version: m.version, Draining: m.draining()}
+	// What the settings say is host/cluster's (a setting the others see
+	// needs no line here); what the host knows running is added.
+	rec := m.cfg.Member()
+	rec.Hostname, rec.Started, rec.ConfigHash, rec.Version, rec.Draining = m.hostname, m.started, hash, m.version, m.draining()
 	for _, p := range m.d.Pools() {
 		rec.Agents = append(rec.Agents, p.Load())
 	}

@@ -165,7 +165,7 @@ func TestMemberRefusesMisuse(t *testing.T) {
 	if err := m.Join(t.Context()); err == nil || !strings.Contains(err.Error(), "engine.Options.Cluster") {
 		t.Errorf("Join before an engine took it: %v", err)
 	}
-	if err := m.Attach(member.Deps{Now: time.Now}); err == nil || !strings.Contains(err.Error(), "Deps lack Admit, Closing, Emit") {
+	if err := m.Attach(cluster.Deps{Now: time.Now}); err == nil || !strings.Contains(err.Error(), "Deps lack Admit, Closing, Emit") {
 		t.Errorf("Attach with parts missing: %v", err)
 	}
 	h := startHost(t, hostOptions{ID: "b"})

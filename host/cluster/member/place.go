@@ -22,7 +22,7 @@ import (
 // every host's sessions and forwarded, or here. Tasks the cluster does
 // not place across hosts (Pool.AcrossHosts), and every task before the
 // host joined, run here.
-func (m *Member) Submit(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
+func (m *Member) Submit(ctx context.Context, p cluster.Pool, t hearth.Task) (*hearth.Outcome, error) {
 	if m.membership() == nil || !p.AcrossHosts() {
 		m.stats.decided("local")
 		return m.execute(ctx, t, m.d.Now(), nil)
@@ -67,7 +67,7 @@ func (m *Member) execute(ctx context.Context, t hearth.Task, start time.Time, pr
 // Place says where a task would run now, as Submit would decide it:
 // over every host's sessions once the host joined, and for a task the
 // cluster places across hosts; over this host's otherwise.
-func (m *Member) Place(p Pool, t hearth.Task) hearth.Decision {
+func (m *Member) Place(p cluster.Pool, t hearth.Task) hearth.Decision {
 	if m.membership() == nil || !p.AcrossHosts() {
 		return p.Place(t)
 	}
@@ -78,7 +78,7 @@ func (m *Member) Place(p Pool, t hearth.Task) hearth.Decision {
 // placeAcross decides t over every host's sessions, leaving out what f
 // excludes: a remote session, a spawn on another host, or here (target
 // empty).
-func (m *Member) placeAcross(p Pool, t hearth.Task, f *cluster.Forward) (cluster.Target, hearth.Decision) {
+func (m *Member) placeAcross(p cluster.Pool, t hearth.Task, f *cluster.Forward) (cluster.Target, hearth.Decision) {
 	// The hosts this one cannot work with now (health.go) are left out
 	// as the forward's own exclusions are.
 	hosts := f.ExcludedHosts()
@@ -90,7 +90,7 @@ func (m *Member) placeAcross(p Pool, t hearth.Task, f *cluster.Forward) (cluster
 }
 
 // submitAcross runs cluster.Forward's steps for t.
-func (m *Member) submitAcross(ctx context.Context, p Pool, t hearth.Task) (*hearth.Outcome, error) {
+func (m *Member) submitAcross(ctx context.Context, p cluster.Pool, t hearth.Task) (*hearth.Outcome, error) {
 	f := cluster.NewForward(t.ID, 0)
 	start := m.d.Now()
 	// What the dashboard's cluster view lists while the forward runs.

@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/cluster"
@@ -22,9 +23,18 @@ import (
 
 const scope = "github.com/hearth-dev/hearth/host/cluster/member"
 
+// tracer is the member's tracer from the host's tracing, tp; a tracer
+// that records nothing when tp is nil.
+func tracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	return tp.Tracer(scope)
+}
+
 // tracedForward is forward within a hearth.forward span.
 func (m *Member) tracedForward(ctx context.Context, mm hearth.Member, session string, t hearth.Task, attempt int) (cluster.Result, error) {
-	ctx, span := m.d.Tracer.Start(ctx, telemetry.SpanForward, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+	ctx, span := m.tracer.Start(ctx, telemetry.SpanForward, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		telemetry.AttrTask.String(t.ID), telemetry.AttrAgent.String(t.Agent), telemetry.AttrPlacedHost.String(mm.ID),
 		telemetry.AttrAttempt.Int(attempt)))
 	defer span.End()
@@ -40,7 +50,7 @@ func (m *Member) tracedForward(ctx context.Context, mm hearth.Member, session st
 // hearth.forwarded span, in that host's trace (ctx carries its span
 // context).
 func (m *Member) executeForwarded(ctx context.Context, from, session string, t hearth.Task) (*hearth.Outcome, error) {
-	ctx, span := m.d.Tracer.Start(ctx, telemetry.SpanForwarded, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+	ctx, span := m.tracer.Start(ctx, telemetry.SpanForwarded, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 		telemetry.AttrTask.String(t.ID), telemetry.AttrAgent.String(t.Agent), telemetry.AttrFrom.String(from),
 		telemetry.AttrHost.String(m.cfg.HostID)))
 	defer span.End()
