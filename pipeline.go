@@ -323,6 +323,15 @@ var stageSettings = [...]StageSetting{
 			if y := s.NotBefore.Year(); !s.NotBefore.IsZero() && (y < 0 || y > 9999) {
 				return fmt.Sprintf("not_before %s is not a time of the years 0 to 9999", s.NotBefore)
 			}
+			// Nor an offset from UTC of 24 hours or more, which Go's
+			// parser takes ("+24:00", "+23:60") and RFC 3339 cannot
+			// write: the store keeps the rule as JSON, and a run of the
+			// pipeline could not start. Any other time the form cannot
+			// hold is refused here too, whatever made it so.
+			if _, err := s.NotBefore.MarshalText(); !s.NotBefore.IsZero() && err != nil {
+				_, off := s.NotBefore.Zone()
+				return fmt.Sprintf("not_before %s cannot be written in RFC 3339 form (its offset from UTC is %s; an offset is under 24 hours): %v", s.NotBefore.Format(time.RFC3339), time.Duration(off)*time.Second, err)
+			}
 			return ""
 		},
 	},

@@ -1,7 +1,9 @@
 package hearth
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +78,10 @@ func TestPipelineValidate(t *testing.T) {
 			p.Tasks[0].Stage = "deploy"
 			p.Stages = []*Stage{{Name: "deploy", NotBefore: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}
 		}, `stage "deploy": not_before 10000-01-01 00:00:00 +0000 UTC is not a time of the years 0 to 9999`},
+		{"a stage time with an offset of 24 hours", func(p *Pipeline) {
+			p.Tasks[0].Stage = "deploy"
+			p.Stages = []*Stage{{Name: "deploy", NotBefore: time.Date(2026, 12, 1, 9, 0, 0, 0, time.FixedZone("", 24*3600))}}
+		}, `stage "deploy": not_before 2026-12-01T09:00:00+24:00 cannot be written in RFC 3339 form (its offset from UTC is 24h0m0s`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,6 +166,40 @@ func TestStageSettings(t *testing.T) {
 		err := set.Parse(&Stage{}, "not a value of any setting")
 		if err == nil || !strings.Contains(err.Error(), set.Name) || !strings.Contains(err.Error(), "as in") {
 			t.Errorf("%s: a bad value: got %v, want an error naming it and showing the form", set.Name, err)
+		}
+	}
+}
+
+// TestStageTimesTheStoreKeeps sweeps not_before over the edges of its
+// form (the years 0, 1 and 9999, every offset Go's parser may take, from
+// -25:00 to +25:00 with minutes 0, 59 and 60): every value the setting
+// parses and its check passes is one the store can keep, its JSON reading
+// back the same instant; every other is refused by one or the other
+// (a "+24:00" passed both, and the run of its pipeline could not start).
+func TestStageTimesTheStoreKeeps(t *testing.T) {
+	set := StageSettings()[slices.IndexFunc(StageSettings(), func(s StageSetting) bool { return s.Name == "not_before" })]
+	for _, date := range []string{"0000-01-01T00:00:00", "0001-01-01T00:00:00", "2026-12-01T09:00:00", "9999-12-31T23:59:59"} {
+		for h := -25; h <= 25; h++ {
+			for _, m := range []int{0, 59, 60} {
+				sign := "+"
+				if h < 0 {
+					sign = "-"
+				}
+				v := fmt.Sprintf("%s%s%02d:%02d", date, sign, max(h, -h), m)
+				s := &Stage{Name: "deploy"}
+				if set.Parse(s, v) != nil || set.Check(s) != "" {
+					continue
+				}
+				b, err := json.Marshal(s)
+				if err != nil {
+					t.Errorf("%s: parsed and checked, but the store cannot keep it: %v", v, err)
+					continue
+				}
+				var back Stage
+				if err := json.Unmarshal(b, &back); err != nil || !back.NotBefore.Equal(s.NotBefore) {
+					t.Errorf("%s: kept as %s, reads back %v, %v", v, b, back.NotBefore, err)
+				}
+			}
 		}
 	}
 }

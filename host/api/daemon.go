@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -321,7 +322,7 @@ func (c loggedCreds) Clone() credentials.TransportCredentials {
 // logged at debug level after the warning about the first.
 const refusalQuiet = 10 * time.Minute
 
-// refusals counts refused handshakes by the client's IP address, so
+// refusals counts refused handshakes by the client (refusalKey), so
 // that a client that retries every second or two (another host of the
 // cluster whose certificate is from another CA: its gRPC redials, its
 // probes) is one warning per refusalQuiet, not one per attempt (issue
@@ -344,10 +345,7 @@ const refusalAddrs = 1024
 // many were refused from its IP since its last warning, and whether this
 // one is warned about.
 func (r *refusals) refused(addr string, now time.Time) (int, bool) {
-	ip := addr
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		ip = h
-	}
+	ip := refusalKey(addr)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ips == nil {
@@ -374,6 +372,30 @@ func (r *refusals) refused(addr string, now time.Time) (int, bool) {
 	}
 	e.n++
 	return e.n, false
+}
+
+// refusalKey is what refusals count addr's refusals by: its IP without
+// the port (each dial has its own), an IPv4 address written as IPv6
+// (::ffff:10.0.0.1) as itself, and an IPv6 address by its /64: a host
+// is given a /64 of its own and may send from any address in it (privacy
+// addresses change by the hour), so counting by address would let one
+// client be a new warning per request, and push every other out of the
+// refusalAddrs kept. Anything that is not an IP (a unix socket's peer)
+// is itself.
+func refusalKey(addr string) string {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.WithZone("").Unmap()
+	if ip.Is6() {
+		return netip.PrefixFrom(ip, 64).Masked().String()
+	}
+	return ip.String()
 }
 
 // tokenAuth refuses TCP calls without the bearer token.

@@ -201,10 +201,19 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
+// writeJSON answers v as JSON. What cannot be written as JSON (a NaN
+// that got past the boundaries that keep numbers finite) is a 500 that
+// says so, not a 200 with an empty body, which the dashboard read as
+// nothing to show at all.
 func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, fmt.Sprintf("the daemon could not write its answer as JSON: %v; report this as a bug of hearth", err))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(append(b, '\n'))
 }
 
 // Snapshot is what the dashboard shows.
@@ -477,6 +486,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	send := func(kind string, v any) bool {
 		b, err := json.Marshal(v)
 		if err != nil {
+			// Not a reason to close the stream, but never silent: a
+			// subscriber misses this event.
+			s.logger.Error("an event could not be written as JSON to an event stream; report this as a bug of hearth", "kind", kind, "err", err)
 			return true
 		}
 		_ = rc.SetWriteDeadline(time.Now().Add(sseWrite))

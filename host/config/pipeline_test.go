@@ -760,6 +760,14 @@ guard "quality" {
     stage  = "deploy"
   }
 }`, "t.hcl:3:33", []string{`with its offset from UTC`}},
+		{"stage time with an offset of 24 hours", `pipeline "p" {
+  agent = "writer"
+  stage "deploy" { not_before = "2026-12-01T09:00:00+24:00" }
+  task "ship" {
+    prompt = "x"
+    stage  = "deploy"
+  }
+}`, "t.hcl:3:33", []string{`Stage "deploy": not_before 2026-12-01T09:00:00+24:00 cannot be written in RFC 3339 form`, `an offset is under 24 hours`}},
 		{"stage setting of the wrong type", `pipeline "p" {
   agent = "writer"
   stage "deploy" { not_before = ["2026-12-01T09:00:00Z"] }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -185,6 +186,7 @@ func (c *callbacks) uncheckedErr() error {
 func (c *callbacks) reportToolUse(u sdk.ToolUse) error {
 	s, p := c.s, c.s.pool
 	now := p.now()
+	u.Cost = reportedCost(u.Cost)
 	if u.At.IsZero() {
 		u.At = now
 	}
@@ -286,6 +288,7 @@ func (c *callbacks) checkToolUse(call sdk.ToolCall) (sdk.Verdict, error) {
 }
 
 func (c *callbacks) ReportProgress(_ context.Context, pr sdk.Progress) error {
+	pr.Fraction, pr.Cost = reportedFraction(pr.Fraction), reportedCost(pr.Cost)
 	c.s.logger.Debug("progress", "task", c.task, "fraction", pr.Fraction, "message", pr.Message)
 	if c.run != nil {
 		c.run.Progress(c.task, pr.Cost)
@@ -334,3 +337,35 @@ var (
 	_ sdk.RunCallbacks = runCallbacks{}
 	_ sdk.Syncer       = runCallbacks{}
 )
+
+// The numbers an agent reports are kept as a host can carry them: a
+// cost is a finite number of at least 0 (NaN, ±Inf and a negative are
+// 0), a fraction is in [0, 1] (NaN is 0), a metric is finite (else 0).
+// JSON has no NaN nor Inf: an event holding one was dropped from every
+// dashboard's stream without a word (a task's progress, its end), and
+// a NaN cost added to a run's made its budget never run out.
+
+func reportedCost(v float64) float64 {
+	if !(v > 0) || math.IsInf(v, 1) {
+		return 0
+	}
+	return v
+}
+
+func reportedFraction(v float64) float64 {
+	if !(v > 0) {
+		return 0
+	}
+	return min(v, 1)
+}
+
+// reportedResult is res with its cost and metrics as above.
+func reportedResult(res sdk.Result) sdk.Result {
+	res.Cost = reportedCost(res.Cost)
+	for k, v := range res.Metrics {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			res.Metrics[k] = 0
+		}
+	}
+	return res
+}

@@ -341,6 +341,7 @@ func (s *session) runTask(ctx context.Context, t hearth.Task, run Run) (sdk.Resu
 	start := p.now()
 	p.emit(hearth.Event{Kind: hearth.EventTaskStarted, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Message: "started " + t.ID + " on " + s.id})
 	res, err := proc.Agent().Run(tctx, st, th)
+	res = reportedResult(res)
 	if err != nil {
 		err = s.runError(tctx, proc, "run task "+t.ID, err)
 		p.emit(hearth.Event{Kind: hearth.EventTaskFailed, Agent: cfg.Agent, Session: s.id, Task: t.ID, Run: t.Run, Err: err.Error(), Message: t.ID + " failed",

@@ -3,6 +3,7 @@ package runs
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -238,8 +239,13 @@ func (l *ledger) lastVersion(i int) int {
 	return v
 }
 
+// addCost adds what task i spent. A cost that is not a finite number
+// above 0 (an agent's report: NaN, ±Inf, negative) adds nothing: NaN
+// would make the run's cost NaN for good, never at its budget, and +Inf
+// would put it past every budget a resume could give, in a record JSON
+// cannot carry.
 func (l *ledger) addCost(i int, c float64) {
-	if c <= 0 {
+	if !(c > 0) || math.IsInf(c, 1) {
 		return
 	}
 	l.tasks[i].Cost += c

@@ -155,7 +155,9 @@ func (r *Run) loop() {
 			continue // more may be ready, or the run is done
 		}
 		if !eff.WakeAt.IsZero() {
-			timer.Reset(max(eff.WakeAt.Sub(r.now()), time.Millisecond))
+			// At most recheck at a time: the wall clock may reach
+			// WakeAt sooner than the timer's monotonic one (Recheck).
+			timer.Reset(min(max(eff.WakeAt.Sub(r.now()), time.Millisecond), r.m.recheck()))
 			select {
 			case <-r.wake:
 			case <-timer.C:

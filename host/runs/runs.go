@@ -79,7 +79,20 @@ type Deps struct {
 	Execute func(ctx context.Context, t hearth.Task, run *Run) (*hearth.Outcome, error)
 	// Tracer makes the runs' spans (trace.go); nil for none.
 	Tracer trace.Tracer
+	// Recheck is the longest a run waiting for a time (a stage's
+	// not_before, a retry's backoff) sleeps before it asks Now again;
+	// zero means DefaultRecheck.
+	Recheck time.Duration
 }
+
+// DefaultRecheck is how often a waiting run looks at the clock again.
+// Its timer runs on the machine's monotonic clock, which stands still
+// while the machine sleeps and ignores steps of the wall clock, but the
+// time it waits for is a wall-clock time: a laptop that sleeps through
+// a stage's not_before, or a clock set forward by NTP, would otherwise
+// keep the stage closed for as long again as the time that passed
+// unseen.
+const DefaultRecheck = time.Minute
 
 // Runs executes the runs of one engine. Its methods are safe for
 // concurrent use.
@@ -105,6 +118,14 @@ func New(d Deps) *Runs {
 }
 
 func (m *Runs) now() time.Time { return m.d.Now() }
+
+// recheck is Deps.Recheck, or DefaultRecheck.
+func (m *Runs) recheck() time.Duration {
+	if m.d.Recheck > 0 {
+		return m.d.Recheck
+	}
+	return DefaultRecheck
+}
 
 // Handle follows a run this engine executes.
 type Handle struct {

@@ -629,3 +629,32 @@ func TestRetentionPausesAbandonsThenDeletes(t *testing.T) {
 		t.Errorf("the run's file %s: %v; want it removed", blob, err)
 	}
 }
+
+// TestABadCostLeavesTheBudget: a cost an agent reports that is not a
+// finite number of at least 0 (NaN, ±Inf, negative), in its progress or
+// its result, counts nothing: the budget still stops the run at what the
+// other tasks spent. A NaN added to the run's cost made it NaN for good,
+// and NaN is never at or over a budget: every later task of the run, of
+// whichever agent, ran unbudgeted (and the run's record no longer
+// encoded as JSON).
+func TestABadCostLeavesTheBudget(t *testing.T) {
+	for _, bad := range []string{"NaN", "+Inf", "-Inf", "-5"} {
+		t.Run(bad, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			p := pipe("budget", []string{"a", "cost:" + bad + ";progress:0.5"}, []string{"b", "cost:5", "a"}, []string{"c", "cost:5", "b"}, []string{"d", "echo:late", "c"})
+			p.Budget = 8
+			p.OnFailure = hearth.OnFailurePause
+			info, err := f.start(p, hearth.RunOptions{})
+			if info.Status != hearth.RunPaused || err == nil || info.Cost != 10 {
+				t.Fatalf("a reported a cost of %s: run %s (%s), cost %v, %v; want it paused at its budget, cost 10", bad, info.Status, info.Reason, info.Cost, err)
+			}
+			if !strings.Contains(info.Reason, "task d was not started: the run has spent 10.00 of its budget of 8.00") {
+				t.Errorf("reason = %q", info.Reason)
+			}
+			if a := f.store.task(info.ID, "a"); a.Cost != 0 {
+				t.Errorf("a's cost is %v, want 0", a.Cost)
+			}
+		})
+	}
+}

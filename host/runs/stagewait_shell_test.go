@@ -141,3 +141,47 @@ func TestRetentionLeavesAStageWaitAlone(t *testing.T) {
 		t.Fatalf("a day past the opening: %s (%s), %v; want paused by retention, idle from the opening", info.Status, info.Reason, err)
 	}
 }
+
+// TestStageOpensWhenTheWallClockPassesIt: a run waiting for its stage
+// opens it once the wall clock passes not_before, however the clock got
+// there: a machine that slept through the opening, or a clock stepped
+// forward, leaves the run's timer (on the monotonic clock) with most of
+// its wait to go. Here the opening is an hour ahead and the test's clock
+// jumps past it; the run must not wait for the hour on the machine's
+// clock. Each form of the jump: just past the opening, to the instant
+// of it, and far beyond.
+func TestStageOpensWhenTheWallClockPassesIt(t *testing.T) {
+	for _, jump := range []time.Duration{time.Hour, time.Hour + time.Nanosecond, 365 * 24 * time.Hour} {
+		t.Run(jump.String(), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			clock := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+			f.now = clock.Now
+			d := f.deps()
+			d.Recheck = 20 * time.Millisecond
+			m := f.engine(d)
+			p := pipe("release", []string{"ship", "echo:shipped"})
+			p.Tasks[0].Stage = "deploy"
+			opens := clock.Now().Add(time.Hour)
+			p.Stages = []*hearth.Stage{{Name: "deploy", NotBefore: opens}}
+			h, err := m.Start(context.Background(), p, hearth.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.store.await(t, "the wait of ship", func() bool { return strings.Contains(f.store.task(h.ID, "ship").Reason, "waits for stage deploy") })
+			clock.Advance(jump)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			info, err := h.Wait(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("the clock is %s past the opening of deploy, and the run still waits for it (its timer is set an hour ahead on the machine's clock)", jump-time.Hour)
+			}
+			if err != nil || info.Status != hearth.RunCompleted {
+				t.Fatalf("run %s (%s), %v; want completed", info.Status, info.Reason, err)
+			}
+			if ship := f.store.task(h.ID, "ship"); ship.Started.Before(opens) {
+				t.Errorf("ship started at %s, before deploy opened at %s", ship.Started, opens)
+			}
+		})
+	}
+}

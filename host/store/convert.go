@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -106,10 +107,32 @@ func decisionToPB(d *hearth.Decision) *storepb.Decision {
 	return r
 }
 
+// finite is v, or 0 when v is NaN or infinite. Every number a record
+// reads back with goes through it: a record's writer may be older,
+// corrupt or hostile (an agent's reported cost, a peer's decision), and
+// one NaN would reach every reader that sums it (a budget compared with
+// NaN never runs out) and every JSON answer that holds it (JSON has no
+// NaN: the daemon's /api/snapshot, and with it the dashboard, went
+// blank for one such decision).
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// finiteMetrics is m with each value finite.
+func finiteMetrics(m map[string]float64) map[string]float64 {
+	for k, v := range m {
+		m[k] = finite(v)
+	}
+	return m
+}
+
 func decisionFromPB(r *storepb.Decision) hearth.Decision {
 	d := hearth.Decision{
 		Task: r.GetTask(), TaskName: r.GetTaskName(), Agent: r.GetAgent(), Action: hearth.Action(r.GetAction()), Session: r.GetSession(),
-		Outcome: r.GetOutcome(), Threshold: r.GetThreshold(), Considered: int(r.GetConsidered()),
+		Outcome: r.GetOutcome(), Threshold: finite(r.GetThreshold()), Considered: int(r.GetConsidered()),
 		Eligible: int(r.GetEligible()), Waited: time.Duration(r.GetWaitedNanos()), Retired: r.GetRetired(),
 		Reason: r.GetReason(), Vetoed: r.GetVetoed(),
 		Hints: sdk.Hints{Files: r.GetHintFiles(), Directories: r.GetHintDirs(), Technologies: r.GetHintTechs()},
@@ -117,26 +140,26 @@ func decisionFromPB(r *storepb.Decision) hearth.Decision {
 	for _, c := range r.GetRanked() {
 		cand := hearth.Candidate{
 			Session: c.GetId(), Dormant: c.GetDormant(), Eligible: c.GetEligible(), Load: int(c.GetLoadCount()),
-			Capacity: int(c.GetCapacity()), Total: c.GetTotal(),
+			Capacity: int(c.GetCapacity()), Total: finite(c.GetTotal()),
 		}
 		if names := r.GetFactors(); len(names) > 0 {
 			for i, name := range names {
 				f := hearth.Factor{Name: name, Applied: i < 64 && c.GetAppliedFactors()&(1<<i) != 0}
 				if i < len(r.GetWeights()) {
-					f.Weight = r.GetWeights()[i]
+					f.Weight = finite(r.GetWeights()[i])
 				}
 				if i < len(c.GetScores()) {
-					f.Score = c.GetScores()[i]
+					f.Score = finite(c.GetScores()[i])
 				}
 				if i < len(c.GetShares()) { // none before shares were kept
-					f.Share = c.GetShares()[i]
+					f.Share = finite(c.GetShares()[i])
 				}
 				cand.Factors = append(cand.Factors, f)
 			}
 		} else { // a record from before the list: the five, weights unknown
 			for i, score := range legacyScores(c) {
 				name := protoconv.LegacyFactors[i]
-				cand.Factors = append(cand.Factors, hearth.Factor{Name: name, Score: *score, Applied: c.GetApplied()&legacyBits(name) != 0})
+				cand.Factors = append(cand.Factors, hearth.Factor{Name: name, Score: finite(*score), Applied: c.GetApplied()&legacyBits(name) != 0})
 			}
 		}
 		d.Candidates = append(d.Candidates, cand)
@@ -179,14 +202,14 @@ func eventFromPB(r *storepb.Event) hearth.Event {
 	e := hearth.Event{
 		Seq: r.GetSeq(), Time: time.Unix(0, r.GetUnixNano()), Kind: hearth.EventKind(r.GetKind()), Agent: r.GetAgent(),
 		Session: r.GetSession(), Task: r.GetTask(), Message: r.GetMessage(), Err: r.GetError(),
-		PID: int(r.GetPid()), Fraction: r.GetFraction(), Guard: r.GetGuard(), Hook: r.GetHook(), Action: r.GetAction(),
-		Run: r.GetRun(), From: r.GetFrom(), To: r.GetTo(), Cost: r.GetCost(), Duration: time.Duration(r.GetDurationNanos()),
+		PID: int(r.GetPid()), Fraction: finite(r.GetFraction()), Guard: r.GetGuard(), Hook: r.GetHook(), Action: r.GetAction(),
+		Run: r.GetRun(), From: r.GetFrom(), To: r.GetTo(), Cost: finite(r.GetCost()), Duration: time.Duration(r.GetDurationNanos()),
 	}
 	if tu := r.GetToolUse(); tu != nil {
 		u := sdk.ToolUse{
 			CallID: tu.GetCallId(), Tool: tu.GetTool(), Kind: sdk.ToolKind(tu.GetKind()), Paths: tu.GetPaths(), Technologies: tu.GetTechnologies(),
 			Outcome: protoconv.Outcome(tu.GetOutcome()), Error: tu.GetError(), Duration: time.Duration(tu.GetDurationNanos()),
-			Cost: tu.GetCost(),
+			Cost: finite(tu.GetCost()),
 		}
 		e.ToolUse = &u
 	}
@@ -273,7 +296,7 @@ func runFromPB(m *storepb.Run) *record.Run {
 		ID: m.GetId(), Pipeline: m.GetPipeline(), Status: runStatusFromPB(m.GetStatus()), Reason: m.GetReason(),
 		Created: protoconv.Time(m.GetCreatedUnixNano()), Updated: protoconv.Time(m.GetUpdatedUnixNano()),
 		LastActivity: protoconv.Time(m.GetLastActivityUnixNano()), Started: protoconv.Time(m.GetStartedUnixNano()),
-		Finished: protoconv.Time(m.GetFinishedUnixNano()), Budget: m.GetBudget(), Cost: m.GetCost(), Stage: m.GetStage(),
+		Finished: protoconv.Time(m.GetFinishedUnixNano()), Budget: finite(m.GetBudget()), Cost: finite(m.GetCost()), Stage: m.GetStage(),
 		State: m.GetStateJson(), Checkpoint: m.GetCheckpoint(), ForkedFrom: m.GetForkedFrom(), ForkedAt: m.GetForkedAt(),
 		Abandoned: m.GetAbandoned(), TasksTotal: int(m.GetTasksTotal()), TasksSucceeded: int(m.GetTasksSucceeded()),
 		TasksFailed: int(m.GetTasksFailed()), TasksSkipped: int(m.GetTasksSkipped()), TraceID: m.GetTraceId(),
@@ -382,7 +405,7 @@ func taskToPB(t *record.Task) *storepb.RunTask {
 func taskFromPB(m *storepb.RunTask) *record.Task {
 	return &record.Task{
 		Name: m.GetName(), Status: taskStatusFromPB(m.GetStatus()), Round: int(m.GetRound()), Attempts: int(m.GetAttempts()),
-		Failures: int(m.GetFailures()), Error: m.GetError(), Errors: m.GetErrors(), Cost: m.GetCost(), Session: m.GetSession(),
+		Failures: int(m.GetFailures()), Error: m.GetError(), Errors: m.GetErrors(), Cost: finite(m.GetCost()), Session: m.GetSession(),
 		TaskID: m.GetTaskId(), Started: protoconv.Time(m.GetStartedUnixNano()), Finished: protoconv.Time(m.GetFinishedUnixNano()),
 		RetryAt: protoconv.Time(m.GetRetryAtUnixNano()), Version: int(m.GetVersion()), NeedsReview: m.GetNeedsReview(),
 		Feedback: m.GetFeedback(), Reason: m.GetReason(), TraceID: m.GetTraceId(),
@@ -424,9 +447,9 @@ func outputToPB(o *record.Output) *storepb.TaskOutput {
 
 func outputFromPB(m *storepb.TaskOutput) *record.Output {
 	return &record.Output{
-		Task: m.GetTask(), Version: int(m.GetVersion()), Output: m.GetOutput(), Metrics: m.GetMetrics(), Cost: m.GetCost(),
+		Task: m.GetTask(), Version: int(m.GetVersion()), Output: m.GetOutput(), Metrics: finiteMetrics(m.GetMetrics()), Cost: finite(m.GetCost()),
 		Session: m.GetSession(), Attempt: int(m.GetAttempt()), Round: int(m.GetRound()), Time: protoconv.Time(m.GetUnixNano()),
-		Duration: time.Duration(m.GetDurationNanos()), Action: m.GetAction(), Score: m.GetScore(),
+		Duration: time.Duration(m.GetDurationNanos()), Action: m.GetAction(), Score: finite(m.GetScore()),
 		Artifact: sdk.ContextArtifact{
 			KeyDecisions: m.GetKeyDecisions(), ModifiedFiles: m.GetModifiedFiles(), NewPatterns: m.GetNewPatterns(),
 			PotentialGotchas: m.GetPotentialGotchas(),

@@ -123,4 +123,9 @@
 //   - Backup is one read transaction's snapshot plus the immutable stored
 //     files, in a tar with checksums; Restore checks them and refuses a
 //     damaged backup, leaving nothing behind (backup.go).
+//   - Every number a record reads back with is finite: a NaN or ±Inf
+//     that a writer put there (an old, corrupt or hostile record) reads
+//     as 0 (convert.go, finite), since JSON, which the daemon answers
+//     in, has neither, and a sum with a NaN is NaN for good
+//     (TestNonFiniteNumbersReadAsZero).
 package store

@@ -49,7 +49,14 @@ func Dir() (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if dir != "" {
-		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+		// The directory at the name must be the one the lock holds, not
+		// merely a directory: once ours is removed, anyone may make
+		// another of that name (in /tmp, another user), and a directory
+		// we do not hold is one the next host's sweep removes from under
+		// our plugins, or one whose owner can swap what is inside.
+		fi, err := os.Lstat(dir)
+		held, herr := lock.Stat()
+		if err == nil && herr == nil && fi.IsDir() && os.SameFile(fi, held) {
 			return dir, nil
 		}
 		lock.Close()

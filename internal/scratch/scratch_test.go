@@ -232,3 +232,57 @@ func TestDirComesBack(t *testing.T) {
 		t.Errorf("swept the live process's own directory: %q", r)
 	}
 }
+
+// Dir hands out only the directory whose lock it holds: once its own is
+// removed, a directory made at the same name (by this user, or by
+// another in a shared /tmp, writable by all) is not it. Such a
+// directory is one a sweep removes from under the plugins, or whose
+// owner controls what the plugins find in it. Every form of the
+// stand-in: this user's, another user's (when the test runs as root),
+// world-writable.
+func TestDirIsTheOneItLocks(t *testing.T) {
+	// Not parallel: Dir is the process's, and reads TMPDIR.
+	for _, form := range []string{"mine", "mine, world-writable", "another user's"} {
+		t.Run(form, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			d1, err := Dir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(d1); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(d1, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			switch form {
+			case "mine, world-writable":
+				if err := os.Chmod(d1, 0o777); err != nil {
+					t.Fatal(err)
+				}
+			case "another user's":
+				if os.Getuid() != 0 {
+					t.Skip("making another user's directory takes root")
+				}
+				if err := os.Chown(d1, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d2, err := Dir()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d2 == d1 {
+				t.Fatalf("Dir handed out %s, a directory made at its name after its own was removed", d1)
+			}
+			// What it hands out is held: another host's sweep leaves it.
+			if r, _ := Sweep(tmp); slices.Contains(r, d2) {
+				t.Errorf("a sweep removed %s, which Dir handed out", d2)
+			}
+			if fi, err := os.Stat(d2); err != nil || !fi.IsDir() {
+				t.Errorf("%s: %v", d2, err)
+			}
+		})
+	}
+}

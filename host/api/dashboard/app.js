@@ -191,16 +191,33 @@ function traceLink(id) {
 // heard of is drawn like the others. A decision recorded before hearth
 // kept shares has shares that add up to 0 under a total that is not: its
 // bar is the total, unsplit.
+//
+// A share is drawn only as far as the bar goes: a record's share that is
+// negative, or that with the ones before it would pass the bar's end (an
+// old, corrupt or hostile record; the matcher's add up to its total, at
+// most 1), is cut there, so that no segment is drawn outside its bar or
+// over another.
 function segments(c) {
   const factors = c.factors || [];
-  const sum = factors.reduce((a, f) => a + (f.share || 0), 0);
-  if (sum === 0 && c.total > 0) {
-    return [{ name: null, share: c.total, title: `total ${c.total.toFixed(2)}, recorded before hearth kept each factor's share` }];
+  const sum = factors.reduce((a, f) => a + part(f.share), 0);
+  let left = 0;
+  const fit = (v) => {
+    const w = Math.min(part(v), 1 - left);
+    left += w;
+    return w;
+  };
+  if (sum === 0 && part(c.total) > 0) {
+    return [{ name: null, share: fit(c.total), title: `total ${c.total.toFixed(2)}, recorded before hearth kept each factor's share` }];
   }
   return factors.map((f) => ({
-    name: f.name, share: f.applied ? f.share || 0 : 0,
+    name: f.name, share: f.applied ? fit(f.share) : 0,
     title: f.applied ? `${f.name}: score ${fixed(f.score)}, weight ${fixed(f.weight)}, adds ${fixed(f.share)} to the total` : `${f.name}: did not apply`,
   }));
+}
+
+// part is a share as a bar may draw it: a number of at least 0.
+function part(v) {
+  return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0;
 }
 
 // colour is a factor's: the stylesheet's --f-NAME where it has one, else
