@@ -61,6 +61,7 @@ import (
 	"github.com/hearth-dev/hearth/host/pool"
 	"github.com/hearth-dev/hearth/host/runs"
 	"github.com/hearth-dev/hearth/host/store"
+	"github.com/hearth-dev/hearth/internal/scratch"
 	"github.com/hearth-dev/hearth/internal/telemetry"
 	"github.com/hearth-dev/hearth/sdk/plugin"
 )
@@ -118,6 +119,8 @@ type Engine struct {
 	started      time.Time
 	store        *store.Store
 	ownsStore    bool
+	// sweeper removes what dead hosts left in the temporary directory.
+	sweeper *scratch.Sweeper
 
 	pools   map[string]*pool.Pool
 	runs    *runs.Runs
@@ -251,6 +254,16 @@ func New(opts Options) (*Engine, error) {
 	}
 	h.reaper.Add(1)
 	go h.reapLoop(reap)
+	// What hosts killed before this one left of their plugins' temporary
+	// files goes, off the path of any plugin start (internal/scratch).
+	h.sweeper = scratch.Background(os.TempDir(), func(removed []string, err error) {
+		if err != nil {
+			h.logger.Warn("could not remove what hosts that are gone left in the temporary directory", "error", err)
+		}
+		if len(removed) > 0 {
+			h.logger.Debug("removed what hosts that are gone left in the temporary directory", "directories", removed)
+		}
+	})
 	return h, nil
 }
 
@@ -430,6 +443,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		e.hardStopCancel()
 		e.runs.Wait()
 		e.reaper.Wait()
+		e.sweeper.Stop()
 		pools := e.poolList()
 		e.mu.RLock()
 		pools = append(pools, e.retiring...)

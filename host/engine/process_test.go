@@ -18,10 +18,13 @@ import (
 
 	"github.com/hearth-dev/hearth/internal/hosttest"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/hearth-dev/hearth"
 	"github.com/hearth-dev/hearth/host/config"
 	"github.com/hearth-dev/hearth/host/process"
 	"github.com/hearth-dev/hearth/internal/procwait"
+	"github.com/hearth-dev/hearth/internal/scratch"
 	"github.com/hearth-dev/hearth/internal/testenv"
 	"github.com/hearth-dev/hearth/sdk"
 )
@@ -466,5 +469,57 @@ func TestAPluginsTemporaryDirectoryGoesWithIt(t *testing.T) {
 		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s: its TMPDIR %s outlived the plugin (%v)", agent, dir, err)
 		}
+	}
+}
+
+// TestAHostSweepsWhatDeadHostsLeft: a host, as it starts, removes in the
+// background the directory a host that is gone left in the temporary
+// directory (its lock is free), and leaves a live host's alone.
+func TestAHostSweepsWhatDeadHostsLeft(t *testing.T) {
+	// Not parallel: TMPDIR is the process's.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := filepath.Join(tmp, scratch.Prefix+"dead")
+	if err := os.MkdirAll(filepath.Join(dead, "plugin-dir1", "transcript"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	live, err := scratch.Dir() // this process's, locked
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	swept := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "removed what hosts that are gone left") {
+				swept <- sc.Text()
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	h, err := New(Options{
+		Config: &config.Config{DataDir: t.TempDir(), Matcher: config.DefaultMatcher()},
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: pw}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	select {
+	case line := <-swept:
+		if !strings.Contains(line, dead) {
+			t.Errorf("the sweep's line %q does not name %s", line, dead)
+		}
+	case <-time.After(time.Minute): // a hang guard, not a timing
+		t.Fatal("the host did not sweep within a minute")
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dead host's %s is still there (%v)", dead, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the live host's own %s: %v", live, err)
 	}
 }

@@ -213,7 +213,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 		// temporary files too, confined or not, so that what an agent
 		// leaves there (a Claude Code state directory, a model's scratch
 		// files) goes with its session instead of piling up in /tmp. If
-		// the host is killed, the next host removes it (scratch.Sweep).
+		// the host is killed, the next host removes it (scratch.Background).
 		cmd.Env = append(cmd.Env, "TMPDIR="+sockDir)
 		if pol != nil {
 			pol := *pol

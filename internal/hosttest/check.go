@@ -2,6 +2,7 @@ package hosttest
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -100,7 +101,7 @@ func CheckKill9(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, plugin string) {
 	if _, err := os.Stat(hostDir); err != nil {
 		t.Fatalf("the killed host's directory %s: %v", hostDir, err)
 	}
-	if _, err := scratch.Sweep(filepath.Dir(hostDir)); err != nil {
+	if _, err := scratch.Sweep(context.Background(), filepath.Dir(hostDir)); err != nil {
 		t.Error(err)
 	}
 	if _, err := os.Stat(hostDir); !os.IsNotExist(err) {

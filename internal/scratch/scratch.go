@@ -11,8 +11,10 @@
 // flock on that directory for as long as it lives. The kernel drops a
 // process's locks however it ends, so "the lock is free" is exactly
 // "the process that made it is gone": no pid to be reused, no age to
-// guess. The next host to start a plugin removes every such directory
-// whose lock it can take.
+// guess. Each host, as it starts, removes every such directory whose
+// lock it can take, in the background (Background; the engine stops it
+// when it closes), so that no plugin start waits on what a dead host's
+// agents left behind.
 //
 // A directory is locked before it gets its name: it is made under a
 // temporary name (.hearth-host-new-*), locked, then renamed, and the
@@ -22,6 +24,7 @@
 package scratch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -30,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Prefix starts the name of every host's directory.
@@ -43,8 +47,9 @@ var (
 
 // Dir returns this process's directory under os.TempDir(), making it on
 // first use and again if it has been removed since (a test's TMPDIR,
-// cleaned up). Making it first sweeps what dead hosts left there; a
-// failed sweep is not an error: the host still runs.
+// cleaned up). It sweeps nothing: a host sweeps in the background
+// (Background), so that no plugin start waits on what a dead host's
+// agents left (a hostile one can leave a million files).
 func Dir() (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -62,9 +67,7 @@ func Dir() (string, error) {
 		lock.Close()
 		dir, lock = "", nil
 	}
-	tmp := os.TempDir()
-	_, _ = Sweep(tmp)
-	d, f, err := create(tmp)
+	d, f, err := create(os.TempDir())
 	if err != nil {
 		return "", err
 	}
@@ -99,11 +102,49 @@ func create(tmp string) (string, *os.File, error) {
 	return final, f, nil
 }
 
+// Sweeper is a sweep running in the background (Background).
+type Sweeper struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Background sweeps tmp in a goroutine of its own and hands report what
+// it removed and what it could not. Its host stops it when it closes.
+func Background(tmp string, report func(removed []string, err error)) *Sweeper {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Sweeper{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		removed, err := Sweep(ctx, tmp)
+		if report != nil {
+			report(removed, err)
+		}
+	}()
+	return s
+}
+
+// Wait waits for the sweep to end.
+func (s *Sweeper) Wait() { <-s.done }
+
+// Stop ends the sweep before its next directory (one being removed is
+// removed whole) and waits for it.
+func (s *Sweeper) Stop() {
+	s.cancel()
+	<-s.done
+}
+
+// stagingAge is how old a directory still under its temporary name must
+// be for a sweep to take it: its maker locks and renames it within
+// microseconds, so one that old was left by a host killed in between.
+const stagingAge = time.Minute
+
 // Sweep removes every hearth-host-* directory in tmp that this user owns
-// and whose lock is free, and returns their paths. Directories of live
-// hosts, of other users, and anything that is not a directory are left
-// alone.
-func Sweep(tmp string) ([]string, error) {
+// and whose lock is free, and returns their paths; also those left
+// under their temporary name, unlocked, older than stagingAge.
+// Directories of live hosts, of other users, and anything that is not a
+// directory are left alone. It stops between directories once ctx is
+// done.
+func Sweep(ctx context.Context, tmp string) ([]string, error) {
 	entries, err := os.ReadDir(tmp)
 	if err != nil {
 		return nil, err
@@ -111,8 +152,17 @@ func Sweep(tmp string) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), Prefix) || e.Type() != fs.ModeDir {
+		if ctx.Err() != nil {
+			break
+		}
+		staging := strings.HasPrefix(e.Name(), "."+Prefix+"new-")
+		if !strings.HasPrefix(e.Name(), Prefix) && !staging || e.Type() != fs.ModeDir {
 			continue
+		}
+		if staging {
+			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < stagingAge {
+				continue
+			}
 		}
 		path := filepath.Join(tmp, e.Name())
 		gone, err := sweepOne(path)

@@ -2,6 +2,7 @@ package scratch
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestMain lets the test binary act as a host that makes its directory
@@ -21,6 +23,8 @@ func TestMain(m *testing.M) {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
+		// As a starting host does (the engine, at New).
+		Background(os.TempDir(), nil).Wait()
 		// A plugin's directory inside, with a file, as go-plugin leaves it.
 		pd, _ := os.MkdirTemp(d, "plugin-dir")
 		_ = os.WriteFile(filepath.Join(pd, "transcript"), []byte("secret"), 0o600)
@@ -79,7 +83,7 @@ func TestSweepRemovesWhatEndedHostsLeft(t *testing.T) {
 	for _, how := range []string{"exit", "panic", "kill", "term"} {
 		tmp := t.TempDir()
 		left := endAHost(t, tmp, how)
-		removed, err := Sweep(tmp)
+		removed, err := Sweep(context.Background(), tmp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +135,7 @@ func TestSweepLeavesTheLiving(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tmp, Prefix+"file"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	removed, err := Sweep(tmp)
+	removed, err := Sweep(context.Background(), tmp)
 	if err != nil || len(removed) != 0 {
 		t.Fatalf("swept %q (%v), want nothing", removed, err)
 	}
@@ -162,7 +166,7 @@ func TestSweepRacingHostsThatStart(t *testing.T) {
 				return
 			default:
 			}
-			r, _ := Sweep(tmp)
+			r, _ := Sweep(context.Background(), tmp)
 			mu.Lock()
 			swept = append(swept, r...)
 			mu.Unlock()
@@ -228,7 +232,7 @@ func TestDirComesBack(t *testing.T) {
 		t.Errorf("Dir changed from %s to %s with nothing removed", d2, again)
 	}
 	// Its lock is held: a sweep leaves it.
-	if r, _ := Sweep(filepath.Dir(d2)); len(r) != 0 {
+	if r, _ := Sweep(context.Background(), filepath.Dir(d2)); len(r) != 0 {
 		t.Errorf("swept the live process's own directory: %q", r)
 	}
 }
@@ -277,7 +281,7 @@ func TestDirIsTheOneItLocks(t *testing.T) {
 				t.Fatalf("Dir handed out %s, a directory made at its name after its own was removed", d1)
 			}
 			// What it hands out is held: another host's sweep leaves it.
-			if r, _ := Sweep(tmp); slices.Contains(r, d2) {
+			if r, _ := Sweep(context.Background(), tmp); slices.Contains(r, d2) {
 				t.Errorf("a sweep removed %s, which Dir handed out", d2)
 			}
 			if fi, err := os.Stat(d2); err != nil || !fi.IsDir() {
@@ -285,4 +289,53 @@ func TestDirIsTheOneItLocks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A directory left under its temporary name (its host killed between
+// making and naming it) is swept once it is older than any maker's
+// window; a young one is left to its maker.
+func TestSweepTakesOldStagingDirectories(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	old, err := os.MkdirTemp(tmp, "."+Prefix+"new-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-2 * stagingAge)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	young, err := os.MkdirTemp(tmp, "."+Prefix+"new-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, err := Sweep(context.Background(), tmp)
+	if err != nil || !slices.Equal(removed, []string{old}) {
+		t.Errorf("swept %q (%v), want only the old %s", removed, err, old)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("the young staging directory: %v", err)
+	}
+}
+
+// A stopped sweep removes nothing more.
+func TestStoppedSweepStops(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	dead, f, err := create(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if removed, _ := Sweep(ctx, tmp); len(removed) != 0 {
+		t.Errorf("a cancelled sweep removed %q", removed)
+	}
+	s := Background(tmp, nil)
+	s.Wait()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the background sweep left %s (%v)", dead, err)
+	}
+	s.Stop() // after its end, Stop returns at once
 }
