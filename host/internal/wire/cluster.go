@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,6 +81,9 @@ func MembersOf(r *peerpb.HostList) (hearth.Members, error) {
 		})
 		if err != nil {
 			return hearth.Members{}, err
+		}
+		if m.ID == "" {
+			return hearth.Members{}, fmt.Errorf("%w: host %s: its record names no host ID; the daemon runs a hearth this client cannot read, run the same release on both", ErrBadRecord, name(h.GetId(), i))
 		}
 		out.Hosts = append(out.Hosts, m)
 	}
@@ -177,6 +181,11 @@ func fromJSON[T any](b []byte, what string, typed func() T, norm func(*T)) (T, e
 	}
 	if len(b) > MaxRecordJSON {
 		return v, fmt.Errorf("%w: %s: %d bytes of JSON, more than %d; the daemon runs a hearth this client cannot read, run the same release on both", ErrBadRecord, what, len(b), MaxRecordJSON)
+	}
+	// A record is an object: JSON's null (or a bare value) would read as
+	// the zero record, a host with no ID, without an error.
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return v, fmt.Errorf("%w: %s: its JSON does not read at byte %d of %d: not an object; the daemon runs a hearth this client cannot read, run the same release on both", ErrBadRecord, what, len(b)-len(t), len(b))
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return v, fmt.Errorf("%w: %s: its JSON does not read at byte %d of %d: %v; the daemon runs a hearth this client cannot read, run the same release on both", ErrBadRecord, what, offset(err), len(b), err)

@@ -292,6 +292,8 @@ func TestClusterListingsRefuseBadRecords(t *testing.T) {
 		bad = append(bad,
 			append(slices.Clone(good), '}'),
 			[]byte(`[]`), []byte(`"x"`), []byte(`{"self":1,"host":2,"id":3}`), []byte("\x00"),
+			// Not objects: JSON's null would read as the zero record.
+			[]byte(`null`), []byte(` null `), []byte(`0`), []byte(`true`), []byte(" "),
 			append(append([]byte(`{"x":"`), bytes.Repeat([]byte("y"), MaxRecordJSON)...), `"}`...))
 		for _, b := range bad {
 			hl, cl := Members(ms), ClusterRuns(cr)
@@ -441,5 +443,19 @@ func fill(t testing.TB, v reflect.Value, n *int) {
 		v.SetBool(true)
 	default:
 		t.Fatalf("fill: a field of kind %s (%s): teach fill, and the wire, about it", v.Kind(), v.Type())
+	}
+}
+
+// A member whose record names no host ID (an object without "id") is
+// refused, naming its place in the listing, not listed as a host
+// without a name.
+func TestClusterListingsRefuseAMemberWithoutID(t *testing.T) {
+	ms, _ := filledListings(t)
+	hl := Members(ms)
+	hl.Hosts[0].Member = []byte(`{"addr":"10.0.0.9:7420"}`)
+	hl.Hosts[0].Id = ""
+	_, err := MembersOf(hl)
+	if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "#1 of the listing") || !strings.Contains(err.Error(), "no host ID") {
+		t.Fatalf("got %v, want ErrBadRecord naming #1 of the listing and the missing ID", err)
 	}
 }
