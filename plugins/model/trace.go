@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hearth-dev/hearth/internal/text"
 )
 
 // Each model call is a span of the OpenTelemetry GenAI conventions, "chat
@@ -30,6 +32,10 @@ import (
 // OpenTelemetry API only, as any plugin author's would.
 
 const scope = "github.com/hearth-dev/hearth/plugins/model"
+
+// maxResponseID bounds the provider's response ID on a span; real ones
+// are tens of bytes ("msg_01...", "chatcmpl-...").
+const maxResponseID = 256
 
 // complete is the provider's Complete in its span.
 func (a *Agent) complete(ctx context.Context, r Request) (Response, error) {
@@ -58,7 +64,9 @@ func (a *Agent) complete(ctx context.Context, r Request) (Response, error) {
 		span.SetAttributes(semconv.GenAIResponseFinishReasons(resp.StopReason))
 	}
 	if resp.ID != "" {
-		span.SetAttributes(semconv.GenAIResponseID(resp.ID))
+		// The endpoint's word, bounded: a span is no place for an
+		// answer's megabytes.
+		span.SetAttributes(semconv.GenAIResponseID(text.Prefix(resp.ID, maxResponseID)))
 	}
 	return resp, nil
 }
