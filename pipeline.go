@@ -305,6 +305,12 @@ var stageSettings = [...]StageSetting{
 		Example: "2026-12-01T09:00:00Z",
 		Parse: func(s *Stage, v string) error {
 			t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+			var pe *time.ParseError
+			if errors.As(err, &pe) && pe.Message == ": second out of range" {
+				// RFC 3339 allows a leap second (23:59:60); Go's times,
+				// and so the store, do not hold one.
+				return fmt.Errorf("not_before %q names a leap second, which hearth cannot hold; use the second before it (:59) or after it", v)
+			}
 			if err != nil {
 				return fmt.Errorf("not_before must be a time in RFC 3339 form, with its offset from UTC, as in \"2026-12-01T09:00:00Z\" or \"2026-12-01T10:00:00+01:00\"; %q is not one", v)
 			}

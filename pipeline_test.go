@@ -203,3 +203,19 @@ func TestStageTimesTheStoreKeeps(t *testing.T) {
 		}
 	}
 }
+
+// A leap second is valid RFC 3339 that no Go time holds: not_before
+// says so, instead of calling the time malformed.
+func TestStageNotBeforeLeapSecond(t *testing.T) {
+	var s Stage
+	err := stageSettings[0].Parse(&s, "2016-12-31T23:59:60Z")
+	if err == nil || !strings.Contains(err.Error(), "leap second") {
+		t.Fatalf("got %v, want it named a leap second", err)
+	}
+	if err := stageSettings[0].Parse(&s, "2016-12-31T23:59:59Z"); err != nil {
+		t.Fatalf("the second before it: %v", err)
+	}
+	if err := stageSettings[0].Parse(&s, "2016-12-31T23:61:00Z"); err == nil || strings.Contains(err.Error(), "leap second") {
+		t.Fatalf("a minute out of range: %v, want the RFC 3339 message", err)
+	}
+}
