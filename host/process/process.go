@@ -176,7 +176,7 @@ func Start(ctx context.Context, l Launch) (*Process, error) {
 	// which the next host sweeps if this one is killed (internal/scratch).
 	scratchDir, err := scratch.Dir()
 	if err != nil {
-		return fail(hearth.ErrPluginStart, err.Error(), "check that the temporary directory ($TMPDIR, else /tmp) exists and is writable")
+		return fail(hearth.ErrPluginStart, err.Error(), "check that the temporary directory ($TMPDIR, else /tmp) exists, is writable and is on a filesystem that takes file locks")
 	}
 	cc.UnixSocketConfig = &plugin.UnixSocketConfig{TempDir: scratchDir}
 	var keys *agentplugin.PluginTLS

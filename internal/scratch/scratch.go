@@ -16,6 +16,11 @@
 // when it closes), so that no plugin start waits on what a dead host's
 // agents left behind.
 //
+// A sweep removes by path once it holds a directory's lock. In a
+// temporary directory others may write to, that is safe only if it is
+// sticky, as /tmp is (no one else can rename or replace this user's
+// entries); a TMPDIR of one's own is safe as it is.
+//
 // A directory is locked before it gets its name: it is made under a
 // temporary name (.hearth-host-new-*), locked, then renamed, and the
 // lock stays with the directory through the rename. A sweep that sees a
@@ -86,6 +91,9 @@ func create(tmp string) (string, *os.File, error) {
 	f, err := os.Open(staging)
 	if err == nil {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
+			err = fmt.Errorf("its filesystem takes no file locks (flock), which a host holds its directory with; set TMPDIR to a directory on a local filesystem: %w", err)
+		}
 	}
 	var final string
 	if err == nil {
