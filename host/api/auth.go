@@ -215,12 +215,7 @@ func (s *Server) serveLogin(a *httpAuth) http.HandlerFunc {
 // refuse answers a request without credentials: JSON for programs, a
 // page that says how to sign in for a person's browser.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, why string) {
-	if n, warn := s.tokenRefusals.refused(r.RemoteAddr, s.now()); warn {
-		s.logger.Warn("refused an HTTP request without a valid token; further refusals from its address are logged at debug level for 10m",
-			"peer", r.RemoteAddr, "path", r.URL.Path, "why", why, "refused_before", n)
-	} else {
-		s.logger.Debug("refused an HTTP request without a valid token", "peer", r.RemoteAddr, "path", r.URL.Path, "why", why, "refused", n)
-	}
+	s.logRefused(&s.tokenRefusals, r.RemoteAddr, "refused an HTTP request without a valid token", "", "path", r.URL.Path, "why", why)
 	w.Header().Set("WWW-Authenticate", `Bearer realm="hearth"`)
 	if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != "/metrics" {
 		signInPage(w, "This hearth daemon needs you to sign in.")

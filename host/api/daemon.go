@@ -303,13 +303,8 @@ type loggedCreds struct {
 func (c loggedCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	out, info, err := c.TransportCredentials.ServerHandshake(conn)
 	if err != nil {
-		addr := conn.RemoteAddr().String()
-		if n, warn := c.ref.refused(addr, time.Now()); warn {
-			c.s.logger.Warn("refused a connection: TLS handshake failed (no valid client certificate? a host of the cluster whose certificate is from another CA is named in the other hosts' logs); further refusals from its address are logged at debug level for 10m",
-				"peer", addr, "error", err, "refused_before", n)
-		} else {
-			c.s.logger.Debug("refused a connection: TLS handshake failed", "peer", addr, "error", err, "refused", n)
-		}
+		c.s.logRefused(c.ref, conn.RemoteAddr().String(), "refused a connection: TLS handshake failed",
+			" (no valid client certificate? a host of the cluster whose certificate is from another CA is named in the other hosts' logs)", "error", err)
 	}
 	return out, info, err
 }
@@ -321,6 +316,20 @@ func (c loggedCreds) Clone() credentials.TransportCredentials {
 // refusalQuiet is how long refused handshakes from one address are
 // logged at debug level after the warning about the first.
 const refusalQuiet = 10 * time.Minute
+
+// logRefused logs a refusal from addr counted in r: the first from its
+// client in refusalQuiet is a warning (what, then hint, with how many
+// were refused since the last warning), the rest debug lines, so that a
+// client that retries does not fill the log.
+func (s *Server) logRefused(r *refusals, addr, what, hint string, kv ...any) {
+	n, warn := r.refused(addr, s.now())
+	if warn {
+		s.logger.Warn(what+hint+"; further refusals from its address are logged at debug level for "+strings.TrimSuffix(refusalQuiet.String(), "0s"),
+			append(append([]any{"peer", addr}, kv...), "refused_before", n)...)
+		return
+	}
+	s.logger.Debug(what, append(append([]any{"peer", addr}, kv...), "refused", n)...)
+}
 
 // refusals counts refused handshakes by the client (refusalKey), so
 // that a client that retries every second or two (another host of the
@@ -415,12 +424,7 @@ func (a tokenAuth) check(ctx context.Context, method string) error {
 	if p, ok := peer.FromContext(ctx); ok {
 		addr = p.Addr.String()
 	}
-	if n, warn := a.s.tokenRefusals.refused(addr, a.s.now()); warn {
-		a.s.logger.Warn("refused a request without a valid bearer token; further refusals from its address are logged at debug level for 10m",
-			"peer", addr, "method", method, "refused_before", n)
-	} else {
-		a.s.logger.Debug("refused a request without a valid bearer token", "peer", addr, "method", method, "refused", n)
-	}
+	a.s.logRefused(&a.s.tokenRefusals, addr, "refused a request without a valid bearer token", "", "method", method)
 	return status.Error(codes.Unauthenticated, "this hearth daemon needs a bearer token over TCP: give the client the token from the daemon's token_file")
 }
 
