@@ -304,9 +304,9 @@ var stageSettings = [...]StageSetting{
 		Doc:     "the earliest time a run may enter the stage, in RFC 3339 form",
 		Example: "2026-12-01T09:00:00Z",
 		Parse: func(s *Stage, v string) error {
-			t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
-			var pe *time.ParseError
-			if errors.As(err, &pe) && pe.Message == ": second out of range" {
+			tv := strings.TrimSpace(v)
+			t, err := time.Parse(time.RFC3339, tv)
+			if err != nil && leapSecond(tv) {
 				// RFC 3339 allows a leap second (23:59:60); Go's times,
 				// and so the store, do not hold one.
 				return fmt.Errorf("not_before %q names a leap second, which hearth cannot hold; use the second before it (:59) or after it", v)
@@ -655,4 +655,15 @@ func FindCycle(tasks []*PipelineTask) []string {
 		}
 	}
 	return nil
+}
+
+// leapSecond reports whether s is an RFC 3339 time at second 60 that
+// would be valid at second 59: the form of a leap second, told by its
+// text rather than by the wording of Go's parse error.
+func leapSecond(s string) bool {
+	if len(s) < 19 || s[17:19] != "60" {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339, s[:17]+"59"+s[19:])
+	return err == nil
 }

@@ -218,4 +218,19 @@ func TestStageNotBeforeLeapSecond(t *testing.T) {
 	if err := stageSettings[0].Parse(&s, "2016-12-31T23:61:00Z"); err == nil || strings.Contains(err.Error(), "leap second") {
 		t.Fatalf("a minute out of range: %v, want the RFC 3339 message", err)
 	}
+	// Only second 60 of an otherwise valid time is a leap second.
+	for _, hm := range []string{"23:59", "12:00"} {
+		for sec := range 100 {
+			v := fmt.Sprintf("2016-12-31T%s:%02dZ", hm, sec)
+			err := stageSettings[0].Parse(&s, v)
+			switch leap := err != nil && strings.Contains(err.Error(), "leap second"); {
+			case sec < 60 && err != nil:
+				t.Errorf("%s: %v", v, err)
+			case sec == 60 && !leap:
+				t.Errorf("%s: %v, want it named a leap second", v, err)
+			case sec > 60 && (err == nil || leap):
+				t.Errorf("%s: %v, want the RFC 3339 message", v, err)
+			}
+		}
+	}
 }
