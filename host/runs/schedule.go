@@ -254,9 +254,7 @@ func (s *Schedule) Next(now time.Time) Effects {
 		case hearth.TaskRetrying:
 			done = false
 			if at := rt.RetryAt; at.After(now) {
-				if wakeAt.IsZero() || at.Before(wakeAt) {
-					wakeAt = at
-				}
+				wakeAt = earliest(wakeAt, at)
 				continue
 			}
 			ready = append(ready, i)
