@@ -82,8 +82,8 @@ func MembersOf(r *peerpb.HostList) (hearth.Members, error) {
 		if err != nil {
 			return hearth.Members{}, err
 		}
-		if m.ID == "" {
-			return hearth.Members{}, fmt.Errorf("%w: host %s: its record names no host ID; the daemon runs a hearth this client cannot read, run the same release on both", ErrBadRecord, name(h.GetId(), i))
+		if err := named(m.ID, "host "+name(h.GetId(), i)); err != nil {
+			return hearth.Members{}, err
 		}
 		out.Hosts = append(out.Hosts, m)
 	}
@@ -140,6 +140,9 @@ func ClusterRunsOf(r *peerpb.ClusterRunList) (hearth.ClusterRuns, error) {
 			return hearth.HostRuns{Host: h.GetHost(), State: hearth.OwnerState(h.GetState()), Error: h.GetError(),
 				Listed: protoconv.Time(h.GetListedUnixNano())}
 		}, func(hr *hearth.HostRuns) { hr.Listed = local(hr.Listed) })
+		if err == nil {
+			err = named(hr.Host, "the runs of host "+name(h.GetHost(), i))
+		}
 		if err != nil {
 			return hearth.ClusterRuns{}, err
 		}
@@ -195,6 +198,16 @@ func fromJSON[T any](b []byte, what string, typed func() T, norm func(*T)) (T, e
 		return v, fmt.Errorf("%w: %s: its JSON reads as a record that cannot be written again: %v", ErrBadRecord, what, err)
 	}
 	return v, nil
+}
+
+// named fails a record of a listing's host that names no host, however
+// it came to (an object without the field, an empty one, a typed
+// message without it): it would be listed as a host without a name.
+func named(host, what string) error {
+	if host == "" {
+		return fmt.Errorf("%w: %s: its record names no host ID; the daemon runs a hearth this client cannot read, run the same release on both", ErrBadRecord, what)
+	}
+	return nil
 }
 
 // offset is where in its input err, a JSON decoding error, stopped.

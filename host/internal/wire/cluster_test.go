@@ -446,16 +446,29 @@ func fill(t testing.TB, v reflect.Value, n *int) {
 	}
 }
 
-// A member whose record names no host ID (an object without "id") is
-// refused, naming its place in the listing, not listed as a host
-// without a name.
-func TestClusterListingsRefuseAMemberWithoutID(t *testing.T) {
+// A member or a host's runs whose record names no host (an object
+// without the field, an empty one) is refused, naming its place in the
+// listing, not listed as a host without a name.
+func TestClusterListingsRefuseARecordWithoutHost(t *testing.T) {
 	ms, _ := filledListings(t)
-	hl := Members(ms)
-	hl.Hosts[0].Member = []byte(`{"addr":"10.0.0.9:7420"}`)
-	hl.Hosts[0].Id = ""
-	_, err := MembersOf(hl)
-	if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "#1 of the listing") || !strings.Contains(err.Error(), "no host ID") {
-		t.Fatalf("got %v, want ErrBadRecord naming #1 of the listing and the missing ID", err)
+	for _, b := range []string{`{"addr":"10.0.0.9:7420"}`, `{}`, `{"id":""}`} {
+		hl := Members(ms)
+		hl.Hosts[0].Member = []byte(b)
+		hl.Hosts[0].Id = ""
+		_, err := MembersOf(hl)
+		if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "#1 of the listing") || !strings.Contains(err.Error(), "no host ID") {
+			t.Fatalf("member %s: got %v, want ErrBadRecord naming #1 of the listing and the missing ID", b, err)
+		}
+	}
+	// A host's runs, the same, and a typed message without the JSON.
+	_, cr := filledListings(t)
+	for _, b := range []string{`{}`, `{"host":""}`, ``} {
+		cl := ClusterRuns(cr)
+		cl.Hosts[0].HostRuns = []byte(b)
+		cl.Hosts[0].Host = ""
+		_, err := ClusterRunsOf(cl)
+		if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "#1 of the listing") || !strings.Contains(err.Error(), "no host ID") {
+			t.Fatalf("host runs %q: got %v, want ErrBadRecord naming #1 of the listing and the missing host", b, err)
+		}
 	}
 }
