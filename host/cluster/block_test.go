@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -154,22 +153,8 @@ func TestBlockErrorsAtTheSetting(t *testing.T) {
 	for _, name := range all {
 		for _, bad := range badSettings[name] {
 			t.Run(name+"="+bad.value, func(t *testing.T) {
-				// A good block, with TLS so that tls.* can be set; the bad
-				// value replaces its setting's line or comes last.
-				lines := []string{"cluster {", `  endpoints = ["https://a:1"]`, `  advertise = "a:1"`, `  tls {`, `    ca_file = "ca"`, `    cert_file = "c"`, `    key_file = "k"`, `  }`, `}`}
-				indent, attr := "  ", name
-				if a, ok := strings.CutPrefix(name, "tls."); ok {
-					indent, attr = "    ", a
-				}
-				line := indent + attr + " = " + bad.value
-				i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, indent+attr+" = ") })
-				if i < 0 {
-					i = 3 // before the tls block
-					lines = slices.Insert(lines, i, line)
-				} else {
-					lines[i] = line
-				}
-				_, diags := decodeBlock(t, strings.Join(lines, "\n")+"\n", "/d")
+				src, line, i := blockWith(name, bad.value)
+				_, diags := decodeBlock(t, src, "/d")
 				errs := diags.Errs()
 				if len(errs) != 1 {
 					t.Fatalf("%d errors, want 1:\n%v", len(errs), diags)
@@ -187,15 +172,36 @@ func TestBlockErrorsAtTheSetting(t *testing.T) {
 	}
 }
 
+// blockWith is a good block, with TLS so that tls.* can be set, whose
+// setting name is value: it replaces the setting's line or comes before
+// the tls block. It returns the block, that line and its index.
+func blockWith(name, value string) (src, line string, i int) {
+	lines := []string{"cluster {", `  endpoints = ["https://a:1"]`, `  advertise = "a:1"`, `  tls {`, `    ca_file = "ca"`, `    cert_file = "c"`, `    key_file = "k"`, `  }`, `}`}
+	indent, attr := "  ", name
+	if a, ok := strings.CutPrefix(name, "tls."); ok {
+		indent, attr = "    ", a
+	}
+	line = indent + attr + " = " + value
+	i = slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, indent+attr+" = ") })
+	if i < 0 {
+		i = 3 // before the tls block
+		lines = slices.Insert(lines, i, line)
+	} else {
+		lines[i] = line
+	}
+	return strings.Join(lines, "\n") + "\n", line, i
+}
+
 // FuzzBlockDecode: whatever a cluster block holds, decoding it does not
 // panic, and every error points into the file.
 func FuzzBlockDecode(f *testing.F) {
 	f.Add("cluster {\n  endpoints = [\"http://a:1\"]\n  advertise = \"a:1\"\n}\n")
 	f.Add("cluster {\n  endpoints = [\"https://a:1\", \"b\"]\n  lease_ttl = \"7d\"\n  tls {\n    ca_file = \"\"\n    cert_file = \"c\"\n    key_file = \"k\"\n  }\n}\n")
 	f.Add("cluster {\n  endpoints = []\n  host_id = \"..\"\n  dial_timeout = \"-1s\"\n  compact_interval = \"1.5d\"\n}\n")
-	for _, rows := range badSettings {
+	for name, rows := range badSettings {
 		for _, bad := range rows {
-			f.Add(fmt.Sprintf("cluster {\n  endpoints = [\"http://a:1\"]\n  x = %s\n}\n", bad.value))
+			src, _, _ := blockWith(name, bad.value)
+			f.Add(src)
 		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
