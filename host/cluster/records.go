@@ -35,7 +35,6 @@ const (
 	// MaxSessionIDBytes bounds a session ID, which is a key segment.
 	MaxSessionIDBytes = 256
 	maxNameBytes      = 128
-	maxAgents         = MaxAgents
 )
 
 // MaxAgents bounds the agents a host's record lists: a host with more
@@ -57,6 +56,14 @@ func CheckAgents(names []string) (index int, problem string) {
 		}
 	}
 	return 0, ""
+}
+
+func agentNames(agents []hearth.AgentLoad) []string {
+	names := make([]string, len(agents))
+	for i, a := range agents {
+		names[i] = a.Name
+	}
+	return names
 }
 
 // recordVersion is the v field of every record this package writes. A
@@ -291,8 +298,9 @@ func EncodeHost(h HostRecord) ([]byte, error) {
 	if err := CheckHostID(h.ID); err != nil {
 		return nil, fmt.Errorf("host ID %q %w", h.ID, err)
 	}
-	if len(h.Agents) > maxAgents {
-		return nil, fmt.Errorf("host %q: %d agents, more than %d", h.ID, len(h.Agents), maxAgents)
+	// What a reader refuses is not published: the same check.
+	if _, problem := CheckAgents(agentNames(h.Agents)); problem != "" {
+		return nil, fmt.Errorf("host %q: %s", h.ID, problem)
 	}
 	m := h.Member
 	m.Started = m.Started.Round(0).UTC()
@@ -322,14 +330,8 @@ func DecodeHost(id string, b []byte) (HostRecord, error) {
 	if h.Addr == "" {
 		problems = append(problems, "no address")
 	}
-	if len(h.Agents) > maxAgents {
-		problems = append(problems, fmt.Sprintf("%d agents, more than %d", len(h.Agents), maxAgents))
-	}
-	for _, a := range h.Agents {
-		if err := checkName(a.Name); err != nil {
-			problems = append(problems, "agent "+strconv.Quote(a.Name)+" "+err.Error())
-			break
-		}
+	if _, problem := CheckAgents(agentNames(h.Agents)); problem != "" {
+		problems = append(problems, problem)
 	}
 	if len(problems) > 0 {
 		return HostRecord{}, fmt.Errorf("%w: %s", ErrBadRecord, strings.Join(problems, "; "))

@@ -337,7 +337,7 @@ func TestHostRecordBound(t *testing.T) {
 	h := filledHost(t)
 	h.ID, h.Addr, h.Hostname, h.Version = strings.Repeat("i", maxHostIDLen), strings.Repeat("a", 253)+":65535", strings.Repeat("h", 253), strings.Repeat("v", 128)
 	h.ConfigHash, h.Draining = strings.Repeat("c", 64), hearth.DrainShutdown
-	h.Agents = make([]hearth.AgentLoad, maxAgents)
+	h.Agents = make([]hearth.AgentLoad, MaxAgents)
 	for i := range h.Agents {
 		h.Agents[i] = hearth.AgentLoad{Name: strings.Repeat("n", maxNameBytes), External: true, Live: 9999, Dormant: 9999, Load: 9999, Capacity: 9999, MaxSessions: 9999}
 	}

@@ -16,8 +16,8 @@ import (
 // (docs/cluster.md). The cluster's member keeps the keys in memory;
 // these records keep the promise across a restart of the host. They are
 // the cluster's (cluster.ForwardRecord), kept here as etcd keeps the
-// cluster's other records (package cluster imports nothing of a host's
-// parts: only the vocabulary and the matcher).
+// cluster's other records (package cluster imports none of a host's
+// parts: runs, pool, store, config, engine).
 
 func forwardKey(key string) []byte { return []byte("fw/" + key) }
 
